@@ -1,0 +1,219 @@
+//! The API's error type and its one mapping to HTTP: the contract's body
+//! `{"error": {"code", "message", "details"?}}` with the status of each code.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+use crate::auth::Denied;
+use crate::store::StoreError;
+
+/// One invalid request field, for `validation_failed`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FieldError {
+    pub field: String,
+    pub message: String,
+}
+
+impl FieldError {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> FieldError {
+        FieldError {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// The error codes of contract §2, plus `method_not_allowed` and `unavailable`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Code {
+    InvalidToken,
+    PlanRequired,
+    Forbidden,
+    NotFound,
+    MethodNotAllowed,
+    Conflict,
+    Gone,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+    ValidationFailed,
+    RateLimited,
+    Internal,
+    Unavailable,
+}
+
+impl Code {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::InvalidToken => "invalid_token",
+            Code::PlanRequired => "plan_required",
+            Code::Forbidden => "forbidden",
+            Code::NotFound => "not_found",
+            Code::MethodNotAllowed => "method_not_allowed",
+            Code::Conflict => "conflict",
+            Code::Gone => "gone",
+            Code::PayloadTooLarge => "payload_too_large",
+            Code::UnsupportedMediaType => "unsupported_media_type",
+            Code::ValidationFailed => "validation_failed",
+            Code::RateLimited => "rate_limited",
+            Code::Internal => "internal",
+            Code::Unavailable => "unavailable",
+        }
+    }
+
+    pub fn status(self) -> StatusCode {
+        match self {
+            Code::InvalidToken => StatusCode::UNAUTHORIZED,
+            Code::PlanRequired => StatusCode::PAYMENT_REQUIRED,
+            Code::Forbidden => StatusCode::FORBIDDEN,
+            Code::NotFound => StatusCode::NOT_FOUND,
+            Code::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Code::Conflict => StatusCode::CONFLICT,
+            Code::Gone => StatusCode::GONE,
+            Code::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Code::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Code::ValidationFailed => StatusCode::UNPROCESSABLE_ENTITY,
+            Code::RateLimited => StatusCode::TOO_MANY_REQUESTS,
+            Code::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            Code::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+
+    /// The code for a status produced outside the handlers (routing, framework rejections).
+    pub fn for_status(status: StatusCode) -> Code {
+        match status.as_u16() {
+            401 => Code::InvalidToken,
+            402 => Code::PlanRequired,
+            403 => Code::Forbidden,
+            404 => Code::NotFound,
+            405 => Code::MethodNotAllowed,
+            409 => Code::Conflict,
+            410 => Code::Gone,
+            413 => Code::PayloadTooLarge,
+            415 => Code::UnsupportedMediaType,
+            429 => Code::RateLimited,
+            503 => Code::Unavailable,
+            400..=499 => Code::ValidationFailed,
+            _ => Code::Internal,
+        }
+    }
+}
+
+/// An API error, answered in the contract's shape.
+#[derive(Debug)]
+pub struct ApiError {
+    pub code: Code,
+    pub message: String,
+    pub details: Vec<FieldError>,
+    pub retry_after: Option<u64>,
+}
+
+impl ApiError {
+    pub fn new(code: Code, message: impl Into<String>) -> ApiError {
+        ApiError {
+            code,
+            message: message.into(),
+            details: Vec::new(),
+            retry_after: None,
+        }
+    }
+
+    pub fn invalid_token() -> ApiError {
+        ApiError::new(Code::InvalidToken, "a valid bearer token is required")
+    }
+
+    pub fn not_found(what: &str) -> ApiError {
+        ApiError::new(Code::NotFound, format!("{what} not found"))
+    }
+
+    pub fn conflict(message: impl Into<String>) -> ApiError {
+        ApiError::new(Code::Conflict, message)
+    }
+
+    pub fn validation(details: Vec<FieldError>) -> ApiError {
+        ApiError {
+            details,
+            ..ApiError::new(Code::ValidationFailed, "the request is not valid")
+        }
+    }
+
+    pub fn field(field: &str, message: impl Into<String>) -> ApiError {
+        ApiError::validation(vec![FieldError::new(field, message)])
+    }
+
+    pub fn internal() -> ApiError {
+        ApiError::new(Code::Internal, "internal error")
+    }
+
+    pub fn unavailable() -> ApiError {
+        ApiError {
+            retry_after: Some(1),
+            ..ApiError::new(Code::Unavailable, "storage is unavailable; retry shortly")
+        }
+    }
+}
+
+impl From<Denied> for ApiError {
+    fn from(denied: Denied) -> ApiError {
+        let code = match denied {
+            Denied::PlanRequired => Code::PlanRequired,
+            Denied::NotAdmin | Denied::NotPublisher => Code::Forbidden,
+        };
+        ApiError::new(code, denied.to_string())
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> ApiError {
+        match e {
+            StoreError::Unavailable(_) => {
+                tracing::warn!(error = %e, "store unavailable");
+                ApiError::unavailable()
+            }
+            other => {
+                tracing::error!(error = %other, "store error");
+                ApiError::internal()
+            }
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    error: Inner<'a>,
+}
+
+#[derive(Serialize)]
+struct Inner<'a> {
+    code: &'a str,
+    message: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    details: Option<&'a [FieldError]>,
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let details = (self.code == Code::ValidationFailed).then_some(self.details.as_slice());
+        let body = Body {
+            error: Inner {
+                code: self.code.as_str(),
+                message: &self.message,
+                details,
+            },
+        };
+        let mut response = (self.code.status(), axum::Json(body)).into_response();
+        let headers = response.headers_mut();
+        if self.code == Code::InvalidToken {
+            headers.insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"weir\""),
+            );
+        }
+        if let Some(secs) = self.retry_after {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        response
+    }
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;

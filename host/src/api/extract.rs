@@ -1,0 +1,245 @@
+//! Request extractors shared by the API handlers: the authenticated caller (checked in
+//! the contract's order), JSON bodies with the size limit and media type, and strict
+//! query strings. Each rejects with an [`ApiError`], never a framework default.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{FromRef, FromRequest, FromRequestParts, Request};
+use axum::http::header;
+use axum::http::request::Parts;
+use http_body_util::BodyExt;
+use serde_json::{Map, Value};
+
+use super::error::{ApiError, Code, FieldError};
+use crate::App;
+use crate::auth::{Caller, Requirement, secrets};
+
+/// Largest JSON request body (contract §2).
+pub const MAX_JSON_BODY: usize = 1024 * 1024;
+
+/// The bearer token of a request, if it carries one.
+pub fn bearer_token(parts: &Parts) -> Option<&str> {
+    let value = parts.headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim())
+        .filter(|t| !t.is_empty())
+}
+
+async fn authenticate(
+    parts: &Parts,
+    app: &App,
+    requirement: Requirement,
+) -> Result<Caller, ApiError> {
+    let token = bearer_token(parts).ok_or_else(ApiError::invalid_token)?;
+    let owner = app.store.lookup_token(&secrets::hash(token)).await?;
+    let caller = Caller::from(owner.ok_or_else(ApiError::invalid_token)?);
+    caller.check(requirement)?;
+    Ok(caller)
+}
+
+macro_rules! caller_extractor {
+    ($(#[$doc:meta])* $name:ident, $requirement:expr) => {
+        $(#[$doc])*
+        #[derive(Debug)]
+        pub struct $name(pub Caller);
+
+        impl<S> FromRequestParts<S> for $name
+        where
+            Arc<App>: FromRef<S>,
+            S: Send + Sync,
+        {
+            type Rejection = ApiError;
+
+            async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+                let app = Arc::<App>::from_ref(state);
+                authenticate(parts, &app, $requirement).await.map($name)
+            }
+        }
+    };
+}
+
+caller_extractor!(
+    /// An organisation admin whose plan includes API integrations.
+    Admin,
+    Requirement::AdminWithApiPlan
+);
+caller_extractor!(
+    /// A client with the `publisher` role.
+    Publisher,
+    Requirement::Publisher
+);
+caller_extractor!(
+    /// Any authenticated client.
+    AnyClient,
+    Requirement::AnyClient
+);
+
+/// Reads a request body up to `limit` bytes; 413 beyond it.
+pub async fn read_body(body: Body, limit: usize) -> Result<bytes::Bytes, ApiError> {
+    let limited = http_body_util::Limited::new(body, limit);
+    match limited.collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(ApiError::new(
+            Code::PayloadTooLarge,
+            format!("the request body is larger than {} bytes", limit),
+        )),
+        Err(_) => Err(ApiError::field(
+            "body",
+            "the request body could not be read",
+        )),
+    }
+}
+
+/// Whether a `Content-Type` is JSON (`application/json` or `application/…+json`).
+pub fn is_json(parts_content_type: Option<&header::HeaderValue>) -> bool {
+    let Some(value) = parts_content_type.and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let essence = value
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json"
+        || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
+/// A JSON object body: `application/json`, at most 1 MiB, well-formed, an object.
+#[derive(Debug)]
+pub struct JsonObject(pub Map<String, Value>);
+
+impl<S: Send + Sync> FromRequest<S> for JsonObject {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, _state: &S) -> Result<Self, ApiError> {
+        if !is_json(req.headers().get(header::CONTENT_TYPE)) {
+            return Err(ApiError::new(
+                Code::UnsupportedMediaType,
+                "the request body must be application/json",
+            ));
+        }
+        let bytes = read_body(req.into_body(), MAX_JSON_BODY).await?;
+        parse_object(&bytes).map(JsonObject)
+    }
+}
+
+/// A JSON object body that may also be empty (for actions whose body is optional).
+#[derive(Debug)]
+pub struct OptionalJsonObject(pub Map<String, Value>);
+
+impl<S: Send + Sync> FromRequest<S> for OptionalJsonObject {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, _state: &S) -> Result<Self, ApiError> {
+        let json = is_json(req.headers().get(header::CONTENT_TYPE));
+        let has_type = req.headers().contains_key(header::CONTENT_TYPE);
+        let bytes = read_body(req.into_body(), MAX_JSON_BODY).await?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(OptionalJsonObject(Map::new()));
+        }
+        if has_type && !json {
+            return Err(ApiError::new(
+                Code::UnsupportedMediaType,
+                "the request body must be application/json",
+            ));
+        }
+        parse_object(&bytes).map(OptionalJsonObject)
+    }
+}
+
+fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, ApiError> {
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(ApiError::field("body", "must be a JSON object")),
+        Err(e) => Err(ApiError::field("body", format!("malformed JSON: {e}"))),
+    }
+}
+
+/// A query string parsed strictly: every parameter must be one the handler knows.
+#[derive(Debug, Default)]
+pub struct Query {
+    pairs: Vec<(String, String)>,
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Query {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
+        let raw = parts.uri.query().unwrap_or("");
+        let pairs: Vec<(String, String)> = serde_urlencoded::from_str(raw)
+            .map_err(|_| ApiError::field("query", "malformed query string"))?;
+        Ok(Query { pairs })
+    }
+}
+
+impl Query {
+    /// The value of `name` (the last one when repeated).
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.pairs
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Fails with 422 naming the first parameter not in `known`.
+    pub fn only(&self, known: &[&str]) -> Result<(), ApiError> {
+        let unknown: Vec<FieldError> = self
+            .pairs
+            .iter()
+            .filter(|(k, _)| !known.contains(&k.as_str()))
+            .map(|(k, _)| FieldError::new(k.clone(), "unknown query parameter"))
+            .collect();
+        if unknown.is_empty() {
+            Ok(())
+        } else {
+            Err(ApiError::validation(unknown))
+        }
+    }
+
+    /// `limit` (1..=100, default 50) and `cursor` for list endpoints, with the cursor
+    /// checked by `cursor_ok` (an id of the listed kind).
+    pub fn page(&self, cursor_ok: impl Fn(&str) -> bool) -> Result<Page, ApiError> {
+        let mut errors = Vec::new();
+        let limit = match self.get("limit") {
+            None => 50,
+            Some(text) => match text.parse::<usize>() {
+                Ok(n) if (1..=100).contains(&n) => n,
+                _ => {
+                    errors.push(FieldError::new(
+                        "limit",
+                        "must be a whole number from 1 to 100",
+                    ));
+                    50
+                }
+            },
+        };
+        let cursor = match self.get("cursor") {
+            None | Some("") => None,
+            Some(c) if cursor_ok(c) => Some(c.to_owned()),
+            Some(_) => {
+                errors.push(FieldError::new(
+                    "cursor",
+                    "is not a cursor returned by this list",
+                ));
+                None
+            }
+        };
+        if errors.is_empty() {
+            Ok(Page { limit, cursor })
+        } else {
+            Err(ApiError::validation(errors))
+        }
+    }
+}
+
+/// A page request.
+#[derive(Debug, Clone)]
+pub struct Page {
+    pub limit: usize,
+    pub cursor: Option<String>,
+}

@@ -1,0 +1,88 @@
+//! The HTTP API: routing, and the rule that every error — from a handler, an extractor
+//! or the router itself (unknown route, wrong method) — has the contract's JSON shape.
+//!
+//! One file per resource: `oauth` (token endpoint), `webhooks`, `ops` (health, metrics).
+//! Handlers validate input with `extract` and `fields`, call the store, and map failures
+//! through `error::ApiError`; they hold no state of their own.
+
+pub mod error;
+pub mod extract;
+pub mod fields;
+pub mod oauth;
+pub mod ops;
+pub mod webhooks;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::Request;
+use axum::http::header;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+
+use self::error::{ApiError, Code};
+use crate::App;
+
+/// The whole HTTP surface of Weir.
+pub fn router(app: Arc<App>) -> Router {
+    let api = Router::new()
+        .route("/webhooks/events", get(webhooks::events))
+        .route("/webhooks", get(webhooks::list).post(webhooks::create))
+        .route(
+            "/webhooks/{id}",
+            get(webhooks::get)
+                .patch(webhooks::update)
+                .delete(webhooks::delete),
+        );
+    Router::new()
+        .route("/oauth/token", post(oauth::token))
+        .route("/oauth/revoke", post(oauth::revoke))
+        .route("/healthz", get(ops::healthz))
+        .route("/readyz", get(ops::readyz))
+        .route("/metrics", get(ops::metrics))
+        .nest("/api/v2", api)
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::from_fn(error_shape))
+        .with_state(app)
+}
+
+async fn not_found() -> ApiError {
+    ApiError::new(Code::NotFound, "no such route")
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::new(Code::MethodNotAllowed, "method not allowed on this route")
+}
+
+/// Rewrites any error response that is not already JSON (or an HTML page) into the
+/// contract's shape, so framework rejections never leak plain-text bodies.
+async fn error_shape(request: Request, next: Next) -> Response {
+    let response = next.run(request).await;
+    let status = response.status();
+    if !(status.is_client_error() || status.is_server_error()) {
+        return response;
+    }
+    let content_type = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if content_type.starts_with("application/json") || content_type.starts_with("text/html") {
+        return response;
+    }
+    let code = Code::for_status(status);
+    let message = match code {
+        Code::Internal => "internal error".to_owned(),
+        _ => status.canonical_reason().unwrap_or("error").to_lowercase(),
+    };
+    let mut rewritten = ApiError::new(code, message).into_response();
+    *rewritten.status_mut() = status;
+    for name in [header::ALLOW, header::RETRY_AFTER, header::WWW_AUTHENTICATE] {
+        if let Some(value) = response.headers().get(&name) {
+            rewritten.headers_mut().insert(name, value.clone());
+        }
+    }
+    rewritten
+}

@@ -1,0 +1,240 @@
+//! The token endpoint (service document §5): OAuth 2.0 client credentials, answered in
+//! RFC 6749's shapes, and token revocation (RFC 7009).
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::json;
+
+use super::extract::read_body;
+use crate::App;
+use crate::auth::{ACCESS_TOKEN_PREFIX, secrets};
+use crate::store::StoreError;
+use crate::store::clients::Client;
+
+/// Largest token request body.
+const MAX_FORM_BODY: usize = 16 * 1024;
+
+/// An RFC 6749 §5.2 error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OAuthError {
+    InvalidRequest(&'static str),
+    InvalidClient,
+    UnsupportedGrantType,
+    Unavailable,
+}
+
+impl IntoResponse for OAuthError {
+    fn into_response(self) -> Response {
+        let (status, body) = match self {
+            OAuthError::InvalidRequest(why) => (
+                StatusCode::BAD_REQUEST,
+                json!({"error": "invalid_request", "error_description": why}),
+            ),
+            OAuthError::InvalidClient => (
+                StatusCode::UNAUTHORIZED,
+                json!({"error": "invalid_client", "error_description": "client authentication failed"}),
+            ),
+            OAuthError::UnsupportedGrantType => (
+                StatusCode::BAD_REQUEST,
+                json!({"error": "unsupported_grant_type", "error_description": "only client_credentials is supported"}),
+            ),
+            OAuthError::Unavailable => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                json!({"error": "temporarily_unavailable", "error_description": "storage is unavailable; retry shortly"}),
+            ),
+        };
+        let mut response = (status, axum::Json(body)).into_response();
+        no_store(response.headers_mut());
+        if self == OAuthError::InvalidClient {
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Basic realm=\"weir\""),
+            );
+        }
+        if self == OAuthError::Unavailable {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        response
+    }
+}
+
+impl From<StoreError> for OAuthError {
+    fn from(e: StoreError) -> OAuthError {
+        tracing::warn!(error = %e, "token endpoint cannot reach the store");
+        OAuthError::Unavailable
+    }
+}
+
+fn no_store(headers: &mut HeaderMap) {
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
+}
+
+/// The form parameters of a request, each at most once (RFC 6749 §3.2).
+struct Form(Vec<(String, String)>);
+
+impl Form {
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+async fn read_form(request: Request) -> Result<(HeaderMap, Form), OAuthError> {
+    let (parts, body) = request.into_parts();
+    let content_type = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        });
+    if content_type.as_deref() != Some("application/x-www-form-urlencoded") {
+        return Err(OAuthError::InvalidRequest(
+            "the body must be application/x-www-form-urlencoded",
+        ));
+    }
+    let bytes = read_body(body, MAX_FORM_BODY)
+        .await
+        .map_err(|_| OAuthError::InvalidRequest("the request body is too large"))?;
+    let pairs: Vec<(String, String)> = serde_urlencoded::from_bytes(&bytes)
+        .map_err(|_| OAuthError::InvalidRequest("malformed form body"))?;
+    for (i, (name, _)) in pairs.iter().enumerate() {
+        if pairs[..i].iter().any(|(n, _)| n == name) {
+            return Err(OAuthError::InvalidRequest("a parameter is repeated"));
+        }
+    }
+    Ok((parts.headers, Form(pairs)))
+}
+
+/// The client's id and secret, from HTTP Basic or the form, never both (RFC 6749 §2.3.1).
+fn credentials(headers: &HeaderMap, form: &Form) -> Result<(String, String), OAuthError> {
+    let basic = match headers.get(header::AUTHORIZATION) {
+        None => None,
+        Some(value) => {
+            let text = value.to_str().map_err(|_| OAuthError::InvalidClient)?;
+            let (scheme, encoded) = text.split_once(' ').ok_or(OAuthError::InvalidClient)?;
+            if !scheme.eq_ignore_ascii_case("basic") {
+                return Err(OAuthError::InvalidClient);
+            }
+            let decoded = STANDARD
+                .decode(encoded.trim())
+                .map_err(|_| OAuthError::InvalidClient)?;
+            let decoded = String::from_utf8(decoded).map_err(|_| OAuthError::InvalidClient)?;
+            let (id, secret) = decoded.split_once(':').ok_or(OAuthError::InvalidClient)?;
+            let unescape = |s: &str| {
+                percent_encoding::percent_decode_str(&s.replace('+', " "))
+                    .decode_utf8_lossy()
+                    .into_owned()
+            };
+            Some((unescape(id), unescape(secret)))
+        }
+    };
+    let in_form = (form.get("client_id"), form.get("client_secret"));
+    match (basic, in_form) {
+        (Some(_), (Some(_), _) | (_, Some(_))) => Err(OAuthError::InvalidRequest(
+            "client credentials must be sent in one place only",
+        )),
+        (Some(pair), _) => Ok(pair),
+        (None, (Some(id), Some(secret))) => Ok((id.to_owned(), secret.to_owned())),
+        (None, _) => Err(OAuthError::InvalidClient),
+    }
+}
+
+/// Verifies a client's secret. Unknown clients cost the same hash comparison.
+async fn authenticate_client(app: &App, id: &str, secret: &str) -> Result<Client, OAuthError> {
+    let found = if crate::ids::is_valid(crate::ids::Kind::Client, id) {
+        app.store.client_with_secret(id).await?
+    } else {
+        None
+    };
+    let (client, hash) = match found {
+        Some(pair) => pair,
+        None => {
+            let _ = secrets::verify(secret, &secrets::hash("no such client"));
+            return Err(OAuthError::InvalidClient);
+        }
+    };
+    if !secrets::verify(secret, &hash) || client.revoked {
+        return Err(OAuthError::InvalidClient);
+    }
+    Ok(client)
+}
+
+/// `POST /oauth/token`
+pub async fn token(State(app): State<Arc<App>>, request: Request) -> Response {
+    match issue(&app, request).await {
+        Ok(response) => response,
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn issue(app: &App, request: Request) -> Result<Response, OAuthError> {
+    let (headers, form) = read_form(request).await?;
+    match form.get("grant_type") {
+        None => return Err(OAuthError::InvalidRequest("grant_type is required")),
+        Some("client_credentials") => {}
+        Some(_) => return Err(OAuthError::UnsupportedGrantType),
+    }
+    let (id, secret) = credentials(&headers, &form)?;
+    let client = authenticate_client(app, &id, &secret).await?;
+    let token = secrets::generate(ACCESS_TOKEN_PREFIX);
+    let ttl = app.config.token_ttl;
+    if !app
+        .store
+        .store_token(&client.client_id, &secrets::hash(&token), ttl)
+        .await?
+    {
+        return Err(OAuthError::InvalidClient);
+    }
+    app.metrics.tokens_issued.inc();
+    let body = json!({
+        "access_token": token,
+        "token_type": "Bearer",
+        "expires_in": ttl.as_secs(),
+        "created_at": crate::time::now_millis() / 1000,
+    });
+    let mut response = (StatusCode::OK, axum::Json(body)).into_response();
+    no_store(response.headers_mut());
+    Ok(response)
+}
+
+/// `POST /oauth/revoke` (RFC 7009): the client revokes one of its tokens. The answer is
+/// 200 whether or not the token was valid.
+pub async fn revoke(State(app): State<Arc<App>>, request: Request) -> Response {
+    let result = async {
+        let (headers, form) = read_form(request).await?;
+        let token = form
+            .get("token")
+            .ok_or(OAuthError::InvalidRequest("token is required"))?
+            .to_owned();
+        let (id, secret) = credentials(&headers, &form)?;
+        let client = authenticate_client(&app, &id, &secret).await?;
+        app.store
+            .revoke_token(&client.client_id, &secrets::hash(&token))
+            .await?;
+        Ok::<_, OAuthError>(())
+    }
+    .await;
+    match result {
+        Ok(()) => {
+            let mut response = StatusCode::OK.into_response();
+            no_store(response.headers_mut());
+            response
+        }
+        Err(e) => e.into_response(),
+    }
+}

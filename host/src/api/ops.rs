@@ -1,0 +1,35 @@
+//! Operations endpoints: liveness, readiness and metrics. They need no token.
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use super::error::ApiError;
+use crate::App;
+
+/// `GET /healthz`: the process is up.
+pub async fn healthz() -> Response {
+    axum::Json(json!({"status": "ok"})).into_response()
+}
+
+/// `GET /readyz`: the process can serve requests (Redis answers).
+pub async fn readyz(State(app): State<Arc<App>>) -> Response {
+    match app.store.ping().await {
+        Ok(()) => axum::Json(json!({"status": "ready"})).into_response(),
+        Err(_) => ApiError::unavailable().into_response(),
+    }
+}
+
+/// `GET /metrics`: Prometheus text format.
+pub async fn metrics(State(app): State<Arc<App>>) -> Response {
+    app.refresh_gauges().await;
+    let mut response = (StatusCode::OK, app.metrics.render()).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+    );
+    response
+}

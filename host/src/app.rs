@@ -1,0 +1,35 @@
+//! The state shared by the HTTP API and the background workers of one `weir serve`.
+
+use crate::config::Config;
+use crate::metrics::Metrics;
+use crate::netguard::UrlRule;
+use crate::store::{Result, Store};
+
+/// Everything a request handler or worker needs, built once at start.
+#[derive(Debug)]
+pub struct App {
+    pub config: Config,
+    pub store: Store,
+    pub url_rule: UrlRule,
+    pub metrics: Metrics,
+}
+
+impl App {
+    pub fn new(config: Config, store: Store) -> App {
+        let url_rule = UrlRule::new(config.allow_private_targets.clone());
+        App {
+            config,
+            store,
+            url_rule,
+            metrics: Metrics::new(),
+        }
+    }
+
+    /// Whether the organisation has a plugin with this id.
+    pub async fn plugin_exists(&self, _org_id: &str, _plugin_id: &str) -> Result<bool> {
+        Ok(false)
+    }
+
+    /// Updates gauges that are read from the store at scrape time.
+    pub async fn refresh_gauges(&self) {}
+}

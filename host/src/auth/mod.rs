@@ -1,0 +1,129 @@
+//! Authentication and authorisation: who is calling, and what they may do.
+//!
+//! API clients get opaque bearer tokens from the token endpoint (`crate::api::oauth`).
+//! A request's token resolves to a [`Caller`]: the client, its organisation and plan.
+//! The checks run in the contract's order: a valid token (401), then the plan includes
+//! API integrations (402), then the role (403); only then does a handler look anything up.
+
+pub mod secrets;
+
+use crate::store::clients::TokenOwner;
+use crate::store::orgs::Plan;
+
+/// Prefix of client secrets.
+pub const CLIENT_SECRET_PREFIX: &str = "wcs_";
+/// Prefix of access tokens.
+pub const ACCESS_TOKEN_PREFIX: &str = "wat_";
+
+/// The authenticated client behind a request.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub client_id: String,
+    pub client_name: String,
+    pub org_id: String,
+    pub admin: bool,
+    pub publisher: bool,
+    pub plan: Plan,
+}
+
+impl From<TokenOwner> for Caller {
+    fn from(owner: TokenOwner) -> Caller {
+        Caller {
+            client_id: owner.client.client_id,
+            client_name: owner.client.name,
+            org_id: owner.client.org_id,
+            admin: owner.client.admin,
+            publisher: owner.client.publisher,
+            plan: owner.plan,
+        }
+    }
+}
+
+/// What a route requires of its caller, beyond a valid token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Requirement {
+    /// Webhook management: the plan includes API integrations (402) and an admin (403).
+    AdminWithApiPlan,
+    /// Publishing events: the `publisher` role (403); no plan or admin check.
+    Publisher,
+    /// Any client of the organisation.
+    AnyClient,
+}
+
+/// A requirement the caller does not meet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Denied {
+    #[error("the organisation's plan does not include API integrations")]
+    PlanRequired,
+    #[error("this operation requires an organisation admin")]
+    NotAdmin,
+    #[error("this operation requires the publisher role")]
+    NotPublisher,
+}
+
+impl Caller {
+    /// Checks `requirement`, plan before role (contract §2).
+    pub fn check(&self, requirement: Requirement) -> Result<(), Denied> {
+        match requirement {
+            Requirement::AdminWithApiPlan => {
+                if !self.plan.api_integrations() {
+                    return Err(Denied::PlanRequired);
+                }
+                if !self.admin {
+                    return Err(Denied::NotAdmin);
+                }
+                Ok(())
+            }
+            Requirement::Publisher if !self.publisher => Err(Denied::NotPublisher),
+            Requirement::Publisher | Requirement::AnyClient => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn caller(plan: Plan, admin: bool, publisher: bool) -> Caller {
+        Caller {
+            client_id: "cli_x".into(),
+            client_name: "x".into(),
+            org_id: "org_x".into(),
+            admin,
+            publisher,
+            plan,
+        }
+    }
+
+    #[test]
+    fn plan_is_checked_before_role() {
+        assert_eq!(
+            caller(Plan::Free, false, false).check(Requirement::AdminWithApiPlan),
+            Err(Denied::PlanRequired)
+        );
+        assert_eq!(
+            caller(Plan::Pro, false, true).check(Requirement::AdminWithApiPlan),
+            Err(Denied::NotAdmin)
+        );
+        assert_eq!(
+            caller(Plan::Pro, true, false).check(Requirement::AdminWithApiPlan),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn publishing_needs_only_the_role() {
+        assert_eq!(
+            caller(Plan::Free, false, true).check(Requirement::Publisher),
+            Ok(())
+        );
+        assert_eq!(
+            caller(Plan::Pro, true, false).check(Requirement::Publisher),
+            Err(Denied::NotPublisher)
+        );
+        assert_eq!(
+            caller(Plan::Free, false, false).check(Requirement::AnyClient),
+            Ok(())
+        );
+    }
+}

@@ -1,0 +1,127 @@
+//! `weir admin …`: operator commands against the store, printing JSON.
+
+use std::process::ExitCode;
+
+use serde_json::json;
+
+use super::{AdminCommand, ClientCommand, OrgCommand};
+use crate::auth::{CLIENT_SECRET_PREFIX, secrets};
+use crate::config::Config;
+use crate::store::Store;
+use crate::store::managed::ForCommand;
+
+/// A failed admin command: the message for stderr.
+#[derive(Debug, thiserror::Error)]
+enum AdminError {
+    #[error("{0}")]
+    Usage(String),
+    #[error("no organisation {0}")]
+    NoOrg(String),
+    #[error("no client {0}")]
+    NoClient(String),
+    #[error("{0}")]
+    Store(#[from] crate::store::StoreError),
+    #[error("{0}")]
+    Managed(#[from] crate::store::managed::ManagedError),
+}
+
+pub(super) async fn run(config: Config, command: AdminCommand) -> ExitCode {
+    super::init_logging("warn");
+    crate::install_crypto_provider();
+    let (url, managed) = match &config.redis_url {
+        Some(url) => (url.clone(), None),
+        None => match ForCommand::open(&config.managed_redis_dir()).await {
+            Ok(managed) => (managed.url(), Some(managed)),
+            Err(e) => {
+                eprintln!("weir admin: {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+    };
+    let result = match Store::connect(&url, &config.redis_prefix).await {
+        Ok(store) => execute(&store, command).await,
+        Err(e) => Err(AdminError::Usage(format!(
+            "cannot reach Redis at {}: {e}",
+            crate::redact(&url)
+        ))),
+    };
+    if let Some(managed) = managed {
+        managed.close().await;
+    }
+    match result {
+        Ok(value) => {
+            println!("{value}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("weir admin: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn non_empty(what: &str, value: &str) -> Result<String, AdminError> {
+    let trimmed = value.trim();
+    if trimmed.is_empty() || trimmed.chars().count() > 200 {
+        return Err(AdminError::Usage(format!(
+            "{what} must be 1 to 200 characters"
+        )));
+    }
+    Ok(trimmed.to_owned())
+}
+
+async fn execute(store: &Store, command: AdminCommand) -> Result<serde_json::Value, AdminError> {
+    match command {
+        AdminCommand::Org {
+            command: OrgCommand::Create { name, plan },
+        } => {
+            let org = store
+                .create_org(&non_empty("--name", &name)?, plan.into())
+                .await?;
+            Ok(json!(org))
+        }
+        AdminCommand::Org {
+            command: OrgCommand::SetPlan { org_id, plan },
+        } => {
+            let org = store
+                .set_org_plan(&org_id, plan.into())
+                .await?
+                .ok_or(AdminError::NoOrg(org_id))?;
+            Ok(json!(org))
+        }
+        AdminCommand::Client {
+            command:
+                ClientCommand::Create {
+                    org_id,
+                    name,
+                    admin,
+                    publisher,
+                },
+        } => {
+            let name = non_empty("--name", &name)?;
+            if store.get_org(&org_id).await?.is_none() {
+                return Err(AdminError::NoOrg(org_id));
+            }
+            let secret = secrets::generate(CLIENT_SECRET_PREFIX);
+            let client = store
+                .create_client(&org_id, &name, admin, publisher, &secrets::hash(&secret))
+                .await?;
+            Ok(json!({
+                "client_id": client.client_id,
+                "client_secret": secret,
+                "org_id": client.org_id,
+                "name": client.name,
+                "admin": client.admin,
+                "publisher": client.publisher,
+            }))
+        }
+        AdminCommand::Client {
+            command: ClientCommand::Revoke { client_id },
+        } => {
+            if !store.revoke_client(&client_id).await? {
+                return Err(AdminError::NoClient(client_id));
+            }
+            Ok(json!({"client_id": client_id, "revoked": true}))
+        }
+    }
+}

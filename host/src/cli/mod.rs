@@ -1,0 +1,140 @@
+//! The `weir` command line: `weir serve` and the operator commands `weir admin …`
+//! (contract §1). Admin commands talk to Redis directly, print JSON on stdout, and exit
+//! non-zero with a message on stderr when they fail.
+
+mod admin;
+mod serve;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use crate::config::Config;
+use crate::store::orgs::Plan;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "weir",
+    version,
+    about = "Webhook subscription and delivery service"
+)]
+struct Cli {
+    /// TOML configuration file (keys as in config.default.toml); WEIR_* variables override it.
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the API, token endpoint, delivery workers and retry scheduler.
+    Serve,
+    /// Operator commands: organisations, API clients, settings users.
+    Admin {
+        #[command(subcommand)]
+        command: AdminCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum AdminCommand {
+    /// Organisations (tenants).
+    Org {
+        #[command(subcommand)]
+        command: OrgCommand,
+    },
+    /// API clients (OAuth 2.0 client credentials).
+    Client {
+        #[command(subcommand)]
+        command: ClientCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum OrgCommand {
+    /// Create an organisation.
+    Create {
+        #[arg(long)]
+        name: String,
+        #[arg(long, value_enum)]
+        plan: PlanArg,
+    },
+    /// Change an organisation's plan.
+    SetPlan {
+        org_id: String,
+        #[arg(long, value_enum)]
+        plan: PlanArg,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum ClientCommand {
+    /// Create an API client; its secret is printed once and stored only as a hash.
+    Create {
+        #[arg(long = "org", value_name = "ORG_ID")]
+        org_id: String,
+        #[arg(long)]
+        name: String,
+        /// May manage webhooks, deliveries and plugins.
+        #[arg(long)]
+        admin: bool,
+        /// May publish events.
+        #[arg(long)]
+        publisher: bool,
+    },
+    /// Revoke a client; its tokens stop working at once.
+    Revoke { client_id: String },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum PlanArg {
+    Free,
+    Pro,
+}
+
+impl From<PlanArg> for Plan {
+    fn from(p: PlanArg) -> Plan {
+        match p {
+            PlanArg::Free => Plan::Free,
+            PlanArg::Pro => Plan::Pro,
+        }
+    }
+}
+
+/// The entry point of the `weir` binary.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let config = match Config::load(cli.config.as_deref()) {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("weir: configuration error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("weir: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match cli.command {
+        Command::Serve => runtime.block_on(serve::serve(config)),
+        Command::Admin { command } => runtime.block_on(admin::run(config, command)),
+    }
+}
+
+/// Logging to stderr, filtered by `WEIR_LOG` (default `info`).
+fn init_logging(default: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("WEIR_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}

@@ -1,0 +1,420 @@
+//! Configuration: one typed [`Config`], loaded once at start and passed down.
+//!
+//! Three layers, later ones winning: the commented reference file `config.default.toml`
+//! (compiled in), an optional `--config FILE`, and `WEIR_<KEY>` environment variables. The
+//! merged values are validated together into [`Config`]; every error names the key and the
+//! layer it came from, so an operator knows what to fix. Nothing else reads the environment.
+
+pub mod duration;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use ipnet::IpNet;
+
+/// The reference configuration, with every default.
+pub const DEFAULT_TOML: &str = include_str!("../../config.default.toml");
+
+/// Every setting Weir knows. A key `foo_bar` is overridden by `WEIR_FOO_BAR`.
+pub const KEYS: &[&str] = &[
+    "redis_url",
+    "redis_prefix",
+    "data_dir",
+    "listen",
+    "public_url",
+    "tls_cert",
+    "tls_key",
+    "allow_private_targets",
+    "extra_ca",
+    "token_ttl",
+    "retry_schedule",
+    "deactivate_after_failures",
+    "deactivate_after",
+    "delivery_timeout",
+    "max_in_flight_per_webhook",
+    "worker_concurrency",
+    "delivery_retention",
+    "export_url_ttl",
+];
+
+/// The validated configuration of one Weir process.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// `None`: Weir manages its own `redis-server` under `data_dir`.
+    pub redis_url: Option<String>,
+    pub redis_prefix: String,
+    pub data_dir: PathBuf,
+    pub listen: SocketAddr,
+    /// Explicit `public_url`; see [`Config::public_url`] for the effective one.
+    pub public_url: Option<String>,
+    pub tls: Option<TlsFiles>,
+    pub allow_private_targets: Vec<IpNet>,
+    pub extra_ca: Option<PathBuf>,
+    pub token_ttl: Duration,
+    pub retry_schedule: Vec<Duration>,
+    pub deactivate_after_failures: u32,
+    pub deactivate_after: Duration,
+    pub delivery_timeout: Duration,
+    pub max_in_flight_per_webhook: usize,
+    pub worker_concurrency: usize,
+    pub delivery_retention: Duration,
+    pub export_url_ttl: Duration,
+}
+
+/// Certificate chain and key for the HTTPS listener.
+#[derive(Debug, Clone)]
+pub struct TlsFiles {
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+/// A configuration that cannot be used, with the key and layer at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    ReadFile {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("config file {path} is not valid TOML: {message}")]
+    Syntax { path: PathBuf, message: String },
+    #[error("unknown setting `{key}` in {path} (known settings: see config.default.toml)")]
+    UnknownKey { path: PathBuf, key: String },
+    #[error("{origin}: {message}")]
+    Invalid { origin: Origin, message: String },
+}
+
+/// Where a setting's value came from, for error messages.
+#[derive(Debug, Clone)]
+pub enum Origin {
+    Default(&'static str),
+    File(PathBuf, &'static str),
+    Env(String),
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::Default(key) => write!(f, "`{key}` in config.default.toml"),
+            Origin::File(path, key) => write!(f, "`{key}` in {}", path.display()),
+            Origin::Env(var) => write!(f, "{var}"),
+        }
+    }
+}
+
+enum Raw {
+    Toml(toml::Value),
+    Env(String),
+}
+
+/// The merged, not yet validated settings.
+struct Layers {
+    values: BTreeMap<&'static str, (Raw, Origin)>,
+}
+
+impl Config {
+    /// Loads the configuration from the defaults, `file`, and the process environment.
+    pub fn load(file: Option<&Path>) -> Result<Config, ConfigError> {
+        Config::load_with(file, |name| std::env::var(name).ok())
+    }
+
+    /// Loads the configuration with `env` standing in for the process environment.
+    pub fn load_with(
+        file: Option<&Path>,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Config, ConfigError> {
+        let mut layers = Layers {
+            values: BTreeMap::new(),
+        };
+        let defaults: toml::Table =
+            toml::from_str(DEFAULT_TOML).map_err(|e| ConfigError::Syntax {
+                path: "config.default.toml".into(),
+                message: e.to_string(),
+            })?;
+        layers.add_table(defaults, Origin::Default, Path::new("config.default.toml"))?;
+        if let Some(path) = file {
+            let text = std::fs::read_to_string(path).map_err(|source| ConfigError::ReadFile {
+                path: path.to_owned(),
+                source,
+            })?;
+            let table: toml::Table = toml::from_str(&text).map_err(|e| ConfigError::Syntax {
+                path: path.to_owned(),
+                message: e.to_string(),
+            })?;
+            let owned = path.to_owned();
+            layers.add_table(table, |key| Origin::File(owned.clone(), key), path)?;
+        }
+        for key in KEYS {
+            let var = format!("WEIR_{}", key.to_ascii_uppercase());
+            if let Some(value) = env(&var) {
+                layers
+                    .values
+                    .insert(key, (Raw::Env(value), Origin::Env(var)));
+            }
+        }
+        layers.validate()
+    }
+
+    /// The base URL used in links Weir hands out.
+    pub fn public_url(&self) -> String {
+        match &self.public_url {
+            Some(url) => url.trim_end_matches('/').to_owned(),
+            None => {
+                let scheme = if self.tls.is_some() { "https" } else { "http" };
+                format!("{scheme}://{}", self.listen)
+            }
+        }
+    }
+
+    /// The directory of the managed Redis.
+    pub fn managed_redis_dir(&self) -> PathBuf {
+        self.data_dir.join("redis")
+    }
+}
+
+impl Layers {
+    fn add_table(
+        &mut self,
+        table: toml::Table,
+        origin: impl Fn(&'static str) -> Origin,
+        path: &Path,
+    ) -> Result<(), ConfigError> {
+        for (name, value) in table {
+            let Some(key) = KEYS.iter().find(|k| **k == name) else {
+                return Err(ConfigError::UnknownKey {
+                    path: path.to_owned(),
+                    key: name,
+                });
+            };
+            self.values.insert(key, (Raw::Toml(value), origin(key)));
+        }
+        Ok(())
+    }
+
+    fn invalid(&self, key: &'static str, message: impl Into<String>) -> ConfigError {
+        let origin = self
+            .values
+            .get(key)
+            .map(|(_, o)| o.clone())
+            .unwrap_or(Origin::Default(key));
+        ConfigError::Invalid {
+            origin,
+            message: message.into(),
+        }
+    }
+
+    fn string(&self, key: &'static str) -> Result<Option<String>, ConfigError> {
+        match self.values.get(key) {
+            None => Ok(None),
+            Some((Raw::Env(s), _)) => Ok(Some(s.trim().to_owned()).filter(|s| !s.is_empty())),
+            Some((Raw::Toml(toml::Value::String(s)), _)) => Ok(Some(s.clone())),
+            Some(_) => Err(self.invalid(key, "must be a string")),
+        }
+    }
+
+    fn required_string(&self, key: &'static str) -> Result<String, ConfigError> {
+        self.string(key)?
+            .ok_or_else(|| self.invalid(key, "must be set"))
+    }
+
+    fn uint(&self, key: &'static str, min: u64, max: u64) -> Result<u64, ConfigError> {
+        let n = match self.values.get(key) {
+            Some((Raw::Env(s), _)) => s
+                .trim()
+                .parse::<u64>()
+                .map_err(|_| self.invalid(key, format!("`{s}` is not a whole number")))?,
+            Some((Raw::Toml(toml::Value::Integer(i)), _)) => {
+                u64::try_from(*i).map_err(|_| self.invalid(key, "must not be negative"))?
+            }
+            Some(_) => return Err(self.invalid(key, "must be a whole number")),
+            None => return Err(self.invalid(key, "must be set")),
+        };
+        if n < min || n > max {
+            return Err(self.invalid(key, format!("must be between {min} and {max}, got {n}")));
+        }
+        Ok(n)
+    }
+
+    fn duration(&self, key: &'static str, max: Duration) -> Result<Duration, ConfigError> {
+        let d = duration::parse(&self.required_string(key)?).map_err(|m| self.invalid(key, m))?;
+        if d > max {
+            return Err(self.invalid(key, format!("must be at most {}", duration::format(max))));
+        }
+        Ok(d)
+    }
+
+    fn list(&self, key: &'static str) -> Result<Vec<String>, ConfigError> {
+        match self.values.get(key) {
+            None => Ok(Vec::new()),
+            Some((Raw::Env(s), _)) if s.trim().is_empty() => Ok(Vec::new()),
+            Some((Raw::Env(s), _)) => Ok(s.split(',').map(|item| item.trim().to_owned()).collect()),
+            Some((Raw::Toml(toml::Value::Array(items)), _)) => items
+                .iter()
+                .map(|v| match v {
+                    toml::Value::String(s) => Ok(s.clone()),
+                    _ => Err(self.invalid(key, "must be a list of strings")),
+                })
+                .collect(),
+            Some(_) => Err(self.invalid(key, "must be a list of strings")),
+        }
+    }
+
+    fn validate(self) -> Result<Config, ConfigError> {
+        const YEAR: Duration = Duration::from_secs(365 * 86_400);
+
+        let redis_url = self.string("redis_url")?;
+        if let Some(url) = &redis_url {
+            let scheme_ok = ["redis://", "rediss://", "redis+unix://", "unix://"]
+                .iter()
+                .any(|s| url.starts_with(s));
+            if !scheme_ok || redis::Client::open(url.as_str()).is_err() {
+                return Err(self.invalid(
+                    "redis_url",
+                    "must be a redis://, rediss:// or redis+unix:// URL",
+                ));
+            }
+        }
+        let redis_prefix = self.required_string("redis_prefix")?;
+        if redis_prefix.is_empty()
+            || !redis_prefix
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        {
+            return Err(self.invalid("redis_prefix", "must be letters, digits, `-`, `_` or `.`"));
+        }
+        let data_dir = PathBuf::from(self.required_string("data_dir")?);
+        let listen_text = self.required_string("listen")?;
+        let listen: SocketAddr = listen_text.parse().map_err(|_| {
+            self.invalid(
+                "listen",
+                format!("`{listen_text}` is not an address like 127.0.0.1:8080"),
+            )
+        })?;
+
+        let public_url = self.string("public_url")?;
+        if let Some(u) = &public_url {
+            let ok = url::Url::parse(u)
+                .map(|p| matches!(p.scheme(), "http" | "https") && p.host().is_some())
+                .unwrap_or(false);
+            if !ok {
+                return Err(self.invalid("public_url", format!("`{u}` is not an http(s) URL")));
+            }
+        }
+
+        let tls = match (self.string("tls_cert")?, self.string("tls_key")?) {
+            (Some(cert), Some(key)) => Some(TlsFiles {
+                cert: cert.into(),
+                key: key.into(),
+            }),
+            (None, None) => None,
+            (Some(_), None) => {
+                return Err(self.invalid("tls_key", "must be set when tls_cert is set"));
+            }
+            (None, Some(_)) => {
+                return Err(self.invalid("tls_cert", "must be set when tls_key is set"));
+            }
+        };
+
+        let allow_private_targets = self
+            .list("allow_private_targets")?
+            .iter()
+            .map(|text| {
+                text.parse::<IpNet>()
+                    .or_else(|_| text.parse::<std::net::IpAddr>().map(IpNet::from))
+                    .map(|n| n.trunc())
+                    .map_err(|_| {
+                        self.invalid(
+                            "allow_private_targets",
+                            format!("`{text}` is not a CIDR such as 10.0.0.0/8"),
+                        )
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+
+        let extra_ca = self.string("extra_ca")?.map(PathBuf::from);
+
+        let token_ttl = match self.values.get("token_ttl") {
+            Some((Raw::Toml(toml::Value::Integer(_)), _)) => {
+                Duration::from_secs(self.uint("token_ttl", 1, 31_536_000)?)
+            }
+            _ => {
+                let text = self.required_string("token_ttl")?;
+                match text.parse::<u64>() {
+                    Ok(_) => Duration::from_secs(self.uint("token_ttl", 1, 31_536_000)?),
+                    Err(_) => self.duration("token_ttl", YEAR)?,
+                }
+            }
+        };
+        if token_ttl < Duration::from_secs(1) {
+            return Err(self.invalid("token_ttl", "must be at least 1 second"));
+        }
+
+        let retry_schedule = self
+            .list("retry_schedule")?
+            .iter()
+            .map(|s| duration::parse(s))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|m| self.invalid("retry_schedule", m))?;
+        if retry_schedule.is_empty() {
+            return Err(self.invalid("retry_schedule", "must list at least one delay"));
+        }
+        if retry_schedule.len() > 50 {
+            return Err(self.invalid("retry_schedule", "must list at most 50 delays"));
+        }
+        if let Some(long) = retry_schedule
+            .iter()
+            .find(|d| **d > Duration::from_secs(7 * 86_400))
+        {
+            return Err(self.invalid(
+                "retry_schedule",
+                format!("delays must be at most 7d, got {}", duration::format(*long)),
+            ));
+        }
+
+        let deactivate_after_failures =
+            self.uint("deactivate_after_failures", 1, 1_000_000)? as u32;
+        let deactivate_after = self.duration("deactivate_after", YEAR)?;
+        let delivery_timeout = self.duration("delivery_timeout", Duration::from_secs(300))?;
+        let max_in_flight_per_webhook = self.uint("max_in_flight_per_webhook", 1, 10_000)? as usize;
+        let worker_concurrency = self.uint("worker_concurrency", 1, 100_000)? as usize;
+        let delivery_retention = self.duration("delivery_retention", YEAR)?;
+        let export_url_ttl = self.duration("export_url_ttl", Duration::from_secs(7 * 86_400))?;
+
+        let schedule_span: Duration = retry_schedule.iter().sum();
+        if delivery_retention < schedule_span.mul_f64(1.2) + Duration::from_secs(60) {
+            return Err(self.invalid(
+                "delivery_retention",
+                format!(
+                    "must outlast the retry schedule ({} with jitter)",
+                    duration::format(schedule_span.mul_f64(1.2))
+                ),
+            ));
+        }
+
+        Ok(Config {
+            redis_url,
+            redis_prefix,
+            data_dir,
+            listen,
+            public_url,
+            tls,
+            allow_private_targets,
+            extra_ca,
+            token_ttl,
+            retry_schedule,
+            deactivate_after_failures,
+            deactivate_after,
+            delivery_timeout,
+            max_in_flight_per_webhook,
+            worker_concurrency,
+            delivery_retention,
+            export_url_ttl,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

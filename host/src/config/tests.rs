@@ -1,0 +1,158 @@
+use std::collections::HashMap;
+use std::io::Write;
+
+use super::*;
+
+fn load(env: &[(&str, &str)]) -> Result<Config, ConfigError> {
+    let env: HashMap<String, String> = env
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    Config::load_with(None, |k| env.get(k).cloned())
+}
+
+#[test]
+fn defaults_match_the_contract() {
+    let c = load(&[]).unwrap();
+    assert_eq!(c.redis_url, None);
+    assert_eq!(c.data_dir, PathBuf::from("./weir-data"));
+    assert_eq!(c.listen, "127.0.0.1:8080".parse().unwrap());
+    assert_eq!(c.public_url(), "http://127.0.0.1:8080");
+    assert_eq!(c.token_ttl, Duration::from_secs(7200));
+    let expected: Vec<Duration> = ["5s", "5m", "30m", "2h", "5h", "10h", "14h", "20h", "24h"]
+        .iter()
+        .map(|s| duration::parse(s).unwrap())
+        .collect();
+    assert_eq!(c.retry_schedule, expected);
+    assert_eq!(c.deactivate_after_failures, 10);
+    assert_eq!(c.deactivate_after, Duration::from_secs(5 * 86_400));
+    assert_eq!(c.delivery_timeout, Duration::from_secs(10));
+    assert_eq!(c.export_url_ttl, Duration::from_secs(15 * 60));
+    assert!(c.allow_private_targets.is_empty());
+    assert!(c.tls.is_none());
+}
+
+#[test]
+fn every_default_key_is_known_and_every_key_is_documented() {
+    let table: toml::Table = toml::from_str(DEFAULT_TOML).unwrap();
+    for key in table.keys() {
+        assert!(KEYS.contains(&key.as_str()), "{key} is not in KEYS");
+    }
+    for key in KEYS {
+        assert!(
+            DEFAULT_TOML.contains(key),
+            "{key} is not documented in config.default.toml"
+        );
+    }
+}
+
+#[test]
+fn environment_overrides_defaults() {
+    let c = load(&[
+        ("WEIR_REDIS_URL", "redis://127.0.0.1:7000"),
+        ("WEIR_LISTEN", "0.0.0.0:9000"),
+        ("WEIR_RETRY_SCHEDULE", "100ms, 1s,2s"),
+        (
+            "WEIR_ALLOW_PRIVATE_TARGETS",
+            "10.1.0.0/16, 127.0.0.1,fd00::/8",
+        ),
+        ("WEIR_TOKEN_TTL", "60"),
+        ("WEIR_DEACTIVATE_AFTER_FAILURES", "3"),
+        ("WEIR_DELIVERY_TIMEOUT", "2s"),
+    ])
+    .unwrap();
+    assert_eq!(c.redis_url.as_deref(), Some("redis://127.0.0.1:7000"));
+    assert_eq!(c.listen.port(), 9000);
+    assert_eq!(c.retry_schedule.len(), 3);
+    assert_eq!(c.retry_schedule[0], Duration::from_millis(100));
+    assert_eq!(c.allow_private_targets.len(), 3);
+    assert_eq!(c.allow_private_targets[1].to_string(), "127.0.0.1/32");
+    assert_eq!(c.token_ttl, Duration::from_secs(60));
+    assert_eq!(c.deactivate_after_failures, 3);
+    assert_eq!(c.delivery_timeout, Duration::from_secs(2));
+}
+
+#[test]
+fn file_overrides_defaults_and_env_overrides_file() {
+    let mut file = tempfile();
+    writeln!(
+        file.1,
+        "delivery_timeout = \"3s\"\nlisten = \"127.0.0.1:1234\""
+    )
+    .unwrap();
+    let env: HashMap<String, String> =
+        [("WEIR_LISTEN".to_string(), "127.0.0.1:4321".to_string())].into();
+    let c = Config::load_with(Some(&file.0), |k| env.get(k).cloned()).unwrap();
+    assert_eq!(c.delivery_timeout, Duration::from_secs(3));
+    assert_eq!(c.listen.port(), 4321);
+    std::fs::remove_file(&file.0).unwrap();
+}
+
+#[test]
+fn unknown_file_keys_are_refused() {
+    let mut file = tempfile();
+    writeln!(file.1, "delivery_timout = \"3s\"").unwrap();
+    let err = Config::load_with(Some(&file.0), |_| None).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("unknown setting `delivery_timout`"),
+        "{err}"
+    );
+    std::fs::remove_file(&file.0).unwrap();
+}
+
+#[test]
+fn errors_name_the_variable() {
+    let cases: &[(&str, &str, &str)] = &[
+        ("WEIR_DELIVERY_TIMEOUT", "10", "unit"),
+        ("WEIR_DELIVERY_TIMEOUT", "0s", "greater than zero"),
+        ("WEIR_LISTEN", "localhost", "not an address"),
+        ("WEIR_RETRY_SCHEDULE", "5s,,5m", "empty duration"),
+        ("WEIR_ALLOW_PRIVATE_TARGETS", "10.0.0.0/33", "not a CIDR"),
+        ("WEIR_DEACTIVATE_AFTER_FAILURES", "-1", "whole number"),
+        ("WEIR_DEACTIVATE_AFTER_FAILURES", "0", "between 1"),
+        ("WEIR_REDIS_URL", "http://x", "redis://"),
+        ("WEIR_PUBLIC_URL", "ftp://x", "http(s)"),
+        ("WEIR_TLS_CERT", "/tmp/c.pem", "tls_key"),
+        ("WEIR_TOKEN_TTL", "soon", "not a duration"),
+    ];
+    for (var, value, needle) in cases {
+        let err = load(&[(var, value)]).unwrap_err().to_string();
+        assert!(err.contains(needle), "{var}={value}: {err}");
+        if !needle.starts_with("tls") {
+            assert!(err.starts_with(var), "{var}={value}: {err}");
+        }
+    }
+}
+
+#[test]
+fn retention_must_outlast_retries() {
+    let err = load(&[("WEIR_DELIVERY_RETENTION", "1d")])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("outlast"), "{err}");
+    assert!(
+        load(&[
+            ("WEIR_DELIVERY_RETENTION", "1h"),
+            ("WEIR_RETRY_SCHEDULE", "1s,2s")
+        ])
+        .is_ok()
+    );
+}
+
+#[test]
+fn public_url_follows_tls() {
+    let c = load(&[("WEIR_TLS_CERT", "c.pem"), ("WEIR_TLS_KEY", "k.pem")]).unwrap();
+    assert_eq!(c.public_url(), "https://127.0.0.1:8080");
+    let c = load(&[("WEIR_PUBLIC_URL", "https://hooks.example.com/")]).unwrap();
+    assert_eq!(c.public_url(), "https://hooks.example.com");
+}
+
+fn tempfile() -> (PathBuf, std::fs::File) {
+    let path = std::env::temp_dir().join(format!(
+        "weir-config-{}.toml",
+        crate::ids::new(crate::ids::Kind::Event)
+    ));
+    let file = std::fs::File::create(&path).unwrap();
+    (path, file)
+}

@@ -1,0 +1,85 @@
+//! Weir: a webhook subscription and delivery service with sandboxed tenant plugins.
+//!
+//! # Layout
+//! - [`config`]: the one typed configuration, from defaults, a file and `WEIR_*` variables.
+//! - [`store`]: every durable record, in Redis; also the managed `redis-server`.
+//! - [`auth`]: callers, roles and plans; secret hashing and constant-time comparison.
+//! - [`api`]: the HTTP surface (token endpoint, `/api/v2`, operations endpoints).
+//! - [`netguard`]: the webhook URL rule (no private addresses, no DNS rebinding).
+//! - [`catalog`]: the subscribable events.
+//! - [`server`]: the listener (TLS, HTTP/1.1 and HTTP/2, graceful shutdown).
+//! - [`cli`]: `weir serve` and the operator commands `weir admin …`.
+//!
+//! [`run`] is the whole service on an already-bound listener, so tests can start it on
+//! port 0 in-process and stop it through the shutdown future.
+
+pub mod api;
+pub mod app;
+pub mod auth;
+pub mod catalog;
+pub mod cli;
+pub mod config;
+pub mod ids;
+pub mod metrics;
+pub mod netguard;
+pub mod server;
+pub mod store;
+pub mod time;
+
+use std::future::Future;
+use std::sync::Arc;
+
+pub use app::App;
+use config::Config;
+use store::{Store, StoreError};
+use tokio::net::TcpListener;
+
+/// Why the service could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("no Redis to use: set WEIR_REDIS_URL, or let `weir serve` manage one")]
+    NoRedis,
+    #[error("cannot reach Redis at {url}: {source}")]
+    Redis { url: String, source: StoreError },
+    #[error("WEIR_TLS_CERT / WEIR_TLS_KEY: {0}")]
+    Tls(#[from] server::TlsError),
+}
+
+/// Installs rustls' process-wide crypto provider (ring). Safe to call more than once.
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// Runs Weir on `listener` until `shutdown` completes.
+pub async fn run(
+    config: Config,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), StartError> {
+    install_crypto_provider();
+    let url = config.redis_url.clone().ok_or(StartError::NoRedis)?;
+    let tls = config.tls.as_ref().map(server::tls_acceptor).transpose()?;
+    let store = Store::connect(&url, &config.redis_prefix)
+        .await
+        .map_err(|source| StartError::Redis {
+            url: redact(&url),
+            source,
+        })?;
+    let app = Arc::new(App::new(config, store));
+    let router = api::router(app.clone());
+    tracing::info!(addr = %listener.local_addr().map(|a| a.to_string()).unwrap_or_default(), tls = tls.is_some(), "weir is serving");
+    server::serve(listener, router, tls, shutdown).await;
+    tracing::info!("weir stopped");
+    Ok(())
+}
+
+/// A Redis URL with any password replaced, for messages and logs.
+pub fn redact(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(Some("***"));
+            parsed.to_string()
+        }
+        _ => url.to_owned(),
+    }
+}

@@ -1,0 +1,5 @@
+//! The `weir` binary: see `weir --help`.
+
+fn main() -> std::process::ExitCode {
+    weir::cli::main()
+}

@@ -1,0 +1,324 @@
+//! Webhooks: a hash per webhook at `P:wh:{id}` and the organisation's index
+//! `P:org:{org}:webhooks` (lexicographic zset of ids, which sort by creation time).
+//!
+//! Hash fields: `id`, `org_id`, `name`, `url`, `active` (`0`/`1`), `subscribed_actions` and
+//! `plugins` (JSON arrays), `signing_secret`, `created_at`, `updated_at`, `deactivated_at`
+//! and `deactivation_reason` (empty while healthy), and the failure streak kept by the
+//! delivery workers: `fail_count`, `fail_since` (ms). Being a hash lets the API and the
+//! workers change different fields at once without overwriting each other.
+
+use std::collections::HashMap;
+
+use redis::AsyncCommands;
+use serde::{Deserialize, Serialize};
+
+use super::{Result, Store, StoreError, flag, flag_str};
+
+/// Most webhooks one organisation may have.
+pub const MAX_WEBHOOKS_PER_ORG: usize = 500;
+
+/// A plugin attached to a webhook (contract §5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Attachment {
+    pub plugin_id: String,
+    pub config: serde_json::Value,
+    pub on_error: OnError,
+}
+
+/// What happens to a delivery when an attached plugin fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnError {
+    /// Record the delivery as `filtered`, with the error.
+    Drop,
+    /// Go on with the body as it was before the failing plugin.
+    Deliver,
+}
+
+/// A webhook subscription.
+#[derive(Debug, Clone, Serialize)]
+pub struct Webhook {
+    pub id: String,
+    #[serde(skip)]
+    pub org_id: String,
+    pub name: String,
+    pub url: String,
+    pub active: bool,
+    pub subscribed_actions: Vec<String>,
+    pub plugins: Vec<Attachment>,
+    pub signing_secret: String,
+    pub created_at: String,
+    pub updated_at: String,
+    pub deactivated_at: Option<String>,
+    pub deactivation_reason: Option<String>,
+}
+
+/// Fields a change may set. `None` leaves a field as it is.
+#[derive(Debug, Default, Clone)]
+pub struct WebhookChange {
+    pub name: Option<String>,
+    pub url: Option<String>,
+    pub subscribed_actions: Option<Vec<String>>,
+    pub plugins: Option<Vec<Attachment>>,
+    pub active: Option<bool>,
+}
+
+/// Creates a webhook unless the organisation is at its limit.
+const CREATE: &str = r"
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+redis.call('ZADD', KEYS[2], 0, ARGV[2])
+return 1
+";
+
+/// Sets fields of a webhook that exists and belongs to the organisation.
+const UPDATE: &str = r"
+if redis.call('HGET', KEYS[1], 'org_id') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+return 1
+";
+
+/// Deletes a webhook of the organisation.
+const DELETE: &str = r"
+if redis.call('HGET', KEYS[1], 'org_id') ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[2])
+return 1
+";
+
+/// The outcome of creating a webhook.
+#[derive(Debug)]
+pub enum Created {
+    Ok(Box<Webhook>),
+    LimitReached,
+}
+
+impl Store {
+    pub async fn create_webhook(&self, webhook: Webhook) -> Result<Created> {
+        let key = self.key(&["wh", &webhook.id]);
+        let index = self.key(&["org", &webhook.org_id, "webhooks"]);
+        let fields = to_fields(&webhook);
+        let script = redis::Script::new(CREATE);
+        let mut invocation = script.prepare_invoke();
+        invocation
+            .key(&key)
+            .key(&index)
+            .arg(MAX_WEBHOOKS_PER_ORG)
+            .arg(&webhook.id);
+        for (name, value) in &fields {
+            invocation.arg(*name).arg(value);
+        }
+        let created: i64 = invocation.invoke_async(&mut self.conn()).await?;
+        Ok(if created == 1 {
+            Created::Ok(Box::new(webhook))
+        } else {
+            Created::LimitReached
+        })
+    }
+
+    /// The webhook, if it exists and belongs to `org_id`.
+    pub async fn get_webhook(&self, org_id: &str, id: &str) -> Result<Option<Webhook>> {
+        let webhook = self.get_webhook_any_org(id).await?;
+        Ok(webhook.filter(|w| w.org_id == org_id))
+    }
+
+    /// The webhook whatever its organisation (for the delivery workers).
+    pub async fn get_webhook_any_org(&self, id: &str) -> Result<Option<Webhook>> {
+        let key = self.key(&["wh", id]);
+        let fields: HashMap<String, String> = self.conn().hgetall(&key).await?;
+        if fields.is_empty() {
+            return Ok(None);
+        }
+        from_fields(&key, &fields).map(Some)
+    }
+
+    /// A page of the organisation's webhooks, newest first, after `cursor`.
+    pub async fn list_webhooks(
+        &self,
+        org_id: &str,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<(Vec<Webhook>, Option<String>)> {
+        let index = self.key(&["org", org_id, "webhooks"]);
+        let (ids, next) = self.page_ids(&index, cursor, limit).await?;
+        if ids.is_empty() {
+            return Ok((Vec::new(), next));
+        }
+        let mut pipe = redis::pipe();
+        for id in &ids {
+            pipe.hgetall(self.key(&["wh", id]));
+        }
+        let rows: Vec<HashMap<String, String>> = pipe.query_async(&mut self.conn()).await?;
+        let mut webhooks = Vec::with_capacity(rows.len());
+        for (id, fields) in ids.iter().zip(rows) {
+            if !fields.is_empty() {
+                webhooks.push(from_fields(&self.key(&["wh", id]), &fields)?);
+            }
+        }
+        Ok((webhooks, next))
+    }
+
+    /// Every webhook of the organisation (for fan-out and the settings page).
+    pub async fn all_webhooks(&self, org_id: &str) -> Result<Vec<Webhook>> {
+        let (webhooks, _) = self
+            .list_webhooks(org_id, None, MAX_WEBHOOKS_PER_ORG)
+            .await?;
+        Ok(webhooks)
+    }
+
+    /// Applies a change; `None` when the webhook is not the organisation's.
+    pub async fn update_webhook(
+        &self,
+        org_id: &str,
+        id: &str,
+        change: &WebhookChange,
+    ) -> Result<Option<Webhook>> {
+        let now = crate::time::now_rfc3339();
+        let mut fields: Vec<(&str, String)> = vec![("updated_at", now.clone())];
+        if let Some(name) = &change.name {
+            fields.push(("name", name.clone()));
+        }
+        if let Some(url) = &change.url {
+            fields.push(("url", url.clone()));
+        }
+        if let Some(actions) = &change.subscribed_actions {
+            fields.push(("subscribed_actions", json(actions)));
+        }
+        if let Some(plugins) = &change.plugins {
+            fields.push(("plugins", json(plugins)));
+        }
+        match change.active {
+            Some(true) => {
+                fields.push(("active", "1".into()));
+                fields.push(("deactivated_at", String::new()));
+                fields.push(("deactivation_reason", String::new()));
+                fields.push(("fail_count", "0".into()));
+                fields.push(("fail_since", String::new()));
+            }
+            Some(false) => {
+                fields.push(("active", "0".into()));
+                fields.push(("deactivated_at", now));
+                fields.push(("deactivation_reason", "manual".into()));
+            }
+            None => {}
+        }
+        if !self.set_webhook_fields(org_id, id, &fields).await? {
+            return Ok(None);
+        }
+        self.get_webhook(org_id, id).await
+    }
+
+    /// Sets raw fields of the organisation's webhook; `false` when it is not there.
+    pub(crate) async fn set_webhook_fields(
+        &self,
+        org_id: &str,
+        id: &str,
+        fields: &[(&str, String)],
+    ) -> Result<bool> {
+        let script = redis::Script::new(UPDATE);
+        let mut invocation = script.prepare_invoke();
+        invocation.key(self.key(&["wh", id])).arg(org_id);
+        for (name, value) in fields {
+            invocation.arg(*name).arg(value);
+        }
+        let updated: i64 = invocation.invoke_async(&mut self.conn()).await?;
+        Ok(updated == 1)
+    }
+
+    /// Deletes the organisation's webhook; `false` when it is not there.
+    pub async fn delete_webhook(&self, org_id: &str, id: &str) -> Result<bool> {
+        let deleted: i64 = redis::Script::new(DELETE)
+            .key(self.key(&["wh", id]))
+            .key(self.key(&["org", org_id, "webhooks"]))
+            .arg(org_id)
+            .arg(id)
+            .invoke_async(&mut self.conn())
+            .await?;
+        Ok(deleted == 1)
+    }
+
+    /// One page of ids from a lexicographic index, newest (greatest) first.
+    pub(crate) async fn page_ids(
+        &self,
+        index: &str,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<(Vec<String>, Option<String>)> {
+        let max = match cursor {
+            Some(c) => format!("({c}"),
+            None => "+".to_owned(),
+        };
+        let mut ids: Vec<String> = redis::cmd("ZREVRANGEBYLEX")
+            .arg(index)
+            .arg(max)
+            .arg("-")
+            .arg("LIMIT")
+            .arg(0)
+            .arg(limit + 1)
+            .query_async(&mut self.conn())
+            .await?;
+        let next = if ids.len() > limit {
+            ids.truncate(limit);
+            ids.last().cloned()
+        } else {
+            None
+        };
+        Ok((ids, next))
+    }
+}
+
+fn json<T: Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_else(|_| "[]".into())
+}
+
+fn to_fields(w: &Webhook) -> Vec<(&'static str, String)> {
+    vec![
+        ("id", w.id.clone()),
+        ("org_id", w.org_id.clone()),
+        ("name", w.name.clone()),
+        ("url", w.url.clone()),
+        ("active", flag_str(w.active).into()),
+        ("subscribed_actions", json(&w.subscribed_actions)),
+        ("plugins", json(&w.plugins)),
+        ("signing_secret", w.signing_secret.clone()),
+        ("created_at", w.created_at.clone()),
+        ("updated_at", w.updated_at.clone()),
+        (
+            "deactivated_at",
+            w.deactivated_at.clone().unwrap_or_default(),
+        ),
+        (
+            "deactivation_reason",
+            w.deactivation_reason.clone().unwrap_or_default(),
+        ),
+        ("fail_count", "0".into()),
+        ("fail_since", String::new()),
+    ]
+}
+
+fn from_fields(key: &str, f: &HashMap<String, String>) -> Result<Webhook> {
+    let text = |name: &str| f.get(name).cloned().unwrap_or_default();
+    let optional = |name: &str| f.get(name).filter(|v| !v.is_empty()).cloned();
+    let corrupt = |reason: String| StoreError::Corrupt {
+        key: key.to_owned(),
+        reason,
+    };
+    let subscribed_actions = serde_json::from_str(f.get("subscribed_actions").map_or("[]", |s| s))
+        .map_err(|e| corrupt(format!("subscribed_actions: {e}")))?;
+    let plugins = serde_json::from_str(f.get("plugins").map_or("[]", |s| s))
+        .map_err(|e| corrupt(format!("plugins: {e}")))?;
+    Ok(Webhook {
+        id: text("id"),
+        org_id: text("org_id"),
+        name: text("name"),
+        url: text("url"),
+        active: flag(f.get("active")),
+        subscribed_actions,
+        plugins,
+        signing_secret: text("signing_secret"),
+        created_at: text("created_at"),
+        updated_at: text("updated_at"),
+        deactivated_at: optional("deactivated_at"),
+        deactivation_reason: optional("deactivation_reason"),
+    })
+}

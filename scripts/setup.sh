@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what Weir's commands need and a fresh machine may lack:
+#   - redis-server (Debian/Ubuntu package), used by `weir serve` and by the tests
+#   - the wasm32-wasip2 Rust target, used to build the plugins in plugins/
+# Safe to run again: it only installs what is missing.
+set -euo pipefail
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+if ! command -v redis-server >/dev/null 2>&1; then
+  echo "setup: installing redis-server" >&2
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
+  # The Debian package starts a system Redis on port 6379; Weir does not need it.
+  as_root systemctl disable --now redis-server >/dev/null 2>&1 || true
+fi
+
+if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-wasip2; then
+  echo "setup: adding the wasm32-wasip2 Rust target" >&2
+  rustup target add wasm32-wasip2
+fi

@@ -1,0 +1,17 @@
+//! Weir's integration tests: real `redis-server`, real HTTP over loopback, real Weir.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::type_complexity,
+    unreachable_pub,
+    missing_debug_implementations
+)]
+
+mod support;
+
+mod cli;
+mod errors;
+mod oauth;
+mod resilience;
+mod url_rule;
+mod webhooks_api;

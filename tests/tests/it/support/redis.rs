@@ -1,0 +1,122 @@
+//! Real `redis-server` processes for tests.
+//!
+//! A server runs under a small shell wrapper that holds a pipe from the test process: when
+//! the test binary exits (even by panic or signal) the pipe closes and the wrapper stops
+//! the server, so no test leaves a `redis-server` behind.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use super::{free_port, temp_dir};
+
+/// A running `redis-server` on a loopback port.
+pub struct RedisServer {
+    pub port: u16,
+    pub dir: PathBuf,
+    wrapper: Option<(Child, ChildStdin)>,
+    aof: bool,
+}
+
+impl RedisServer {
+    /// A fresh server without persistence.
+    pub fn start() -> RedisServer {
+        RedisServer::start_with(false)
+    }
+
+    /// A fresh server with AOF persistence (data survives a restart of the server).
+    pub fn start_persistent() -> RedisServer {
+        RedisServer::start_with(true)
+    }
+
+    fn start_with(aof: bool) -> RedisServer {
+        let mut server = RedisServer {
+            port: free_port(),
+            dir: temp_dir("redis"),
+            wrapper: None,
+            aof,
+        };
+        server.spawn();
+        server
+    }
+
+    fn spawn(&mut self) {
+        let aof = if self.aof {
+            "--appendonly yes --appendfsync always"
+        } else {
+            "--appendonly no"
+        };
+        let script = format!(
+            "redis-server --port {port} --bind 127.0.0.1 --dir '{dir}' --save '' {aof} \
+             --logfile '{dir}/redis.log' & pid=$!; read _; kill $pid; wait $pid",
+            port = self.port,
+            dir = self.dir.display(),
+        );
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("redis-server must be installed (the test command installs it)");
+        let stdin = child.stdin.take().expect("piped stdin");
+        self.wrapper = Some((child, stdin));
+        self.wait_ready();
+    }
+
+    fn wait_ready(&self) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if let Ok(mut conn) = redis::Client::open(self.url()).and_then(|c| c.get_connection())
+                && redis::cmd("PING").query::<String>(&mut conn).is_ok()
+            {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("redis-server on port {} did not start", self.port);
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// Stops the server (as a crash would: no clean shutdown is asked for).
+    pub fn stop(&mut self) {
+        if let Some((mut child, mut stdin)) = self.wrapper.take() {
+            let _ = stdin.write_all(b"\n");
+            drop(stdin);
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts the server again on the same port and directory.
+    pub fn restart(&mut self) {
+        self.stop();
+        self.spawn();
+    }
+
+    /// A synchronous connection for assertions on raw keys.
+    pub fn conn(&self) -> redis::Connection {
+        redis::Client::open(self.url())
+            .and_then(|c| c.get_connection())
+            .expect("redis connection")
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.stop();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The server shared by every test that does not restart Redis. Tests stay apart through
+/// a distinct key prefix each.
+pub fn shared() -> &'static RedisServer {
+    static SHARED: OnceLock<RedisServer> = OnceLock::new();
+    SHARED.get_or_init(RedisServer::start)
+}

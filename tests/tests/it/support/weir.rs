@@ -1,0 +1,396 @@
+//! Weir under test: in-process on port 0 (fast, most tests), or the real `weir` binary as a
+//! child process (for signals, crashes and restarts). Both against real Redis.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use weir::config::Config;
+use weir::store::Store;
+use weir::store::orgs::Plan;
+
+use super::http::{Http, Resp};
+use super::{eventually, free_port, temp_dir, unique};
+
+/// Settings for a Weir under test. Defaults: the shared Redis, a fresh key prefix, a
+/// compressed retry schedule, and loopback exempt from the URL rule (receivers live there).
+#[derive(Clone)]
+pub struct WeirBuilder {
+    env: HashMap<String, String>,
+}
+
+impl WeirBuilder {
+    pub fn new(redis_url: &str) -> WeirBuilder {
+        let mut env = HashMap::new();
+        env.insert("WEIR_REDIS_URL".into(), redis_url.to_owned());
+        env.insert("WEIR_REDIS_PREFIX".into(), unique("t"));
+        env.insert("WEIR_ALLOW_PRIVATE_TARGETS".into(), "127.0.0.0/8".into());
+        env.insert("WEIR_RETRY_SCHEDULE".into(), "50ms,100ms,200ms".into());
+        env.insert("WEIR_DELIVERY_RETENTION".into(), "1h".into());
+        env.insert("WEIR_DELIVERY_TIMEOUT".into(), "3s".into());
+        env.insert(
+            "WEIR_DATA_DIR".into(),
+            temp_dir("data").display().to_string(),
+        );
+        WeirBuilder { env }
+    }
+
+    /// Uses the shared test Redis.
+    pub fn shared() -> WeirBuilder {
+        WeirBuilder::new(&super::redis::shared().url())
+    }
+
+    pub fn env(mut self, name: &str, value: &str) -> WeirBuilder {
+        self.env.insert(name.to_owned(), value.to_owned());
+        self
+    }
+
+    pub fn without(mut self, name: &str) -> WeirBuilder {
+        self.env.remove(name);
+        self
+    }
+
+    pub fn prefix(&self) -> String {
+        self.env["WEIR_REDIS_PREFIX"].clone()
+    }
+
+    pub fn config(&self) -> Config {
+        Config::load_with(None, |k| self.env.get(k).cloned()).expect("test configuration is valid")
+    }
+
+    /// Starts Weir in this process on a free port.
+    pub async fn start(&self) -> Weir {
+        weir::install_crypto_provider();
+        let config = self.config();
+        let store = Store::connect(
+            config.redis_url.as_deref().expect("redis url"),
+            &config.redis_prefix,
+        )
+        .await
+        .expect("test redis reachable");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            weir::run(config, listener, async {
+                let _ = stopped.await;
+            })
+            .await
+            .expect("weir runs");
+        });
+        let scheme = if self.env.contains_key("WEIR_TLS_CERT") {
+            "https"
+        } else {
+            "http"
+        };
+        let weir = Weir {
+            addr,
+            base: format!("{scheme}://{addr}"),
+            store,
+            builder: self.clone(),
+            stop: Some(stop),
+            task: Some(task),
+        };
+        if scheme == "http" {
+            let http = weir.http();
+            eventually("weir ready", Duration::from_secs(10), async || {
+                (http.get("/readyz").send().await.status == 200).then_some(())
+            })
+            .await;
+        }
+        weir
+    }
+
+    /// Starts the `weir serve` binary with these settings on a free port.
+    pub fn spawn(&self) -> WeirProcess {
+        let port = free_port();
+        let mut command = Command::new(weir_binary());
+        command
+            .arg("serve")
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default());
+        for (k, v) in &self.env {
+            command.env(k, v);
+        }
+        command
+            .env("WEIR_LISTEN", format!("127.0.0.1:{port}"))
+            .env("WEIR_LOG", "warn");
+        let child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn weir");
+        WeirProcess {
+            child: Some(child),
+            base: format!("http://127.0.0.1:{port}"),
+            port,
+        }
+    }
+}
+
+/// Weir running in this process.
+pub struct Weir {
+    pub addr: SocketAddr,
+    pub base: String,
+    pub store: Store,
+    pub builder: WeirBuilder,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl Weir {
+    pub async fn start_default() -> Weir {
+        WeirBuilder::shared().start().await
+    }
+
+    pub fn http(&self) -> Http {
+        Http::new(&self.base)
+    }
+
+    /// Stops it the way SIGTERM would, and waits until it has finished.
+    pub async fn stop(mut self) {
+        self.shutdown().await;
+    }
+
+    async fn shutdown(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(30), task).await;
+        }
+    }
+
+    /// A new organisation with an admin client and a publisher client, both with tokens.
+    pub async fn tenant(&self, plan: Plan) -> Tenant {
+        let org = self
+            .store
+            .create_org(&unique("org"), plan)
+            .await
+            .expect("org");
+        let admin = self.client(&org.id, true, false).await;
+        let publisher = self.client(&org.id, false, true).await;
+        Tenant {
+            org_id: org.id,
+            admin,
+            publisher,
+        }
+    }
+
+    /// A client of `org_id` with a token.
+    pub async fn client(&self, org_id: &str, admin: bool, publisher: bool) -> Api {
+        let creds = self.credentials(org_id, admin, publisher).await;
+        let token = self.token(&creds).await;
+        Api {
+            http: self.http(),
+            token,
+            creds,
+        }
+    }
+
+    /// A client of `org_id`, without a token yet.
+    pub async fn credentials(&self, org_id: &str, admin: bool, publisher: bool) -> Credentials {
+        let secret = weir::auth::secrets::generate(weir::auth::CLIENT_SECRET_PREFIX);
+        let hash = weir::auth::secrets::hash(&secret);
+        let client = self
+            .store
+            .create_client(org_id, "test client", admin, publisher, &hash)
+            .await
+            .expect("client");
+        Credentials {
+            client_id: client.client_id,
+            client_secret: secret,
+        }
+    }
+
+    pub async fn token(&self, creds: &Credentials) -> String {
+        let resp = self
+            .http()
+            .post("/oauth/token")
+            .form(&[
+                ("grant_type", "client_credentials"),
+                ("client_id", &creds.client_id),
+                ("client_secret", &creds.client_secret),
+            ])
+            .send()
+            .await
+            .expect(200);
+        resp.json()["access_token"]
+            .as_str()
+            .expect("access_token")
+            .to_owned()
+    }
+}
+
+impl Drop for Weir {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// Client credentials.
+#[derive(Debug, Clone)]
+pub struct Credentials {
+    pub client_id: String,
+    pub client_secret: String,
+}
+
+/// An organisation under test.
+pub struct Tenant {
+    pub org_id: String,
+    pub admin: Api,
+    pub publisher: Api,
+}
+
+/// An authenticated API client.
+#[derive(Clone)]
+pub struct Api {
+    pub http: Http,
+    pub token: String,
+    pub creds: Credentials,
+}
+
+impl Api {
+    pub async fn get(&self, path: &str) -> Resp {
+        self.http.get(path).bearer(&self.token).send().await
+    }
+
+    pub async fn post(&self, path: &str, body: &Value) -> Resp {
+        self.http
+            .post(path)
+            .bearer(&self.token)
+            .json(body)
+            .send()
+            .await
+    }
+
+    pub async fn patch(&self, path: &str, body: &Value) -> Resp {
+        self.http
+            .patch(path)
+            .bearer(&self.token)
+            .json(body)
+            .send()
+            .await
+    }
+
+    pub async fn delete(&self, path: &str) -> Resp {
+        self.http.delete(path).bearer(&self.token).send().await
+    }
+
+    /// Creates a webhook to `url` for `actions`; returns its JSON.
+    pub async fn create_webhook(&self, url: &str, actions: &[&str]) -> Value {
+        self.post(
+            "/api/v2/webhooks",
+            &json!({"url": url, "subscribed_actions": actions}),
+        )
+        .await
+        .expect(201)
+        .json()
+    }
+}
+
+/// The `weir` binary, built next to this test binary (`target/<profile>/weir`).
+pub fn weir_binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    let dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target dir");
+    let bin = dir.join("weir");
+    assert!(
+        bin.exists(),
+        "{} is missing: build it first (`cargo build -p weir`; the test script does)",
+        bin.display()
+    );
+    bin
+}
+
+/// `weir serve` as a child process.
+pub struct WeirProcess {
+    child: Option<Child>,
+    pub base: String,
+    pub port: u16,
+}
+
+impl WeirProcess {
+    pub fn http(&self) -> Http {
+        Http::new(&self.base)
+    }
+
+    pub async fn wait_ready(&self) {
+        let http = self.http();
+        eventually("weir serve ready", Duration::from_secs(30), async || {
+            let ok = tokio::time::timeout(Duration::from_secs(2), async {
+                let client = hyper_util::client::legacy::Client::builder(
+                    hyper_util::rt::TokioExecutor::new(),
+                )
+                .build_http::<http_body_util::Full<bytes::Bytes>>();
+                let uri: hyper::Uri = format!("{}/readyz", http.base).parse().ok()?;
+                client.get(uri).await.ok().map(|r| r.status().as_u16())
+            })
+            .await;
+            matches!(ok, Ok(Some(200))).then_some(())
+        })
+        .await;
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map(Child::id).unwrap_or(0)
+    }
+
+    /// Sends `signal` (e.g. "TERM", "KILL") and waits for the process to end.
+    pub fn signal(&mut self, signal: &str) -> std::process::ExitStatus {
+        let mut child = self.child.take().expect("running");
+        let _ = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(child.id().to_string())
+            .status();
+        child.wait().expect("wait")
+    }
+}
+
+impl Drop for WeirProcess {
+    /// Stops the process as an operator would (SIGTERM, so a managed Redis is shut down
+    /// too), and kills it if it has not ended within a few seconds.
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = Command::new("kill")
+                .arg("-TERM")
+                .arg(child.id().to_string())
+                .status();
+            for _ in 0..100 {
+                if let Ok(Some(_)) = child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Whether a Redis answers on a Unix socket.
+pub async fn socket_answers(path: &std::path::Path) -> bool {
+    let Ok(client) = redis::Client::open(format!("redis+unix://{}", path.display())) else {
+        return false;
+    };
+    matches!(
+        tokio::time::timeout(
+            Duration::from_secs(2),
+            client.get_multiplexed_async_connection()
+        )
+        .await,
+        Ok(Ok(_))
+    )
+}
