@@ -125,3 +125,69 @@ async fn sigterm_lets_in_flight_requests_finish() {
     let list = t.admin.get("/api/v2/webhooks").await.expect(200).json();
     assert_eq!(list["data"].as_array().unwrap().len(), 1);
 }
+
+#[tokio::test]
+async fn the_listener_speaks_https_with_http2_and_http11() {
+    let ca = crate::support::tls::TestCa::new();
+    let weir = WeirBuilder::shared()
+        .env("WEIR_TLS_CERT", &ca.cert_pem.display().to_string())
+        .env("WEIR_TLS_KEY", &ca.key_pem.display().to_string())
+        .start()
+        .await;
+    use crate::support::tls::https_get;
+    let (alpn, status, body) = eventually("https ready", Duration::from_secs(10), async || {
+        https_get(
+            ca.client_config(&[b"h2", b"http/1.1"]),
+            weir.addr,
+            "/readyz",
+        )
+        .await
+        .ok()
+    })
+    .await;
+    assert_eq!(alpn.as_deref(), Some(&b"h2"[..]));
+    assert_eq!(status, 200, "{body}");
+    let (alpn, status, _) = https_get(ca.client_config(&[b"http/1.1"]), weir.addr, "/healthz")
+        .await
+        .unwrap();
+    assert_eq!(alpn.as_deref(), Some(&b"http/1.1"[..]));
+    assert_eq!(status, 200);
+    // A client that does not trust the test CA cannot connect.
+    let other = crate::support::tls::TestCa::new();
+    assert!(
+        https_get(other.client_config(&[b"http/1.1"]), weir.addr, "/healthz")
+            .await
+            .is_err()
+    );
+    // Plain HTTP is not served on the TLS port.
+    let plain = tokio::time::timeout(
+        Duration::from_secs(5),
+        crate::support::http::Http::new(&format!("http://{}", weir.addr))
+            .get("/healthz")
+            .send_raw(),
+    )
+    .await;
+    assert!(
+        !matches!(plain, Ok(Ok(200))),
+        "plain HTTP must not be answered"
+    );
+}
+
+#[test]
+fn bad_tls_files_stop_the_start_with_a_clear_message() {
+    let dir = crate::support::temp_dir("badtls");
+    let cert = dir.join("cert.pem");
+    std::fs::write(&cert, "not a certificate").unwrap();
+    let output = std::process::Command::new(crate::support::weir::weir_binary())
+        .arg("serve")
+        .env_clear()
+        .env("WEIR_REDIS_URL", crate::support::redis::shared().url())
+        .env("WEIR_LISTEN", "127.0.0.1:0")
+        .env("WEIR_TLS_CERT", &cert)
+        .env("WEIR_TLS_KEY", dir.join("missing.pem"))
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("WEIR_TLS_CERT"), "{stderr}");
+}

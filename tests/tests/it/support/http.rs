@@ -157,6 +157,24 @@ impl RequestBuilder {
         self
     }
 
+    /// Sends the request; the status, or the transport error.
+    pub async fn send_raw(self) -> Result<u16, String> {
+        let mut request = Request::builder().method(self.method).uri(&self.url);
+        if let Some(headers) = request.headers_mut() {
+            *headers = self.headers;
+        }
+        let request = request
+            .body(Full::new(self.body))
+            .map_err(|e| e.to_string())?;
+        let response = self
+            .http
+            .client
+            .request(request)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(response.status().as_u16())
+    }
+
     pub async fn send(self) -> Resp {
         let mut request = Request::builder().method(self.method).uri(&self.url);
         if let Some(headers) = request.headers_mut() {

@@ -4,6 +4,7 @@
 
 pub mod http;
 pub mod redis;
+pub mod tls;
 pub mod weir;
 
 use std::net::TcpListener;
