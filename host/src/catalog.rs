@@ -42,46 +42,24 @@ pub const CATEGORIES: &[Category] = &[
     Category {
         key: "work_order_templates",
         name: "Work order templates",
-        events: &[
-            "work_order_template_created",
-            "work_order_template_updated",
-            "work_order_template_deleted",
-        ],
+        events: &["work_order_template_created", "work_order_template_updated", "work_order_template_deleted"],
     },
     Category {
         key: "reports",
         name: "Reports",
-        events: &[
-            "form_created",
-            "form_updated",
-            "form_completed",
-            "form_deleted",
-        ],
+        events: &["form_created", "form_updated", "form_completed", "form_deleted"],
     },
     Category {
         key: "defects",
         name: "Defects",
-        events: &[
-            "defect_created",
-            "defect_updated",
-            "defect_resolved",
-            "defect_deleted",
-        ],
+        events: &["defect_created", "defect_updated", "defect_resolved", "defect_deleted"],
     },
     Category {
         key: "reviews",
         name: "Reviews",
-        events: &[
-            "form_review_requested",
-            "form_review_approved",
-            "form_review_rejected",
-        ],
+        events: &["form_review_requested", "form_review_approved", "form_review_rejected"],
     },
-    Category {
-        key: "assets",
-        name: "Assets",
-        events: &["asset_created", "asset_updated", "asset_deleted"],
-    },
+    Category { key: "assets", name: "Assets", events: &["asset_created", "asset_updated", "asset_deleted"] },
     Category {
         key: "locations",
         name: "Locations",
@@ -92,31 +70,14 @@ pub const CATEGORIES: &[Category] = &[
         name: "Companies",
         events: &["company_created", "company_updated", "company_deleted"],
     },
-    Category {
-        key: "tools",
-        name: "Tools",
-        events: &["tool_created", "tool_updated", "tool_deleted"],
-    },
+    Category { key: "tools", name: "Tools", events: &["tool_created", "tool_updated", "tool_deleted"] },
     Category {
         key: "actions",
         name: "Actions",
-        events: &[
-            "action_item_created",
-            "action_item_updated",
-            "action_item_completed",
-            "action_item_deleted",
-        ],
+        events: &["action_item_created", "action_item_updated", "action_item_completed", "action_item_deleted"],
     },
-    Category {
-        key: "notes",
-        name: "Notes",
-        events: &["note_created"],
-    },
-    Category {
-        key: "documents",
-        name: "Documents",
-        events: &["document_uploaded", "document_deleted"],
-    },
+    Category { key: "notes", name: "Notes", events: &["note_created"] },
+    Category { key: "documents", name: "Documents", events: &["document_uploaded", "document_deleted"] },
     Category {
         key: "work_instructions",
         name: "Work instructions",
@@ -127,11 +88,7 @@ pub const CATEGORIES: &[Category] = &[
             "work_instruction_deleted",
         ],
     },
-    Category {
-        key: "exports",
-        name: "Exports",
-        events: &["report_export_completed"],
-    },
+    Category { key: "exports", name: "Exports", events: &["report_export_completed"] },
 ];
 
 /// The snapshot keys allowed in an envelope (service document §2).
@@ -165,11 +122,7 @@ pub fn snapshot_key_for(action: &str) -> Option<&'static str> {
     // to `work_order_task`, not `work_order`; `form_review_approved` to `form`.
     SNAPSHOT_KEYS
         .iter()
-        .filter(|key| {
-            action
-                .strip_prefix(**key)
-                .is_some_and(|rest| rest.starts_with('_'))
-        })
+        .filter(|key| action.strip_prefix(**key).is_some_and(|rest| rest.starts_with('_')))
         .max_by_key(|key| key.len())
         .copied()
 }
@@ -190,10 +143,7 @@ pub fn subject_type(snapshot_key: &str) -> String {
 
 /// `WorkOrderTask` → `work_order_task`, when it is an allowed snapshot key.
 pub fn snapshot_key_of_type(type_name: &str) -> Option<&'static str> {
-    SNAPSHOT_KEYS
-        .iter()
-        .find(|key| subject_type(key) == type_name)
-        .copied()
+    SNAPSHOT_KEYS.iter().find(|key| subject_type(key) == type_name).copied()
 }
 
 #[cfg(test)]
@@ -202,26 +152,16 @@ mod tests {
 
     #[test]
     fn catalogue_has_the_documented_names() {
-        for name in [
-            "work_order_created",
-            "form_completed",
-            "report_export_completed",
-        ] {
+        for name in ["work_order_created", "form_completed", "report_export_completed"] {
             assert!(is_known(name), "{name}");
         }
         assert!(!is_known("work_order_exploded"));
-        let all: Vec<&str> = CATEGORIES
-            .iter()
-            .flat_map(|c| c.events.iter().copied())
-            .collect();
+        let all: Vec<&str> = CATEGORIES.iter().flat_map(|c| c.events.iter().copied()).collect();
         let unique: std::collections::HashSet<&str> = all.iter().copied().collect();
         assert_eq!(all.len(), unique.len(), "no action is listed twice");
         assert_eq!(CATEGORIES.len(), 15);
         for name in all {
-            assert!(
-                name.chars().all(|c| c.is_ascii_lowercase() || c == '_'),
-                "{name}"
-            );
+            assert!(name.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{name}");
         }
     }
 
@@ -231,37 +171,22 @@ mod tests {
             for action in category.events {
                 match snapshot_key_for(action) {
                     Some(key) => assert!(SNAPSHOT_KEYS.contains(&key), "{action}"),
-                    None => assert!(
-                        *action == "note_created" || action.starts_with("document_"),
-                        "{action}"
-                    ),
+                    None => assert!(*action == "note_created" || action.starts_with("document_"), "{action}"),
                 }
             }
         }
-        assert_eq!(
-            snapshot_key_for("work_order_task_created"),
-            Some("work_order_task")
-        );
+        assert_eq!(snapshot_key_for("work_order_task_created"), Some("work_order_task"));
         assert_eq!(snapshot_key_for("work_order_created"), Some("work_order"));
         assert_eq!(snapshot_key_for("form_review_approved"), Some("form"));
-        assert_eq!(
-            snapshot_key_for("report_export_completed"),
-            Some("report_export")
-        );
-        assert_eq!(
-            snapshot_key_for("action_item_completed"),
-            Some("action_item")
-        );
+        assert_eq!(snapshot_key_for("report_export_completed"), Some("report_export"));
+        assert_eq!(snapshot_key_for("action_item_completed"), Some("action_item"));
     }
 
     #[test]
     fn subject_types_are_pascal_case() {
         assert_eq!(subject_type("work_order"), "WorkOrder");
         assert_eq!(subject_type("form"), "Form");
-        assert_eq!(
-            snapshot_key_of_type("WorkOrderTask"),
-            Some("work_order_task")
-        );
+        assert_eq!(snapshot_key_of_type("WorkOrderTask"), Some("work_order_task"));
         assert_eq!(snapshot_key_of_type("Unknown"), None);
     }
 }

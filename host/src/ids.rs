@@ -39,10 +39,7 @@ impl Kind {
 
 /// A new identifier of `kind`, created now.
 pub fn new(kind: Kind) -> String {
-    let millis = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0);
+    let millis = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
     let random: u128 = rand::random();
     encode(kind, millis, random)
 }
@@ -90,10 +87,7 @@ mod tests {
         assert!(is_valid(Kind::Webhook, &id));
         assert!(!is_valid(Kind::Delivery, &id));
         assert!(!is_valid(Kind::Webhook, "wh_short"));
-        assert!(!is_valid(
-            Kind::Webhook,
-            &id.replace('0', "u").to_lowercase()
-        ));
+        assert!(!is_valid(Kind::Webhook, &id.replace('0', "u").to_lowercase()));
     }
 
     #[test]
@@ -107,8 +101,7 @@ mod tests {
 
     #[test]
     fn ids_are_distinct() {
-        let ids: std::collections::HashSet<String> =
-            (0..1000).map(|_| new(Kind::Delivery)).collect();
+        let ids: std::collections::HashSet<String> = (0..1000).map(|_| new(Kind::Delivery)).collect();
         assert_eq!(ids.len(), 1000);
     }
 }

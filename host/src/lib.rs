@@ -5,6 +5,8 @@
 //! - [`store`]: every durable record, in Redis; also the managed `redis-server`.
 //! - [`auth`]: callers, roles and plans; secret hashing and constant-time comparison.
 //! - [`api`]: the HTTP surface (token endpoint, `/api/v2`, operations endpoints).
+//! - [`queue`]: the delivery queue in Redis and every state change of a delivery.
+//! - [`delivery`]: the workers: sign, send, retry, per-webhook fairness.
 //! - [`netguard`]: the webhook URL rule (no private addresses, no DNS rebinding).
 //! - [`catalog`]: the subscribable events.
 //! - [`server`]: the listener (TLS, HTTP/1.1 and HTTP/2, graceful shutdown).
@@ -19,9 +21,11 @@ pub mod auth;
 pub mod catalog;
 pub mod cli;
 pub mod config;
+pub mod delivery;
 pub mod ids;
 pub mod metrics;
 pub mod netguard;
+pub mod queue;
 pub mod server;
 pub mod store;
 pub mod time;
@@ -43,6 +47,8 @@ pub enum StartError {
     Redis { url: String, source: StoreError },
     #[error("WEIR_TLS_CERT / WEIR_TLS_KEY: {0}")]
     Tls(#[from] server::TlsError),
+    #[error("{0}")]
+    Engine(#[from] delivery::EngineError),
 }
 
 /// Installs rustls' process-wide crypto provider (ring). Safe to call more than once.
@@ -51,24 +57,22 @@ pub fn install_crypto_provider() {
 }
 
 /// Runs Weir on `listener` until `shutdown` completes.
-pub async fn run(
-    config: Config,
-    listener: TcpListener,
-    shutdown: impl Future<Output = ()>,
-) -> Result<(), StartError> {
+pub async fn run(config: Config, listener: TcpListener, shutdown: impl Future<Output = ()>) -> Result<(), StartError> {
     install_crypto_provider();
     let url = config.redis_url.clone().ok_or(StartError::NoRedis)?;
     let tls = config.tls.as_ref().map(server::tls_acceptor).transpose()?;
     let store = Store::connect(&url, &config.redis_prefix)
         .await
-        .map_err(|source| StartError::Redis {
-            url: redact(&url),
-            source,
-        })?;
+        .map_err(|source| StartError::Redis { url: redact(&url), source })?;
     let app = Arc::new(App::new(config, store));
+    let engine = if app.config.workers { Some(delivery::Engine::start(app.clone())?) } else { None };
     let router = api::router(app.clone());
-    tracing::info!(addr = %listener.local_addr().map(|a| a.to_string()).unwrap_or_default(), tls = tls.is_some(), "weir is serving");
+    let addr = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
+    tracing::info!(%addr, tls = tls.is_some(), workers = engine.is_some(), "weir is serving");
     server::serve(listener, router, tls, shutdown).await;
+    if let Some(engine) = engine {
+        engine.stop().await;
+    }
     tracing::info!("weir stopped");
     Ok(())
 }

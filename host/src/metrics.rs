@@ -4,13 +4,25 @@ use std::sync::Mutex;
 
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
+
+type Labels = Vec<(&'static str, String)>;
 
 /// Every metric Weir keeps. Cloning a metric shares it.
 #[derive(Debug)]
 pub struct Metrics {
     registry: Mutex<Registry>,
     pub tokens_issued: Counter,
+    pub events_published: Counter,
+    deliveries: Family<Labels, Counter>,
+    attempts: Family<Labels, Counter>,
+    attempt_seconds: Histogram,
+    pub queue_ready: Gauge,
+    pub queue_scheduled: Gauge,
+    pub in_flight: Gauge,
 }
 
 impl Default for Metrics {
@@ -22,28 +34,63 @@ impl Default for Metrics {
 impl Metrics {
     pub fn new() -> Metrics {
         let mut registry = Registry::with_prefix("weir");
-        let tokens_issued = Counter::default();
+        let metrics = Metrics {
+            tokens_issued: Counter::default(),
+            events_published: Counter::default(),
+            deliveries: Family::default(),
+            attempts: Family::default(),
+            attempt_seconds: Histogram::new(exponential_buckets(0.001, 2.0, 16)),
+            queue_ready: Gauge::default(),
+            queue_scheduled: Gauge::default(),
+            in_flight: Gauge::default(),
+            registry: Mutex::new(Registry::default()),
+        };
+        registry.register("tokens_issued", "Access tokens issued by the token endpoint", metrics.tokens_issued.clone());
         registry.register(
-            "tokens_issued",
-            "Access tokens issued by the token endpoint",
-            tokens_issued.clone(),
+            "events_published",
+            "Events accepted (not counting idempotent replays)",
+            metrics.events_published.clone(),
         );
-        Metrics {
-            registry: Mutex::new(registry),
-            tokens_issued,
-        }
+        registry.register(
+            "deliveries",
+            "Deliveries that reached a final status, by status",
+            metrics.deliveries.clone(),
+        );
+        registry.register("attempts", "Delivery attempts, by result (success, failure)", metrics.attempts.clone());
+        registry.register(
+            "attempt_duration_seconds",
+            "Duration of delivery attempts (request sent to response read)",
+            metrics.attempt_seconds.clone(),
+        );
+        registry.register(
+            "queue_ready",
+            "Entries in the ready stream, including those being worked on",
+            metrics.queue_ready.clone(),
+        );
+        registry.register(
+            "queue_scheduled",
+            "Deliveries waiting for a scheduled retry",
+            metrics.queue_scheduled.clone(),
+        );
+        registry.register(
+            "deliveries_in_flight",
+            "Delivery attempts in flight in this process",
+            metrics.in_flight.clone(),
+        );
+        *metrics.registry.lock().unwrap_or_else(|e| e.into_inner()) = registry;
+        metrics
     }
 
-    /// The registry, for modules that add their own metrics at start.
-    pub fn register(
-        &self,
-        name: &str,
-        help: &str,
-        metric: impl prometheus_client::registry::Metric,
-    ) {
-        if let Ok(mut registry) = self.registry.lock() {
-            registry.register(name, help, metric);
-        }
+    /// A delivery reached `status` (succeeded, failed, filtered, cancelled).
+    pub fn delivery_finished(&self, status: &str) {
+        self.deliveries.get_or_create(&vec![("status", status.to_owned())]).inc();
+    }
+
+    /// An attempt ended; `success` when the endpoint answered 2xx.
+    pub fn attempt(&self, success: bool, seconds: f64) {
+        let result = if success { "success" } else { "failure" };
+        self.attempts.get_or_create(&vec![("result", result.to_owned())]).inc();
+        self.attempt_seconds.observe(seconds);
     }
 
     /// The text exposition of every metric.

@@ -36,24 +36,17 @@ pub enum TlsError {
 /// Builds the TLS acceptor from PEM files (HTTP/2 and HTTP/1.1 offered by ALPN).
 pub fn tls_acceptor(files: &TlsFiles) -> Result<TlsAcceptor, TlsError> {
     let certs = load_certs(&files.cert)?;
-    let key = PrivateKeyDer::from_pem_file(&files.key).map_err(|e| TlsError::Key {
-        path: files.key.display().to_string(),
-        reason: e.to_string(),
-    })?;
-    let mut config = rustls::ServerConfig::builder()
-        .with_no_client_auth()
-        .with_single_cert(certs, key)
-        .map_err(TlsError::Config)?;
+    let key = PrivateKeyDer::from_pem_file(&files.key)
+        .map_err(|e| TlsError::Key { path: files.key.display().to_string(), reason: e.to_string() })?;
+    let mut config =
+        rustls::ServerConfig::builder().with_no_client_auth().with_single_cert(certs, key).map_err(TlsError::Config)?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(TlsAcceptor::from(Arc::new(config)))
 }
 
 /// Every certificate in a PEM file (at least one).
 pub fn load_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
-    let cert_error = |reason: String| TlsError::Cert {
-        path: path.display().to_string(),
-        reason,
-    };
+    let cert_error = |reason: String| TlsError::Cert { path: path.display().to_string(), reason };
     let certs = CertificateDer::pem_file_iter(path)
         .map_err(|e| cert_error(e.to_string()))?
         .collect::<Result<Vec<_>, _>>()
@@ -95,12 +88,7 @@ pub async fn serve(
         tokio::spawn(async move {
             let result = match tls {
                 Some(acceptor) => {
-                    let stream = match tokio::time::timeout(
-                        Duration::from_secs(10),
-                        acceptor.accept(stream),
-                    )
-                    .await
-                    {
+                    let stream = match tokio::time::timeout(Duration::from_secs(10), acceptor.accept(stream)).await {
                         Ok(Ok(stream)) => stream,
                         Ok(Err(e)) => {
                             tracing::debug!(%peer, error = %e, "TLS handshake failed");
@@ -108,13 +96,11 @@ pub async fn serve(
                         }
                         Err(_) => return,
                     };
-                    let conn =
-                        builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+                    let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
                     watcher.watch(conn.into_owned()).await
                 }
                 None => {
-                    let conn =
-                        builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+                    let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
                     watcher.watch(conn.into_owned()).await
                 }
             };
@@ -124,10 +110,7 @@ pub async fn serve(
         });
     }
     drop(listener);
-    if tokio::time::timeout(GRACE, graceful.shutdown())
-        .await
-        .is_err()
-    {
+    if tokio::time::timeout(GRACE, graceful.shutdown()).await.is_err() {
         tracing::warn!("some connections did not finish within the grace period");
     }
 }

@@ -4,10 +4,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Milliseconds since the Unix epoch, now.
 pub fn now_millis() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
 /// `2026-11-22T11:00:38.123Z` for a time in milliseconds since the epoch.
@@ -24,9 +21,7 @@ pub fn now_rfc3339() -> String {
 /// Parses an RFC 3339 UTC timestamp (`Z` suffix, optional fraction) into milliseconds.
 pub fn parse_rfc3339(text: &str) -> Option<u64> {
     let t = humantime::parse_rfc3339(text).ok()?;
-    t.duration_since(UNIX_EPOCH)
-        .ok()
-        .map(|d| d.as_millis() as u64)
+    t.duration_since(UNIX_EPOCH).ok().map(|d| d.as_millis() as u64)
 }
 
 #[cfg(test)]
@@ -41,14 +36,8 @@ mod tests {
 
     #[test]
     fn parses_utc_only() {
-        assert_eq!(
-            parse_rfc3339("2026-11-22T11:00:38.123Z"),
-            Some(1_795_345_238_123)
-        );
-        assert_eq!(
-            parse_rfc3339("2026-11-22T11:00:38Z"),
-            Some(1_795_345_238_000)
-        );
+        assert_eq!(parse_rfc3339("2026-11-22T11:00:38.123Z"), Some(1_795_345_238_123));
+        assert_eq!(parse_rfc3339("2026-11-22T11:00:38Z"), Some(1_795_345_238_000));
         assert_eq!(parse_rfc3339("2026-11-22 11:00"), None);
         assert_eq!(parse_rfc3339("yesterday"), None);
     }

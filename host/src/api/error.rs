@@ -17,10 +17,7 @@ pub struct FieldError {
 
 impl FieldError {
     pub fn new(field: impl Into<String>, message: impl Into<String>) -> FieldError {
-        FieldError {
-            field: field.into(),
-            message: message.into(),
-        }
+        FieldError { field: field.into(), message: message.into() }
     }
 }
 
@@ -110,12 +107,7 @@ pub struct ApiError {
 
 impl ApiError {
     pub fn new(code: Code, message: impl Into<String>) -> ApiError {
-        ApiError {
-            code,
-            message: message.into(),
-            details: Vec::new(),
-            retry_after: None,
-        }
+        ApiError { code, message: message.into(), details: Vec::new(), retry_after: None }
     }
 
     pub fn invalid_token() -> ApiError {
@@ -131,10 +123,7 @@ impl ApiError {
     }
 
     pub fn validation(details: Vec<FieldError>) -> ApiError {
-        ApiError {
-            details,
-            ..ApiError::new(Code::ValidationFailed, "the request is not valid")
-        }
+        ApiError { details, ..ApiError::new(Code::ValidationFailed, "the request is not valid") }
     }
 
     pub fn field(field: &str, message: impl Into<String>) -> ApiError {
@@ -146,10 +135,7 @@ impl ApiError {
     }
 
     pub fn unavailable() -> ApiError {
-        ApiError {
-            retry_after: Some(1),
-            ..ApiError::new(Code::Unavailable, "storage is unavailable; retry shortly")
-        }
+        ApiError { retry_after: Some(1), ..ApiError::new(Code::Unavailable, "storage is unavailable; retry shortly") }
     }
 }
 
@@ -194,20 +180,11 @@ struct Inner<'a> {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let details = (self.code == Code::ValidationFailed).then_some(self.details.as_slice());
-        let body = Body {
-            error: Inner {
-                code: self.code.as_str(),
-                message: &self.message,
-                details,
-            },
-        };
+        let body = Body { error: Inner { code: self.code.as_str(), message: &self.message, details } };
         let mut response = (self.code.status(), axum::Json(body)).into_response();
         let headers = response.headers_mut();
         if self.code == Code::InvalidToken {
-            headers.insert(
-                header::WWW_AUTHENTICATE,
-                HeaderValue::from_static("Bearer realm=\"weir\""),
-            );
+            headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"weir\""));
         }
         if let Some(secs) = self.retry_after {
             headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));

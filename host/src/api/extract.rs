@@ -22,17 +22,10 @@ pub const MAX_JSON_BODY: usize = 1024 * 1024;
 pub fn bearer_token(parts: &Parts) -> Option<&str> {
     let value = parts.headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = value.split_once(' ')?;
-    scheme
-        .eq_ignore_ascii_case("bearer")
-        .then(|| token.trim())
-        .filter(|t| !t.is_empty())
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim()).filter(|t| !t.is_empty())
 }
 
-async fn authenticate(
-    parts: &Parts,
-    app: &App,
-    requirement: Requirement,
-) -> Result<Caller, ApiError> {
+async fn authenticate(parts: &Parts, app: &App, requirement: Requirement) -> Result<Caller, ApiError> {
     let token = bearer_token(parts).ok_or_else(ApiError::invalid_token)?;
     let owner = app.store.lookup_token(&secrets::hash(token)).await?;
     let caller = Caller::from(owner.ok_or_else(ApiError::invalid_token)?);
@@ -82,14 +75,10 @@ pub async fn read_body(body: Body, limit: usize) -> Result<bytes::Bytes, ApiErro
     let limited = http_body_util::Limited::new(body, limit);
     match limited.collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(ApiError::new(
-            Code::PayloadTooLarge,
-            format!("the request body is larger than {} bytes", limit),
-        )),
-        Err(_) => Err(ApiError::field(
-            "body",
-            "the request body could not be read",
-        )),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+            Err(ApiError::new(Code::PayloadTooLarge, format!("the request body is larger than {} bytes", limit)))
+        }
+        Err(_) => Err(ApiError::field("body", "the request body could not be read")),
     }
 }
 
@@ -98,14 +87,8 @@ pub fn is_json(parts_content_type: Option<&header::HeaderValue>) -> bool {
     let Some(value) = parts_content_type.and_then(|v| v.to_str().ok()) else {
         return false;
     };
-    let essence = value
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    essence == "application/json"
-        || (essence.starts_with("application/") && essence.ends_with("+json"))
+    let essence = value.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
 }
 
 /// A JSON object body: `application/json`, at most 1 MiB, well-formed, an object.
@@ -117,10 +100,7 @@ impl<S: Send + Sync> FromRequest<S> for JsonObject {
 
     async fn from_request(req: Request, _state: &S) -> Result<Self, ApiError> {
         if !is_json(req.headers().get(header::CONTENT_TYPE)) {
-            return Err(ApiError::new(
-                Code::UnsupportedMediaType,
-                "the request body must be application/json",
-            ));
+            return Err(ApiError::new(Code::UnsupportedMediaType, "the request body must be application/json"));
         }
         let bytes = read_body(req.into_body(), MAX_JSON_BODY).await?;
         parse_object(&bytes).map(JsonObject)
@@ -142,10 +122,7 @@ impl<S: Send + Sync> FromRequest<S> for OptionalJsonObject {
             return Ok(OptionalJsonObject(Map::new()));
         }
         if has_type && !json {
-            return Err(ApiError::new(
-                Code::UnsupportedMediaType,
-                "the request body must be application/json",
-            ));
+            return Err(ApiError::new(Code::UnsupportedMediaType, "the request body must be application/json"));
         }
         parse_object(&bytes).map(OptionalJsonObject)
     }
@@ -170,8 +147,8 @@ impl<S: Send + Sync> FromRequestParts<S> for Query {
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
         let raw = parts.uri.query().unwrap_or("");
-        let pairs: Vec<(String, String)> = serde_urlencoded::from_str(raw)
-            .map_err(|_| ApiError::field("query", "malformed query string"))?;
+        let pairs: Vec<(String, String)> =
+            serde_urlencoded::from_str(raw).map_err(|_| ApiError::field("query", "malformed query string"))?;
         Ok(Query { pairs })
     }
 }
@@ -179,11 +156,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Query {
 impl Query {
     /// The value of `name` (the last one when repeated).
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.pairs
-            .iter()
-            .rev()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
+        self.pairs.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
     }
 
     /// Fails with 422 naming the first parameter not in `known`.
@@ -194,11 +167,7 @@ impl Query {
             .filter(|(k, _)| !known.contains(&k.as_str()))
             .map(|(k, _)| FieldError::new(k.clone(), "unknown query parameter"))
             .collect();
-        if unknown.is_empty() {
-            Ok(())
-        } else {
-            Err(ApiError::validation(unknown))
-        }
+        if unknown.is_empty() { Ok(()) } else { Err(ApiError::validation(unknown)) }
     }
 
     /// `limit` (1..=100, default 50) and `cursor` for list endpoints, with the cursor
@@ -210,10 +179,7 @@ impl Query {
             Some(text) => match text.parse::<usize>() {
                 Ok(n) if (1..=100).contains(&n) => n,
                 _ => {
-                    errors.push(FieldError::new(
-                        "limit",
-                        "must be a whole number from 1 to 100",
-                    ));
+                    errors.push(FieldError::new("limit", "must be a whole number from 1 to 100"));
                     50
                 }
             },
@@ -222,18 +188,11 @@ impl Query {
             None | Some("") => None,
             Some(c) if cursor_ok(c) => Some(c.to_owned()),
             Some(_) => {
-                errors.push(FieldError::new(
-                    "cursor",
-                    "is not a cursor returned by this list",
-                ));
+                errors.push(FieldError::new("cursor", "is not a cursor returned by this list"));
                 None
             }
         };
-        if errors.is_empty() {
-            Ok(Page { limit, cursor })
-        } else {
-            Err(ApiError::validation(errors))
-        }
+        if errors.is_empty() { Ok(Page { limit, cursor }) } else { Err(ApiError::validation(errors)) }
     }
 }
 

@@ -15,10 +15,7 @@ pub struct Fields {
 
 impl Fields {
     pub fn new(map: Map<String, Value>) -> Fields {
-        Fields {
-            map,
-            errors: Vec::new(),
-        }
+        Fields { map, errors: Vec::new() }
     }
 
     /// Records an error on `field`.
@@ -77,11 +74,7 @@ impl Fields {
 
     /// An array of strings; each wrong element is reported as `name[i]`.
     pub fn string_array(&mut self, name: &str, required: bool) -> Option<Vec<String>> {
-        let value = if required {
-            self.required(name)?
-        } else {
-            self.map.remove(name)?
-        };
+        let value = if required { self.required(name)? } else { self.map.remove(name)? };
         let Value::Array(items) = value else {
             self.error(name, "must be an array of strings");
             return None;
@@ -98,11 +91,7 @@ impl Fields {
 
     /// An object field.
     pub fn object(&mut self, name: &str, required: bool) -> Option<Map<String, Value>> {
-        let value = if required {
-            self.required(name)?
-        } else {
-            self.map.remove(name)?
-        };
+        let value = if required { self.required(name)? } else { self.map.remove(name)? };
         match value {
             Value::Object(m) => Some(m),
             _ => {
@@ -123,11 +112,7 @@ impl Fields {
         for name in unknown {
             self.error(name, "unknown field");
         }
-        if self.errors.is_empty() {
-            Ok(())
-        } else {
-            Err(ApiError::validation(self.errors))
-        }
+        if self.errors.is_empty() { Ok(()) } else { Err(ApiError::validation(self.errors)) }
     }
 
     /// Errors so far without checking for unknown fields (for nested objects).
@@ -187,10 +172,7 @@ mod tests {
     #[test]
     fn bounded_text_trims_and_limits() {
         let mut f = fields(json!({}));
-        assert_eq!(
-            bounded_text(&mut f, "n", "  hi ".into(), 5),
-            Some("hi".into())
-        );
+        assert_eq!(bounded_text(&mut f, "n", "  hi ".into(), 5), Some("hi".into()));
         assert_eq!(bounded_text(&mut f, "n", "   ".into(), 5), None);
         assert_eq!(bounded_text(&mut f, "n", "toolong".into(), 5), None);
         assert_eq!(bounded_text(&mut f, "n", "a\u{7}".into(), 5), None);

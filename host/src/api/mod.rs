@@ -1,11 +1,14 @@
 //! The HTTP API: routing, and the rule that every error — from a handler, an extractor
 //! or the router itself (unknown route, wrong method) — has the contract's JSON shape.
 //!
-//! One file per resource: `oauth` (token endpoint), `webhooks`, `ops` (health, metrics).
+//! One file per resource: `oauth` (token endpoint), `webhooks`, `events` (publishing),
+//! `deliveries` (`webhook_deliveries`), `ops` (health, metrics).
 //! Handlers validate input with `extract` and `fields`, call the store, and map failures
 //! through `error::ApiError`; they hold no state of their own.
 
+pub mod deliveries;
 pub mod error;
+pub mod events;
 pub mod extract;
 pub mod fields;
 pub mod oauth;
@@ -29,12 +32,12 @@ pub fn router(app: Arc<App>) -> Router {
     let api = Router::new()
         .route("/webhooks/events", get(webhooks::events))
         .route("/webhooks", get(webhooks::list).post(webhooks::create))
-        .route(
-            "/webhooks/{id}",
-            get(webhooks::get)
-                .patch(webhooks::update)
-                .delete(webhooks::delete),
-        );
+        .route("/webhooks/{id}", get(webhooks::get).patch(webhooks::update).delete(webhooks::delete))
+        .route("/webhooks/{id}/retry_failed", post(deliveries::retry_failed))
+        .route("/events", post(events::publish))
+        .route("/webhook_deliveries", get(deliveries::list))
+        .route("/webhook_deliveries/{id}", get(deliveries::get))
+        .route("/webhook_deliveries/{id}/retry", post(deliveries::retry));
     Router::new()
         .route("/oauth/token", post(oauth::token))
         .route("/oauth/revoke", post(oauth::revoke))
@@ -64,11 +67,7 @@ async fn error_shape(request: Request, next: Next) -> Response {
     if !(status.is_client_error() || status.is_server_error()) {
         return response;
     }
-    let content_type = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
+    let content_type = response.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
     if content_type.starts_with("application/json") || content_type.starts_with("text/html") {
         return response;
     }

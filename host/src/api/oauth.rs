@@ -31,10 +31,9 @@ enum OAuthError {
 impl IntoResponse for OAuthError {
     fn into_response(self) -> Response {
         let (status, body) = match self {
-            OAuthError::InvalidRequest(why) => (
-                StatusCode::BAD_REQUEST,
-                json!({"error": "invalid_request", "error_description": why}),
-            ),
+            OAuthError::InvalidRequest(why) => {
+                (StatusCode::BAD_REQUEST, json!({"error": "invalid_request", "error_description": why}))
+            }
             OAuthError::InvalidClient => (
                 StatusCode::UNAUTHORIZED,
                 json!({"error": "invalid_client", "error_description": "client authentication failed"}),
@@ -51,15 +50,10 @@ impl IntoResponse for OAuthError {
         let mut response = (status, axum::Json(body)).into_response();
         no_store(response.headers_mut());
         if self == OAuthError::InvalidClient {
-            response.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                HeaderValue::from_static("Basic realm=\"weir\""),
-            );
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Basic realm=\"weir\""));
         }
         if self == OAuthError::Unavailable {
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         }
         response
     }
@@ -82,10 +76,7 @@ struct Form(Vec<(String, String)>);
 
 impl Form {
     fn get(&self, name: &str) -> Option<&str> {
-        self.0
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
+        self.0.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
     }
 }
 
@@ -95,23 +86,15 @@ async fn read_form(request: Request) -> Result<(HeaderMap, Form), OAuthError> {
         .headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .map(|v| {
-            v.split(';')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_ascii_lowercase()
-        });
+        .map(|v| v.split(';').next().unwrap_or("").trim().to_ascii_lowercase());
     if content_type.as_deref() != Some("application/x-www-form-urlencoded") {
-        return Err(OAuthError::InvalidRequest(
-            "the body must be application/x-www-form-urlencoded",
-        ));
+        return Err(OAuthError::InvalidRequest("the body must be application/x-www-form-urlencoded"));
     }
     let bytes = read_body(body, MAX_FORM_BODY)
         .await
         .map_err(|_| OAuthError::InvalidRequest("the request body is too large"))?;
-    let pairs: Vec<(String, String)> = serde_urlencoded::from_bytes(&bytes)
-        .map_err(|_| OAuthError::InvalidRequest("malformed form body"))?;
+    let pairs: Vec<(String, String)> =
+        serde_urlencoded::from_bytes(&bytes).map_err(|_| OAuthError::InvalidRequest("malformed form body"))?;
     for (i, (name, _)) in pairs.iter().enumerate() {
         if pairs[..i].iter().any(|(n, _)| n == name) {
             return Err(OAuthError::InvalidRequest("a parameter is repeated"));
@@ -130,24 +113,19 @@ fn credentials(headers: &HeaderMap, form: &Form) -> Result<(String, String), OAu
             if !scheme.eq_ignore_ascii_case("basic") {
                 return Err(OAuthError::InvalidClient);
             }
-            let decoded = STANDARD
-                .decode(encoded.trim())
-                .map_err(|_| OAuthError::InvalidClient)?;
+            let decoded = STANDARD.decode(encoded.trim()).map_err(|_| OAuthError::InvalidClient)?;
             let decoded = String::from_utf8(decoded).map_err(|_| OAuthError::InvalidClient)?;
             let (id, secret) = decoded.split_once(':').ok_or(OAuthError::InvalidClient)?;
-            let unescape = |s: &str| {
-                percent_encoding::percent_decode_str(&s.replace('+', " "))
-                    .decode_utf8_lossy()
-                    .into_owned()
-            };
+            let unescape =
+                |s: &str| percent_encoding::percent_decode_str(&s.replace('+', " ")).decode_utf8_lossy().into_owned();
             Some((unescape(id), unescape(secret)))
         }
     };
     let in_form = (form.get("client_id"), form.get("client_secret"));
     match (basic, in_form) {
-        (Some(_), (Some(_), _) | (_, Some(_))) => Err(OAuthError::InvalidRequest(
-            "client credentials must be sent in one place only",
-        )),
+        (Some(_), (Some(_), _) | (_, Some(_))) => {
+            Err(OAuthError::InvalidRequest("client credentials must be sent in one place only"))
+        }
         (Some(pair), _) => Ok(pair),
         (None, (Some(id), Some(secret))) => Ok((id.to_owned(), secret.to_owned())),
         (None, _) => Err(OAuthError::InvalidClient),
@@ -156,11 +134,8 @@ fn credentials(headers: &HeaderMap, form: &Form) -> Result<(String, String), OAu
 
 /// Verifies a client's secret. Unknown clients cost the same hash comparison.
 async fn authenticate_client(app: &App, id: &str, secret: &str) -> Result<Client, OAuthError> {
-    let found = if crate::ids::is_valid(crate::ids::Kind::Client, id) {
-        app.store.client_with_secret(id).await?
-    } else {
-        None
-    };
+    let found =
+        if crate::ids::is_valid(crate::ids::Kind::Client, id) { app.store.client_with_secret(id).await? } else { None };
     let (client, hash) = match found {
         Some(pair) => pair,
         None => {
@@ -193,11 +168,7 @@ async fn issue(app: &App, request: Request) -> Result<Response, OAuthError> {
     let client = authenticate_client(app, &id, &secret).await?;
     let token = secrets::generate(ACCESS_TOKEN_PREFIX);
     let ttl = app.config.token_ttl;
-    if !app
-        .store
-        .store_token(&client.client_id, &secrets::hash(&token), ttl)
-        .await?
-    {
+    if !app.store.store_token(&client.client_id, &secrets::hash(&token), ttl).await? {
         return Err(OAuthError::InvalidClient);
     }
     app.metrics.tokens_issued.inc();
@@ -217,15 +188,10 @@ async fn issue(app: &App, request: Request) -> Result<Response, OAuthError> {
 pub async fn revoke(State(app): State<Arc<App>>, request: Request) -> Response {
     let result = async {
         let (headers, form) = read_form(request).await?;
-        let token = form
-            .get("token")
-            .ok_or(OAuthError::InvalidRequest("token is required"))?
-            .to_owned();
+        let token = form.get("token").ok_or(OAuthError::InvalidRequest("token is required"))?.to_owned();
         let (id, secret) = credentials(&headers, &form)?;
         let client = authenticate_client(&app, &id, &secret).await?;
-        app.store
-            .revoke_token(&client.client_id, &secrets::hash(&token))
-            .await?;
+        app.store.revoke_token(&client.client_id, &secrets::hash(&token)).await?;
         Ok::<_, OAuthError>(())
     }
     .await;

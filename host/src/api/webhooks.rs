@@ -14,9 +14,7 @@ use crate::App;
 use crate::auth::secrets;
 use crate::catalog;
 use crate::ids::{self, Kind};
-use crate::store::webhooks::{
-    Attachment, Created, MAX_WEBHOOKS_PER_ORG, OnError, Webhook, WebhookChange,
-};
+use crate::store::webhooks::{Attachment, Created, MAX_WEBHOOKS_PER_ORG, OnError, Webhook, WebhookChange};
 
 /// Prefix of webhook signing secrets.
 pub const SIGNING_SECRET_PREFIX: &str = "whsec_";
@@ -86,26 +84,15 @@ pub async fn create(
 }
 
 /// `GET /api/v2/webhooks`
-pub async fn list(
-    State(app): State<Arc<App>>,
-    Admin(caller): Admin,
-    query: Query,
-) -> ApiResult<Response> {
+pub async fn list(State(app): State<Arc<App>>, Admin(caller): Admin, query: Query) -> ApiResult<Response> {
     query.only(&["limit", "cursor"])?;
     let page = query.page(|c| ids::is_valid(Kind::Webhook, c))?;
-    let (webhooks, next) = app
-        .store
-        .list_webhooks(&caller.org_id, page.cursor.as_deref(), page.limit)
-        .await?;
+    let (webhooks, next) = app.store.list_webhooks(&caller.org_id, page.cursor.as_deref(), page.limit).await?;
     Ok(axum::Json(json!({ "data": webhooks, "next_cursor": next })).into_response())
 }
 
 /// `GET /api/v2/webhooks/{id}`
-pub async fn get(
-    State(app): State<Arc<App>>,
-    Admin(caller): Admin,
-    Path(id): Path<String>,
-) -> ApiResult<Response> {
+pub async fn get(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id): Path<String>) -> ApiResult<Response> {
     let webhook = find(&app, &caller.org_id, &id).await?;
     Ok(axum::Json(webhook).into_response())
 }
@@ -121,15 +108,11 @@ pub async fn update(
     let mut fields = Fields::new(body);
     let mut change = WebhookChange {
         name: fields.string("name"),
-        subscribed_actions: fields
-            .string_array("subscribed_actions", false)
-            .map(known_actions),
+        subscribed_actions: fields.string_array("subscribed_actions", false).map(known_actions),
         active: fields.bool("active"),
         ..WebhookChange::default()
     };
-    change.name = change
-        .name
-        .and_then(|n| bounded_text(&mut fields, "name", n, MAX_NAME));
+    change.name = change.name.and_then(|n| bounded_text(&mut fields, "name", n, MAX_NAME));
     if let Some(value) = fields.value("plugins") {
         change.plugins = attachments(&app, &caller.org_id, value, &mut fields).await?;
     }
@@ -137,21 +120,18 @@ pub async fn update(
         change.url = vet_url(&app, &url, &mut fields).await;
     }
     fields.finish()?;
-    let webhook = app
-        .store
-        .update_webhook(&caller.org_id, &id, &change)
-        .await?
-        .ok_or_else(|| ApiError::not_found("webhook"))?;
+    let mut webhook =
+        app.store.update_webhook(&caller.org_id, &id, &change).await?.ok_or_else(|| ApiError::not_found("webhook"))?;
+    if change.active == Some(false) && webhook.active {
+        app.queue.deactivate_webhook(&caller.org_id, &id).await?;
+        webhook = find(&app, &caller.org_id, &id).await?;
+    }
     Ok(axum::Json(webhook).into_response())
 }
 
 /// `DELETE /api/v2/webhooks/{id}`
-pub async fn delete(
-    State(app): State<Arc<App>>,
-    Admin(caller): Admin,
-    Path(id): Path<String>,
-) -> ApiResult<Response> {
-    if !ids::is_valid(Kind::Webhook, &id) || !app.store.delete_webhook(&caller.org_id, &id).await? {
+pub async fn delete(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id): Path<String>) -> ApiResult<Response> {
+    if !ids::is_valid(Kind::Webhook, &id) || !app.queue.delete_webhook(&caller.org_id, &id).await? {
         return Err(ApiError::not_found("webhook"));
     }
     Ok(StatusCode::NO_CONTENT.into_response())
@@ -162,10 +142,7 @@ pub async fn find(app: &App, org_id: &str, id: &str) -> ApiResult<Webhook> {
     if !ids::is_valid(Kind::Webhook, id) {
         return Err(ApiError::not_found("webhook"));
     }
-    app.store
-        .get_webhook(org_id, id)
-        .await?
-        .ok_or_else(|| ApiError::not_found("webhook"))
+    app.store.get_webhook(org_id, id).await?.ok_or_else(|| ApiError::not_found("webhook"))
 }
 
 /// Keeps the catalogue's actions, in order, without repeats; unknown ones are dropped
@@ -192,10 +169,7 @@ pub async fn vet_url(app: &App, url: &str, fields: &mut Fields) -> Option<String
 }
 
 fn default_name(url: &str) -> String {
-    url::Url::parse(url)
-        .ok()
-        .and_then(|u| u.host_str().map(str::to_owned))
-        .unwrap_or_else(|| url.to_owned())
+    url::Url::parse(url).ok().and_then(|u| u.host_str().map(str::to_owned)).unwrap_or_else(|| url.to_owned())
 }
 
 /// Validates a `plugins` attachment list: objects `{plugin_id, config?, on_error?}`, each
@@ -211,10 +185,7 @@ pub async fn attachments(
         return Ok(None);
     };
     if items.len() > MAX_ATTACHMENTS {
-        fields.error(
-            "plugins",
-            format!("must have at most {MAX_ATTACHMENTS} attachments"),
-        );
+        fields.error("plugins", format!("must have at most {MAX_ATTACHMENTS} attachments"));
         return Ok(None);
     }
     let mut out = Vec::with_capacity(items.len());
@@ -222,10 +193,7 @@ pub async fn attachments(
     for (i, item) in items.into_iter().enumerate() {
         let at = |name: &str| format!("plugins[{i}].{name}");
         let Value::Object(map) = item else {
-            errors.push(FieldError::new(
-                format!("plugins[{i}]"),
-                "must be an object",
-            ));
+            errors.push(FieldError::new(format!("plugins[{i}]"), "must be an object"));
             continue;
         };
         let mut inner = Fields::new(map);
@@ -252,26 +220,15 @@ pub async fn attachments(
         if let Some(plugin_id) = &plugin_id
             && !app.plugin_exists(org_id, plugin_id).await?
         {
-            inner.error(
-                "plugin_id",
-                format!("no plugin `{plugin_id}` in this organisation"),
-            );
+            inner.error("plugin_id", format!("no plugin `{plugin_id}` in this organisation"));
         }
         let inner_errors = inner.into_errors();
         if inner_errors.is_empty()
             && let (Some(plugin_id), Some(on_error)) = (plugin_id, on_error)
         {
-            out.push(Attachment {
-                plugin_id,
-                config,
-                on_error,
-            });
+            out.push(Attachment { plugin_id, config, on_error });
         }
-        errors.extend(
-            inner_errors
-                .into_iter()
-                .map(|e| FieldError::new(at(&e.field), e.message)),
-        );
+        errors.extend(inner_errors.into_iter().map(|e| FieldError::new(at(&e.field), e.message)));
     }
     if errors.is_empty() {
         return Ok(Some(out));

@@ -85,45 +85,20 @@ mod tests {
     use super::*;
 
     fn caller(plan: Plan, admin: bool, publisher: bool) -> Caller {
-        Caller {
-            client_id: "cli_x".into(),
-            client_name: "x".into(),
-            org_id: "org_x".into(),
-            admin,
-            publisher,
-            plan,
-        }
+        Caller { client_id: "cli_x".into(), client_name: "x".into(), org_id: "org_x".into(), admin, publisher, plan }
     }
 
     #[test]
     fn plan_is_checked_before_role() {
-        assert_eq!(
-            caller(Plan::Free, false, false).check(Requirement::AdminWithApiPlan),
-            Err(Denied::PlanRequired)
-        );
-        assert_eq!(
-            caller(Plan::Pro, false, true).check(Requirement::AdminWithApiPlan),
-            Err(Denied::NotAdmin)
-        );
-        assert_eq!(
-            caller(Plan::Pro, true, false).check(Requirement::AdminWithApiPlan),
-            Ok(())
-        );
+        assert_eq!(caller(Plan::Free, false, false).check(Requirement::AdminWithApiPlan), Err(Denied::PlanRequired));
+        assert_eq!(caller(Plan::Pro, false, true).check(Requirement::AdminWithApiPlan), Err(Denied::NotAdmin));
+        assert_eq!(caller(Plan::Pro, true, false).check(Requirement::AdminWithApiPlan), Ok(()));
     }
 
     #[test]
     fn publishing_needs_only_the_role() {
-        assert_eq!(
-            caller(Plan::Free, false, true).check(Requirement::Publisher),
-            Ok(())
-        );
-        assert_eq!(
-            caller(Plan::Pro, true, false).check(Requirement::Publisher),
-            Err(Denied::NotPublisher)
-        );
-        assert_eq!(
-            caller(Plan::Free, false, false).check(Requirement::AnyClient),
-            Ok(())
-        );
+        assert_eq!(caller(Plan::Free, false, true).check(Requirement::Publisher), Ok(()));
+        assert_eq!(caller(Plan::Pro, true, false).check(Requirement::Publisher), Err(Denied::NotPublisher));
+        assert_eq!(caller(Plan::Free, false, false).check(Requirement::AnyClient), Ok(()));
     }
 }

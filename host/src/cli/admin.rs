@@ -40,10 +40,7 @@ pub(super) async fn run(config: Config, command: AdminCommand) -> ExitCode {
     };
     let result = match Store::connect(&url, &config.redis_prefix).await {
         Ok(store) => execute(&store, command).await,
-        Err(e) => Err(AdminError::Usage(format!(
-            "cannot reach Redis at {}: {e}",
-            crate::redact(&url)
-        ))),
+        Err(e) => Err(AdminError::Usage(format!("cannot reach Redis at {}: {e}", crate::redact(&url)))),
     };
     if let Some(managed) = managed {
         managed.close().await;
@@ -63,49 +60,28 @@ pub(super) async fn run(config: Config, command: AdminCommand) -> ExitCode {
 fn non_empty(what: &str, value: &str) -> Result<String, AdminError> {
     let trimmed = value.trim();
     if trimmed.is_empty() || trimmed.chars().count() > 200 {
-        return Err(AdminError::Usage(format!(
-            "{what} must be 1 to 200 characters"
-        )));
+        return Err(AdminError::Usage(format!("{what} must be 1 to 200 characters")));
     }
     Ok(trimmed.to_owned())
 }
 
 async fn execute(store: &Store, command: AdminCommand) -> Result<serde_json::Value, AdminError> {
     match command {
-        AdminCommand::Org {
-            command: OrgCommand::Create { name, plan },
-        } => {
-            let org = store
-                .create_org(&non_empty("--name", &name)?, plan.into())
-                .await?;
+        AdminCommand::Org { command: OrgCommand::Create { name, plan } } => {
+            let org = store.create_org(&non_empty("--name", &name)?, plan.into()).await?;
             Ok(json!(org))
         }
-        AdminCommand::Org {
-            command: OrgCommand::SetPlan { org_id, plan },
-        } => {
-            let org = store
-                .set_org_plan(&org_id, plan.into())
-                .await?
-                .ok_or(AdminError::NoOrg(org_id))?;
+        AdminCommand::Org { command: OrgCommand::SetPlan { org_id, plan } } => {
+            let org = store.set_org_plan(&org_id, plan.into()).await?.ok_or(AdminError::NoOrg(org_id))?;
             Ok(json!(org))
         }
-        AdminCommand::Client {
-            command:
-                ClientCommand::Create {
-                    org_id,
-                    name,
-                    admin,
-                    publisher,
-                },
-        } => {
+        AdminCommand::Client { command: ClientCommand::Create { org_id, name, admin, publisher } } => {
             let name = non_empty("--name", &name)?;
             if store.get_org(&org_id).await?.is_none() {
                 return Err(AdminError::NoOrg(org_id));
             }
             let secret = secrets::generate(CLIENT_SECRET_PREFIX);
-            let client = store
-                .create_client(&org_id, &name, admin, publisher, &secrets::hash(&secret))
-                .await?;
+            let client = store.create_client(&org_id, &name, admin, publisher, &secrets::hash(&secret)).await?;
             Ok(json!({
                 "client_id": client.client_id,
                 "client_secret": secret,
@@ -115,9 +91,7 @@ async fn execute(store: &Store, command: AdminCommand) -> Result<serde_json::Val
                 "publisher": client.publisher,
             }))
         }
-        AdminCommand::Client {
-            command: ClientCommand::Revoke { client_id },
-        } => {
+        AdminCommand::Client { command: ClientCommand::Revoke { client_id } } => {
             if !store.revoke_client(&client_id).await? {
                 return Err(AdminError::NoClient(client_id));
             }

@@ -14,11 +14,7 @@ use crate::config::Config;
 use crate::store::orgs::Plan;
 
 #[derive(Debug, Parser)]
-#[command(
-    name = "weir",
-    version,
-    about = "Webhook subscription and delivery service"
-)]
+#[command(name = "weir", version, about = "Webhook subscription and delivery service")]
 struct Cli {
     /// TOML configuration file (keys as in config.default.toml); WEIR_* variables override it.
     #[arg(long, global = true, value_name = "FILE")]
@@ -113,10 +109,7 @@ pub fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("weir: cannot start the async runtime: {e}");
@@ -133,8 +126,5 @@ pub fn main() -> ExitCode {
 fn init_logging(default: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("WEIR_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
 }

@@ -32,10 +32,7 @@ pub(super) async fn serve(mut config: Config) -> ExitCode {
             }
         },
         Err(e) => {
-            eprintln!(
-                "weir: cannot listen on {} (WEIR_LISTEN): {e}",
-                config.listen
-            );
+            eprintln!("weir: cannot listen on {} (WEIR_LISTEN): {e}", config.listen);
             ExitCode::FAILURE
         }
     };

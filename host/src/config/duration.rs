@@ -10,9 +10,8 @@ pub fn parse(text: &str) -> Result<Duration, String> {
     if text.is_empty() {
         return Err("empty duration".into());
     }
-    let d = humantime::parse_duration(text).map_err(|e| {
-        format!("`{text}` is not a duration ({e}); use a number and a unit: ms, s, m, h, d")
-    })?;
+    let d = humantime::parse_duration(text)
+        .map_err(|e| format!("`{text}` is not a duration ({e}); use a number and a unit: ms, s, m, h, d"))?;
     if d.is_zero() {
         return Err(format!("`{text}` must be greater than zero"));
     }
@@ -27,12 +26,7 @@ pub fn parse_list(text: &str) -> Result<Vec<Duration>, String> {
 /// Formats a duration in the shortest exact unit (`300ms`, `5s`, `5m`, `2h`, `1d`).
 pub fn format(d: Duration) -> String {
     let ms = d.as_millis();
-    for (unit, size) in [
-        ("d", 86_400_000u128),
-        ("h", 3_600_000),
-        ("m", 60_000),
-        ("s", 1_000),
-    ] {
+    for (unit, size) in [("d", 86_400_000u128), ("h", 3_600_000), ("m", 60_000), ("s", 1_000)] {
         if ms >= size && ms.is_multiple_of(size) {
             return format!("{}{unit}", ms / size);
         }
@@ -66,14 +60,7 @@ mod tests {
     #[test]
     fn parses_lists() {
         let list = parse_list("5s,5m, 30m").unwrap();
-        assert_eq!(
-            list,
-            vec![
-                Duration::from_secs(5),
-                Duration::from_secs(300),
-                Duration::from_secs(1800)
-            ]
-        );
+        assert_eq!(list, vec![Duration::from_secs(5), Duration::from_secs(300), Duration::from_secs(1800)]);
         assert!(parse_list("5s,,5m").is_err());
     }
 

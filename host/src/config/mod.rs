@@ -38,6 +38,8 @@ pub const KEYS: &[&str] = &[
     "worker_concurrency",
     "delivery_retention",
     "export_url_ttl",
+    "takeover_after",
+    "workers",
 ];
 
 /// The validated configuration of one Weir process.
@@ -62,6 +64,8 @@ pub struct Config {
     pub worker_concurrency: usize,
     pub delivery_retention: Duration,
     pub export_url_ttl: Duration,
+    pub takeover_after: Duration,
+    pub workers: bool,
 }
 
 /// Certificate chain and key for the HTTPS listener.
@@ -75,10 +79,7 @@ pub struct TlsFiles {
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read config file {path}: {source}")]
-    ReadFile {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    ReadFile { path: PathBuf, source: std::io::Error },
     #[error("config file {path} is not valid TOML: {message}")]
     Syntax { path: PathBuf, message: String },
     #[error("unknown setting `{key}` in {path} (known settings: see config.default.toml)")]
@@ -122,37 +123,23 @@ impl Config {
     }
 
     /// Loads the configuration with `env` standing in for the process environment.
-    pub fn load_with(
-        file: Option<&Path>,
-        env: impl Fn(&str) -> Option<String>,
-    ) -> Result<Config, ConfigError> {
-        let mut layers = Layers {
-            values: BTreeMap::new(),
-        };
-        let defaults: toml::Table =
-            toml::from_str(DEFAULT_TOML).map_err(|e| ConfigError::Syntax {
-                path: "config.default.toml".into(),
-                message: e.to_string(),
-            })?;
+    pub fn load_with(file: Option<&Path>, env: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
+        let mut layers = Layers { values: BTreeMap::new() };
+        let defaults: toml::Table = toml::from_str(DEFAULT_TOML)
+            .map_err(|e| ConfigError::Syntax { path: "config.default.toml".into(), message: e.to_string() })?;
         layers.add_table(defaults, Origin::Default, Path::new("config.default.toml"))?;
         if let Some(path) = file {
-            let text = std::fs::read_to_string(path).map_err(|source| ConfigError::ReadFile {
-                path: path.to_owned(),
-                source,
-            })?;
-            let table: toml::Table = toml::from_str(&text).map_err(|e| ConfigError::Syntax {
-                path: path.to_owned(),
-                message: e.to_string(),
-            })?;
+            let text = std::fs::read_to_string(path)
+                .map_err(|source| ConfigError::ReadFile { path: path.to_owned(), source })?;
+            let table: toml::Table = toml::from_str(&text)
+                .map_err(|e| ConfigError::Syntax { path: path.to_owned(), message: e.to_string() })?;
             let owned = path.to_owned();
             layers.add_table(table, |key| Origin::File(owned.clone(), key), path)?;
         }
         for key in KEYS {
             let var = format!("WEIR_{}", key.to_ascii_uppercase());
             if let Some(value) = env(&var) {
-                layers
-                    .values
-                    .insert(key, (Raw::Env(value), Origin::Env(var)));
+                layers.values.insert(key, (Raw::Env(value), Origin::Env(var)));
             }
         }
         layers.validate()
@@ -184,10 +171,7 @@ impl Layers {
     ) -> Result<(), ConfigError> {
         for (name, value) in table {
             let Some(key) = KEYS.iter().find(|k| **k == name) else {
-                return Err(ConfigError::UnknownKey {
-                    path: path.to_owned(),
-                    key: name,
-                });
+                return Err(ConfigError::UnknownKey { path: path.to_owned(), key: name });
             };
             self.values.insert(key, (Raw::Toml(value), origin(key)));
         }
@@ -195,15 +179,8 @@ impl Layers {
     }
 
     fn invalid(&self, key: &'static str, message: impl Into<String>) -> ConfigError {
-        let origin = self
-            .values
-            .get(key)
-            .map(|(_, o)| o.clone())
-            .unwrap_or(Origin::Default(key));
-        ConfigError::Invalid {
-            origin,
-            message: message.into(),
-        }
+        let origin = self.values.get(key).map(|(_, o)| o.clone()).unwrap_or(Origin::Default(key));
+        ConfigError::Invalid { origin, message: message.into() }
     }
 
     fn string(&self, key: &'static str) -> Result<Option<String>, ConfigError> {
@@ -216,16 +193,14 @@ impl Layers {
     }
 
     fn required_string(&self, key: &'static str) -> Result<String, ConfigError> {
-        self.string(key)?
-            .ok_or_else(|| self.invalid(key, "must be set"))
+        self.string(key)?.ok_or_else(|| self.invalid(key, "must be set"))
     }
 
     fn uint(&self, key: &'static str, min: u64, max: u64) -> Result<u64, ConfigError> {
         let n = match self.values.get(key) {
-            Some((Raw::Env(s), _)) => s
-                .trim()
-                .parse::<u64>()
-                .map_err(|_| self.invalid(key, format!("`{s}` is not a whole number")))?,
+            Some((Raw::Env(s), _)) => {
+                s.trim().parse::<u64>().map_err(|_| self.invalid(key, format!("`{s}` is not a whole number")))?
+            }
             Some((Raw::Toml(toml::Value::Integer(i)), _)) => {
                 u64::try_from(*i).map_err(|_| self.invalid(key, "must not be negative"))?
             }
@@ -244,6 +219,19 @@ impl Layers {
             return Err(self.invalid(key, format!("must be at most {}", duration::format(max))));
         }
         Ok(d)
+    }
+
+    fn boolean(&self, key: &'static str) -> Result<bool, ConfigError> {
+        match self.values.get(key) {
+            Some((Raw::Toml(toml::Value::Boolean(b)), _)) => Ok(*b),
+            Some((Raw::Env(s), _)) => match s.trim().to_ascii_lowercase().as_str() {
+                "true" | "1" | "yes" | "on" => Ok(true),
+                "false" | "0" | "no" | "off" => Ok(false),
+                other => Err(self.invalid(key, format!("`{other}` is not true or false"))),
+            },
+            Some(_) => Err(self.invalid(key, "must be true or false")),
+            None => Err(self.invalid(key, "must be set")),
+        }
     }
 
     fn list(&self, key: &'static str) -> Result<Vec<String>, ConfigError> {
@@ -267,32 +255,20 @@ impl Layers {
 
         let redis_url = self.string("redis_url")?;
         if let Some(url) = &redis_url {
-            let scheme_ok = ["redis://", "rediss://", "redis+unix://", "unix://"]
-                .iter()
-                .any(|s| url.starts_with(s));
+            let scheme_ok = ["redis://", "rediss://", "redis+unix://", "unix://"].iter().any(|s| url.starts_with(s));
             if !scheme_ok || redis::Client::open(url.as_str()).is_err() {
-                return Err(self.invalid(
-                    "redis_url",
-                    "must be a redis://, rediss:// or redis+unix:// URL",
-                ));
+                return Err(self.invalid("redis_url", "must be a redis://, rediss:// or redis+unix:// URL"));
             }
         }
         let redis_prefix = self.required_string("redis_prefix")?;
-        if redis_prefix.is_empty()
-            || !redis_prefix
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-        {
+        if redis_prefix.is_empty() || !redis_prefix.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
             return Err(self.invalid("redis_prefix", "must be letters, digits, `-`, `_` or `.`"));
         }
         let data_dir = PathBuf::from(self.required_string("data_dir")?);
         let listen_text = self.required_string("listen")?;
-        let listen: SocketAddr = listen_text.parse().map_err(|_| {
-            self.invalid(
-                "listen",
-                format!("`{listen_text}` is not an address like 127.0.0.1:8080"),
-            )
-        })?;
+        let listen: SocketAddr = listen_text
+            .parse()
+            .map_err(|_| self.invalid("listen", format!("`{listen_text}` is not an address like 127.0.0.1:8080")))?;
 
         let public_url = self.string("public_url")?;
         if let Some(u) = &public_url {
@@ -305,10 +281,7 @@ impl Layers {
         }
 
         let tls = match (self.string("tls_cert")?, self.string("tls_key")?) {
-            (Some(cert), Some(key)) => Some(TlsFiles {
-                cert: cert.into(),
-                key: key.into(),
-            }),
+            (Some(cert), Some(key)) => Some(TlsFiles { cert: cert.into(), key: key.into() }),
             (None, None) => None,
             (Some(_), None) => {
                 return Err(self.invalid("tls_key", "must be set when tls_cert is set"));
@@ -326,10 +299,7 @@ impl Layers {
                     .or_else(|_| text.parse::<std::net::IpAddr>().map(IpNet::from))
                     .map(|n| n.trunc())
                     .map_err(|_| {
-                        self.invalid(
-                            "allow_private_targets",
-                            format!("`{text}` is not a CIDR such as 10.0.0.0/8"),
-                        )
+                        self.invalid("allow_private_targets", format!("`{text}` is not a CIDR such as 10.0.0.0/8"))
                     })
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -364,24 +334,21 @@ impl Layers {
         if retry_schedule.len() > 50 {
             return Err(self.invalid("retry_schedule", "must list at most 50 delays"));
         }
-        if let Some(long) = retry_schedule
-            .iter()
-            .find(|d| **d > Duration::from_secs(7 * 86_400))
-        {
-            return Err(self.invalid(
-                "retry_schedule",
-                format!("delays must be at most 7d, got {}", duration::format(*long)),
-            ));
+        if let Some(long) = retry_schedule.iter().find(|d| **d > Duration::from_secs(7 * 86_400)) {
+            return Err(
+                self.invalid("retry_schedule", format!("delays must be at most 7d, got {}", duration::format(*long)))
+            );
         }
 
-        let deactivate_after_failures =
-            self.uint("deactivate_after_failures", 1, 1_000_000)? as u32;
+        let deactivate_after_failures = self.uint("deactivate_after_failures", 1, 1_000_000)? as u32;
         let deactivate_after = self.duration("deactivate_after", YEAR)?;
         let delivery_timeout = self.duration("delivery_timeout", Duration::from_secs(300))?;
         let max_in_flight_per_webhook = self.uint("max_in_flight_per_webhook", 1, 10_000)? as usize;
         let worker_concurrency = self.uint("worker_concurrency", 1, 100_000)? as usize;
         let delivery_retention = self.duration("delivery_retention", YEAR)?;
         let export_url_ttl = self.duration("export_url_ttl", Duration::from_secs(7 * 86_400))?;
+        let takeover_after = self.duration("takeover_after", Duration::from_secs(3600))?;
+        let workers = self.boolean("workers")?;
 
         let schedule_span: Duration = retry_schedule.iter().sum();
         if delivery_retention < schedule_span.mul_f64(1.2) + Duration::from_secs(60) {
@@ -412,6 +379,8 @@ impl Layers {
             worker_concurrency,
             delivery_retention,
             export_url_ttl,
+            takeover_after,
+            workers,
         })
     }
 }

@@ -4,10 +4,7 @@ use std::io::Write;
 use super::*;
 
 fn load(env: &[(&str, &str)]) -> Result<Config, ConfigError> {
-    let env: HashMap<String, String> = env
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+    let env: HashMap<String, String> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     Config::load_with(None, |k| env.get(k).cloned())
 }
 
@@ -30,6 +27,16 @@ fn defaults_match_the_contract() {
     assert_eq!(c.export_url_ttl, Duration::from_secs(15 * 60));
     assert!(c.allow_private_targets.is_empty());
     assert!(c.tls.is_none());
+    assert_eq!(c.takeover_after, Duration::from_secs(30));
+    assert!(c.workers);
+}
+
+#[test]
+fn booleans_accept_common_spellings() {
+    assert!(!load(&[("WEIR_WORKERS", "false")]).unwrap().workers);
+    assert!(!load(&[("WEIR_WORKERS", "0")]).unwrap().workers);
+    assert!(load(&[("WEIR_WORKERS", "yes")]).unwrap().workers);
+    assert!(load(&[("WEIR_WORKERS", "maybe")]).unwrap_err().to_string().contains("true or false"));
 }
 
 #[test]
@@ -39,10 +46,7 @@ fn every_default_key_is_known_and_every_key_is_documented() {
         assert!(KEYS.contains(&key.as_str()), "{key} is not in KEYS");
     }
     for key in KEYS {
-        assert!(
-            DEFAULT_TOML.contains(key),
-            "{key} is not documented in config.default.toml"
-        );
+        assert!(DEFAULT_TOML.contains(key), "{key} is not documented in config.default.toml");
     }
 }
 
@@ -52,10 +56,7 @@ fn environment_overrides_defaults() {
         ("WEIR_REDIS_URL", "redis://127.0.0.1:7000"),
         ("WEIR_LISTEN", "0.0.0.0:9000"),
         ("WEIR_RETRY_SCHEDULE", "100ms, 1s,2s"),
-        (
-            "WEIR_ALLOW_PRIVATE_TARGETS",
-            "10.1.0.0/16, 127.0.0.1,fd00::/8",
-        ),
+        ("WEIR_ALLOW_PRIVATE_TARGETS", "10.1.0.0/16, 127.0.0.1,fd00::/8"),
         ("WEIR_TOKEN_TTL", "60"),
         ("WEIR_DEACTIVATE_AFTER_FAILURES", "3"),
         ("WEIR_DELIVERY_TIMEOUT", "2s"),
@@ -75,13 +76,8 @@ fn environment_overrides_defaults() {
 #[test]
 fn file_overrides_defaults_and_env_overrides_file() {
     let mut file = tempfile();
-    writeln!(
-        file.1,
-        "delivery_timeout = \"3s\"\nlisten = \"127.0.0.1:1234\""
-    )
-    .unwrap();
-    let env: HashMap<String, String> =
-        [("WEIR_LISTEN".to_string(), "127.0.0.1:4321".to_string())].into();
+    writeln!(file.1, "delivery_timeout = \"3s\"\nlisten = \"127.0.0.1:1234\"").unwrap();
+    let env: HashMap<String, String> = [("WEIR_LISTEN".to_string(), "127.0.0.1:4321".to_string())].into();
     let c = Config::load_with(Some(&file.0), |k| env.get(k).cloned()).unwrap();
     assert_eq!(c.delivery_timeout, Duration::from_secs(3));
     assert_eq!(c.listen.port(), 4321);
@@ -93,11 +89,7 @@ fn unknown_file_keys_are_refused() {
     let mut file = tempfile();
     writeln!(file.1, "delivery_timout = \"3s\"").unwrap();
     let err = Config::load_with(Some(&file.0), |_| None).unwrap_err();
-    assert!(
-        err.to_string()
-            .contains("unknown setting `delivery_timout`"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("unknown setting `delivery_timout`"), "{err}");
     std::fs::remove_file(&file.0).unwrap();
 }
 
@@ -127,17 +119,9 @@ fn errors_name_the_variable() {
 
 #[test]
 fn retention_must_outlast_retries() {
-    let err = load(&[("WEIR_DELIVERY_RETENTION", "1d")])
-        .unwrap_err()
-        .to_string();
+    let err = load(&[("WEIR_DELIVERY_RETENTION", "1d")]).unwrap_err().to_string();
     assert!(err.contains("outlast"), "{err}");
-    assert!(
-        load(&[
-            ("WEIR_DELIVERY_RETENTION", "1h"),
-            ("WEIR_RETRY_SCHEDULE", "1s,2s")
-        ])
-        .is_ok()
-    );
+    assert!(load(&[("WEIR_DELIVERY_RETENTION", "1h"), ("WEIR_RETRY_SCHEDULE", "1s,2s")]).is_ok());
 }
 
 #[test]
@@ -149,10 +133,7 @@ fn public_url_follows_tls() {
 }
 
 fn tempfile() -> (PathBuf, std::fs::File) {
-    let path = std::env::temp_dir().join(format!(
-        "weir-config-{}.toml",
-        crate::ids::new(crate::ids::Kind::Event)
-    ));
+    let path = std::env::temp_dir().join(format!("weir-config-{}.toml", crate::ids::new(crate::ids::Kind::Event)));
     let file = std::fs::File::create(&path).unwrap();
     (path, file)
 }

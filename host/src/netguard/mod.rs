@@ -110,26 +110,11 @@ mod tests {
     #[test]
     fn form_rules() {
         let rule = UrlRule::default();
-        assert_eq!(
-            rule.parse("ftp://example.com/").unwrap_err(),
-            UrlError::Scheme
-        );
-        assert_eq!(
-            rule.parse("javascript:alert(1)").unwrap_err(),
-            UrlError::Scheme
-        );
-        assert_eq!(
-            rule.parse("example.com/hook").unwrap_err(),
-            UrlError::Malformed
-        );
-        assert_eq!(
-            rule.parse("https://user:pw@example.com/").unwrap_err(),
-            UrlError::UserInfo
-        );
-        assert_eq!(
-            rule.parse("https://user@example.com/").unwrap_err(),
-            UrlError::UserInfo
-        );
+        assert_eq!(rule.parse("ftp://example.com/").unwrap_err(), UrlError::Scheme);
+        assert_eq!(rule.parse("javascript:alert(1)").unwrap_err(), UrlError::Scheme);
+        assert_eq!(rule.parse("example.com/hook").unwrap_err(), UrlError::Malformed);
+        assert_eq!(rule.parse("https://user:pw@example.com/").unwrap_err(), UrlError::UserInfo);
+        assert_eq!(rule.parse("https://user@example.com/").unwrap_err(), UrlError::UserInfo);
         let long = format!("https://example.com/{}", "a".repeat(MAX_URL_LEN));
         assert_eq!(rule.parse(&long).unwrap_err(), UrlError::TooLong);
         assert!(rule.parse("https://example.com:8443/hooks?x=1").is_ok());
@@ -148,10 +133,7 @@ mod tests {
             "http://0x7f.1/",
             "http://0/",
         ] {
-            assert!(
-                matches!(rule.vet(url).await, Err(UrlError::NotPublic(_))),
-                "{url}"
-            );
+            assert!(matches!(rule.vet(url).await, Err(UrlError::NotPublic(_))), "{url}");
         }
         let ok = rule.vet("https://93.184.216.34:8443/x").await.unwrap();
         assert_eq!(ok.addrs, vec!["93.184.216.34:8443".parse().unwrap()]);
@@ -160,14 +142,8 @@ mod tests {
     #[tokio::test]
     async fn hostnames_resolving_to_loopback_are_refused() {
         let rule = UrlRule::default();
-        assert!(matches!(
-            rule.vet("http://localhost:9/").await,
-            Err(UrlError::NotPublic(_))
-        ));
-        let exempt = UrlRule::new(vec![
-            "127.0.0.0/8".parse().unwrap(),
-            "::1/128".parse().unwrap(),
-        ]);
+        assert!(matches!(rule.vet("http://localhost:9/").await, Err(UrlError::NotPublic(_))));
+        let exempt = UrlRule::new(vec!["127.0.0.0/8".parse().unwrap(), "::1/128".parse().unwrap()]);
         let vetted = exempt.vet("http://localhost:9/").await.unwrap();
         assert!(vetted.addrs.iter().all(|a| a.ip().is_loopback()));
     }

@@ -44,11 +44,7 @@ fn in_v4(ip: Ipv4Addr, (base, len): (u32, u8)) -> bool {
 }
 
 fn in_v6(ip: Ipv6Addr, (base, len): (u128, u8)) -> bool {
-    let mask = if len == 0 {
-        0
-    } else {
-        u128::MAX << (128 - len)
-    };
+    let mask = if len == 0 { 0 } else { u128::MAX << (128 - len) };
     (u128::from(ip) & mask) == base
 }
 
@@ -106,12 +102,12 @@ pub fn is_allowed(ip: IpAddr, exempt: &[IpNet]) -> bool {
 
 /// The blocked ranges, for documentation and tests.
 pub fn blocked_ranges() -> Vec<IpNet> {
-    let v4 = V4_BLOCKED.iter().map(|(b, l)| {
-        IpNet::V4(Ipv4Net::new(Ipv4Addr::from(*b), *l).expect("static prefix length is valid"))
-    });
-    let v6 = V6_BLOCKED.iter().map(|(b, l)| {
-        IpNet::V6(Ipv6Net::new(Ipv6Addr::from(*b), *l).expect("static prefix length is valid"))
-    });
+    let v4 = V4_BLOCKED
+        .iter()
+        .map(|(b, l)| IpNet::V4(Ipv4Net::new(Ipv4Addr::from(*b), *l).expect("static prefix length is valid")));
+    let v6 = V6_BLOCKED
+        .iter()
+        .map(|(b, l)| IpNet::V6(Ipv6Net::new(Ipv6Addr::from(*b), *l).expect("static prefix length is valid")));
     v4.chain(v6).collect()
 }
 

@@ -99,14 +99,7 @@ impl Store {
             ("created_at", &now),
         ];
         let _: () = self.conn().hset_multiple(&key, &fields).await?;
-        Ok(Client {
-            client_id,
-            org_id: org_id.to_owned(),
-            name: name.to_owned(),
-            admin,
-            publisher,
-            revoked: false,
-        })
+        Ok(Client { client_id, org_id: org_id.to_owned(), name: name.to_owned(), admin, publisher, revoked: false })
     }
 
     /// The client and its secret hash, or `None` when unknown.
@@ -119,10 +112,7 @@ impl Store {
         let hash = fields
             .get("secret_hash")
             .cloned()
-            .ok_or_else(|| StoreError::Corrupt {
-                key,
-                reason: "no secret hash".into(),
-            })?;
+            .ok_or_else(|| StoreError::Corrupt { key, reason: "no secret hash".into() })?;
         let client = Client {
             client_id: client_id.to_owned(),
             org_id: fields.get("org_id").cloned().unwrap_or_default(),
@@ -135,12 +125,7 @@ impl Store {
     }
 
     /// Stores a token (by its hash) for `ttl`. `false` when the client was revoked meanwhile.
-    pub async fn store_token(
-        &self,
-        client_id: &str,
-        token_hash: &str,
-        ttl: Duration,
-    ) -> Result<bool> {
+    pub async fn store_token(&self, client_id: &str, token_hash: &str, ttl: Duration) -> Result<bool> {
         let now = crate::time::now_millis();
         let ttl_ms = ttl.as_millis() as u64;
         let stored: i64 = redis::Script::new(ISSUE_TOKEN)
@@ -165,26 +150,15 @@ impl Store {
             .invoke_async(&mut self.conn())
             .await?;
         let Some(row) = row else { return Ok(None) };
-        let [client_id, org_id, name, admin, publisher, revoked, plan] =
-            <[String; 7]>::try_from(row).map_err(|_| StoreError::Corrupt {
-                key: "token lookup".into(),
-                reason: "short row".into(),
-            })?;
+        let [client_id, org_id, name, admin, publisher, revoked, plan] = <[String; 7]>::try_from(row)
+            .map_err(|_| StoreError::Corrupt { key: "token lookup".into(), reason: "short row".into() })?;
         if revoked != "0" {
             return Ok(None);
         }
-        let plan = Plan::parse(&plan).ok_or_else(|| StoreError::Corrupt {
-            key: format!("org {org_id}"),
-            reason: "bad plan".into(),
-        })?;
-        let client = Client {
-            client_id,
-            org_id,
-            name,
-            admin: admin == "1",
-            publisher: publisher == "1",
-            revoked: false,
-        };
+        let plan = Plan::parse(&plan)
+            .ok_or_else(|| StoreError::Corrupt { key: format!("org {org_id}"), reason: "bad plan".into() })?;
+        let client =
+            Client { client_id, org_id, name, admin: admin == "1", publisher: publisher == "1", revoked: false };
         Ok(Some(TokenOwner { client, plan }))
     }
 

@@ -23,13 +23,8 @@ pub enum ManagedError {
     )]
     NotInstalled,
     #[error("cannot use data directory {dir}: {source}")]
-    DataDir {
-        dir: PathBuf,
-        source: std::io::Error,
-    },
-    #[error(
-        "the Unix socket path {0} is too long (at most 100 bytes); use a shorter WEIR_DATA_DIR"
-    )]
+    DataDir { dir: PathBuf, source: std::io::Error },
+    #[error("the Unix socket path {0} is too long (at most 100 bytes); use a shorter WEIR_DATA_DIR")]
     SocketPathTooLong(PathBuf),
     #[error("redis-server did not start within {secs}s; see {log}")]
     StartTimeout { secs: u64, log: PathBuf },
@@ -48,26 +43,15 @@ pub struct Layout {
 
 impl Layout {
     pub fn new(redis_dir: &Path) -> Result<Layout, ManagedError> {
-        std::fs::create_dir_all(redis_dir).map_err(|source| ManagedError::DataDir {
-            dir: redis_dir.to_owned(),
-            source,
-        })?;
-        let dir = redis_dir
-            .canonicalize()
-            .map_err(|source| ManagedError::DataDir {
-                dir: redis_dir.to_owned(),
-                source,
-            })?;
+        std::fs::create_dir_all(redis_dir)
+            .map_err(|source| ManagedError::DataDir { dir: redis_dir.to_owned(), source })?;
+        let dir =
+            redis_dir.canonicalize().map_err(|source| ManagedError::DataDir { dir: redis_dir.to_owned(), source })?;
         let socket = dir.join("redis.sock");
         if socket.as_os_str().len() > 100 {
             return Err(ManagedError::SocketPathTooLong(socket));
         }
-        Ok(Layout {
-            lock: dir.join("owner.lock"),
-            log: dir.join("redis.log"),
-            socket,
-            dir,
-        })
+        Ok(Layout { lock: dir.join("owner.lock"), log: dir.join("redis.log"), socket, dir })
     }
 
     /// The URL clients use to reach it.
@@ -83,26 +67,16 @@ pub async fn answers(layout: &Layout) -> bool {
     };
     let attempt = async {
         let mut conn = client.get_multiplexed_async_connection().await.ok()?;
-        redis::cmd("PING")
-            .query_async::<String>(&mut conn)
-            .await
-            .ok()
+        redis::cmd("PING").query_async::<String>(&mut conn).await.ok()
     };
-    matches!(
-        tokio::time::timeout(Duration::from_secs(2), attempt).await,
-        Ok(Some(_))
-    )
+    matches!(tokio::time::timeout(Duration::from_secs(2), attempt).await, Ok(Some(_)))
 }
 
 fn check_installed() -> Result<(), ManagedError> {
     let found = std::env::var_os("PATH")
         .map(|paths| std::env::split_paths(&paths).any(|p| p.join("redis-server").is_file()))
         .unwrap_or(false);
-    if found {
-        Ok(())
-    } else {
-        Err(ManagedError::NotInstalled)
-    }
+    if found { Ok(()) } else { Err(ManagedError::NotInstalled) }
 }
 
 /// Starts `redis-server` on the layout and waits until it answers.
@@ -118,16 +92,7 @@ async fn start(layout: &Layout) -> Result<Child, ManagedError> {
         .arg("700")
         .arg("--dir")
         .arg(&layout.dir)
-        .args([
-            "--appendonly",
-            "yes",
-            "--appendfsync",
-            "everysec",
-            "--save",
-            "",
-            "--daemonize",
-            "no",
-        ])
+        .args(["--appendonly", "yes", "--appendfsync", "everysec", "--save", "", "--daemonize", "no"])
         .arg("--logfile")
         .arg(&layout.log)
         .stdin(Stdio::null())
@@ -145,10 +110,7 @@ async fn start(layout: &Layout) -> Result<Child, ManagedError> {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let _ = child.start_kill();
-    Err(ManagedError::StartTimeout {
-        secs: 30,
-        log: layout.log.clone(),
-    })
+    Err(ManagedError::StartTimeout { secs: 30, log: layout.log.clone() })
 }
 
 /// Asks the server to shut down (it flushes the AOF first) and waits for the child.
@@ -159,9 +121,7 @@ async fn stop_server(layout: &Layout, child: Option<Child>) {
         let _ = redis::cmd("SHUTDOWN").query_async::<()>(&mut conn).await;
     }
     if let Some(mut child) = child
-        && tokio::time::timeout(Duration::from_secs(10), child.wait())
-            .await
-            .is_err()
+        && tokio::time::timeout(Duration::from_secs(10), child.wait()).await.is_err()
     {
         let _ = child.start_kill();
         let _ = child.wait().await;
@@ -180,11 +140,7 @@ impl Supervisor {
     /// Makes sure the managed Redis runs, and keeps it running.
     pub async fn start(redis_dir: &Path) -> Result<Supervisor, ManagedError> {
         let layout = Layout::new(redis_dir)?;
-        let mut owner = Owner {
-            layout: layout.clone(),
-            lock: None,
-            child: None,
-        };
+        let mut owner = Owner { layout: layout.clone(), lock: None, child: None };
         owner.ensure(true).await?;
         let (stop, mut stopped) = watch::channel(false);
         let task = tokio::spawn(async move {
@@ -252,10 +208,7 @@ impl Owner {
                     }
                 }
                 if self.lock.is_none() {
-                    return Err(ManagedError::StartTimeout {
-                        secs: 30,
-                        log: self.layout.log.clone(),
-                    });
+                    return Err(ManagedError::StartTimeout { secs: 30, log: self.layout.log.clone() });
                 }
             } else {
                 return Ok(());
@@ -276,17 +229,11 @@ fn try_lock(layout: &Layout) -> Result<Option<File>, ManagedError> {
         .truncate(false)
         .write(true)
         .open(&layout.lock)
-        .map_err(|source| ManagedError::DataDir {
-            dir: layout.dir.clone(),
-            source,
-        })?;
+        .map_err(|source| ManagedError::DataDir { dir: layout.dir.clone(), source })?;
     match file.try_lock() {
         Ok(()) => Ok(Some(file)),
         Err(std::fs::TryLockError::WouldBlock) => Ok(None),
-        Err(std::fs::TryLockError::Error(source)) => Err(ManagedError::DataDir {
-            dir: layout.dir.clone(),
-            source,
-        }),
+        Err(std::fs::TryLockError::Error(source)) => Err(ManagedError::DataDir { dir: layout.dir.clone(), source }),
     }
 }
 
@@ -302,37 +249,22 @@ impl ForCommand {
     pub async fn open(redis_dir: &Path) -> Result<ForCommand, ManagedError> {
         let layout = Layout::new(redis_dir)?;
         if answers(&layout).await {
-            return Ok(ForCommand {
-                layout,
-                temporary: None,
-            });
+            return Ok(ForCommand { layout, temporary: None });
         }
         for _ in 0..100 {
             if let Some(lock) = try_lock(&layout)? {
                 if answers(&layout).await {
-                    return Ok(ForCommand {
-                        layout,
-                        temporary: None,
-                    });
+                    return Ok(ForCommand { layout, temporary: None });
                 }
                 let child = start(&layout).await?;
-                return Ok(ForCommand {
-                    layout,
-                    temporary: Some((lock, child)),
-                });
+                return Ok(ForCommand { layout, temporary: Some((lock, child)) });
             }
             if answers(&layout).await {
-                return Ok(ForCommand {
-                    layout,
-                    temporary: None,
-                });
+                return Ok(ForCommand { layout, temporary: None });
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        Err(ManagedError::StartTimeout {
-            secs: 10,
-            log: layout.log.clone(),
-        })
+        Err(ManagedError::StartTimeout { secs: 10, log: layout.log.clone() })
     }
 
     pub fn url(&self) -> String {

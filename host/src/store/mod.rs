@@ -20,6 +20,7 @@
 //! go through Lua scripts or `MULTI`, so no request leaves half-written state behind.
 
 pub mod clients;
+pub mod deliveries;
 pub mod managed;
 pub mod orgs;
 pub mod webhooks;
@@ -68,9 +69,7 @@ pub struct Store {
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store")
-            .field("prefix", &self.prefix)
-            .finish_non_exhaustive()
+        f.debug_struct("Store").field("prefix", &self.prefix).finish_non_exhaustive()
     }
 }
 
@@ -87,11 +86,7 @@ impl Store {
             .set_number_of_retries(2)
             .set_max_delay(Duration::from_secs(1));
         let conn = client.get_connection_manager_with_config(config).await?;
-        let store = Store {
-            conn,
-            client,
-            prefix: prefix.to_owned(),
-        };
+        let store = Store { conn, client, prefix: prefix.to_owned() };
         store.ping().await?;
         Ok(store)
     }
@@ -104,10 +99,7 @@ impl Store {
             .set_response_timeout(Some(response_timeout))
             .set_number_of_retries(2)
             .set_max_delay(Duration::from_secs(1));
-        Ok(self
-            .client
-            .get_connection_manager_with_config(config)
-            .await?)
+        Ok(self.client.get_connection_manager_with_config(config).await?)
     }
 
     /// The shared connection.

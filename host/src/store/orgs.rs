@@ -53,26 +53,13 @@ impl Store {
         let now = crate::time::now_rfc3339();
         redis::pipe()
             .atomic()
-            .hset_multiple(
-                &key,
-                &[
-                    ("id", id.as_str()),
-                    ("name", name),
-                    ("plan", plan.as_str()),
-                    ("created_at", &now),
-                ],
-            )
+            .hset_multiple(&key, &[("id", id.as_str()), ("name", name), ("plan", plan.as_str()), ("created_at", &now)])
             .ignore()
             .zadd(self.key(&["orgs"]), &id, 0)
             .ignore()
             .query_async::<()>(&mut self.conn())
             .await?;
-        Ok(Org {
-            id,
-            name: name.to_owned(),
-            plan,
-            api_integrations: plan.api_integrations(),
-        })
+        Ok(Org { id, name: name.to_owned(), plan, api_integrations: plan.api_integrations() })
     }
 
     pub async fn get_org(&self, id: &str) -> Result<Option<Org>> {
@@ -84,10 +71,7 @@ impl Store {
         let plan = fields
             .get("plan")
             .and_then(|p| Plan::parse(p))
-            .ok_or_else(|| StoreError::Corrupt {
-                key: key.clone(),
-                reason: "bad plan".into(),
-            })?;
+            .ok_or_else(|| StoreError::Corrupt { key: key.clone(), reason: "bad plan".into() })?;
         Ok(Some(Org {
             id: id.to_owned(),
             name: fields.get("name").cloned().unwrap_or_default(),
@@ -103,11 +87,7 @@ impl Store {
             "if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
              redis.call('HSET', KEYS[1], 'plan', ARGV[1]) return 1",
         );
-        let updated: i64 = script
-            .key(&key)
-            .arg(plan.as_str())
-            .invoke_async(&mut self.conn())
-            .await?;
+        let updated: i64 = script.key(&key).arg(plan.as_str()).invoke_async(&mut self.conn()).await?;
         if updated == 0 {
             return Ok(None);
         }

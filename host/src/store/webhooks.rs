@@ -100,20 +100,12 @@ impl Store {
         let fields = to_fields(&webhook);
         let script = redis::Script::new(CREATE);
         let mut invocation = script.prepare_invoke();
-        invocation
-            .key(&key)
-            .key(&index)
-            .arg(MAX_WEBHOOKS_PER_ORG)
-            .arg(&webhook.id);
+        invocation.key(&key).key(&index).arg(MAX_WEBHOOKS_PER_ORG).arg(&webhook.id);
         for (name, value) in &fields {
             invocation.arg(*name).arg(value);
         }
         let created: i64 = invocation.invoke_async(&mut self.conn()).await?;
-        Ok(if created == 1 {
-            Created::Ok(Box::new(webhook))
-        } else {
-            Created::LimitReached
-        })
+        Ok(if created == 1 { Created::Ok(Box::new(webhook)) } else { Created::LimitReached })
     }
 
     /// The webhook, if it exists and belongs to `org_id`.
@@ -160,19 +152,12 @@ impl Store {
 
     /// Every webhook of the organisation (for fan-out and the settings page).
     pub async fn all_webhooks(&self, org_id: &str) -> Result<Vec<Webhook>> {
-        let (webhooks, _) = self
-            .list_webhooks(org_id, None, MAX_WEBHOOKS_PER_ORG)
-            .await?;
+        let (webhooks, _) = self.list_webhooks(org_id, None, MAX_WEBHOOKS_PER_ORG).await?;
         Ok(webhooks)
     }
 
     /// Applies a change; `None` when the webhook is not the organisation's.
-    pub async fn update_webhook(
-        &self,
-        org_id: &str,
-        id: &str,
-        change: &WebhookChange,
-    ) -> Result<Option<Webhook>> {
+    pub async fn update_webhook(&self, org_id: &str, id: &str, change: &WebhookChange) -> Result<Option<Webhook>> {
         let now = crate::time::now_rfc3339();
         let mut fields: Vec<(&str, String)> = vec![("updated_at", now.clone())];
         if let Some(name) = &change.name {
@@ -187,20 +172,13 @@ impl Store {
         if let Some(plugins) = &change.plugins {
             fields.push(("plugins", json(plugins)));
         }
-        match change.active {
-            Some(true) => {
-                fields.push(("active", "1".into()));
-                fields.push(("deactivated_at", String::new()));
-                fields.push(("deactivation_reason", String::new()));
-                fields.push(("fail_count", "0".into()));
-                fields.push(("fail_since", String::new()));
-            }
-            Some(false) => {
-                fields.push(("active", "0".into()));
-                fields.push(("deactivated_at", now));
-                fields.push(("deactivation_reason", "manual".into()));
-            }
-            None => {}
+        // Deactivation also fails pending deliveries: see `Queue::deactivate_webhook`.
+        if change.active == Some(true) {
+            fields.push(("active", "1".into()));
+            fields.push(("deactivated_at", String::new()));
+            fields.push(("deactivation_reason", String::new()));
+            fields.push(("fail_count", "0".into()));
+            fields.push(("fail_since", String::new()));
         }
         if !self.set_webhook_fields(org_id, id, &fields).await? {
             return Ok(None);
@@ -209,12 +187,7 @@ impl Store {
     }
 
     /// Sets raw fields of the organisation's webhook; `false` when it is not there.
-    pub(crate) async fn set_webhook_fields(
-        &self,
-        org_id: &str,
-        id: &str,
-        fields: &[(&str, String)],
-    ) -> Result<bool> {
+    pub(crate) async fn set_webhook_fields(&self, org_id: &str, id: &str, fields: &[(&str, String)]) -> Result<bool> {
         let script = redis::Script::new(UPDATE);
         let mut invocation = script.prepare_invoke();
         invocation.key(self.key(&["wh", id])).arg(org_id);
@@ -283,14 +256,8 @@ fn to_fields(w: &Webhook) -> Vec<(&'static str, String)> {
         ("signing_secret", w.signing_secret.clone()),
         ("created_at", w.created_at.clone()),
         ("updated_at", w.updated_at.clone()),
-        (
-            "deactivated_at",
-            w.deactivated_at.clone().unwrap_or_default(),
-        ),
-        (
-            "deactivation_reason",
-            w.deactivation_reason.clone().unwrap_or_default(),
-        ),
+        ("deactivated_at", w.deactivated_at.clone().unwrap_or_default()),
+        ("deactivation_reason", w.deactivation_reason.clone().unwrap_or_default()),
         ("fail_count", "0".into()),
         ("fail_since", String::new()),
     ]
@@ -299,14 +266,11 @@ fn to_fields(w: &Webhook) -> Vec<(&'static str, String)> {
 fn from_fields(key: &str, f: &HashMap<String, String>) -> Result<Webhook> {
     let text = |name: &str| f.get(name).cloned().unwrap_or_default();
     let optional = |name: &str| f.get(name).filter(|v| !v.is_empty()).cloned();
-    let corrupt = |reason: String| StoreError::Corrupt {
-        key: key.to_owned(),
-        reason,
-    };
+    let corrupt = |reason: String| StoreError::Corrupt { key: key.to_owned(), reason };
     let subscribed_actions = serde_json::from_str(f.get("subscribed_actions").map_or("[]", |s| s))
         .map_err(|e| corrupt(format!("subscribed_actions: {e}")))?;
-    let plugins = serde_json::from_str(f.get("plugins").map_or("[]", |s| s))
-        .map_err(|e| corrupt(format!("plugins: {e}")))?;
+    let plugins =
+        serde_json::from_str(f.get("plugins").map_or("[]", |s| s)).map_err(|e| corrupt(format!("plugins: {e}")))?;
     Ok(Webhook {
         id: text("id"),
         org_id: text("org_id"),

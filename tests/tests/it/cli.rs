@@ -12,11 +12,7 @@ use crate::support::weir::{WeirBuilder, weir_binary};
 
 fn admin(env: &[(&str, &str)], args: &[&str]) -> Output {
     let mut command = Command::new(weir_binary());
-    command
-        .arg("admin")
-        .args(args)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default());
+    command.arg("admin").args(args).env_clear().env("PATH", std::env::var("PATH").unwrap_or_default());
     for (k, v) in env {
         command.env(k, v);
     }
@@ -24,22 +20,14 @@ fn admin(env: &[(&str, &str)], args: &[&str]) -> Output {
 }
 
 fn json_out(output: &Output) -> Value {
-    assert!(
-        output.status.success(),
-        "failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert!(output.status.success(), "failed: {}", String::from_utf8_lossy(&output.stderr));
     serde_json::from_slice(&output.stdout).expect("stdout is JSON")
 }
 
 async fn token_request(base: &str, id: &str, secret: &str) -> (u16, Value) {
     let resp = Http::new(base)
         .post("/oauth/token")
-        .form(&[
-            ("grant_type", "client_credentials"),
-            ("client_id", id),
-            ("client_secret", secret),
-        ])
+        .form(&[("grant_type", "client_credentials"), ("client_id", id), ("client_secret", secret)])
         .send()
         .await;
     let body = serde_json::from_slice(&resp.body).unwrap_or(Value::Null);
@@ -50,26 +38,15 @@ async fn token_request(base: &str, id: &str, secret: &str) -> (u16, Value) {
 async fn admin_commands_print_the_contract_json() {
     let redis = RedisServer::start();
     let url = redis.url();
-    let env = [
-        ("WEIR_REDIS_URL", url.as_str()),
-        ("WEIR_REDIS_PREFIX", "cli"),
-    ];
+    let env = [("WEIR_REDIS_URL", url.as_str()), ("WEIR_REDIS_PREFIX", "cli")];
 
-    let org = json_out(&admin(
-        &env,
-        &["org", "create", "--name", "Acme Ltd", "--plan", "free"],
-    ));
+    let org = json_out(&admin(&env, &["org", "create", "--name", "Acme Ltd", "--plan", "free"]));
     let org_id = org["id"].as_str().unwrap();
     assert!(org_id.starts_with("org_"));
     assert_eq!(org["name"], "Acme Ltd");
     assert_eq!(org["plan"], "free");
     assert_eq!(org["api_integrations"], false);
-    let keys: Vec<&str> = org
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
+    let keys: Vec<&str> = org.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(keys.len(), 4, "{org}");
 
     let upgraded = json_out(&admin(&env, &["org", "set-plan", org_id, "--plan", "pro"]));
@@ -77,61 +54,29 @@ async fn admin_commands_print_the_contract_json() {
     assert_eq!(upgraded["api_integrations"], true);
     assert_eq!(upgraded["id"], org["id"]);
 
-    let client = json_out(&admin(
-        &env,
-        &[
-            "client", "create", "--org", org_id, "--name", "Zapier", "--admin",
-        ],
-    ));
+    let client = json_out(&admin(&env, &["client", "create", "--org", org_id, "--name", "Zapier", "--admin"]));
     assert!(client["client_id"].as_str().unwrap().starts_with("cli_"));
     assert!(client["client_secret"].as_str().unwrap().len() >= 40);
     assert_eq!(client["org_id"], org["id"]);
     assert_eq!(client["name"], "Zapier");
     assert_eq!(client["admin"], true);
     assert_eq!(client["publisher"], false);
-    let publisher = json_out(&admin(
-        &env,
-        &[
-            "client",
-            "create",
-            "--org",
-            org_id,
-            "--name",
-            "App",
-            "--publisher",
-        ],
-    ));
+    let publisher = json_out(&admin(&env, &["client", "create", "--org", org_id, "--name", "App", "--publisher"]));
     assert_eq!(publisher["admin"], false);
     assert_eq!(publisher["publisher"], true);
 
     // The printed credentials work against a running Weir on the same Redis.
-    let weir = WeirBuilder::new(&url)
-        .env("WEIR_REDIS_PREFIX", "cli")
-        .start()
-        .await;
+    let weir = WeirBuilder::new(&url).env("WEIR_REDIS_PREFIX", "cli").start().await;
     let id = client["client_id"].as_str().unwrap();
     let secret = client["client_secret"].as_str().unwrap();
     let (status, body) = token_request(&weir.base, id, secret).await;
     assert_eq!(status, 200, "{body}");
     let token = body["access_token"].as_str().unwrap().to_owned();
-    weir.http()
-        .get("/api/v2/webhooks")
-        .bearer(&token)
-        .send()
-        .await
-        .expect(200);
+    weir.http().get("/api/v2/webhooks").bearer(&token).send().await.expect(200);
 
     let revoked = json_out(&admin(&env, &["client", "revoke", id]));
-    assert_eq!(
-        revoked,
-        serde_json::json!({"client_id": id, "revoked": true})
-    );
-    weir.http()
-        .get("/api/v2/webhooks")
-        .bearer(&token)
-        .send()
-        .await
-        .expect(401);
+    assert_eq!(revoked, serde_json::json!({"client_id": id, "revoked": true}));
+    weir.http().get("/api/v2/webhooks").bearer(&token).send().await.expect(401);
     assert_eq!(token_request(&weir.base, id, secret).await.0, 401);
 }
 
@@ -141,19 +86,10 @@ fn admin_errors_go_to_stderr_with_a_non_zero_exit() {
     let url = redis.url();
     let env = [("WEIR_REDIS_URL", url.as_str())];
     let cases: &[(&[&str], &str)] = &[
-        (
-            &["org", "set-plan", "org_nope", "--plan", "pro"],
-            "no organisation org_nope",
-        ),
-        (
-            &["client", "create", "--org", "org_nope", "--name", "x"],
-            "no organisation org_nope",
-        ),
+        (&["org", "set-plan", "org_nope", "--plan", "pro"], "no organisation org_nope"),
+        (&["client", "create", "--org", "org_nope", "--name", "x"], "no organisation org_nope"),
         (&["client", "revoke", "cli_nope"], "no client cli_nope"),
-        (
-            &["org", "create", "--name", "  ", "--plan", "pro"],
-            "--name",
-        ),
+        (&["org", "create", "--name", "  ", "--plan", "pro"], "--name"),
         (&["org", "create", "--name", "x", "--plan", "gold"], "gold"),
     ];
     for (args, needle) in cases {
@@ -163,16 +99,11 @@ fn admin_errors_go_to_stderr_with_a_non_zero_exit() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(stderr.contains(needle), "{args:?}: {stderr}");
     }
-    let output = admin(
-        &[("WEIR_REDIS_URL", "redis://127.0.0.1:1")],
-        &["org", "create", "--name", "x", "--plan", "pro"],
-    );
+    let output =
+        admin(&[("WEIR_REDIS_URL", "redis://127.0.0.1:1")], &["org", "create", "--name", "x", "--plan", "pro"]);
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("cannot reach Redis"));
-    let output = admin(
-        &[("WEIR_DELIVERY_TIMEOUT", "ten")],
-        &["org", "create", "--name", "x", "--plan", "pro"],
-    );
+    let output = admin(&[("WEIR_DELIVERY_TIMEOUT", "ten")], &["org", "create", "--name", "x", "--plan", "pro"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("WEIR_DELIVERY_TIMEOUT"));
 }
@@ -188,15 +119,9 @@ async fn managed_redis_is_started_shared_with_admin_and_keeps_data_across_restar
     let env_ref: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
 
     // No server running: admin starts a temporary Redis, writes, and shuts it down.
-    let org = json_out(&admin(
-        &env_ref,
-        &["org", "create", "--name", "Before", "--plan", "pro"],
-    ));
+    let org = json_out(&admin(&env_ref, &["org", "create", "--name", "Before", "--plan", "pro"]));
     let org_id = org["id"].as_str().unwrap().to_owned();
-    assert!(
-        dir.join("redis").join("appendonlydir").exists(),
-        "AOF persistence is on"
-    );
+    assert!(dir.join("redis").join("appendonlydir").exists(), "AOF persistence is on");
 
     let builder = WeirBuilder::shared()
         .without("WEIR_REDIS_URL")
@@ -205,16 +130,9 @@ async fn managed_redis_is_started_shared_with_admin_and_keeps_data_across_restar
     let mut serve = builder.spawn();
     serve.wait_ready().await;
     // While serve runs, admin uses the same Redis and sees the earlier organisation.
-    let client = json_out(&admin(
-        &env_ref,
-        &[
-            "client", "create", "--org", &org_id, "--name", "c", "--admin",
-        ],
-    ));
-    let (id, secret) = (
-        client["client_id"].as_str().unwrap().to_owned(),
-        client["client_secret"].as_str().unwrap().to_owned(),
-    );
+    let client = json_out(&admin(&env_ref, &["client", "create", "--org", &org_id, "--name", "c", "--admin"]));
+    let (id, secret) =
+        (client["client_id"].as_str().unwrap().to_owned(), client["client_secret"].as_str().unwrap().to_owned());
     assert_eq!(token_request(&serve.base, &id, &secret).await.0, 200);
     let status = serve.signal("TERM");
     assert!(status.success(), "clean exit on SIGTERM: {status:?}");
@@ -242,10 +160,7 @@ fn serve_without_redis_explains_what_to_do() {
         .expect("run weir serve");
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        stderr.contains("redis-server") && stderr.contains("WEIR_REDIS_URL"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("redis-server") && stderr.contains("WEIR_REDIS_URL"), "{stderr}");
 
     let output = Command::new(weir_binary())
         .arg("serve")

@@ -9,10 +9,7 @@ use crate::support::weir::Weir;
 fn assert_error_shape(body: &Value, code: &str) {
     let error = &body["error"];
     assert_eq!(error["code"], code, "{body}");
-    assert!(
-        error["message"].as_str().is_some_and(|m| !m.is_empty()),
-        "{body}"
-    );
+    assert!(error["message"].as_str().is_some_and(|m| !m.is_empty()), "{body}");
     if code == "validation_failed" {
         assert!(error["details"].is_array(), "{body}");
     } else {
@@ -27,19 +24,9 @@ async fn unknown_routes_and_wrong_methods_use_the_error_shape() {
     let http = weir.http();
     let resp = http.get("/no/such/route").send().await.expect(404);
     assert_error_shape(&resp.json(), "not_found");
-    let resp = http
-        .get("/api/v2/nothing")
-        .bearer(&t.admin.token)
-        .send()
-        .await
-        .expect(404);
+    let resp = http.get("/api/v2/nothing").bearer(&t.admin.token).send().await.expect(404);
     assert_error_shape(&resp.json(), "not_found");
-    let resp = http
-        .request(hyper::Method::PUT, "/api/v2/webhooks")
-        .bearer(&t.admin.token)
-        .send()
-        .await
-        .expect(405);
+    let resp = http.request(hyper::Method::PUT, "/api/v2/webhooks").bearer(&t.admin.token).send().await.expect(405);
     assert_error_shape(&resp.json(), "method_not_allowed");
     let resp = http.get("/oauth/token").send().await.expect(405);
     assert_error_shape(&resp.json(), "method_not_allowed");
@@ -51,34 +38,18 @@ async fn bodies_are_limited_typed_and_well_formed() {
     let t = weir.tenant(Plan::Pro).await;
     let http = weir.http();
     let big = vec![b' '; 1024 * 1024 + 1];
-    let resp = http
-        .post("/api/v2/webhooks")
-        .bearer(&t.admin.token)
-        .raw("application/json", big)
-        .send()
-        .await
-        .expect(413);
+    let resp =
+        http.post("/api/v2/webhooks").bearer(&t.admin.token).raw("application/json", big).send().await.expect(413);
     assert_error_shape(&resp.json(), "payload_too_large");
     // Just within the limit is parsed (and then refused for its content, not its size).
     let mut within = br#"{"url":"http://127.0.0.1:9/","subscribed_actions":[],"name":""#.to_vec();
     within.resize(1024 * 1024 - 2, b'a');
     within.extend_from_slice(b"\"}");
-    let resp = http
-        .post("/api/v2/webhooks")
-        .bearer(&t.admin.token)
-        .raw("application/json", within)
-        .send()
-        .await
-        .expect(422);
+    let resp =
+        http.post("/api/v2/webhooks").bearer(&t.admin.token).raw("application/json", within).send().await.expect(422);
     assert_eq!(resp.error_fields(), vec!["name"]);
 
-    let resp = http
-        .post("/api/v2/webhooks")
-        .bearer(&t.admin.token)
-        .raw("text/plain", "{}")
-        .send()
-        .await
-        .expect(415);
+    let resp = http.post("/api/v2/webhooks").bearer(&t.admin.token).raw("text/plain", "{}").send().await.expect(415);
     assert_error_shape(&resp.json(), "unsupported_media_type");
     let resp = http
         .post("/api/v2/webhooks")
@@ -89,13 +60,8 @@ async fn bodies_are_limited_typed_and_well_formed() {
         .expect(422);
     assert_error_shape(&resp.json(), "validation_failed");
     assert_eq!(resp.error_fields(), vec!["body"]);
-    let resp = http
-        .post("/api/v2/webhooks")
-        .bearer(&t.admin.token)
-        .raw("application/json", "[1,2]")
-        .send()
-        .await
-        .expect(422);
+    let resp =
+        http.post("/api/v2/webhooks").bearer(&t.admin.token).raw("application/json", "[1,2]").send().await.expect(422);
     assert_eq!(resp.error_fields(), vec!["body"]);
     let resp = http
         .post("/api/v2/webhooks")
@@ -113,19 +79,13 @@ async fn the_webhook_limit_is_409() {
     for i in 0..weir::store::webhooks::MAX_WEBHOOKS_PER_ORG {
         let resp = t
             .admin
-            .post(
-                "/api/v2/webhooks",
-                &json!({"url": format!("http://127.0.0.1:9/{i}"), "subscribed_actions": []}),
-            )
+            .post("/api/v2/webhooks", &json!({"url": format!("http://127.0.0.1:9/{i}"), "subscribed_actions": []}))
             .await;
         assert_eq!(resp.status, 201, "{i}");
     }
     let resp = t
         .admin
-        .post(
-            "/api/v2/webhooks",
-            &json!({"url": "http://127.0.0.1:9/x", "subscribed_actions": []}),
-        )
+        .post("/api/v2/webhooks", &json!({"url": "http://127.0.0.1:9/x", "subscribed_actions": []}))
         .await
         .expect(409);
     assert_error_shape(&resp.json(), "conflict");
@@ -139,23 +99,12 @@ async fn internal_errors_say_nothing_about_internals() {
     let id = w["id"].as_str().unwrap();
     let mut conn = crate::support::redis::shared().conn();
     let key = format!("{}:wh:{id}", weir.builder.prefix());
-    let _: () = redis::cmd("HSET")
-        .arg(&key)
-        .arg("subscribed_actions")
-        .arg("{not json")
-        .query(&mut conn)
-        .unwrap();
-    let resp = t
-        .admin
-        .get(&format!("/api/v2/webhooks/{id}"))
-        .await
-        .expect(500);
+    let _: () = redis::cmd("HSET").arg(&key).arg("subscribed_actions").arg("{not json").query(&mut conn).unwrap();
+    let resp = t.admin.get(&format!("/api/v2/webhooks/{id}")).await.expect(500);
     assert_error_shape(&resp.json(), "internal");
     let text = resp.text();
     assert!(
-        !text.contains(&key)
-            && !text.contains("subscribed_actions")
-            && !text.to_lowercase().contains("redis"),
+        !text.contains(&key) && !text.contains("subscribed_actions") && !text.to_lowercase().contains("redis"),
         "{text}"
     );
 }
@@ -164,27 +113,14 @@ async fn internal_errors_say_nothing_about_internals() {
 async fn health_readiness_and_metrics() {
     let weir = Weir::start_default().await;
     let http = weir.http();
-    assert_eq!(
-        http.get("/healthz").send().await.expect(200).json()["status"],
-        "ok"
-    );
-    assert_eq!(
-        http.get("/readyz").send().await.expect(200).json()["status"],
-        "ready"
-    );
+    assert_eq!(http.get("/healthz").send().await.expect(200).json()["status"], "ok");
+    assert_eq!(http.get("/readyz").send().await.expect(200).json()["status"], "ready");
     let t = weir.tenant(Plan::Pro).await;
     let _ = t;
     let resp = http.get("/metrics").send().await.expect(200);
-    assert!(
-        resp.header("content-type")
-            .unwrap()
-            .starts_with("text/plain")
-    );
+    assert!(resp.header("content-type").unwrap().starts_with("text/plain"));
     let text = resp.text();
-    let issued = text
-        .lines()
-        .find(|l| l.starts_with("weir_tokens_issued_total "))
-        .expect("token counter");
+    let issued = text.lines().find(|l| l.starts_with("weir_tokens_issued_total ")).expect("token counter");
     let n: f64 = issued.split_whitespace().nth(1).unwrap().parse().unwrap();
     assert!(n >= 2.0, "{issued}");
 }

@@ -1,15 +1,11 @@
 //! Weir's integration tests: real `redis-server`, real HTTP over loopback, real Weir.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::type_complexity,
-    unreachable_pub,
-    missing_debug_implementations
-)]
+#![allow(clippy::unwrap_used, clippy::type_complexity, unreachable_pub, missing_debug_implementations)]
 
 mod support;
 
 mod cli;
+mod delivery;
 mod errors;
 mod oauth;
 mod resilience;

@@ -29,19 +29,11 @@ async fn client_credentials_in_the_form_give_a_bearer_token() {
     assert_eq!(body["token_type"], "Bearer");
     assert_eq!(body["expires_in"], 7200);
     let created = body["created_at"].as_u64().unwrap();
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
     assert!(created.abs_diff(now) < 60);
     let token = body["access_token"].as_str().unwrap();
     assert!(token.len() >= 40);
-    weir.http()
-        .get("/api/v2/webhooks")
-        .bearer(token)
-        .send()
-        .await
-        .expect(200);
+    weir.http().get("/api/v2/webhooks").bearer(token).send().await.expect(200);
 }
 
 #[tokio::test]
@@ -49,8 +41,8 @@ async fn client_credentials_in_basic_auth_work_and_both_places_is_an_error() {
     let weir = Weir::start_default().await;
     let org = weir.store.create_org("Acme", Plan::Pro).await.unwrap();
     let creds = weir.credentials(&org.id, true, false).await;
-    let basic = base64::engine::general_purpose::STANDARD
-        .encode(format!("{}:{}", creds.client_id, creds.client_secret));
+    let basic =
+        base64::engine::general_purpose::STANDARD.encode(format!("{}:{}", creds.client_id, creds.client_secret));
     let resp = weir
         .http()
         .post("/oauth/token")
@@ -83,29 +75,14 @@ async fn token_errors_follow_rfc_6749() {
     let creds = weir.credentials(&org.id, true, false).await;
     let http = weir.http();
     let cases: Vec<(Vec<(&str, &str)>, u16, &str)> = vec![
+        (vec![("client_id", &creds.client_id), ("client_secret", &creds.client_secret)], 400, "invalid_request"),
         (
-            vec![
-                ("client_id", &creds.client_id),
-                ("client_secret", &creds.client_secret),
-            ],
-            400,
-            "invalid_request",
-        ),
-        (
-            vec![
-                ("grant_type", "password"),
-                ("client_id", &creds.client_id),
-                ("client_secret", &creds.client_secret),
-            ],
+            vec![("grant_type", "password"), ("client_id", &creds.client_id), ("client_secret", &creds.client_secret)],
             400,
             "unsupported_grant_type",
         ),
         (
-            vec![
-                ("grant_type", "client_credentials"),
-                ("client_id", &creds.client_id),
-                ("client_secret", "wcs_wrong"),
-            ],
+            vec![("grant_type", "client_credentials"), ("client_id", &creds.client_id), ("client_secret", "wcs_wrong")],
             401,
             "invalid_client",
         ),
@@ -118,19 +95,8 @@ async fn token_errors_follow_rfc_6749() {
             401,
             "invalid_client",
         ),
-        (
-            vec![("grant_type", "client_credentials")],
-            401,
-            "invalid_client",
-        ),
-        (
-            vec![
-                ("grant_type", "client_credentials"),
-                ("grant_type", "client_credentials"),
-            ],
-            400,
-            "invalid_request",
-        ),
+        (vec![("grant_type", "client_credentials")], 401, "invalid_client"),
+        (vec![("grant_type", "client_credentials"), ("grant_type", "client_credentials")], 400, "invalid_request"),
     ];
     for (form, status, error) in cases {
         let resp = http.post("/oauth/token").form(&form).send().await;
@@ -141,31 +107,19 @@ async fn token_errors_follow_rfc_6749() {
             assert!(resp.header("www-authenticate").is_some());
         }
     }
-    let resp = http
-        .post("/oauth/token")
-        .json(&json!({"grant_type": "client_credentials"}))
-        .send()
-        .await
-        .expect(400);
+    let resp = http.post("/oauth/token").json(&json!({"grant_type": "client_credentials"})).send().await.expect(400);
     assert_eq!(resp.json()["error"], "invalid_request");
 }
 
 #[tokio::test]
 async fn tokens_expire_after_the_configured_ttl() {
-    let weir = WeirBuilder::shared()
-        .env("WEIR_TOKEN_TTL", "1")
-        .start()
-        .await;
+    let weir = WeirBuilder::shared().env("WEIR_TOKEN_TTL", "1").start().await;
     let tenant = weir.tenant(Plan::Pro).await;
     tenant.admin.get("/api/v2/webhooks").await.expect(200);
     tokio::time::sleep(Duration::from_millis(1300)).await;
     let resp = tenant.admin.get("/api/v2/webhooks").await.expect(401);
     assert_eq!(resp.error_code(), "invalid_token");
-    assert!(
-        resp.header("www-authenticate")
-            .unwrap()
-            .starts_with("Bearer")
-    );
+    assert!(resp.header("www-authenticate").unwrap().starts_with("Bearer"));
 }
 
 #[tokio::test]
@@ -197,19 +151,11 @@ async fn revoking_a_token_stops_it_and_only_it() {
         .await
         .expect(200);
     tenant.admin.get("/api/v2/webhooks").await.expect(401);
-    http.get("/api/v2/webhooks")
-        .bearer(&other_token)
-        .send()
-        .await
-        .expect(200);
+    http.get("/api/v2/webhooks").bearer(&other_token).send().await.expect(200);
     // Bad client credentials on revoke are refused.
     let resp = http
         .post("/oauth/revoke")
-        .form(&[
-            ("token", &other_token),
-            ("client_id", &tenant.admin.creds.client_id),
-            ("client_secret", "wcs_nope"),
-        ])
+        .form(&[("token", &other_token), ("client_id", &tenant.admin.creds.client_id), ("client_secret", "wcs_nope")])
         .send()
         .await
         .expect(401);
@@ -221,19 +167,9 @@ async fn revoking_a_client_kills_its_live_tokens_at_once() {
     let weir = Weir::start_default().await;
     let tenant = weir.tenant(Plan::Pro).await;
     let second = weir.token(&tenant.admin.creds).await;
-    assert!(
-        weir.store
-            .revoke_client(&tenant.admin.creds.client_id)
-            .await
-            .unwrap()
-    );
+    assert!(weir.store.revoke_client(&tenant.admin.creds.client_id).await.unwrap());
     tenant.admin.get("/api/v2/webhooks").await.expect(401);
-    weir.http()
-        .get("/api/v2/webhooks")
-        .bearer(&second)
-        .send()
-        .await
-        .expect(401);
+    weir.http().get("/api/v2/webhooks").bearer(&second).send().await.expect(401);
     let resp = weir
         .http()
         .post("/oauth/token")
@@ -253,22 +189,13 @@ async fn secrets_and_tokens_are_stored_only_as_hashes() {
     let weir = Weir::start_default().await;
     let tenant = weir.tenant(Plan::Pro).await;
     let mut conn = crate::support::redis::shared().conn();
-    let keys: Vec<String> = redis::cmd("KEYS")
-        .arg(format!("{}:*", weir.builder.prefix()))
-        .query(&mut conn)
-        .unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS").arg(format!("{}:*", weir.builder.prefix())).query(&mut conn).unwrap();
     assert!(!keys.is_empty());
     for key in keys {
         let dump: Vec<u8> = redis::cmd("DUMP").arg(&key).query(&mut conn).unwrap();
         let text = String::from_utf8_lossy(&dump);
-        assert!(
-            !text.contains(&tenant.admin.creds.client_secret),
-            "secret stored in clear in {key}"
-        );
-        assert!(
-            !text.contains(&tenant.admin.token),
-            "token stored in clear in {key}"
-        );
+        assert!(!text.contains(&tenant.admin.creds.client_secret), "secret stored in clear in {key}");
+        assert!(!text.contains(&tenant.admin.token), "token stored in clear in {key}");
         assert!(!key.contains(&tenant.admin.token));
     }
 }

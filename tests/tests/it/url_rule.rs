@@ -7,10 +7,7 @@ use crate::support::weir::WeirBuilder;
 
 #[tokio::test]
 async fn every_non_public_range_is_refused_on_create_and_patch() {
-    let weir = WeirBuilder::shared()
-        .env("WEIR_ALLOW_PRIVATE_TARGETS", "")
-        .start()
-        .await;
+    let weir = WeirBuilder::shared().env("WEIR_ALLOW_PRIVATE_TARGETS", "").start().await;
     let t = weir.tenant(Plan::Pro).await;
     let refused = [
         "http://0.0.0.0/",
@@ -55,19 +52,10 @@ async fn every_non_public_range_is_refused_on_create_and_patch() {
         "http://LOCALHOST/",
     ];
     for url in refused {
-        let resp = t
-            .admin
-            .post(
-                "/api/v2/webhooks",
-                &json!({"url": url, "subscribed_actions": []}),
-            )
-            .await;
+        let resp = t.admin.post("/api/v2/webhooks", &json!({"url": url, "subscribed_actions": []})).await;
         assert_eq!(resp.status, 422, "{url} should be refused: {}", resp.text());
         assert_eq!(resp.error_fields(), vec!["url"], "{url}");
-        let message = resp.json()["error"]["details"][0]["message"]
-            .as_str()
-            .unwrap()
-            .to_owned();
+        let message = resp.json()["error"]["details"][0]["message"].as_str().unwrap().to_owned();
         assert!(message.contains("not a public address"), "{url}: {message}");
     }
     let form = [
@@ -79,77 +67,29 @@ async fn every_non_public_range_is_refused_on_create_and_patch() {
         ("https://no-such-host.invalid/", "does not resolve"),
     ];
     for (url, needle) in form {
-        let resp = t
-            .admin
-            .post(
-                "/api/v2/webhooks",
-                &json!({"url": url, "subscribed_actions": []}),
-            )
-            .await
-            .expect(422);
-        let message = resp.json()["error"]["details"][0]["message"]
-            .as_str()
-            .unwrap()
-            .to_owned();
+        let resp = t.admin.post("/api/v2/webhooks", &json!({"url": url, "subscribed_actions": []})).await.expect(422);
+        let message = resp.json()["error"]["details"][0]["message"].as_str().unwrap().to_owned();
         assert!(message.contains(needle), "{url}: {message}");
     }
     // Public literal addresses pass, IPv4 and IPv6.
-    for url in [
-        "https://93.184.216.34/hook",
-        "https://[2606:4700:4700::1111]:8443/hook",
-        "http://[::ffff:8.8.8.8]/",
-    ] {
-        t.admin
-            .post(
-                "/api/v2/webhooks",
-                &json!({"url": url, "subscribed_actions": []}),
-            )
-            .await
-            .expect(201);
+    for url in ["https://93.184.216.34/hook", "https://[2606:4700:4700::1111]:8443/hook", "http://[::ffff:8.8.8.8]/"] {
+        t.admin.post("/api/v2/webhooks", &json!({"url": url, "subscribed_actions": []})).await.expect(201);
     }
     // PATCH applies the same rule.
     let w = t.admin.create_webhook("https://93.184.216.34/", &[]).await;
     let path = format!("/api/v2/webhooks/{}", w["id"].as_str().unwrap());
-    let resp = t
-        .admin
-        .patch(&path, &json!({"url": "http://[::1]:9/"}))
-        .await
-        .expect(422);
+    let resp = t.admin.patch(&path, &json!({"url": "http://[::1]:9/"})).await.expect(422);
     assert_eq!(resp.error_fields(), vec!["url"]);
 }
 
 #[tokio::test]
 async fn exempt_ranges_are_allowed_and_nothing_else() {
-    let weir = WeirBuilder::shared()
-        .env("WEIR_ALLOW_PRIVATE_TARGETS", "127.0.0.0/8,fd00::/8")
-        .start()
-        .await;
+    let weir = WeirBuilder::shared().env("WEIR_ALLOW_PRIVATE_TARGETS", "127.0.0.0/8,fd00::/8").start().await;
     let t = weir.tenant(Plan::Pro).await;
-    for url in [
-        "http://127.0.0.1:9/",
-        "http://[::ffff:127.0.0.1]:9/",
-        "http://[fd00::5]/",
-    ] {
-        t.admin
-            .post(
-                "/api/v2/webhooks",
-                &json!({"url": url, "subscribed_actions": []}),
-            )
-            .await
-            .expect(201);
+    for url in ["http://127.0.0.1:9/", "http://[::ffff:127.0.0.1]:9/", "http://[fd00::5]/"] {
+        t.admin.post("/api/v2/webhooks", &json!({"url": url, "subscribed_actions": []})).await.expect(201);
     }
-    for url in [
-        "http://10.0.0.1/",
-        "http://[::1]/",
-        "http://[fc00::1]/",
-        "http://169.254.169.254/",
-    ] {
-        t.admin
-            .post(
-                "/api/v2/webhooks",
-                &json!({"url": url, "subscribed_actions": []}),
-            )
-            .await
-            .expect(422);
+    for url in ["http://10.0.0.1/", "http://[::1]/", "http://[fc00::1]/", "http://169.254.169.254/"] {
+        t.admin.post("/api/v2/webhooks", &json!({"url": url, "subscribed_actions": []})).await.expect(422);
     }
 }

@@ -21,12 +21,8 @@ pub struct Resp {
 
 impl Resp {
     pub fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
-            panic!(
-                "response is not JSON ({e}): {}",
-                String::from_utf8_lossy(&self.body)
-            )
-        })
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("response is not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
     }
 
     pub fn text(&self) -> String {
@@ -34,41 +30,26 @@ impl Resp {
     }
 
     pub fn header(&self, name: &str) -> Option<String> {
-        self.headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned)
+        self.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned)
     }
 
     /// The `error.code` of a contract error body.
     pub fn error_code(&self) -> String {
-        self.json()["error"]["code"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned()
+        self.json()["error"]["code"].as_str().unwrap_or_default().to_owned()
     }
 
     /// The fields named in a 422's `details`.
     pub fn error_fields(&self) -> Vec<String> {
         self.json()["error"]["details"]
             .as_array()
-            .map(|d| {
-                d.iter()
-                    .filter_map(|e| e["field"].as_str().map(str::to_owned))
-                    .collect()
-            })
+            .map(|d| d.iter().filter_map(|e| e["field"].as_str().map(str::to_owned)).collect())
             .unwrap_or_default()
     }
 
     /// Asserts the status, showing the body when it differs.
     #[track_caller]
     pub fn expect(self, status: u16) -> Resp {
-        assert_eq!(
-            self.status,
-            status,
-            "unexpected status; body: {}",
-            self.text()
-        );
+        assert_eq!(self.status, status, "unexpected status; body: {}", self.text());
         self
     }
 }
@@ -83,10 +64,7 @@ pub struct Http {
 impl Http {
     pub fn new(base: &str) -> Http {
         let client = Client::builder(TokioExecutor::new()).build_http();
-        Http {
-            client,
-            base: base.trim_end_matches('/').to_owned(),
-        }
+        Http { client, base: base.trim_end_matches('/').to_owned() }
     }
 
     pub fn request(&self, method: Method, path: &str) -> RequestBuilder {
@@ -143,11 +121,8 @@ impl RequestBuilder {
     }
 
     pub fn form(self, pairs: &[(&str, &str)]) -> RequestBuilder {
-        let body: String = pairs
-            .iter()
-            .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
-            .collect::<Vec<_>>()
-            .join("&");
+        let body: String =
+            pairs.iter().map(|(k, v)| format!("{}={}", encode(k), encode(v))).collect::<Vec<_>>().join("&");
         self.raw("application/x-www-form-urlencoded", body.into_bytes())
     }
 
@@ -163,15 +138,8 @@ impl RequestBuilder {
         if let Some(headers) = request.headers_mut() {
             *headers = self.headers;
         }
-        let request = request
-            .body(Full::new(self.body))
-            .map_err(|e| e.to_string())?;
-        let response = self
-            .http
-            .client
-            .request(request)
-            .await
-            .map_err(|e| e.to_string())?;
+        let request = request.body(Full::new(self.body)).map_err(|e| e.to_string())?;
+        let response = self.http.client.request(request).await.map_err(|e| e.to_string())?;
         Ok(response.status().as_u16())
     }
 
@@ -181,33 +149,21 @@ impl RequestBuilder {
             *headers = self.headers;
         }
         let request = request.body(Full::new(self.body)).expect("request");
-        let response =
-            tokio::time::timeout(Duration::from_secs(30), self.http.client.request(request))
-                .await
-                .unwrap_or_else(|_| panic!("request to {} timed out", self.url))
-                .unwrap_or_else(|e| panic!("request to {} failed: {e}", self.url));
+        let response = tokio::time::timeout(Duration::from_secs(30), self.http.client.request(request))
+            .await
+            .unwrap_or_else(|_| panic!("request to {} timed out", self.url))
+            .unwrap_or_else(|e| panic!("request to {} failed: {e}", self.url));
         let status = response.status().as_u16();
         let headers = response.headers().clone();
-        let body = response
-            .into_body()
-            .collect()
-            .await
-            .expect("response body")
-            .to_bytes();
-        Resp {
-            status,
-            headers,
-            body,
-        }
+        let body = response.into_body().collect().await.expect("response body").to_bytes();
+        Resp { status, headers, body }
     }
 }
 
 fn encode(s: &str) -> String {
     s.bytes()
         .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
             _ => format!("%{b:02X}"),
         })
         .collect()

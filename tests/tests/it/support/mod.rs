@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod http;
+pub mod receiver;
 pub mod redis;
 pub mod tls;
 pub mod weir;
@@ -14,20 +15,13 @@ use std::time::{Duration, Instant};
 
 /// A free loopback port (bound and released; fine for tests on one machine).
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port")
+    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("free port")
 }
 
 /// A unique name for this test process and call.
 pub fn unique(tag: &str) -> String {
     static NEXT: AtomicU64 = AtomicU64::new(0);
-    format!(
-        "{tag}-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    )
+    format!("{tag}-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
 /// A fresh, empty temporary directory (short path, so Unix sockets fit).
@@ -38,11 +32,7 @@ pub fn temp_dir(tag: &str) -> PathBuf {
 }
 
 /// Polls `check` until it returns `Some`, or panics after `timeout` with `what`.
-pub async fn eventually<T>(
-    what: &str,
-    timeout: Duration,
-    mut check: impl AsyncFnMut() -> Option<T>,
-) -> T {
+pub async fn eventually<T>(what: &str, timeout: Duration, mut check: impl AsyncFnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + timeout;
     loop {
         if let Some(value) = check().await {

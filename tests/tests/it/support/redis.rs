@@ -32,22 +32,13 @@ impl RedisServer {
     }
 
     fn start_with(aof: bool) -> RedisServer {
-        let mut server = RedisServer {
-            port: free_port(),
-            dir: temp_dir("redis"),
-            wrapper: None,
-            aof,
-        };
+        let mut server = RedisServer { port: free_port(), dir: temp_dir("redis"), wrapper: None, aof };
         server.spawn();
         server
     }
 
     fn spawn(&mut self) {
-        let aof = if self.aof {
-            "--appendonly yes --appendfsync always"
-        } else {
-            "--appendonly no"
-        };
+        let aof = if self.aof { "--appendonly yes --appendfsync always" } else { "--appendonly no" };
         let script = format!(
             "redis-server --port {port} --bind 127.0.0.1 --dir '{dir}' --save '' {aof} \
              --logfile '{dir}/redis.log' & pid=$!; read _; kill $pid; wait $pid",
@@ -101,9 +92,7 @@ impl RedisServer {
 
     /// A synchronous connection for assertions on raw keys.
     pub fn conn(&self) -> redis::Connection {
-        redis::Client::open(self.url())
-            .and_then(|c| c.get_connection())
-            .expect("redis connection")
+        redis::Client::open(self.url()).and_then(|c| c.get_connection()).expect("redis connection")
     }
 }
 

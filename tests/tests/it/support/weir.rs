@@ -31,12 +31,9 @@ impl WeirBuilder {
         env.insert("WEIR_REDIS_PREFIX".into(), unique("t"));
         env.insert("WEIR_ALLOW_PRIVATE_TARGETS".into(), "127.0.0.0/8".into());
         env.insert("WEIR_RETRY_SCHEDULE".into(), "50ms,100ms,200ms".into());
-        env.insert("WEIR_DELIVERY_RETENTION".into(), "1h".into());
+        env.insert("WEIR_DELIVERY_RETENTION".into(), "1d".into());
         env.insert("WEIR_DELIVERY_TIMEOUT".into(), "3s".into());
-        env.insert(
-            "WEIR_DATA_DIR".into(),
-            temp_dir("data").display().to_string(),
-        );
+        env.insert("WEIR_DATA_DIR".into(), temp_dir("data").display().to_string());
         WeirBuilder { env }
     }
 
@@ -67,15 +64,10 @@ impl WeirBuilder {
     pub async fn start(&self) -> Weir {
         weir::install_crypto_provider();
         let config = self.config();
-        let store = Store::connect(
-            config.redis_url.as_deref().expect("redis url"),
-            &config.redis_prefix,
-        )
-        .await
-        .expect("test redis reachable");
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        let store = Store::connect(config.redis_url.as_deref().expect("redis url"), &config.redis_prefix)
             .await
-            .expect("bind");
+            .expect("test redis reachable");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
@@ -85,11 +77,7 @@ impl WeirBuilder {
             .await
             .expect("weir runs");
         });
-        let scheme = if self.env.contains_key("WEIR_TLS_CERT") {
-            "https"
-        } else {
-            "http"
-        };
+        let scheme = if self.env.contains_key("WEIR_TLS_CERT") { "https" } else { "http" };
         let weir = Weir {
             addr,
             base: format!("{scheme}://{addr}"),
@@ -112,27 +100,14 @@ impl WeirBuilder {
     pub fn spawn(&self) -> WeirProcess {
         let port = free_port();
         let mut command = Command::new(weir_binary());
-        command
-            .arg("serve")
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default());
+        command.arg("serve").env_clear().env("PATH", std::env::var("PATH").unwrap_or_default());
         for (k, v) in &self.env {
             command.env(k, v);
         }
-        command
-            .env("WEIR_LISTEN", format!("127.0.0.1:{port}"))
-            .env("WEIR_LOG", "warn");
-        let child = command
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn weir");
-        WeirProcess {
-            child: Some(child),
-            base: format!("http://127.0.0.1:{port}"),
-            port,
-        }
+        command.env("WEIR_LISTEN", format!("127.0.0.1:{port}")).env("WEIR_LOG", "warn");
+        let child =
+            command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::inherit()).spawn().expect("spawn weir");
+        WeirProcess { child: Some(child), base: format!("http://127.0.0.1:{port}"), port }
     }
 }
 
@@ -171,44 +146,25 @@ impl Weir {
 
     /// A new organisation with an admin client and a publisher client, both with tokens.
     pub async fn tenant(&self, plan: Plan) -> Tenant {
-        let org = self
-            .store
-            .create_org(&unique("org"), plan)
-            .await
-            .expect("org");
+        let org = self.store.create_org(&unique("org"), plan).await.expect("org");
         let admin = self.client(&org.id, true, false).await;
         let publisher = self.client(&org.id, false, true).await;
-        Tenant {
-            org_id: org.id,
-            admin,
-            publisher,
-        }
+        Tenant { org_id: org.id, admin, publisher }
     }
 
     /// A client of `org_id` with a token.
     pub async fn client(&self, org_id: &str, admin: bool, publisher: bool) -> Api {
         let creds = self.credentials(org_id, admin, publisher).await;
         let token = self.token(&creds).await;
-        Api {
-            http: self.http(),
-            token,
-            creds,
-        }
+        Api { http: self.http(), token, creds }
     }
 
     /// A client of `org_id`, without a token yet.
     pub async fn credentials(&self, org_id: &str, admin: bool, publisher: bool) -> Credentials {
         let secret = weir::auth::secrets::generate(weir::auth::CLIENT_SECRET_PREFIX);
         let hash = weir::auth::secrets::hash(&secret);
-        let client = self
-            .store
-            .create_client(org_id, "test client", admin, publisher, &hash)
-            .await
-            .expect("client");
-        Credentials {
-            client_id: client.client_id,
-            client_secret: secret,
-        }
+        let client = self.store.create_client(org_id, "test client", admin, publisher, &hash).await.expect("client");
+        Credentials { client_id: client.client_id, client_secret: secret }
     }
 
     pub async fn token(&self, creds: &Credentials) -> String {
@@ -223,10 +179,7 @@ impl Weir {
             .send()
             .await
             .expect(200);
-        resp.json()["access_token"]
-            .as_str()
-            .expect("access_token")
-            .to_owned()
+        resp.json()["access_token"].as_str().expect("access_token").to_owned()
     }
 }
 
@@ -266,21 +219,11 @@ impl Api {
     }
 
     pub async fn post(&self, path: &str, body: &Value) -> Resp {
-        self.http
-            .post(path)
-            .bearer(&self.token)
-            .json(body)
-            .send()
-            .await
+        self.http.post(path).bearer(&self.token).json(body).send().await
     }
 
     pub async fn patch(&self, path: &str, body: &Value) -> Resp {
-        self.http
-            .patch(path)
-            .bearer(&self.token)
-            .json(body)
-            .send()
-            .await
+        self.http.patch(path).bearer(&self.token).json(body).send().await
     }
 
     pub async fn delete(&self, path: &str) -> Resp {
@@ -289,29 +232,16 @@ impl Api {
 
     /// Creates a webhook to `url` for `actions`; returns its JSON.
     pub async fn create_webhook(&self, url: &str, actions: &[&str]) -> Value {
-        self.post(
-            "/api/v2/webhooks",
-            &json!({"url": url, "subscribed_actions": actions}),
-        )
-        .await
-        .expect(201)
-        .json()
+        self.post("/api/v2/webhooks", &json!({"url": url, "subscribed_actions": actions})).await.expect(201).json()
     }
 }
 
 /// The `weir` binary, built next to this test binary (`target/<profile>/weir`).
 pub fn weir_binary() -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
-    let dir = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("target dir");
+    let dir = exe.parent().and_then(|deps| deps.parent()).expect("target dir");
     let bin = dir.join("weir");
-    assert!(
-        bin.exists(),
-        "{} is missing: build it first (`cargo build -p weir`; the test script does)",
-        bin.display()
-    );
+    assert!(bin.exists(), "{} is missing: build it first (`cargo build -p weir`; the test script does)", bin.display());
     bin
 }
 
@@ -331,10 +261,8 @@ impl WeirProcess {
         let http = self.http();
         eventually("weir serve ready", Duration::from_secs(30), async || {
             let ok = tokio::time::timeout(Duration::from_secs(2), async {
-                let client = hyper_util::client::legacy::Client::builder(
-                    hyper_util::rt::TokioExecutor::new(),
-                )
-                .build_http::<http_body_util::Full<bytes::Bytes>>();
+                let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+                    .build_http::<http_body_util::Full<bytes::Bytes>>();
                 let uri: hyper::Uri = format!("{}/readyz", http.base).parse().ok()?;
                 client.get(uri).await.ok().map(|r| r.status().as_u16())
             })
@@ -351,10 +279,7 @@ impl WeirProcess {
     /// Sends `signal` (e.g. "TERM", "KILL") and waits for the process to end.
     pub fn signal(&mut self, signal: &str) -> std::process::ExitStatus {
         let mut child = self.child.take().expect("running");
-        let _ = Command::new("kill")
-            .arg(format!("-{signal}"))
-            .arg(child.id().to_string())
-            .status();
+        let _ = Command::new("kill").arg(format!("-{signal}")).arg(child.id().to_string()).status();
         child.wait().expect("wait")
     }
 }
@@ -364,10 +289,7 @@ impl Drop for WeirProcess {
     /// too), and kills it if it has not ended within a few seconds.
     fn drop(&mut self) {
         if let Some(mut child) = self.child.take() {
-            let _ = Command::new("kill")
-                .arg("-TERM")
-                .arg(child.id().to_string())
-                .status();
+            let _ = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status();
             for _ in 0..100 {
                 if let Ok(Some(_)) = child.try_wait() {
                     return;
@@ -385,12 +307,38 @@ pub async fn socket_answers(path: &std::path::Path) -> bool {
     let Ok(client) = redis::Client::open(format!("redis+unix://{}", path.display())) else {
         return false;
     };
-    matches!(
-        tokio::time::timeout(
-            Duration::from_secs(2),
-            client.get_multiplexed_async_connection()
-        )
-        .await,
-        Ok(Ok(_))
-    )
+    matches!(tokio::time::timeout(Duration::from_secs(2), client.get_multiplexed_async_connection()).await, Ok(Ok(_)))
+}
+
+/// A valid `work_order_created` event about work order `wo`.
+pub fn work_order_event(wo: &str) -> Value {
+    json!({
+        "action": "work_order_created",
+        "creator": {"id": "usr_7", "name": "Ada Lovelace"},
+        "subject": {"type": "WorkOrder", "id": wo},
+        "work_order": {"id": wo, "title": "Replace pump seal", "status": "open", "priority": 2},
+    })
+}
+
+impl Api {
+    /// Publishes an event (as a publisher client); returns its id.
+    pub async fn publish(&self, event: &Value) -> String {
+        let resp = self.post("/api/v2/events", event).await.expect(202);
+        resp.json()["id"].as_str().expect("event id").to_owned()
+    }
+
+    /// The deliveries of a webhook, newest first (up to 100).
+    pub async fn deliveries_of(&self, webhook_id: &str) -> Vec<Value> {
+        let resp = self.get(&format!("/api/v2/webhook_deliveries?webhook_id={webhook_id}&limit=100")).await.expect(200);
+        resp.json()["data"].as_array().cloned().unwrap_or_default()
+    }
+
+    /// Waits until every delivery of a webhook has left `pending` (and there are `n`).
+    pub async fn settled(&self, webhook_id: &str, n: usize) -> Vec<Value> {
+        eventually(&format!("{n} settled deliveries"), Duration::from_secs(30), async || {
+            let all = self.deliveries_of(webhook_id).await;
+            (all.len() == n && all.iter().all(|d| d["status"] != "pending")).then_some(all)
+        })
+        .await
+    }
 }

@@ -1,0 +1,182 @@
+//! One unit of delivery work: take the delivery, prepare its body (plugins run here, once,
+//! before signing), check the URL rule, sign, send, and record the outcome.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use bytes::Bytes;
+use serde_json::json;
+
+use super::retry::{self, AttemptResult, Next};
+use super::send::Sent;
+use super::{Engine, sign};
+use crate::queue::{Entry, Loaded, Outcome, Record};
+use crate::store::StoreError;
+
+/// What became of a stream entry.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Handled {
+    /// Done with it (recorded, or acknowledged as stale).
+    Done,
+    /// Someone else holds its lease: leave it for a later takeover.
+    Busy,
+    /// The store could not be reached; the entry stays pending and will be taken over.
+    StoreDown,
+}
+
+/// The body and headers to send, after plugins.
+struct Prepared {
+    body: String,
+    extra_headers: Vec<(String, String)>,
+    /// Fields to store with the outcome (rendered body, plugin outcomes) on first use.
+    fields: Vec<(&'static str, String)>,
+}
+
+impl Engine {
+    pub(super) async fn handle(&self, entry: &Entry) -> Handled {
+        let config = &self.app.config;
+        let now = crate::time::now_millis();
+        let lease = now + (config.delivery_timeout + Duration::from_secs(10)).as_millis() as u64;
+        let loaded = match self.queue.load(&entry.delivery, now, lease).await {
+            Ok(loaded) => loaded,
+            Err(e) => {
+                tracing::warn!(error = %e, delivery = %entry.delivery, "cannot load delivery");
+                return Handled::StoreDown;
+            }
+        };
+        match loaded {
+            Loaded::Missing | Loaded::Done(_) => match self.queue.ack(entry).await {
+                Ok(()) => Handled::Done,
+                Err(_) => Handled::StoreDown,
+            },
+            Loaded::Busy => Handled::Busy,
+            Loaded::Ready { delivery, webhook, envelope } => self.attempt(entry, &delivery, &webhook, envelope).await,
+        }
+    }
+
+    async fn attempt(
+        &self,
+        entry: &Entry,
+        delivery: &HashMap<String, String>,
+        webhook: &HashMap<String, String>,
+        envelope: Option<String>,
+    ) -> Handled {
+        let field = |map: &HashMap<String, String>, name: &str| map.get(name).cloned().unwrap_or_default();
+        let record = Record { entry_id: Some(entry.id.clone()), ..Record::default() };
+        if webhook.is_empty() {
+            return self.finish(entry, Outcome::Cancelled, record).await;
+        }
+        if field(webhook, "active") != "1" {
+            return self.finish(entry, Outcome::Failed, record).await;
+        }
+        let prepared = match self.prepare(delivery, envelope) {
+            Some(p) => p,
+            None => {
+                tracing::warn!(delivery = %entry.delivery, "event envelope expired before delivery");
+                return self.finish(entry, Outcome::Failed, record).await;
+            }
+        };
+        let attempt_no = field(delivery, "attempt_count").parse::<usize>().unwrap_or(0) + 1;
+        let budget = field(delivery, "attempt_budget").parse::<usize>().unwrap_or(1);
+        let headers = sign::request_headers(
+            prepared.body.as_bytes(),
+            &field(webhook, "signing_secret"),
+            &entry.delivery,
+            attempt_no,
+            &field(delivery, "event_created_at"),
+            &prepared.extra_headers,
+        );
+        let at = crate::time::now_rfc3339();
+        self.app.metrics.in_flight.inc();
+        let sent = self.sender.post(&field(webhook, "url"), &headers, Bytes::from(prepared.body)).await;
+        self.app.metrics.in_flight.dec();
+        let (result, attempt_json) = describe(&sent, &at);
+        self.app
+            .metrics
+            .attempt(matches!(result, AttemptResult::Status { code: 200..=299, .. }), sent.duration.as_secs_f64());
+
+        let jitter = rand::random::<f64>() * 2.0 - 1.0;
+        let outcome = match retry::next(&result, attempt_no, budget, &self.app.config.retry_schedule, jitter) {
+            Next::Succeeded => Outcome::Succeeded,
+            Next::Gone => Outcome::Gone,
+            Next::Failed => Outcome::Failed,
+            Next::RetryIn(delay) => Outcome::Retry { due_ms: crate::time::now_millis() + delay.as_millis() as u64 },
+        };
+        let headers_json: serde_json::Map<String, serde_json::Value> =
+            headers.into_iter().map(|(k, v)| (k, serde_json::Value::String(v))).collect();
+        let record = Record {
+            attempt_json: Some(attempt_json),
+            request_headers_json: Some(serde_json::Value::Object(headers_json).to_string()),
+            fields: prepared.fields,
+            ..record
+        };
+        self.finish(entry, outcome, record).await
+    }
+
+    /// The body to send: the rendered one if plugins ran before, else the envelope.
+    fn prepare(&self, delivery: &HashMap<String, String>, envelope: Option<String>) -> Option<Prepared> {
+        if let Some(body) = delivery.get("body").filter(|b| !b.is_empty()) {
+            let extra_headers = delivery
+                .get("headers")
+                .and_then(|h| serde_json::from_str::<Vec<(String, String)>>(h).ok())
+                .unwrap_or_default();
+            return Some(Prepared { body: body.clone(), extra_headers, fields: Vec::new() });
+        }
+        Some(Prepared { body: envelope?, extra_headers: Vec::new(), fields: Vec::new() })
+    }
+
+    /// Records an outcome, retrying while Redis is briefly unreachable. If it stays
+    /// unreachable the entry is left pending: it will be attempted again (at least once).
+    async fn finish(&self, entry: &Entry, outcome: Outcome, record: Record) -> Handled {
+        let rules = self.record_rules();
+        let mut wait = Duration::from_millis(200);
+        for _ in 0..6 {
+            match self.queue.record(&entry.delivery, outcome, &record, &rules).await {
+                Ok(recorded) => {
+                    if recorded.status != "pending" {
+                        self.app.metrics.delivery_finished(&recorded.status);
+                    }
+                    if recorded.deactivated {
+                        tracing::info!(webhook = %entry.webhook, "webhook deactivated after failures");
+                    }
+                    if let Outcome::Retry { due_ms } = outcome {
+                        self.retry_scheduled(due_ms);
+                    }
+                    return Handled::Done;
+                }
+                Err(StoreError::Unavailable(_)) => {
+                    tokio::time::sleep(wait).await;
+                    wait *= 2;
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, delivery = %entry.delivery, "cannot record delivery outcome");
+                    return Handled::StoreDown;
+                }
+            }
+        }
+        Handled::StoreDown
+    }
+}
+
+/// The policy's view of a send, and the attempt as recorded (JSON).
+fn describe(sent: &Sent, at: &str) -> (AttemptResult, String) {
+    let duration_ms = sent.duration.as_millis() as u64;
+    match &sent.result {
+        Ok(response) => (
+            AttemptResult::Status { code: response.status, retry_after: response.retry_after.clone() },
+            json!({
+                "at": at,
+                "status_code": response.status,
+                "error": if (200..300).contains(&response.status) { None } else { Some(format!("HTTP {}", response.status)) },
+                "duration_ms": duration_ms,
+                "response_body": response.body,
+            })
+            .to_string(),
+        ),
+        Err(e) => (
+            AttemptResult::NoResponse,
+            json!({"at": at, "status_code": null, "error": e.to_string(), "duration_ms": duration_ms, "response_body": null})
+                .to_string(),
+        ),
+    }
+}

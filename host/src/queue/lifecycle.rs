@@ -1,0 +1,288 @@
+//! State changes of deliveries: publish (fan-out), load for an attempt, record an outcome,
+//! retry by hand, and what happens to a webhook's deliveries when it is deleted or
+//! switched off. Each is one Lua script, so each is all-or-nothing.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use redis::Value;
+
+use super::{GROUP, LOAD, PUBLISH, Queue, RECORD, RETRY, WEBHOOK_OFF};
+use crate::ids::{self, Kind};
+use crate::store::{Result, StoreError};
+
+/// The result of publishing an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Published {
+    /// The id was accepted before; nothing new was created.
+    Duplicate,
+    /// Accepted, with this many deliveries.
+    New { deliveries: usize },
+}
+
+/// An event to publish.
+#[derive(Debug, Clone, Copy)]
+pub struct NewEvent<'a> {
+    pub org_id: &'a str,
+    pub event_id: &'a str,
+    /// The envelope JSON, delivered as is (unless plugins change it).
+    pub envelope: &'a str,
+    pub action: &'a str,
+    pub event_created_at: &'a str,
+    /// How long the event and its deliveries are kept.
+    pub retention: Duration,
+    /// Attempts each delivery may make.
+    pub attempt_budget: usize,
+}
+
+/// A delivery taken for an attempt.
+#[derive(Debug)]
+pub enum Loaded {
+    /// The record expired.
+    Missing,
+    /// No longer pending (the status it has).
+    Done(String),
+    /// Another worker holds a live lease on it.
+    Busy,
+    Ready {
+        delivery: HashMap<String, String>,
+        /// Empty when the webhook no longer exists.
+        webhook: HashMap<String, String>,
+        /// The event envelope, unless the delivery already has a rendered body.
+        envelope: Option<String>,
+    },
+}
+
+/// What became of a delivery's work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Succeeded,
+    /// The attempt failed and another is due at this time (ms).
+    Retry {
+        due_ms: u64,
+    },
+    /// Failed for good (no attempts left, or nothing can be sent).
+    Failed,
+    /// The endpoint answered 410 Gone: failed, and the webhook is deactivated at once.
+    Gone,
+    /// A plugin dropped it.
+    Filtered,
+    /// Its webhook no longer exists.
+    Cancelled,
+}
+
+impl Outcome {
+    fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Succeeded => "succeeded",
+            Outcome::Retry { .. } => "retry",
+            Outcome::Failed => "failed",
+            Outcome::Gone => "gone",
+            Outcome::Filtered => "filtered",
+            Outcome::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// Everything written with an outcome.
+#[derive(Debug, Default)]
+pub struct Record {
+    /// The stream entry to acknowledge.
+    pub entry_id: Option<String>,
+    /// The attempt (JSON object), when a request was made or tried.
+    pub attempt_json: Option<String>,
+    /// The headers of that request (JSON object).
+    pub request_headers_json: Option<String>,
+    /// Extra delivery fields to set (rendered body, plugin outcomes).
+    pub fields: Vec<(&'static str, String)>,
+}
+
+/// The rules `record` applies.
+#[derive(Debug, Clone, Copy)]
+pub struct RecordRules {
+    pub retention: Duration,
+    pub deactivate_after_failures: u32,
+    pub deactivate_after: Duration,
+}
+
+/// The status a delivery has after `record`, and whether its webhook was deactivated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recorded {
+    pub status: String,
+    pub deactivated: bool,
+}
+
+/// Why a retry was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RetryRefused {
+    NotFound,
+    WebhookGone,
+    Inactive,
+    Filtered,
+}
+
+fn text(v: &Value) -> Option<String> {
+    match v {
+        Value::BulkString(b) => String::from_utf8(b.clone()).ok(),
+        Value::SimpleString(s) => Some(s.clone()),
+        Value::Int(i) => Some(i.to_string()),
+        _ => None,
+    }
+}
+
+fn pairs(v: &Value) -> HashMap<String, String> {
+    match v {
+        Value::Array(items) => items.chunks(2).filter_map(|kv| Some((text(&kv[0])?, text(kv.get(1)?)?))).collect(),
+        Value::Map(items) => items.iter().filter_map(|(k, v)| Some((text(k)?, text(v)?))).collect(),
+        _ => HashMap::new(),
+    }
+}
+
+impl Queue {
+    /// Accepts an event and fans it out to the organisation's subscribed active webhooks.
+    pub async fn publish(&self, event: &NewEvent<'_>) -> Result<Published> {
+        let base = ids::new(Kind::Delivery);
+        let base = &base[Kind::Delivery.prefix().len()..][..24];
+        let n: i64 = PUBLISH
+            .arg(self.store.prefix())
+            .arg(event.org_id)
+            .arg(event.event_id)
+            .arg(event.envelope)
+            .arg(event.action)
+            .arg(crate::time::now_rfc3339())
+            .arg(event.retention.as_millis() as u64)
+            .arg(base)
+            .arg(event.attempt_budget)
+            .arg(event.event_created_at)
+            .invoke_async(&mut self.store.conn())
+            .await?;
+        Ok(match usize::try_from(n) {
+            Ok(deliveries) => Published::New { deliveries },
+            Err(_) => Published::Duplicate,
+        })
+    }
+
+    /// Takes a delivery for an attempt, leasing it until `lease_until_ms`.
+    pub async fn load(&self, delivery: &str, now_ms: u64, lease_until_ms: u64) -> Result<Loaded> {
+        let reply: Value = LOAD
+            .key(self.delivery_key(delivery))
+            .arg(self.store.prefix())
+            .arg(now_ms)
+            .arg(lease_until_ms)
+            .invoke_async(&mut self.store.conn())
+            .await?;
+        let corrupt =
+            || StoreError::Corrupt { key: self.delivery_key(delivery), reason: "unexpected load reply".into() };
+        let Value::Array(items) = reply else { return Err(corrupt()) };
+        match items.first().and_then(text).as_deref() {
+            Some("missing") => Ok(Loaded::Missing),
+            Some("busy") => Ok(Loaded::Busy),
+            Some("done") => Ok(Loaded::Done(items.get(1).and_then(text).unwrap_or_default())),
+            Some("ok") if items.len() == 4 => {
+                Ok(Loaded::Ready { delivery: pairs(&items[1]), webhook: pairs(&items[2]), envelope: text(&items[3]) })
+            }
+            _ => Err(corrupt()),
+        }
+    }
+
+    /// Records an outcome (and acknowledges the entry) atomically.
+    pub async fn record(
+        &self,
+        delivery: &str,
+        outcome: Outcome,
+        record: &Record,
+        rules: &RecordRules,
+    ) -> Result<Recorded> {
+        let now = crate::time::now_millis();
+        let (due_ms, due_ts) = match outcome {
+            Outcome::Retry { due_ms } => (due_ms, crate::time::format_millis(due_ms)),
+            _ => (0, String::new()),
+        };
+        let fields = if record.fields.is_empty() {
+            String::new()
+        } else {
+            let flat: Vec<&str> = record.fields.iter().flat_map(|(k, v)| [*k, v.as_str()]).collect();
+            serde_json::to_string(&flat).unwrap_or_default()
+        };
+        let status: String = RECORD
+            .key(self.delivery_key(delivery))
+            .key(&self.ready)
+            .key(&self.scheduled)
+            .arg(self.store.prefix())
+            .arg(record.entry_id.as_deref().unwrap_or(""))
+            .arg(GROUP)
+            .arg(outcome.as_str())
+            .arg(record.attempt_json.as_deref().unwrap_or(""))
+            .arg(record.request_headers_json.as_deref().unwrap_or("{}"))
+            .arg(now)
+            .arg(crate::time::format_millis(now))
+            .arg(due_ms)
+            .arg(due_ts)
+            .arg(rules.retention.as_millis() as u64)
+            .arg(rules.deactivate_after_failures)
+            .arg(rules.deactivate_after.as_millis() as u64)
+            .arg(fields)
+            .invoke_async(&mut self.store.conn())
+            .await?;
+        Ok(match status.strip_suffix(":deactivated") {
+            Some(s) => Recorded { status: s.to_owned(), deactivated: true },
+            None => Recorded { status, deactivated: false },
+        })
+    }
+
+    /// Queues one more attempt of each delivery (only `failed` ones when `only_failed`).
+    /// Returns how many were queued, and the reason the last refused one was refused.
+    pub async fn retry(
+        &self,
+        org_id: &str,
+        deliveries: &[String],
+        only_failed: bool,
+    ) -> Result<(usize, Option<RetryRefused>)> {
+        let mut queued = 0;
+        let mut refused = None;
+        for chunk in deliveries.chunks(200) {
+            let mut invocation = RETRY.key(&self.ready);
+            invocation
+                .key(&self.scheduled)
+                .arg(self.store.prefix())
+                .arg(org_id)
+                .arg(crate::time::now_rfc3339())
+                .arg(if only_failed { "failed" } else { "any" });
+            for d in chunk {
+                invocation.arg(d);
+            }
+            let (n, reason): (usize, String) = invocation.invoke_async(&mut self.store.conn()).await?;
+            queued += n;
+            refused = match reason.as_str() {
+                "not_found" => Some(RetryRefused::NotFound),
+                "webhook_gone" => Some(RetryRefused::WebhookGone),
+                "inactive" => Some(RetryRefused::Inactive),
+                "filtered" => Some(RetryRefused::Filtered),
+                _ => refused,
+            };
+        }
+        Ok((queued, refused))
+    }
+
+    /// Deletes the organisation's webhook and cancels its pending deliveries.
+    pub async fn delete_webhook(&self, org_id: &str, webhook: &str) -> Result<bool> {
+        self.webhook_off(org_id, webhook, "delete").await
+    }
+
+    /// Deactivates the organisation's webhook by hand; its pending deliveries fail.
+    pub async fn deactivate_webhook(&self, org_id: &str, webhook: &str) -> Result<bool> {
+        self.webhook_off(org_id, webhook, "deactivate").await
+    }
+
+    async fn webhook_off(&self, org_id: &str, webhook: &str, mode: &str) -> Result<bool> {
+        let done: i64 = WEBHOOK_OFF
+            .arg(self.store.prefix())
+            .arg(org_id)
+            .arg(webhook)
+            .arg(crate::time::now_rfc3339())
+            .arg(mode)
+            .invoke_async(&mut self.store.conn())
+            .await?;
+        Ok(done == 1)
+    }
+}

@@ -1,0 +1,32 @@
+-- Accepts an event and fans it out, all or nothing.
+-- ARGV: 1 prefix, 2 org, 3 event id, 4 envelope JSON, 5 action, 6 now (RFC 3339),
+--       7 retention (ms), 8 delivery id base (24 chars), 9 attempt budget, 10 event created_at
+-- Returns -1 when the event id was accepted before (nothing is written), else the number
+-- of deliveries created: one per active webhook of the organisation subscribed to the action.
+local P, org, evt, body, action, ts = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local ttl, base, budget, event_at = tonumber(ARGV[7]), ARGV[8], ARGV[9], ARGV[10]
+local ekey = P .. ':evt:' .. org .. ':' .. evt
+if redis.call('EXISTS', ekey) == 1 then return -1 end
+redis.call('SET', ekey, body, 'PX', ttl)
+local alphabet = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
+local needle = '"' .. action .. '"'
+local n = 0
+for _, wh in ipairs(redis.call('ZRANGE', P .. ':org:' .. org .. ':webhooks', 0, -1)) do
+  local f = redis.call('HMGET', P .. ':wh:' .. wh, 'active', 'subscribed_actions')
+  if f[1] == '1' and f[2] and string.find(f[2], needle, 1, true) then
+    local hi, lo = math.floor(n / 32) + 1, (n % 32) + 1
+    local dlv = 'dlv_' .. base .. string.sub(alphabet, hi, hi) .. string.sub(alphabet, lo, lo)
+    local dkey = P .. ':dlv:' .. dlv
+    redis.call('HSET', dkey, 'id', dlv, 'org_id', org, 'webhook_id', wh, 'event_id', evt,
+      'action', action, 'event_created_at', event_at, 'status', 'pending', 'attempts', '[]',
+      'attempt_count', '0', 'attempt_budget', budget, 'created_at', ts, 'updated_at', ts,
+      'next_attempt_at', ts)
+    redis.call('PEXPIRE', dkey, ttl)
+    redis.call('ZADD', P .. ':org:' .. org .. ':dlvs', 0, dlv)
+    redis.call('ZADD', P .. ':wh:' .. wh .. ':dlvs', 0, dlv)
+    redis.call('SADD', P .. ':wh:' .. wh .. ':pending', dlv)
+    redis.call('XADD', P .. ':q:ready', '*', 'd', dlv, 'w', wh)
+    n = n + 1
+  end
+end
+return n

@@ -1,0 +1,206 @@
+//! Delivery records, as the API reads them. The queue (`crate::queue`) writes them.
+//!
+//! `P:dlv:{id}` is a hash: `id`, `org_id`, `webhook_id`, `event_id`, `action`, `status`,
+//! `attempts` (JSON array, appended to by each attempt), `attempt_count`, `attempt_budget`
+//! (the last attempt number allowed), `event_created_at`, `created_at`, `updated_at`,
+//! `next_attempt_at` (empty unless pending), `lease_until` (ms; set while a worker holds it),
+//! `request_headers` (JSON object: the headers of the latest attempt), and, once plugins
+//! have run, `body` (the rendered body; empty means the event envelope as published),
+//! `headers` (JSON object of extra headers) and `plugins` (JSON array of outcomes).
+//! It expires `delivery_retention` after its last change.
+
+use std::collections::HashMap;
+
+use redis::AsyncCommands;
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use super::{Result, Store, StoreError};
+
+/// A delivery's status (contract §2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Pending,
+    Succeeded,
+    Failed,
+    Filtered,
+    Cancelled,
+}
+
+impl Status {
+    pub fn parse(text: &str) -> Option<Status> {
+        Some(match text {
+            "pending" => Status::Pending,
+            "succeeded" => Status::Succeeded,
+            "failed" => Status::Failed,
+            "filtered" => Status::Filtered,
+            "cancelled" => Status::Cancelled,
+            _ => return None,
+        })
+    }
+}
+
+/// The request of a delivery: the exact headers of its latest attempt and the body.
+#[derive(Debug, Serialize)]
+pub struct Request {
+    pub headers: Box<RawValue>,
+    pub body: String,
+}
+
+/// A delivery record as the API shows it.
+#[derive(Debug, Serialize)]
+pub struct Delivery {
+    pub id: String,
+    pub webhook_id: String,
+    pub event_id: String,
+    pub action: String,
+    pub status: Status,
+    pub attempts: Box<RawValue>,
+    pub next_attempt_at: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+    pub request: Request,
+    pub plugins: Box<RawValue>,
+    #[serde(skip)]
+    pub org_id: String,
+}
+
+fn raw(key: &str, text: Option<&String>, default: &str) -> Result<Box<RawValue>> {
+    let text = text.filter(|t| !t.is_empty()).map_or(default, |t| t.as_str());
+    RawValue::from_string(text.to_owned())
+        .map_err(|e| StoreError::Corrupt { key: key.to_owned(), reason: e.to_string() })
+}
+
+impl Store {
+    /// The delivery if it exists and belongs to `org_id`.
+    pub async fn get_delivery(&self, org_id: &str, id: &str) -> Result<Option<Delivery>> {
+        let found = self.get_deliveries(&[id.to_owned()]).await?;
+        Ok(found.into_iter().flatten().next().filter(|d| d.org_id == org_id))
+    }
+
+    /// Several deliveries by id (`None` for expired ones), with their bodies.
+    pub async fn get_deliveries(&self, ids: &[String]) -> Result<Vec<Option<Delivery>>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut pipe = redis::pipe();
+        for id in ids {
+            pipe.hgetall(self.key(&["dlv", id]));
+        }
+        let rows: Vec<HashMap<String, String>> = pipe.query_async(&mut self.conn()).await?;
+        // Bodies that were not rendered by plugins are the event envelope.
+        let mut envelope_keys = Vec::new();
+        for row in &rows {
+            if !row.is_empty() && row.get("body").is_none_or(String::is_empty) {
+                let org = row.get("org_id").map_or("", |s| s.as_str());
+                let evt = row.get("event_id").map_or("", |s| s.as_str());
+                envelope_keys.push(self.key(&["evt", org, evt]));
+            }
+        }
+        let envelopes: Vec<Option<String>> = if envelope_keys.is_empty() {
+            Vec::new()
+        } else if envelope_keys.len() == 1 {
+            vec![self.conn().get(&envelope_keys[0]).await?]
+        } else {
+            self.conn().mget(&envelope_keys).await?
+        };
+        let mut envelopes = envelopes.into_iter();
+        let mut out = Vec::with_capacity(rows.len());
+        for (id, row) in ids.iter().zip(rows) {
+            if row.is_empty() {
+                out.push(None);
+                continue;
+            }
+            let key = self.key(&["dlv", id]);
+            let body = match row.get("body").filter(|b| !b.is_empty()) {
+                Some(body) => body.clone(),
+                None => envelopes.next().flatten().unwrap_or_default(),
+            };
+            let text = |name: &str| row.get(name).cloned().unwrap_or_default();
+            let status = Status::parse(&text("status"))
+                .ok_or_else(|| StoreError::Corrupt { key: key.clone(), reason: "bad status".into() })?;
+            out.push(Some(Delivery {
+                id: text("id"),
+                webhook_id: text("webhook_id"),
+                event_id: text("event_id"),
+                action: text("action"),
+                status,
+                attempts: raw(&key, row.get("attempts"), "[]")?,
+                next_attempt_at: row.get("next_attempt_at").filter(|s| !s.is_empty()).cloned(),
+                created_at: text("created_at"),
+                updated_at: text("updated_at"),
+                request: Request { headers: raw(&key, row.get("request_headers"), "{}")?, body },
+                plugins: raw(&key, row.get("plugins"), "[]")?,
+                org_id: text("org_id"),
+            }));
+        }
+        Ok(out)
+    }
+
+    /// A page of delivery ids from an index, newest first, keeping those `keep` accepts
+    /// among their (status, action, webhook) — scanning at most `scan` entries. Returns the
+    /// kept ids and the cursor to continue from (`None` at the end).
+    pub async fn scan_deliveries(
+        &self,
+        index: &str,
+        cursor: Option<&str>,
+        limit: usize,
+        scan: usize,
+        keep: impl Fn(&str, &str, &str) -> bool,
+    ) -> Result<(Vec<String>, Option<String>)> {
+        let mut kept = Vec::new();
+        let mut cursor = cursor.map(str::to_owned);
+        let mut scanned = 0;
+        loop {
+            let batch = (limit - kept.len()).clamp(10, 200);
+            let (ids, next) = self.page_ids(index, cursor.as_deref(), batch).await?;
+            if ids.is_empty() {
+                return Ok((kept, None));
+            }
+            let mut pipe = redis::pipe();
+            for id in &ids {
+                pipe.cmd("HMGET").arg(self.key(&["dlv", id])).arg("status").arg("action").arg("webhook_id");
+            }
+            let rows: Vec<(Option<String>, Option<String>, Option<String>)> =
+                pipe.query_async(&mut self.conn()).await?;
+            for (id, (status, action, webhook)) in ids.iter().zip(rows) {
+                scanned += 1;
+                cursor = Some(id.clone());
+                if let (Some(s), Some(a), Some(w)) = (status, action, webhook)
+                    && keep(&s, &a, &w)
+                {
+                    kept.push(id.clone());
+                    if kept.len() == limit {
+                        let more = next.is_some() || id != ids.last().map_or("", |s| s.as_str());
+                        return Ok((kept, more.then_some(id.clone())));
+                    }
+                }
+            }
+            if next.is_none() {
+                return Ok((kept, None));
+            }
+            if scanned >= scan {
+                return Ok((kept, cursor));
+            }
+        }
+    }
+}
+
+impl Store {
+    /// Drops index entries of deliveries created before `cutoff_ms` (their records have
+    /// expired or soon will), so the indexes stay bounded under steady load.
+    pub async fn trim_delivery_indexes(&self, cutoff_ms: u64) -> Result<()> {
+        let bound = format!("({}", crate::ids::lower_bound(crate::ids::Kind::Delivery, cutoff_ms));
+        for org in self.org_ids().await? {
+            let webhooks: Vec<String> = self.conn().zrange(self.key(&["org", &org, "webhooks"]), 0, -1).await?;
+            let mut pipe = redis::pipe();
+            pipe.cmd("ZREMRANGEBYLEX").arg(self.key(&["org", &org, "dlvs"])).arg("-").arg(&bound).ignore();
+            for wh in webhooks {
+                pipe.cmd("ZREMRANGEBYLEX").arg(self.key(&["wh", &wh, "dlvs"])).arg("-").arg(&bound).ignore();
+            }
+            pipe.query_async::<()>(&mut self.conn()).await?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,512 @@
+//! Publishing and delivering (contract §2 events and deliveries, §4; service document §2, §5, §6).
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use weir::store::orgs::Plan;
+
+use crate::support::receiver::{Receiver, Reply};
+use crate::support::weir::{Weir, WeirBuilder, work_order_event};
+use crate::support::{eventually, unique};
+
+#[tokio::test]
+async fn a_published_event_arrives_signed_with_the_contract_headers_and_envelope() {
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let receiver = Receiver::start().await;
+    let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    let secret = webhook["signing_secret"].as_str().unwrap();
+    let mut event = work_order_event("wo_42");
+    event["created_at"] = json!("2026-11-22T11:00:38.123Z");
+    let event_id = t.publisher.publish(&event).await;
+    assert!(event_id.starts_with("evt_"));
+
+    let got = receiver.wait_for(1, Duration::from_secs(10)).await;
+    let request = &got[0];
+    assert!(weir::delivery::sign::verify(secret, &request.body, &request.header("x-webhook-signature")));
+    assert_eq!(request.header("x-webhook-signature"), weir::delivery::sign::signature(secret, &request.body));
+    assert_eq!(request.header("content-type"), "application/json");
+    assert!(request.header("user-agent").starts_with("Weir/"));
+    assert_eq!(request.header("x-webhook-timestamp"), "2026-11-22T11:00:38.123Z");
+    assert_eq!(request.header("x-webhook-attempt"), "1");
+    let delivery_id = request.header("x-webhook-delivery");
+    assert!(delivery_id.starts_with("dlv_"));
+
+    let body = request.json();
+    assert_eq!(body["id"], event_id);
+    assert_eq!(body["action"], "work_order_created");
+    assert_eq!(body["created_at"], "2026-11-22T11:00:38.123Z");
+    assert_eq!(body["organisation"], json!({"id": t.org_id}));
+    assert_eq!(body["creator"], json!({"id": "usr_7", "name": "Ada Lovelace"}));
+    assert_eq!(body["subject"], json!({"type": "WorkOrder", "id": "wo_42"}));
+    assert_eq!(body["work_order"], event["work_order"]);
+    assert_eq!(body.as_object().unwrap().len(), 7, "{body}");
+
+    // The delivery record shows the same request.
+    let record = eventually("succeeded", Duration::from_secs(10), async || {
+        let d = t.admin.get(&format!("/api/v2/webhook_deliveries/{delivery_id}")).await.expect(200).json();
+        (d["status"] == "succeeded").then_some(d)
+    })
+    .await;
+    assert_eq!(record["webhook_id"], webhook["id"]);
+    assert_eq!(record["event_id"], event_id);
+    assert_eq!(record["action"], "work_order_created");
+    assert_eq!(record["next_attempt_at"], Value::Null);
+    assert_eq!(record["request"]["body"].as_str().unwrap().as_bytes(), &request.body[..]);
+    assert_eq!(record["request"]["headers"]["x-webhook-signature"], request.header("x-webhook-signature"));
+    assert_eq!(record["plugins"], json!([]));
+    let attempt = &record["attempts"][0];
+    assert_eq!(attempt["status_code"], 200);
+    assert_eq!(attempt["error"], Value::Null);
+    assert_eq!(attempt["response_body"], "{\"received\":true}");
+    assert!(attempt["duration_ms"].is_u64());
+    assert!(weir::time::parse_rfc3339(attempt["at"].as_str().unwrap()).is_some());
+}
+
+#[tokio::test]
+async fn deleted_subjects_say_so_and_snapshot_bytes_are_kept() {
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let receiver = Receiver::start().await;
+    t.admin.create_webhook(&receiver.url, &["defect_deleted"]).await;
+    let raw = r#"{"action":"defect_deleted","creator":{"id":"u","name":"N"},"subject":{"type":"Defect","id":"d1","deleted":true},"defect":{"b": 1.50, "a": [1,2]}}"#;
+    t.publisher
+        .http
+        .post("/api/v2/events")
+        .bearer(&t.publisher.token)
+        .raw("application/json", raw)
+        .send()
+        .await
+        .expect(202);
+    let got = receiver.wait_for(1, Duration::from_secs(10)).await;
+    let text = String::from_utf8_lossy(&got[0].body).into_owned();
+    assert!(text.contains(r#""subject":{"type":"Defect","id":"d1","deleted":true}"#), "{text}");
+    assert!(text.contains(r#""defect":{"b": 1.50, "a": [1,2]}"#), "snapshot kept byte for byte: {text}");
+}
+
+#[tokio::test]
+async fn only_active_subscribed_webhooks_of_the_same_organisation_receive() {
+    let weir = Weir::start_default().await;
+    let a = weir.tenant(Plan::Pro).await;
+    let b = weir.tenant(Plan::Pro).await;
+    let subscribed = Receiver::start().await;
+    let other_action = Receiver::start().await;
+    let inactive = Receiver::start().await;
+    let other_org = Receiver::start().await;
+    a.admin.create_webhook(&subscribed.url, &["work_order_created"]).await;
+    a.admin.create_webhook(&other_action.url, &["work_order_updated"]).await;
+    let off = a.admin.create_webhook(&inactive.url, &["work_order_created"]).await;
+    a.admin
+        .patch(&format!("/api/v2/webhooks/{}", off["id"].as_str().unwrap()), &json!({"active": false}))
+        .await
+        .expect(200);
+    b.admin.create_webhook(&other_org.url, &["work_order_created"]).await;
+
+    a.publisher.publish(&work_order_event("wo_1")).await;
+    subscribed.wait_for(1, Duration::from_secs(10)).await;
+    // A second event flushes through the same queue; by then nothing else may have arrived.
+    a.publisher.publish(&work_order_event("wo_2")).await;
+    subscribed.wait_for(2, Duration::from_secs(10)).await;
+    assert_eq!(other_action.count(), 0);
+    assert_eq!(inactive.count(), 0);
+    assert_eq!(other_org.count(), 0);
+    assert_eq!(a.admin.deliveries_of(off["id"].as_str().unwrap()).await.len(), 0);
+}
+
+#[tokio::test]
+async fn publishing_the_same_id_again_creates_nothing_new() {
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let receiver = Receiver::start().await;
+    let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    let mut event = work_order_event("wo_1");
+    event["id"] = json!("evt_order-1001");
+    assert_eq!(t.publisher.publish(&event).await, "evt_order-1001");
+    event["work_order"]["title"] = json!("changed");
+    assert_eq!(t.publisher.publish(&event).await, "evt_order-1001");
+    receiver.wait_for(1, Duration::from_secs(10)).await;
+    let deliveries = t.admin.settled(webhook["id"].as_str().unwrap(), 1).await;
+    assert_eq!(deliveries.len(), 1);
+    assert_eq!(receiver.count(), 1);
+    assert_eq!(receiver.received()[0].json()["work_order"]["title"], "Replace pump seal");
+    // Another organisation may use the same id: ids are per organisation.
+    let other = weir.tenant(Plan::Pro).await;
+    assert_eq!(other.publisher.publish(&event).await, "evt_order-1001");
+}
+
+#[tokio::test]
+async fn events_are_validated() {
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let base = work_order_event("wo_1");
+    let with = |patch: Value| {
+        let mut e = base.clone();
+        for (k, v) in patch.as_object().unwrap() {
+            if v.is_null() {
+                e.as_object_mut().unwrap().remove(k);
+            } else {
+                e[k] = v.clone();
+            }
+        }
+        e
+    };
+    let cases: Vec<(Value, Vec<&str>)> = vec![
+        (with(json!({"action": "work_order_exploded"})), vec!["action"]),
+        (with(json!({"action": null})), vec!["action"]),
+        (with(json!({"action": 5})), vec!["action"]),
+        (with(json!({"id": "order-1"})), vec!["id"]),
+        (with(json!({"id": "evt_"})), vec!["id"]),
+        (with(json!({"created_at": "yesterday"})), vec!["created_at"]),
+        (with(json!({"creator": null})), vec!["creator"]),
+        (with(json!({"creator": {"id": "u"}})), vec!["creator.name"]),
+        (with(json!({"creator": {"id": "u", "name": "n", "email": "x"}})), vec!["creator.email"]),
+        (with(json!({"subject": {"type": "WorkOrder"}})), vec!["subject.id"]),
+        (with(json!({"subject": {"type": "WorkOrder", "id": "w", "deleted": "yes"}})), vec!["subject.deleted"]),
+        (with(json!({"subject": {"type": "Defect", "id": "w"}})), vec!["work_order"]),
+        (with(json!({"work_order": null})), vec!["snapshot"]),
+        (with(json!({"work_order": [1]})), vec!["work_order"]),
+        (with(json!({"defect": {"id": "d"}})), vec!["defect"]),
+        (with(json!({"colour": "red"})), vec!["colour"]),
+        (
+            json!({"action": "defect_created", "creator": {"id": "u", "name": "n"}, "subject": {"type": "WorkOrder", "id": "w"}, "work_order": {}}),
+            vec!["work_order"],
+        ),
+    ];
+    for (event, fields) in cases {
+        let resp = t.publisher.post("/api/v2/events", &event).await;
+        assert_eq!(resp.status, 422, "{event}: {}", resp.text());
+        assert_eq!(resp.error_fields(), fields, "{event}");
+    }
+    // A note is about another record: any snapshot type that matches its subject.
+    let note = json!({"action": "note_created", "creator": {"id": "u", "name": "n"}, "subject": {"type": "Asset", "id": "a1"}, "asset": {"id": "a1"}});
+    t.publisher.post("/api/v2/events", &note).await.expect(202);
+    let resp = t
+        .publisher
+        .http
+        .post("/api/v2/events")
+        .bearer(&t.publisher.token)
+        .raw("application/json", "{")
+        .send()
+        .await
+        .expect(422);
+    assert_eq!(resp.error_fields(), vec!["body"]);
+    t.publisher.http.post("/api/v2/events").bearer(&t.publisher.token).raw("text/plain", "{}").send().await.expect(415);
+}
+
+#[tokio::test]
+async fn only_publishers_publish_and_no_plan_is_needed() {
+    let weir = Weir::start_default().await;
+    let free = weir.tenant(Plan::Free).await;
+    free.publisher.post("/api/v2/events", &work_order_event("w")).await.expect(202);
+    assert_eq!(free.admin.post("/api/v2/events", &work_order_event("w")).await.expect(403).error_code(), "forbidden");
+    weir.http().post("/api/v2/events").json(&work_order_event("w")).send().await.expect(401);
+}
+
+#[tokio::test]
+async fn failed_attempts_are_retried_on_the_schedule_until_success() {
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let receiver = Receiver::start().await;
+    receiver.sequence(vec![Reply::Status(500), Reply::Status(302), Reply::Status(200)]);
+    let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    t.publisher.publish(&work_order_event("wo_1")).await;
+    let got = receiver.wait_for(3, Duration::from_secs(10)).await;
+    let attempts: Vec<String> = got.iter().map(|r| r.header("x-webhook-attempt")).collect();
+    assert_eq!(attempts, vec!["1", "2", "3"]);
+    let ids: Vec<String> = got.iter().map(|r| r.header("x-webhook-delivery")).collect();
+    assert!(ids.iter().all(|id| *id == ids[0]), "one delivery id across attempts");
+    assert!(got.iter().all(|r| r.body == got[0].body), "same body every attempt");
+    let d = &t.admin.settled(webhook["id"].as_str().unwrap(), 1).await[0];
+    assert_eq!(d["status"], "succeeded");
+    let codes: Vec<Value> = d["attempts"].as_array().unwrap().iter().map(|a| a["status_code"].clone()).collect();
+    assert_eq!(codes, vec![json!(500), json!(302), json!(200)]);
+    assert_eq!(d["attempts"][0]["error"], "HTTP 500");
+    assert_eq!(d["request"]["headers"]["x-webhook-attempt"], "3");
+}
+
+#[tokio::test]
+async fn deliveries_fail_after_the_last_scheduled_attempt_and_redirects_are_not_followed() {
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let target = Receiver::start().await;
+    let receiver = Receiver::replying(Reply::With(307, vec![("location", target.url.clone())])).await;
+    let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    t.publisher.publish(&work_order_event("wo_1")).await;
+    // Schedule 50ms,100ms,200ms: four attempts in all.
+    let d = &t.admin.settled(webhook["id"].as_str().unwrap(), 1).await[0];
+    assert_eq!(d["status"], "failed");
+    assert_eq!(d["attempts"].as_array().unwrap().len(), 4);
+    assert!(d["attempts"].as_array().unwrap().iter().all(|a| a["status_code"] == 307));
+    assert_eq!(receiver.count(), 4);
+    assert_eq!(target.count(), 0, "the redirect was not followed");
+}
+
+#[tokio::test]
+async fn retry_after_is_honoured_up_to_twice_the_scheduled_delay() {
+    let weir = WeirBuilder::shared().env("WEIR_RETRY_SCHEDULE", "400ms,400ms").start().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let receiver = Receiver::start().await;
+    receiver.sequence(vec![
+        Reply::With(429, vec![("retry-after", "1".into())]),
+        Reply::With(503, vec![("retry-after", "60".into())]),
+        Reply::Status(200),
+    ]);
+    let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    t.publisher.publish(&work_order_event("wo_1")).await;
+    let first = eventually("first retry scheduled", Duration::from_secs(10), async || {
+        let d = t.admin.deliveries_of(webhook["id"].as_str().unwrap()).await.pop()?;
+        (d["attempts"].as_array()?.len() == 1 && d["next_attempt_at"].is_string()).then_some(d)
+    })
+    .await;
+    let at = weir::time::parse_rfc3339(first["attempts"][0]["at"].as_str().unwrap()).unwrap();
+    let next = weir::time::parse_rfc3339(first["next_attempt_at"].as_str().unwrap()).unwrap();
+    let delay = next - at;
+    // Retry-After: 1s asks for more than the 400ms ±20% delay: honoured, capped at 800ms.
+    assert!((800..1800).contains(&delay), "delay {delay}ms");
+    let got = receiver.wait_for(3, Duration::from_secs(10)).await;
+    let gap = got[2].at - got[1].at;
+    assert!(gap >= Duration::from_millis(790), "Retry-After: 60 capped at 800ms, not ignored: {gap:?}");
+    assert!(gap < Duration::from_secs(30), "Retry-After: 60 capped: {gap:?}");
+}
+
+#[tokio::test]
+async fn gone_deactivates_at_once() {
+    let weir = WeirBuilder::shared().env("WEIR_RETRY_SCHEDULE", "1h").start().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let receiver = Receiver::start().await;
+    let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    let id = webhook["id"].as_str().unwrap();
+    receiver.set(Reply::Status(500));
+    t.publisher.publish(&work_order_event("wo_1")).await;
+    receiver.wait_for(1, Duration::from_secs(10)).await;
+    receiver.set(Reply::Status(410));
+    t.publisher.publish(&work_order_event("wo_2")).await;
+    let w = eventually("deactivated", Duration::from_secs(10), async || {
+        let w = t.admin.get(&format!("/api/v2/webhooks/{id}")).await.expect(200).json();
+        (w["active"] == false).then_some(w)
+    })
+    .await;
+    assert_eq!(w["deactivation_reason"], "gone");
+    assert!(w["deactivated_at"].is_string());
+    // The first delivery, waiting an hour for its retry, failed with the webhook.
+    let all = t.admin.settled(id, 2).await;
+    assert!(all.iter().all(|d| d["status"] == "failed"), "{all:?}");
+    // New events are not queued for it.
+    t.publisher.publish(&work_order_event("wo_3")).await;
+    assert_eq!(t.admin.deliveries_of(id).await.len(), 2);
+}
+
+#[tokio::test]
+async fn sustained_failures_deactivate_and_reactivation_resumes() {
+    let weir = WeirBuilder::shared()
+        .env("WEIR_DEACTIVATE_AFTER_FAILURES", "3")
+        .env("WEIR_DEACTIVATE_AFTER", "150ms")
+        .env("WEIR_RETRY_SCHEDULE", "100ms,100ms,100ms,100ms,100ms")
+        .start()
+        .await;
+    let t = weir.tenant(Plan::Pro).await;
+    let receiver = Receiver::replying(Reply::Status(500)).await;
+    let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    let id = webhook["id"].as_str().unwrap();
+    let path = format!("/api/v2/webhooks/{id}");
+    t.publisher.publish(&work_order_event("wo_1")).await;
+    let w = eventually("auto-deactivated", Duration::from_secs(10), async || {
+        let w = t.admin.get(&path).await.expect(200).json();
+        (w["active"] == false).then_some(w)
+    })
+    .await;
+    assert_eq!(w["deactivation_reason"], "failing");
+    let attempts_seen = receiver.count();
+    assert!((3..=4).contains(&attempts_seen), "deactivated after 3 failures spanning 150ms: {attempts_seen}");
+    let d = &t.admin.settled(id, 1).await[0];
+    assert_eq!(d["status"], "failed");
+    // Nothing is queued while inactive, and retrying is refused.
+    t.publisher.publish(&work_order_event("wo_2")).await;
+    assert_eq!(t.admin.deliveries_of(id).await.len(), 1);
+    let dlv = d["id"].as_str().unwrap();
+    assert_eq!(
+        t.admin.post(&format!("/api/v2/webhook_deliveries/{dlv}/retry"), &json!({})).await.expect(409).error_code(),
+        "conflict"
+    );
+    t.admin.post(&format!("{path}/retry_failed"), &json!({"since": "2020-01-01T00:00:00Z"})).await.expect(409);
+
+    // Reactivate: the streak is cleared, new events flow, failed ones can be re-queued.
+    receiver.set(Reply::Status(200));
+    let w = t.admin.patch(&path, &json!({"active": true})).await.expect(200).json();
+    assert_eq!(w["active"], true);
+    assert_eq!(w["deactivated_at"], Value::Null);
+    assert_eq!(w["deactivation_reason"], Value::Null);
+    t.publisher.publish(&work_order_event("wo_3")).await;
+    let resp =
+        t.admin.post(&format!("{path}/retry_failed"), &json!({"since": "2020-01-01T00:00:00Z"})).await.expect(202);
+    assert_eq!(resp.json()["count"], 1);
+    let all = t.admin.settled(id, 2).await;
+    assert!(all.iter().all(|d| d["status"] == "succeeded"), "{all:?}");
+}
+
+#[tokio::test]
+async fn a_delivery_can_be_retried_by_hand_with_the_same_id_and_body() {
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let receiver = Receiver::start().await;
+    let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    t.publisher.publish(&work_order_event("wo_1")).await;
+    let d = t.admin.settled(webhook["id"].as_str().unwrap(), 1).await.remove(0);
+    let dlv = d["id"].as_str().unwrap();
+    let resp = t.admin.post(&format!("/api/v2/webhook_deliveries/{dlv}/retry"), &json!({})).await.expect(202);
+    assert_eq!(resp.json()["status"], "pending");
+    let got = receiver.wait_for(2, Duration::from_secs(10)).await;
+    assert_eq!(got[1].header("x-webhook-delivery"), dlv);
+    assert_eq!(got[1].header("x-webhook-attempt"), "2");
+    assert_eq!(got[1].body, got[0].body);
+    let d = t.admin.settled(webhook["id"].as_str().unwrap(), 1).await.remove(0);
+    assert_eq!(d["attempts"].as_array().unwrap().len(), 2);
+
+    // Unknown, malformed and other organisations' deliveries are 404.
+    let other = weir.tenant(Plan::Pro).await;
+    other.admin.post(&format!("/api/v2/webhook_deliveries/{dlv}/retry"), &json!({})).await.expect(404);
+    other.admin.get(&format!("/api/v2/webhook_deliveries/{dlv}")).await.expect(404);
+    t.admin.post("/api/v2/webhook_deliveries/dlv_00000000000000000000000000/retry", &json!({})).await.expect(404);
+    t.admin.get("/api/v2/webhook_deliveries/nope").await.expect(404);
+}
+
+#[tokio::test]
+async fn a_manual_retry_of_a_failed_delivery_is_one_attempt() {
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let receiver = Receiver::replying(Reply::Status(500)).await;
+    let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    let id = webhook["id"].as_str().unwrap();
+    t.publisher.publish(&work_order_event("wo_1")).await;
+    let d = t.admin.settled(id, 1).await.remove(0);
+    assert_eq!(d["status"], "failed");
+    let dlv = d["id"].as_str().unwrap();
+    t.admin.post(&format!("/api/v2/webhook_deliveries/{dlv}/retry"), &json!({})).await.expect(202);
+    let d = eventually("retried", Duration::from_secs(10), async || {
+        let d = t.admin.get(&format!("/api/v2/webhook_deliveries/{dlv}")).await.json();
+        (d["status"] == "failed" && d["attempts"].as_array()?.len() == 5).then_some(d)
+    })
+    .await;
+    assert_eq!(d["request"]["headers"]["x-webhook-attempt"], "5");
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(receiver.count(), 5, "no schedule of retries after a manual one");
+}
+
+#[tokio::test]
+async fn delivery_lists_filter_and_paginate() {
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let ok = Receiver::start().await;
+    let bad = Receiver::replying(Reply::Status(500)).await;
+    let w1 = t.admin.create_webhook(&ok.url, &["work_order_created", "defect_created"]).await;
+    let w2 = t.admin.create_webhook(&bad.url, &["work_order_created"]).await;
+    let (w1, w2) = (w1["id"].as_str().unwrap().to_owned(), w2["id"].as_str().unwrap().to_owned());
+    for i in 0..3 {
+        t.publisher.publish(&work_order_event(&format!("wo_{i}"))).await;
+    }
+    let defect = json!({"action": "defect_created", "creator": {"id": "u", "name": "n"}, "subject": {"type": "Defect", "id": "d"}, "defect": {}});
+    t.publisher.publish(&defect).await;
+    t.admin.settled(&w1, 4).await;
+    t.admin.settled(&w2, 3).await;
+
+    let list = |q: String| {
+        let admin = t.admin.clone();
+        async move { admin.get(&format!("/api/v2/webhook_deliveries?{q}")).await.expect(200).json() }
+    };
+    let all = list(String::new()).await;
+    assert_eq!(all["data"].as_array().unwrap().len(), 7);
+    let ids: Vec<&str> = all["data"].as_array().unwrap().iter().map(|d| d["id"].as_str().unwrap()).collect();
+    let mut sorted = ids.clone();
+    sorted.sort_by(|a, b| b.cmp(a));
+    assert_eq!(ids, sorted, "newest first");
+    assert_eq!(list("status=failed".into()).await["data"].as_array().unwrap().len(), 3);
+    assert_eq!(list(format!("webhook_id={w1}&action=defect_created")).await["data"].as_array().unwrap().len(), 1);
+    assert_eq!(list(format!("webhook_id={w2}&status=succeeded")).await["data"].as_array().unwrap().len(), 0);
+    let page = list("limit=3".into()).await;
+    assert_eq!(page["data"].as_array().unwrap().len(), 3);
+    let cursor = page["next_cursor"].as_str().unwrap().to_owned();
+    let rest = list(format!("limit=10&cursor={cursor}")).await;
+    assert_eq!(rest["data"].as_array().unwrap().len(), 4);
+    assert_eq!(rest["next_cursor"], Value::Null);
+    for bad_query in ["status=lost", "action=nope", "webhook_id=x", "limit=0", "sort=asc"] {
+        t.admin.get(&format!("/api/v2/webhook_deliveries?{bad_query}")).await.expect(422);
+    }
+    // Other organisations see nothing, even filtering by this organisation's webhook.
+    let other = weir.tenant(Plan::Pro).await;
+    let theirs = other.admin.get(&format!("/api/v2/webhook_deliveries?webhook_id={w1}")).await.expect(200).json();
+    assert_eq!(theirs["data"], json!([]));
+    // Plan and role rules apply.
+    let free = weir.tenant(Plan::Free).await;
+    free.admin.get("/api/v2/webhook_deliveries").await.expect(402);
+    t.publisher.get("/api/v2/webhook_deliveries").await.expect(403);
+}
+
+#[tokio::test]
+async fn deleting_a_webhook_cancels_its_queued_deliveries() {
+    let weir = WeirBuilder::shared().env("WEIR_RETRY_SCHEDULE", "1h").start().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let receiver = Receiver::replying(Reply::Status(500)).await;
+    let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    let id = webhook["id"].as_str().unwrap();
+    t.publisher.publish(&work_order_event("wo_1")).await;
+    let d = eventually("waiting for its retry", Duration::from_secs(10), async || {
+        let d = t.admin.deliveries_of(id).await.pop()?;
+        d["next_attempt_at"].is_string().then_some(d)
+    })
+    .await;
+    t.admin.delete(&format!("/api/v2/webhooks/{id}")).await.expect(204);
+    let after =
+        t.admin.get(&format!("/api/v2/webhook_deliveries/{}", d["id"].as_str().unwrap())).await.expect(200).json();
+    assert_eq!(after["status"], "cancelled");
+    assert_eq!(after["next_attempt_at"], Value::Null);
+    t.admin
+        .post(&format!("/api/v2/webhook_deliveries/{}/retry", d["id"].as_str().unwrap()), &json!({}))
+        .await
+        .expect(409);
+    // Listing by the deleted webhook's id still finds its deliveries.
+    assert_eq!(t.admin.deliveries_of(id).await.len(), 1);
+}
+
+#[tokio::test]
+async fn records_expire_and_indexes_are_trimmed() {
+    let weir = WeirBuilder::shared().env("WEIR_DELIVERY_RETENTION", "90s").start().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let receiver = Receiver::start().await;
+    let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    let event_id = t.publisher.publish(&work_order_event("wo_1")).await;
+    let d = t.admin.settled(webhook["id"].as_str().unwrap(), 1).await.remove(0);
+    let mut conn = crate::support::redis::shared().conn();
+    let p = weir.builder.prefix();
+    for key in [format!("{p}:dlv:{}", d["id"].as_str().unwrap()), format!("{p}:evt:{}:{event_id}", t.org_id)] {
+        let ttl: i64 = redis::cmd("PTTL").arg(&key).query(&mut conn).unwrap();
+        assert!(ttl > 0 && ttl <= 90_000, "{key}: {ttl}");
+    }
+    weir.store.trim_delivery_indexes(weir::time::now_millis() + 1000).await.unwrap();
+    assert_eq!(t.admin.deliveries_of(webhook["id"].as_str().unwrap()).await.len(), 0);
+    let _ = unique("x");
+}
+
+#[tokio::test]
+async fn metrics_count_events_deliveries_and_attempts() {
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let receiver = Receiver::start().await;
+    let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    t.publisher.publish(&work_order_event("wo_1")).await;
+    t.admin.settled(webhook["id"].as_str().unwrap(), 1).await;
+    let text = weir.http().get("/metrics").send().await.expect(200).text();
+    let value = |name: &str| -> f64 {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{name} missing:\n{text}"))
+    };
+    assert!(value("weir_events_published_total ") >= 1.0);
+    assert!(value("weir_deliveries_total{status=\"succeeded\"} ") >= 1.0);
+    assert!(value("weir_attempts_total{result=\"success\"} ") >= 1.0);
+    assert!(value("weir_attempt_duration_seconds_count ") >= 1.0);
+    assert!(value("weir_queue_ready ") >= 0.0);
+    assert!(value("weir_queue_scheduled ") >= 0.0);
+    assert!(value("weir_deliveries_in_flight ") >= 0.0);
+}
