@@ -7,5 +7,5 @@ cd "$(dirname "$0")/.."
 
 ./scripts/setup.sh
 ./scripts/build-plugins.sh
-cargo build --locked -p weir --bins
+cargo build --locked --workspace --bins
 cargo test --locked --workspace -- --test-threads "${WEIR_TEST_THREADS:-6}"

@@ -93,6 +93,12 @@ impl Lanes {
         }
     }
 
+    /// Another process parked deliveries of `webhook` (and perhaps died): this lane now
+    /// brings them back as its attempts end, as for its own.
+    pub(super) fn adopt_parked(&self, webhook: &str) {
+        self.lock().entry(webhook.to_owned()).or_default().parked = true;
+    }
+
     /// Free slots of `webhook` in this process.
     pub(super) fn free(&self, webhook: &str) -> usize {
         let lanes = self.lock();
@@ -148,5 +154,13 @@ mod tests {
         lanes.admit(&entry(2, "a"));
         lanes.admit(&entry(3, "b"));
         assert_eq!(lanes.take_waiting(), vec![entry(2, "a")]);
+    }
+
+    #[test]
+    fn adopted_parked_work_is_unparked_as_attempts_end() {
+        let lanes = Lanes::new(2);
+        lanes.adopt_parked("w");
+        assert_eq!(lanes.admit(&entry(1, "w")), Admit::Start);
+        assert_eq!(lanes.release("w"), Freed::Unpark(2));
     }
 }

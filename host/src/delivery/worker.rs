@@ -215,10 +215,14 @@ impl Engine {
             if let Ok(webhooks) = self.queue.parked_webhooks().await {
                 for webhook in webhooks {
                     let free = self.lanes.free(&webhook);
-                    if free > 0
-                        && let Err(e) = self.queue.unpark(&webhook, free).await
-                    {
-                        tracing::warn!(error = %e, "cannot unpark deliveries");
+                    if free == 0 {
+                        continue;
+                    }
+                    match self.queue.unpark(&webhook, free).await {
+                        // More remain: keep unparking as these attempts end.
+                        Ok(moved) if moved == free => self.lanes.adopt_parked(&webhook),
+                        Ok(_) => {}
+                        Err(e) => tracing::warn!(error = %e, "cannot unpark deliveries"),
                     }
                 }
             }

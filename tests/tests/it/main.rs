@@ -6,7 +6,9 @@ mod support;
 
 mod cli;
 mod delivery;
+mod delivery_faults;
 mod errors;
+mod example_receiver;
 mod oauth;
 mod resilience;
 mod url_rule;

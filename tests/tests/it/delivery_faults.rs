@@ -1,0 +1,180 @@
+//! Delivery under faults: slow endpoints, several processes, crashes, lost consumer groups,
+//! DNS answers that change, HTTPS with a private CA.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use serde_json::json;
+use weir::store::orgs::Plan;
+
+use crate::support::eventually;
+use crate::support::receiver::{Receiver, Reply};
+use crate::support::redis::RedisServer;
+use crate::support::tls::TestCa;
+use crate::support::weir::{WeirBuilder, work_order_event};
+
+fn defect_event(id: &str) -> serde_json::Value {
+    json!({"action": "defect_created", "creator": {"id": "u", "name": "n"}, "subject": {"type": "Defect", "id": id}, "defect": {"id": id}})
+}
+
+#[tokio::test]
+async fn a_hanging_endpoint_never_delays_another_webhook() {
+    let weir = WeirBuilder::shared()
+        .env("WEIR_MAX_IN_FLIGHT_PER_WEBHOOK", "2")
+        .env("WEIR_WORKER_CONCURRENCY", "8")
+        .env("WEIR_DELIVERY_TIMEOUT", "60s")
+        .start()
+        .await;
+    let t = weir.tenant(Plan::Pro).await;
+    let slow = Receiver::replying(Reply::Hang).await;
+    let fast = Receiver::start().await;
+    let slow_hook = t.admin.create_webhook(&slow.url, &["work_order_created"]).await;
+    t.admin.create_webhook(&fast.url, &["defect_created"]).await;
+    for i in 0..30 {
+        t.publisher.publish(&work_order_event(&format!("wo_{i}"))).await;
+    }
+    for i in 0..5 {
+        t.publisher.publish(&defect_event(&format!("d_{i}"))).await;
+    }
+    // Without per-webhook caps the 30 hanging deliveries would hold all 8 workers for 60s.
+    fast.wait_for(5, Duration::from_secs(20)).await;
+    assert_eq!(slow.count(), 2, "the hanging endpoint holds exactly its cap of workers");
+    let waiting = t.admin.deliveries_of(slow_hook["id"].as_str().unwrap()).await;
+    assert_eq!(waiting.len(), 30);
+    assert!(waiting.iter().all(|d| d["status"] == "pending"), "nothing of the slow webhook is lost");
+}
+
+#[tokio::test]
+async fn two_processes_share_the_work_without_sending_twice() {
+    let builder = WeirBuilder::shared();
+    let first = builder.start().await;
+    let second = builder.start().await;
+    let t = first.tenant(Plan::Pro).await;
+    let receiver = Receiver::start().await;
+    t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    for i in 0..200 {
+        t.publisher.publish(&work_order_event(&format!("wo_{i}"))).await;
+    }
+    let got = receiver.wait_for(200, Duration::from_secs(60)).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let ids: HashSet<String> = got.iter().map(|r| r.header("x-webhook-delivery")).collect();
+    assert_eq!(ids.len(), 200);
+    assert_eq!(receiver.count(), 200, "no delivery was sent twice");
+    drop(second);
+}
+
+#[tokio::test]
+async fn a_killed_process_loses_nothing_and_a_new_one_finishes_the_work() {
+    let builder = WeirBuilder::shared().env("WEIR_TAKEOVER_AFTER", "2s").env("WEIR_MAX_IN_FLIGHT_PER_WEBHOOK", "8");
+    // Publishing goes through an API-only node, so only the child process delivers.
+    let api = builder.clone().env("WEIR_WORKERS", "false").start().await;
+    let t = api.tenant(Plan::Pro).await;
+    let receiver = Receiver::replying(Reply::Delay(Duration::from_millis(20), 200)).await;
+    t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    let mut doomed = builder.spawn();
+    doomed.wait_ready().await;
+    for i in 0..300 {
+        t.publisher.publish(&work_order_event(&format!("wo_{i}"))).await;
+    }
+    receiver.wait_for(40, Duration::from_secs(30)).await;
+    doomed.signal("KILL");
+    let before = receiver.count();
+    assert!(before < 300, "killed mid-run ({before} delivered)");
+
+    let heir = builder.spawn();
+    heir.wait_ready().await;
+    let distinct = eventually("every event delivered at least once", Duration::from_secs(90), async || {
+        let ids: HashSet<String> = receiver.received().iter().map(|r| r.header("x-webhook-delivery")).collect();
+        (ids.len() == 300).then_some(ids)
+    })
+    .await;
+    assert_eq!(distinct.len(), 300);
+    let bodies: HashSet<String> =
+        receiver.received().iter().map(|r| r.json()["subject"]["id"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(bodies.len(), 300, "every event, not just every delivery id");
+}
+
+#[tokio::test]
+async fn deliveries_go_over_https_with_an_extra_ca_by_http2_or_http11() {
+    let ca = TestCa::new();
+    let weir = WeirBuilder::shared().env("WEIR_EXTRA_CA", &ca.ca_pem.display().to_string()).start().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let h2 = Receiver::https(&ca, &[b"h2"]).await;
+    let h1 = Receiver::https(&ca, &[b"http/1.1"]).await;
+    let secret_h2 =
+        t.admin.create_webhook(&h2.url, &["work_order_created"]).await["signing_secret"].as_str().unwrap().to_owned();
+    t.admin.create_webhook(&h1.url, &["work_order_created"]).await;
+    t.publisher.publish(&work_order_event("wo_1")).await;
+    let got = h2.wait_for(1, Duration::from_secs(10)).await;
+    assert_eq!(got[0].version, hyper::Version::HTTP_2);
+    assert!(weir::delivery::sign::verify(&secret_h2, &got[0].body, &got[0].header("x-webhook-signature")));
+    let got = h1.wait_for(1, Duration::from_secs(10)).await;
+    assert_eq!(got[0].version, hyper::Version::HTTP_11);
+
+    // Without the extra CA the certificate is not trusted: the attempt fails, nothing is sent.
+    let untrusting = WeirBuilder::shared().start().await;
+    let u = untrusting.tenant(Plan::Pro).await;
+    let receiver = Receiver::https(&ca, &[b"http/1.1"]).await;
+    let hook = u.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    u.publisher.publish(&work_order_event("wo_2")).await;
+    let d = u.admin.settled(hook["id"].as_str().unwrap(), 1).await.remove(0);
+    assert_eq!(d["status"], "failed");
+    let error = d["attempts"][0]["error"].as_str().unwrap();
+    assert!(error.contains("TLS"), "{error}");
+    assert_eq!(receiver.count(), 0);
+}
+
+#[tokio::test]
+async fn the_url_rule_is_checked_again_at_delivery_time() {
+    let builder = WeirBuilder::shared();
+    // The API node still exempts loopback; the delivering node no longer does, as if the
+    // host's DNS answer had changed to a private address after the webhook was created.
+    let api = builder.clone().env("WEIR_WORKERS", "false").start().await;
+    let _worker = builder.clone().env("WEIR_ALLOW_PRIVATE_TARGETS", "").start().await;
+    let t = api.tenant(Plan::Pro).await;
+    let receiver = Receiver::start().await;
+    let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    t.publisher.publish(&work_order_event("wo_1")).await;
+    let d = t.admin.settled(hook["id"].as_str().unwrap(), 1).await.remove(0);
+    assert_eq!(d["status"], "failed");
+    for attempt in d["attempts"].as_array().unwrap() {
+        let error = attempt["error"].as_str().unwrap();
+        assert!(error.contains("blocked by the URL rule") && error.contains("127.0.0.1"), "{error}");
+        assert_eq!(attempt["status_code"], serde_json::Value::Null);
+    }
+    assert_eq!(receiver.count(), 0, "no request reached the private address");
+}
+
+#[tokio::test]
+async fn delivery_recovers_when_redis_comes_back_empty() {
+    let mut redis = RedisServer::start();
+    let weir = WeirBuilder::new(&redis.url()).start().await;
+    let receiver = Receiver::start().await;
+    let t = weir.tenant(Plan::Pro).await;
+    t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    t.publisher.publish(&work_order_event("wo_1")).await;
+    receiver.wait_for(1, Duration::from_secs(10)).await;
+
+    // Redis restarts with no data at all: no stream, no consumer group.
+    redis.restart();
+    eventually("Redis back for Weir and for this test", Duration::from_secs(20), async || {
+        let ready = weir.http().get("/readyz").send().await.status == 200;
+        (ready && weir.store.ping().await.is_ok()).then_some(())
+    })
+    .await;
+    let t = weir.tenant(Plan::Pro).await;
+    t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    t.publisher.publish(&work_order_event("wo_2")).await;
+    receiver.wait_for(2, Duration::from_secs(20)).await;
+
+    // The group alone disappears (XGROUP DESTROY): the next read recreates it.
+    let mut conn = redis.conn();
+    let _: i64 = redis::cmd("XGROUP")
+        .arg("DESTROY")
+        .arg(format!("{}:q:ready", weir.builder.prefix()))
+        .arg("workers")
+        .query(&mut conn)
+        .unwrap();
+    t.publisher.publish(&work_order_event("wo_3")).await;
+    receiver.wait_for(3, Duration::from_secs(20)).await;
+}
