@@ -1,8 +1,12 @@
 //! The state shared by the HTTP API and the background workers of one `weir serve`.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
 use crate::config::Config;
 use crate::metrics::Metrics;
 use crate::netguard::UrlRule;
+use crate::plugins::Runtime;
 use crate::queue::Queue;
 use crate::store::{Result, Store};
 
@@ -14,18 +18,40 @@ pub struct App {
     pub url_rule: UrlRule,
     pub metrics: Metrics,
     pub queue: Queue,
+    pub plugins: Arc<Runtime>,
+    /// Plugin id → SHA-256 of its code. A plugin's code never changes, so this is safe
+    /// to keep for the life of the process.
+    plugin_hashes: Mutex<HashMap<String, (String, String)>>,
 }
 
 impl App {
-    pub fn new(config: Config, store: Store) -> App {
+    pub fn new(config: Config, store: Store, plugins: Arc<Runtime>) -> App {
         let url_rule = UrlRule::new(config.allow_private_targets.clone());
         let queue = Queue::new(store.clone());
-        App { config, store, url_rule, metrics: Metrics::new(), queue }
+        App { config, store, url_rule, metrics: Metrics::new(), queue, plugins, plugin_hashes: Mutex::default() }
     }
 
     /// Whether the organisation has a plugin with this id.
-    pub async fn plugin_exists(&self, _org_id: &str, _plugin_id: &str) -> Result<bool> {
-        Ok(false)
+    pub async fn plugin_exists(&self, org_id: &str, plugin_id: &str) -> Result<bool> {
+        Ok(self.plugin_hash(org_id, plugin_id).await?.is_some())
+    }
+
+    /// The SHA-256 of the organisation's plugin, `None` if it has no such plugin.
+    pub async fn plugin_hash(&self, org_id: &str, plugin_id: &str) -> Result<Option<String>> {
+        if let Some((org, sha)) = self.plugin_hashes.lock().unwrap_or_else(|e| e.into_inner()).get(plugin_id) {
+            return Ok((org == org_id).then(|| sha.clone()));
+        }
+        let Some(plugin) = self.store.get_plugin(org_id, plugin_id).await? else { return Ok(None) };
+        self.plugin_hashes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(plugin_id.to_owned(), (plugin.org_id.clone(), plugin.sha256.clone()));
+        Ok(Some(plugin.sha256))
+    }
+
+    /// Forgets a deleted plugin.
+    pub fn plugin_deleted(&self, plugin_id: &str) {
+        self.plugin_hashes.lock().unwrap_or_else(|e| e.into_inner()).remove(plugin_id);
     }
 
     /// Updates gauges that are read from the store at scrape time.
@@ -34,5 +60,10 @@ impl App {
             self.metrics.queue_ready.set(ready as i64);
             self.metrics.queue_scheduled.set(scheduled as i64);
         }
+        let counters = &self.plugins.counters;
+        use std::sync::atomic::Ordering::Relaxed;
+        self.metrics.plugin_compilations.set(counters.compiled.load(Relaxed) as i64);
+        self.metrics.plugin_cache_loads.set(counters.cache_loads.load(Relaxed) as i64);
+        self.metrics.plugin_calls.set(counters.calls.load(Relaxed) as i64);
     }
 }

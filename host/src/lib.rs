@@ -8,6 +8,7 @@
 //! - [`queue`]: the delivery queue in Redis and every state change of a delivery.
 //! - [`delivery`]: the workers: sign, send, retry, per-webhook fairness.
 //! - [`netguard`]: the webhook URL rule (no private addresses, no DNS rebinding).
+//! - [`plugins`]: tenant WebAssembly plugins (the only module that knows wasmtime).
 //! - [`catalog`]: the subscribable events.
 //! - [`server`]: the listener (TLS, HTTP/1.1 and HTTP/2, graceful shutdown).
 //! - [`cli`]: `weir serve` and the operator commands `weir admin …`.
@@ -25,6 +26,7 @@ pub mod delivery;
 pub mod ids;
 pub mod metrics;
 pub mod netguard;
+pub mod plugins;
 pub mod queue;
 pub mod server;
 pub mod store;
@@ -49,6 +51,8 @@ pub enum StartError {
     Tls(#[from] server::TlsError),
     #[error("{0}")]
     Engine(#[from] delivery::EngineError),
+    #[error("{0}")]
+    Plugins(#[from] plugins::RuntimeError),
 }
 
 /// Installs rustls' process-wide crypto provider (ring). Safe to call more than once.
@@ -64,7 +68,8 @@ pub async fn run(config: Config, listener: TcpListener, shutdown: impl Future<Ou
     let store = Store::connect(&url, &config.redis_prefix)
         .await
         .map_err(|source| StartError::Redis { url: redact(&url), source })?;
-    let app = Arc::new(App::new(config, store));
+    let plugins = Arc::new(plugins::Runtime::new(config.plugin_limits(), config.data_dir.join("plugin-cache"))?);
+    let app = Arc::new(App::new(config, store, plugins));
     let engine = if app.config.workers { Some(delivery::Engine::start(app.clone())?) } else { None };
     let router = api::router(app.clone());
     let addr = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();

@@ -23,6 +23,9 @@ pub struct Metrics {
     pub queue_ready: Gauge,
     pub queue_scheduled: Gauge,
     pub in_flight: Gauge,
+    pub plugin_compilations: Gauge,
+    pub plugin_cache_loads: Gauge,
+    pub plugin_calls: Gauge,
 }
 
 impl Default for Metrics {
@@ -43,6 +46,9 @@ impl Metrics {
             queue_ready: Gauge::default(),
             queue_scheduled: Gauge::default(),
             in_flight: Gauge::default(),
+            plugin_compilations: Gauge::default(),
+            plugin_cache_loads: Gauge::default(),
+            plugin_calls: Gauge::default(),
             registry: Mutex::new(Registry::default()),
         };
         registry.register("tokens_issued", "Access tokens issued by the token endpoint", metrics.tokens_issued.clone());
@@ -77,6 +83,17 @@ impl Metrics {
             "Delivery attempts in flight in this process",
             metrics.in_flight.clone(),
         );
+        registry.register(
+            "plugin_compilations",
+            "Plugins compiled from WebAssembly by this process",
+            metrics.plugin_compilations.clone(),
+        );
+        registry.register(
+            "plugin_cache_loads",
+            "Compiled plugins loaded from the disk cache by this process",
+            metrics.plugin_cache_loads.clone(),
+        );
+        registry.register("plugin_calls", "Plugin calls made by this process", metrics.plugin_calls.clone());
         *metrics.registry.lock().unwrap_or_else(|e| e.into_inner()) = registry;
         metrics
     }

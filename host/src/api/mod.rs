@@ -2,7 +2,7 @@
 //! or the router itself (unknown route, wrong method) — has the contract's JSON shape.
 //!
 //! One file per resource: `oauth` (token endpoint), `webhooks`, `events` (publishing),
-//! `deliveries` (`webhook_deliveries`), `ops` (health, metrics).
+//! `deliveries` (`webhook_deliveries`), `plugins`, `ops` (health, metrics).
 //! Handlers validate input with `extract` and `fields`, call the store, and map failures
 //! through `error::ApiError`; they hold no state of their own.
 
@@ -13,6 +13,7 @@ pub mod extract;
 pub mod fields;
 pub mod oauth;
 pub mod ops;
+pub mod plugins;
 pub mod webhooks;
 
 use std::sync::Arc;
@@ -37,7 +38,10 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/events", post(events::publish))
         .route("/webhook_deliveries", get(deliveries::list))
         .route("/webhook_deliveries/{id}", get(deliveries::get))
-        .route("/webhook_deliveries/{id}/retry", post(deliveries::retry));
+        .route("/webhook_deliveries/{id}/retry", post(deliveries::retry))
+        .route("/plugins", get(plugins::list).post(plugins::upload))
+        .route("/plugins/{id}", get(plugins::get).delete(plugins::delete))
+        .route("/plugins/{id}/test", post(plugins::test));
     Router::new()
         .route("/oauth/token", post(oauth::token))
         .route("/oauth/revoke", post(oauth::revoke))

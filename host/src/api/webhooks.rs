@@ -14,7 +14,7 @@ use crate::App;
 use crate::auth::secrets;
 use crate::catalog;
 use crate::ids::{self, Kind};
-use crate::store::webhooks::{Attachment, Created, MAX_WEBHOOKS_PER_ORG, OnError, Webhook, WebhookChange};
+use crate::store::webhooks::{Attachment, Created, MAX_WEBHOOKS_PER_ORG, OnError, Updated, Webhook, WebhookChange};
 
 /// Prefix of webhook signing secrets.
 pub const SIGNING_SECRET_PREFIX: &str = "whsec_";
@@ -77,6 +77,7 @@ pub async fn create(
             }
             Ok(response)
         }
+        Created::PluginMissing => Err(ApiError::field("plugins", "an attached plugin was just deleted")),
         Created::LimitReached => Err(ApiError::conflict(format!(
             "the organisation already has {MAX_WEBHOOKS_PER_ORG} webhooks, the most allowed"
         ))),
@@ -120,8 +121,11 @@ pub async fn update(
         change.url = vet_url(&app, &url, &mut fields).await;
     }
     fields.finish()?;
-    let mut webhook =
-        app.store.update_webhook(&caller.org_id, &id, &change).await?.ok_or_else(|| ApiError::not_found("webhook"))?;
+    let mut webhook = match app.store.update_webhook(&caller.org_id, &id, &change).await? {
+        Updated::Ok(webhook) => *webhook,
+        Updated::NotFound => return Err(ApiError::not_found("webhook")),
+        Updated::PluginMissing => return Err(ApiError::field("plugins", "an attached plugin was just deleted")),
+    };
     if change.active == Some(false) && webhook.active {
         app.queue.deactivate_webhook(&caller.org_id, &id).await?;
         webhook = find(&app, &caller.org_id, &id).await?;

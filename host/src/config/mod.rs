@@ -40,6 +40,11 @@ pub const KEYS: &[&str] = &[
     "export_url_ttl",
     "takeover_after",
     "workers",
+    "plugin_fuel",
+    "plugin_timeout",
+    "plugin_memory_mib",
+    "plugin_max_output_kib",
+    "plugin_concurrency",
 ];
 
 /// The validated configuration of one Weir process.
@@ -66,6 +71,11 @@ pub struct Config {
     pub export_url_ttl: Duration,
     pub takeover_after: Duration,
     pub workers: bool,
+    pub plugin_fuel: u64,
+    pub plugin_timeout: Duration,
+    pub plugin_memory_mib: usize,
+    pub plugin_max_output_kib: usize,
+    pub plugin_concurrency: usize,
 }
 
 /// Certificate chain and key for the HTTPS listener.
@@ -153,6 +163,17 @@ impl Config {
                 let scheme = if self.tls.is_some() { "https" } else { "http" };
                 format!("{scheme}://{}", self.listen)
             }
+        }
+    }
+
+    /// The limits of plugin calls.
+    pub fn plugin_limits(&self) -> crate::plugins::Limits {
+        crate::plugins::Limits {
+            fuel: self.plugin_fuel,
+            timeout: self.plugin_timeout,
+            memory: self.plugin_memory_mib * 1024 * 1024,
+            max_output: self.plugin_max_output_kib * 1024,
+            concurrency: self.plugin_concurrency,
         }
     }
 
@@ -349,6 +370,11 @@ impl Layers {
         let export_url_ttl = self.duration("export_url_ttl", Duration::from_secs(7 * 86_400))?;
         let takeover_after = self.duration("takeover_after", Duration::from_secs(3600))?;
         let workers = self.boolean("workers")?;
+        let plugin_fuel = self.uint("plugin_fuel", 10_000, 10_000_000_000)?;
+        let plugin_timeout = self.duration("plugin_timeout", Duration::from_secs(60))?;
+        let plugin_memory_mib = self.uint("plugin_memory_mib", 1, 4096)? as usize;
+        let plugin_max_output_kib = self.uint("plugin_max_output_kib", 1, 65_536)? as usize;
+        let plugin_concurrency = self.uint("plugin_concurrency", 1, 256)? as usize;
 
         let schedule_span: Duration = retry_schedule.iter().sum();
         if delivery_retention < schedule_span.mul_f64(1.2) + Duration::from_secs(60) {
@@ -381,6 +407,11 @@ impl Layers {
             export_url_ttl,
             takeover_after,
             workers,
+            plugin_fuel,
+            plugin_timeout,
+            plugin_memory_mib,
+            plugin_max_output_kib,
+            plugin_concurrency,
         })
     }
 }

@@ -28,6 +28,11 @@ fn defaults_match_the_contract() {
     assert!(c.allow_private_targets.is_empty());
     assert!(c.tls.is_none());
     assert_eq!(c.takeover_after, Duration::from_secs(30));
+    let limits = c.plugin_limits();
+    assert_eq!(limits.fuel, 10_000_000);
+    assert_eq!(limits.timeout, Duration::from_millis(50));
+    assert_eq!(limits.memory, 32 * 1024 * 1024);
+    assert_eq!(limits.max_output, 1024 * 1024);
     assert!(c.workers);
 }
 

@@ -2,6 +2,7 @@
 //! before signing), check the URL rule, sign, send, and record the outcome.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -10,8 +11,11 @@ use serde_json::json;
 use super::retry::{self, AttemptResult, Next};
 use super::send::Sent;
 use super::{Engine, sign};
+use crate::plugins::EventMeta;
+use crate::plugins::chain::{self, ChainOutcome, Step};
 use crate::queue::{Entry, Loaded, Outcome, Record};
 use crate::store::StoreError;
+use crate::store::webhooks::Attachment;
 
 /// What became of a stream entry.
 #[derive(Debug, PartialEq, Eq)]
@@ -24,12 +28,17 @@ pub(super) enum Handled {
     StoreDown,
 }
 
-/// The body and headers to send, after plugins.
-struct Prepared {
-    body: String,
-    extra_headers: Vec<(String, String)>,
-    /// Fields to store with the outcome (rendered body, plugin outcomes) on first use.
-    fields: Vec<(&'static str, String)>,
+/// What to do with a delivery once its plugins have run.
+enum Prepared {
+    /// Send this body with these extra headers; store `fields` (rendered body, headers,
+    /// plugin outcomes) with the outcome.
+    Send { body: String, extra_headers: Vec<(String, String)>, fields: Vec<(&'static str, String)> },
+    /// A plugin dropped it.
+    Filtered { fields: Vec<(&'static str, String)> },
+    /// The event expired before its first attempt.
+    EventMissing,
+    /// The store could not be read.
+    StoreDown,
 }
 
 impl Engine {
@@ -69,26 +78,30 @@ impl Engine {
         if field(webhook, "active") != "1" {
             return self.finish(entry, Outcome::Failed, record).await;
         }
-        let prepared = match self.prepare(delivery, envelope) {
-            Some(p) => p,
-            None => {
+        let (body, extra_headers, fields) = match self.prepare(delivery, webhook, envelope).await {
+            Prepared::Send { body, extra_headers, fields } => (body, extra_headers, fields),
+            Prepared::Filtered { fields } => {
+                return self.finish(entry, Outcome::Filtered, Record { fields, ..record }).await;
+            }
+            Prepared::EventMissing => {
                 tracing::warn!(delivery = %entry.delivery, "event envelope expired before delivery");
                 return self.finish(entry, Outcome::Failed, record).await;
             }
+            Prepared::StoreDown => return Handled::StoreDown,
         };
         let attempt_no = field(delivery, "attempt_count").parse::<usize>().unwrap_or(0) + 1;
         let budget = field(delivery, "attempt_budget").parse::<usize>().unwrap_or(1);
         let headers = sign::request_headers(
-            prepared.body.as_bytes(),
+            body.as_bytes(),
             &field(webhook, "signing_secret"),
             &entry.delivery,
             attempt_no,
             &field(delivery, "event_created_at"),
-            &prepared.extra_headers,
+            &extra_headers,
         );
         let at = crate::time::now_rfc3339();
         self.app.metrics.in_flight.inc();
-        let sent = self.sender.post(&field(webhook, "url"), &headers, Bytes::from(prepared.body)).await;
+        let sent = self.sender.post(&field(webhook, "url"), &headers, Bytes::from(body)).await;
         self.app.metrics.in_flight.dec();
         let (result, attempt_json) = describe(&sent, &at);
         self.app
@@ -107,22 +120,87 @@ impl Engine {
         let record = Record {
             attempt_json: Some(attempt_json),
             request_headers_json: Some(serde_json::Value::Object(headers_json).to_string()),
-            fields: prepared.fields,
+            fields,
             ..record
         };
         self.finish(entry, outcome, record).await
     }
 
-    /// The body to send: the rendered one if plugins ran before, else the envelope.
-    fn prepare(&self, delivery: &HashMap<String, String>, envelope: Option<String>) -> Option<Prepared> {
-        if let Some(body) = delivery.get("body").filter(|b| !b.is_empty()) {
+    /// Runs the webhook's plugins on the first attempt; later attempts send what they
+    /// produced then (the same body every time).
+    async fn prepare(
+        &self,
+        delivery: &HashMap<String, String>,
+        webhook: &HashMap<String, String>,
+        envelope: Option<String>,
+    ) -> Prepared {
+        if delivery.contains_key("plugins") {
             let extra_headers = delivery
                 .get("headers")
                 .and_then(|h| serde_json::from_str::<Vec<(String, String)>>(h).ok())
                 .unwrap_or_default();
-            return Some(Prepared { body: body.clone(), extra_headers, fields: Vec::new() });
+            let body = match delivery.get("body").filter(|b| !b.is_empty()) {
+                Some(body) => body.clone(),
+                None => match envelope {
+                    Some(envelope) => envelope,
+                    None => return Prepared::EventMissing,
+                },
+            };
+            return Prepared::Send { body, extra_headers, fields: Vec::new() };
         }
-        Some(Prepared { body: envelope?, extra_headers: Vec::new(), fields: Vec::new() })
+        let Some(envelope) = envelope else { return Prepared::EventMissing };
+        let attachments: Vec<Attachment> =
+            webhook.get("plugins").and_then(|p| serde_json::from_str(p).ok()).unwrap_or_default();
+        if attachments.is_empty() {
+            return Prepared::Send {
+                body: envelope,
+                extra_headers: Vec::new(),
+                fields: vec![("plugins", "[]".into())],
+            };
+        }
+        let org_id = delivery.get("org_id").map_or("", |s| s.as_str());
+        let mut steps = Vec::with_capacity(attachments.len());
+        for attachment in attachments {
+            let sha256 = match self.app.plugin_hash(org_id, &attachment.plugin_id).await {
+                Ok(sha) => sha,
+                Err(_) => return Prepared::StoreDown,
+            };
+            let wasm = match &sha256 {
+                Some(sha) if !self.app.plugins.is_compiled(sha) => {
+                    match self.app.store.get_plugin_wasm(&attachment.plugin_id).await {
+                        Ok(wasm) => wasm,
+                        Err(_) => return Prepared::StoreDown,
+                    }
+                }
+                _ => None,
+            };
+            steps.push(Step {
+                plugin_id: attachment.plugin_id,
+                sha256,
+                wasm,
+                config: attachment.config.to_string(),
+                on_error: attachment.on_error,
+            });
+        }
+        let meta = EventMeta::from_envelope(&envelope).unwrap_or_default();
+        let (outcome, records) = chain::run(&self.app.plugins, steps, Arc::new(meta), &envelope).await;
+        let mut fields = vec![("plugins", serde_json::to_string(&records).unwrap_or_else(|_| "[]".into()))];
+        match outcome {
+            ChainOutcome::Filtered { .. } => Prepared::Filtered { fields },
+            ChainOutcome::Deliver { body, headers } => {
+                if !headers.is_empty() {
+                    fields.push(("headers", serde_json::to_string(&headers).unwrap_or_else(|_| "[]".into())));
+                }
+                let body = match body {
+                    Some(body) => {
+                        fields.push(("body", body.clone()));
+                        body
+                    }
+                    None => envelope,
+                };
+                Prepared::Send { body, extra_headers: headers, fields }
+            }
+        }
     }
 
     /// Records an outcome, retrying while Redis is briefly unreachable. If it stays

@@ -23,6 +23,7 @@ pub mod clients;
 pub mod deliveries;
 pub mod managed;
 pub mod orgs;
+pub mod plugins;
 pub mod webhooks;
 
 use std::time::Duration;

@@ -63,26 +63,29 @@ pub struct WebhookChange {
     pub active: Option<bool>,
 }
 
-/// Creates a webhook unless the organisation is at its limit.
+/// Creates a webhook unless the organisation is at its limit or an attached plugin is
+/// not the organisation's (it may have been deleted since the request was validated).
+/// ARGV: limit, id, prefix, org, n, n plugin ids, then field/value pairs.
 const CREATE: &str = r"
 if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[1]) then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+local n = tonumber(ARGV[5])
+for i = 6, 5 + n do
+  if redis.call('HGET', ARGV[3] .. ':plg:' .. ARGV[i], 'org_id') ~= ARGV[4] then return -1 end
+end
+redis.call('HSET', KEYS[1], unpack(ARGV, 6 + n))
 redis.call('ZADD', KEYS[2], 0, ARGV[2])
 return 1
 ";
 
-/// Sets fields of a webhook that exists and belongs to the organisation.
+/// Sets fields of a webhook that exists and belongs to the organisation, if every plugin
+/// to attach is the organisation's. ARGV: org, prefix, n, n plugin ids, then field/value pairs.
 const UPDATE: &str = r"
 if redis.call('HGET', KEYS[1], 'org_id') ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 2))
-return 1
-";
-
-/// Deletes a webhook of the organisation.
-const DELETE: &str = r"
-if redis.call('HGET', KEYS[1], 'org_id') ~= ARGV[1] then return 0 end
-redis.call('DEL', KEYS[1])
-redis.call('ZREM', KEYS[2], ARGV[2])
+local n = tonumber(ARGV[3])
+for i = 4, 3 + n do
+  if redis.call('HGET', ARGV[2] .. ':plg:' .. ARGV[i], 'org_id') ~= ARGV[1] then return -1 end
+end
+redis.call('HSET', KEYS[1], unpack(ARGV, 4 + n))
 return 1
 ";
 
@@ -91,6 +94,17 @@ return 1
 pub enum Created {
     Ok(Box<Webhook>),
     LimitReached,
+    /// An attached plugin is gone.
+    PluginMissing,
+}
+
+/// The outcome of changing a webhook.
+#[derive(Debug)]
+pub enum Updated {
+    Ok(Box<Webhook>),
+    NotFound,
+    /// An attached plugin is gone.
+    PluginMissing,
 }
 
 impl Store {
@@ -100,12 +114,20 @@ impl Store {
         let fields = to_fields(&webhook);
         let script = redis::Script::new(CREATE);
         let mut invocation = script.prepare_invoke();
-        invocation.key(&key).key(&index).arg(MAX_WEBHOOKS_PER_ORG).arg(&webhook.id);
+        invocation.key(&key).key(&index).arg(MAX_WEBHOOKS_PER_ORG).arg(&webhook.id).arg(&self.prefix);
+        invocation.arg(&webhook.org_id).arg(webhook.plugins.len());
+        for attachment in &webhook.plugins {
+            invocation.arg(&attachment.plugin_id);
+        }
         for (name, value) in &fields {
             invocation.arg(*name).arg(value);
         }
         let created: i64 = invocation.invoke_async(&mut self.conn()).await?;
-        Ok(if created == 1 { Created::Ok(Box::new(webhook)) } else { Created::LimitReached })
+        Ok(match created {
+            1 => Created::Ok(Box::new(webhook)),
+            0 => Created::LimitReached,
+            _ => Created::PluginMissing,
+        })
     }
 
     /// The webhook, if it exists and belongs to `org_id`.
@@ -156,10 +178,10 @@ impl Store {
         Ok(webhooks)
     }
 
-    /// Applies a change; `None` when the webhook is not the organisation's.
-    pub async fn update_webhook(&self, org_id: &str, id: &str, change: &WebhookChange) -> Result<Option<Webhook>> {
+    /// Applies a change to the organisation's webhook.
+    pub async fn update_webhook(&self, org_id: &str, id: &str, change: &WebhookChange) -> Result<Updated> {
         let now = crate::time::now_rfc3339();
-        let mut fields: Vec<(&str, String)> = vec![("updated_at", now.clone())];
+        let mut fields: Vec<(&str, String)> = vec![("updated_at", now)];
         if let Some(name) = &change.name {
             fields.push(("name", name.clone()));
         }
@@ -180,34 +202,22 @@ impl Store {
             fields.push(("fail_count", "0".into()));
             fields.push(("fail_since", String::new()));
         }
-        if !self.set_webhook_fields(org_id, id, &fields).await? {
-            return Ok(None);
-        }
-        self.get_webhook(org_id, id).await
-    }
-
-    /// Sets raw fields of the organisation's webhook; `false` when it is not there.
-    pub(crate) async fn set_webhook_fields(&self, org_id: &str, id: &str, fields: &[(&str, String)]) -> Result<bool> {
+        let plugin_ids: Vec<&str> = change.plugins.iter().flatten().map(|a| a.plugin_id.as_str()).collect();
         let script = redis::Script::new(UPDATE);
         let mut invocation = script.prepare_invoke();
-        invocation.key(self.key(&["wh", id])).arg(org_id);
-        for (name, value) in fields {
+        invocation.key(self.key(&["wh", id])).arg(org_id).arg(&self.prefix).arg(plugin_ids.len());
+        for plugin in plugin_ids {
+            invocation.arg(plugin);
+        }
+        for (name, value) in &fields {
             invocation.arg(*name).arg(value);
         }
         let updated: i64 = invocation.invoke_async(&mut self.conn()).await?;
-        Ok(updated == 1)
-    }
-
-    /// Deletes the organisation's webhook; `false` when it is not there.
-    pub async fn delete_webhook(&self, org_id: &str, id: &str) -> Result<bool> {
-        let deleted: i64 = redis::Script::new(DELETE)
-            .key(self.key(&["wh", id]))
-            .key(self.key(&["org", org_id, "webhooks"]))
-            .arg(org_id)
-            .arg(id)
-            .invoke_async(&mut self.conn())
-            .await?;
-        Ok(deleted == 1)
+        match updated {
+            1 => Ok(self.get_webhook(org_id, id).await?.map_or(Updated::NotFound, |w| Updated::Ok(Box::new(w)))),
+            0 => Ok(Updated::NotFound),
+            _ => Ok(Updated::PluginMissing),
+        }
     }
 
     /// One page of ids from a lexicographic index, newest (greatest) first.

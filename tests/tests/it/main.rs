@@ -10,6 +10,8 @@ mod delivery_faults;
 mod errors;
 mod example_receiver;
 mod oauth;
+mod plugin_sandbox;
+mod plugins;
 mod resilience;
 mod url_rule;
 mod webhooks_api;

@@ -342,3 +342,57 @@ impl Api {
         .await
     }
 }
+
+/// A plugin built by `scripts/build-plugins.sh` (`report_export_filter`, `hostile`, …).
+pub fn plugin_wasm(name: &str) -> Vec<u8> {
+    let exe = std::env::current_exe().expect("test binary path");
+    let target = exe.parent().and_then(|d| d.parent()).and_then(|d| d.parent()).expect("target dir");
+    let path = target.join("wasm32-wasip2").join("release").join(format!("{name}.wasm"));
+    std::fs::read(&path).unwrap_or_else(|_| panic!("{} is missing: run scripts/build-plugins.sh", path.display()))
+}
+
+/// A `report_export_completed` event: export `rex` of `exportable` (type, id) by `creator`.
+pub fn export_event(rex: &str, exportable: (&str, &str), creator: &str) -> Value {
+    json!({
+        "action": "report_export_completed",
+        "creator": {"id": creator, "name": format!("Client {creator}")},
+        "subject": {"type": "ReportExport", "id": rex},
+        "report_export": {
+            "id": rex, "status": "completed", "format": "pdf",
+            "exportable": {"type": exportable.0, "id": exportable.1},
+            "created_at": "2026-11-22T10:00:00.000Z", "completed_at": "2026-11-22T10:00:05.000Z",
+            "download_url": format!("https://weir.example/exports/{rex}?sig=abc"),
+        },
+    })
+}
+
+impl Api {
+    /// Uploads a plugin; returns its JSON.
+    pub async fn upload_plugin(&self, name: &str, wasm: Vec<u8>) -> Value {
+        let resp = self
+            .http
+            .post(&format!("/api/v2/plugins?name={name}"))
+            .bearer(&self.token)
+            .raw("application/wasm", wasm)
+            .send()
+            .await
+            .expect(201);
+        resp.json()
+    }
+
+    /// Creates a webhook with plugins attached; returns its JSON.
+    pub async fn create_webhook_with(&self, url: &str, actions: &[&str], plugins: Value) -> Value {
+        self.post("/api/v2/webhooks", &json!({"url": url, "subscribed_actions": actions, "plugins": plugins}))
+            .await
+            .expect(201)
+            .json()
+    }
+
+    /// Dry-runs a plugin on an event with a config.
+    pub async fn test_plugin(&self, plugin_id: &str, event: &Value, config: Value) -> Value {
+        self.post(&format!("/api/v2/plugins/{plugin_id}/test"), &json!({"event": event, "config": config}))
+            .await
+            .expect(200)
+            .json()
+    }
+}

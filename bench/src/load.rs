@@ -1,0 +1,129 @@
+//! The load generator: publishers on keep-alive HTTP/1.1 connections.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::client::conn::http1::SendRequest;
+use hyper_util::rt::TokioIo;
+
+/// One keep-alive HTTP/1.1 connection.
+pub struct Http {
+    sender: SendRequest<Full<Bytes>>,
+    host: String,
+}
+
+impl Http {
+    pub async fn connect(base: &str) -> Http {
+        let host = base.trim_start_matches("http://").to_owned();
+        let stream = tokio::net::TcpStream::connect(&host).await.expect("connect");
+        let _ = stream.set_nodelay(true);
+        let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.expect("handshake");
+        tokio::spawn(conn);
+        Http { sender, host }
+    }
+
+    pub async fn send(
+        &mut self,
+        method: &str,
+        path: &str,
+        token: &str,
+        content_type: &str,
+        body: Vec<u8>,
+    ) -> (u16, String) {
+        let mut request = hyper::Request::builder()
+            .method(method)
+            .uri(path)
+            .header("host", &self.host)
+            .header("content-type", content_type);
+        if !token.is_empty() {
+            request = request.header("authorization", format!("Bearer {token}"));
+        }
+        let request = request.body(Full::new(Bytes::from(body))).expect("request");
+        let response = self.sender.send_request(request).await.expect("response");
+        let status = response.status().as_u16();
+        let body = response.into_body().collect().await.expect("body").to_bytes();
+        (status, String::from_utf8_lossy(&body).into_owned())
+    }
+}
+
+/// A published event: its id, when publishing started and how long it took.
+#[derive(Debug, Clone)]
+pub struct PublishedEvent {
+    pub id: String,
+    pub started: Instant,
+    pub latency: Duration,
+}
+
+pub struct Publisher {
+    base: String,
+    token: String,
+}
+
+impl Publisher {
+    pub fn new(base: &str, token: &str) -> Publisher {
+        Publisher { base: base.to_owned(), token: token.to_owned() }
+    }
+
+    /// Publishes `events` events of about 1 KB over `connections` connections.
+    pub async fn run(&self, events: usize, connections: usize) -> Vec<PublishedEvent> {
+        let next = Arc::new(AtomicUsize::new(0));
+        let run_id = std::process::id() as u64 * 1_000_000
+            + (std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_millis() as u64)
+                .unwrap_or(0)
+                % 1_000_000);
+        let mut tasks = Vec::new();
+        for _ in 0..connections {
+            let (next, base, token) = (next.clone(), self.base.clone(), self.token.clone());
+            tasks.push(tokio::spawn(async move {
+                let mut http = Http::connect(&base).await;
+                let mut done = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= events {
+                        return done;
+                    }
+                    let id = format!("evt_b{run_id}x{i}");
+                    let body = event(&id, i);
+                    let started = Instant::now();
+                    let (status, text) = http.send("POST", "/api/v2/events", &token, "application/json", body).await;
+                    assert_eq!(status, 202, "publish: {text}");
+                    done.push(PublishedEvent { id, started, latency: started.elapsed() });
+                }
+            }));
+        }
+        let mut all = Vec::with_capacity(events);
+        for task in tasks {
+            all.extend(task.await.expect("publisher task"));
+        }
+        all
+    }
+}
+
+/// A `work_order_created` event whose envelope is about 1 KB.
+fn event(id: &str, i: usize) -> Vec<u8> {
+    let description =
+        "Replace the worn mechanical seal on the feed pump and check the impeller for cavitation damage. ".repeat(7);
+    serde_json::to_vec(&serde_json::json!({
+        "id": id,
+        "action": "work_order_created",
+        "creator": {"id": "usr_bench", "name": "Bench Publisher"},
+        "subject": {"type": "WorkOrder", "id": format!("wo_{i}")},
+        "work_order": {"id": format!("wo_{i}"), "title": "Pump maintenance", "status": "open", "priority": 2, "description": description},
+    }))
+    .expect("json")
+}
+
+/// The `p`th percentile (sorts in place).
+pub fn percentile(values: &mut [Duration], p: f64) -> Duration {
+    if values.is_empty() {
+        return Duration::ZERO;
+    }
+    values.sort_unstable();
+    let rank = ((p / 100.0) * (values.len() - 1) as f64).round() as usize;
+    values[rank.min(values.len() - 1)]
+}

@@ -1,0 +1,130 @@
+//! `weir-bench`: starts Redis (AOF on, as in production), the release `weir serve` and a
+//! fast receiver on loopback, runs the scenarios, and prints a table.
+//!
+//! Scenarios (the same loads peers are measured with):
+//! - `1 webhook`: 20,000 events of ~1 KB published over 32 keep-alive connections, one
+//!   subscribed webhook (20,000 deliveries).
+//! - `10 webhooks`: 2,000 events fanned out to 10 webhooks (20,000 deliveries).
+//! - Redis memory per queued delivery: 10,000 events published to an API-only node (no
+//!   workers), so every delivery stays queued.
+//!
+//! Run it with `scripts/bench.sh` (which builds in release mode first).
+
+#![allow(unreachable_pub, missing_debug_implementations)]
+
+mod load;
+mod procs;
+mod receiver;
+
+use std::time::{Duration, Instant};
+
+use load::{Publisher, percentile};
+use procs::{RedisProc, WeirProc, cpu_seconds, peak_rss_kib};
+use receiver::FastReceiver;
+
+/// One scenario's figures.
+struct Row {
+    name: String,
+    events: usize,
+    deliveries: usize,
+    publish_rate: f64,
+    publish_p50: Duration,
+    publish_p99: Duration,
+    delivery_rate: f64,
+    e2e_p50: Duration,
+    e2e_p99: Duration,
+    cpu_us_per_delivery: f64,
+    peak_rss_mib: f64,
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
+
+#[tokio::main]
+async fn main() {
+    weir::install_crypto_provider();
+    let scale: f64 = std::env::var("WEIR_BENCH_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1.0);
+    let n = |x: usize| ((x as f64 * scale) as usize).max(10);
+    let redis = RedisProc::start();
+    let mut rows = Vec::new();
+
+    for (name, webhooks, events) in [("1 webhook", 1, n(20_000)), ("10 webhooks", 10, n(2_000))] {
+        let weir = WeirProc::start(&redis, "bench", &[]);
+        rows.push(run(&weir, &redis, name, webhooks, events).await);
+        weir.stop();
+        redis.flush().await;
+    }
+    let per_delivery = queued_memory(&redis, n(10_000)).await;
+
+    println!();
+    println!(
+        "| scenario | events | deliveries | publish/s | publish p50 | publish p99 | deliveries/s | publish→receipt p50 | p99 | Weir CPU per delivery | Weir peak RSS |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    for r in &rows {
+        println!(
+            "| {} | {} | {} | {:.0} | {} | {} | {:.0} | {} | {} | {:.0} µs | {:.0} MiB |",
+            r.name,
+            r.events,
+            r.deliveries,
+            r.publish_rate,
+            ms(r.publish_p50),
+            ms(r.publish_p99),
+            r.delivery_rate,
+            ms(r.e2e_p50),
+            ms(r.e2e_p99),
+            r.cpu_us_per_delivery,
+            r.peak_rss_mib
+        );
+    }
+    println!();
+    println!(
+        "Redis memory per queued delivery (event, delivery record, indexes, stream entry): {per_delivery:.0} bytes"
+    );
+}
+
+async fn run(weir: &WeirProc, redis: &RedisProc, name: &str, webhooks: usize, events: usize) -> Row {
+    let tenant = weir.tenant(redis).await;
+    let receiver = FastReceiver::start().await;
+    for _ in 0..webhooks {
+        tenant.create_webhook(&weir.base, &receiver.url()).await;
+    }
+    let deliveries = events * webhooks;
+    let publisher = Publisher::new(&weir.base, &tenant.publisher_token);
+    let cpu_before = cpu_seconds(weir.pid());
+    let started = Instant::now();
+    let published = publisher.run(events, 32).await;
+    let publish_elapsed = started.elapsed();
+    receiver.wait_for(deliveries, Duration::from_secs(600)).await;
+    let delivered_at = receiver.last_arrival().unwrap_or_else(Instant::now);
+    let cpu = cpu_seconds(weir.pid()) - cpu_before;
+    let mut publish_latencies: Vec<Duration> = published.iter().map(|p| p.latency).collect();
+    let mut e2e = receiver.latencies(&published);
+    Row {
+        name: name.to_owned(),
+        events,
+        deliveries,
+        publish_rate: events as f64 / publish_elapsed.as_secs_f64(),
+        publish_p50: percentile(&mut publish_latencies, 50.0),
+        publish_p99: percentile(&mut publish_latencies, 99.0),
+        delivery_rate: deliveries as f64 / (delivered_at - started).as_secs_f64(),
+        e2e_p50: percentile(&mut e2e, 50.0),
+        e2e_p99: percentile(&mut e2e, 99.0),
+        cpu_us_per_delivery: cpu * 1e6 / deliveries as f64,
+        peak_rss_mib: peak_rss_kib(weir.pid()) as f64 / 1024.0,
+    }
+}
+
+/// Publishes `events` to an API-only node and measures Redis' memory growth per delivery.
+async fn queued_memory(redis: &RedisProc, events: usize) -> f64 {
+    let weir = WeirProc::start(redis, "mem", &[("WEIR_WORKERS", "false")]);
+    let tenant = weir.tenant(redis).await;
+    let receiver = FastReceiver::start().await;
+    tenant.create_webhook(&weir.base, &receiver.url()).await;
+    let before = redis.used_memory().await;
+    Publisher::new(&weir.base, &tenant.publisher_token).run(events, 32).await;
+    let after = redis.used_memory().await;
+    weir.stop();
+    (after.saturating_sub(before)) as f64 / events as f64
+}

@@ -1,0 +1,195 @@
+//! The processes under test: `redis-server` (AOF on) and the release `weir serve`.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use weir::store::Store;
+use weir::store::orgs::Plan;
+
+use crate::load::Http;
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("free port")
+}
+
+/// `redis-server` with AOF persistence (`appendfsync everysec`, the production setting).
+pub struct RedisProc {
+    child: Child,
+    pub port: u16,
+    dir: PathBuf,
+}
+
+impl RedisProc {
+    pub fn start() -> RedisProc {
+        let port = free_port();
+        let dir = std::env::temp_dir().join(format!("weir-bench-redis-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let child = Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", ""])
+            .args(["--appendonly", "yes", "--appendfsync", "everysec"])
+            .arg("--dir")
+            .arg(&dir)
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("redis-server on PATH (scripts/setup.sh installs it)");
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(started.elapsed() < Duration::from_secs(20), "redis-server did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        RedisProc { child, port, dir }
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    async fn conn(&self) -> redis::aio::MultiplexedConnection {
+        redis::Client::open(self.url()).expect("url").get_multiplexed_async_connection().await.expect("redis")
+    }
+
+    pub async fn flush(&self) {
+        let _: () = redis::cmd("FLUSHALL").query_async(&mut self.conn().await).await.expect("flush");
+    }
+
+    /// `used_memory` from `INFO memory`.
+    pub async fn used_memory(&self) -> u64 {
+        let info: String = redis::cmd("INFO").arg("memory").query_async(&mut self.conn().await).await.expect("info");
+        info.lines().find_map(|l| l.strip_prefix("used_memory:")).and_then(|v| v.trim().parse().ok()).unwrap_or(0)
+    }
+}
+
+impl Drop for RedisProc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The release `weir serve`, next to this binary.
+pub struct WeirProc {
+    child: Child,
+    pub base: String,
+    prefix: String,
+}
+
+/// An organisation with an admin token and a publisher token.
+pub struct Tenant {
+    pub admin_token: String,
+    pub publisher_token: String,
+}
+
+impl WeirProc {
+    pub fn start(redis: &RedisProc, prefix: &str, env: &[(&str, &str)]) -> WeirProc {
+        let exe = std::env::current_exe().expect("exe").with_file_name("weir");
+        let port = free_port();
+        let mut command = Command::new(exe);
+        command
+            .arg("serve")
+            .env("WEIR_REDIS_URL", redis.url())
+            .env("WEIR_REDIS_PREFIX", prefix)
+            .env("WEIR_LISTEN", format!("127.0.0.1:{port}"))
+            .env("WEIR_ALLOW_PRIVATE_TARGETS", "127.0.0.0/8")
+            .env("WEIR_MAX_IN_FLIGHT_PER_WEBHOOK", "64")
+            .env("WEIR_LOG", "warn");
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        let child = command.stdout(Stdio::null()).spawn().expect("weir binary (cargo build --release)");
+        let base = format!("http://127.0.0.1:{port}");
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(started.elapsed() < Duration::from_secs(30), "weir did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        WeirProc { child, base, prefix: prefix.to_owned() }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub fn stop(mut self) {
+        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+        let _ = self.child.wait();
+    }
+
+    pub async fn tenant(&self, redis: &RedisProc) -> Tenant {
+        let store = Store::connect(&redis.url(), &self.prefix).await.expect("store");
+        let org = store.create_org("bench", Plan::Pro).await.expect("org");
+        let mut tokens = Vec::new();
+        for (admin, publisher) in [(true, false), (false, true)] {
+            let secret = weir::auth::secrets::generate(weir::auth::CLIENT_SECRET_PREFIX);
+            let client = store
+                .create_client(&org.id, "bench", admin, publisher, &weir::auth::secrets::hash(&secret))
+                .await
+                .expect("client");
+            let form = format!("grant_type=client_credentials&client_id={}&client_secret={secret}", client.client_id);
+            let (status, body) = Http::connect(&self.base)
+                .await
+                .send("POST", "/oauth/token", "", "application/x-www-form-urlencoded", form.into_bytes())
+                .await;
+            assert_eq!(status, 200, "token: {body}");
+            let body: serde_json::Value = serde_json::from_str(&body).expect("json");
+            tokens.push(body["access_token"].as_str().expect("token").to_owned());
+        }
+        Tenant { admin_token: tokens.remove(0), publisher_token: tokens.remove(0) }
+    }
+}
+
+impl Tenant {
+    pub async fn create_webhook(&self, base: &str, url: &str) {
+        let body = serde_json::json!({"url": url, "subscribed_actions": ["work_order_created"]});
+        let (status, text) = Http::connect(base)
+            .await
+            .send(
+                "POST",
+                "/api/v2/webhooks",
+                &self.admin_token,
+                "application/json",
+                serde_json::to_vec(&body).expect("json"),
+            )
+            .await;
+        assert_eq!(status, 201, "create webhook: {text}");
+    }
+}
+
+impl Drop for WeirProc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// User plus system CPU time of a process, in seconds (`/proc/<pid>/stat`).
+pub fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    // Fields 14 and 15 of stat (utime, stime) are at 11 and 12 after the name.
+    let hz = clock_ticks();
+    (ticks(11) + ticks(12)) / hz
+}
+
+fn clock_ticks() -> f64 {
+    Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(100.0)
+}
+
+/// Peak resident set size of a process, KiB (`VmHWM`).
+pub fn peak_rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}

@@ -1,0 +1,158 @@
+//! `/api/v2/plugins`: upload, list, inspect, delete and dry-run tenant plugins (contract §5).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use axum::extract::{Path, Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+use super::error::{ApiError, ApiResult, Code, FieldError};
+use super::extract::{Admin, JsonObject, Query, read_body};
+use super::fields::Fields;
+use crate::App;
+use crate::ids::{self, Kind};
+use crate::plugins::{EventMeta, Verdict};
+use crate::store::plugins::{Deleted, MAX_PLUGINS_PER_ORG, Plugin};
+
+/// Largest plugin upload (contract §2).
+pub const MAX_PLUGIN_BYTES: usize = 10 * 1024 * 1024;
+
+/// `POST /api/v2/plugins?name=NAME` with `Content-Type: application/wasm`.
+pub async fn upload(
+    State(app): State<Arc<App>>,
+    Admin(caller): Admin,
+    query: Query,
+    request: Request,
+) -> ApiResult<Response> {
+    query.only(&["name"])?;
+    let content_type = request.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    if content_type.split(';').next().unwrap_or("").trim() != "application/wasm" {
+        return Err(ApiError::new(
+            Code::UnsupportedMediaType,
+            "upload the component with Content-Type: application/wasm",
+        ));
+    }
+    let name = match query.get("name").map(str::trim) {
+        Some(n) if !n.is_empty() && n.chars().count() <= 100 && !n.chars().any(char::is_control) => n.to_owned(),
+        Some(_) => return Err(ApiError::field("name", "must be 1 to 100 characters")),
+        None => return Err(ApiError::field("name", "is required (?name=…)")),
+    };
+    let bytes = read_body(request.into_body(), MAX_PLUGIN_BYTES).await?;
+    if bytes.is_empty() {
+        return Err(ApiError::field("body", "is empty: send the component's bytes"));
+    }
+    let runtime = app.plugins.clone();
+    let wasm = bytes.to_vec();
+    let validated = tokio::task::spawn_blocking(move || runtime.validate_blocking(&wasm))
+        .await
+        .map_err(|_| ApiError::internal())?;
+    let sha256 = validated.map_err(|e| ApiError::field("body", e.to_string()))?;
+    let plugin = Plugin {
+        id: ids::new(Kind::Plugin),
+        name,
+        sha256,
+        size: bytes.len() as u64,
+        created_at: crate::time::now_rfc3339(),
+        org_id: caller.org_id.clone(),
+    };
+    let plugin = app.store.create_plugin(&plugin, &bytes).await?.ok_or_else(|| {
+        ApiError::conflict(format!("the organisation already has {MAX_PLUGINS_PER_ORG} plugins, the most allowed"))
+    })?;
+    let mut response = (StatusCode::CREATED, axum::Json(&plugin)).into_response();
+    if let Ok(value) = HeaderValue::from_str(&format!("/api/v2/plugins/{}", plugin.id)) {
+        response.headers_mut().insert(header::LOCATION, value);
+    }
+    Ok(response)
+}
+
+/// `GET /api/v2/plugins`
+pub async fn list(State(app): State<Arc<App>>, Admin(caller): Admin, query: Query) -> ApiResult<Response> {
+    query.only(&["limit", "cursor"])?;
+    let page = query.page(|c| ids::is_valid(Kind::Plugin, c))?;
+    let (plugins, next) = app.store.list_plugins(&caller.org_id, page.cursor.as_deref(), page.limit).await?;
+    Ok(axum::Json(json!({ "data": plugins, "next_cursor": next })).into_response())
+}
+
+async fn find(app: &App, org_id: &str, id: &str) -> ApiResult<Plugin> {
+    if !ids::is_valid(Kind::Plugin, id) {
+        return Err(ApiError::not_found("plugin"));
+    }
+    app.store.get_plugin(org_id, id).await?.ok_or_else(|| ApiError::not_found("plugin"))
+}
+
+/// `GET /api/v2/plugins/{id}`
+pub async fn get(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id): Path<String>) -> ApiResult<Response> {
+    Ok(axum::Json(find(&app, &caller.org_id, &id).await?).into_response())
+}
+
+/// `DELETE /api/v2/plugins/{id}`: `204`, or `409` while a webhook uses it.
+pub async fn delete(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id): Path<String>) -> ApiResult<Response> {
+    if !ids::is_valid(Kind::Plugin, &id) {
+        return Err(ApiError::not_found("plugin"));
+    }
+    match app.store.delete_plugin(&caller.org_id, &id).await? {
+        Deleted::Deleted => {
+            app.plugin_deleted(&id);
+            Ok(StatusCode::NO_CONTENT.into_response())
+        }
+        Deleted::NotFound => Err(ApiError::not_found("plugin")),
+        Deleted::Attached => Err(ApiError::conflict("the plugin is attached to a webhook; detach it first")),
+    }
+}
+
+/// `POST /api/v2/plugins/{id}/test` `{"event": {...}, "config": {...}}`: runs the plugin
+/// once on the event (in the shape `POST /api/v2/events` takes) and reports everything.
+pub async fn test(
+    State(app): State<Arc<App>>,
+    Admin(caller): Admin,
+    Path(id): Path<String>,
+    JsonObject(body): JsonObject,
+) -> ApiResult<Response> {
+    let plugin = find(&app, &caller.org_id, &id).await?;
+    let mut fields = Fields::new(body);
+    let event = fields.object("event", true);
+    let config = fields.object("config", false).unwrap_or_default();
+    fields.finish()?;
+    let event_text = Value::Object(event.unwrap_or_default()).to_string();
+    let raw: BTreeMap<String, &RawValue> =
+        serde_json::from_str(&event_text).map_err(|e| ApiError::field("event", e.to_string()))?;
+    let event = super::events::validate(raw).map_err(|mut e| {
+        e.details = e.details.into_iter().map(|d| FieldError::new(format!("event.{}", d.field), d.message)).collect();
+        e
+    })?;
+    let envelope = event.envelope(&caller.org_id);
+    let meta = EventMeta {
+        id: event.id.clone(),
+        action: event.action.clone(),
+        organisation_id: caller.org_id.clone(),
+        creator_id: event.creator_id.clone(),
+        subject_type: event.subject_type.clone(),
+        subject_id: event.subject_id.clone(),
+    };
+    let wasm =
+        if app.plugins.is_compiled(&plugin.sha256) { None } else { app.store.get_plugin_wasm(&plugin.id).await? };
+    let config = Value::Object(config).to_string();
+    let report =
+        app.plugins.call(plugin.sha256.clone(), wasm, Arc::new(meta), Arc::from(envelope.as_str()), config).await;
+    let (outcome, reason, out_body, headers, error) = match report.result {
+        Ok(Verdict::Deliver { body, headers }) => ("deliver", None, Some(body.unwrap_or(envelope)), headers, None),
+        Ok(Verdict::Drop(reason)) => ("drop", Some(reason), None, Vec::new(), None),
+        Err(e) => ("error", None, None, Vec::new(), Some(e.to_string())),
+    };
+    let headers: Vec<Value> = headers.into_iter().map(|(name, value)| json!({"name": name, "value": value})).collect();
+    Ok(axum::Json(json!({
+        "outcome": outcome,
+        "reason": reason,
+        "body": out_body,
+        "headers": headers,
+        "logs": report.logs,
+        "error": error,
+        "fuel_used": report.fuel_used,
+        "fuel_budget": app.plugins.limits().fuel,
+        "duration_us": report.duration.as_micros() as u64,
+    }))
+    .into_response())
+}

@@ -1,0 +1,355 @@
+//! The plugin API and plugins in the delivery path (contract §5).
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use weir::store::orgs::Plan;
+
+use crate::support::receiver::Receiver;
+use crate::support::weir::{Weir, WeirBuilder, export_event, plugin_wasm, work_order_event};
+
+#[tokio::test]
+async fn plugins_are_uploaded_listed_read_and_deleted() {
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let wasm = plugin_wasm("report_export_filter");
+    let resp = t
+        .admin
+        .http
+        .post("/api/v2/plugins?name=export%20filter")
+        .bearer(&t.admin.token)
+        .raw("application/wasm", wasm.clone())
+        .send()
+        .await
+        .expect(201);
+    let plugin = resp.json();
+    let id = plugin["id"].as_str().unwrap();
+    assert!(id.starts_with("plg_"));
+    assert_eq!(resp.header("location").unwrap(), format!("/api/v2/plugins/{id}"));
+    assert_eq!(plugin["name"], "export filter");
+    assert_eq!(plugin["size"], wasm.len());
+    assert_eq!(plugin["sha256"], weir::plugins::sha256_hex(&wasm));
+    assert!(plugin["created_at"].is_string());
+    assert_eq!(t.admin.get(&format!("/api/v2/plugins/{id}")).await.expect(200).json(), plugin);
+    let list = t.admin.get("/api/v2/plugins").await.expect(200).json();
+    assert_eq!(list["data"], json!([plugin]));
+    assert_eq!(list["next_cursor"], Value::Null);
+
+    let other = weir.tenant(Plan::Pro).await;
+    other.admin.get(&format!("/api/v2/plugins/{id}")).await.expect(404);
+    other.admin.delete(&format!("/api/v2/plugins/{id}")).await.expect(404);
+    assert_eq!(other.admin.get("/api/v2/plugins").await.expect(200).json()["data"], json!([]));
+    t.publisher.get("/api/v2/plugins").await.expect(403);
+    weir.tenant(Plan::Free).await.admin.get("/api/v2/plugins").await.expect(402);
+
+    t.admin.delete(&format!("/api/v2/plugins/{id}")).await.expect(204);
+    t.admin.get(&format!("/api/v2/plugins/{id}")).await.expect(404);
+}
+
+#[tokio::test]
+async fn uploads_that_are_not_plugins_are_refused_with_the_reason() {
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let upload = |body: Vec<u8>, content_type: &'static str, name: &'static str| {
+        let admin = t.admin.clone();
+        async move {
+            admin.http.post(&format!("/api/v2/plugins{name}")).bearer(&admin.token).raw(content_type, body).send().await
+        }
+    };
+    let cases: Vec<(Vec<u8>, &str)> = vec![
+        (b"not wasm at all".to_vec(), "not a WebAssembly component"),
+        (b"\0asm\x01\0\0\0".to_vec(), "core WebAssembly module"),
+        (plugin_wasm("wrong_world"), "weir:plugin/filter"),
+    ];
+    for (body, needle) in cases {
+        let resp = upload(body, "application/wasm", "?name=x").await.expect(422);
+        assert_eq!(resp.error_fields(), vec!["body"]);
+        let message = resp.json()["error"]["details"][0]["message"].as_str().unwrap().to_owned();
+        assert!(message.contains(needle), "{message}");
+    }
+    upload(plugin_wasm("redact"), "application/octet-stream", "?name=x").await.expect(415);
+    assert_eq!(upload(plugin_wasm("redact"), "application/wasm", "").await.expect(422).error_fields(), vec!["name"]);
+    upload(plugin_wasm("redact"), "application/wasm", "?name=x&colour=red").await.expect(422);
+    upload(vec![0u8; 10 * 1024 * 1024 + 1], "application/wasm", "?name=x").await.expect(413);
+    assert_eq!(t.admin.get("/api/v2/plugins").await.expect(200).json()["data"], json!([]));
+}
+
+#[tokio::test]
+async fn attachments_take_only_the_organisations_plugins_and_block_deletion() {
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let other = weir.tenant(Plan::Pro).await;
+    let theirs = other.admin.upload_plugin("theirs", plugin_wasm("redact")).await;
+    let ours = t.admin.upload_plugin("ours", plugin_wasm("redact")).await;
+    let resp = t
+        .admin
+        .post(
+            "/api/v2/webhooks",
+            &json!({"url": "http://127.0.0.1:9/", "subscribed_actions": [], "plugins": [{"plugin_id": theirs["id"]}]}),
+        )
+        .await
+        .expect(422);
+    assert_eq!(resp.error_fields(), vec!["plugins[0].plugin_id"]);
+    let webhook = t
+        .admin
+        .create_webhook_with(
+            "http://127.0.0.1:9/",
+            &[],
+            json!([{"plugin_id": ours["id"], "config": {"pointers": ["/creator"]}, "on_error": "deliver"}]),
+        )
+        .await;
+    assert_eq!(
+        webhook["plugins"],
+        json!([{"plugin_id": ours["id"], "config": {"pointers": ["/creator"]}, "on_error": "deliver"}])
+    );
+    let plugin_path = format!("/api/v2/plugins/{}", ours["id"].as_str().unwrap());
+    assert_eq!(t.admin.delete(&plugin_path).await.expect(409).error_code(), "conflict");
+    let webhook_path = format!("/api/v2/webhooks/{}", webhook["id"].as_str().unwrap());
+    let detached = t.admin.patch(&webhook_path, &json!({"plugins": []})).await.expect(200).json();
+    assert_eq!(detached["plugins"], json!([]));
+    t.admin.delete(&plugin_path).await.expect(204);
+    // A default attachment: empty config, on_error drop.
+    let again = t.admin.upload_plugin("again", plugin_wasm("redact")).await;
+    let w = t.admin.patch(&webhook_path, &json!({"plugins": [{"plugin_id": again["id"]}]})).await.expect(200).json();
+    assert_eq!(w["plugins"], json!([{"plugin_id": again["id"], "config": {}, "on_error": "drop"}]));
+    let resp = t
+        .admin
+        .patch(&webhook_path, &json!({"plugins": [{"plugin_id": again["id"], "config": [1]}]}))
+        .await
+        .expect(422);
+    assert_eq!(resp.error_fields(), vec!["plugins[0].config"]);
+}
+
+#[tokio::test]
+async fn the_dry_run_reports_verdict_body_logs_budget_and_duration() {
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let filter = t.admin.upload_plugin("filter", plugin_wasm("report_export_filter")).await;
+    let id = filter["id"].as_str().unwrap();
+    let event = export_event("rex_1", ("Form", "frm_1"), "cli_a");
+    let pass =
+        t.admin.test_plugin(id, &event, json!({"exportable_types": ["Form"], "exportable_ids": ["frm_1"]})).await;
+    assert_eq!(pass["outcome"], "deliver", "{pass}");
+    let body: Value = serde_json::from_str(pass["body"].as_str().unwrap()).unwrap();
+    assert_eq!(body["report_export"]["exportable"]["id"], "frm_1");
+    assert_eq!(body["organisation"]["id"], t.org_id);
+    assert!(pass["fuel_used"].as_u64().unwrap() > 0);
+    assert!(pass["fuel_used"].as_u64().unwrap() < pass["fuel_budget"].as_u64().unwrap());
+    assert!(pass["duration_us"].is_u64());
+    let drop = t.admin.test_plugin(id, &event, json!({"creator_ids": ["cli_b"]})).await;
+    assert_eq!(drop["outcome"], "drop");
+    assert!(drop["reason"].as_str().unwrap().contains("Form frm_1 by cli_a"), "{drop}");
+    let other_action = t.admin.test_plugin(id, &work_order_event("wo_1"), json!({"creator_ids": ["cli_b"]})).await;
+    assert_eq!(other_action["outcome"], "deliver");
+    let bad_config = t.admin.test_plugin(id, &event, json!({"colours": []})).await;
+    assert_eq!(bad_config["outcome"], "drop");
+    assert!(bad_config["reason"].as_str().unwrap().contains("invalid config"));
+
+    // What the host tells a plugin about the event.
+    let hostile = t.admin.upload_plugin("hostile", plugin_wasm("hostile")).await;
+    let echo =
+        t.admin.test_plugin(hostile["id"].as_str().unwrap(), &work_order_event("wo_7"), json!({"mode": "echo"})).await;
+    let body: Value = serde_json::from_str(echo["body"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        body,
+        json!({"action": "work_order_created", "org": t.org_id, "creator": "usr_7", "subject": "WorkOrder/wo_7", "title": "Replace pump seal"})
+    );
+    let logged =
+        t.admin.test_plugin(hostile["id"].as_str().unwrap(), &work_order_event("wo_7"), json!({"mode": "print"})).await;
+    assert_eq!(
+        logged["logs"],
+        json!([{"level": "info", "message": "hello from stdout"}, {"level": "warn", "message": "hello from stderr"}])
+    );
+
+    // Validation of the dry-run request.
+    let resp =
+        t.admin.post(&format!("/api/v2/plugins/{id}/test"), &json!({"event": {"action": "nope"}})).await.expect(422);
+    assert!(resp.error_fields().contains(&"event.action".to_string()));
+    t.admin.post(&format!("/api/v2/plugins/{id}/test"), &json!({"config": {}})).await.expect(422);
+    t.admin.post("/api/v2/plugins/plg_00000000000000000000000000/test", &json!({"event": event})).await.expect(404);
+}
+
+#[tokio::test]
+async fn report_export_filter_narrows_exports_by_type_id_and_creator() {
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let receiver = Receiver::start().await;
+    let filter = t.admin.upload_plugin("filter", plugin_wasm("report_export_filter")).await;
+    let config = json!({"exportable_types": ["Form"], "exportable_ids": ["frm_1"], "creator_ids": ["cli_a"]});
+    let webhook = t
+        .admin
+        .create_webhook_with(
+            &receiver.url,
+            &["report_export_completed", "work_order_created"],
+            json!([{"plugin_id": filter["id"], "config": config}]),
+        )
+        .await;
+    let events = [
+        ("rex_match", ("Form", "frm_1"), "cli_a"),
+        ("rex_other_form", ("Form", "frm_2"), "cli_a"),
+        ("rex_other_type", ("Asset", "frm_1"), "cli_a"),
+        ("rex_other_creator", ("Form", "frm_1"), "cli_b"),
+    ];
+    for (rex, exportable, creator) in events {
+        t.publisher.publish(&export_event(rex, exportable, creator)).await;
+    }
+    t.publisher.publish(&work_order_event("wo_1")).await;
+    let deliveries = t.admin.settled(webhook["id"].as_str().unwrap(), 5).await;
+    let got = receiver.wait_for(2, Duration::from_secs(10)).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(receiver.count(), 2);
+    let exports: Vec<Value> =
+        got.iter().map(|r| r.json()).filter(|b| b["action"] == "report_export_completed").collect();
+    assert_eq!(exports.len(), 1);
+    assert_eq!(exports[0]["report_export"]["id"], "rex_match");
+    let secret = webhook["signing_secret"].as_str().unwrap();
+    assert!(got.iter().all(|r| weir::delivery::sign::verify(secret, &r.body, &r.header("x-webhook-signature"))));
+
+    let filtered: Vec<&Value> = deliveries.iter().filter(|d| d["status"] == "filtered").collect();
+    assert_eq!(filtered.len(), 3);
+    for d in &filtered {
+        assert_eq!(d["attempts"], json!([]), "no request was sent");
+        assert_eq!(d["plugins"][0]["plugin_id"], filter["id"]);
+        assert_eq!(d["plugins"][0]["outcome"], "drop");
+        assert!(d["plugins"][0]["reason"].as_str().unwrap().contains("not in the filter"));
+    }
+    let delivered: Vec<&Value> = deliveries.iter().filter(|d| d["status"] == "succeeded").collect();
+    assert_eq!(delivered.len(), 2);
+    assert!(delivered.iter().all(|d| d["plugins"][0]["outcome"] == "deliver"));
+}
+
+#[tokio::test]
+async fn redact_and_slack_message_reshape_the_signed_body_in_chain_order() {
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let redacted = Receiver::start().await;
+    let slack = Receiver::start().await;
+    let redact = t.admin.upload_plugin("redact", plugin_wasm("redact")).await;
+    let message = t.admin.upload_plugin("slack", plugin_wasm("slack_message")).await;
+    let w1 = t
+        .admin
+        .create_webhook_with(&redacted.url, &["report_export_completed"], json!([{"plugin_id": redact["id"], "config": {"pointers": ["/creator/name", "/report_export/download_url", "/nope"]}}]))
+        .await;
+    t.admin
+        .create_webhook_with(
+            &slack.url,
+            &["report_export_completed"],
+            json!([
+                {"plugin_id": redact["id"], "config": {"pointers": ["/report_export/download_url"]}},
+                {"plugin_id": message["id"], "config": {"template": "Export {/report_export/id} of {/report_export/exportable/type} by {/creator/name}: {{link: {/report_export/download_url}}}", "username": "Weir"}},
+            ]),
+        )
+        .await;
+    t.publisher.publish(&export_event("rex_9", ("Form", "frm_1"), "cli_a")).await;
+
+    let got = redacted.wait_for(1, Duration::from_secs(10)).await;
+    let body = got[0].json();
+    assert_eq!(body["creator"], json!({"id": "cli_a"}));
+    assert!(body["report_export"].get("download_url").is_none());
+    assert_eq!(body["report_export"]["id"], "rex_9");
+    assert!(
+        weir::delivery::sign::verify(
+            w1["signing_secret"].as_str().unwrap(),
+            &got[0].body,
+            &got[0].header("x-webhook-signature")
+        ),
+        "signed after the plugin"
+    );
+    let d = &t.admin.settled(w1["id"].as_str().unwrap(), 1).await[0];
+    assert_eq!(d["request"]["body"].as_str().unwrap().as_bytes(), &got[0].body[..]);
+    assert_eq!(d["plugins"][0]["logs"], json!([{"level": "info", "message": "removed 2 of 3 pointers"}]));
+
+    let got = slack.wait_for(1, Duration::from_secs(10)).await;
+    assert_eq!(got[0].json(), json!({"text": "Export rex_9 of Form by Client cli_a: {link: }", "username": "Weir"}));
+}
+
+#[tokio::test]
+async fn plugin_headers_are_sent_but_never_the_hosts_own() {
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let receiver = Receiver::start().await;
+    let hostile = t.admin.upload_plugin("hostile", plugin_wasm("hostile")).await;
+    let w = t
+        .admin
+        .create_webhook_with(
+            &receiver.url,
+            &["work_order_created"],
+            json!([{"plugin_id": hostile["id"], "config": {"mode": "headers"}}]),
+        )
+        .await;
+    t.publisher.publish(&work_order_event("wo_1")).await;
+    let got = receiver.wait_for(1, Duration::from_secs(10)).await;
+    assert_eq!(got[0].header("x-team"), "ops");
+    assert_eq!(got[0].body, &b"{\"rewritten\":true}"[..]);
+    let signature = got[0].header("x-webhook-signature");
+    assert_ne!(signature, "forged");
+    assert!(weir::delivery::sign::verify(w["signing_secret"].as_str().unwrap(), &got[0].body, &signature));
+}
+
+#[tokio::test]
+async fn on_error_decides_between_filtering_and_delivering_the_body_as_it_was() {
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let receiver = Receiver::start().await;
+    let hostile = t.admin.upload_plugin("hostile", plugin_wasm("hostile")).await;
+    let lenient = t
+        .admin
+        .create_webhook_with(
+            &receiver.url,
+            &["work_order_created"],
+            json!([{"plugin_id": hostile["id"], "config": {"mode": "panic"}, "on_error": "deliver"}]),
+        )
+        .await;
+    let strict = t
+        .admin
+        .create_webhook_with(
+            "http://127.0.0.1:9/never",
+            &["work_order_created"],
+            json!([{"plugin_id": hostile["id"], "config": {"mode": "panic"}}]),
+        )
+        .await;
+    t.publisher.publish(&work_order_event("wo_1")).await;
+    let got = receiver.wait_for(1, Duration::from_secs(10)).await;
+    assert_eq!(got[0].json()["subject"]["id"], "wo_1", "the body as it was before the failing plugin");
+    let d = &t.admin.settled(lenient["id"].as_str().unwrap(), 1).await[0];
+    assert_eq!(d["status"], "succeeded");
+    assert_eq!(d["plugins"][0]["outcome"], "error");
+    assert!(d["plugins"][0]["error"].as_str().unwrap().contains("unreachable"), "{d}");
+    let d = &t.admin.settled(strict["id"].as_str().unwrap(), 1).await[0];
+    assert_eq!(d["status"], "filtered");
+    assert_eq!(d["plugins"][0]["outcome"], "error");
+}
+
+#[tokio::test]
+async fn a_plugin_is_compiled_once_per_process_and_then_loaded_from_the_cache() {
+    let builder = WeirBuilder::shared();
+    let weir = builder.start().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let receiver = Receiver::start().await;
+    let filter = t.admin.upload_plugin("filter", plugin_wasm("report_export_filter")).await;
+    t.admin.create_webhook_with(&receiver.url, &["work_order_created"], json!([{"plugin_id": filter["id"]}])).await;
+    for i in 0..3 {
+        t.publisher.publish(&work_order_event(&format!("wo_{i}"))).await;
+    }
+    receiver.wait_for(3, Duration::from_secs(10)).await;
+    let metric = |text: &str, name: &str| -> f64 {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap()
+    };
+    let text = weir.http().get("/metrics").send().await.text();
+    assert_eq!(metric(&text, "weir_plugin_compilations "), 1.0, "compiled at upload, reused for every call");
+    assert!(metric(&text, "weir_plugin_calls ") >= 3.0);
+    weir.stop().await;
+
+    // A new process on the same data directory loads the compiled artifact from disk.
+    let weir = builder.start().await;
+    let t2 = weir.client(&t.org_id, false, true).await;
+    t2.publish(&work_order_event("wo_after_restart")).await;
+    receiver.wait_for(4, Duration::from_secs(10)).await;
+    let text = weir.http().get("/metrics").send().await.text();
+    assert_eq!(metric(&text, "weir_plugin_compilations "), 0.0);
+    assert_eq!(metric(&text, "weir_plugin_cache_loads "), 1.0);
+}
