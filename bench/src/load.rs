@@ -68,7 +68,7 @@ impl Publisher {
     }
 
     /// Publishes `events` events of about 1 KB over `connections` connections.
-    pub async fn run(&self, events: usize, connections: usize) -> Vec<PublishedEvent> {
+    pub async fn run(&self, events: usize, connections: usize, kind: Kind) -> Vec<PublishedEvent> {
         let next = Arc::new(AtomicUsize::new(0));
         let run_id = std::process::id() as u64 * 1_000_000
             + (std::time::SystemTime::now()
@@ -88,7 +88,16 @@ impl Publisher {
                         return done;
                     }
                     let id = format!("evt_b{run_id}x{i}");
-                    let body = event(&id, i);
+                    let body = match kind {
+                        Kind::WorkOrder => event(&id, i),
+                        Kind::ReportExport => {
+                            let mut e: serde_json::Value =
+                                serde_json::from_slice(&export_event(&format!("rex_{i}"), "frm_1", "cli_bench"))
+                                    .expect("json");
+                            e["id"] = serde_json::json!(id);
+                            serde_json::to_vec(&e).expect("json")
+                        }
+                    };
                     let started = Instant::now();
                     let (status, text) = http.send("POST", "/api/v2/events", &token, "application/json", body).await;
                     assert_eq!(status, 202, "publish: {text}");
@@ -102,6 +111,42 @@ impl Publisher {
         }
         all
     }
+}
+
+/// Which events the publisher sends.
+#[derive(Debug, Clone, Copy)]
+pub enum Kind {
+    WorkOrder,
+    ReportExport,
+}
+
+/// A `report_export_completed` envelope of about 1 KB (for the plugin benchmark).
+pub fn export_envelope(rex: &str, form: &str, creator: &str) -> String {
+    let event = export_event(rex, form, creator);
+    let e: serde_json::Value = serde_json::from_slice(&event).expect("json");
+    let mut envelope = serde_json::json!({"id": "evt_bench", "action": e["action"], "created_at": "2026-11-22T11:00:38.123Z", "organisation": {"id": "org_bench"}});
+    for key in ["creator", "subject", "report_export"] {
+        envelope[key] = e[key].clone();
+    }
+    envelope.to_string()
+}
+
+/// A `report_export_completed` event of about 1 KB.
+fn export_event(rex: &str, form: &str, creator: &str) -> Vec<u8> {
+    let notes = "Quarterly pump inspection report exported for the maintenance planning meeting. ".repeat(8);
+    serde_json::to_vec(&serde_json::json!({
+        "action": "report_export_completed",
+        "creator": {"id": creator, "name": "Bench Client"},
+        "subject": {"type": "ReportExport", "id": rex},
+        "report_export": {
+            "id": rex, "status": "completed", "format": "pdf",
+            "exportable": {"type": "Form", "id": form},
+            "created_at": "2026-11-22T10:00:00.000Z", "completed_at": "2026-11-22T10:00:05.000Z",
+            "download_url": format!("https://weir.example/exports/{rex}?expires=1795345238&sig=0123456789abcdef"),
+            "notes": notes,
+        },
+    }))
+    .expect("json")
 }
 
 /// A `work_order_created` event whose envelope is about 1 KB.

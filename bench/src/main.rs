@@ -13,12 +13,13 @@
 #![allow(unreachable_pub, missing_debug_implementations)]
 
 mod load;
+mod plugin;
 mod procs;
 mod receiver;
 
 use std::time::{Duration, Instant};
 
-use load::{Publisher, percentile};
+use load::{Kind, Publisher, percentile};
 use procs::{RedisProc, WeirProc, cpu_seconds, peak_rss_kib};
 use receiver::FastReceiver;
 
@@ -34,6 +35,8 @@ struct Row {
     e2e_p50: Duration,
     e2e_p99: Duration,
     cpu_us_per_delivery: f64,
+    redis_cpu_us_per_delivery: f64,
+    bench_cpu_us_per_delivery: f64,
     peak_rss_mib: f64,
 }
 
@@ -41,21 +44,50 @@ fn ms(d: Duration) -> String {
     format!("{:.1} ms", d.as_secs_f64() * 1000.0)
 }
 
+/// The same allocator as the `weir` binary, for the in-process plugin measurement.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() {
     weir::install_crypto_provider();
     let scale: f64 = std::env::var("WEIR_BENCH_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1.0);
     let n = |x: usize| ((x as f64 * scale) as usize).max(10);
+    if std::env::var("WEIR_BENCH_ONLY").as_deref() == Ok("plugin") {
+        let calls = n(20_000);
+        let (p50, p99, fuel) = plugin::call_cost(calls);
+        println!(
+            "plugin call p50 {:.1} µs p99 {:.1} µs ({fuel} fuel)",
+            p50.as_secs_f64() * 1e6,
+            p99.as_secs_f64() * 1e6
+        );
+        return;
+    }
     let redis = RedisProc::start();
     let mut rows = Vec::new();
 
-    for (name, webhooks, events) in [("1 webhook", 1, n(20_000)), ("10 webhooks", 10, n(2_000))] {
+    let scenarios = [
+        ("1 webhook", 1, n(20_000), Kind::WorkOrder, false),
+        ("10 webhooks", 10, n(2_000), Kind::WorkOrder, false),
+        ("1 webhook, report exports", 1, n(20_000), Kind::ReportExport, false),
+        ("1 webhook, report exports + report-export-filter", 1, n(20_000), Kind::ReportExport, true),
+    ];
+    let only = std::env::var("WEIR_BENCH_SCENARIO").ok();
+    for (name, webhooks, events, kind, plugin) in scenarios {
+        if only.as_deref().is_some_and(|o| o != name) {
+            continue;
+        }
         let weir = WeirProc::start(&redis, "bench", &[]);
-        rows.push(run(&weir, &redis, name, webhooks, events).await);
+        rows.push(run(&weir, &redis, Scenario { name, webhooks, events, kind, plugin }).await);
+        if std::env::var("WEIR_BENCH_COMMANDSTATS").is_ok() {
+            eprintln!("--- {name}\n{}", redis.commandstats().await);
+        }
         weir.stop();
         redis.flush().await;
     }
     let per_delivery = queued_memory(&redis, n(10_000)).await;
+    let calls = n(20_000);
+    let (call_p50, call_p99, fuel) = plugin::call_cost(calls);
 
     println!();
     println!(
@@ -79,26 +111,61 @@ async fn main() {
         );
     }
     println!();
+    println!("CPU per delivery, by process (the machine's cores are shared by all three):");
+    println!();
+    println!("| scenario | Weir | Redis | load generator + receiver |");
+    println!("|---|---|---|---|");
+    for r in &rows {
+        println!(
+            "| {} | {:.0} µs | {:.0} µs | {:.0} µs |",
+            r.name, r.cpu_us_per_delivery, r.redis_cpu_us_per_delivery, r.bench_cpu_us_per_delivery
+        );
+    }
+    println!();
     println!(
         "Redis memory per queued delivery (event, delivery record, indexes, stream entry): {per_delivery:.0} bytes"
     );
+    println!(
+        "Plugin call (report-export-filter, ~1 KB report_export_completed, fresh instance each): p50 {:.1} µs, p99 {:.1} µs over {calls} calls ({fuel} fuel per call)",
+        call_p50.as_secs_f64() * 1e6,
+        call_p99.as_secs_f64() * 1e6
+    );
 }
 
-async fn run(weir: &WeirProc, redis: &RedisProc, name: &str, webhooks: usize, events: usize) -> Row {
+struct Scenario {
+    name: &'static str,
+    webhooks: usize,
+    events: usize,
+    kind: Kind,
+    plugin: bool,
+}
+
+async fn run(weir: &WeirProc, redis: &RedisProc, s: Scenario) -> Row {
+    let Scenario { name, webhooks, events, kind, plugin } = s;
     let tenant = weir.tenant(redis).await;
     let receiver = FastReceiver::start().await;
+    let plugins = if plugin {
+        let id = tenant.upload_filter(&weir.base).await;
+        serde_json::json!([{"plugin_id": id, "config": {"exportable_types": ["Form"], "exportable_ids": ["frm_1"], "creator_ids": ["cli_bench"]}}])
+    } else {
+        serde_json::json!([])
+    };
     for _ in 0..webhooks {
-        tenant.create_webhook(&weir.base, &receiver.url()).await;
+        tenant.create_webhook(&weir.base, &receiver.url(), plugins.clone()).await;
     }
     let deliveries = events * webhooks;
     let publisher = Publisher::new(&weir.base, &tenant.publisher_token);
     let cpu_before = cpu_seconds(weir.pid());
+    let redis_before = redis.cpu_seconds().await;
+    let bench_before = cpu_seconds(std::process::id());
     let started = Instant::now();
-    let published = publisher.run(events, 32).await;
+    let published = publisher.run(events, 32, kind).await;
     let publish_elapsed = started.elapsed();
     receiver.wait_for(deliveries, Duration::from_secs(600)).await;
     let delivered_at = receiver.last_arrival().unwrap_or_else(Instant::now);
     let cpu = cpu_seconds(weir.pid()) - cpu_before;
+    let redis_cpu = redis.cpu_seconds().await - redis_before;
+    let bench_cpu = cpu_seconds(std::process::id()) - bench_before;
     let mut publish_latencies: Vec<Duration> = published.iter().map(|p| p.latency).collect();
     let mut e2e = receiver.latencies(&published);
     Row {
@@ -112,6 +179,8 @@ async fn run(weir: &WeirProc, redis: &RedisProc, name: &str, webhooks: usize, ev
         e2e_p50: percentile(&mut e2e, 50.0),
         e2e_p99: percentile(&mut e2e, 99.0),
         cpu_us_per_delivery: cpu * 1e6 / deliveries as f64,
+        redis_cpu_us_per_delivery: redis_cpu * 1e6 / deliveries as f64,
+        bench_cpu_us_per_delivery: bench_cpu * 1e6 / deliveries as f64,
         peak_rss_mib: peak_rss_kib(weir.pid()) as f64 / 1024.0,
     }
 }
@@ -121,9 +190,9 @@ async fn queued_memory(redis: &RedisProc, events: usize) -> f64 {
     let weir = WeirProc::start(redis, "mem", &[("WEIR_WORKERS", "false")]);
     let tenant = weir.tenant(redis).await;
     let receiver = FastReceiver::start().await;
-    tenant.create_webhook(&weir.base, &receiver.url()).await;
+    tenant.create_webhook(&weir.base, &receiver.url(), serde_json::json!([])).await;
     let before = redis.used_memory().await;
-    Publisher::new(&weir.base, &tenant.publisher_token).run(events, 32).await;
+    Publisher::new(&weir.base, &tenant.publisher_token).run(events, 32, Kind::WorkOrder).await;
     let after = redis.used_memory().await;
     weir.stop();
     (after.saturating_sub(before)) as f64 / events as f64

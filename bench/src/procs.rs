@@ -27,7 +27,18 @@ impl RedisProc {
         std::fs::create_dir_all(&dir).expect("temp dir");
         let child = Command::new("redis-server")
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", ""])
-            .args(["--appendonly", "yes", "--appendfsync", "everysec"])
+            .args([
+                "--appendonly",
+                &std::env::var("WEIR_BENCH_AOF").unwrap_or_else(|_| "yes".into()),
+                "--appendfsync",
+                "everysec",
+            ])
+            .args([
+                "--slowlog-log-slower-than",
+                if std::env::var("WEIR_BENCH_COMMANDSTATS").is_ok() { "0" } else { "10000" },
+                "--slowlog-max-len",
+                "4000",
+            ])
             .arg("--dir")
             .arg(&dir)
             .stdout(Stdio::null())
@@ -49,8 +60,70 @@ impl RedisProc {
         redis::Client::open(self.url()).expect("url").get_multiplexed_async_connection().await.expect("redis")
     }
 
+    /// Empties Redis and compacts its AOF, so one scenario's data does not slow the next.
     pub async fn flush(&self) {
-        let _: () = redis::cmd("FLUSHALL").query_async(&mut self.conn().await).await.expect("flush");
+        let mut conn = self.conn().await;
+        let _: () = redis::cmd("FLUSHALL").query_async(&mut conn).await.expect("flush");
+        let _: redis::Value = redis::cmd("BGREWRITEAOF").query_async(&mut conn).await.expect("rewrite");
+        for _ in 0..600 {
+            let info: String = redis::cmd("INFO").arg("persistence").query_async(&mut conn).await.expect("info");
+            if info.contains("aof_rewrite_in_progress:0") && info.contains("aof_rewrite_scheduled:0") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Redis' own CPU time (user + system), seconds, from `INFO cpu`.
+    pub async fn cpu_seconds(&self) -> f64 {
+        let info: String = redis::cmd("INFO").arg("cpu").query_async(&mut self.conn().await).await.expect("info");
+        info.lines()
+            .filter(|l| l.starts_with("used_cpu_sys:") || l.starts_with("used_cpu_user:"))
+            .filter_map(|l| l.split(':').nth(1).and_then(|v| v.trim().parse::<f64>().ok()))
+            .sum()
+    }
+
+    /// `INFO commandstats`, then resets the statistics.
+    pub async fn commandstats(&self) -> String {
+        let mut conn = self.conn().await;
+        let mut info: String = redis::cmd("INFO").arg("commandstats").query_async(&mut conn).await.expect("info");
+        let log: Vec<redis::Value> =
+            redis::cmd("SLOWLOG").arg("GET").arg(4000).query_async(&mut conn).await.expect("slowlog");
+        let mut by_kind: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
+        for entry in log {
+            if let redis::Value::Array(fields) = entry {
+                let micros = match &fields[2] {
+                    redis::Value::Int(i) => *i as u64,
+                    _ => 0,
+                };
+                let args: Vec<String> = match &fields[3] {
+                    redis::Value::Array(a) => a
+                        .iter()
+                        .take(4)
+                        .map(|v| match v {
+                            redis::Value::BulkString(b) => String::from_utf8_lossy(&b[..b.len().min(40)]).into_owned(),
+                            _ => String::new(),
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                let kind = format!(
+                    "{} {} {}",
+                    args.first().cloned().unwrap_or_default(),
+                    args.get(1).map(|s| &s[..s.len().min(8)]).unwrap_or(""),
+                    args.get(3).map(|s| s.split(':').take(2).collect::<Vec<_>>().join(":")).unwrap_or_default()
+                );
+                let e = by_kind.entry(kind).or_default();
+                e.0 += 1;
+                e.1 += micros;
+            }
+        }
+        for (k, (n, us)) in by_kind {
+            info.push_str(&format!("slowlog {k}: {n} calls, {:.1} µs each\n", us as f64 / n as f64));
+        }
+        let _: () = redis::cmd("SLOWLOG").arg("RESET").query_async(&mut conn).await.expect("slowlog reset");
+        let _: () = redis::cmd("CONFIG").arg("RESETSTAT").query_async(&mut conn).await.expect("resetstat");
+        info
     }
 
     /// `used_memory` from `INFO memory`.
@@ -140,8 +213,9 @@ impl WeirProc {
 }
 
 impl Tenant {
-    pub async fn create_webhook(&self, base: &str, url: &str) {
-        let body = serde_json::json!({"url": url, "subscribed_actions": ["work_order_created"]});
+    /// Subscribes `url` to the bench's events, with `plugins` attached.
+    pub async fn create_webhook(&self, base: &str, url: &str, plugins: serde_json::Value) {
+        let body = serde_json::json!({"url": url, "subscribed_actions": ["work_order_created", "report_export_completed"], "plugins": plugins});
         let (status, text) = Http::connect(base)
             .await
             .send(
@@ -153,6 +227,24 @@ impl Tenant {
             )
             .await;
         assert_eq!(status, 201, "create webhook: {text}");
+    }
+
+    /// Uploads `report-export-filter`; returns its id.
+    pub async fn upload_filter(&self, base: &str) -> String {
+        let exe = std::env::current_exe().expect("exe");
+        let path = exe
+            .parent()
+            .and_then(|d| d.parent())
+            .expect("target")
+            .join("wasm32-wasip2/release/report_export_filter.wasm");
+        let wasm = std::fs::read(&path).expect("report_export_filter.wasm (scripts/build-plugins.sh)");
+        let (status, text) = Http::connect(base)
+            .await
+            .send("POST", "/api/v2/plugins?name=filter", &self.admin_token, "application/wasm", wasm)
+            .await;
+        assert_eq!(status, 201, "upload: {text}");
+        let body: serde_json::Value = serde_json::from_str(&text).expect("json");
+        body["id"].as_str().expect("id").to_owned()
     }
 }
 

@@ -5,6 +5,7 @@
 //! by creation time as plain strings, which the stores use for newest-first pagination
 //! (`ZREVRANGEBYLEX`) and for expiring index entries by age.
 
+use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 const ALPHABET: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
@@ -37,11 +38,35 @@ impl Kind {
     }
 }
 
+/// The last time and random part handed out: ids made in the same millisecond by this
+/// process increment the random part, so they still sort in creation order.
+static LAST: Mutex<(u64, u128)> = Mutex::new((0, 0));
+
 /// A new identifier of `kind`, created now.
 pub fn new(kind: Kind) -> String {
-    let millis = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
-    let random: u128 = rand::random();
+    let (millis, random) = next(1);
     encode(kind, millis, random)
+}
+
+/// The first of a block of `2^bits` identifiers (`bits` ≤ 10): its random part ends in
+/// `bits` zero bits, which the caller fills (the last two characters when `bits` is 10),
+/// and no other id of this process falls inside the block.
+pub fn new_block(kind: Kind, bits: u32) -> String {
+    let (millis, random) = next(1 << bits.min(10));
+    encode(kind, millis, random & !((1u128 << bits.min(10)) - 1))
+}
+
+fn next(step: u128) -> (u64, u128) {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
+    let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+    // A fresh random part leaves room to count up within the millisecond.
+    let (millis, random) = if now > last.0 {
+        (now, rand::random::<u128>() & ((1 << 79) - 1))
+    } else {
+        (last.0, (last.1 | (step - 1)) + 1 + (step - 1))
+    };
+    *last = (millis, random | (step - 1));
+    (millis, random)
 }
 
 /// Encodes an identifier from its parts (exposed for tests and for time cut-offs).
@@ -97,6 +122,28 @@ mod tests {
         assert!(a < b);
         assert!(lower_bound(Kind::Event, 1_001) <= b);
         assert!(lower_bound(Kind::Event, 1_002) > b);
+    }
+
+    #[test]
+    fn ids_made_in_a_row_sort_in_creation_order() {
+        let ids: Vec<String> = (0..2000).map(|_| new(Kind::Webhook)).collect();
+        let mut sorted = ids.clone();
+        sorted.sort();
+        assert_eq!(ids, sorted);
+    }
+
+    #[test]
+    fn blocks_do_not_overlap_each_other_or_single_ids() {
+        let mut seen = std::collections::HashSet::new();
+        for i in 0..500 {
+            let base = new_block(Kind::Delivery, 10);
+            let stem = &base[..base.len() - 2];
+            assert!(base.ends_with("00"), "{base}");
+            assert!(seen.insert(stem.to_owned()), "block {stem} reused at {i}");
+            let single = new(Kind::Delivery);
+            assert!(!seen.contains(&single[..single.len() - 2]) || single[..single.len() - 2] != *stem);
+            assert!(single > base);
+        }
     }
 
     #[test]

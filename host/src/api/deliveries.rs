@@ -94,7 +94,8 @@ fn refused(reason: RetryRefused) -> ApiError {
 pub async fn retry(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id): Path<String>) -> ApiResult<Response> {
     find_delivery(&app, &caller.org_id, &id).await?;
     let queue = &app.queue;
-    let (queued, refusal) = queue.retry(&caller.org_id, std::slice::from_ref(&id), false).await?;
+    let (queued, refusal) =
+        queue.retry(&caller.org_id, std::slice::from_ref(&id), false, app.config.delivery_retention).await?;
     if queued == 0 {
         return Err(refused(refusal.unwrap_or(RetryRefused::NotFound)));
     }
@@ -144,6 +145,6 @@ pub async fn retry_failed(
     }
     candidates.truncate(MAX_BULK_RETRY);
     let queue = &app.queue;
-    let (count, _) = queue.retry(&caller.org_id, &candidates, true).await?;
+    let (count, _) = queue.retry(&caller.org_id, &candidates, true, app.config.delivery_retention).await?;
     Ok((StatusCode::ACCEPTED, axum::Json(json!({ "count": count }))).into_response())
 }

@@ -73,7 +73,6 @@ pub async fn publish(
     let event = validate(fields)?;
     let envelope = event.envelope(&caller.org_id);
     let queue = &app.queue;
-    let budget = app.config.retry_schedule.len() + 1;
     let published = queue
         .publish(&NewEvent {
             org_id: &caller.org_id,
@@ -82,7 +81,6 @@ pub async fn publish(
             action: &event.action,
             event_created_at: &event.created_at,
             retention: app.config.delivery_retention,
-            attempt_budget: budget,
         })
         .await?;
     if let Published::New { .. } = published {

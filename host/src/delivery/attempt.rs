@@ -1,7 +1,6 @@
 //! One unit of delivery work: take the delivery, prepare its body (plugins run here, once,
 //! before signing), check the URL rule, sign, send, and record the outcome.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,7 +12,7 @@ use super::send::Sent;
 use super::{Engine, sign};
 use crate::plugins::EventMeta;
 use crate::plugins::chain::{self, ChainOutcome, Step};
-use crate::queue::{Entry, Loaded, Outcome, Record};
+use crate::queue::{Entry, Loaded, Outcome, Record, WebhookTarget, Work};
 use crate::store::StoreError;
 use crate::store::webhooks::Attachment;
 
@@ -59,26 +58,19 @@ impl Engine {
                 Err(_) => Handled::StoreDown,
             },
             Loaded::Busy => Handled::Busy,
-            Loaded::Ready { delivery, webhook, envelope } => self.attempt(entry, &delivery, &webhook, envelope).await,
+            Loaded::Ready(work) => self.attempt(entry, *work).await,
         }
     }
 
-    async fn attempt(
-        &self,
-        entry: &Entry,
-        delivery: &HashMap<String, String>,
-        webhook: &HashMap<String, String>,
-        envelope: Option<String>,
-    ) -> Handled {
-        let field = |map: &HashMap<String, String>, name: &str| map.get(name).cloned().unwrap_or_default();
+    async fn attempt(&self, entry: &Entry, mut work: Work) -> Handled {
         let record = Record { entry_id: Some(entry.id.clone()), ..Record::default() };
-        if webhook.is_empty() {
+        let Some(webhook) = work.webhook.take() else {
             return self.finish(entry, Outcome::Cancelled, record).await;
-        }
-        if field(webhook, "active") != "1" {
+        };
+        if !webhook.active {
             return self.finish(entry, Outcome::Failed, record).await;
         }
-        let (body, extra_headers, fields) = match self.prepare(delivery, webhook, envelope).await {
+        let (body, extra_headers, fields) = match self.prepare(&mut work, &webhook).await {
             Prepared::Send { body, extra_headers, fields } => (body, extra_headers, fields),
             Prepared::Filtered { fields } => {
                 return self.finish(entry, Outcome::Filtered, Record { fields, ..record }).await;
@@ -89,19 +81,20 @@ impl Engine {
             }
             Prepared::StoreDown => return Handled::StoreDown,
         };
-        let attempt_no = field(delivery, "attempt_count").parse::<usize>().unwrap_or(0) + 1;
-        let budget = field(delivery, "attempt_budget").parse::<usize>().unwrap_or(1);
+        let attempt_no = work.attempt_count + 1;
+        let budget = work.attempt_budget.unwrap_or(self.app.config.retry_schedule.len() + 1);
         let headers = sign::request_headers(
             body.as_bytes(),
-            &field(webhook, "signing_secret"),
+            &webhook.signing_secret,
             &entry.delivery,
             attempt_no,
-            &field(delivery, "event_created_at"),
+            &work.event_created_at,
             &extra_headers,
         );
+        let signature = headers.iter().find(|(k, _)| k == "x-webhook-signature").map(|(_, v)| v.clone());
         let at = crate::time::now_rfc3339();
         self.app.metrics.in_flight.inc();
-        let sent = self.sender.post(&field(webhook, "url"), &headers, Bytes::from(body)).await;
+        let sent = self.sender.post(&webhook.url, &headers, Bytes::from(body)).await;
         self.app.metrics.in_flight.dec();
         let (result, attempt_json) = describe(&sent, &at);
         self.app
@@ -115,42 +108,28 @@ impl Engine {
             Next::Failed => Outcome::Failed,
             Next::RetryIn(delay) => Outcome::Retry { due_ms: crate::time::now_millis() + delay.as_millis() as u64 },
         };
-        let headers_json: serde_json::Map<String, serde_json::Value> =
-            headers.into_iter().map(|(k, v)| (k, serde_json::Value::String(v))).collect();
-        let record = Record {
-            attempt_json: Some(attempt_json),
-            request_headers_json: Some(serde_json::Value::Object(headers_json).to_string()),
-            fields,
-            ..record
-        };
+        let record =
+            Record { attempt_json: Some(attempt_json), signature, fields, webhook_healthy: !webhook.failing, ..record };
         self.finish(entry, outcome, record).await
     }
 
     /// Runs the webhook's plugins on the first attempt; later attempts send what they
     /// produced then (the same body every time).
-    async fn prepare(
-        &self,
-        delivery: &HashMap<String, String>,
-        webhook: &HashMap<String, String>,
-        envelope: Option<String>,
-    ) -> Prepared {
-        if delivery.contains_key("plugins") {
-            let extra_headers = delivery
-                .get("headers")
+    async fn prepare(&self, work: &mut Work, webhook: &WebhookTarget) -> Prepared {
+        if work.plugins.is_some() {
+            let extra_headers = work
+                .headers
+                .as_deref()
                 .and_then(|h| serde_json::from_str::<Vec<(String, String)>>(h).ok())
                 .unwrap_or_default();
-            let body = match delivery.get("body").filter(|b| !b.is_empty()) {
-                Some(body) => body.clone(),
-                None => match envelope {
-                    Some(envelope) => envelope,
-                    None => return Prepared::EventMissing,
-                },
+            let Some(body) = work.body.take().or_else(|| work.envelope.take()) else {
+                return Prepared::EventMissing;
             };
             return Prepared::Send { body, extra_headers, fields: Vec::new() };
         }
-        let Some(envelope) = envelope else { return Prepared::EventMissing };
+        let Some(envelope) = work.envelope.take() else { return Prepared::EventMissing };
         let attachments: Vec<Attachment> =
-            webhook.get("plugins").and_then(|p| serde_json::from_str(p).ok()).unwrap_or_default();
+            webhook.plugins.as_deref().and_then(|p| serde_json::from_str(p).ok()).unwrap_or_default();
         if attachments.is_empty() {
             return Prepared::Send {
                 body: envelope,
@@ -158,10 +137,9 @@ impl Engine {
                 fields: vec![("plugins", "[]".into())],
             };
         }
-        let org_id = delivery.get("org_id").map_or("", |s| s.as_str());
         let mut steps = Vec::with_capacity(attachments.len());
         for attachment in attachments {
-            let sha256 = match self.app.plugin_hash(org_id, &attachment.plugin_id).await {
+            let sha256 = match self.app.plugin_hash(&work.org_id, &attachment.plugin_id).await {
                 Ok(sha) => sha,
                 Err(_) => return Prepared::StoreDown,
             };

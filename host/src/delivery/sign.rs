@@ -51,10 +51,22 @@ pub fn request_headers(
     event_created_at: &str,
     extra: &[(String, String)],
 ) -> Vec<(String, String)> {
+    headers_with_signature(signature(secret, body), delivery_id, attempt, event_created_at, extra)
+}
+
+/// The headers of a request whose signature is known: what [`request_headers`] sent, as
+/// the delivery record shows it.
+pub fn headers_with_signature(
+    signature: String,
+    delivery_id: &str,
+    attempt: usize,
+    event_created_at: &str,
+    extra: &[(String, String)],
+) -> Vec<(String, String)> {
     let mut headers = vec![
         ("content-type".to_owned(), "application/json".to_owned()),
         ("user-agent".to_owned(), USER_AGENT.to_owned()),
-        ("x-webhook-signature".to_owned(), signature(secret, body)),
+        ("x-webhook-signature".to_owned(), signature),
         ("x-webhook-timestamp".to_owned(), event_created_at.to_owned()),
         ("x-webhook-delivery".to_owned(), delivery_id.to_owned()),
         ("x-webhook-attempt".to_owned(), attempt.to_string()),

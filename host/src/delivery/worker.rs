@@ -212,6 +212,9 @@ impl Engine {
                 _ = tick.tick() => {}
                 _ = stopped.changed() => return,
             }
+            if let Err(e) = self.queue.trim().await {
+                tracing::warn!(error = %e, "cannot trim the ready stream");
+            }
             if let Ok(webhooks) = self.queue.parked_webhooks().await {
                 for webhook in webhooks {
                     let free = self.lanes.free(&webhook);

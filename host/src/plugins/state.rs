@@ -53,6 +53,8 @@ pub(super) struct CallState {
     pub logs: Vec<LogLine>,
     log_bytes: usize,
     pub log_truncated: bool,
+    /// Spans of JSON pointers already looked up in `body`.
+    lookups: pointer::Cache,
 }
 
 impl CallState {
@@ -68,6 +70,7 @@ impl CallState {
             logs: Vec::new(),
             log_bytes: 0,
             log_truncated: false,
+            lookups: pointer::Cache::default(),
         }
     }
 
@@ -146,11 +149,11 @@ impl HostEvent for CallState {
     }
 
     fn get(&mut self, _event: Resource<EventHandle>, pointer: String) -> Option<String> {
-        pointer::lookup(&self.body, &pointer).map(str::to_owned)
+        pointer::lookup_cached(&self.body, &pointer, &mut self.lookups).map(str::to_owned)
     }
 
     fn get_string(&mut self, _event: Resource<EventHandle>, pointer: String) -> Option<String> {
-        pointer::lookup_string(&self.body, &pointer)
+        pointer::lookup_cached(&self.body, &pointer, &mut self.lookups).and_then(pointer::string_of)
     }
 
     fn drop(&mut self, _event: Resource<EventHandle>) -> wasmtime::Result<()> {

@@ -2,7 +2,6 @@
 //! retry by hand, and what happens to a webhook's deliveries when it is deleted or
 //! switched off. Each is one Lua script, so each is all-or-nothing.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use redis::Value;
@@ -31,8 +30,6 @@ pub struct NewEvent<'a> {
     pub event_created_at: &'a str,
     /// How long the event and its deliveries are kept.
     pub retention: Duration,
-    /// Attempts each delivery may make.
-    pub attempt_budget: usize,
 }
 
 /// A delivery taken for an attempt.
@@ -44,13 +41,39 @@ pub enum Loaded {
     Done(String),
     /// Another worker holds a live lease on it.
     Busy,
-    Ready {
-        delivery: HashMap<String, String>,
-        /// Empty when the webhook no longer exists.
-        webhook: HashMap<String, String>,
-        /// The event envelope, unless the delivery already has a rendered body.
-        envelope: Option<String>,
-    },
+    Ready(Box<Work>),
+}
+
+/// What an attempt needs.
+#[derive(Debug, Default)]
+pub struct Work {
+    pub org_id: String,
+    pub event_id: String,
+    pub attempt_count: usize,
+    /// The last attempt number allowed; `None` for the full retry schedule.
+    pub attempt_budget: Option<usize>,
+    pub event_created_at: String,
+    /// Set once plugins have run: the rendered body (`None`: the envelope), extra
+    /// headers (JSON pairs) and plugin outcomes (JSON).
+    pub body: Option<String>,
+    pub headers: Option<String>,
+    pub plugins: Option<String>,
+    /// `None` when the webhook no longer exists.
+    pub webhook: Option<WebhookTarget>,
+    /// The event envelope, unless the delivery already has a rendered body.
+    pub envelope: Option<String>,
+}
+
+/// The webhook fields an attempt needs.
+#[derive(Debug, Default)]
+pub struct WebhookTarget {
+    pub active: bool,
+    pub url: String,
+    pub signing_secret: String,
+    /// Attachments (JSON).
+    pub plugins: Option<String>,
+    /// The webhook has a failure streak (a success must clear it).
+    pub failing: bool,
 }
 
 /// What became of a delivery's work.
@@ -91,10 +114,12 @@ pub struct Record {
     pub entry_id: Option<String>,
     /// The attempt (JSON object), when a request was made or tried.
     pub attempt_json: Option<String>,
-    /// The headers of that request (JSON object).
-    pub request_headers_json: Option<String>,
+    /// The signature header of that request (the other headers follow from the record).
+    pub signature: Option<String>,
     /// Extra delivery fields to set (rendered body, plugin outcomes).
     pub fields: Vec<(&'static str, String)>,
+    /// The webhook had no failure streak when the delivery was loaded.
+    pub webhook_healthy: bool,
 }
 
 /// The rules `record` applies.
@@ -130,18 +155,29 @@ fn text(v: &Value) -> Option<String> {
     }
 }
 
-fn pairs(v: &Value) -> HashMap<String, String> {
+/// A reply as a string, taking its bytes without copying them.
+fn into_text(v: Value) -> Option<String> {
     match v {
-        Value::Array(items) => items.chunks(2).filter_map(|kv| Some((text(&kv[0])?, text(kv.get(1)?)?))).collect(),
-        Value::Map(items) => items.iter().filter_map(|(k, v)| Some((text(k)?, text(v)?))).collect(),
-        _ => HashMap::new(),
+        Value::BulkString(b) => String::from_utf8(b).ok(),
+        Value::SimpleString(s) => Some(s),
+        Value::Int(i) => Some(i.to_string()),
+        _ => None,
+    }
+}
+
+/// The elements of an array reply, as optional strings.
+fn texts(v: Value) -> Vec<Option<String>> {
+    match v {
+        Value::Array(items) => items.into_iter().map(into_text).collect(),
+        _ => Vec::new(),
     }
 }
 
 impl Queue {
     /// Accepts an event and fans it out to the organisation's subscribed active webhooks.
     pub async fn publish(&self, event: &NewEvent<'_>) -> Result<Published> {
-        let base = ids::new(Kind::Delivery);
+        // A block of 1024 delivery ids: the script appends two characters (10 bits).
+        let base = ids::new_block(Kind::Delivery, 10);
         let base = &base[Kind::Delivery.prefix().len()..][..24];
         let n: i64 = PUBLISH
             .arg(self.store.prefix())
@@ -152,7 +188,6 @@ impl Queue {
             .arg(crate::time::now_rfc3339())
             .arg(event.retention.as_millis() as u64)
             .arg(base)
-            .arg(event.attempt_budget)
             .arg(event.event_created_at)
             .invoke_async(&mut self.store.conn())
             .await?;
@@ -179,7 +214,31 @@ impl Queue {
             Some("busy") => Ok(Loaded::Busy),
             Some("done") => Ok(Loaded::Done(items.get(1).and_then(text).unwrap_or_default())),
             Some("ok") if items.len() == 4 => {
-                Ok(Loaded::Ready { delivery: pairs(&items[1]), webhook: pairs(&items[2]), envelope: text(&items[3]) })
+                let mut items = items.into_iter().skip(1);
+                let (d, w, envelope) = match (items.next(), items.next(), items.next()) {
+                    (Some(d), Some(w), Some(e)) => (texts(d), texts(w), into_text(e)),
+                    _ => return Err(corrupt()),
+                };
+                let at = |v: &[Option<String>], i: usize| v.get(i).cloned().flatten();
+                let webhook = at(&w, 1).map(|url| WebhookTarget {
+                    active: at(&w, 0).as_deref() == Some("1"),
+                    url,
+                    signing_secret: at(&w, 2).unwrap_or_default(),
+                    plugins: at(&w, 3),
+                    failing: at(&w, 4).is_some_and(|c| c != "0"),
+                });
+                Ok(Loaded::Ready(Box::new(Work {
+                    org_id: at(&d, 3).unwrap_or_default(),
+                    event_id: at(&d, 4).unwrap_or_default(),
+                    attempt_count: at(&d, 5).and_then(|c| c.parse().ok()).unwrap_or(0),
+                    attempt_budget: at(&d, 6).and_then(|c| c.parse().ok()),
+                    event_created_at: at(&d, 7).unwrap_or_default(),
+                    body: at(&d, 8).filter(|b| !b.is_empty()),
+                    headers: at(&d, 9),
+                    plugins: at(&d, 10),
+                    webhook,
+                    envelope,
+                })))
             }
             _ => Err(corrupt()),
         }
@@ -213,7 +272,7 @@ impl Queue {
             .arg(GROUP)
             .arg(outcome.as_str())
             .arg(record.attempt_json.as_deref().unwrap_or(""))
-            .arg(record.request_headers_json.as_deref().unwrap_or("{}"))
+            .arg(record.signature.as_deref().unwrap_or(""))
             .arg(now)
             .arg(crate::time::format_millis(now))
             .arg(due_ms)
@@ -222,6 +281,7 @@ impl Queue {
             .arg(rules.deactivate_after_failures)
             .arg(rules.deactivate_after.as_millis() as u64)
             .arg(fields)
+            .arg(if record.webhook_healthy { "1" } else { "0" })
             .invoke_async(&mut self.store.conn())
             .await?;
         Ok(match status.strip_suffix(":deactivated") {
@@ -237,6 +297,7 @@ impl Queue {
         org_id: &str,
         deliveries: &[String],
         only_failed: bool,
+        retention: Duration,
     ) -> Result<(usize, Option<RetryRefused>)> {
         let mut queued = 0;
         let mut refused = None;
@@ -247,7 +308,8 @@ impl Queue {
                 .arg(self.store.prefix())
                 .arg(org_id)
                 .arg(crate::time::now_rfc3339())
-                .arg(if only_failed { "failed" } else { "any" });
+                .arg(if only_failed { "failed" } else { "any" })
+                .arg(retention.as_millis() as u64);
             for d in chunk {
                 invocation.arg(d);
             }

@@ -31,7 +31,9 @@
 mod lifecycle;
 mod stream;
 
-pub use lifecycle::{Loaded, NewEvent, Outcome, Published, Record, RecordRules, Recorded, RetryRefused};
+pub use lifecycle::{
+    Loaded, NewEvent, Outcome, Published, Record, RecordRules, Recorded, RetryRefused, WebhookTarget, Work,
+};
 pub use stream::Entry;
 
 use std::sync::LazyLock;

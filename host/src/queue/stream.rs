@@ -34,6 +34,22 @@ fn is_nogroup(e: &RedisError) -> bool {
     e.code() == Some("NOGROUP")
 }
 
+/// Stream ids `ms-seq`, compared numerically.
+fn parse_id(id: &str) -> (u64, u64) {
+    let (ms, seq) = id.split_once('-').unwrap_or((id, "0"));
+    (ms.parse().unwrap_or(0), seq.parse().unwrap_or(0))
+}
+
+fn older(a: &str, b: &str) -> bool {
+    parse_id(a) < parse_id(b)
+}
+
+/// The smallest id after `id`.
+fn next_id(id: &str) -> String {
+    let (ms, seq) = parse_id(id);
+    format!("{ms}-{}", seq + 1)
+}
+
 impl Queue {
     /// Creates the consumer group (and the stream) if missing. Reading from the start (`0`)
     /// means entries already in a stream whose group was lost are delivered, not skipped.
@@ -113,15 +129,34 @@ impl Queue {
         Ok(())
     }
 
-    /// Acknowledges and deletes an entry whose work needs no record (stale or duplicate).
+    /// Acknowledges an entry whose work needs no record (stale or duplicate).
     pub async fn ack(&self, entry: &Entry) -> Result<()> {
-        redis::pipe()
-            .xack(&self.ready, GROUP, &[&entry.id])
-            .ignore()
-            .xdel(&self.ready, &[&entry.id])
-            .ignore()
-            .query_async::<()>(&mut self.store.conn())
-            .await?;
+        let _: i64 = self.store.conn().xack(&self.ready, GROUP, &[&entry.id]).await?;
+        Ok(())
+    }
+
+    /// Deletes acknowledged entries from the stream: everything older than both the
+    /// oldest entry still pending and the first entry not yet read. Acknowledging does not
+    /// delete (that would be one more write per delivery); this runs every few seconds.
+    pub async fn trim(&self) -> Result<()> {
+        let mut conn = self.store.conn();
+        let groups: std::result::Result<redis::streams::StreamInfoGroupsReply, RedisError> =
+            conn.xinfo_groups(&self.ready).await;
+        let Ok(groups) = groups else { return Ok(()) };
+        let Some(group) = groups.groups.iter().find(|g| g.name == GROUP) else { return Ok(()) };
+        let pending: redis::streams::StreamPendingReply = conn.xpending(&self.ready, GROUP).await?;
+        let oldest_pending = match &pending {
+            redis::streams::StreamPendingReply::Data(data) => Some(data.start_id.clone()),
+            _ => None,
+        };
+        // Entries up to `last_delivered_id` were read; the first unread one is just after.
+        let first_unread = next_id(&group.last_delivered_id);
+        let bound = match oldest_pending {
+            Some(p) if older(&p, &first_unread) => p,
+            _ => first_unread,
+        };
+        let _: i64 =
+            redis::cmd("XTRIM").arg(&self.ready).arg("MINID").arg("~").arg(bound).query_async(&mut conn).await?;
         Ok(())
     }
 
@@ -184,10 +219,16 @@ impl Queue {
         Ok((moved, u64::try_from(next).ok()))
     }
 
-    /// Entries in the ready stream (including those being worked on) and scheduled retries.
+    /// Deliveries ready now (not yet read, or being worked on) and scheduled retries.
     pub async fn depth(&self) -> Result<(u64, u64)> {
-        let (ready, scheduled): (u64, u64) =
-            redis::pipe().xlen(&self.ready).zcard(&self.scheduled).query_async(&mut self.store.conn()).await?;
+        let mut conn = self.store.conn();
+        let scheduled: u64 = conn.zcard(&self.scheduled).await?;
+        let groups: std::result::Result<redis::streams::StreamInfoGroupsReply, RedisError> =
+            conn.xinfo_groups(&self.ready).await;
+        let ready = match groups {
+            Ok(g) => g.groups.iter().find(|g| g.name == GROUP).map_or(0, |g| (g.pending + g.lag.unwrap_or(0)) as u64),
+            Err(_) => 0,
+        };
         Ok((ready, scheduled))
     }
 
@@ -214,5 +255,19 @@ impl Queue {
             }
         }
         Ok(removed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stream_ids_compare_numerically() {
+        assert!(older("9-5", "10-0"));
+        assert!(older("10-2", "10-10"));
+        assert!(!older("10-10", "10-10"));
+        assert_eq!(next_id("1700000000000-7"), "1700000000000-8");
+        assert_eq!(next_id("0-0"), "0-1");
     }
 }

@@ -6,6 +6,7 @@
 //! time on every request. Hashing and comparison live in `crate::auth::secrets`.
 
 use std::collections::HashMap;
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use redis::AsyncCommands;
@@ -35,6 +36,7 @@ pub struct TokenOwner {
 }
 
 /// Looks up a token's client and the organisation's plan in one round trip.
+static LOOKUP_TOKEN_SCRIPT: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(LOOKUP_TOKEN));
 const LOOKUP_TOKEN: &str = r"
 local cid = redis.call('GET', KEYS[1])
 if not cid then return false end
@@ -46,6 +48,7 @@ return {cid, c[1], c[2], c[3], c[4], c[5], plan}
 ";
 
 /// Stores a token and remembers it on its client, dropping the client's expired tokens.
+static ISSUE_TOKEN_SCRIPT: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(ISSUE_TOKEN));
 const ISSUE_TOKEN: &str = r"
 if redis.call('HGET', KEYS[2], 'revoked') ~= '0' then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
@@ -56,6 +59,7 @@ return 1
 ";
 
 /// Marks a client revoked and deletes its live tokens.
+static REVOKE_CLIENT_SCRIPT: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(REVOKE_CLIENT));
 const REVOKE_CLIENT: &str = r"
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[1], 'revoked', '1')
@@ -66,6 +70,7 @@ return 1
 ";
 
 /// Deletes one token if it belongs to the given client.
+static REVOKE_TOKEN_SCRIPT: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(REVOKE_TOKEN));
 const REVOKE_TOKEN: &str = r"
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
@@ -128,7 +133,7 @@ impl Store {
     pub async fn store_token(&self, client_id: &str, token_hash: &str, ttl: Duration) -> Result<bool> {
         let now = crate::time::now_millis();
         let ttl_ms = ttl.as_millis() as u64;
-        let stored: i64 = redis::Script::new(ISSUE_TOKEN)
+        let stored: i64 = ISSUE_TOKEN_SCRIPT
             .key(self.key(&["token", token_hash]))
             .key(self.key(&["client", client_id]))
             .key(self.key(&["client", client_id, "tokens"]))
@@ -144,7 +149,7 @@ impl Store {
 
     /// The owner of a live token, or `None` for an unknown, expired or revoked one.
     pub async fn lookup_token(&self, token_hash: &str) -> Result<Option<TokenOwner>> {
-        let row: Option<Vec<String>> = redis::Script::new(LOOKUP_TOKEN)
+        let row: Option<Vec<String>> = LOOKUP_TOKEN_SCRIPT
             .key(self.key(&["token", token_hash]))
             .arg(&self.prefix)
             .invoke_async(&mut self.conn())
@@ -164,7 +169,7 @@ impl Store {
 
     /// Revokes one token of `client_id` (RFC 7009). Unknown tokens are not an error.
     pub async fn revoke_token(&self, client_id: &str, token_hash: &str) -> Result<()> {
-        let _: i64 = redis::Script::new(REVOKE_TOKEN)
+        let _: i64 = REVOKE_TOKEN_SCRIPT
             .key(self.key(&["token", token_hash]))
             .key(self.key(&["client", client_id, "tokens"]))
             .arg(client_id)
@@ -176,7 +181,7 @@ impl Store {
 
     /// Revokes a client and every live token it holds. `false` when the client is unknown.
     pub async fn revoke_client(&self, client_id: &str) -> Result<bool> {
-        let done: i64 = redis::Script::new(REVOKE_CLIENT)
+        let done: i64 = REVOKE_CLIENT_SCRIPT
             .key(self.key(&["client", client_id]))
             .key(self.key(&["client", client_id, "tokens"]))
             .arg(&self.prefix)

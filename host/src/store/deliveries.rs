@@ -1,12 +1,14 @@
 //! Delivery records, as the API reads them. The queue (`crate::queue`) writes them.
 //!
 //! `P:dlv:{id}` is a hash: `id`, `org_id`, `webhook_id`, `event_id`, `action`, `status`,
-//! `attempts` (JSON array, appended to by each attempt), `attempt_count`, `attempt_budget`
-//! (the last attempt number allowed), `event_created_at`, `created_at`, `updated_at`,
-//! `next_attempt_at` (empty unless pending), `lease_until` (ms; set while a worker holds it),
-//! `request_headers` (JSON object: the headers of the latest attempt), and, once plugins
-//! have run, `body` (the rendered body; empty means the event envelope as published),
-//! `headers` (JSON object of extra headers) and `plugins` (JSON array of outcomes).
+//! `event_created_at`, `created_at` — written at publish — and, as work happens:
+//! `attempts` (JSON array, appended to by each attempt; absent: none), `attempt_count`
+//! (absent: 0), `attempt_budget` (the last attempt number allowed, set by a manual retry;
+//! absent: the retry schedule), `updated_at` (absent: `created_at`), `next_attempt_at`
+//! (empty once final), `lease_until` (ms; set while a worker holds it), `signature` (of the
+//! latest request: its other headers follow from the record), and, once plugins have run,
+//! `body` (the rendered body; absent: the event envelope as published), `headers` (JSON
+//! pairs of extra headers) and `plugins` (JSON array of outcomes).
 //! It expires `delivery_retention` after its last change.
 
 use std::collections::HashMap;
@@ -120,6 +122,30 @@ impl Store {
             let text = |name: &str| row.get(name).cloned().unwrap_or_default();
             let status = Status::parse(&text("status"))
                 .ok_or_else(|| StoreError::Corrupt { key: key.clone(), reason: "bad status".into() })?;
+            let created_at = text("created_at");
+            let next_attempt_at = match row.get("next_attempt_at") {
+                Some(at) if !at.is_empty() => Some(at.clone()),
+                None if status == Status::Pending => Some(created_at.clone()),
+                _ => None,
+            };
+            let attempts: usize = row.get("attempt_count").and_then(|n| n.parse().ok()).unwrap_or(0);
+            let headers = match row.get("signature").filter(|_| attempts > 0) {
+                Some(signature) => {
+                    let extra: Vec<(String, String)> =
+                        row.get("headers").and_then(|h| serde_json::from_str(h).ok()).unwrap_or_default();
+                    let pairs = crate::delivery::sign::headers_with_signature(
+                        signature.clone(),
+                        id,
+                        attempts,
+                        &text("event_created_at"),
+                        &extra,
+                    );
+                    let map: serde_json::Map<String, serde_json::Value> =
+                        pairs.into_iter().map(|(k, v)| (k, serde_json::Value::String(v))).collect();
+                    serde_json::Value::Object(map).to_string()
+                }
+                None => "{}".to_owned(),
+            };
             out.push(Some(Delivery {
                 id: text("id"),
                 webhook_id: text("webhook_id"),
@@ -127,10 +153,10 @@ impl Store {
                 action: text("action"),
                 status,
                 attempts: raw(&key, row.get("attempts"), "[]")?,
-                next_attempt_at: row.get("next_attempt_at").filter(|s| !s.is_empty()).cloned(),
-                created_at: text("created_at"),
-                updated_at: text("updated_at"),
-                request: Request { headers: raw(&key, row.get("request_headers"), "{}")?, body },
+                next_attempt_at,
+                updated_at: row.get("updated_at").cloned().unwrap_or_else(|| created_at.clone()),
+                created_at,
+                request: Request { headers: raw(&key, Some(&headers), "{}")?, body },
                 plugins: raw(&key, row.get("plugins"), "[]")?,
                 org_id: text("org_id"),
             }));

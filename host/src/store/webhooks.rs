@@ -8,6 +8,7 @@
 //! workers change different fields at once without overwriting each other.
 
 use std::collections::HashMap;
+use std::sync::LazyLock;
 
 use redis::AsyncCommands;
 use serde::{Deserialize, Serialize};
@@ -89,6 +90,9 @@ redis.call('HSET', KEYS[1], unpack(ARGV, 4 + n))
 return 1
 ";
 
+static CREATE_SCRIPT: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(CREATE));
+static UPDATE_SCRIPT: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(UPDATE));
+
 /// The outcome of creating a webhook.
 #[derive(Debug)]
 pub enum Created {
@@ -112,8 +116,7 @@ impl Store {
         let key = self.key(&["wh", &webhook.id]);
         let index = self.key(&["org", &webhook.org_id, "webhooks"]);
         let fields = to_fields(&webhook);
-        let script = redis::Script::new(CREATE);
-        let mut invocation = script.prepare_invoke();
+        let mut invocation = CREATE_SCRIPT.prepare_invoke();
         invocation.key(&key).key(&index).arg(MAX_WEBHOOKS_PER_ORG).arg(&webhook.id).arg(&self.prefix);
         invocation.arg(&webhook.org_id).arg(webhook.plugins.len());
         for attachment in &webhook.plugins {
@@ -203,8 +206,7 @@ impl Store {
             fields.push(("fail_since", String::new()));
         }
         let plugin_ids: Vec<&str> = change.plugins.iter().flatten().map(|a| a.plugin_id.as_str()).collect();
-        let script = redis::Script::new(UPDATE);
-        let mut invocation = script.prepare_invoke();
+        let mut invocation = UPDATE_SCRIPT.prepare_invoke();
         invocation.key(self.key(&["wh", id])).arg(org_id).arg(&self.prefix).arg(plugin_ids.len());
         for plugin in plugin_ids {
             invocation.arg(plugin);

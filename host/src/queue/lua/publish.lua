@@ -1,10 +1,13 @@
 -- Accepts an event and fans it out, all or nothing.
 -- ARGV: 1 prefix, 2 org, 3 event id, 4 envelope JSON, 5 action, 6 now (RFC 3339),
---       7 retention (ms), 8 delivery id base (24 chars), 9 attempt budget, 10 event created_at
+--       7 retention (ms), 8 delivery id base (24 chars), 9 event created_at
 -- Returns -1 when the event id was accepted before (nothing is written), else the number
 -- of deliveries created: one per active webhook of the organisation subscribed to the action.
+-- A new delivery holds only what cannot be derived: readers take a missing `attempts` as
+-- [], `attempt_count` as 0, `updated_at` as `created_at`, and `attempt_budget` as the
+-- retry schedule's length plus one.
 local P, org, evt, body, action, ts = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
-local ttl, base, budget, event_at = tonumber(ARGV[7]), ARGV[8], ARGV[9], ARGV[10]
+local ttl, base, event_at = tonumber(ARGV[7]), ARGV[8], ARGV[9]
 local ekey = P .. ':evt:' .. org .. ':' .. evt
 if redis.call('EXISTS', ekey) == 1 then return -1 end
 redis.call('SET', ekey, body, 'PX', ttl)
@@ -18,9 +21,7 @@ for _, wh in ipairs(redis.call('ZRANGE', P .. ':org:' .. org .. ':webhooks', 0, 
     local dlv = 'dlv_' .. base .. string.sub(alphabet, hi, hi) .. string.sub(alphabet, lo, lo)
     local dkey = P .. ':dlv:' .. dlv
     redis.call('HSET', dkey, 'id', dlv, 'org_id', org, 'webhook_id', wh, 'event_id', evt,
-      'action', action, 'event_created_at', event_at, 'status', 'pending', 'attempts', '[]',
-      'attempt_count', '0', 'attempt_budget', budget, 'created_at', ts, 'updated_at', ts,
-      'next_attempt_at', ts)
+      'action', action, 'event_created_at', event_at, 'status', 'pending', 'created_at', ts)
     redis.call('PEXPIRE', dkey, ttl)
     redis.call('ZADD', P .. ':org:' .. org .. ':dlvs', 0, dlv)
     redis.call('ZADD', P .. ':wh:' .. wh .. ':dlvs', 0, dlv)

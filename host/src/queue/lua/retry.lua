@@ -1,15 +1,15 @@
 -- Queues one more attempt of deliveries (manual retry, bulk retry of failed ones).
 -- KEYS: 1 ready stream, 2 scheduled zset.
 -- ARGV: 1 prefix, 2 org, 3 now (RFC 3339), 4 'any' (one delivery: also succeeded and
---       pending ones) or 'failed' (bulk: failed ones only), then delivery ids
+--       pending ones) or 'failed' (bulk: failed ones only), 5 retention (ms), then delivery ids
 -- Returns {queued, reason of the last refusal or ''}; reasons: not_found, webhook_gone,
 -- inactive, filtered.
-local P, org, ts, mode = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local P, org, ts, mode, ttl = ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
 local queued, refusal = 0, ''
-for i = 5, #ARGV do
+for i = 6, #ARGV do
   local dlv = ARGV[i]
   local key = P .. ':dlv:' .. dlv
-  local f = redis.call('HMGET', key, 'org_id', 'status', 'webhook_id', 'attempt_count')
+  local f = redis.call('HMGET', key, 'org_id', 'status', 'webhook_id', 'attempt_count', 'event_id')
   local status, wh = f[2], f[3]
   local whkey = P .. ':wh:' .. (wh or '')
   if f[1] ~= org then
@@ -33,6 +33,9 @@ for i = 5, #ARGV do
       'attempt_budget', tostring(tonumber(f[4] or '0') + 1))
     redis.call('SADD', whkey .. ':pending', dlv)
     redis.call('XADD', KEYS[1], '*', 'd', dlv, 'w', wh)
+    -- The record and its event must outlive this new attempt.
+    redis.call('PEXPIRE', key, ttl)
+    redis.call('PEXPIRE', P .. ':evt:' .. org .. ':' .. f[5], ttl)
     queued = queued + 1
   end
 end
