@@ -2,6 +2,7 @@
 # Installs what Weir's commands need and a fresh machine may lack:
 #   - redis-server (Debian/Ubuntu package), used by `weir serve` and by the tests
 #   - the wasm32-wasip2 Rust target, used to build the plugins in plugins/
+#   - with --tests: poppler-utils (pdftotext, to read exported PDFs in tests)
 # Safe to run again: it only installs what is missing.
 set -euo pipefail
 
@@ -15,6 +16,12 @@ if ! command -v redis-server >/dev/null 2>&1; then
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
   # The Debian package starts a system Redis on port 6379; Weir does not need it.
   as_root systemctl disable --now redis-server >/dev/null 2>&1 || true
+fi
+
+if [ "${1:-}" = "--tests" ] && ! command -v pdftotext >/dev/null 2>&1; then
+  echo "setup: installing poppler-utils (pdftotext)" >&2
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq poppler-utils >/dev/null
 fi
 
 if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-wasip2; then

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-./scripts/setup.sh
+./scripts/setup.sh --tests
 ./scripts/build-plugins.sh
 cargo build --locked --workspace --bins
 cargo test --locked --workspace -- --test-threads "${WEIR_TEST_THREADS:-6}"

@@ -22,13 +22,24 @@ pub struct App {
     /// Plugin id → SHA-256 of its code. A plugin's code never changes, so this is safe
     /// to keep for the life of the process.
     plugin_hashes: Mutex<HashMap<String, (String, String)>>,
+    /// The key that signs export download links (read from Redis once).
+    link_key: tokio::sync::OnceCell<Vec<u8>>,
 }
 
 impl App {
     pub fn new(config: Config, store: Store, plugins: Arc<Runtime>) -> App {
         let url_rule = UrlRule::new(config.allow_private_targets.clone());
         let queue = Queue::new(store.clone());
-        App { config, store, url_rule, metrics: Metrics::new(), queue, plugins, plugin_hashes: Mutex::default() }
+        App {
+            config,
+            store,
+            url_rule,
+            metrics: Metrics::new(),
+            queue,
+            plugins,
+            plugin_hashes: Mutex::default(),
+            link_key: tokio::sync::OnceCell::new(),
+        }
     }
 
     /// Whether the organisation has a plugin with this id.
@@ -47,6 +58,11 @@ impl App {
             .unwrap_or_else(|e| e.into_inner())
             .insert(plugin_id.to_owned(), (plugin.org_id.clone(), plugin.sha256.clone()));
         Ok(Some(plugin.sha256))
+    }
+
+    /// The key that signs export download links.
+    pub async fn export_link_key(&self) -> Result<Vec<u8>> {
+        self.link_key.get_or_try_init(|| self.store.export_link_key()).await.cloned()
     }
 
     /// Forgets a deleted plugin.

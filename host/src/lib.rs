@@ -9,6 +9,7 @@
 //! - [`delivery`]: the workers: sign, send, retry, per-webhook fairness.
 //! - [`netguard`]: the webhook URL rule (no private addresses, no DNS rebinding).
 //! - [`plugins`]: tenant WebAssembly plugins (the only module that knows wasmtime).
+//! - [`exports`]: report exports: rendering, signed download links, the builders.
 //! - [`catalog`]: the subscribable events.
 //! - [`server`]: the listener (TLS, HTTP/1.1 and HTTP/2, graceful shutdown).
 //! - [`cli`]: `weir serve` and the operator commands `weir admin …`.
@@ -23,6 +24,7 @@ pub mod catalog;
 pub mod cli;
 pub mod config;
 pub mod delivery;
+pub mod exports;
 pub mod ids;
 pub mod metrics;
 pub mod netguard;
@@ -61,8 +63,18 @@ pub fn install_crypto_provider() {
 }
 
 /// Runs Weir on `listener` until `shutdown` completes.
-pub async fn run(config: Config, listener: TcpListener, shutdown: impl Future<Output = ()>) -> Result<(), StartError> {
+pub async fn run(
+    mut config: Config,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), StartError> {
     install_crypto_provider();
+    // Links default to the address actually bound (WEIR_LISTEN may ask for port 0).
+    if config.public_url.is_none()
+        && let Ok(addr) = listener.local_addr()
+    {
+        config.listen = addr;
+    }
     let url = config.redis_url.clone().ok_or(StartError::NoRedis)?;
     let tls = config.tls.as_ref().map(server::tls_acceptor).transpose()?;
     let store = Store::connect(&url, &config.redis_prefix)
@@ -71,10 +83,14 @@ pub async fn run(config: Config, listener: TcpListener, shutdown: impl Future<Ou
     let plugins = Arc::new(plugins::Runtime::new(config.plugin_limits(), config.data_dir.join("plugin-cache"))?);
     let app = Arc::new(App::new(config, store, plugins));
     let engine = if app.config.workers { Some(delivery::Engine::start(app.clone())?) } else { None };
+    let builders = app.config.workers.then(|| exports::builder::BuilderHandle::start(app.clone()));
     let router = api::router(app.clone());
     let addr = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
     tracing::info!(%addr, tls = tls.is_some(), workers = engine.is_some(), "weir is serving");
     server::serve(listener, router, tls, shutdown).await;
+    if let Some(builders) = builders {
+        builders.stop().await;
+    }
     if let Some(engine) = engine {
         engine.stop().await;
     }

@@ -18,6 +18,7 @@ use crate::App;
 use crate::catalog;
 use crate::ids::{self, Kind};
 use crate::queue::{NewEvent, Published};
+use crate::store::StoreError;
 
 /// Longest client-chosen event id, after `evt_`.
 const MAX_EVENT_ID: usize = 100;
@@ -71,22 +72,34 @@ pub async fn publish(
     let fields: BTreeMap<String, &RawValue> =
         serde_json::from_slice(&bytes).map_err(|e| ApiError::field("body", format!("must be a JSON object: {e}")))?;
     let event = validate(fields)?;
-    let envelope = event.envelope(&caller.org_id);
-    let queue = &app.queue;
-    let published = queue
+    publish_event(&app, &caller.org_id, &event).await?;
+    Ok((StatusCode::ACCEPTED, axum::Json(json!({ "id": event.id }))).into_response())
+}
+
+/// Publishes a validated event for an organisation: the one path every event takes (API
+/// publishers and Weir's own `report_export_completed`). Idempotent on the event id.
+pub async fn publish_event(app: &App, org_id: &str, event: &Event<'_>) -> Result<Published, StoreError> {
+    let envelope = event.envelope(org_id);
+    let subject = format!("{}:{}", event.subject_type, event.subject_id);
+    let published = app
+        .queue
         .publish(&NewEvent {
-            org_id: &caller.org_id,
+            org_id,
             event_id: &event.id,
             envelope: &envelope,
             action: &event.action,
             event_created_at: &event.created_at,
             retention: app.config.delivery_retention,
+            subject: &subject,
+            snapshot: event.snapshot.get(),
+            deleted: event.deleted,
+            event_ms: crate::time::parse_rfc3339(&event.created_at).unwrap_or_else(crate::time::now_millis),
         })
         .await?;
     if let Published::New { .. } = published {
         app.metrics.events_published.inc();
     }
-    Ok((StatusCode::ACCEPTED, axum::Json(json!({ "id": event.id }))).into_response())
+    Ok(published)
 }
 
 fn text(raw: &RawValue) -> Option<String> {

@@ -2,13 +2,15 @@
 //! or the router itself (unknown route, wrong method) — has the contract's JSON shape.
 //!
 //! One file per resource: `oauth` (token endpoint), `webhooks`, `events` (publishing),
-//! `deliveries` (`webhook_deliveries`), `plugins`, `ops` (health, metrics).
+//! `deliveries` (`webhook_deliveries`), `plugins`, `exports` (report exports and their
+//! downloads), `ops` (health, metrics).
 //! Handlers validate input with `extract` and `fields`, call the store, and map failures
 //! through `error::ApiError`; they hold no state of their own.
 
 pub mod deliveries;
 pub mod error;
 pub mod events;
+pub mod exports;
 pub mod extract;
 pub mod fields;
 pub mod oauth;
@@ -41,13 +43,16 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/webhook_deliveries/{id}/retry", post(deliveries::retry))
         .route("/plugins", get(plugins::list).post(plugins::upload))
         .route("/plugins/{id}", get(plugins::get).delete(plugins::delete))
-        .route("/plugins/{id}/test", post(plugins::test));
+        .route("/plugins/{id}/test", post(plugins::test))
+        .route("/report_exports", post(exports::create))
+        .route("/report_exports/{id}", get(exports::get));
     Router::new()
         .route("/oauth/token", post(oauth::token))
         .route("/oauth/revoke", post(oauth::revoke))
         .route("/healthz", get(ops::healthz))
         .route("/readyz", get(ops::readyz))
         .route("/metrics", get(ops::metrics))
+        .route("/exports/{id}/download", get(exports::download))
         .nest("/api/v2", api)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)

@@ -30,7 +30,19 @@ pub struct NewEvent<'a> {
     pub event_created_at: &'a str,
     /// How long the event and its deliveries are kept.
     pub retention: Duration,
+    /// The subject as `Type:id`, its snapshot (JSON), and whether it was deleted: the
+    /// newest snapshot of each record is kept for report exports.
+    pub subject: &'a str,
+    pub snapshot: &'a str,
+    pub deleted: bool,
+    /// The event's time, ms (newer snapshots replace older ones, whatever the arrival order).
+    pub event_ms: u64,
 }
+
+/// Most record snapshots kept per organisation (the least recently updated go first).
+pub const MAX_SNAPSHOTS_PER_ORG: usize = 50_000;
+/// Largest snapshot kept.
+pub const MAX_SNAPSHOT_BYTES: usize = 256 * 1024;
 
 /// A delivery taken for an attempt.
 #[derive(Debug)]
@@ -189,6 +201,12 @@ impl Queue {
             .arg(event.retention.as_millis() as u64)
             .arg(base)
             .arg(event.event_created_at)
+            .arg(event.subject)
+            .arg(event.snapshot)
+            .arg(if event.deleted { "1" } else { "0" })
+            .arg(event.event_ms)
+            .arg(MAX_SNAPSHOTS_PER_ORG)
+            .arg(MAX_SNAPSHOT_BYTES)
             .invoke_async(&mut self.store.conn())
             .await?;
         Ok(match usize::try_from(n) {

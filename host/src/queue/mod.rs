@@ -32,7 +32,8 @@ mod lifecycle;
 mod stream;
 
 pub use lifecycle::{
-    Loaded, NewEvent, Outcome, Published, Record, RecordRules, Recorded, RetryRefused, WebhookTarget, Work,
+    Loaded, MAX_SNAPSHOT_BYTES, MAX_SNAPSHOTS_PER_ORG, NewEvent, Outcome, Published, Record, RecordRules, Recorded,
+    RetryRefused, WebhookTarget, Work,
 };
 pub use stream::Entry;
 

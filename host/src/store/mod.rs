@@ -21,6 +21,7 @@
 
 pub mod clients;
 pub mod deliveries;
+pub mod exports;
 pub mod managed;
 pub mod orgs;
 pub mod plugins;

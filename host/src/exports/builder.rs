@@ -1,0 +1,194 @@
+//! The export builders: read queued exports from `P:q:exports`, build them, publish
+//! `report_export_completed`. An entry is acknowledged only when its export is completed
+//! (or has failed) *and* its event is published; a builder that dies leaves the entry
+//! pending, and another takes it over after a minute.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use redis::AsyncCommands;
+use redis::streams::{StreamAutoClaimReply, StreamReadOptions, StreamReadReply};
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+use super::render::{self, Document, Format};
+use super::{MAX_EXPORT_BYTES, link};
+use crate::App;
+use crate::store::exports::{BUILDERS, Export};
+use crate::store::{Result, StoreError};
+
+/// How long a building export may sit unacknowledged before another builder takes it.
+const TAKEOVER: Duration = Duration::from_secs(60);
+
+/// The running builders of a process.
+#[derive(Debug)]
+pub struct BuilderHandle {
+    stop: watch::Sender<bool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl BuilderHandle {
+    /// Starts the builders.
+    pub fn start(app: Arc<App>) -> BuilderHandle {
+        let (stop, stopped) = watch::channel(false);
+        let consumer = format!("{}-{}", std::process::id(), &crate::ids::new(crate::ids::Kind::Event)[4..14]);
+        let task = tokio::spawn(run(app, consumer, stopped));
+        BuilderHandle { stop, task }
+    }
+
+    /// Stops after the export being built (if any) is done.
+    pub async fn stop(self) {
+        let _ = self.stop.send(true);
+        let _ = self.task.await;
+    }
+}
+
+async fn run(app: Arc<App>, consumer: String, stopped: watch::Receiver<bool>) {
+    let stream = app.store.key(&["q", "exports"]);
+    let mut conn = None;
+    let mut last_claim = tokio::time::Instant::now();
+    while !*stopped.borrow() {
+        let c = match &mut conn {
+            Some(c) => c,
+            None => match app.store.dedicated(Duration::from_secs(5)).await {
+                Ok(c) => conn.insert(c),
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    continue;
+                }
+            },
+        };
+        let _: std::result::Result<(), redis::RedisError> =
+            app.store.conn().xgroup_create_mkstream(&stream, BUILDERS, "0").await;
+        let mut ids = Vec::new();
+        if last_claim.elapsed() > Duration::from_secs(15) {
+            last_claim = tokio::time::Instant::now();
+            let claimed: std::result::Result<StreamAutoClaimReply, _> = redis::cmd("XAUTOCLAIM")
+                .arg(&stream)
+                .arg(BUILDERS)
+                .arg(&consumer)
+                .arg(TAKEOVER.as_millis() as u64)
+                .arg("0-0")
+                .arg("COUNT")
+                .arg(16)
+                .query_async(&mut app.store.conn())
+                .await;
+            if let Ok(reply) = claimed {
+                ids.extend(reply.claimed.into_iter().map(|e| (e.id.clone(), e.get::<String>("x"))));
+            }
+        }
+        let options = StreamReadOptions::default().group(BUILDERS, &consumer).count(4).block(1000);
+        let read: std::result::Result<Option<StreamReadReply>, _> = c.xread_options(&[&stream], &[">"], &options).await;
+        match read {
+            Ok(Some(reply)) => {
+                for key in reply.keys {
+                    ids.extend(key.ids.into_iter().map(|e| (e.id.clone(), e.get::<String>("x"))));
+                }
+            }
+            Ok(None) => {}
+            Err(_) => tokio::time::sleep(Duration::from_millis(500)).await,
+        }
+        for (entry, export_id) in ids {
+            let done = match export_id {
+                Some(id) => build(&app, &id).await,
+                None => Ok(()),
+            };
+            match done {
+                Ok(()) => {
+                    let _: std::result::Result<i64, _> = app.store.conn().xack(&stream, BUILDERS, &[&entry]).await;
+                    let _: std::result::Result<i64, _> = app.store.conn().xdel(&stream, &[&entry]).await;
+                }
+                Err(e) => tracing::warn!(error = %e, "cannot build an export now; it will be taken over"),
+            }
+        }
+    }
+}
+
+/// Builds one export (or finishes publishing it). `Ok` means nothing is left to do.
+async fn build(app: &App, id: &str) -> Result<()> {
+    let Some(export) = app.store.export_any_org(id).await? else { return Ok(()) };
+    match export.status.as_str() {
+        "failed" => return Ok(()),
+        "completed" if export.published => return Ok(()),
+        "completed" => return publish(app, &export).await,
+        _ => {}
+    }
+    app.store.set_export_fields(id, &[("status", "building")]).await?;
+    let kind = export.exportable.kind.clone();
+    let record_id = export.exportable.id.clone();
+    let Some(snapshot) = app.store.snapshot(&export.org_id, &kind, &record_id).await? else {
+        return fail(app, id, &format!("Weir no longer has a snapshot of {kind} {record_id}")).await;
+    };
+    let record: Value = serde_json::from_str(&snapshot).unwrap_or(Value::Null);
+    let Some(format) = Format::parse(&export.format) else {
+        return fail(app, id, "unknown format").await;
+    };
+    let generated_at = crate::time::now_rfc3339();
+    let (export_id, generated) = (id.to_owned(), generated_at.clone());
+    let bytes = tokio::task::spawn_blocking(move || {
+        let doc = Document {
+            export_id: &export_id,
+            exportable_type: &kind,
+            exportable_id: &record_id,
+            generated_at: &generated,
+            record: &record,
+        };
+        render::render(format, &doc)
+    })
+    .await
+    .unwrap_or_default();
+    if bytes.is_empty() {
+        return fail(app, id, "the export could not be rendered").await;
+    }
+    if bytes.len() > MAX_EXPORT_BYTES {
+        return fail(
+            app,
+            id,
+            &format!("the export would be {} bytes, more than the {MAX_EXPORT_BYTES} allowed", bytes.len()),
+        )
+        .await;
+    }
+    let ttl = app.config.export_url_ttl;
+    let expires = crate::time::now_millis() / 1000 + ttl.as_secs();
+    let key = app.store.export_link_key().await?;
+    let url = link::url(&app.config.public_url(), &key, id, expires);
+    app.store.complete_export(id, &bytes, ttl.as_millis() as u64, &generated_at, &url).await?;
+    let completed =
+        Export { status: "completed".into(), completed_at: Some(generated_at), download_url: Some(url), ..export };
+    publish(app, &completed).await
+}
+
+async fn fail(app: &App, id: &str, reason: &str) -> Result<()> {
+    tracing::info!(export = id, reason, "report export failed");
+    app.store.set_export_fields(id, &[("status", "failed"), ("error", reason)]).await
+}
+
+/// Emits `report_export_completed` (service document §6) for a completed export. The event
+/// id derives from the export id, so doing it twice publishes once.
+async fn publish(app: &App, export: &Export) -> Result<()> {
+    let body = json!({
+        "id": format!("evt_{}", export.id),
+        "action": "report_export_completed",
+        "created_at": export.completed_at,
+        "creator": {"id": export.client_id, "name": export.client_name},
+        "subject": {"type": "ReportExport", "id": export.id},
+        "report_export": {
+            "id": export.id,
+            "status": "completed",
+            "format": export.format,
+            "exportable": export.exportable,
+            "created_at": export.created_at,
+            "completed_at": export.completed_at,
+            "download_url": export.download_url,
+        },
+    })
+    .to_string();
+    let fields: BTreeMap<String, &RawValue> = serde_json::from_str(&body)
+        .map_err(|e| StoreError::Corrupt { key: export.id.clone(), reason: e.to_string() })?;
+    let event = crate::api::events::validate(fields)
+        .map_err(|e| StoreError::Corrupt { key: export.id.clone(), reason: e.message })?;
+    crate::api::events::publish_event(app, &export.org_id, &event).await?;
+    app.store.set_export_fields(&export.id, &[("published", "1")]).await
+}

@@ -1,0 +1,18 @@
+//! Report exports (the service document's "Create a report export"): a client asks for a
+//! record as PDF, CSV or JSON; a builder renders the newest snapshot Weir has of it, stores
+//! the file behind a signed, short-lived link, and emits `report_export_completed` through
+//! the normal publish path (so plugins and retries apply).
+//!
+//! - `render`: PDF, CSV and JSON output.
+//! - `link`: signing and checking download links.
+//! - `builder`: the workers that build queued exports (any process with workers; an export
+//!   whose builder died is taken over).
+//!
+//! The store side (records, files, snapshots, the job stream) is `crate::store::exports`.
+
+pub mod builder;
+pub mod link;
+pub mod render;
+
+/// Largest export file.
+pub const MAX_EXPORT_BYTES: usize = 10 * 1024 * 1024;
