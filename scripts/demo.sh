@@ -32,7 +32,10 @@ if [ ! -s "$CREDS" ]; then
   ORG_ID=$(printf '%s' "$ORG" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
   ADMIN=$("$WEIR" admin client create --org "$ORG_ID" --name "demo admin" --admin)
   PUBLISHER=$("$WEIR" admin client create --org "$ORG_ID" --name "demo publisher" --publisher)
-  printf '{"org": %s, "admin": %s, "publisher": %s}\n' "$ORG" "$ADMIN" "$PUBLISHER" > "$CREDS"
+  PASSWORD=$(python3 -c 'import secrets; print(secrets.token_urlsafe(12))')
+  USER=$(printf '%s\n' "$PASSWORD" | "$WEIR" admin user create --org "$ORG_ID" --email admin@demo.example --admin)
+  printf '{"org": %s, "admin": %s, "publisher": %s, "user": %s, "password": "%s"}\n' \
+    "$ORG" "$ADMIN" "$PUBLISHER" "$USER" "$PASSWORD" > "$CREDS"
   chmod 600 "$CREDS"
 fi
 
@@ -58,6 +61,10 @@ Try it:
     -d '{{"url": "https://example.com/hooks", "subscribed_actions": ["work_order_created"]}}' \\
     {base}/api/v2/webhooks
 
+Settings > Webhooks: {base}/settings/login
+  email {creds['user']['email']}, password {creds['password']}
+
+A scripted tour of the API: ./examples/tour.sh
 (credentials are kept in {sys.argv[1]})
 """)
 PY

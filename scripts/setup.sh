@@ -2,7 +2,8 @@
 # Installs what Weir's commands need and a fresh machine may lack:
 #   - redis-server (Debian/Ubuntu package), used by `weir serve` and by the tests
 #   - the wasm32-wasip2 Rust target, used to build the plugins in plugins/
-#   - with --tests: poppler-utils (pdftotext, to read exported PDFs in tests)
+#   - with --tests: poppler-utils (pdftotext, to read exported PDFs in tests), and Debian's
+#     chromium and chromium-driver (the settings pages are tested in a real browser)
 # Safe to run again: it only installs what is missing.
 set -euo pipefail
 
@@ -18,10 +19,16 @@ if ! command -v redis-server >/dev/null 2>&1; then
   as_root systemctl disable --now redis-server >/dev/null 2>&1 || true
 fi
 
-if [ "${1:-}" = "--tests" ] && ! command -v pdftotext >/dev/null 2>&1; then
-  echo "setup: installing poppler-utils (pdftotext)" >&2
-  as_root apt-get update -qq
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq poppler-utils >/dev/null
+if [ "${1:-}" = "--tests" ]; then
+  missing=""
+  command -v pdftotext >/dev/null 2>&1 || missing="$missing poppler-utils"
+  command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
+  command -v chromedriver >/dev/null 2>&1 || missing="$missing chromium-driver"
+  if [ -n "$missing" ]; then
+    echo "setup: installing$missing" >&2
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
+  fi
 fi
 
 if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-wasip2; then

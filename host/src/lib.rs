@@ -10,6 +10,7 @@
 //! - [`netguard`]: the webhook URL rule (no private addresses, no DNS rebinding).
 //! - [`plugins`]: tenant WebAssembly plugins (the only module that knows wasmtime).
 //! - [`exports`]: report exports: rendering, signed download links, the builders.
+//! - [`settings`]: Settings > Webhooks, the server-rendered pages for organisation users.
 //! - [`catalog`]: the subscribable events.
 //! - [`server`]: the listener (TLS, HTTP/1.1 and HTTP/2, graceful shutdown).
 //! - [`cli`]: `weir serve` and the operator commands `weir admin …`.
@@ -31,6 +32,7 @@ pub mod netguard;
 pub mod plugins;
 pub mod queue;
 pub mod server;
+pub mod settings;
 pub mod store;
 pub mod time;
 

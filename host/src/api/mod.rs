@@ -54,6 +54,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/metrics", get(ops::metrics))
         .route("/exports/{id}/download", get(exports::download))
         .nest("/api/v2", api)
+        .merge(crate::settings::router())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn(error_shape))

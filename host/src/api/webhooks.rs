@@ -34,6 +34,18 @@ pub async fn create(
     Admin(caller): Admin,
     JsonObject(body): JsonObject,
 ) -> ApiResult<Response> {
+    let webhook = create_webhook(&app, &caller.org_id, body).await?;
+    let location = format!("/api/v2/webhooks/{}", webhook.id);
+    let mut response = (StatusCode::CREATED, axum::Json(webhook)).into_response();
+    if let Ok(value) = HeaderValue::from_str(&location) {
+        response.headers_mut().insert(header::LOCATION, value);
+    }
+    Ok(response)
+}
+
+/// Validates a new webhook (`name`?, `url`, `subscribed_actions`, `plugins`?) and stores it.
+/// The one path for the API and the settings pages, so both apply the same rules.
+pub async fn create_webhook(app: &App, org_id: &str, body: serde_json::Map<String, Value>) -> ApiResult<Webhook> {
     let mut fields = Fields::new(body);
     let name = fields.string("name");
     let url = fields.required_string("url");
@@ -42,11 +54,11 @@ pub async fn create(
     let name = name.and_then(|n| bounded_text(&mut fields, "name", n, MAX_NAME));
     let actions = actions.map(known_actions);
     let plugins = match plugins {
-        Some(value) => attachments(&app, &caller.org_id, value, &mut fields).await?,
+        Some(value) => attachments(app, org_id, value, &mut fields).await?,
         None => Some(Vec::new()),
     };
     let url = match url {
-        Some(url) => vet_url(&app, &url, &mut fields).await,
+        Some(url) => vet_url(app, &url, &mut fields).await,
         None => None,
     };
     fields.finish()?;
@@ -56,7 +68,7 @@ pub async fn create(
     let now = crate::time::now_rfc3339();
     let webhook = Webhook {
         id: ids::new(Kind::Webhook),
-        org_id: caller.org_id.clone(),
+        org_id: org_id.to_owned(),
         name: name.unwrap_or_else(|| default_name(&url)),
         url,
         active: true,
@@ -69,14 +81,7 @@ pub async fn create(
         deactivation_reason: None,
     };
     match app.store.create_webhook(webhook).await? {
-        Created::Ok(webhook) => {
-            let location = format!("/api/v2/webhooks/{}", webhook.id);
-            let mut response = (StatusCode::CREATED, axum::Json(webhook)).into_response();
-            if let Ok(value) = HeaderValue::from_str(&location) {
-                response.headers_mut().insert(header::LOCATION, value);
-            }
-            Ok(response)
-        }
+        Created::Ok(webhook) => Ok(*webhook),
         Created::PluginMissing => Err(ApiError::field("plugins", "an attached plugin was just deleted")),
         Created::LimitReached => Err(ApiError::conflict(format!(
             "the organisation already has {MAX_WEBHOOKS_PER_ORG} webhooks, the most allowed"
@@ -105,7 +110,19 @@ pub async fn update(
     Path(id): Path<String>,
     JsonObject(body): JsonObject,
 ) -> ApiResult<Response> {
-    find(&app, &caller.org_id, &id).await?;
+    let webhook = update_webhook(&app, &caller.org_id, &id, body).await?;
+    Ok(axum::Json(webhook).into_response())
+}
+
+/// Validates a change (`name`, `url`, `subscribed_actions`, `plugins`, `active`) and applies
+/// it; deactivating fails the webhook's pending deliveries. Shared with the settings pages.
+pub async fn update_webhook(
+    app: &App,
+    org_id: &str,
+    id: &str,
+    body: serde_json::Map<String, Value>,
+) -> ApiResult<Webhook> {
+    find(app, org_id, id).await?;
     let mut fields = Fields::new(body);
     let mut change = WebhookChange {
         name: fields.string("name"),
@@ -115,22 +132,22 @@ pub async fn update(
     };
     change.name = change.name.and_then(|n| bounded_text(&mut fields, "name", n, MAX_NAME));
     if let Some(value) = fields.value("plugins") {
-        change.plugins = attachments(&app, &caller.org_id, value, &mut fields).await?;
+        change.plugins = attachments(app, org_id, value, &mut fields).await?;
     }
     if let Some(url) = fields.string("url") {
-        change.url = vet_url(&app, &url, &mut fields).await;
+        change.url = vet_url(app, &url, &mut fields).await;
     }
     fields.finish()?;
-    let mut webhook = match app.store.update_webhook(&caller.org_id, &id, &change).await? {
+    let webhook = match app.store.update_webhook(org_id, id, &change).await? {
         Updated::Ok(webhook) => *webhook,
         Updated::NotFound => return Err(ApiError::not_found("webhook")),
         Updated::PluginMissing => return Err(ApiError::field("plugins", "an attached plugin was just deleted")),
     };
     if change.active == Some(false) && webhook.active {
-        app.queue.deactivate_webhook(&caller.org_id, &id).await?;
-        webhook = find(&app, &caller.org_id, &id).await?;
+        app.queue.deactivate_webhook(org_id, id).await?;
+        return find(app, org_id, id).await;
     }
-    Ok(axum::Json(webhook).into_response())
+    Ok(webhook)
 }
 
 /// `DELETE /api/v2/webhooks/{id}`

@@ -5,6 +5,7 @@
 //! The checks run in the contract's order: a valid token (401), then the plan includes
 //! API integrations (402), then the role (403); only then does a handler look anything up.
 
+pub mod passwords;
 pub mod secrets;
 
 use crate::store::clients::TokenOwner;

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use super::{AdminCommand, ClientCommand, OrgCommand};
+use super::{AdminCommand, ClientCommand, OrgCommand, UserCommand};
 use crate::auth::{CLIENT_SECRET_PREFIX, secrets};
 use crate::config::Config;
 use crate::store::Store;
@@ -19,6 +19,8 @@ enum AdminError {
     NoOrg(String),
     #[error("no client {0}")]
     NoClient(String),
+    #[error("a user with email {0} already exists")]
+    EmailTaken(String),
     #[error("{0}")]
     Store(#[from] crate::store::StoreError),
     #[error("{0}")]
@@ -90,6 +92,33 @@ async fn execute(store: &Store, command: AdminCommand) -> Result<serde_json::Val
                 "admin": client.admin,
                 "publisher": client.publisher,
             }))
+        }
+        AdminCommand::User { command: UserCommand::Create { org_id, email, admin } } => {
+            let email = email.trim().to_owned();
+            let valid = email.len() <= 254
+                && email.split_once('@').is_some_and(|(local, domain)| !local.is_empty() && domain.contains('.'))
+                && !email.chars().any(|c| c.is_whitespace() || c.is_control());
+            if !valid {
+                return Err(AdminError::Usage(format!("--email `{email}` is not an email address")));
+            }
+            if store.get_org(&org_id).await?.is_none() {
+                return Err(AdminError::NoOrg(org_id));
+            }
+            let mut password = String::new();
+            std::io::stdin()
+                .read_line(&mut password)
+                .map_err(|e| AdminError::Usage(format!("cannot read the password from standard input: {e}")))?;
+            let password = password.trim_end_matches(['\n', '\r']);
+            if password.chars().count() < crate::auth::passwords::MIN_LENGTH {
+                return Err(AdminError::Usage(format!(
+                    "the password (standard input) must be at least {} characters",
+                    crate::auth::passwords::MIN_LENGTH
+                )));
+            }
+            let hash = crate::auth::passwords::hash(password)
+                .ok_or_else(|| AdminError::Usage("cannot hash the password".into()))?;
+            let user = store.create_user(&org_id, &email, admin, &hash).await?.ok_or(AdminError::EmailTaken(email))?;
+            Ok(json!(user))
         }
         AdminCommand::Client { command: ClientCommand::Revoke { client_id } } => {
             if !store.revoke_client(&client_id).await? {

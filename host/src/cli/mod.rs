@@ -46,6 +46,25 @@ enum AdminCommand {
         #[command(subcommand)]
         command: ClientCommand,
     },
+    /// People who sign in to Settings > Webhooks.
+    User {
+        #[command(subcommand)]
+        command: UserCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum UserCommand {
+    /// Create a user; the password is read from standard input.
+    Create {
+        #[arg(long = "org", value_name = "ORG_ID")]
+        org_id: String,
+        #[arg(long)]
+        email: String,
+        /// May change webhooks (others may only look).
+        #[arg(long)]
+        admin: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

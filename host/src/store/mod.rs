@@ -25,6 +25,7 @@ pub mod exports;
 pub mod managed;
 pub mod orgs;
 pub mod plugins;
+pub mod users;
 pub mod webhooks;
 
 use std::time::Duration;

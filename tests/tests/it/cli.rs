@@ -172,3 +172,47 @@ fn serve_without_redis_explains_what_to_do() {
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("cannot reach Redis"));
 }
+
+#[tokio::test]
+async fn users_are_created_with_a_password_from_standard_input() {
+    use std::io::Write;
+    let redis = RedisServer::start();
+    let url = redis.url();
+    let env = [("WEIR_REDIS_URL", url.as_str()), ("WEIR_REDIS_PREFIX", "users")];
+    let org = json_out(&admin(&env, &["org", "create", "--name", "Acme", "--plan", "free"]));
+    let org_id = org["id"].as_str().unwrap();
+    let create = |email: &str, password: &str, admin_flag: bool| {
+        let mut command = Command::new(weir_binary());
+        command.arg("admin").args(["user", "create", "--org", org_id, "--email", email]).env_clear();
+        if admin_flag {
+            command.arg("--admin");
+        }
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        let mut child = command.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+        child.stdin.take().unwrap().write_all(format!("{password}\n").as_bytes()).unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let user = json_out(&create("Ada@Example.com", "correct horse battery", true));
+    assert!(user["id"].as_str().unwrap().starts_with("usr_"));
+    assert_eq!(user["email"], "ada@example.com");
+    assert_eq!(user["org_id"], org["id"]);
+    assert_eq!(user["admin"], true);
+    assert_eq!(user.as_object().unwrap().len(), 4);
+    let reader = json_out(&create("reader@example.com", "another long password", false));
+    assert_eq!(reader["admin"], false);
+    for (email, password, needle) in [
+        ("ada@example.com", "correct horse battery", "already exists"),
+        ("short@example.com", "short", "at least 10 characters"),
+        ("not-an-email", "correct horse battery", "not an email address"),
+    ] {
+        let out = create(email, password, false);
+        assert!(!out.status.success());
+        assert!(String::from_utf8_lossy(&out.stderr).contains(needle), "{email}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    // The password is stored only as an Argon2id hash.
+    let mut conn = redis.conn();
+    let stored: String = redis::cmd("HGET").arg(format!("users:user:{}", user["id"].as_str().unwrap())).arg("password_hash").query(&mut conn).unwrap();
+    assert!(stored.starts_with("$argon2id$") && !stored.contains("correct horse"));
+}

@@ -14,6 +14,7 @@ mod oauth;
 mod plugin_sandbox;
 mod plugins;
 mod resilience;
+mod settings;
 mod tour;
 mod url_rule;
 mod webhooks_api;

@@ -40,6 +40,7 @@ fn the_tour_runs_unchanged_against_the_demo() {
     }
     let text = printed.join("\n");
     assert!(text.contains("admin secret:") && text.contains("curl -s -X POST"), "{text}");
+    assert!(text.contains("/settings/login") && text.contains("email admin@demo.example, password "), "{text}");
 
     let tour = Command::new(root.join("examples/tour.sh"))
         .current_dir(&root)

@@ -103,3 +103,20 @@ pub async fn https_get(
     let body = response.into_body().collect().await.map_err(|e| e.to_string())?.to_bytes();
     Ok((alpn, status, String::from_utf8_lossy(&body).into_owned()))
 }
+
+/// The `Set-Cookie` headers of an HTTPS GET (HTTP/1.1).
+pub async fn https_headers(config: Arc<rustls::ClientConfig>, addr: std::net::SocketAddr, path: &str) -> Vec<String> {
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let tls = tokio_rustls::TlsConnector::from(config)
+        .connect(ServerName::try_from("localhost").unwrap(), tcp)
+        .await
+        .unwrap();
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls)).await.unwrap();
+    tokio::spawn(conn);
+    let request = hyper::Request::get(format!("https://localhost{path}"))
+        .header("host", "localhost")
+        .body(Empty::<Bytes>::new())
+        .unwrap();
+    let response = sender.send_request(request).await.unwrap();
+    response.headers().get_all("set-cookie").iter().filter_map(|v| v.to_str().ok()).map(str::to_owned).collect()
+}

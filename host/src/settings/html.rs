@@ -1,0 +1,120 @@
+//! Building HTML safely: every piece of text goes through [`esc`]; pages share one layout.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+/// Escapes text for HTML element content and quoted attribute values.
+pub fn esc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Who is looking at a page (for the header).
+#[derive(Debug, Clone)]
+pub struct Viewer<'a> {
+    pub email: &'a str,
+    pub admin: bool,
+    pub csrf: &'a str,
+}
+
+/// A full page: the layout around `body`.
+pub fn page(status: StatusCode, title: &str, viewer: Option<&Viewer<'_>>, body: &str) -> Response {
+    let nav = match viewer {
+        Some(v) => format!(
+            r#"<nav aria-label="Account"><span class="who">{email}{role}</span>
+<form method="post" action="/settings/logout" class="inline">{csrf}<button type="submit" class="link">Sign out</button></form></nav>"#,
+            email = esc(v.email),
+            role = if v.admin { " (admin)" } else { " (read only)" },
+            csrf = csrf_field(v.csrf),
+        ),
+        None => String::new(),
+    };
+    let html = format!(
+        r##"<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title} · Weir</title>
+<link rel="stylesheet" href="/settings/app.css">
+<script src="/settings/app.js" defer></script>
+</head>
+<body>
+<a class="skip" href="#main">Skip to content</a>
+<header><a class="brand" href="/settings/webhooks">Weir · Settings</a>{nav}</header>
+<main id="main" tabindex="-1">
+{body}
+</main>
+</body>
+</html>"##,
+        title = esc(title),
+    );
+    let mut response = (status, html).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("default-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'"),
+    );
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    response
+}
+
+/// The hidden CSRF field every form carries.
+pub fn csrf_field(token: &str) -> String {
+    format!(r#"<input type="hidden" name="_csrf" value="{}">"#, esc(token))
+}
+
+/// A notice or error box (announced to screen readers).
+pub fn notice(kind: &str, text: &str) -> String {
+    let role = if kind == "error" { "alert" } else { "status" };
+    format!(r#"<p class="notice {kind}" role="{role}">{}</p>"#, esc(text))
+}
+
+/// A list of field errors, keyed by field, shown above a form.
+pub fn errors(errors: &[(String, String)]) -> String {
+    if errors.is_empty() {
+        return String::new();
+    }
+    let items: String =
+        errors.iter().map(|(f, m)| format!("<li><strong>{}</strong>: {}</li>", esc(f), esc(m))).collect();
+    format!(r#"<div class="notice error" role="alert"><p>Please correct the following:</p><ul>{items}</ul></div>"#)
+}
+
+/// A status badge whose meaning is in the text, not only the colour.
+pub fn badge(status: &str) -> String {
+    format!(r#"<span class="badge {s}">{s}</span>"#, s = esc(status))
+}
+
+/// A `303 See Other` to `location` (after a successful form post).
+pub fn see_other(location: &str) -> Response {
+    let mut response = StatusCode::SEE_OTHER.into_response();
+    if let Ok(v) = HeaderValue::from_str(location) {
+        response.headers_mut().insert(header::LOCATION, v);
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_everything_that_matters() {
+        assert_eq!(esc(r#"<a href="x">'&'</a>"#), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
+        assert_eq!(esc("plain"), "plain");
+    }
+}

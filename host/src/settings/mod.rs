@@ -1,0 +1,51 @@
+//! Settings > Webhooks: server-rendered pages for the people of an organisation (service
+//! document §1, §3). Webhooks made here and through the API are the same resource. The
+//! pages work on every plan (only the API needs API integrations); everyone may look, only
+//! admins may change. No front-end build: HTML from [`html`], a small stylesheet and an
+//! optional copy-to-clipboard script.
+//!
+//! - `session`: sign-in, sessions, CSRF, the sign-in throttle.
+//! - `webhooks`: the list, create, edit, plugins, deactivate/reactivate, delete.
+//! - `deliveries`: one delivery, and retrying it.
+
+mod deliveries;
+pub mod html;
+mod session;
+mod webhooks;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+
+use crate::App;
+
+/// The settings routes (under `/settings`).
+pub fn router() -> Router<Arc<App>> {
+    Router::new()
+        .route("/settings", get(|| async { html::see_other("/settings/webhooks") }))
+        .route("/settings/login", get(session::login_form).post(session::login))
+        .route("/settings/logout", post(session::logout))
+        .route("/settings/webhooks", get(webhooks::list).post(webhooks::create))
+        .route("/settings/webhooks/new", get(webhooks::new_form))
+        .route("/settings/webhooks/{id}", get(webhooks::show).post(webhooks::update))
+        .route("/settings/webhooks/{id}/plugins", post(webhooks::update_plugins))
+        .route("/settings/webhooks/{id}/active", post(webhooks::set_active))
+        .route("/settings/webhooks/{id}/delete", get(webhooks::delete_confirm).post(webhooks::delete))
+        .route("/settings/deliveries/{id}", get(deliveries::show))
+        .route("/settings/deliveries/{id}/retry", post(deliveries::retry))
+        .route("/settings/app.css", get(|| async { asset("text/css; charset=utf-8", include_str!("assets/app.css")) }))
+        .route(
+            "/settings/app.js",
+            get(|| async { asset("text/javascript; charset=utf-8", include_str!("assets/app.js")) }),
+        )
+}
+
+fn asset(content_type: &'static str, body: &'static str) -> Response {
+    let mut response = body.into_response();
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=3600"));
+    response
+}

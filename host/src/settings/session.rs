@@ -1,0 +1,226 @@
+//! Signing in and out, sessions and CSRF.
+//!
+//! - A session is a random token in the cookie `weir_session` (`HttpOnly`, `SameSite=Strict`,
+//!   `Secure` under TLS, path `/settings`); Redis keeps its hash, with a 12-hour expiry.
+//! - Every form carries `_csrf`: the session's token (or, on the sign-in form, the value of a
+//!   short-lived `weir_login` cookie); a POST without the right one is refused with 403.
+//! - After 5 failed sign-ins for an email, further attempts are refused for 15 minutes (429).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{FromRef, FromRequestParts, Request, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::Response;
+
+use super::html::{self, esc};
+use crate::App;
+use crate::auth::{passwords, secrets};
+use crate::store::users::Session;
+
+const SESSION_COOKIE: &str = "weir_session";
+const LOGIN_COOKIE: &str = "weir_login";
+const SESSION_TTL: Duration = Duration::from_secs(12 * 3600);
+const MAX_FAILURES: u64 = 5;
+const FAILURE_WINDOW: Duration = Duration::from_secs(15 * 60);
+
+/// A form body, parameters in order (checkboxes repeat).
+#[derive(Debug, Default)]
+pub(super) struct Form(pub(super) Vec<(String, String)>);
+
+impl Form {
+    pub(super) fn get(&self, name: &str) -> Option<&str> {
+        self.0.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    pub(super) fn all(&self, name: &str) -> Vec<&str> {
+        self.0.iter().filter(|(k, _)| k == name).map(|(_, v)| v.as_str()).collect()
+    }
+
+    /// Reads an `application/x-www-form-urlencoded` body (at most 1 MiB).
+    pub(super) async fn read(request: Request) -> Result<Form, Response> {
+        let bytes = crate::api::extract::read_body(request.into_body(), 1024 * 1024)
+            .await
+            .map_err(|_| plain(StatusCode::PAYLOAD_TOO_LARGE, "The form is too large."))?;
+        serde_urlencoded::from_bytes(&bytes)
+            .map(Form)
+            .map_err(|_| plain(StatusCode::BAD_REQUEST, "The form could not be read."))
+    }
+}
+
+/// A short page with one message.
+pub(super) fn plain(status: StatusCode, message: &str) -> Response {
+    html::page(
+        status,
+        "Weir",
+        None,
+        &format!("<h1>{}</h1><p><a href=\"/settings/webhooks\">Back to webhooks</a></p>", esc(message)),
+    )
+}
+
+fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.to_owned())
+}
+
+fn set_cookie(app: &App, name: &str, value: &str, max_age: Duration) -> HeaderValue {
+    let secure =
+        if app.config.tls.is_some() || app.config.public_url().starts_with("https://") { "; Secure" } else { "" };
+    let text =
+        format!("{name}={value}; Path=/settings; HttpOnly; SameSite=Strict; Max-Age={}{secure}", max_age.as_secs());
+    HeaderValue::from_str(&text).unwrap_or_else(|_| HeaderValue::from_static(""))
+}
+
+/// A signed-in person; pages that need one redirect to the sign-in page otherwise.
+#[derive(Debug, Clone)]
+pub(super) struct Signed(pub(super) Session);
+
+impl<S> FromRequestParts<S> for Signed
+where
+    Arc<App>: FromRef<S>,
+    S: Send + Sync,
+{
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Response> {
+        let app = Arc::<App>::from_ref(state);
+        let Some(token) = cookie(&parts.headers, SESSION_COOKIE) else {
+            return Err(html::see_other("/settings/login"));
+        };
+        match app.store.session(&secrets::hash(&token)).await {
+            Ok(Some(session)) => Ok(Signed(session)),
+            Ok(None) => Err(html::see_other("/settings/login")),
+            Err(_) => Err(plain(StatusCode::SERVICE_UNAVAILABLE, "Storage is unavailable; try again shortly.")),
+        }
+    }
+}
+
+impl Signed {
+    pub(super) fn viewer(&self) -> html::Viewer<'_> {
+        html::Viewer { email: &self.0.email, admin: self.0.admin, csrf: &self.0.csrf }
+    }
+
+    /// The refusal of a change without this session's CSRF token, or by someone who may
+    /// only look; `None` when the change may go ahead.
+    pub(super) fn refusal(&self, form: &Form) -> Option<Response> {
+        let given = form.get("_csrf").unwrap_or("");
+        if !secrets::equal(given.as_bytes(), self.0.csrf.as_bytes()) {
+            return Some(plain(
+                StatusCode::FORBIDDEN,
+                "This form has expired or did not come from Weir. Reload the page and try again.",
+            ));
+        }
+        if !self.0.admin {
+            return Some(plain(StatusCode::FORBIDDEN, "Only organisation admins can change webhooks."));
+        }
+        None
+    }
+}
+
+fn login_page(app: &App, status: StatusCode, message: Option<&str>, email: &str) -> Response {
+    let token = secrets::generate("");
+    let body = format!(
+        r#"<h1>Sign in</h1>
+{message}
+<form method="post" action="/settings/login">
+<input type="hidden" name="_csrf" value="{token}">
+<label for="email">Email</label>
+<input id="email" name="email" type="email" autocomplete="username" required value="{email}">
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required>
+<button type="submit">Sign in</button>
+</form>"#,
+        message = message.map(|m| html::notice("error", m)).unwrap_or_default(),
+        email = esc(email),
+    );
+    let mut response = html::page(status, "Sign in", None, &body);
+    response.headers_mut().append(header::SET_COOKIE, set_cookie(app, LOGIN_COOKIE, &token, Duration::from_secs(3600)));
+    response
+}
+
+/// `GET /settings/login`
+pub(super) async fn login_form(State(app): State<Arc<App>>) -> Response {
+    login_page(&app, StatusCode::OK, None, "")
+}
+
+/// `POST /settings/login`
+pub(super) async fn login(State(app): State<Arc<App>>, request: Request) -> Response {
+    let expected = cookie(request.headers(), LOGIN_COOKIE).unwrap_or_default();
+    let form = match Form::read(request).await {
+        Ok(f) => f,
+        Err(r) => return r,
+    };
+    let given = form.get("_csrf").unwrap_or("");
+    if expected.is_empty() || !secrets::equal(given.as_bytes(), expected.as_bytes()) {
+        return login_page(&app, StatusCode::FORBIDDEN, Some("The sign-in form expired. Please try again."), "");
+    }
+    let email = form.get("email").unwrap_or("").trim().to_ascii_lowercase();
+    let password = form.get("password").unwrap_or("").to_owned();
+    match app.store.login_failures(&email).await {
+        Ok(n) if n >= MAX_FAILURES => {
+            return login_page(
+                &app,
+                StatusCode::TOO_MANY_REQUESTS,
+                Some("Too many failed sign-ins for this email. Try again in 15 minutes."),
+                &email,
+            );
+        }
+        Ok(_) => {}
+        Err(_) => return plain(StatusCode::SERVICE_UNAVAILABLE, "Storage is unavailable; try again shortly."),
+    }
+    let found = match app.store.user_by_email(&email).await {
+        Ok(found) => found,
+        Err(_) => return plain(StatusCode::SERVICE_UNAVAILABLE, "Storage is unavailable; try again shortly."),
+    };
+    let hash = found.as_ref().map(|(_, h)| h.clone()).unwrap_or_else(|| passwords::decoy().to_owned());
+    let ok = tokio::task::spawn_blocking(move || passwords::verify(&password, &hash)).await.unwrap_or(false);
+    let user = match (ok, found) {
+        (true, Some((user, _))) => user,
+        _ => {
+            let _ = app.store.login_failed(&email, FAILURE_WINDOW).await;
+            return login_page(&app, StatusCode::UNAUTHORIZED, Some("Email or password is incorrect."), &email);
+        }
+    };
+    let _ = app.store.login_succeeded(&email).await;
+    let token = secrets::generate("wss_");
+    let session = Session {
+        user_id: user.id,
+        org_id: user.org_id,
+        email: user.email,
+        admin: user.admin,
+        csrf: secrets::generate(""),
+    };
+    if app.store.create_session(&secrets::hash(&token), &session, SESSION_TTL).await.is_err() {
+        return plain(StatusCode::SERVICE_UNAVAILABLE, "Storage is unavailable; try again shortly.");
+    }
+    let mut response = html::see_other("/settings/webhooks");
+    response.headers_mut().append(header::SET_COOKIE, set_cookie(&app, SESSION_COOKIE, &token, SESSION_TTL));
+    response.headers_mut().append(header::SET_COOKIE, set_cookie(&app, LOGIN_COOKIE, "", Duration::ZERO));
+    response
+}
+
+/// `POST /settings/logout`
+pub(super) async fn logout(State(app): State<Arc<App>>, signed: Signed, request: Request) -> Response {
+    let token = cookie(request.headers(), SESSION_COOKIE).unwrap_or_default();
+    let form = match Form::read(request).await {
+        Ok(f) => f,
+        Err(r) => return r,
+    };
+    if !secrets::equal(form.get("_csrf").unwrap_or("").as_bytes(), signed.0.csrf.as_bytes()) {
+        return plain(
+            StatusCode::FORBIDDEN,
+            "This form has expired or did not come from Weir. Reload the page and try again.",
+        );
+    }
+    let _ = app.store.delete_session(&secrets::hash(&token)).await;
+    let mut response = html::see_other("/settings/login");
+    response.headers_mut().append(header::SET_COOKIE, set_cookie(&app, SESSION_COOKIE, "", Duration::ZERO));
+    response
+}

@@ -1,0 +1,493 @@
+//! Settings > Webhooks: every webhook of the organisation, whichever way it was made, with
+//! create, edit, plugins, deactivate/reactivate and delete. Changes go through the same
+//! functions as the API (`crate::api::webhooks`), so the rules and messages are the same.
+
+use std::sync::Arc;
+
+use axum::extract::{Path, Request, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use serde_json::{Map, Value, json};
+
+use super::html::{self, badge, csrf_field, esc};
+use super::session::{Form, Signed, plain};
+use crate::App;
+use crate::api::error::{ApiError, Code};
+use crate::api::extract::Query;
+use crate::api::webhooks::{create_webhook, find, update_webhook};
+use crate::catalog;
+use crate::store::webhooks::{OnError, Webhook};
+
+/// Field errors of a failed change, for display.
+fn problems(e: &ApiError) -> Vec<(String, String)> {
+    if e.code == Code::ValidationFailed {
+        e.details.iter().map(|d| (d.field.clone(), d.message.clone())).collect()
+    } else {
+        vec![("webhook".into(), e.message.clone())]
+    }
+}
+
+fn store_down() -> Response {
+    plain(StatusCode::SERVICE_UNAVAILABLE, "Storage is unavailable; try again shortly.")
+}
+
+fn notice_of(query: &Query) -> String {
+    match query.get("notice") {
+        Some("created") => html::notice("ok", "Webhook created."),
+        Some("saved") => html::notice("ok", "Changes saved."),
+        Some("deleted") => html::notice("ok", "Webhook deleted; its queued deliveries were cancelled."),
+        Some("reactivated") => html::notice("ok", "Webhook reactivated."),
+        Some("deactivated") => html::notice("ok", "Webhook deactivated; its pending deliveries failed."),
+        Some("retried") => html::notice("ok", "Retry queued."),
+        _ => String::new(),
+    }
+}
+
+/// The catalogue as checkboxes grouped by category.
+fn actions_fieldset(checked: &[String]) -> String {
+    let mut out = String::from(r#"<fieldset><legend>Events</legend><div class="categories">"#);
+    for category in catalog::CATEGORIES {
+        out.push_str(&format!(r#"<fieldset><legend>{}</legend>"#, esc(category.name)));
+        for action in category.events {
+            let on = if checked.iter().any(|a| a == action) { " checked" } else { "" };
+            out.push_str(&format!(
+                r#"<label class="check"><input type="checkbox" name="subscribed_actions" value="{a}"{on}> {a}</label>"#,
+                a = esc(action)
+            ));
+        }
+        out.push_str("</fieldset>");
+    }
+    out.push_str("</div></fieldset>");
+    out
+}
+
+/// Name, URL and events.
+fn webhook_form(action: &str, csrf: &str, name: &str, url: &str, checked: &[String], submit: &str) -> String {
+    format!(
+        r#"<form method="post" action="{action}">{csrf}
+<label for="name">Name</label>
+<input id="name" name="name" type="text" maxlength="200" value="{name}" aria-describedby="name-help">
+<p id="name-help" class="muted">Optional; defaults to the URL's host.</p>
+<label for="url">URL</label>
+<input id="url" name="url" type="url" required value="{url}" aria-describedby="url-help">
+<p id="url-help" class="muted">http or https, and the host must resolve to a public address.</p>
+{actions}
+<button type="submit">{submit}</button>
+</form>"#,
+        action = esc(action),
+        csrf = csrf_field(csrf),
+        name = esc(name),
+        url = esc(url),
+        actions = actions_fieldset(checked),
+        submit = esc(submit),
+    )
+}
+
+/// The name, URL and events of a form, as the API takes them.
+fn webhook_fields(form: &Form) -> Map<String, Value> {
+    let mut body = Map::new();
+    let name = form.get("name").unwrap_or("").trim();
+    if !name.is_empty() {
+        body.insert("name".into(), json!(name));
+    }
+    body.insert("url".into(), json!(form.get("url").unwrap_or("").trim()));
+    body.insert("subscribed_actions".into(), json!(form.all("subscribed_actions")));
+    body
+}
+
+/// `GET /settings/webhooks`
+pub(super) async fn list(State(app): State<Arc<App>>, signed: Signed, query: Query) -> Response {
+    let Ok(webhooks) = app.store.all_webhooks(&signed.0.org_id).await else { return store_down() };
+    let mut rows = String::new();
+    for w in &webhooks {
+        let status = if w.active {
+            badge("active")
+        } else {
+            format!(
+                "{} <span class=\"muted\">{} since {}</span>",
+                badge("inactive"),
+                esc(w.deactivation_reason.as_deref().unwrap_or("")),
+                esc(w.deactivated_at.as_deref().unwrap_or(""))
+            )
+        };
+        rows.push_str(&format!(
+            r#"<tr><td><a href="/settings/webhooks/{id}">{name}</a></td><td class="url">{url}</td><td>{status}</td><td>{n}</td></tr>"#,
+            id = esc(&w.id),
+            name = esc(&w.name),
+            url = esc(&w.url),
+            n = w.subscribed_actions.len(),
+        ));
+    }
+    let table = if webhooks.is_empty() {
+        "<p>No webhooks yet.</p>".to_owned()
+    } else {
+        format!(
+            r#"<div class="table-wrap"><table><caption class="muted">Webhooks made here or through the API</caption>
+<thead><tr><th scope="col">Name</th><th scope="col">URL</th><th scope="col">Status</th><th scope="col">Events</th></tr></thead>
+<tbody>{rows}</tbody></table></div>"#
+        )
+    };
+    let new =
+        if signed.0.admin { r#"<p><a class="button" href="/settings/webhooks/new">New webhook</a></p>"# } else { "" };
+    let body = format!("<h1>Webhooks</h1>{}{new}{table}", notice_of(&query));
+    html::page(StatusCode::OK, "Webhooks", Some(&signed.viewer()), &body)
+}
+
+/// `GET /settings/webhooks/new`
+pub(super) async fn new_form(signed: Signed) -> Response {
+    if !signed.0.admin {
+        return plain(StatusCode::FORBIDDEN, "Only organisation admins can change webhooks.");
+    }
+    let body = format!(
+        "<h1>New webhook</h1>{}",
+        webhook_form("/settings/webhooks", &signed.0.csrf, "", "https://", &[], "Create webhook")
+    );
+    html::page(StatusCode::OK, "New webhook", Some(&signed.viewer()), &body)
+}
+
+/// `POST /settings/webhooks`
+pub(super) async fn create(State(app): State<Arc<App>>, signed: Signed, request: Request) -> Response {
+    let form = match Form::read(request).await {
+        Ok(f) => f,
+        Err(r) => return r,
+    };
+    if let Some(refused) = signed.refusal(&form) {
+        return refused;
+    }
+    match create_webhook(&app, &signed.0.org_id, webhook_fields(&form)).await {
+        Ok(webhook) => html::see_other(&format!("/settings/webhooks/{}?notice=created", webhook.id)),
+        Err(e) => {
+            let checked: Vec<String> = form.all("subscribed_actions").into_iter().map(str::to_owned).collect();
+            let body = format!(
+                "<h1>New webhook</h1>{}{}",
+                html::errors(&problems(&e)),
+                webhook_form(
+                    "/settings/webhooks",
+                    &signed.0.csrf,
+                    form.get("name").unwrap_or(""),
+                    form.get("url").unwrap_or(""),
+                    &checked,
+                    "Create webhook"
+                )
+            );
+            html::page(StatusCode::UNPROCESSABLE_ENTITY, "New webhook", Some(&signed.viewer()), &body)
+        }
+    }
+}
+
+/// The organisation's webhook, or a 404 page.
+async fn webhook(app: &App, signed: &Signed, id: &str) -> Result<Webhook, Response> {
+    match find(app, &signed.0.org_id, id).await {
+        Ok(w) => Ok(w),
+        Err(e) if e.code == Code::NotFound => Err(plain(StatusCode::NOT_FOUND, "No such webhook.")),
+        Err(_) => Err(store_down()),
+    }
+}
+
+/// `GET /settings/webhooks/{id}`
+pub(super) async fn show(
+    State(app): State<Arc<App>>,
+    signed: Signed,
+    Path(id): Path<String>,
+    query: Query,
+) -> Response {
+    match webhook(&app, &signed, &id).await {
+        Ok(w) => render_show(&app, &signed, &w, &notice_of(&query), &[], None).await,
+        Err(r) => r,
+    }
+}
+
+async fn render_show(
+    app: &App,
+    signed: &Signed,
+    w: &Webhook,
+    notice: &str,
+    errors: &[(String, String)],
+    edited: Option<&Form>,
+) -> Response {
+    let admin = signed.0.admin;
+    let csrf = &signed.0.csrf;
+    let id = esc(&w.id);
+    let mut body = format!(
+        "<h1>{} {}</h1>{notice}{}",
+        esc(&w.name),
+        badge(if w.active { "active" } else { "inactive" }),
+        html::errors(errors)
+    );
+    if !w.active {
+        body.push_str(&format!(
+            r#"<div class="notice error" role="status"><p>Deactivated {} (reason: <strong>{}</strong>). It receives no events until it is reactivated.</p>{}</div>"#,
+            esc(w.deactivated_at.as_deref().unwrap_or("")),
+            esc(w.deactivation_reason.as_deref().unwrap_or("")),
+            if admin {
+                format!(
+                    r#"<form method="post" action="/settings/webhooks/{id}/active">{}<input type="hidden" name="active" value="true"><button type="submit">Reactivate</button></form>"#,
+                    csrf_field(csrf)
+                )
+            } else {
+                String::new()
+            }
+        ));
+    }
+    body.push_str(&format!(
+        r#"<dl><dt>URL</dt><dd>{}</dd><dt>Events</dt><dd>{}</dd><dt>Created</dt><dd>{}</dd><dt>Updated</dt><dd>{}</dd></dl>"#,
+        esc(&w.url),
+        esc(&w.subscribed_actions.join(", ")),
+        esc(&w.created_at),
+        esc(&w.updated_at),
+    ));
+    if admin {
+        body.push_str(&format!(
+            r#"<details><summary>Reveal signing secret</summary><p><code id="secret">{}</code>
+<button type="button" class="secondary" data-copy="secret">Copy</button></p>
+<p class="muted">Receivers check <code>X-Webhook-Signature</code> (HMAC-SHA256 of the raw body) with it.</p></details>"#,
+            esc(&w.signing_secret)
+        ));
+        let (name, url, checked) = match edited {
+            Some(f) => (
+                f.get("name").unwrap_or("").to_owned(),
+                f.get("url").unwrap_or("").to_owned(),
+                f.all("subscribed_actions").into_iter().map(str::to_owned).collect(),
+            ),
+            None => (w.name.clone(), w.url.clone(), w.subscribed_actions.clone()),
+        };
+        body.push_str("<h2>Edit</h2>");
+        body.push_str(&webhook_form(
+            &format!("/settings/webhooks/{}", w.id),
+            csrf,
+            &name,
+            &url,
+            &checked,
+            "Save changes",
+        ));
+        body.push_str(&plugins_form(app, signed, w).await);
+        body.push_str("<h2>Status and removal</h2>");
+        if w.active {
+            body.push_str(&format!(
+                r#"<form method="post" action="/settings/webhooks/{id}/active" class="inline">{}<input type="hidden" name="active" value="false"><button type="submit" class="secondary">Deactivate</button></form> "#,
+                csrf_field(csrf)
+            ));
+        }
+        body.push_str(&format!(r#"<a class="button danger" href="/settings/webhooks/{id}/delete">Delete…</a>"#));
+    }
+    body.push_str(&deliveries_table(app, &signed.0.org_id, &w.id).await);
+    html::page(StatusCode::OK, &w.name, Some(&signed.viewer()), &body)
+}
+
+/// The attached plugins, each with its config and `on_error`, plus a row to add one.
+async fn plugins_form(app: &App, signed: &Signed, w: &Webhook) -> String {
+    let (available, _) = app.store.list_plugins(&signed.0.org_id, None, 100).await.unwrap_or_default();
+    let select = |chosen: &str, index: usize| {
+        let mut out = format!(
+            r#"<label for="plugin-{index}">Plugin</label><select id="plugin-{index}" name="plugin_id"><option value="">(none)</option>"#
+        );
+        for p in &available {
+            let on = if p.id == chosen { " selected" } else { "" };
+            out.push_str(&format!(
+                r#"<option value="{id}"{on}>{name} ({id})</option>"#,
+                id = esc(&p.id),
+                name = esc(&p.name)
+            ));
+        }
+        out.push_str("</select>");
+        out
+    };
+    let row = |index: usize, plugin: &str, config: &str, on_error: OnError| {
+        let (drop, deliver) = if on_error == OnError::Drop { (" selected", "") } else { ("", " selected") };
+        format!(
+            r#"<fieldset><legend>{title}</legend>{select}
+<label for="config-{index}">Config (JSON object)</label><textarea id="config-{index}" name="config">{config}</textarea>
+<label for="on-error-{index}">If the plugin fails</label><select id="on-error-{index}" name="on_error"><option value="drop"{drop}>drop the delivery</option><option value="deliver"{deliver}>deliver the body as it was</option></select></fieldset>"#,
+            title = if plugin.is_empty() { "Add a plugin".to_owned() } else { format!("Plugin {}", index + 1) },
+            select = select(plugin, index),
+            config = esc(config),
+        )
+    };
+    let mut rows = String::new();
+    for (i, a) in w.plugins.iter().enumerate() {
+        rows.push_str(&row(i, &a.plugin_id, &a.config.to_string(), a.on_error));
+    }
+    rows.push_str(&row(w.plugins.len(), "", "{}", OnError::Drop));
+    format!(
+        r#"<h2>Plugins</h2><p class="muted">Run in order before the body is signed. Choose "(none)" to remove one.</p>
+<form method="post" action="/settings/webhooks/{id}/plugins">{csrf}{rows}<button type="submit">Save plugins</button></form>"#,
+        id = esc(&w.id),
+        csrf = csrf_field(&signed.0.csrf),
+    )
+}
+
+/// The webhook's latest deliveries.
+async fn deliveries_table(app: &App, org_id: &str, webhook_id: &str) -> String {
+    let index = app.store.key(&["wh", webhook_id, "dlvs"]);
+    let ids =
+        app.store.scan_deliveries(&index, None, 20, 200, |_, _, _| true).await.map(|(ids, _)| ids).unwrap_or_default();
+    let deliveries = app.store.get_deliveries(&ids).await.unwrap_or_default();
+    let mut rows = String::new();
+    for d in deliveries.into_iter().flatten().filter(|d| d.org_id == org_id) {
+        let attempts: Vec<Value> = serde_json::from_str(d.attempts.get()).unwrap_or_default();
+        let last = attempts.last().map(|a| a["status_code"].to_string()).unwrap_or_else(|| "—".into());
+        rows.push_str(&format!(
+            r#"<tr><td><a href="/settings/deliveries/{id}">{created}</a></td><td>{action}</td><td>{status}</td><td>{n}</td><td>{last}</td></tr>"#,
+            id = esc(&d.id),
+            created = esc(&d.created_at),
+            action = esc(&d.action),
+            status = badge(&serde_json::to_value(d.status).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()),
+            n = attempts.len(),
+            last = esc(&last),
+        ));
+    }
+    if rows.is_empty() {
+        return "<h2>Latest deliveries</h2><p>No deliveries yet.</p>".into();
+    }
+    format!(
+        r#"<h2>Latest deliveries</h2><div class="table-wrap"><table><thead><tr><th scope="col">Created</th><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last response</th></tr></thead><tbody>{rows}</tbody></table></div>"#
+    )
+}
+
+/// `POST /settings/webhooks/{id}`: name, URL, events.
+pub(super) async fn update(
+    State(app): State<Arc<App>>,
+    signed: Signed,
+    Path(id): Path<String>,
+    request: Request,
+) -> Response {
+    let form = match Form::read(request).await {
+        Ok(f) => f,
+        Err(r) => return r,
+    };
+    if let Some(refused) = signed.refusal(&form) {
+        return refused;
+    }
+    let w = match webhook(&app, &signed, &id).await {
+        Ok(w) => w,
+        Err(r) => return r,
+    };
+    let mut body = webhook_fields(&form);
+    if !body.contains_key("name") {
+        body.insert("name".into(), json!(w.name));
+    }
+    match update_webhook(&app, &signed.0.org_id, &id, body).await {
+        Ok(_) => html::see_other(&format!("/settings/webhooks/{id}?notice=saved")),
+        Err(e) => render_show(&app, &signed, &w, "", &problems(&e), Some(&form)).await,
+    }
+}
+
+/// `POST /settings/webhooks/{id}/plugins`
+pub(super) async fn update_plugins(
+    State(app): State<Arc<App>>,
+    signed: Signed,
+    Path(id): Path<String>,
+    request: Request,
+) -> Response {
+    let form = match Form::read(request).await {
+        Ok(f) => f,
+        Err(r) => return r,
+    };
+    if let Some(refused) = signed.refusal(&form) {
+        return refused;
+    }
+    let w = match webhook(&app, &signed, &id).await {
+        Ok(w) => w,
+        Err(r) => return r,
+    };
+    let (ids, configs, on_errors) = (form.all("plugin_id"), form.all("config"), form.all("on_error"));
+    let mut plugins = Vec::new();
+    let mut errors = Vec::new();
+    for (i, plugin_id) in ids.iter().enumerate() {
+        if plugin_id.is_empty() {
+            continue;
+        }
+        let text = configs.get(i).copied().unwrap_or("{}").trim();
+        let config = match serde_json::from_str::<Value>(if text.is_empty() { "{}" } else { text }) {
+            Ok(v) => v,
+            Err(e) => {
+                errors.push((format!("plugins[{}].config", plugins.len()), format!("is not JSON: {e}")));
+                continue;
+            }
+        };
+        plugins.push(
+            json!({"plugin_id": plugin_id, "config": config, "on_error": on_errors.get(i).copied().unwrap_or("drop")}),
+        );
+    }
+    if !errors.is_empty() {
+        return render_show(&app, &signed, &w, "", &errors, None).await;
+    }
+    let mut body = Map::new();
+    body.insert("plugins".into(), Value::Array(plugins));
+    match update_webhook(&app, &signed.0.org_id, &id, body).await {
+        Ok(_) => html::see_other(&format!("/settings/webhooks/{id}?notice=saved")),
+        Err(e) => render_show(&app, &signed, &w, "", &problems(&e), None).await,
+    }
+}
+
+/// `POST /settings/webhooks/{id}/active` with `active=true|false`.
+pub(super) async fn set_active(
+    State(app): State<Arc<App>>,
+    signed: Signed,
+    Path(id): Path<String>,
+    request: Request,
+) -> Response {
+    let form = match Form::read(request).await {
+        Ok(f) => f,
+        Err(r) => return r,
+    };
+    if let Some(refused) = signed.refusal(&form) {
+        return refused;
+    }
+    let active = form.get("active") == Some("true");
+    let mut body = Map::new();
+    body.insert("active".into(), json!(active));
+    match update_webhook(&app, &signed.0.org_id, &id, body).await {
+        Ok(_) => html::see_other(&format!(
+            "/settings/webhooks/{id}?notice={}",
+            if active { "reactivated" } else { "deactivated" }
+        )),
+        Err(e) if e.code == Code::NotFound => plain(StatusCode::NOT_FOUND, "No such webhook."),
+        Err(_) => store_down(),
+    }
+}
+
+/// `GET /settings/webhooks/{id}/delete`: asks first.
+pub(super) async fn delete_confirm(State(app): State<Arc<App>>, signed: Signed, Path(id): Path<String>) -> Response {
+    if !signed.0.admin {
+        return plain(StatusCode::FORBIDDEN, "Only organisation admins can change webhooks.");
+    }
+    let w = match webhook(&app, &signed, &id).await {
+        Ok(w) => w,
+        Err(r) => return r,
+    };
+    let body = format!(
+        r#"<h1>Delete {name}?</h1><p>Deleting <strong>{name}</strong> ({url}) stops its deliveries at once and cancels the queued ones. This cannot be undone.</p>
+<form method="post" action="/settings/webhooks/{id}/delete">{csrf}<button type="submit" class="danger">Delete webhook</button></form>
+<p><a href="/settings/webhooks/{id}">Keep it</a></p>"#,
+        name = esc(&w.name),
+        url = esc(&w.url),
+        id = esc(&w.id),
+        csrf = csrf_field(&signed.0.csrf),
+    );
+    html::page(StatusCode::OK, "Delete webhook", Some(&signed.viewer()), &body)
+}
+
+/// `POST /settings/webhooks/{id}/delete`
+pub(super) async fn delete(
+    State(app): State<Arc<App>>,
+    signed: Signed,
+    Path(id): Path<String>,
+    request: Request,
+) -> Response {
+    let form = match Form::read(request).await {
+        Ok(f) => f,
+        Err(r) => return r,
+    };
+    if let Some(refused) = signed.refusal(&form) {
+        return refused;
+    }
+    if let Err(r) = webhook(&app, &signed, &id).await {
+        return r;
+    }
+    match app.queue.delete_webhook(&signed.0.org_id, &id).await {
+        Ok(true) => html::see_other("/settings/webhooks?notice=deleted"),
+        Ok(false) => plain(StatusCode::NOT_FOUND, "No such webhook."),
+        Err(_) => store_down(),
+    }
+}

@@ -1,0 +1,351 @@
+//! Settings > Webhooks in a real browser (headless Chromium through chromedriver), and the
+//! session and CSRF rules over raw HTTP. Screenshots land in `target/browser-screenshots/`.
+
+use std::time::Duration;
+
+use serde_json::json;
+use weir::store::orgs::Plan;
+
+use crate::support::browser::Browser;
+use crate::support::eventually;
+use crate::support::http::{Http, Resp};
+use crate::support::receiver::{Receiver, Reply};
+use crate::support::weir::{Weir, WeirBuilder, work_order_event};
+
+const PASSWORD: &str = "correct horse battery";
+
+async fn user(weir: &Weir, org_id: &str, email: &str, admin: bool) {
+    let hash = weir::auth::passwords::hash(PASSWORD).unwrap();
+    weir.store.create_user(org_id, email, admin, &hash).await.unwrap().expect("new email");
+}
+
+async fn sign_in(browser: &Browser, weir: &Weir, email: &str) {
+    browser.goto(&format!("{}/settings/webhooks", weir.base)).await;
+    assert!(browser.url().await.ends_with("/settings/login"), "signed-out visitors are sent to sign in");
+    browser.fill("#email", email).await;
+    browser.fill("#password", PASSWORD).await;
+    browser.click("button[type=submit]").await;
+    eventually("signed in", Duration::from_secs(10), async || {
+        browser.url().await.ends_with("/settings/webhooks").then_some(())
+    })
+    .await;
+}
+
+fn set_cookies(resp: &Resp) -> Vec<String> {
+    resp.headers.get_all("set-cookie").iter().filter_map(|v| v.to_str().ok()).map(str::to_owned).collect()
+}
+
+/// Signs in over raw HTTP; returns the session cookie pair and the page's CSRF token.
+async fn http_sign_in(http: &Http, email: &str, password: &str) -> (Resp, Option<(String, String)>) {
+    let form = http.get("/settings/login").send().await.expect(200);
+    let login_cookie = set_cookies(&form).into_iter().find(|c| c.starts_with("weir_login=")).unwrap();
+    let login_cookie = login_cookie.split(';').next().unwrap().to_owned();
+    let html = form.text();
+    let csrf = html.split("name=\"_csrf\" value=\"").nth(1).unwrap().split('"').next().unwrap().to_owned();
+    let resp = http
+        .post("/settings/login")
+        .header("cookie", &login_cookie)
+        .form(&[("_csrf", &csrf), ("email", email), ("password", password)])
+        .send()
+        .await;
+    let session =
+        set_cookies(&resp).into_iter().find(|c| c.starts_with("weir_session=") && !c.starts_with("weir_session=;"));
+    let Some(session) = session else { return (resp, None) };
+    let pair = session.split(';').next().unwrap().to_owned();
+    let page = http.get("/settings/webhooks").header("cookie", &pair).send().await.expect(200).text();
+    let token = page.split("name=\"_csrf\" value=\"").nth(1).unwrap().split('"').next().unwrap().to_owned();
+    (resp, Some((pair, token)))
+}
+
+#[tokio::test]
+async fn an_admin_manages_webhooks_from_the_page() {
+    let weir = WeirBuilder::shared()
+        .env("WEIR_DEACTIVATE_AFTER_FAILURES", "3")
+        .env("WEIR_DEACTIVATE_AFTER", "100ms")
+        .env("WEIR_RETRY_SCHEDULE", "100ms,100ms,100ms,100ms")
+        .start()
+        .await;
+    let t = weir.tenant(Plan::Pro).await;
+    user(&weir, &t.org_id, "ada@example.com", true).await;
+    let receiver = Receiver::start().await;
+    let browser = Browser::start(1280, 900).await;
+    browser.goto(&format!("{}/settings/login", weir.base)).await;
+    browser.screenshot("01-sign-in").await;
+    sign_in(&browser, &weir, "ada@example.com").await;
+    assert!(browser.page_text().await.contains("No webhooks yet."));
+
+    // Create a webhook on the page.
+    browser.click("a[href='/settings/webhooks/new']").await;
+    browser.fill("#name", "Orders to ERP").await;
+    browser.fill("#url", &receiver.url).await;
+    browser.click("input[value=work_order_created]").await;
+    browser.screenshot("02-new-webhook").await;
+    browser.click("main form button[type=submit]").await;
+    eventually("created", Duration::from_secs(10), async || {
+        browser.page_text().await.contains("Webhook created.").then_some(())
+    })
+    .await;
+
+    // It is the same resource the API sees, and an API-made one shows on the page.
+    let from_page = t.admin.get("/api/v2/webhooks").await.expect(200).json()["data"][0].clone();
+    assert_eq!(from_page["name"], "Orders to ERP");
+    assert_eq!(from_page["subscribed_actions"], json!(["work_order_created"]));
+    let failing = Receiver::replying(Reply::Status(500)).await;
+    let api_made = t
+        .admin
+        .post(
+            "/api/v2/webhooks",
+            &json!({"name": "Made by the API", "url": failing.url, "subscribed_actions": ["defect_created"]}),
+        )
+        .await
+        .expect(201)
+        .json();
+    browser.goto(&format!("{}/settings/webhooks", weir.base)).await;
+    let list = browser.page_text().await;
+    assert!(list.contains("Orders to ERP") && list.contains("Made by the API"), "{list}");
+    browser.screenshot("03-webhooks").await;
+
+    // Reveal the signing secret.
+    browser.goto(&format!("{}/settings/webhooks/{}", weir.base, from_page["id"].as_str().unwrap())).await;
+    browser.click("details summary").await;
+    assert_eq!(browser.text("#secret").await, from_page["signing_secret"].as_str().unwrap());
+
+    // The API-made webhook fails until it is deactivated; the page says when and why.
+    let defect = json!({"action": "defect_created", "creator": {"id": "u", "name": "n"}, "subject": {"type": "Defect", "id": "d1"}, "defect": {}});
+    t.publisher.publish(&defect).await;
+    let api_id = api_made["id"].as_str().unwrap();
+    eventually("deactivated", Duration::from_secs(20), async || {
+        let w = t.admin.get(&format!("/api/v2/webhooks/{api_id}")).await.json();
+        (w["active"] == false).then_some(())
+    })
+    .await;
+    browser.goto(&format!("{}/settings/webhooks/{api_id}", weir.base)).await;
+    let page = browser.page_text().await;
+    assert!(page.contains("Deactivated") && page.contains("reason: failing"), "{page}");
+    browser.screenshot("04-deactivated").await;
+    browser.click("form[action$='/active'] button").await;
+    eventually("reactivated", Duration::from_secs(10), async || {
+        browser.page_text().await.contains("Webhook reactivated.").then_some(())
+    })
+    .await;
+    assert_eq!(t.admin.get(&format!("/api/v2/webhooks/{api_id}")).await.json()["active"], true);
+
+    // Retry the failed delivery from its page once the endpoint works again.
+    failing.set(Reply::Status(200));
+    browser.click("a[href^='/settings/deliveries/']").await;
+    let delivery_page = browser.page_text().await;
+    assert!(delivery_page.contains("failed") && delivery_page.contains("Attempt 1: 500"), "{delivery_page}");
+    browser.screenshot("05-delivery").await;
+    browser.click("form[action$='/retry'] button").await;
+    eventually("retry queued", Duration::from_secs(10), async || {
+        browser.page_text().await.contains("Retry queued.").then_some(())
+    })
+    .await;
+    let delivery_id =
+        browser.url().await.split("/settings/deliveries/").nth(1).unwrap().split('?').next().unwrap().to_owned();
+    eventually("retried delivery succeeded", Duration::from_secs(20), async || {
+        let d = t.admin.get(&format!("/api/v2/webhook_deliveries/{delivery_id}")).await.json();
+        (d["status"] == "succeeded").then_some(())
+    })
+    .await;
+
+    // Delete, after confirming.
+    browser.goto(&format!("{}/settings/webhooks/{api_id}", weir.base)).await;
+    browser.click(&format!("a[href='/settings/webhooks/{api_id}/delete']")).await;
+    assert!(browser.page_text().await.contains("cannot be undone"));
+    browser.click("form[action$='/delete'] button").await;
+    eventually("deleted", Duration::from_secs(10), async || {
+        browser.page_text().await.contains("Webhook deleted").then_some(())
+    })
+    .await;
+    t.admin.get(&format!("/api/v2/webhooks/{api_id}")).await.expect(404);
+
+    // Sign out: the pages ask to sign in again.
+    browser.click("header form button").await;
+    eventually("signed out", Duration::from_secs(10), async || {
+        browser.url().await.ends_with("/settings/login").then_some(())
+    })
+    .await;
+    browser.goto(&format!("{}/settings/webhooks", weir.base)).await;
+    assert!(browser.url().await.ends_with("/settings/login"));
+}
+
+#[tokio::test]
+async fn pages_apply_the_apis_rules_and_work_on_the_free_plan() {
+    let weir = WeirBuilder::shared().env("WEIR_ALLOW_PRIVATE_TARGETS", "").start().await;
+    let t = weir.tenant(Plan::Free).await;
+    user(&weir, &t.org_id, "grace@example.com", true).await;
+    let browser = Browser::start(1280, 900).await;
+    sign_in(&browser, &weir, "grace@example.com").await;
+    browser.goto(&format!("{}/settings/webhooks/new", weir.base)).await;
+    browser.fill("#url", "http://10.0.0.1/hook").await;
+    browser.click("main form button[type=submit]").await;
+    let text = eventually("validation shown", Duration::from_secs(10), async || {
+        let t = browser.page_text().await;
+        t.contains("Please correct").then_some(t)
+    })
+    .await;
+    // The same message the API gives for the same URL.
+    assert!(text.contains("url: resolves to 10.0.0.1, which is not a public address"), "{text}");
+    assert!(
+        browser.run("return document.querySelector('#url').value").await == json!("http://10.0.0.1/hook"),
+        "input is kept"
+    );
+    browser.screenshot("06-validation").await;
+    // Nothing was written.
+    assert!(weir.store.all_webhooks(&t.org_id).await.unwrap().is_empty());
+    // Every form control has a label.
+    let unlabelled = browser
+        .run("return [...document.querySelectorAll('input:not([type=hidden]), select, textarea')].filter(e => !e.labels || e.labels.length === 0).length")
+        .await;
+    assert_eq!(unlabelled, json!(0));
+}
+
+#[tokio::test]
+async fn the_page_is_readable_on_a_phone_and_usable_by_keyboard() {
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::Pro).await;
+    user(&weir, &t.org_id, "phone@example.com", true).await;
+    t.admin.post("/api/v2/webhooks", &json!({"name": "A webhook with a rather long name", "url": "http://127.0.0.1:9/a/very/long/path/that/could/overflow/a/small/screen", "subscribed_actions": ["form_completed"]})).await.expect(201);
+    let browser = Browser::start(390, 844).await;
+    // Sign in with the keyboard only: Tab from the email field to the password field, Enter.
+    browser.goto(&format!("{}/settings/login", weir.base)).await;
+    browser.fill("#email", "phone@example.com").await;
+    browser.keys("\u{E004}").await;
+    assert_eq!(browser.run("return document.activeElement.id").await, json!("password"));
+    browser.keys(PASSWORD).await;
+    browser.keys("\u{E007}").await;
+    eventually("signed in", Duration::from_secs(10), async || {
+        browser.url().await.ends_with("/settings/webhooks").then_some(())
+    })
+    .await;
+    let overflow = browser.run("return document.documentElement.scrollWidth - window.innerWidth").await;
+    assert!(overflow.as_i64().unwrap() <= 0, "no horizontal scrolling on a phone: {overflow}");
+    browser.screenshot("07-phone").await;
+}
+
+#[tokio::test]
+async fn sessions_are_httponly_strict_cookies_and_changes_need_the_csrf_token() {
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::Pro).await;
+    user(&weir, &t.org_id, "csrf@example.com", true).await;
+    let http = weir.http();
+    let (resp, session) = http_sign_in(&http, "csrf@example.com", PASSWORD).await;
+    assert_eq!(resp.status, 303);
+    let cookie = set_cookies(&resp).into_iter().find(|c| c.starts_with("weir_session=")).unwrap();
+    for flag in ["HttpOnly", "SameSite=Strict", "Path=/settings"] {
+        assert!(cookie.contains(flag), "{cookie}");
+    }
+    assert!(!cookie.contains("Secure"), "plain HTTP: no Secure flag ({cookie})");
+    let (pair, csrf) = session.unwrap();
+    let body = |token: &str| {
+        vec![
+            ("_csrf", token.to_owned()),
+            ("url", "http://127.0.0.1:9/x".to_owned()),
+            ("subscribed_actions", "form_completed".to_owned()),
+        ]
+    };
+    for bad in ["", "forged"] {
+        let form = body(bad);
+        let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let resp = http.post("/settings/webhooks").header("cookie", &pair).form(&pairs).send().await;
+        assert_eq!(resp.status, 403, "a POST without the CSRF token is refused");
+    }
+    assert!(weir.store.all_webhooks(&t.org_id).await.unwrap().is_empty());
+    let form = body(&csrf);
+    let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let resp = http.post("/settings/webhooks").header("cookie", &pair).form(&pairs).send().await;
+    assert_eq!(resp.status, 303, "{}", resp.text());
+    assert_eq!(weir.store.all_webhooks(&t.org_id).await.unwrap().len(), 1);
+    // A stale sign-in form (no weir_login cookie) is refused too.
+    let resp = http
+        .post("/settings/login")
+        .form(&[("_csrf", "x"), ("email", "csrf@example.com"), ("password", PASSWORD)])
+        .send()
+        .await;
+    assert_eq!(resp.status, 403);
+}
+
+#[tokio::test]
+async fn the_session_cookie_is_secure_under_tls() {
+    let ca = crate::support::tls::TestCa::new();
+    let weir = WeirBuilder::shared()
+        .env("WEIR_TLS_CERT", &ca.cert_pem.display().to_string())
+        .env("WEIR_TLS_KEY", &ca.key_pem.display().to_string())
+        .start()
+        .await;
+    let (_, _, page) = eventually("https up", Duration::from_secs(10), async || {
+        crate::support::tls::https_get(ca.client_config(&[b"http/1.1"]), weir.addr, "/settings/login").await.ok()
+    })
+    .await;
+    assert!(page.contains("Sign in"));
+    let headers =
+        crate::support::tls::https_headers(ca.client_config(&[b"http/1.1"]), weir.addr, "/settings/login").await;
+    let cookie = headers.iter().find(|c| c.starts_with("weir_login=")).unwrap();
+    assert!(cookie.contains("; Secure"), "{cookie}");
+}
+
+#[tokio::test]
+async fn failed_sign_ins_are_throttled() {
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::Pro).await;
+    user(&weir, &t.org_id, "slow@example.com", true).await;
+    let http = weir.http();
+    for _ in 0..5 {
+        let (resp, session) = http_sign_in(&http, "slow@example.com", "wrong password!").await;
+        assert_eq!(resp.status, 401);
+        assert!(session.is_none());
+        assert!(resp.text().contains("Email or password is incorrect."));
+    }
+    let (resp, session) = http_sign_in(&http, "slow@example.com", PASSWORD).await;
+    assert_eq!(resp.status, 429, "even the right password waits out the window");
+    assert!(session.is_none());
+    assert!(resp.text().contains("Too many failed sign-ins"));
+}
+
+#[tokio::test]
+async fn other_organisations_webhooks_are_unreachable_and_readers_cannot_change() {
+    let weir = Weir::start_default().await;
+    let mine = weir.tenant(Plan::Pro).await;
+    let theirs = weir.tenant(Plan::Pro).await;
+    user(&weir, &mine.org_id, "mine@example.com", true).await;
+    user(&weir, &mine.org_id, "reader@example.com", false).await;
+    let other = theirs.admin.create_webhook("http://127.0.0.1:9/theirs", &["form_completed"]).await;
+    let other_id = other["id"].as_str().unwrap();
+    let http = weir.http();
+    let (_, session) = http_sign_in(&http, "mine@example.com", PASSWORD).await;
+    let (pair, csrf) = session.unwrap();
+    let page = http.get(&format!("/settings/webhooks/{other_id}")).header("cookie", &pair).send().await;
+    assert_eq!(page.status, 404);
+    let list = http.get("/settings/webhooks").header("cookie", &pair).send().await.text();
+    assert!(!list.contains(other_id));
+    for path in [format!("/settings/webhooks/{other_id}/delete"), format!("/settings/webhooks/{other_id}/active")] {
+        let resp = http
+            .post(&path)
+            .header("cookie", &pair)
+            .form(&[("_csrf", csrf.as_str()), ("active", "false")])
+            .send()
+            .await;
+        assert_eq!(resp.status, 404, "{path}");
+    }
+    assert_eq!(theirs.admin.get(&format!("/api/v2/webhooks/{other_id}")).await.expect(200).json()["active"], true);
+
+    // A non-admin sees the list but cannot change anything.
+    mine.admin.create_webhook("http://127.0.0.1:9/mine", &["form_completed"]).await;
+    let (_, session) = http_sign_in(&http, "reader@example.com", PASSWORD).await;
+    let (reader, reader_csrf) = session.unwrap();
+    let list = http.get("/settings/webhooks").header("cookie", &reader).send().await.text();
+    assert!(list.contains("127.0.0.1:9/mine") && list.contains("(read only)") && !list.contains("New webhook"));
+    let resp = http
+        .post("/settings/webhooks")
+        .header("cookie", &reader)
+        .form(&[
+            ("_csrf", reader_csrf.as_str()),
+            ("url", "http://127.0.0.1:9/x"),
+            ("subscribed_actions", "form_completed"),
+        ])
+        .send()
+        .await;
+    assert_eq!(resp.status, 403);
+    let _ = work_order_event;
+}
