@@ -3,13 +3,13 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Path, Request, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::Value;
 
 use super::html::{self, badge, csrf_field, esc};
-use super::session::{Form, Signed, plain};
+use super::session::{Change, Signed, plain};
 use crate::App;
 use crate::api::extract::Query;
 use crate::ids::{self, Kind};
@@ -118,17 +118,9 @@ pub(super) async fn show(
 /// `POST /settings/deliveries/{id}/retry`
 pub(super) async fn retry(
     State(app): State<Arc<App>>,
-    signed: Signed,
     Path(id): Path<String>,
-    request: Request,
+    Change(signed, _form): Change,
 ) -> Response {
-    let form = match Form::read(request).await {
-        Ok(f) => f,
-        Err(r) => return r,
-    };
-    if let Some(refused) = signed.refusal(&form) {
-        return refused;
-    }
     if let Err(r) = delivery(&app, &signed, &id).await {
         return r;
     }

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::{FromRef, FromRequestParts, Request, State};
+use axum::extract::{FromRef, FromRequest, FromRequestParts, Request, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
@@ -121,6 +121,29 @@ impl Signed {
             return Some(plain(StatusCode::FORBIDDEN, "Only organisation admins can change webhooks."));
         }
         None
+    }
+}
+
+/// A change request: a signed-in admin's form carrying the session's CSRF token. Every
+/// settings handler that changes something takes this, so none can skip the checks.
+#[derive(Debug)]
+pub(super) struct Change(pub(super) Signed, pub(super) Form);
+
+impl<S> FromRequest<S> for Change
+where
+    Arc<App>: FromRef<S>,
+    S: Send + Sync,
+{
+    type Rejection = Response;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Response> {
+        let (mut parts, body) = request.into_parts();
+        let signed = Signed::from_request_parts(&mut parts, state).await?;
+        let form = Form::read(Request::from_parts(parts, body)).await?;
+        match signed.refusal(&form) {
+            Some(refused) => Err(refused),
+            None => Ok(Change(signed, form)),
+        }
     }
 }
 

@@ -4,13 +4,13 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Path, Request, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{Map, Value, json};
 
 use super::html::{self, badge, csrf_field, esc};
-use super::session::{Form, Signed, plain};
+use super::session::{Change, Form, Signed, plain};
 use crate::App;
 use crate::api::error::{ApiError, Code};
 use crate::api::extract::Query;
@@ -146,14 +146,7 @@ pub(super) async fn new_form(signed: Signed) -> Response {
 }
 
 /// `POST /settings/webhooks`
-pub(super) async fn create(State(app): State<Arc<App>>, signed: Signed, request: Request) -> Response {
-    let form = match Form::read(request).await {
-        Ok(f) => f,
-        Err(r) => return r,
-    };
-    if let Some(refused) = signed.refusal(&form) {
-        return refused;
-    }
+pub(super) async fn create(State(app): State<Arc<App>>, Change(signed, form): Change) -> Response {
     match create_webhook(&app, &signed.0.org_id, webhook_fields(&form)).await {
         Ok(webhook) => html::see_other(&format!("/settings/webhooks/{}?notice=created", webhook.id)),
         Err(e) => {
@@ -347,17 +340,9 @@ async fn deliveries_table(app: &App, org_id: &str, webhook_id: &str) -> String {
 /// `POST /settings/webhooks/{id}`: name, URL, events.
 pub(super) async fn update(
     State(app): State<Arc<App>>,
-    signed: Signed,
     Path(id): Path<String>,
-    request: Request,
+    Change(signed, form): Change,
 ) -> Response {
-    let form = match Form::read(request).await {
-        Ok(f) => f,
-        Err(r) => return r,
-    };
-    if let Some(refused) = signed.refusal(&form) {
-        return refused;
-    }
     let w = match webhook(&app, &signed, &id).await {
         Ok(w) => w,
         Err(r) => return r,
@@ -375,17 +360,9 @@ pub(super) async fn update(
 /// `POST /settings/webhooks/{id}/plugins`
 pub(super) async fn update_plugins(
     State(app): State<Arc<App>>,
-    signed: Signed,
     Path(id): Path<String>,
-    request: Request,
+    Change(signed, form): Change,
 ) -> Response {
-    let form = match Form::read(request).await {
-        Ok(f) => f,
-        Err(r) => return r,
-    };
-    if let Some(refused) = signed.refusal(&form) {
-        return refused;
-    }
     let w = match webhook(&app, &signed, &id).await {
         Ok(w) => w,
         Err(r) => return r,
@@ -423,17 +400,9 @@ pub(super) async fn update_plugins(
 /// `POST /settings/webhooks/{id}/active` with `active=true|false`.
 pub(super) async fn set_active(
     State(app): State<Arc<App>>,
-    signed: Signed,
     Path(id): Path<String>,
-    request: Request,
+    Change(signed, form): Change,
 ) -> Response {
-    let form = match Form::read(request).await {
-        Ok(f) => f,
-        Err(r) => return r,
-    };
-    if let Some(refused) = signed.refusal(&form) {
-        return refused;
-    }
     let active = form.get("active") == Some("true");
     let mut body = Map::new();
     body.insert("active".into(), json!(active));
@@ -471,17 +440,9 @@ pub(super) async fn delete_confirm(State(app): State<Arc<App>>, signed: Signed, 
 /// `POST /settings/webhooks/{id}/delete`
 pub(super) async fn delete(
     State(app): State<Arc<App>>,
-    signed: Signed,
     Path(id): Path<String>,
-    request: Request,
+    Change(signed, _form): Change,
 ) -> Response {
-    let form = match Form::read(request).await {
-        Ok(f) => f,
-        Err(r) => return r,
-    };
-    if let Some(refused) = signed.refusal(&form) {
-        return refused;
-    }
     if let Err(r) = webhook(&app, &signed, &id).await {
         return r;
     }

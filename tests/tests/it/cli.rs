@@ -190,7 +190,12 @@ async fn users_are_created_with_a_password_from_standard_input() {
         for (k, v) in env {
             command.env(k, v);
         }
-        let mut child = command.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+        let mut child = command
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
         child.stdin.take().unwrap().write_all(format!("{password}\n").as_bytes()).unwrap();
         child.wait_with_output().unwrap()
     };
@@ -209,10 +214,18 @@ async fn users_are_created_with_a_password_from_standard_input() {
     ] {
         let out = create(email, password, false);
         assert!(!out.status.success());
-        assert!(String::from_utf8_lossy(&out.stderr).contains(needle), "{email}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(needle),
+            "{email}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     // The password is stored only as an Argon2id hash.
     let mut conn = redis.conn();
-    let stored: String = redis::cmd("HGET").arg(format!("users:user:{}", user["id"].as_str().unwrap())).arg("password_hash").query(&mut conn).unwrap();
+    let stored: String = redis::cmd("HGET")
+        .arg(format!("users:user:{}", user["id"].as_str().unwrap()))
+        .arg("password_hash")
+        .query(&mut conn)
+        .unwrap();
     assert!(stored.starts_with("$argon2id$") && !stored.contains("correct horse"));
 }
