@@ -91,7 +91,6 @@ pub async fn publish_event(app: &App, org_id: &str, event: &Event<'_>) -> Result
             event_created_at: &event.created_at,
             retention: app.config.delivery_retention,
             subject: &subject,
-            snapshot: event.snapshot.get(),
             deleted: event.deleted,
             event_ms: crate::time::parse_rfc3339(&event.created_at).unwrap_or_else(crate::time::now_millis),
         })

@@ -30,10 +30,9 @@ pub struct NewEvent<'a> {
     pub event_created_at: &'a str,
     /// How long the event and its deliveries are kept.
     pub retention: Duration,
-    /// The subject as `Type:id`, its snapshot (JSON), and whether it was deleted: the
-    /// newest snapshot of each record is kept for report exports.
+    /// The subject as `Type:id` and whether it was deleted: the newest event about each
+    /// record is kept (its envelope carries the snapshot) for report exports.
     pub subject: &'a str,
-    pub snapshot: &'a str,
     pub deleted: bool,
     /// The event's time, ms (newer snapshots replace older ones, whatever the arrival order).
     pub event_ms: u64,
@@ -41,7 +40,7 @@ pub struct NewEvent<'a> {
 
 /// Most record snapshots kept per organisation (the least recently updated go first).
 pub const MAX_SNAPSHOTS_PER_ORG: usize = 50_000;
-/// Largest snapshot kept.
+/// Largest event kept as a record's snapshot.
 pub const MAX_SNAPSHOT_BYTES: usize = 256 * 1024;
 
 /// A delivery taken for an attempt.
@@ -202,7 +201,7 @@ impl Queue {
             .arg(base)
             .arg(event.event_created_at)
             .arg(event.subject)
-            .arg(event.snapshot)
+            .arg("")
             .arg(if event.deleted { "1" } else { "0" })
             .arg(event.event_ms)
             .arg(MAX_SNAPSHOTS_PER_ORG)

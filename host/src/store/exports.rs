@@ -2,15 +2,16 @@
 //!
 //! | key | type | holds |
 //! |---|---|---|
-//! | `P:snap:{org}:{Type}:{id}` | hash | the newest snapshot of a record seen in a published event: `at` (event time, ms), `json` |
+//! | `P:snap:{org}:{Type}:{id}` | hash | the newest event about a record: `at` (event time, ms), `event` (its key; the envelope carries the snapshot, and that event does not expire while it is the newest) |
 //! | `P:org:{org}:snaps` | zset | `Type:id` of the organisation's snapshots by last update, to cap their number |
 //! | `P:rex:{id}` | hash, TTL | an export: `id`, `org_id`, `client_id`, `client_name`, `status`, `format`, `exportable_type`, `exportable_id`, `created_at`, `completed_at`, `download_url`, `error`, `published` |
 //! | `P:rex:{id}:file` | string, TTL | the built file, kept as long as its link is valid |
 //! | `P:q:exports` | stream, group `builders` | exports to build (field `x`: the export id) |
 //! | `P:secret:export-links` | string | the key that signs download links (made once) |
 //!
-//! Snapshots are written by the publish script (`crate::queue`), keeping the newest by event
-//! time; a `deleted` subject removes the record's snapshot.
+//! Snapshots are kept by the publish script (`crate::queue`), the newest by event time; a
+//! `deleted` subject removes the record's snapshot. No copy is made: the newest event about
+//! each record is kept alive instead (its own expiry comes back when it is superseded).
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -85,10 +86,18 @@ fn from_fields(f: &HashMap<String, String>) -> Export {
 }
 
 impl Store {
-    /// The newest snapshot of a record, as JSON text.
+    /// The newest snapshot of a record, as JSON text: the snapshot key of the newest event
+    /// about it.
     pub async fn snapshot(&self, org_id: &str, kind: &str, id: &str) -> Result<Option<String>> {
         let key = self.key(&["snap", org_id, &format!("{kind}:{id}")]);
-        Ok(self.conn().hget(key, "json").await?)
+        let event: Option<String> = self.conn().hget(key, "event").await?;
+        let Some(event) = event else { return Ok(None) };
+        let envelope: Option<String> = self.conn().get(&event).await?;
+        let Some(envelope) = envelope else { return Ok(None) };
+        let Some(snapshot_key) = crate::catalog::snapshot_key_of_type(kind) else { return Ok(None) };
+        let parsed: std::collections::HashMap<String, Box<serde_json::value::RawValue>> =
+            serde_json::from_str(&envelope).unwrap_or_default();
+        Ok(parsed.get(snapshot_key).map(|raw| raw.get().to_owned()))
     }
 
     /// Stores a new export and queues it.

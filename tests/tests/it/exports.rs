@@ -281,3 +281,30 @@ async fn an_export_whose_record_vanished_before_building_fails_with_the_reason()
     assert!(done["error"].as_str().unwrap().contains("no longer has a snapshot of Form frm_short"), "{done}");
     assert_eq!(done["download_url"], Value::Null);
 }
+
+#[tokio::test]
+async fn the_newest_event_about_a_record_is_kept_without_a_copy_and_the_rest_expire() {
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let mut old = form_event("frm_keep", "old", "2026-11-22T10:00:00.000Z");
+    old["id"] = json!("evt_keep-1");
+    let mut new = form_event("frm_keep", "new", "2026-11-22T11:00:00.000Z");
+    new["id"] = json!("evt_keep-2");
+    let mut conn = crate::support::redis::shared().conn();
+    let pttl = |conn: &mut redis::Connection, id: &str| -> i64 {
+        redis::cmd("PTTL").arg(format!("{}:evt:{}:{id}", weir.builder.prefix(), t.org_id)).query(conn).unwrap()
+    };
+    t.publisher.publish(&old).await;
+    assert_eq!(pttl(&mut conn, "evt_keep-1"), -1, "the newest event about a record does not expire");
+    t.publisher.publish(&new).await;
+    assert!(pttl(&mut conn, "evt_keep-1") > 0, "a superseded event expires again");
+    assert_eq!(pttl(&mut conn, "evt_keep-2"), -1);
+    let done = completed(&t.admin, export(&t.admin, "Form", "frm_keep", "json").await["id"].as_str().unwrap()).await;
+    let body = download(&weir, done["download_url"].as_str().unwrap()).await.expect(200).json();
+    assert_eq!(body["record"]["title"], "new");
+    let mut deleted = form_event("frm_keep", "x", "2026-11-22T12:00:00.000Z");
+    deleted["action"] = json!("form_deleted");
+    deleted["subject"]["deleted"] = json!(true);
+    t.publisher.publish(&deleted).await;
+    assert!(pttl(&mut conn, "evt_keep-2") > 0, "a deleted record's event expires again");
+}

@@ -1,9 +1,9 @@
 -- Accepts an event and fans it out, all or nothing.
 -- ARGV: 1 prefix, 2 org, 3 event id, 4 envelope JSON, 5 action, 6 now (RFC 3339),
 --       7 retention (ms), 8 delivery id base (24 chars), 9 event created_at,
---       10 the subject as `Type:id`, 11 its snapshot (JSON), 12 '1' if the subject was
---       deleted, 13 the event's time (ms), 14 most snapshots kept per organisation,
---       15 largest snapshot kept (bytes)
+--       10 the subject as `Type:id`, 11 (unused), 12 '1' if the subject was deleted,
+--       13 the event's time (ms), 14 most snapshots kept per organisation, 15 largest
+--       event kept as a snapshot (bytes)
 -- Returns -1 when the event id was accepted before (nothing is written), else the number
 -- of deliveries created: one per active webhook of the organisation subscribed to the action.
 -- A new delivery holds only what cannot be derived: readers take a missing `attempts` as
@@ -15,27 +15,42 @@ local ekey = P .. ':evt:' .. org .. ':' .. evt
 if redis.call('EXISTS', ekey) == 1 then return -1 end
 redis.call('SET', ekey, body, 'PX', ttl)
 
--- Keep the newest snapshot of the subject (for report exports).
-local subject, snapshot, deleted, event_ms = ARGV[10], ARGV[11], ARGV[12], tonumber(ARGV[13])
+-- Keep the newest snapshot of the subject (for report exports): the snapshot points at the
+-- newest event about the record (whose envelope carries it), and that event stops expiring
+-- until a newer one replaces it, the record is deleted, or the cap evicts it.
+local subject, deleted, event_ms = ARGV[10], ARGV[12], tonumber(ARGV[13])
 local skey = P .. ':snap:' .. org .. ':' .. subject
 local sindex = P .. ':org:' .. org .. ':snaps'
+local function release(event_key)
+  if event_key then redis.call('PEXPIRE', event_key, ttl) end
+end
 if deleted == '1' then
+  release(redis.call('HGET', skey, 'event'))
   redis.call('DEL', skey)
   redis.call('ZREM', sindex, subject)
-elseif #snapshot <= tonumber(ARGV[15]) then
-  local at = tonumber(redis.call('HGET', skey, 'at') or '')
+elseif #body <= tonumber(ARGV[15]) then
+  local current = redis.call('HMGET', skey, 'at', 'event')
+  local at = tonumber(current[1] or '')
   if not at or at <= event_ms then
-    redis.call('HSET', skey, 'at', tostring(event_ms), 'json', snapshot)
-    redis.call('ZADD', sindex, event_ms, subject)
-    local excess = redis.call('ZCARD', sindex) - tonumber(ARGV[14])
-    if excess > 0 then
-      local popped = redis.call('ZPOPMIN', sindex, excess)
-      for i = 1, #popped, 2 do
-        redis.call('DEL', P .. ':snap:' .. org .. ':' .. popped[i])
+    release(current[2])
+    redis.call('HSET', skey, 'at', tostring(event_ms), 'event', ekey)
+    redis.call('PERSIST', ekey)
+    if redis.call('ZADD', sindex, event_ms, subject) == 1 then
+      local excess = redis.call('ZCARD', sindex) - tonumber(ARGV[14])
+      if excess > 0 then
+        local popped = redis.call('ZPOPMIN', sindex, excess)
+        for i = 1, #popped, 2 do
+          local old = P .. ':snap:' .. org .. ':' .. popped[i]
+          release(redis.call('HGET', old, 'event'))
+          redis.call('DEL', old)
+        end
       end
+    else
+      redis.call('ZADD', sindex, event_ms, subject)
     end
   end
 end
+
 local alphabet = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
 local needle = '"' .. action .. '"'
 local n = 0

@@ -64,8 +64,10 @@ else
     sets[#sets + 1] = 'next_attempt_at'
     sets[#sets + 1] = ARGV[10]
     redis.call('ZADD', KEYS[3], ARGV[9], dlv)
-    -- The event must outlive its pending deliveries.
-    redis.call('PEXPIRE', P .. ':evt:' .. org .. ':' .. evt, tonumber(ARGV[11]))
+    -- The event must outlive its pending deliveries (unless it never expires: it is the
+    -- newest snapshot of its record).
+    local ekey = P .. ':evt:' .. org .. ':' .. evt
+    if redis.call('PTTL', ekey) > 0 then redis.call('PEXPIRE', ekey, tonumber(ARGV[11])) end
   else
     new_status, final = 'failed', true
   end

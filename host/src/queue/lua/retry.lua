@@ -35,7 +35,8 @@ for i = 6, #ARGV do
     redis.call('XADD', KEYS[1], '*', 'd', dlv, 'w', wh)
     -- The record and its event must outlive this new attempt.
     redis.call('PEXPIRE', key, ttl)
-    redis.call('PEXPIRE', P .. ':evt:' .. org .. ':' .. f[5], ttl)
+    local ekey = P .. ':evt:' .. org .. ':' .. f[5]
+    if redis.call('PTTL', ekey) > 0 then redis.call('PEXPIRE', ekey, ttl) end
     queued = queued + 1
   end
 end
