@@ -35,7 +35,8 @@ impl RedisProc {
             ])
             .args([
                 "--slowlog-log-slower-than",
-                if std::env::var("WEIR_BENCH_COMMANDSTATS").is_ok() { "0" } else { "10000" },
+                // WEIR_BENCH_SLOWLOG_US=0 logs every command (itself a cost Redis pays).
+                &std::env::var("WEIR_BENCH_SLOWLOG_US").unwrap_or_else(|_| "10000".into()),
                 "--slowlog-max-len",
                 "4000",
             ])

@@ -12,7 +12,7 @@ use super::send::Sent;
 use super::{Engine, sign};
 use crate::plugins::EventMeta;
 use crate::plugins::chain::{self, ChainOutcome, Step};
-use crate::queue::{Entry, Loaded, Outcome, Record, WebhookTarget, Work};
+use crate::queue::{Entry, Loaded, Outcome, Record, Recording, WebhookTarget, Work};
 use crate::store::StoreError;
 use crate::store::webhooks::Attachment;
 
@@ -42,10 +42,7 @@ enum Prepared {
 
 impl Engine {
     pub(super) async fn handle(&self, entry: &Entry) -> Handled {
-        let config = &self.app.config;
-        let now = crate::time::now_millis();
-        let lease = now + (config.delivery_timeout + Duration::from_secs(10)).as_millis() as u64;
-        let loaded = match self.queue.load(&entry.delivery, now, lease).await {
+        let loaded = match self.loader.call(entry.delivery.clone()).await.and_then(|loaded| loaded) {
             Ok(loaded) => loaded,
             Err(e) => {
                 tracing::warn!(error = %e, delivery = %entry.delivery, "cannot load delivery");
@@ -184,10 +181,10 @@ impl Engine {
     /// Records an outcome, retrying while Redis is briefly unreachable. If it stays
     /// unreachable the entry is left pending: it will be attempted again (at least once).
     async fn finish(&self, entry: &Entry, outcome: Outcome, record: Record) -> Handled {
-        let rules = self.record_rules();
         let mut wait = Duration::from_millis(200);
+        let recording = Recording { delivery: entry.delivery.clone(), outcome, record };
         for _ in 0..6 {
-            match self.queue.record(&entry.delivery, outcome, &record, &rules).await {
+            match self.recorder.call(recording.clone()).await.and_then(|recorded| recorded) {
                 Ok(recorded) => {
                     if recorded.status != "pending" {
                         self.app.metrics.delivery_finished(&recorded.status);

@@ -22,15 +22,23 @@ use std::sync::Arc;
 use tokio::sync::{Notify, Semaphore, watch};
 
 use crate::App;
-use crate::queue::{Queue, RecordRules};
+use crate::queue::batch::Batcher;
+use crate::queue::{Loaded, Queue, RecordRules, Recorded, Recording};
+use crate::store::StoreError;
 use lanes::Lanes;
 use send::Sender;
+
+/// Most loads or records sent to Redis in one script call.
+const BATCH: usize = 64;
 
 /// The delivery workers of one process.
 #[derive(Debug)]
 pub struct Engine {
     app: Arc<App>,
     queue: Queue,
+    /// Loads and records go to Redis in batches (group commit).
+    loader: Batcher<String, Result<Loaded, StoreError>>,
+    recorder: Batcher<Recording, Result<Recorded, StoreError>>,
     sender: Sender,
     /// This process's consumer name in the stream's group.
     consumer: String,
@@ -68,8 +76,30 @@ impl Engine {
             std::process::id(),
             &crate::ids::new(crate::ids::Kind::Event)[4..12]
         );
+        let queue = Queue::new(app.store.clone());
+        let loader = {
+            let queue = queue.clone();
+            let lease = config.delivery_timeout + std::time::Duration::from_secs(10);
+            Batcher::spawn(BATCH, move |deliveries: Vec<String>| {
+                let queue = queue.clone();
+                async move {
+                    let now = crate::time::now_millis();
+                    queue.load_many(&deliveries, now, now + lease.as_millis() as u64).await
+                }
+            })
+        };
+        let recorder = {
+            let queue = queue.clone();
+            let rules = record_rules(config);
+            Batcher::spawn(BATCH, move |outcomes: Vec<Recording>| {
+                let queue = queue.clone();
+                async move { queue.record_many(&outcomes, &rules).await }
+            })
+        };
         let engine = Arc::new(Engine {
-            queue: Queue::new(app.store.clone()),
+            queue,
+            loader,
+            recorder,
             sender,
             consumer,
             lanes: Lanes::new(config.max_in_flight_per_webhook),
@@ -84,21 +114,21 @@ impl Engine {
         Ok(EngineHandle { stop, task })
     }
 
-    fn record_rules(&self) -> RecordRules {
-        let c = &self.app.config;
-        RecordRules {
-            retention: c.delivery_retention,
-            deactivate_after_failures: c.deactivate_after_failures,
-            deactivate_after: c.deactivate_after,
-        }
-    }
-
     /// Tells the scheduler a retry is due at `due_ms`, if that is sooner than it will look.
     fn retry_scheduled(&self, due_ms: u64) {
         use std::sync::atomic::Ordering;
         if due_ms < self.next_wake_ms.load(Ordering::Relaxed) {
             self.scheduler_wake.notify_one();
         }
+    }
+}
+
+/// The rules outcomes are recorded by.
+fn record_rules(c: &crate::config::Config) -> RecordRules {
+    RecordRules {
+        retention: c.delivery_retention,
+        deactivate_after_failures: c.deactivate_after_failures,
+        deactivate_after: c.deactivate_after,
     }
 }
 

@@ -119,7 +119,7 @@ impl Outcome {
 }
 
 /// Everything written with an outcome.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Record {
     /// The stream entry to acknowledge.
     pub entry_id: Option<String>,
@@ -131,6 +131,14 @@ pub struct Record {
     pub fields: Vec<(&'static str, String)>,
     /// The webhook had no failure streak when the delivery was loaded.
     pub webhook_healthy: bool,
+}
+
+/// An outcome to record for a delivery.
+#[derive(Debug, Clone)]
+pub struct Recording {
+    pub delivery: String,
+    pub outcome: Outcome,
+    pub record: Record,
 }
 
 /// The rules `record` applies.
@@ -214,27 +222,46 @@ impl Queue {
         })
     }
 
-    /// Takes a delivery for an attempt, leasing it until `lease_until_ms`.
-    pub async fn load(&self, delivery: &str, now_ms: u64, lease_until_ms: u64) -> Result<Loaded> {
-        let reply: Value = LOAD
-            .key(self.delivery_key(delivery))
+    /// Takes deliveries for an attempt each, leasing them until `lease_until_ms`: one
+    /// reply per delivery, in order (a corrupt record fails only its own).
+    pub async fn load_many(
+        &self,
+        deliveries: &[String],
+        now_ms: u64,
+        lease_until_ms: u64,
+    ) -> Result<Vec<Result<Loaded>>> {
+        let mut invocation = LOAD.prepare_invoke();
+        for delivery in deliveries {
+            invocation.key(self.delivery_key(delivery));
+        }
+        let reply: Value = invocation
             .arg(self.store.prefix())
             .arg(now_ms)
             .arg(lease_until_ms)
             .invoke_async(&mut self.store.conn())
             .await?;
-        let corrupt =
-            || StoreError::Corrupt { key: self.delivery_key(delivery), reason: "unexpected load reply".into() };
-        let Value::Array(items) = reply else { return Err(corrupt()) };
+        match reply {
+            Value::Array(items) if items.len() == deliveries.len() => {
+                Ok(items.into_iter().zip(deliveries).map(|(item, delivery)| self.loaded(delivery, item)).collect())
+            }
+            _ => Err(StoreError::Corrupt { key: "load".into(), reason: "unexpected reply".into() }),
+        }
+    }
+
+    /// One delivery's reply of `load.lua`.
+    fn loaded(&self, delivery: &str, reply: Value) -> Result<Loaded> {
+        let corrupt = |reason: String| StoreError::Corrupt { key: self.delivery_key(delivery), reason };
+        let Value::Array(items) = reply else { return Err(corrupt("unexpected load reply".into())) };
         match items.first().and_then(text).as_deref() {
             Some("missing") => Ok(Loaded::Missing),
             Some("busy") => Ok(Loaded::Busy),
             Some("done") => Ok(Loaded::Done(items.get(1).and_then(text).unwrap_or_default())),
+            Some("error") => Err(corrupt(items.get(1).and_then(text).unwrap_or_default())),
             Some("ok") if items.len() == 4 => {
                 let mut items = items.into_iter().skip(1);
                 let (d, w, envelope) = match (items.next(), items.next(), items.next()) {
                     (Some(d), Some(w), Some(e)) => (texts(d), texts(w), into_text(e)),
-                    _ => return Err(corrupt()),
+                    _ => return Err(corrupt("unexpected load reply".into())),
                 };
                 let at = |v: &[Option<String>], i: usize| v.get(i).cloned().flatten();
                 let webhook = at(&w, 1).map(|url| WebhookTarget {
@@ -257,54 +284,63 @@ impl Queue {
                     envelope,
                 })))
             }
-            _ => Err(corrupt()),
+            _ => Err(corrupt("unexpected load reply".into())),
         }
     }
 
-    /// Records an outcome (and acknowledges the entry) atomically.
-    pub async fn record(
-        &self,
-        delivery: &str,
-        outcome: Outcome,
-        record: &Record,
-        rules: &RecordRules,
-    ) -> Result<Recorded> {
+    /// Records outcomes (and acknowledges their entries), each atomically and in order:
+    /// one reply per outcome (a corrupt record fails only its own).
+    pub async fn record_many(&self, outcomes: &[Recording], rules: &RecordRules) -> Result<Vec<Result<Recorded>>> {
         let now = crate::time::now_millis();
-        let (due_ms, due_ts) = match outcome {
-            Outcome::Retry { due_ms } => (due_ms, crate::time::format_millis(due_ms)),
-            _ => (0, String::new()),
-        };
-        let fields = if record.fields.is_empty() {
-            String::new()
-        } else {
-            let flat: Vec<&str> = record.fields.iter().flat_map(|(k, v)| [*k, v.as_str()]).collect();
-            serde_json::to_string(&flat).unwrap_or_default()
-        };
-        let status: String = RECORD
-            .key(self.delivery_key(delivery))
-            .key(&self.ready)
+        let mut invocation = RECORD.key(&self.ready);
+        invocation
             .key(&self.scheduled)
             .arg(self.store.prefix())
-            .arg(record.entry_id.as_deref().unwrap_or(""))
             .arg(GROUP)
-            .arg(outcome.as_str())
-            .arg(record.attempt_json.as_deref().unwrap_or(""))
-            .arg(record.signature.as_deref().unwrap_or(""))
             .arg(now)
             .arg(crate::time::format_millis(now))
-            .arg(due_ms)
-            .arg(due_ts)
             .arg(rules.retention.as_millis() as u64)
             .arg(rules.deactivate_after_failures)
-            .arg(rules.deactivate_after.as_millis() as u64)
-            .arg(fields)
-            .arg(if record.webhook_healthy { "1" } else { "0" })
-            .invoke_async(&mut self.store.conn())
-            .await?;
-        Ok(match status.strip_suffix(":deactivated") {
-            Some(s) => Recorded { status: s.to_owned(), deactivated: true },
-            None => Recorded { status, deactivated: false },
-        })
+            .arg(rules.deactivate_after.as_millis() as u64);
+        for Recording { delivery, outcome, record } in outcomes {
+            let (due_ms, due_ts) = match outcome {
+                Outcome::Retry { due_ms } => (*due_ms, crate::time::format_millis(*due_ms)),
+                _ => (0, String::new()),
+            };
+            let fields = if record.fields.is_empty() {
+                String::new()
+            } else {
+                let flat: Vec<&str> = record.fields.iter().flat_map(|(k, v)| [*k, v.as_str()]).collect();
+                serde_json::to_string(&flat).unwrap_or_default()
+            };
+            invocation
+                .key(self.delivery_key(delivery))
+                .arg(record.entry_id.as_deref().unwrap_or(""))
+                .arg(outcome.as_str())
+                .arg(record.attempt_json.as_deref().unwrap_or(""))
+                .arg(record.signature.as_deref().unwrap_or(""))
+                .arg(due_ms)
+                .arg(due_ts)
+                .arg(fields)
+                .arg(if record.webhook_healthy { "1" } else { "0" });
+        }
+        let statuses: Vec<String> = invocation.invoke_async(&mut self.store.conn()).await?;
+        if statuses.len() != outcomes.len() {
+            return Err(StoreError::Corrupt { key: "record".into(), reason: "unexpected reply".into() });
+        }
+        Ok(statuses
+            .into_iter()
+            .zip(outcomes)
+            .map(|(status, o)| {
+                if let Some(reason) = status.strip_prefix("error:") {
+                    return Err(StoreError::Corrupt { key: self.delivery_key(&o.delivery), reason: reason.to_owned() });
+                }
+                Ok(match status.strip_suffix(":deactivated") {
+                    Some(s) => Recorded { status: s.to_owned(), deactivated: true },
+                    None => Recorded { status, deactivated: false },
+                })
+            })
+            .collect())
     }
 
     /// Queues one more attempt of each delivery (only `failed` ones when `only_failed`).

@@ -24,16 +24,19 @@
 //! `load.lua`) keeps two workers from sending the same delivery at once. A failed attempt
 //! with attempts left goes to `P:q:scheduled`; `schedule.lua`, run by every process, moves
 //! due ones back to the stream. There is no leader: every step is one atomic script.
+//! Loads and records are batched ([`batch`]): one script call handles many deliveries,
+//! each as if alone.
 //!
 //! If Redis restarts without the consumer group (an empty or older data set), the next
 //! read gets `NOGROUP`, and the group is created again from the start of the stream.
 
+pub mod batch;
 mod lifecycle;
 mod stream;
 
 pub use lifecycle::{
     Loaded, MAX_SNAPSHOT_BYTES, MAX_SNAPSHOTS_PER_ORG, NewEvent, Outcome, Published, Record, RecordRules, Recorded,
-    RetryRefused, WebhookTarget, Work,
+    Recording, RetryRefused, WebhookTarget, Work,
 };
 pub use stream::Entry;
 

@@ -34,7 +34,7 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
 /// A store failure. `Unavailable` means Redis could not be reached or did not answer in
 /// time: callers answer 503 and the connection manager reconnects in the background.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum StoreError {
     #[error("Redis is unavailable: {0}")]
     Unavailable(redis::RedisError),

@@ -95,6 +95,35 @@ async fn a_killed_process_loses_nothing_and_a_new_one_finishes_the_work() {
 }
 
 #[tokio::test]
+async fn a_corrupt_delivery_record_holds_up_no_other_delivery() {
+    // Loads and outcomes go to Redis in batches; one bad record must fail only itself.
+    let builder = WeirBuilder::shared();
+    let api = builder.clone().env("WEIR_WORKERS", "false").start().await;
+    let t = api.tenant(Plan::Pro).await;
+    let receiver = Receiver::start().await;
+    let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    for i in 0..40 {
+        t.publisher.publish(&work_order_event(&format!("wo_{i}"))).await;
+    }
+    let deliveries = t.admin.deliveries_of(hook["id"].as_str().unwrap()).await;
+    assert_eq!(deliveries.len(), 40);
+    let corrupt = deliveries[20]["id"].as_str().unwrap().to_owned();
+    let mut conn = crate::support::redis::shared().conn();
+    let key = format!("{}:dlv:{corrupt}", builder.prefix());
+    let _: () = redis::cmd("DEL").arg(&key).query(&mut conn).unwrap();
+    let _: () = redis::cmd("SET").arg(&key).arg("not a delivery").query(&mut conn).unwrap();
+
+    // One worker starts with all 40 entries waiting, so they are read and loaded together.
+    let _worker = builder.start().await;
+    let got = receiver.wait_for(39, Duration::from_secs(20)).await;
+    let ids: HashSet<String> = got.iter().map(|r| r.header("x-webhook-delivery")).collect();
+    assert_eq!(ids.len(), 39);
+    assert!(!ids.contains(&corrupt));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(receiver.count(), 39, "the corrupt record was not sent");
+}
+
+#[tokio::test]
 async fn deliveries_go_over_https_with_an_extra_ca_by_http2_or_http11() {
     let ca = TestCa::new();
     let weir = WeirBuilder::shared().env("WEIR_EXTRA_CA", &ca.ca_pem.display().to_string()).start().await;

@@ -1,22 +1,38 @@
--- A worker takes a delivery for one attempt: reads what the attempt needs of it, of its
--- webhook and (unless a plugin already rendered a body) of the event, and leases it so no
--- other worker sends it at the same time.
--- KEYS: 1 delivery. ARGV: 1 prefix, 2 now (ms), 3 lease until (ms)
--- Returns {'missing'} | {'done', status} | {'busy'} | {'ok', delivery, webhook, envelope|false}
+-- Workers take deliveries for one attempt each: reads what the attempt needs of each, of
+-- its webhook and (unless a plugin already rendered a body) of the event, and leases it so
+-- no other worker sends it at the same time. Many deliveries per call (group commit).
+-- KEYS: the deliveries. ARGV: 1 prefix, 2 now (ms), 3 lease until (ms)
+-- Returns one reply per delivery:
+-- {'missing'} | {'done', status} | {'busy'} | {'ok', delivery, webhook, envelope|false} | {'error', message}
 -- where delivery = status, lease_until, webhook_id, org_id, event_id, attempt_count,
 -- attempt_budget, event_created_at, body, headers, plugins (false when absent) and
 -- webhook = active, url, signing_secret, plugins, fail_count (all false when it is gone).
-local P = ARGV[1]
-local d = redis.call('HMGET', KEYS[1], 'status', 'lease_until', 'webhook_id', 'org_id', 'event_id',
-  'attempt_count', 'attempt_budget', 'event_created_at', 'body', 'headers', 'plugins')
-if not d[1] then return {'missing'} end
-if d[1] ~= 'pending' then return {'done', d[1]} end
-local lease = tonumber(d[2] or '')
-if lease and lease > tonumber(ARGV[2]) then return {'busy'} end
-redis.call('HSET', KEYS[1], 'lease_until', ARGV[3])
-local w = redis.call('HMGET', P .. ':wh:' .. d[3], 'active', 'url', 'signing_secret', 'plugins', 'fail_count')
-local body = false
-if not d[9] or d[9] == '' then
-  body = redis.call('GET', P .. ':evt:' .. d[4] .. ':' .. d[5])
+local P, now, lease_until = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+
+local function load(key)
+  local d = redis.call('HMGET', key, 'status', 'lease_until', 'webhook_id', 'org_id', 'event_id',
+    'attempt_count', 'attempt_budget', 'event_created_at', 'body', 'headers', 'plugins')
+  if not d[1] then return {'missing'} end
+  if d[1] ~= 'pending' then return {'done', d[1]} end
+  local lease = tonumber(d[2] or '')
+  if lease and lease > now then return {'busy'} end
+  redis.call('HSET', key, 'lease_until', lease_until)
+  local w = redis.call('HMGET', P .. ':wh:' .. d[3], 'active', 'url', 'signing_secret', 'plugins', 'fail_count')
+  local body = false
+  if not d[9] or d[9] == '' then
+    body = redis.call('GET', P .. ':evt:' .. d[4] .. ':' .. d[5])
+  end
+  return {'ok', d, w, body}
 end
-return {'ok', d, w, body}
+
+-- One bad record fails only its own reply.
+local replies = {}
+for i, key in ipairs(KEYS) do
+  local ok, reply = pcall(load, key)
+  if ok then
+    replies[i] = reply
+  else
+    replies[i] = {'error', type(reply) == 'table' and reply.err or tostring(reply)}
+  end
+end
+return replies

@@ -1,0 +1,125 @@
+//! Group commit: requests that arrive while one round trip to Redis is in flight go
+//! together in the next one. Under load this turns many small script calls into a few
+//! large ones (Redis pays its per-call cost once per batch); a lone request goes at once,
+//! with no timer.
+
+use std::future::Future;
+
+use tokio::sync::{mpsc, oneshot};
+
+use crate::store::{Result, StoreError};
+
+type Waiting<Req, Resp> = (Req, oneshot::Sender<Result<Resp>>);
+
+/// Hands requests to one task that runs them in batches of at most `max`.
+#[derive(Debug)]
+pub struct Batcher<Req, Resp> {
+    tx: mpsc::UnboundedSender<Waiting<Req, Resp>>,
+}
+
+impl<Req: Send + 'static, Resp: Send + 'static> Batcher<Req, Resp> {
+    /// Starts the task. `run` gets the requests of a batch in arrival order and returns
+    /// one response per request, in the same order; if it fails, every request of the
+    /// batch gets its error. The task ends when the batcher is dropped.
+    pub fn spawn<F, Fut>(max: usize, run: F) -> Batcher<Req, Resp>
+    where
+        F: Fn(Vec<Req>) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<Vec<Resp>>> + Send,
+    {
+        let (tx, mut rx) = mpsc::unbounded_channel::<Waiting<Req, Resp>>();
+        tokio::spawn(async move {
+            let mut waiting = Vec::with_capacity(max);
+            while rx.recv_many(&mut waiting, max).await > 0 {
+                let (requests, replies): (Vec<Req>, Vec<_>) = waiting.drain(..).unzip();
+                let count = requests.len();
+                match run(requests).await {
+                    Ok(responses) if responses.len() == count => {
+                        for (reply, response) in replies.into_iter().zip(responses) {
+                            let _ = reply.send(Ok(response));
+                        }
+                    }
+                    Ok(responses) => {
+                        let error = StoreError::Corrupt {
+                            key: "batch".into(),
+                            reason: format!("{} replies for {count} requests", responses.len()),
+                        };
+                        for reply in replies {
+                            let _ = reply.send(Err(error.clone()));
+                        }
+                    }
+                    Err(error) => {
+                        for reply in replies {
+                            let _ = reply.send(Err(error.clone()));
+                        }
+                    }
+                }
+            }
+        });
+        Batcher { tx }
+    }
+
+    /// Runs `request` in the next batch and returns its response.
+    pub async fn call(&self, request: Req) -> Result<Resp> {
+        let (reply, response) = oneshot::channel();
+        let stopped = || StoreError::Corrupt { key: "batch".into(), reason: "the batch task stopped".into() };
+        self.tx.send((request, reply)).map_err(|_| stopped())?;
+        response.await.map_err(|_| stopped())?
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    #[tokio::test]
+    async fn requests_arriving_together_share_a_batch_and_keep_their_order() {
+        let batches = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = batches.clone();
+        let batcher = Arc::new(Batcher::spawn(4, move |requests: Vec<u32>| {
+            seen.lock().unwrap().push(requests.len());
+            async move { Ok(requests.into_iter().map(|r| r * 10).collect()) }
+        }));
+        let calls: Vec<_> = (0..10)
+            .map(|i| {
+                tokio::spawn({
+                    let b = batcher.clone();
+                    async move { b.call(i).await }
+                })
+            })
+            .collect();
+        for (i, call) in calls.into_iter().enumerate() {
+            assert_eq!(call.await.unwrap().unwrap(), i as u32 * 10);
+        }
+        let sizes = batches.lock().unwrap().clone();
+        assert_eq!(sizes.iter().sum::<usize>(), 10);
+        assert!(sizes.iter().all(|&n| n <= 4), "{sizes:?}");
+        assert!(sizes.len() < 10, "nothing was batched: {sizes:?}");
+    }
+
+    #[tokio::test]
+    async fn a_failed_batch_fails_each_of_its_requests_and_the_next_batch_runs() {
+        let runs = Arc::new(AtomicUsize::new(0));
+        let counter = runs.clone();
+        let batcher = Batcher::spawn(8, move |requests: Vec<u32>| {
+            let run = counter.fetch_add(1, Ordering::SeqCst);
+            async move {
+                if run == 0 {
+                    Err(StoreError::Corrupt { key: "k".into(), reason: "boom".into() })
+                } else {
+                    Ok(requests)
+                }
+            }
+        });
+        assert!(matches!(batcher.call(1).await, Err(StoreError::Corrupt { .. })));
+        assert_eq!(batcher.call(2).await.unwrap(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_short_reply_is_an_error_not_a_mismatch() {
+        let batcher = Batcher::spawn(8, |_requests: Vec<u32>| async { Ok(Vec::<u32>::new()) });
+        assert!(matches!(batcher.call(1).await, Err(StoreError::Corrupt { .. })));
+    }
+}
