@@ -8,7 +8,15 @@
 //! - Redis memory per queued delivery: 10,000 events published to an API-only node (no
 //!   workers), so every delivery stays queued.
 //!
-//! Run it with `scripts/bench.sh` (which builds in release mode first).
+//! - `1 webhook, report exports` (with and without the `report-export-filter` plugin):
+//!   the export scenario of issue 5, ~1 KB `report_export_completed` events.
+//! - The cost of one plugin call, in process.
+//!
+//! Run it with `scripts/bench.sh` (which builds in release mode first). Knobs:
+//! `WEIR_BENCH_SCALE` (a fraction of the load), `WEIR_BENCH_SCENARIO` (one scenario by name),
+//! `WEIR_BENCH_ONLY=plugin` (only the plugin call), `WEIR_BENCH_AOF=no` (Redis without AOF),
+//! `WEIR_BENCH_COMMANDSTATS=1` (print Redis's per-command statistics and slow log after each
+//! scenario) with `WEIR_BENCH_SLOWLOG_US` (the slow log threshold; `0` logs every command).
 
 #![allow(unreachable_pub, missing_debug_implementations)]
 
