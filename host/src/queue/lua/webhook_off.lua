@@ -9,15 +9,7 @@ if mode == 'deactivate' then
   deactivate(P, wh, ts, 'manual')
   return 1
 end
-local pending = key .. ':pending'
-for _, dlv in ipairs(redis.call('SMEMBERS', pending)) do
-  local dkey = P .. ':dlv:' .. dlv
-  if redis.call('HGET', dkey, 'status') == 'pending' then
-    redis.call('HSET', dkey, 'status', 'cancelled', 'next_attempt_at', '', 'updated_at', ts)
-  end
-  redis.call('ZREM', P .. ':q:scheduled', dlv)
-end
-redis.call('DEL', key, pending, key .. ':dlvs', P .. ':q:parked:' .. wh)
-redis.call('SREM', P .. ':q:parked', wh)
+end_pending(P, wh, ts, 'cancelled')
+redis.call('DEL', key, key .. ':dlvs')
 redis.call('ZREM', P .. ':org:' .. org .. ':webhooks', wh)
 return 1
