@@ -134,6 +134,15 @@ impl ApiError {
         ApiError::new(Code::Internal, "internal error")
     }
 
+    /// 429 with `Retry-After` in whole seconds (at least 1).
+    pub fn rate_limited(wait: std::time::Duration) -> ApiError {
+        let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+        ApiError {
+            retry_after: Some(secs.max(1)),
+            ..ApiError::new(Code::RateLimited, "too many requests from this client; retry later")
+        }
+    }
+
     pub fn unavailable() -> ApiError {
         ApiError { retry_after: Some(1), ..ApiError::new(Code::Unavailable, "storage is unavailable; retry shortly") }
     }

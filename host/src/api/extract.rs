@@ -1,5 +1,6 @@
 //! Request extractors shared by the API handlers: the authenticated caller (checked in
-//! the contract's order), JSON bodies with the size limit and media type, and strict
+//! the contract's order, with the client's request budget taken right after its token),
+//! JSON bodies with the size limit and media type, and strict
 //! query strings. Each rejects with an [`ApiError`], never a framework default.
 
 use std::sync::Arc;
@@ -29,6 +30,11 @@ async fn authenticate(parts: &Parts, app: &App, requirement: Requirement) -> Res
     let token = bearer_token(parts).ok_or_else(ApiError::invalid_token)?;
     let owner = app.store.lookup_token(&secrets::hash(token)).await?;
     let caller = Caller::from(owner.ok_or_else(ApiError::invalid_token)?);
+    if let Some(limit) = app.config.api_rate_limit
+        && let Some(wait) = app.store.take_request(&caller.client_id, limit).await?
+    {
+        return Err(ApiError::rate_limited(wait));
+    }
     caller.check(requirement)?;
     Ok(caller)
 }

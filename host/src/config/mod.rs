@@ -15,6 +15,8 @@ use std::time::Duration;
 
 use ipnet::IpNet;
 
+use crate::store::rate::RateLimit;
+
 /// The reference configuration, with every default.
 pub const DEFAULT_TOML: &str = include_str!("../../config.default.toml");
 
@@ -30,6 +32,8 @@ pub const KEYS: &[&str] = &[
     "allow_private_targets",
     "extra_ca",
     "token_ttl",
+    "api_rate_limit",
+    "api_rate_burst",
     "retry_schedule",
     "deactivate_after_failures",
     "deactivate_after",
@@ -61,6 +65,8 @@ pub struct Config {
     pub allow_private_targets: Vec<IpNet>,
     pub extra_ca: Option<PathBuf>,
     pub token_ttl: Duration,
+    /// Per-client API request budget; `None`: unlimited.
+    pub api_rate_limit: Option<RateLimit>,
     pub retry_schedule: Vec<Duration>,
     pub deactivate_after_failures: u32,
     pub deactivate_after: Duration,
@@ -343,6 +349,11 @@ impl Layers {
             return Err(self.invalid("token_ttl", "must be at least 1 second"));
         }
 
+        let per_second = self.uint("api_rate_limit", 0, 1_000_000)? as u32;
+        let burst = self.uint("api_rate_burst", 0, 1_000_000)? as u32;
+        let api_rate_limit =
+            (per_second > 0).then_some(RateLimit { per_second, burst: if burst == 0 { per_second } else { burst } });
+
         let retry_schedule = self
             .list("retry_schedule")?
             .iter()
@@ -397,6 +408,7 @@ impl Layers {
             allow_private_targets,
             extra_ca,
             token_ttl,
+            api_rate_limit,
             retry_schedule,
             deactivate_after_failures,
             deactivate_after,

@@ -34,6 +34,17 @@ fn defaults_match_the_contract() {
     assert_eq!(limits.memory, 32 * 1024 * 1024);
     assert_eq!(limits.max_output, 1024 * 1024);
     assert!(c.workers);
+    assert_eq!(c.api_rate_limit, None);
+}
+
+#[test]
+fn an_api_rate_limit_has_a_burst_of_one_second_unless_given() {
+    let c = load(&[("WEIR_API_RATE_LIMIT", "20")]).unwrap();
+    assert_eq!(c.api_rate_limit, Some(RateLimit { per_second: 20, burst: 20 }));
+    let c = load(&[("WEIR_API_RATE_LIMIT", "20"), ("WEIR_API_RATE_BURST", "5")]).unwrap();
+    assert_eq!(c.api_rate_limit, Some(RateLimit { per_second: 20, burst: 5 }));
+    let err = load(&[("WEIR_API_RATE_LIMIT", "-1")]).unwrap_err().to_string();
+    assert!(err.contains("WEIR_API_RATE_LIMIT"), "{err}");
 }
 
 #[test]

@@ -15,6 +15,7 @@
 //! | `P:token:{sha256}` | string, TTL | the client id a token belongs to |
 //! | `P:wh:{wh}` | hash | a webhook ([`webhooks`]) |
 //! | `P:org:{org}:webhooks` | zset (lex) | the organisation's webhook ids |
+//! | `P:rate:{cli}` | string, TTL | the client's API request budget ([`rate`]) |
 //!
 //! Records that are updated field by field are hashes; writes that must be all-or-nothing
 //! go through Lua scripts or `MULTI`, so no request leaves half-written state behind.
@@ -25,6 +26,7 @@ pub mod exports;
 pub mod managed;
 pub mod orgs;
 pub mod plugins;
+pub mod rate;
 pub mod users;
 pub mod webhooks;
 

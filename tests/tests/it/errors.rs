@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 use weir::store::orgs::Plan;
 
-use crate::support::weir::Weir;
+use crate::support::weir::{Weir, WeirBuilder};
 
 fn assert_error_shape(body: &Value, code: &str) {
     let error = &body["error"];
@@ -89,6 +89,47 @@ async fn the_webhook_limit_is_409() {
         .await
         .expect(409);
     assert_error_shape(&resp.json(), "conflict");
+}
+
+#[tokio::test]
+async fn an_api_rate_limit_answers_429_per_client_and_changes_nothing() {
+    const PER_SECOND: u64 = 1;
+    const BURST: u64 = 3;
+    let weir = WeirBuilder::shared()
+        .env("WEIR_API_RATE_LIMIT", &PER_SECOND.to_string())
+        .env("WEIR_API_RATE_BURST", &BURST.to_string())
+        .start()
+        .await;
+    let t = weir.tenant(Plan::Pro).await;
+    let started = std::time::Instant::now();
+    let mut allowed = 0;
+    let refused = loop {
+        let resp = t.admin.get("/api/v2/webhooks").await;
+        if resp.status == 429 {
+            break resp;
+        }
+        assert_eq!(resp.status, 200);
+        allowed += 1;
+        assert!(allowed <= 100, "never limited");
+    };
+    // The burst, plus whatever refilled while the requests ran.
+    let refilled = started.elapsed().as_secs() * PER_SECOND + 1;
+    assert!(allowed >= BURST && allowed <= BURST + refilled, "{allowed} requests allowed");
+    assert_error_shape(&refused.json(), "rate_limited");
+    let wait: u64 = refused.header("retry-after").expect("Retry-After").parse().unwrap();
+    assert!((1..=1 + 1 / PER_SECOND).contains(&wait), "Retry-After: {wait}");
+
+    // A refused write writes nothing; a bad token is still 401; other clients are not limited.
+    let resp = t.admin.post("/api/v2/webhooks", &json!({"url": "http://127.0.0.1:9/", "subscribed_actions": []})).await;
+    assert_eq!(resp.status, 429);
+    weir.http().get("/api/v2/webhooks").bearer("wat_nonsense").send().await.expect(401);
+    let other = weir.client(&t.org_id, true, false).await;
+    other.get("/api/v2/webhooks").await.expect(200);
+
+    // Once the wait is over, the client may call again.
+    tokio::time::sleep(std::time::Duration::from_secs(wait)).await;
+    let list = t.admin.get("/api/v2/webhooks").await.expect(200).json();
+    assert_eq!(list["data"].as_array().unwrap().len(), 0, "{list}");
 }
 
 #[tokio::test]
