@@ -192,6 +192,29 @@ fn texts(v: Value) -> Vec<Option<String>> {
     }
 }
 
+/// `load.lua` sends an event envelope once per call: a later `ok` reply about the same
+/// event carries the position (1-based) of the earlier one instead. Puts a copy of the
+/// envelope in its place; a position that does not point at an envelope becomes nil.
+fn share_envelopes(replies: &mut [Value]) {
+    const ENVELOPE: usize = 3;
+    for i in 0..replies.len() {
+        let Value::Array(reply) = &replies[i] else { continue };
+        let Some(Value::Int(at)) = reply.get(ENVELOPE) else { continue };
+        let shared = usize::try_from(*at)
+            .ok()
+            .and_then(|at| at.checked_sub(1))
+            .filter(|at| *at < i)
+            .and_then(|at| match &replies[at] {
+                Value::Array(earlier) => earlier.get(ENVELOPE).filter(|e| matches!(e, Value::BulkString(_))).cloned(),
+                _ => None,
+            })
+            .unwrap_or(Value::Nil);
+        if let Value::Array(reply) = &mut replies[i] {
+            reply[ENVELOPE] = shared;
+        }
+    }
+}
+
 impl Queue {
     /// Accepts an event and fans it out to the organisation's subscribed active webhooks.
     pub async fn publish(&self, event: &NewEvent<'_>) -> Result<Published> {
@@ -241,14 +264,15 @@ impl Queue {
             .invoke_async(&mut self.store.conn())
             .await?;
         match reply {
-            Value::Array(items) if items.len() == deliveries.len() => {
+            Value::Array(mut items) if items.len() == deliveries.len() => {
+                share_envelopes(&mut items);
                 Ok(items.into_iter().zip(deliveries).map(|(item, delivery)| self.loaded(delivery, item)).collect())
             }
             _ => Err(StoreError::Corrupt { key: "load".into(), reason: "unexpected reply".into() }),
         }
     }
 
-    /// One delivery's reply of `load.lua`.
+    /// One delivery's reply of `load.lua` (with its envelope shared in).
     fn loaded(&self, delivery: &str, reply: Value) -> Result<Loaded> {
         let corrupt = |reason: String| StoreError::Corrupt { key: self.delivery_key(delivery), reason };
         let Value::Array(items) = reply else { return Err(corrupt("unexpected load reply".into())) };
@@ -399,5 +423,37 @@ impl Queue {
             .invoke_async(&mut self.store.conn())
             .await?;
         Ok(done == 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(envelope: Value) -> Value {
+        let s = |t: &str| Value::BulkString(t.as_bytes().to_vec());
+        Value::Array(vec![s("ok"), Value::Array(vec![]), Value::Array(vec![]), envelope])
+    }
+
+    #[test]
+    fn a_repeated_event_gets_a_copy_of_the_first_envelope() {
+        let body = Value::BulkString(b"{\"id\":\"evt_1\"}".to_vec());
+        let mut replies = vec![
+            ok(body.clone()),
+            Value::Array(vec![Value::BulkString(b"busy".to_vec())]),
+            ok(Value::Int(1)),
+            ok(Value::Boolean(false)),
+            ok(Value::Int(4)),
+            ok(Value::Int(9)),
+            ok(Value::Int(6)),
+        ];
+        share_envelopes(&mut replies);
+        assert_eq!(replies[2], ok(body.clone()));
+        assert_eq!(replies[3], ok(Value::Boolean(false)));
+        // Pointing at a reply without an envelope, past the end, or at itself: nil, never a number.
+        assert_eq!(replies[4], ok(Value::Nil));
+        assert_eq!(replies[5], ok(Value::Nil));
+        assert_eq!(replies[6], ok(Value::Nil));
+        assert_eq!(replies[0], ok(body));
     }
 }

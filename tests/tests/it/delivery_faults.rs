@@ -124,6 +124,44 @@ async fn a_corrupt_delivery_record_holds_up_no_other_delivery() {
 }
 
 #[tokio::test]
+async fn a_fan_out_loaded_in_batches_sends_each_webhook_every_event_with_its_own_body() {
+    // Loads read each event once per batch and share it among that batch's deliveries; every
+    // delivery must still get its own event, signed with its own webhook's secret.
+    let builder = WeirBuilder::shared();
+    let api = builder.clone().env("WEIR_WORKERS", "false").start().await;
+    let t = api.tenant(Plan::Pro).await;
+    let mut hooks = Vec::new();
+    for _ in 0..3 {
+        let receiver = Receiver::start().await;
+        let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+        hooks.push((receiver, hook));
+    }
+    let mut published = std::collections::HashMap::new();
+    for i in 0..30 {
+        let wo = format!("wo_{i}");
+        published.insert(t.publisher.publish(&work_order_event(&wo)).await, wo);
+    }
+    let _worker = builder.start().await;
+    for (receiver, hook) in &hooks {
+        let got = receiver.wait_for(30, Duration::from_secs(20)).await;
+        let secret = hook["signing_secret"].as_str().unwrap();
+        let records = t.admin.deliveries_of(hook["id"].as_str().unwrap()).await;
+        let mut seen = HashSet::new();
+        for request in &got {
+            assert!(weir::delivery::sign::verify(secret, &request.body, &request.header("x-webhook-signature")));
+            let body = request.json();
+            let event_id = body["id"].as_str().unwrap().to_owned();
+            assert_eq!(body["subject"]["id"].as_str(), published.get(&event_id).map(String::as_str), "{body}");
+            let delivery = request.header("x-webhook-delivery");
+            let record = records.iter().find(|r| r["id"] == delivery.as_str()).expect("a record of the delivery");
+            assert_eq!(record["event_id"], event_id.as_str());
+            seen.insert(event_id);
+        }
+        assert_eq!(seen.len(), 30, "every event once per webhook");
+    }
+}
+
+#[tokio::test]
 async fn deliveries_go_over_https_with_an_extra_ca_by_http2_or_http11() {
     let ca = TestCa::new();
     let weir = WeirBuilder::shared().env("WEIR_EXTRA_CA", &ca.ca_pem.display().to_string()).start().await;

@@ -3,13 +3,17 @@
 -- no other worker sends it at the same time. Many deliveries per call (group commit).
 -- KEYS: the deliveries. ARGV: 1 prefix, 2 now (ms), 3 lease until (ms)
 -- Returns one reply per delivery:
--- {'missing'} | {'done', status} | {'busy'} | {'ok', delivery, webhook, envelope|false} | {'error', message}
+-- {'missing'} | {'done', status} | {'busy'} | {'ok', delivery, webhook, envelope} | {'error', message}
 -- where delivery = status, lease_until, webhook_id, org_id, event_id, attempt_count,
--- attempt_budget, event_created_at, body, headers, plugins (false when absent) and
--- webhook = active, url, signing_secret, plugins, fail_count (all false when it is gone).
+-- attempt_budget, event_created_at, body, headers, plugins (false when absent),
+-- webhook = active, url, signing_secret, plugins, fail_count (all false when it is gone), and
+-- envelope = the event's JSON, false (not needed, or expired), or the position (1-based) of an
+-- earlier reply carrying the same event: in a fan-out most of a batch shares a few events and
+-- webhooks, so each is read and sent once per call.
 local P, now, lease_until = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local webhooks, events = {}, {}
 
-local function load(key)
+local function load(key, i)
   local d = redis.call('HMGET', key, 'status', 'lease_until', 'webhook_id', 'org_id', 'event_id',
     'attempt_count', 'attempt_budget', 'event_created_at', 'body', 'headers', 'plugins')
   if not d[1] then return {'missing'} end
@@ -17,10 +21,19 @@ local function load(key)
   local lease = tonumber(d[2] or '')
   if lease and lease > now then return {'busy'} end
   redis.call('HSET', key, 'lease_until', lease_until)
-  local w = redis.call('HMGET', P .. ':wh:' .. d[3], 'active', 'url', 'signing_secret', 'plugins', 'fail_count')
+  local w = webhooks[d[3]]
+  if not w then
+    w = redis.call('HMGET', P .. ':wh:' .. d[3], 'active', 'url', 'signing_secret', 'plugins', 'fail_count')
+    webhooks[d[3]] = w
+  end
   local body = false
   if not d[9] or d[9] == '' then
-    body = redis.call('GET', P .. ':evt:' .. d[4] .. ':' .. d[5])
+    local event = d[4] .. ':' .. d[5]
+    body = events[event]
+    if not body then
+      body = redis.call('GET', P .. ':evt:' .. event)
+      if body then events[event] = i end
+    end
   end
   return {'ok', d, w, body}
 end
@@ -28,7 +41,7 @@ end
 -- One bad record fails only its own reply.
 local replies = {}
 for i, key in ipairs(KEYS) do
-  local ok, reply = pcall(load, key)
+  local ok, reply = pcall(load, key, i)
   if ok then
     replies[i] = reply
   else
