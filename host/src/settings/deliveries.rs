@@ -9,7 +9,7 @@ use axum::response::Response;
 use serde_json::Value;
 
 use super::html::{self, badge, csrf_field, esc};
-use super::session::{Change, Signed, plain};
+use super::session::{Change, Signed, plain, store_down};
 use crate::App;
 use crate::api::extract::Query;
 use crate::ids::{self, Kind};
@@ -23,7 +23,7 @@ async fn delivery(app: &App, signed: &Signed, id: &str) -> Result<Delivery, Resp
     match app.store.get_delivery(&signed.0.org_id, id).await {
         Ok(Some(d)) => Ok(d),
         Ok(None) => Err(plain(StatusCode::NOT_FOUND, "No such delivery.")),
-        Err(_) => Err(plain(StatusCode::SERVICE_UNAVAILABLE, "Storage is unavailable; try again shortly.")),
+        Err(_) => Err(store_down()),
     }
 }
 
@@ -132,7 +132,7 @@ pub(super) async fn retry(
         Ok((_, Some(RetryRefused::WebhookGone))) => "The webhook of this delivery was deleted.",
         Ok((_, Some(RetryRefused::Filtered))) => "A plugin filtered this delivery: there is no request to send.",
         Ok(_) => "This delivery cannot be retried.",
-        Err(_) => return plain(StatusCode::SERVICE_UNAVAILABLE, "Storage is unavailable; try again shortly."),
+        Err(_) => return store_down(),
     };
     let query: String = url::form_urlencoded::Serializer::new(String::new()).append_pair("notice", message).finish();
     html::see_other(&format!("/settings/deliveries/{id}?{query}"))

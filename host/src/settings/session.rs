@@ -59,6 +59,11 @@ pub(super) fn plain(status: StatusCode, message: &str) -> Response {
     )
 }
 
+/// 503 while Redis cannot be reached.
+pub(super) fn store_down() -> Response {
+    plain(StatusCode::SERVICE_UNAVAILABLE, "Storage is unavailable; try again shortly.")
+}
+
 fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
     headers
         .get_all(header::COOKIE)
@@ -97,7 +102,7 @@ where
         match app.store.session(&secrets::hash(&token)).await {
             Ok(Some(session)) => Ok(Signed(session)),
             Ok(None) => Err(html::see_other("/settings/login")),
-            Err(_) => Err(plain(StatusCode::SERVICE_UNAVAILABLE, "Storage is unavailable; try again shortly.")),
+            Err(_) => Err(store_down()),
         }
     }
 }
@@ -196,11 +201,11 @@ pub(super) async fn login(State(app): State<Arc<App>>, request: Request) -> Resp
             );
         }
         Ok(_) => {}
-        Err(_) => return plain(StatusCode::SERVICE_UNAVAILABLE, "Storage is unavailable; try again shortly."),
+        Err(_) => return store_down(),
     }
     let found = match app.store.user_by_email(&email).await {
         Ok(found) => found,
-        Err(_) => return plain(StatusCode::SERVICE_UNAVAILABLE, "Storage is unavailable; try again shortly."),
+        Err(_) => return store_down(),
     };
     let hash = found.as_ref().map(|(_, h)| h.clone()).unwrap_or_else(|| passwords::decoy().to_owned());
     let ok = tokio::task::spawn_blocking(move || passwords::verify(&password, &hash)).await.unwrap_or(false);
@@ -221,7 +226,7 @@ pub(super) async fn login(State(app): State<Arc<App>>, request: Request) -> Resp
         csrf: secrets::generate(""),
     };
     if app.store.create_session(&secrets::hash(&token), &session, SESSION_TTL).await.is_err() {
-        return plain(StatusCode::SERVICE_UNAVAILABLE, "Storage is unavailable; try again shortly.");
+        return store_down();
     }
     let mut response = html::see_other("/settings/webhooks");
     response.headers_mut().append(header::SET_COOKIE, set_cookie(&app, SESSION_COOKIE, &token, SESSION_TTL));

@@ -10,7 +10,7 @@ use axum::response::Response;
 use serde_json::{Map, Value, json};
 
 use super::html::{self, badge, csrf_field, esc};
-use super::session::{Change, Form, Signed, plain};
+use super::session::{Change, Form, Signed, plain, store_down};
 use crate::App;
 use crate::api::error::{ApiError, Code};
 use crate::api::extract::Query;
@@ -25,10 +25,6 @@ fn problems(e: &ApiError) -> Vec<(String, String)> {
     } else {
         vec![("webhook".into(), e.message.clone())]
     }
-}
-
-fn store_down() -> Response {
-    plain(StatusCode::SERVICE_UNAVAILABLE, "Storage is unavailable; try again shortly.")
 }
 
 fn notice_of(query: &Query) -> String {
