@@ -99,11 +99,7 @@ async fn sigterm_lets_in_flight_requests_finish() {
 #[tokio::test]
 async fn the_listener_speaks_https_with_http2_and_http11() {
     let ca = crate::support::tls::TestCa::new();
-    let weir = WeirBuilder::shared()
-        .env("WEIR_TLS_CERT", &ca.cert_pem.display().to_string())
-        .env("WEIR_TLS_KEY", &ca.key_pem.display().to_string())
-        .start()
-        .await;
+    let weir = WeirBuilder::shared().tls(&ca).start().await;
     use crate::support::tls::https_get;
     let (alpn, status, body) = eventually("https ready", Duration::from_secs(10), async || {
         https_get(ca.client_config(&[b"h2", b"http/1.1"]), weir.addr, "/readyz").await.ok()

@@ -269,11 +269,7 @@ async fn sessions_are_httponly_strict_cookies_and_changes_need_the_csrf_token() 
 #[tokio::test]
 async fn the_session_cookie_is_secure_under_tls() {
     let ca = crate::support::tls::TestCa::new();
-    let weir = WeirBuilder::shared()
-        .env("WEIR_TLS_CERT", &ca.cert_pem.display().to_string())
-        .env("WEIR_TLS_KEY", &ca.key_pem.display().to_string())
-        .start()
-        .await;
+    let weir = WeirBuilder::shared().tls(&ca).start().await;
     let (_, _, page) = eventually("https up", Duration::from_secs(10), async || {
         crate::support::tls::https_get(ca.client_config(&[b"http/1.1"]), weir.addr, "/settings/login").await.ok()
     })

@@ -47,6 +47,12 @@ impl WeirBuilder {
         self
     }
 
+    /// Serves HTTPS with the test CA's server certificate.
+    pub fn tls(self, ca: &super::tls::TestCa) -> WeirBuilder {
+        self.env("WEIR_TLS_CERT", &ca.cert_pem.display().to_string())
+            .env("WEIR_TLS_KEY", &ca.key_pem.display().to_string())
+    }
+
     pub fn without(mut self, name: &str) -> WeirBuilder {
         self.env.remove(name);
         self
