@@ -19,6 +19,8 @@ pub struct App {
     pub metrics: Metrics,
     pub queue: Queue,
     pub plugins: Arc<Runtime>,
+    /// Sign-in password checks, a bounded number at once.
+    pub passwords: crate::auth::passwords::Verifier,
     /// Plugin id → SHA-256 of its code. A plugin's code never changes, so this is safe
     /// to keep for the life of the process.
     plugin_hashes: Mutex<HashMap<String, (String, String)>>,
@@ -37,6 +39,9 @@ impl App {
             metrics: Metrics::new(),
             queue,
             plugins,
+            passwords: crate::auth::passwords::Verifier::new(
+                std::thread::available_parallelism().map_or(2, std::num::NonZero::get),
+            ),
             plugin_hashes: Mutex::default(),
             link_key: tokio::sync::OnceCell::new(),
         }

@@ -100,6 +100,19 @@ pub fn is_valid(kind: Kind, id: &str) -> bool {
     }
 }
 
+/// Longest client-chosen event id, after `evt_`.
+pub const MAX_EVENT_ID: usize = 100;
+
+/// Whether `id` is an event id: Weir's own, or one a publisher chose (`evt_` and up to
+/// 100 letters, digits, `_` or `-`).
+pub fn is_event_id(id: &str) -> bool {
+    id.strip_prefix(Kind::Event.prefix()).is_some_and(|rest| {
+        !rest.is_empty()
+            && rest.len() <= MAX_EVENT_ID
+            && rest.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -86,10 +86,10 @@ pub async fn run(
     let app = Arc::new(App::new(config, store, plugins));
     let engine = if app.config.workers { Some(delivery::Engine::start(app.clone())?) } else { None };
     let builders = app.config.workers.then(|| exports::builder::BuilderHandle::start(app.clone()));
-    let router = api::router(app.clone());
+    let service = api::service(app.clone());
     let addr = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
     tracing::info!(%addr, tls = tls.is_some(), workers = engine.is_some(), "weir is serving");
-    server::serve(listener, router, tls, shutdown).await;
+    server::serve(listener, service, tls, app.config.max_connections, shutdown).await;
     if let Some(builders) = builders {
         builders.stop().await;
     }

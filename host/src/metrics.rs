@@ -17,6 +17,8 @@ pub struct Metrics {
     registry: Mutex<Registry>,
     pub tokens_issued: Counter,
     pub events_published: Counter,
+    /// Deliveries taken out of the queue because their record could not be read.
+    pub dead_letters: Counter,
     deliveries: Family<Labels, Counter>,
     attempts: Family<Labels, Counter>,
     attempt_seconds: Histogram,
@@ -40,6 +42,7 @@ impl Metrics {
         let metrics = Metrics {
             tokens_issued: Counter::default(),
             events_published: Counter::default(),
+            dead_letters: Counter::default(),
             deliveries: Family::default(),
             attempts: Family::default(),
             attempt_seconds: Histogram::new(exponential_buckets(0.001, 2.0, 16)),
@@ -56,6 +59,11 @@ impl Metrics {
             "events_published",
             "Events accepted (not counting idempotent replays)",
             metrics.events_published.clone(),
+        );
+        registry.register(
+            "dead_letters",
+            "Deliveries failed because their record could not be read (also counted as failed deliveries)",
+            metrics.dead_letters.clone(),
         );
         registry.register(
             "deliveries",

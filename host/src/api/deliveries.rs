@@ -51,7 +51,7 @@ pub async fn list(State(app): State<Arc<App>>, Admin(caller): Admin, query: Quer
     // A live webhook of the organisation has its own index; otherwise (deleted webhook, or
     // no filter) the organisation's index is scanned.
     let index = match webhook {
-        Some(w) if app.store.get_webhook(&caller.org_id, w).await?.is_some() => app.store.key(&["wh", w, "dlvs"]),
+        Some(w) if app.store.webhook_exists(&caller.org_id, w).await? => app.store.key(&["wh", w, "dlvs"]),
         _ => app.store.key(&["org", &caller.org_id, "dlvs"]),
     };
     let keep = |s: &str, a: &str, w: &str| {

@@ -20,8 +20,8 @@ use crate::ids::{self, Kind};
 use crate::queue::{NewEvent, Published};
 use crate::store::StoreError;
 
-/// Longest client-chosen event id, after `evt_`.
-const MAX_EVENT_ID: usize = 100;
+/// How far in the future an event's `created_at` may be (clock skew, not time travel).
+const MAX_FUTURE_MS: u64 = 24 * 3600 * 1000;
 
 /// A validated event, ready to become an envelope.
 #[derive(Debug)]
@@ -113,7 +113,7 @@ pub fn validate(mut fields: BTreeMap<String, &RawValue>) -> ApiResult<Event<'_>>
     let id = match fields.remove("id") {
         None => ids::new(Kind::Event),
         Some(raw) => match text(raw) {
-            Some(id) if valid_event_id(&id) => id,
+            Some(id) if ids::is_event_id(&id) => id,
             _ => {
                 error("id", "must be a string `evt_` followed by up to 100 letters, digits, `_` or `-`");
                 String::new()
@@ -138,6 +138,11 @@ pub fn validate(mut fields: BTreeMap<String, &RawValue>) -> ApiResult<Event<'_>>
     let created_at = match fields.remove("created_at") {
         None => crate::time::now_rfc3339(),
         Some(raw) => match text(raw).as_deref().and_then(crate::time::parse_rfc3339) {
+            // A far-future time would make this event the newest snapshot of its record for ever.
+            Some(ms) if ms > crate::time::now_millis() + MAX_FUTURE_MS => {
+                error("created_at", "must not be more than a day in the future");
+                String::new()
+            }
             Some(ms) => crate::time::format_millis(ms),
             None => {
                 error("created_at", "must be an RFC 3339 UTC timestamp such as 2026-11-22T11:00:38.123Z");
@@ -227,14 +232,6 @@ pub fn validate(mut fields: BTreeMap<String, &RawValue>) -> ApiResult<Event<'_>>
         deleted,
         snapshot_key,
         snapshot,
-    })
-}
-
-fn valid_event_id(id: &str) -> bool {
-    id.strip_prefix("evt_").is_some_and(|rest| {
-        !rest.is_empty()
-            && rest.len() <= MAX_EVENT_ID
-            && rest.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
     })
 }
 

@@ -18,17 +18,63 @@ pub mod ops;
 pub mod plugins;
 pub mod webhooks;
 
+use std::convert::Infallible;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
+use axum::error_handling::HandleErrorLayer;
 use axum::extract::Request;
 use axum::http::header;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use tower::{BoxError, ServiceBuilder};
 
 use self::error::{ApiError, Code};
 use crate::App;
+
+/// Longest one request may take, body included; beyond it the answer is `503`.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+/// Most requests one process handles at once; beyond it requests are refused at once with
+/// `503` and `Retry-After` (load shedding) rather than queued without bound.
+pub const MAX_CONCURRENT_REQUESTS: usize = 1024;
+
+/// The router under the limits every request shares: a timeout, and a concurrency limit
+/// with load shedding. This is what the listener serves.
+pub fn service(
+    app: Arc<App>,
+) -> impl tower::Service<
+    hyper::Request<hyper::body::Incoming>,
+    Response = Response,
+    Error = Infallible,
+    Future = impl Send + 'static,
+> + Clone
++ Send
++ 'static {
+    ServiceBuilder::new()
+        .layer(HandleErrorLayer::new(overloaded))
+        .load_shed()
+        .concurrency_limit(MAX_CONCURRENT_REQUESTS)
+        .timeout(REQUEST_TIMEOUT)
+        .service(router(app))
+}
+
+/// The answer when a request timed out or was shed.
+async fn overloaded(error: BoxError) -> ApiError {
+    if error.is::<tower::timeout::error::Elapsed>() {
+        tracing::warn!("a request took longer than {REQUEST_TIMEOUT:?}");
+        ApiError { retry_after: Some(1), ..ApiError::new(Code::Unavailable, "the request took too long") }
+    } else if error.is::<tower::load_shed::error::Overloaded>() {
+        ApiError {
+            retry_after: Some(1),
+            ..ApiError::new(Code::Unavailable, "too many requests in progress; retry shortly")
+        }
+    } else {
+        tracing::error!(%error, "request failed");
+        ApiError::internal()
+    }
+}
 
 /// The whole HTTP surface of Weir.
 pub fn router(app: Arc<App>) -> Router {

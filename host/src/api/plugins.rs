@@ -13,6 +13,7 @@ use super::error::{ApiError, ApiResult, Code, FieldError};
 use super::extract::{Admin, JsonObject, Query, read_body};
 use super::fields::Fields;
 use crate::App;
+use crate::delivery::sign;
 use crate::ids::{self, Kind};
 use crate::plugins::{EventMeta, Verdict};
 use crate::store::plugins::{Deleted, MAX_PLUGINS_PER_ORG, Plugin};
@@ -103,8 +104,10 @@ pub async fn delete(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id):
     }
 }
 
-/// `POST /api/v2/plugins/{id}/test` `{"event": {...}, "config": {...}}`: runs the plugin
-/// once on the event (in the shape `POST /api/v2/events` takes) and reports everything.
+/// `POST /api/v2/plugins/{id}/test`: runs the plugin once and reports everything. The
+/// event is given as `event` — in the shape `POST /api/v2/events` takes, or the envelope
+/// exactly as a subscriber received it (with `organisation`) — or as `delivery_id`, to rerun
+/// the plugin on the event of a real delivery. `config` is the attachment's config.
 pub async fn test(
     State(app): State<Arc<App>>,
     Admin(caller): Admin,
@@ -113,36 +116,39 @@ pub async fn test(
 ) -> ApiResult<Response> {
     let plugin = find(&app, &caller.org_id, &id).await?;
     let mut fields = Fields::new(body);
-    let event = fields.object("event", true);
+    let event = fields.object("event", false);
+    let delivery_id = fields.string("delivery_id");
     let config = fields.object("config", false).unwrap_or_default();
+    if event.is_some() == delivery_id.is_some() && !fields.has_errors() {
+        fields.error("event", "give either `event` or `delivery_id`");
+    }
     fields.finish()?;
-    let event_text = Value::Object(event.unwrap_or_default()).to_string();
-    let raw: BTreeMap<String, &RawValue> =
-        serde_json::from_str(&event_text).map_err(|e| ApiError::field("event", e.to_string()))?;
-    let event = super::events::validate(raw).map_err(|mut e| {
-        e.details = e.details.into_iter().map(|d| FieldError::new(format!("event.{}", d.field), d.message)).collect();
-        e
-    })?;
-    let envelope = event.envelope(&caller.org_id);
-    let meta = EventMeta {
-        id: event.id.clone(),
-        action: event.action.clone(),
-        organisation_id: caller.org_id.clone(),
-        creator_id: event.creator_id.clone(),
-        subject_type: event.subject_type.clone(),
-        subject_id: event.subject_id.clone(),
+    let envelope = match (event, delivery_id) {
+        (Some(event), _) => envelope_of_event(event, &caller.org_id)?,
+        (None, Some(delivery_id)) => envelope_of_delivery(&app, &caller.org_id, &delivery_id).await?,
+        (None, None) => return Err(ApiError::internal()),
     };
+    let meta = EventMeta::from_envelope(&envelope).ok_or_else(ApiError::internal)?;
     let wasm =
         if app.plugins.is_compiled(&plugin.sha256) { None } else { app.store.get_plugin_wasm(&plugin.id).await? };
     let config = Value::Object(config).to_string();
-    let report =
-        app.plugins.call(plugin.sha256.clone(), wasm, Arc::new(meta), Arc::from(envelope.as_str()), config).await;
+    let report = app
+        .plugins
+        .call(&caller.org_id, plugin.sha256.clone(), wasm, Arc::new(meta), Arc::from(envelope.as_str()), config)
+        .await;
     let (outcome, reason, out_body, headers, error) = match report.result {
         Ok(Verdict::Deliver { body, headers }) => ("deliver", None, Some(body.unwrap_or(envelope)), headers, None),
         Ok(Verdict::Drop(reason)) => ("drop", Some(reason), None, Vec::new(), None),
         Err(e) => ("error", None, None, Vec::new(), Some(e.to_string())),
     };
-    let headers: Vec<Value> = headers.into_iter().map(|(name, value)| json!({"name": name, "value": value})).collect();
+    // Only the headers a delivery would carry: Weir sets its own (the signature among them;
+    // a dry run has no secret to sign with).
+    let headers: Vec<Value> = headers
+        .into_iter()
+        .map(|(name, value)| (name.to_ascii_lowercase(), value))
+        .filter(|(name, _)| !sign::is_reserved(name))
+        .map(|(name, value)| json!({"name": name, "value": value}))
+        .collect();
     Ok(axum::Json(json!({
         "outcome": outcome,
         "reason": reason,
@@ -155,4 +161,36 @@ pub async fn test(
         "duration_us": report.duration.as_micros() as u64,
     }))
     .into_response())
+}
+
+/// The envelope of an event given to a dry run: validated like a published one. A
+/// delivered envelope's `organisation` is accepted (the dry run runs as the caller's).
+fn envelope_of_event(mut event: serde_json::Map<String, Value>, org_id: &str) -> ApiResult<String> {
+    if let Some(organisation) = event.remove("organisation") {
+        let ok = organisation.as_object().is_some_and(|o| o.len() == 1 && o.get("id").is_some_and(Value::is_string));
+        if !ok {
+            return Err(ApiError::field("event.organisation", "must be an object {\"id\": \"org_…\"}"));
+        }
+    }
+    let event_text = Value::Object(event).to_string();
+    let raw: BTreeMap<String, &RawValue> =
+        serde_json::from_str(&event_text).map_err(|e| ApiError::field("event", e.to_string()))?;
+    let event = super::events::validate(raw).map_err(|mut e| {
+        e.details = e.details.into_iter().map(|d| FieldError::new(format!("event.{}", d.field), d.message)).collect();
+        e
+    })?;
+    Ok(event.envelope(org_id))
+}
+
+/// The envelope of a delivery's event, as published (before any plugin ran).
+async fn envelope_of_delivery(app: &App, org_id: &str, delivery_id: &str) -> ApiResult<String> {
+    let not_found = || ApiError::field("delivery_id", "no such delivery in this organisation");
+    if !ids::is_valid(Kind::Delivery, delivery_id) {
+        return Err(not_found());
+    }
+    let delivery = app.store.get_delivery(org_id, delivery_id).await?.ok_or_else(not_found)?;
+    app.store
+        .event_envelope(org_id, &delivery.event_id)
+        .await?
+        .ok_or_else(|| ApiError::field("delivery_id", "the event of this delivery has expired"))
 }

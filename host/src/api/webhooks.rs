@@ -238,10 +238,11 @@ pub async fn attachments(
         for name in leftover {
             inner.error(name, "unknown field");
         }
+        // The id becomes a Redis key: only the shape of a plugin id is looked up.
         if let Some(plugin_id) = &plugin_id
-            && !app.plugin_exists(org_id, plugin_id).await?
+            && (!ids::is_valid(Kind::Plugin, plugin_id) || !app.plugin_exists(org_id, plugin_id).await?)
         {
-            inner.error("plugin_id", format!("no plugin `{plugin_id}` in this organisation"));
+            inner.error("plugin_id", "no such plugin in this organisation");
         }
         let inner_errors = inner.into_errors();
         if inner_errors.is_empty()

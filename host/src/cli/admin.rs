@@ -95,7 +95,7 @@ async fn execute(store: &Store, command: AdminCommand) -> Result<serde_json::Val
         }
         AdminCommand::User { command: UserCommand::Create { org_id, email, admin } } => {
             let email = email.trim().to_owned();
-            let valid = email.len() <= 254
+            let valid = email.len() <= crate::store::users::MAX_EMAIL_BYTES
                 && email.split_once('@').is_some_and(|(local, domain)| !local.is_empty() && domain.contains('.'))
                 && !email.chars().any(|c| c.is_whitespace() || c.is_control());
             if !valid {

@@ -6,16 +6,21 @@ use std::time::Duration;
 
 /// Parses one duration. A bare number is refused: the unit is never guessed.
 pub fn parse(text: &str) -> Result<Duration, String> {
+    let d = parse_span(text)?;
+    if d.is_zero() {
+        return Err(format!("`{}` must be greater than zero", text.trim()));
+    }
+    Ok(d)
+}
+
+/// Parses a duration that may be zero (`0s`), for settings where zero means "no minimum".
+pub fn parse_span(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     if text.is_empty() {
         return Err("empty duration".into());
     }
-    let d = humantime::parse_duration(text)
-        .map_err(|e| format!("`{text}` is not a duration ({e}); use a number and a unit: ms, s, m, h, d"))?;
-    if d.is_zero() {
-        return Err(format!("`{text}` must be greater than zero"));
-    }
-    Ok(d)
+    humantime::parse_duration(text)
+        .map_err(|e| format!("`{text}` is not a duration ({e}); use a number and a unit: ms, s, m, h, d"))
 }
 
 /// Parses a comma-separated list of durations.
@@ -53,6 +58,8 @@ mod tests {
         assert!(parse("").is_err());
         assert!(parse("10").unwrap_err().contains("unit"));
         assert!(parse("0s").unwrap_err().contains("greater than zero"));
+        assert_eq!(parse_span("0s"), Ok(Duration::ZERO));
+        assert!(parse_span("soon").is_err());
         assert!(parse("soon").is_err());
         assert!(parse("-5s").is_err());
     }

@@ -26,6 +26,7 @@ pub const KEYS: &[&str] = &[
     "redis_prefix",
     "data_dir",
     "listen",
+    "max_connections",
     "public_url",
     "tls_cert",
     "tls_key",
@@ -49,6 +50,7 @@ pub const KEYS: &[&str] = &[
     "plugin_memory_mib",
     "plugin_max_output_kib",
     "plugin_concurrency",
+    "plugin_concurrency_per_org",
 ];
 
 /// The validated configuration of one Weir process.
@@ -59,6 +61,8 @@ pub struct Config {
     pub redis_prefix: String,
     pub data_dir: PathBuf,
     pub listen: SocketAddr,
+    /// Most connections open at once on the listener.
+    pub max_connections: usize,
     /// Explicit `public_url`; see [`Config::public_url`] for the effective one.
     pub public_url: Option<String>,
     pub tls: Option<TlsFiles>,
@@ -82,6 +86,8 @@ pub struct Config {
     pub plugin_memory_mib: usize,
     pub plugin_max_output_kib: usize,
     pub plugin_concurrency: usize,
+    /// Most plugin calls of one organisation at once in this process.
+    pub plugin_concurrency_per_org: usize,
 }
 
 /// Certificate chain and key for the HTTPS listener.
@@ -180,6 +186,7 @@ impl Config {
             memory: self.plugin_memory_mib * 1024 * 1024,
             max_output: self.plugin_max_output_kib * 1024,
             concurrency: self.plugin_concurrency,
+            concurrency_per_org: self.plugin_concurrency_per_org,
         }
     }
 
@@ -242,6 +249,16 @@ impl Layers {
 
     fn duration(&self, key: &'static str, max: Duration) -> Result<Duration, ConfigError> {
         let d = duration::parse(&self.required_string(key)?).map_err(|m| self.invalid(key, m))?;
+        self.at_most(key, d, max)
+    }
+
+    /// A duration that may be zero.
+    fn span(&self, key: &'static str, max: Duration) -> Result<Duration, ConfigError> {
+        let d = duration::parse_span(&self.required_string(key)?).map_err(|m| self.invalid(key, m))?;
+        self.at_most(key, d, max)
+    }
+
+    fn at_most(&self, key: &'static str, d: Duration, max: Duration) -> Result<Duration, ConfigError> {
         if d > max {
             return Err(self.invalid(key, format!("must be at most {}", duration::format(max))));
         }
@@ -297,6 +314,7 @@ impl Layers {
             .parse()
             .map_err(|_| self.invalid("listen", format!("`{listen_text}` is not an address like 127.0.0.1:8080")))?;
 
+        let max_connections = self.uint("max_connections", 1, 1_000_000)? as usize;
         let public_url = self.string("public_url")?;
         if let Some(u) = &public_url {
             let ok = url::Url::parse(u)
@@ -373,7 +391,8 @@ impl Layers {
         }
 
         let deactivate_after_failures = self.uint("deactivate_after_failures", 1, 1_000_000)? as u32;
-        let deactivate_after = self.duration("deactivate_after", YEAR)?;
+        // Zero: no minimum failing span, only the count of failures.
+        let deactivate_after = self.span("deactivate_after", YEAR)?;
         let delivery_timeout = self.duration("delivery_timeout", Duration::from_secs(300))?;
         let max_in_flight_per_webhook = self.uint("max_in_flight_per_webhook", 1, 10_000)? as usize;
         let worker_concurrency = self.uint("worker_concurrency", 1, 100_000)? as usize;
@@ -386,6 +405,13 @@ impl Layers {
         let plugin_memory_mib = self.uint("plugin_memory_mib", 1, 4096)? as usize;
         let plugin_max_output_kib = self.uint("plugin_max_output_kib", 1, 65_536)? as usize;
         let plugin_concurrency = self.uint("plugin_concurrency", 1, 256)? as usize;
+        // 0: half the machine's cores (at least one), so one organisation's busy plugins
+        // leave CPU for everyone else's; never more than the whole pool.
+        let plugin_concurrency_per_org = match self.uint("plugin_concurrency_per_org", 0, 256)? as usize {
+            0 => (std::thread::available_parallelism().map_or(2, |n| n.get()) / 2).max(1),
+            n => n,
+        }
+        .min(plugin_concurrency);
 
         let schedule_span: Duration = retry_schedule.iter().sum();
         if delivery_retention < schedule_span.mul_f64(1.2) + Duration::from_secs(60) {
@@ -403,6 +429,7 @@ impl Layers {
             redis_prefix,
             data_dir,
             listen,
+            max_connections,
             public_url,
             tls,
             allow_private_targets,
@@ -424,6 +451,7 @@ impl Layers {
             plugin_memory_mib,
             plugin_max_output_kib,
             plugin_concurrency,
+            plugin_concurrency_per_org,
         })
     }
 }

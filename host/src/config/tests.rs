@@ -153,3 +153,11 @@ fn tempfile() -> (PathBuf, std::fs::File) {
     let file = std::fs::File::create(&path).unwrap();
     (path, file)
 }
+
+#[test]
+fn deactivate_after_may_be_zero() {
+    let c = load(&[("WEIR_DEACTIVATE_AFTER", "0s")]).unwrap();
+    assert_eq!(c.deactivate_after, Duration::ZERO);
+    let err = load(&[("WEIR_DEACTIVATE_AFTER", "-1s")]).unwrap_err().to_string();
+    assert!(err.starts_with("WEIR_DEACTIVATE_AFTER"), "{err}");
+}

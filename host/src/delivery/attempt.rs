@@ -36,15 +36,19 @@ enum Prepared {
     Filtered { fields: Vec<(&'static str, String)> },
     /// The event expired before its first attempt.
     EventMissing,
+    /// What an earlier attempt stored cannot be read.
+    Corrupt(String),
     /// The store could not be read.
     StoreDown,
 }
 
 impl Engine {
     pub(super) async fn handle(&self, entry: &Entry) -> Handled {
-        let loaded = match self.loader.call(entry.delivery.clone()).await.and_then(|loaded| loaded) {
-            Ok(loaded) => loaded,
-            Err(e) => {
+        let loaded = match self.loader.call(entry.delivery.clone()).await {
+            Ok(Ok(loaded)) => loaded,
+            // This record cannot be read: attempting it again would fail again.
+            Ok(Err(StoreError::Corrupt { reason, .. })) => return self.dead_letter(entry, &reason).await,
+            Ok(Err(e)) | Err(e) => {
                 tracing::warn!(error = %e, delivery = %entry.delivery, "cannot load delivery");
                 return Handled::StoreDown;
             }
@@ -69,6 +73,7 @@ impl Engine {
         }
         let (body, extra_headers, fields) = match self.prepare(&mut work, &webhook).await {
             Prepared::Send { body, extra_headers, fields } => (body, extra_headers, fields),
+            Prepared::Corrupt(reason) => return self.dead_letter(entry, &reason).await,
             Prepared::Filtered { fields } => {
                 return self.finish(entry, Outcome::Filtered, Record { fields, ..record }).await;
             }
@@ -78,7 +83,8 @@ impl Engine {
             }
             Prepared::StoreDown => return Handled::StoreDown,
         };
-        let attempt_no = work.attempt_count + 1;
+        // `load` counted this attempt as it started, so one made again after a crash says so.
+        let attempt_no = work.attempt_count.max(1);
         let budget = work.attempt_budget.unwrap_or(self.app.config.retry_schedule.len() + 1);
         let headers = sign::request_headers(
             body.as_bytes(),
@@ -114,19 +120,36 @@ impl Engine {
     /// produced then (the same body every time).
     async fn prepare(&self, work: &mut Work, webhook: &WebhookTarget) -> Prepared {
         if work.plugins.is_some() {
-            let extra_headers = work
-                .headers
-                .as_deref()
-                .and_then(|h| serde_json::from_str::<Vec<(String, String)>>(h).ok())
-                .unwrap_or_default();
+            let extra_headers = match work.headers.as_deref() {
+                None | Some("") => Vec::new(),
+                Some(h) => match serde_json::from_str::<Vec<(String, String)>>(h) {
+                    Ok(headers) => headers,
+                    Err(e) => {
+                        return Prepared::Corrupt(format!("the headers its plugins produced cannot be read: {e}"));
+                    }
+                },
+            };
             let Some(body) = work.body.take().or_else(|| work.envelope.take()) else {
                 return Prepared::EventMissing;
             };
             return Prepared::Send { body, extra_headers, fields: Vec::new() };
         }
         let Some(envelope) = work.envelope.take() else { return Prepared::EventMissing };
-        let attachments: Vec<Attachment> =
-            webhook.plugins.as_deref().and_then(|p| serde_json::from_str(p).ok()).unwrap_or_default();
+        let attachments: Vec<Attachment> = match webhook.plugins.as_deref() {
+            None | Some("") => Vec::new(),
+            Some(text) => match serde_json::from_str(text) {
+                Ok(attachments) => attachments,
+                // Which plugins should run is unknown: never send the body unfiltered. The
+                // default `on_error` applies: the delivery is dropped, with the reason.
+                Err(e) => {
+                    let error = format!("the webhook's plugin attachments cannot be read ({e}); dropped by default");
+                    tracing::error!(event = %work.event_id, "{error}");
+                    let record = chain::PluginRecord::failed("", error);
+                    let plugins = serde_json::to_string(&[record]).unwrap_or_else(|_| "[]".into());
+                    return Prepared::Filtered { fields: vec![("plugins", plugins)] };
+                }
+            },
+        };
         if attachments.is_empty() {
             return Prepared::Send {
                 body: envelope,
@@ -158,7 +181,7 @@ impl Engine {
             });
         }
         let meta = EventMeta::from_envelope(&envelope).unwrap_or_default();
-        let (outcome, records) = chain::run(&self.app.plugins, steps, Arc::new(meta), &envelope).await;
+        let (outcome, records) = chain::run(&self.app.plugins, &work.org_id, steps, Arc::new(meta), &envelope).await;
         let mut fields = vec![("plugins", serde_json::to_string(&records).unwrap_or_else(|_| "[]".into()))];
         match outcome {
             ChainOutcome::Filtered { .. } => Prepared::Filtered { fields },
@@ -178,14 +201,20 @@ impl Engine {
         }
     }
 
-    /// Records an outcome, retrying while Redis is briefly unreachable. If it stays
-    /// unreachable the entry is left pending: it will be attempted again (at least once).
+    /// Records an outcome. An outcome not recorded would be sent again (a duplicate), so
+    /// while Redis cannot take it (unreachable, loading, busy, out of memory) this keeps
+    /// trying, holding the entry (its heartbeat goes on, so nobody takes it over). Only a
+    /// record that cannot be read gives up: it is dead-lettered.
     async fn finish(&self, entry: &Entry, outcome: Outcome, record: Record) -> Handled {
-        let mut wait = Duration::from_millis(200);
+        let mut wait = Duration::from_millis(100);
+        let mut tries: u32 = 0;
         let recording = Recording { delivery: entry.delivery.clone(), outcome, record };
-        for _ in 0..6 {
-            match self.recorder.call(recording.clone()).await.and_then(|recorded| recorded) {
-                Ok(recorded) => {
+        loop {
+            let error = match self.recorder.call(recording.clone()).await {
+                Ok(Ok(recorded)) => {
+                    if tries > 0 {
+                        tracing::info!(delivery = %entry.delivery, tries, "recorded the outcome after Redis recovered");
+                    }
                     if recorded.status != "pending" {
                         self.app.metrics.delivery_finished(&recorded.status);
                     }
@@ -197,17 +226,44 @@ impl Engine {
                     }
                     return Handled::Done;
                 }
-                Err(StoreError::Unavailable(_)) => {
-                    tokio::time::sleep(wait).await;
-                    wait *= 2;
+                Ok(Err(StoreError::Corrupt { reason, .. })) => return self.dead_letter(entry, &reason).await,
+                Ok(Err(e)) | Err(e) => e,
+            };
+            if tries.is_power_of_two() {
+                tracing::warn!(error = %error, delivery = %entry.delivery, tries, "cannot record a delivery outcome yet; retrying");
+            }
+            tries += 1;
+            tokio::time::sleep(wait).await;
+            wait = (wait * 2).min(Duration::from_secs(5));
+        }
+    }
+
+    /// Takes a delivery whose record cannot be read out of the queue for good: it becomes
+    /// `failed`, with `error` saying why (the deliveries API shows it), and is counted in
+    /// `weir_dead_letters_total`. Retried while Redis is unreachable, like an outcome.
+    async fn dead_letter(&self, entry: &Entry, reason: &str) -> Handled {
+        let reason = format!("the delivery record cannot be read: {reason}");
+        tracing::error!(delivery = %entry.delivery, webhook = %entry.webhook, %reason, "dead-lettering a delivery");
+        let mut wait = Duration::from_millis(100);
+        loop {
+            match self.queue.dead_letter(entry, &reason, self.app.config.delivery_retention).await {
+                Ok(()) => {
+                    self.app.metrics.dead_letters.inc();
+                    self.app.metrics.delivery_finished("failed");
+                    return Handled::Done;
+                }
+                Err(e @ StoreError::Corrupt { .. }) => {
+                    // Not even that could be written: leave it pending for an operator.
+                    tracing::error!(error = %e, delivery = %entry.delivery, "cannot dead-letter the delivery");
+                    return Handled::StoreDown;
                 }
                 Err(e) => {
-                    tracing::error!(error = %e, delivery = %entry.delivery, "cannot record delivery outcome");
-                    return Handled::StoreDown;
+                    tracing::warn!(error = %e, delivery = %entry.delivery, "cannot dead-letter yet; retrying");
+                    tokio::time::sleep(wait).await;
+                    wait = (wait * 2).min(Duration::from_secs(5));
                 }
             }
         }
-        Handled::StoreDown
     }
 }
 

@@ -106,7 +106,16 @@ pub fn render(format: Format, doc: &Document<'_>) -> Vec<u8> {
     }
 }
 
+/// One CSV cell. A cell that a spreadsheet would read as a formula (starting with `=`, `+`,
+/// `-`, `@`, tab or carriage return) is prefixed with `'` (contract §2), then quoted if needed.
 fn csv_cell(text: &str) -> String {
+    let neutral;
+    let text = if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        neutral = format!("'{text}");
+        &neutral
+    } else {
+        text
+    };
     if text.contains([',', '"', '\n', '\r']) { format!("\"{}\"", text.replace('"', "\"\"")) } else { text.to_owned() }
 }
 
@@ -208,6 +217,24 @@ mod tests {
         let record = json!({"title": "Pump, \"main\"", "plain": "x"});
         let csv = String::from_utf8(render(Format::Csv, &doc(&record))).unwrap();
         assert_eq!(csv, "field,value\r\n/plain,x\r\n/title,\"Pump, \"\"main\"\"\"\r\n");
+    }
+
+    #[test]
+    fn csv_neutralises_formula_cells() {
+        let record = json!({
+            "a": "=HYPERLINK(\"http://127.0.0.1/x\",\"click\")", "b": "+1", "c": "-2", "d": "@SUM(A1)",
+            "e": "\tx", "f": "\rx", "g": "a=b", "n": -5,
+        });
+        let csv = String::from_utf8(render(Format::Csv, &doc(&record))).unwrap();
+        let lines: Vec<&str> = csv.split("\r\n").collect();
+        assert_eq!(lines[1], "/a,\"'=HYPERLINK(\"\"http://127.0.0.1/x\"\",\"\"click\"\")\"");
+        assert_eq!(lines[2], "/b,'+1");
+        assert_eq!(lines[3], "/c,'-2");
+        assert_eq!(lines[4], "/d,'@SUM(A1)");
+        assert_eq!(lines[5], "/e,'\tx");
+        assert_eq!(lines[6], "/f,\"'\rx\"");
+        assert_eq!(lines[7], "/g,a=b", "only a leading formula character counts");
+        assert_eq!(lines[8], "/n,'-5");
     }
 
     #[test]

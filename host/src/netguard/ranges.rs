@@ -34,6 +34,7 @@ const V6_BLOCKED: &[(u128, u8)] = &[
     (0xfe80_u128 << 112, 10),     // fe80::/10 link-local
     (0xff00_u128 << 112, 8),      // ff00::/8 multicast
     (0x2001_0db8_u128 << 96, 32), // 2001:db8::/32 documentation
+    (0x2001_0000_u128 << 96, 32), // 2001::/32 Teredo: tunnels to an (obfuscated) IPv4 address
     (0x0100_u128 << 112, 64),     // 100::/64 discard-only
     (0xfec0_u128 << 112, 10),     // fec0::/10 deprecated site-local
 ];
@@ -117,6 +118,21 @@ mod tests {
 
     fn ip(s: &str) -> IpAddr {
         s.parse().unwrap()
+    }
+
+    #[test]
+    fn teredo_is_blocked_and_6to4_follows_its_ipv4_address() {
+        for blocked in ["2001::", "2001:0:ffff:ffff:ffff:ffff:ffff:ffff", "2001:0:4136:e378:8000:63bf:3fff:fdd2"] {
+            assert!(!is_public(ip(blocked)), "{blocked} is Teredo");
+        }
+        // Just outside 2001::/32.
+        assert!(is_public(ip("2001:1::1")));
+        // 6to4 of loopback, private and metadata addresses; then of a public one.
+        for blocked in ["2002:7f00:1::1", "2002:a00:1::", "2002:a9fe:a9fe::1", "2002:c0a8:101::"] {
+            assert!(!is_public(ip(blocked)), "{blocked} embeds a non-public IPv4 address");
+        }
+        assert!(is_public(ip("2002:808:808::1")));
+        assert!(is_allowed(ip("2002:7f00:1::1"), &["127.0.0.0/8".parse().unwrap()]));
     }
 
     #[test]

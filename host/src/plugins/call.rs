@@ -54,8 +54,10 @@ pub enum PluginError {
     Memory(String),
     #[error("{0}")]
     Forbidden(String),
-    #[error("overflowed its call stack (too deep recursion)")]
+    #[error("stack overflow (too deep recursion)")]
     StackOverflow,
+    #[error("panicked: {0}")]
+    Panicked(String),
     #[error("trapped: {0}")]
     Trap(String),
     #[error("exited with status {0}")]
@@ -88,20 +90,28 @@ impl Runtime {
         self.compiled.lock().unwrap_or_else(|e| e.into_inner()).contains_key(sha256)
     }
 
-    /// Calls a plugin. `wasm` is needed only when it is not compiled yet
+    /// Calls a plugin of `org_id`. `wasm` is needed only when it is not compiled yet
     /// ([`Runtime::is_compiled`]). Runs on the blocking pool, at most
-    /// `limits.concurrency` at once.
+    /// `limits.concurrency` at once and `limits.concurrency_per_org` for one organisation.
     pub async fn call(
         self: &Arc<Self>,
+        org_id: &str,
         sha256: String,
         wasm: Option<Vec<u8>>,
         event: Arc<EventMeta>,
         body: Arc<str>,
         config: String,
     ) -> CallReport {
-        let _permit = self.permits.acquire().await;
-        let runtime = self.clone();
         let started = Instant::now();
+        let Some(_slot) = self.pool.acquire(org_id).await else {
+            return CallReport {
+                result: Err(PluginError::Unavailable("the plugin runtime is shutting down".into())),
+                logs: Vec::new(),
+                fuel_used: 0,
+                duration: started.elapsed(),
+            };
+        };
+        let runtime = self.clone();
         let joined =
             tokio::task::spawn_blocking(move || runtime.call_blocking(&sha256, wasm, event, body, &config)).await;
         joined.unwrap_or_else(|e| CallReport {
@@ -150,20 +160,43 @@ impl Runtime {
         let logs = std::mem::take(&mut state.logs);
         let result = match outcome {
             Ok(verdict) => check(verdict, limits.max_output),
-            Err(e) => Err(classify(&e, limits.fuel, limits.timeout)),
+            Err(e) => Err(classify(&e, limits.fuel, limits.timeout, &logs)),
         };
         CallReport { result, logs, fuel_used, duration: started.elapsed() }
     }
 }
 
-/// Turns a call's error into a [`PluginError`], by type.
-fn classify(e: &wasmtime::Error, fuel: u64, timeout: Duration) -> PluginError {
+/// Frames of a trap's backtrace kept (the innermost ones).
+pub(super) const BACKTRACE_FRAMES: usize = 256;
+
+/// Whether a trap happened deep in recursion: a full backtrace, mostly one function.
+fn runaway_recursion(backtrace: Option<&wasmtime::WasmBacktrace>) -> bool {
+    let Some(frames) = backtrace.map(|b| b.frames()) else { return false };
+    if frames.len() < BACKTRACE_FRAMES / 2 {
+        return false;
+    }
+    let mut counts = std::collections::HashMap::new();
+    for frame in frames {
+        *counts.entry(frame.func_index()).or_insert(0usize) += 1;
+    }
+    counts.values().max().is_some_and(|most| most * 2 >= frames.len())
+}
+
+/// Turns a call's error into a [`PluginError`], by type. `logs` is what the plugin wrote
+/// (a Rust guest's panic message goes to stderr, hence to the log).
+fn classify(e: &wasmtime::Error, fuel: u64, timeout: Duration, logs: &[LogLine]) -> PluginError {
     if let Some(trap) = e.downcast_ref::<Trap>() {
         return match trap {
             Trap::OutOfFuel => PluginError::OutOfFuel(fuel),
             Trap::Interrupt => PluginError::Timeout(timeout),
             Trap::StackOverflow => PluginError::StackOverflow,
-            Trap::UnreachableCodeReached => PluginError::Trap("reached unreachable code (a panic or abort)".into()),
+            // A guest's own stack lives in its linear memory: recursing past its end shows
+            // up as an access out of bounds, deep in the same calls.
+            Trap::MemoryOutOfBounds if runaway_recursion(e.downcast_ref()) => PluginError::StackOverflow,
+            Trap::UnreachableCodeReached => match panic_message(logs) {
+                Some(message) => PluginError::Panicked(message),
+                None => PluginError::Trap("reached unreachable code (a panic or abort)".into()),
+            },
             other => PluginError::Trap(other.to_string()),
         };
     }
@@ -178,6 +211,22 @@ fn classify(e: &wasmtime::Error, fuel: u64, timeout: Duration) -> PluginError {
     }
     let text = format!("{e:#}");
     PluginError::Trap(text.lines().next().unwrap_or_default().chars().take(500).collect())
+}
+
+/// The message of a Rust panic, from what the standard panic hook printed: a line
+/// `thread '…' panicked at FILE:LINE:COL:`, then the message (up to a `note:` line).
+fn panic_message(logs: &[LogLine]) -> Option<String> {
+    let at = logs.iter().position(|l| l.message.contains("panicked at "))?;
+    let location = logs[at].message.split("panicked at ").nth(1).unwrap_or("").trim_end_matches(':').trim();
+    let message: Vec<&str> =
+        logs[at + 1..].iter().map(|l| l.message.as_str()).take_while(|m| !m.starts_with("note: ")).collect();
+    let message = message.join("\n");
+    let message = message.trim();
+    Some(match (message.is_empty(), location.is_empty()) {
+        (false, false) => format!("{message} (at {location})"),
+        (false, true) => message.to_owned(),
+        (true, _) => format!("at {location}"),
+    })
 }
 
 /// Checks a verdict: body size and JSON, header names and values.
@@ -267,6 +316,19 @@ mod tests {
         assert_eq!(meta.organisation_id, "org_1");
         assert_eq!((meta.subject_type.as_str(), meta.subject_id.as_str()), ("Form", "frm_1"));
         assert!(EventMeta::from_envelope("{}").is_none());
+    }
+
+    #[test]
+    fn a_panic_message_is_read_from_the_log() {
+        let line = |m: &str| LogLine { level: "warn", message: m.into() };
+        let logs = vec![
+            line("starting"),
+            line("thread '<unnamed>' panicked at src/lib.rs:71:24:"),
+            line("boom"),
+            line("note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace"),
+        ];
+        assert_eq!(panic_message(&logs).as_deref(), Some("boom (at src/lib.rs:71:24)"));
+        assert_eq!(panic_message(&[line("no panic here")]), None);
     }
 
     #[test]

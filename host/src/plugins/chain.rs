@@ -37,6 +37,21 @@ pub struct PluginRecord {
     pub duration_us: u64,
 }
 
+impl PluginRecord {
+    /// A plugin that could not run at all.
+    pub fn failed(plugin_id: &str, error: String) -> PluginRecord {
+        PluginRecord {
+            plugin_id: plugin_id.to_owned(),
+            outcome: "error",
+            logs: Vec::new(),
+            error: Some(error),
+            reason: None,
+            fuel_used: 0,
+            duration_us: 0,
+        }
+    }
+}
+
 /// The result of the whole chain.
 #[derive(Debug, Clone)]
 pub enum ChainOutcome {
@@ -46,9 +61,10 @@ pub enum ChainOutcome {
     Filtered { reason: String },
 }
 
-/// Runs the steps in order.
+/// Runs the steps of a webhook of `org_id` in order.
 pub async fn run(
     runtime: &Arc<Runtime>,
+    org_id: &str,
     steps: Vec<Step>,
     event: Arc<EventMeta>,
     envelope: &str,
@@ -60,7 +76,7 @@ pub async fn run(
     for step in steps {
         let report = match &step.sha256 {
             Some(sha256) => {
-                runtime.call(sha256.clone(), step.wasm, event.clone(), body.clone(), step.config.clone()).await
+                runtime.call(org_id, sha256.clone(), step.wasm, event.clone(), body.clone(), step.config.clone()).await
             }
             None => super::CallReport {
                 result: Err(PluginError::Unavailable("the plugin was deleted".into())),

@@ -15,6 +15,8 @@
 //! - `call`: one call in a fresh instance with a deterministic fuel budget, a wall-clock
 //!   deadline (epoch interruption), a memory cap and an output cap; never on an async
 //!   worker thread.
+//! - `pool`: the slots calls run in, with a per-organisation share so no tenant can take
+//!   them all.
 //! - `chain`: a webhook's attachments run in order, with their `on_error` policy.
 //! - `pointer`: JSON pointers answered over raw JSON text, for `event.get`.
 
@@ -24,6 +26,7 @@ pub mod chain;
 mod compile;
 mod link;
 pub mod pointer;
+mod pool;
 mod state;
 
 use std::collections::HashMap;
@@ -32,7 +35,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::sync::Semaphore;
 use wasmtime::{Config as EngineConfig, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 pub use call::{CallReport, EventMeta, LogLine, PluginError, Verdict};
@@ -51,6 +53,8 @@ pub struct Limits {
     pub max_output: usize,
     /// Most calls at once in this process.
     pub concurrency: usize,
+    /// Most calls of one organisation at once in this process.
+    pub concurrency_per_org: usize,
 }
 
 /// Largest log a call keeps, bytes; the rest is cut.
@@ -78,7 +82,7 @@ pub struct Runtime {
     limits: Limits,
     cache_dir: PathBuf,
     compiled: Mutex<HashMap<String, Arc<compile::Compiled>>>,
-    permits: Semaphore,
+    pool: pool::Pool,
     pub counters: Counters,
     stop_ticker: Arc<AtomicBool>,
 }
@@ -99,6 +103,8 @@ impl Runtime {
         config.consume_fuel(true);
         config.epoch_interruption(true);
         config.max_wasm_stack(512 * 1024);
+        // Enough frames to tell runaway recursion from an ordinary trap (see `call::classify`).
+        config.wasm_backtrace_max_frames(std::num::NonZeroUsize::new(call::BACKTRACE_FRAMES));
         let slots = (limits.concurrency as u32 + 4).max(8);
         let mut pool = PoolingAllocationConfig::default();
         pool.total_component_instances(slots)
@@ -136,7 +142,7 @@ impl Runtime {
             limits,
             cache_dir,
             compiled: Mutex::new(HashMap::new()),
-            permits: Semaphore::new(limits.concurrency),
+            pool: pool::Pool::new(limits.concurrency, limits.concurrency_per_org),
             counters: Counters::default(),
             stop_ticker,
         })

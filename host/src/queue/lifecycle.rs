@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use redis::Value;
 
-use super::{GROUP, LOAD, PUBLISH, Queue, RECORD, RETRY, WEBHOOK_OFF};
+use super::{DEAD_LETTER, Entry, GROUP, LOAD, PUBLISH, Queue, RECORD, RETRY, WEBHOOK_OFF};
 use crate::ids::{self, Kind};
 use crate::store::{Result, StoreError};
 
@@ -401,6 +401,27 @@ impl Queue {
             };
         }
         Ok((queued, refused))
+    }
+
+    /// Fails a delivery whose record cannot be read, with `reason`, and takes it out of
+    /// the queue (see `lua/dead_letter.lua`).
+    pub async fn dead_letter(&self, entry: &Entry, reason: &str, retention: Duration) -> Result<()> {
+        let _: i64 = DEAD_LETTER
+            .key(&self.ready)
+            .key(&self.scheduled)
+            .key(self.delivery_key(&entry.delivery))
+            .key(self.store.key(&["wh", &entry.webhook]))
+            .key(self.store.key(&["wh", &entry.webhook, "pending"]))
+            .arg(GROUP)
+            .arg(&entry.id)
+            .arg(&entry.delivery)
+            .arg(&entry.webhook)
+            .arg(crate::time::now_rfc3339())
+            .arg(reason)
+            .arg(retention.as_millis() as u64)
+            .invoke_async(&mut self.store.conn())
+            .await?;
+        Ok(())
     }
 
     /// Deletes the organisation's webhook and cancels its pending deliveries.

@@ -59,6 +59,7 @@ static PARK: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("lua/p
 static UNPARK: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("lua/unpark.lua")));
 static REQUEUE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("lua/requeue.lua")));
 static RETRY: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("lua/retry.lua")));
+static DEAD_LETTER: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("lua/dead_letter.lua")));
 static WEBHOOK_OFF: LazyLock<Script> =
     LazyLock::new(|| Script::new(&format!("{LIB}\n{}", include_str!("lua/webhook_off.lua"))));
 

@@ -8,7 +8,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::Value;
 
-use super::html::{self, badge, csrf_field, esc};
+use super::html::{self, Notice, badge, csrf_field, esc};
 use super::session::{Change, Signed, plain, store_down};
 use crate::App;
 use crate::api::extract::Query;
@@ -46,11 +46,7 @@ pub(super) async fn show(
         Err(r) => return r,
     };
     let status = serde_json::to_value(d.status).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
-    let notice = match query.get("notice") {
-        Some("retried") => html::notice("ok", "Retry queued."),
-        Some(other) => html::notice("error", other),
-        None => String::new(),
-    };
+    let notice = Notice::from_query(&query);
     let mut body = format!(
         r#"<h1>Delivery {id} {badge}</h1>{notice}
 <p><a href="/settings/webhooks/{wh}">Back to the webhook</a></p>
@@ -126,14 +122,13 @@ pub(super) async fn retry(
     }
     let retried =
         app.queue.retry(&signed.0.org_id, std::slice::from_ref(&id), false, app.config.delivery_retention).await;
-    let message = match retried {
-        Ok((n, _)) if n > 0 => "retried",
-        Ok((_, Some(RetryRefused::Inactive))) => "The webhook is inactive: reactivate it first.",
-        Ok((_, Some(RetryRefused::WebhookGone))) => "The webhook of this delivery was deleted.",
-        Ok((_, Some(RetryRefused::Filtered))) => "A plugin filtered this delivery: there is no request to send.",
-        Ok(_) => "This delivery cannot be retried.",
+    let notice = match retried {
+        Ok((n, _)) if n > 0 => Notice::Retried,
+        Ok((_, Some(RetryRefused::Inactive))) => Notice::RetryInactive,
+        Ok((_, Some(RetryRefused::WebhookGone))) => Notice::RetryWebhookGone,
+        Ok((_, Some(RetryRefused::Filtered))) => Notice::RetryFiltered,
+        Ok(_) => Notice::RetryRefused,
         Err(_) => return store_down(),
     };
-    let query: String = url::form_urlencoded::Serializer::new(String::new()).append_pair("notice", message).finish();
-    html::see_other(&format!("/settings/deliveries/{id}?{query}"))
+    html::see_other(&format!("/settings/deliveries/{id}?notice={}", notice.code()))
 }

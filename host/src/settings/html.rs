@@ -78,6 +78,82 @@ pub fn csrf_field(token: &str) -> String {
     format!(r#"<input type="hidden" name="_csrf" value="{}">"#, esc(token))
 }
 
+/// The notices a page shows after a redirect (`?notice=<code>`). Only these fixed texts are
+/// ever shown: a page never echoes text from the request, so a crafted link cannot put
+/// words in Weir's mouth.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Notice {
+    Created,
+    Saved,
+    Deleted,
+    Reactivated,
+    Deactivated,
+    Retried,
+    RetryInactive,
+    RetryWebhookGone,
+    RetryFiltered,
+    RetryRefused,
+}
+
+impl Notice {
+    const ALL: [Notice; 10] = [
+        Notice::Created,
+        Notice::Saved,
+        Notice::Deleted,
+        Notice::Reactivated,
+        Notice::Deactivated,
+        Notice::Retried,
+        Notice::RetryInactive,
+        Notice::RetryWebhookGone,
+        Notice::RetryFiltered,
+        Notice::RetryRefused,
+    ];
+
+    /// The code carried in the URL.
+    pub fn code(self) -> &'static str {
+        match self {
+            Notice::Created => "created",
+            Notice::Saved => "saved",
+            Notice::Deleted => "deleted",
+            Notice::Reactivated => "reactivated",
+            Notice::Deactivated => "deactivated",
+            Notice::Retried => "retried",
+            Notice::RetryInactive => "retry_inactive",
+            Notice::RetryWebhookGone => "retry_webhook_gone",
+            Notice::RetryFiltered => "retry_filtered",
+            Notice::RetryRefused => "retry_refused",
+        }
+    }
+
+    /// The notice of a code; `None` for anything else.
+    pub fn from_code(code: &str) -> Option<Notice> {
+        Notice::ALL.into_iter().find(|n| n.code() == code)
+    }
+
+    /// The notice box: `ok` for done, `error` for refused.
+    pub fn render(self) -> String {
+        let (kind, text) = match self {
+            Notice::Created => ("ok", "Webhook created."),
+            Notice::Saved => ("ok", "Changes saved."),
+            Notice::Deleted => ("ok", "Webhook deleted; its queued deliveries were cancelled."),
+            Notice::Reactivated => ("ok", "Webhook reactivated."),
+            Notice::Deactivated => ("ok", "Webhook deactivated; its pending deliveries failed."),
+            Notice::Retried => ("ok", "Retry queued."),
+            Notice::RetryInactive => ("error", "The webhook is inactive: reactivate it first."),
+            Notice::RetryWebhookGone => ("error", "The webhook of this delivery was deleted."),
+            Notice::RetryFiltered => ("error", "A plugin filtered this delivery: there is no request to send."),
+            Notice::RetryRefused => ("error", "This delivery cannot be retried."),
+        };
+        notice(kind, text)
+    }
+
+    /// The notice named by a page's `?notice=` parameter, rendered; empty for none or an
+    /// unknown code.
+    pub fn from_query(query: &crate::api::extract::Query) -> String {
+        query.get("notice").and_then(Notice::from_code).map(Notice::render).unwrap_or_default()
+    }
+}
+
 /// A notice or error box (announced to screen readers).
 pub fn notice(kind: &str, text: &str) -> String {
     let role = if kind == "error" { "alert" } else { "status" };
@@ -116,5 +192,14 @@ mod tests {
     fn escapes_everything_that_matters() {
         assert_eq!(esc(r#"<a href="x">'&'</a>"#), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
         assert_eq!(esc("plain"), "plain");
+    }
+
+    #[test]
+    fn notices_are_fixed_texts_chosen_by_code() {
+        for notice in Notice::ALL {
+            assert_eq!(Notice::from_code(notice.code()), Some(notice));
+        }
+        assert_eq!(Notice::from_code("Your account is suspended: call +1 555 0100"), None);
+        assert_eq!(Notice::from_code(""), None);
     }
 }

@@ -4,7 +4,10 @@
 //!   `Secure` under TLS, path `/settings`); Redis keeps its hash, with a 12-hour expiry.
 //! - Every form carries `_csrf`: the session's token (or, on the sign-in form, the value of a
 //!   short-lived `weir_login` cookie); a POST without the right one is refused with 403.
-//! - After 5 failed sign-ins for an email, further attempts are refused for 15 minutes (429).
+//! - Every sign-in attempt for an email is counted as it starts (atomically, so parallel
+//!   guesses are counted too); after 5 without a success, further attempts are refused for
+//!   15 minutes (429). Password checks run a bounded number at once (503 beyond).
+//! - Email addresses over 254 bytes are refused before anything is stored.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,7 +20,7 @@ use axum::response::Response;
 use super::html::{self, esc};
 use crate::App;
 use crate::auth::{passwords, secrets};
-use crate::store::users::Session;
+use crate::store::users::{MAX_EMAIL_BYTES, Session};
 
 const SESSION_COOKIE: &str = "weir_session";
 const LOGIN_COOKIE: &str = "weir_login";
@@ -191,8 +194,14 @@ pub(super) async fn login(State(app): State<Arc<App>>, request: Request) -> Resp
     }
     let email = form.get("email").unwrap_or("").trim().to_ascii_lowercase();
     let password = form.get("password").unwrap_or("").to_owned();
-    match app.store.login_failures(&email).await {
-        Ok(n) if n >= MAX_FAILURES => {
+    if email.len() > MAX_EMAIL_BYTES {
+        // Refused before anything is stored or looked up.
+        let message = format!("Email addresses are at most {MAX_EMAIL_BYTES} bytes.");
+        return login_page(&app, StatusCode::BAD_REQUEST, Some(&message), "");
+    }
+    // The attempt is counted as it starts, so parallel guesses cannot pass the check together.
+    match app.store.login_attempt(&email, FAILURE_WINDOW).await {
+        Ok(n) if n > MAX_FAILURES => {
             return login_page(
                 &app,
                 StatusCode::TOO_MANY_REQUESTS,
@@ -208,13 +217,20 @@ pub(super) async fn login(State(app): State<Arc<App>>, request: Request) -> Resp
         Err(_) => return store_down(),
     };
     let hash = found.as_ref().map(|(_, h)| h.clone()).unwrap_or_else(|| passwords::decoy().to_owned());
-    let ok = tokio::task::spawn_blocking(move || passwords::verify(&password, &hash)).await.unwrap_or(false);
+    let Some(ok) = app.passwords.verify(password, hash).await else {
+        let _ = app.store.login_not_attempted(&email).await;
+        let mut busy = login_page(
+            &app,
+            StatusCode::SERVICE_UNAVAILABLE,
+            Some("Too many sign-ins at once; please try again in a moment."),
+            &email,
+        );
+        busy.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        return busy;
+    };
     let user = match (ok, found) {
         (true, Some((user, _))) => user,
-        _ => {
-            let _ = app.store.login_failed(&email, FAILURE_WINDOW).await;
-            return login_page(&app, StatusCode::UNAUTHORIZED, Some("Email or password is incorrect."), &email);
-        }
+        _ => return login_page(&app, StatusCode::UNAUTHORIZED, Some("Email or password is incorrect."), &email),
     };
     let _ = app.store.login_succeeded(&email).await;
     let token = secrets::generate("wss_");

@@ -9,7 +9,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{Map, Value, json};
 
-use super::html::{self, badge, csrf_field, esc};
+use super::html::{self, Notice, badge, csrf_field, esc};
 use super::session::{Change, Form, Signed, plain, store_down};
 use crate::App;
 use crate::api::error::{ApiError, Code};
@@ -24,18 +24,6 @@ fn problems(e: &ApiError) -> Vec<(String, String)> {
         e.details.iter().map(|d| (d.field.clone(), d.message.clone())).collect()
     } else {
         vec![("webhook".into(), e.message.clone())]
-    }
-}
-
-fn notice_of(query: &Query) -> String {
-    match query.get("notice") {
-        Some("created") => html::notice("ok", "Webhook created."),
-        Some("saved") => html::notice("ok", "Changes saved."),
-        Some("deleted") => html::notice("ok", "Webhook deleted; its queued deliveries were cancelled."),
-        Some("reactivated") => html::notice("ok", "Webhook reactivated."),
-        Some("deactivated") => html::notice("ok", "Webhook deactivated; its pending deliveries failed."),
-        Some("retried") => html::notice("ok", "Retry queued."),
-        _ => String::new(),
     }
 }
 
@@ -125,7 +113,7 @@ pub(super) async fn list(State(app): State<Arc<App>>, signed: Signed, query: Que
     };
     let new =
         if signed.0.admin { r#"<p><a class="button" href="/settings/webhooks/new">New webhook</a></p>"# } else { "" };
-    let body = format!("<h1>Webhooks</h1>{}{new}{table}", notice_of(&query));
+    let body = format!("<h1>Webhooks</h1>{}{new}{table}", Notice::from_query(&query));
     html::page(StatusCode::OK, "Webhooks", Some(&signed.viewer()), &body)
 }
 
@@ -144,7 +132,7 @@ pub(super) async fn new_form(signed: Signed) -> Response {
 /// `POST /settings/webhooks`
 pub(super) async fn create(State(app): State<Arc<App>>, Change(signed, form): Change) -> Response {
     match create_webhook(&app, &signed.0.org_id, webhook_fields(&form)).await {
-        Ok(webhook) => html::see_other(&format!("/settings/webhooks/{}?notice=created", webhook.id)),
+        Ok(webhook) => html::see_other(&format!("/settings/webhooks/{}?notice={}", webhook.id, Notice::Created.code())),
         Err(e) => {
             let checked: Vec<String> = form.all("subscribed_actions").into_iter().map(str::to_owned).collect();
             let body = format!(
@@ -181,7 +169,7 @@ pub(super) async fn show(
     query: Query,
 ) -> Response {
     match webhook(&app, &signed, &id).await {
-        Ok(w) => render_show(&app, &signed, &w, &notice_of(&query), &[], None).await,
+        Ok(w) => render_show(&app, &signed, &w, &Notice::from_query(&query), &[], None).await,
         Err(r) => r,
     }
 }
@@ -348,7 +336,7 @@ pub(super) async fn update(
         body.insert("name".into(), json!(w.name));
     }
     match update_webhook(&app, &signed.0.org_id, &id, body).await {
-        Ok(_) => html::see_other(&format!("/settings/webhooks/{id}?notice=saved")),
+        Ok(_) => html::see_other(&format!("/settings/webhooks/{id}?notice={}", Notice::Saved.code())),
         Err(e) => render_show(&app, &signed, &w, "", &problems(&e), Some(&form)).await,
     }
 }
@@ -388,7 +376,7 @@ pub(super) async fn update_plugins(
     let mut body = Map::new();
     body.insert("plugins".into(), Value::Array(plugins));
     match update_webhook(&app, &signed.0.org_id, &id, body).await {
-        Ok(_) => html::see_other(&format!("/settings/webhooks/{id}?notice=saved")),
+        Ok(_) => html::see_other(&format!("/settings/webhooks/{id}?notice={}", Notice::Saved.code())),
         Err(e) => render_show(&app, &signed, &w, "", &problems(&e), None).await,
     }
 }
@@ -405,7 +393,7 @@ pub(super) async fn set_active(
     match update_webhook(&app, &signed.0.org_id, &id, body).await {
         Ok(_) => html::see_other(&format!(
             "/settings/webhooks/{id}?notice={}",
-            if active { "reactivated" } else { "deactivated" }
+            if active { Notice::Reactivated } else { Notice::Deactivated }.code()
         )),
         Err(e) if e.code == Code::NotFound => plain(StatusCode::NOT_FOUND, "No such webhook."),
         Err(_) => store_down(),
@@ -443,7 +431,7 @@ pub(super) async fn delete(
         return r;
     }
     match app.queue.delete_webhook(&signed.0.org_id, &id).await {
-        Ok(true) => html::see_other("/settings/webhooks?notice=deleted"),
+        Ok(true) => html::see_other(&format!("/settings/webhooks?notice={}", Notice::Deleted.code())),
         Ok(false) => plain(StatusCode::NOT_FOUND, "No such webhook."),
         Err(_) => store_down(),
     }

@@ -17,7 +17,7 @@ use redis::AsyncCommands;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use super::{Result, Store, StoreError};
+use super::{Result, Store};
 
 /// A delivery's status (contract §2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -64,14 +64,22 @@ pub struct Delivery {
     pub updated_at: String,
     pub request: Request,
     pub plugins: Box<RawValue>,
+    /// Why the delivery was taken out of the queue without an outcome (a record that could
+    /// not be read); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
     #[serde(skip)]
     pub org_id: String,
 }
 
-fn raw(key: &str, text: Option<&String>, default: &str) -> Result<Box<RawValue>> {
+/// A JSON field of a record; one that cannot be parsed reads as `default` (and is logged),
+/// so that one damaged record cannot make a listing fail.
+fn raw(key: &str, text: Option<&String>, default: &'static str) -> Box<RawValue> {
     let text = text.filter(|t| !t.is_empty()).map_or(default, |t| t.as_str());
-    RawValue::from_string(text.to_owned())
-        .map_err(|e| StoreError::Corrupt { key: key.to_owned(), reason: e.to_string() })
+    RawValue::from_string(text.to_owned()).unwrap_or_else(|e| {
+        tracing::warn!(%key, error = %e, "a delivery record has a field that is not JSON");
+        RawValue::from_string(default.to_owned()).unwrap_or_default()
+    })
 }
 
 impl Store {
@@ -120,8 +128,12 @@ impl Store {
                 None => envelopes.next().flatten().unwrap_or_default(),
             };
             let text = |name: &str| row.get(name).cloned().unwrap_or_default();
-            let status = Status::parse(&text("status"))
-                .ok_or_else(|| StoreError::Corrupt { key: key.clone(), reason: "bad status".into() })?;
+            let mut error = row.get("error").filter(|e| !e.is_empty()).cloned();
+            let status = Status::parse(&text("status")).unwrap_or_else(|| {
+                // A damaged record shows as failed (the workers dead-letter it when they meet it).
+                error.get_or_insert_with(|| "the delivery record cannot be read: unknown status".into());
+                Status::Failed
+            });
             let created_at = text("created_at");
             let next_attempt_at = match row.get("next_attempt_at") {
                 Some(at) if !at.is_empty() => Some(at.clone()),
@@ -152,12 +164,13 @@ impl Store {
                 event_id: text("event_id"),
                 action: text("action"),
                 status,
-                attempts: raw(&key, row.get("attempts"), "[]")?,
+                attempts: raw(&key, row.get("attempts"), "[]"),
                 next_attempt_at,
                 updated_at: row.get("updated_at").cloned().unwrap_or_else(|| created_at.clone()),
                 created_at,
-                request: Request { headers: raw(&key, Some(&headers), "{}")?, body },
-                plugins: raw(&key, row.get("plugins"), "[]")?,
+                request: Request { headers: raw(&key, Some(&headers), "{}"), body },
+                plugins: raw(&key, row.get("plugins"), "[]"),
+                error,
                 org_id: text("org_id"),
             }));
         }
@@ -214,6 +227,14 @@ impl Store {
 }
 
 impl Store {
+    /// The envelope of an event of the organisation, as published; `None` once expired.
+    pub async fn event_envelope(&self, org_id: &str, event_id: &str) -> Result<Option<String>> {
+        if !crate::ids::is_event_id(event_id) {
+            return Ok(None);
+        }
+        Ok(self.conn().get(self.key(&["evt", org_id, event_id])).await?)
+    }
+
     /// Drops index entries of deliveries created before `cutoff_ms` (their records have
     /// expired or soon will), so the indexes stay bounded under steady load.
     pub async fn trim_delivery_indexes(&self, cutoff_ms: u64) -> Result<()> {

@@ -48,17 +48,24 @@ pub enum StoreError {
 
 impl From<redis::RedisError> for StoreError {
     fn from(e: redis::RedisError) -> StoreError {
-        if e.is_io_error()
-            || e.is_timeout()
-            || e.is_connection_dropped()
-            || e.is_connection_refusal()
-            || e.is_unrecoverable_error()
-        {
-            StoreError::Unavailable(e)
-        } else {
-            StoreError::Redis(e)
-        }
+        if not_ready(&e) { StoreError::Unavailable(e) } else { StoreError::Redis(e) }
     }
+}
+
+/// Whether an error means Redis cannot serve right now but will (unreachable, loading its
+/// data, busy with a script, out of memory, or a cluster between masters), as opposed to
+/// a request it refuses. Callers answer `503` with `Retry-After` and try again later.
+pub fn not_ready(e: &redis::RedisError) -> bool {
+    e.is_io_error()
+        || e.is_timeout()
+        || e.is_connection_dropped()
+        || e.is_connection_refusal()
+        || e.is_unrecoverable_error()
+        || e.kind() == redis::ErrorKind::ClusterConnectionNotFound
+        || matches!(
+            e.code(),
+            Some("LOADING" | "BUSY" | "TRYAGAIN" | "CLUSTERDOWN" | "MASTERDOWN" | "READONLY" | "NOREPLICAS" | "OOM")
+        )
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -141,4 +148,33 @@ pub(crate) fn flag(value: Option<&String>) -> bool {
 /// Writes a boolean hash field.
 pub(crate) fn flag_str(value: bool) -> &'static str {
     if value { "1" } else { "0" }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redis_not_being_ready_is_unavailable_and_a_refused_request_is_not() {
+        for code in ["TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN", "READONLY", "OOM"] {
+            let e = parse_error(&format!("-{code} not now\r\n"));
+            assert!(matches!(StoreError::from(e), StoreError::Unavailable(_)), "{code}");
+        }
+        let loading = parse_error("-LOADING Redis is loading the dataset in memory\r\n");
+        assert_eq!(loading.code(), Some("LOADING"));
+        assert!(matches!(StoreError::from(loading), StoreError::Unavailable(_)));
+        let busy =
+            parse_error("-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n");
+        assert!(matches!(StoreError::from(busy), StoreError::Unavailable(_)));
+        let wrongtype = parse_error("-WRONGTYPE Operation against a key holding the wrong kind of value\r\n");
+        assert!(matches!(StoreError::from(wrongtype), StoreError::Redis(_)));
+    }
+
+    /// A server error as the client reads it off the wire.
+    fn parse_error(wire: &str) -> redis::RedisError {
+        match redis::parse_redis_value(wire.as_bytes()) {
+            Ok(redis::Value::ServerError(e)) => e.into(),
+            other => panic!("not a server error: {other:?}"),
+        }
+    }
 }

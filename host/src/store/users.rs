@@ -5,7 +5,7 @@
 //! | `P:user:{id}` | hash | `id`, `org_id`, `email`, `admin`, `password_hash` (Argon2id PHC), `created_at` |
 //! | `P:user-email:{email}` | string | the user id of a (lower-cased) email: emails are unique |
 //! | `P:session:{sha256}` | hash, TTL | a signed-in session: `user_id`, `org_id`, `email`, `admin`, `csrf` |
-//! | `P:login-fail:{email}` | counter, TTL | failed sign-ins for an email in the current window |
+//! | `P:login-fail:{email}` | counter, TTL | sign-in attempts for an email in the current window (cleared by a success) |
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -15,6 +15,9 @@ use serde::Serialize;
 
 use super::{Result, Store, flag, flag_str};
 use crate::ids::{self, Kind};
+
+/// Longest email address accepted (RFC 5321's path limit), in bytes.
+pub const MAX_EMAIL_BYTES: usize = 254;
 
 /// A person of an organisation.
 #[derive(Debug, Clone, Serialize)]
@@ -125,16 +128,13 @@ impl Store {
         Ok(())
     }
 
-    /// Failed sign-ins for `email` in the current window.
-    pub async fn login_failures(&self, email: &str) -> Result<u64> {
-        let n: Option<u64> = self.conn().get(self.key(&["login-fail", &email.to_ascii_lowercase()])).await?;
-        Ok(n.unwrap_or(0))
-    }
-
-    /// Counts a failed sign-in; the window starts with the first failure.
-    pub async fn login_failed(&self, email: &str, window: Duration) -> Result<u64> {
+    /// Counts a sign-in attempt for `email` as it starts, in one atomic step, and returns
+    /// its number in the current window (which starts with the first attempt). Parallel
+    /// attempts each get their own number, so checking it bounds them all.
+    pub async fn login_attempt(&self, email: &str, window: Duration) -> Result<u64> {
         let key = self.key(&["login-fail", &email.to_ascii_lowercase()]);
         let (n, _): (u64, i64) = redis::pipe()
+            .atomic()
             .incr(&key, 1)
             .cmd("EXPIRE")
             .arg(&key)
@@ -145,7 +145,13 @@ impl Store {
         Ok(n)
     }
 
-    /// Clears the failures of an email after a successful sign-in.
+    /// Takes back an attempt that was not checked (the server was too busy to).
+    pub async fn login_not_attempted(&self, email: &str) -> Result<()> {
+        let _: i64 = self.conn().decr(self.key(&["login-fail", &email.to_ascii_lowercase()]), 1).await?;
+        Ok(())
+    }
+
+    /// Clears the attempts of an email after a successful sign-in.
     pub async fn login_succeeded(&self, email: &str) -> Result<()> {
         let _: i64 = self.conn().del(self.key(&["login-fail", &email.to_ascii_lowercase()])).await?;
         Ok(())

@@ -139,6 +139,12 @@ impl Store {
         Ok(webhook.filter(|w| w.org_id == org_id))
     }
 
+    /// Whether the organisation has this webhook (without reading the rest of it).
+    pub async fn webhook_exists(&self, org_id: &str, id: &str) -> Result<bool> {
+        let org: Option<String> = self.conn().hget(self.key(&["wh", id]), "org_id").await?;
+        Ok(org.as_deref() == Some(org_id))
+    }
+
     /// The webhook whatever its organisation (for the delivery workers).
     pub async fn get_webhook_any_org(&self, id: &str) -> Result<Option<Webhook>> {
         let key = self.key(&["wh", id]);

@@ -157,6 +157,11 @@ async fn events_are_validated() {
         (with(json!({"id": "order-1"})), vec!["id"]),
         (with(json!({"id": "evt_"})), vec!["id"]),
         (with(json!({"created_at": "yesterday"})), vec!["created_at"]),
+        (with(json!({"created_at": "9999-12-31T23:59:59.999Z"})), vec!["created_at"]),
+        (
+            with(json!({"created_at": weir::time::format_millis(weir::time::now_millis() + 25 * 3600 * 1000)})),
+            vec!["created_at"],
+        ),
         (with(json!({"creator": null})), vec!["creator"]),
         (with(json!({"creator": {"id": "u"}})), vec!["creator.name"]),
         (with(json!({"creator": {"id": "u", "name": "n", "email": "x"}})), vec!["creator.email"]),
@@ -180,6 +185,9 @@ async fn events_are_validated() {
     // A note is about another record: any snapshot type that matches its subject.
     let note = json!({"action": "note_created", "creator": {"id": "u", "name": "n"}, "subject": {"type": "Asset", "id": "a1"}, "asset": {"id": "a1"}});
     t.publisher.post("/api/v2/events", &note).await.expect(202);
+    // A little clock skew is fine.
+    let soon = with(json!({"created_at": weir::time::format_millis(weir::time::now_millis() + 3600 * 1000)}));
+    t.publisher.post("/api/v2/events", &soon).await.expect(202);
     let resp = t
         .publisher
         .http

@@ -299,6 +299,119 @@ async fn failed_sign_ins_are_throttled() {
     assert!(resp.text().contains("Too many failed sign-ins"));
 }
 
+/// The sign-in form's CSRF pair: the `weir_login` cookie and the token in the page.
+async fn login_form(http: &Http) -> (String, String) {
+    let form = http.get("/settings/login").send().await.expect(200);
+    let cookie = set_cookies(&form).into_iter().find(|c| c.starts_with("weir_login=")).unwrap();
+    let cookie = cookie.split(';').next().unwrap().to_owned();
+    let csrf = form.text().split("name=\"_csrf\" value=\"").nth(1).unwrap().split('"').next().unwrap().to_owned();
+    (cookie, csrf)
+}
+
+/// `n` sign-in attempts sent at once; their statuses.
+async fn parallel_sign_ins(http: &Http, n: usize, email: impl Fn(usize) -> String) -> Vec<u16> {
+    let (cookie, csrf) = login_form(http).await;
+    let attempts: Vec<_> = (0..n)
+        .map(|i| {
+            let (http, cookie, csrf, email) = (http.clone(), cookie.clone(), csrf.clone(), email(i));
+            tokio::spawn(async move {
+                let form = [("_csrf", csrf.as_str()), ("email", email.as_str()), ("password", "wrong password!")];
+                let resp = http.post("/settings/login").header("cookie", &cookie).form(&form).send().await;
+                if resp.status == 503 {
+                    assert_eq!(resp.header("retry-after").as_deref(), Some("1"));
+                }
+                resp.status
+            })
+        })
+        .collect();
+    let mut statuses = Vec::new();
+    for attempt in attempts {
+        statuses.push(attempt.await.unwrap());
+    }
+    statuses
+}
+
+#[tokio::test]
+async fn parallel_wrong_guesses_cannot_pass_the_throttle_together() {
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::Pro).await;
+    user(&weir, &t.org_id, "target@example.com", true).await;
+    let http = weir.http();
+    let statuses = parallel_sign_ins(&http, 50, |_| "target@example.com".into()).await;
+    let checked = statuses.iter().filter(|s| **s == 401).count();
+    assert!(statuses.iter().all(|s| [401, 429, 503].contains(s)), "{statuses:?}");
+    assert!(checked <= 5, "{checked} of 50 parallel guesses were checked: {statuses:?}");
+    assert!(statuses.iter().filter(|s| **s == 429).count() >= 40, "{statuses:?}");
+    let (resp, session) = http_sign_in(&http, "target@example.com", PASSWORD).await;
+    assert_eq!(resp.status, 429, "the window is used up");
+    assert!(session.is_none());
+}
+
+#[tokio::test]
+async fn password_checks_beyond_the_cores_are_refused_not_queued() {
+    let weir = Weir::start_default().await;
+    let http = weir.http();
+    // Different emails, so the per-email throttle stays out of the way.
+    let statuses = parallel_sign_ins(&http, 40, |i| format!("nobody{i}@example.com")).await;
+    assert!(statuses.iter().all(|s| [401, 503].contains(s)), "{statuses:?}");
+    assert!(statuses.contains(&503), "40 Argon2 checks at once on a few cores: {statuses:?}");
+    assert!(statuses.contains(&401), "{statuses:?}");
+}
+
+#[tokio::test]
+async fn an_email_over_254_bytes_is_refused_before_anything_is_stored() {
+    let builder = WeirBuilder::shared();
+    let weir = builder.start().await;
+    let http = weir.http();
+    let (cookie, csrf) = login_form(&http).await;
+    let mut conn = crate::support::redis::shared().conn();
+    let throttle_keys = |conn: &mut redis::Connection| -> Vec<String> {
+        redis::cmd("KEYS").arg(format!("{}:login-fail:*", builder.prefix())).query(conn).unwrap()
+    };
+    for email in [format!("{}@example.com", "a".repeat(243)), format!("{}@example.com", "a".repeat(1_000_000))] {
+        let form = [("_csrf", csrf.as_str()), ("email", email.as_str()), ("password", "wrong password!")];
+        let resp = http.post("/settings/login").header("cookie", &cookie).form(&form).send().await;
+        assert_eq!(resp.status, 400, "{} bytes", email.len());
+        assert!(resp.text().contains("at most 254 bytes"));
+        assert!(resp.text().len() < 10_000, "the address is not echoed back");
+        assert!(throttle_keys(&mut conn).is_empty(), "nothing stored for it");
+    }
+    // 254 bytes is still an address.
+    let email = format!("{}@example.com", "a".repeat(242));
+    let form = [("_csrf", csrf.as_str()), ("email", email.as_str()), ("password", "wrong password!")];
+    let resp = http.post("/settings/login").header("cookie", &cookie).form(&form).send().await;
+    assert_eq!(resp.status, 401);
+    assert_eq!(throttle_keys(&mut conn).len(), 1);
+}
+
+#[tokio::test]
+async fn notices_are_chosen_by_the_server_never_taken_from_the_request() {
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::Pro).await;
+    user(&weir, &t.org_id, "notices@example.com", true).await;
+    let receiver = Receiver::start().await;
+    let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    t.publisher.publish(&work_order_event("wo_1")).await;
+    let delivery = t.admin.settled(hook["id"].as_str().unwrap(), 1).await[0]["id"].as_str().unwrap().to_owned();
+    let http = weir.http();
+    let (_, session) = http_sign_in(&http, "notices@example.com", PASSWORD).await;
+    let (pair, _) = session.unwrap();
+    let spoof = "Your account is suspended. Call +1 555 0100";
+    let query = format!("notice={}", spoof.replace(' ', "%20").replace('+', "%2B"));
+    for path in [
+        format!("/settings/deliveries/{delivery}"),
+        format!("/settings/webhooks/{}", hook["id"].as_str().unwrap()),
+        "/settings/webhooks".into(),
+    ] {
+        let page = http.get(&format!("{path}?{query}")).header("cookie", &pair).send().await.expect(200).text();
+        assert!(!page.contains("suspended"), "{path} shows request text");
+    }
+    // A code the server chose is shown as its fixed text.
+    let page =
+        http.get(&format!("/settings/deliveries/{delivery}?notice=retried")).header("cookie", &pair).send().await;
+    assert!(page.expect(200).text().contains("Retry queued."));
+}
+
 #[tokio::test]
 async fn other_organisations_webhooks_are_unreachable_and_readers_cannot_change() {
     let weir = Weir::start_default().await;

@@ -1,6 +1,7 @@
 -- Workers take deliveries for one attempt each: reads what the attempt needs of each, of
--- its webhook and (unless a plugin already rendered a body) of the event, and leases it so
--- no other worker sends it at the same time. Many deliveries per call (group commit).
+-- its webhook and (unless a plugin already rendered a body) of the event, leases it so
+-- no other worker sends it at the same time, and counts the attempt (attempt_count is
+-- returned already counted). Many deliveries per call (group commit).
 -- KEYS: the deliveries. ARGV: 1 prefix, 2 now (ms), 3 lease until (ms)
 -- Returns one reply per delivery:
 -- {'missing'} | {'done', status} | {'busy'} | {'ok', delivery, webhook, envelope} | {'error', message}
@@ -20,7 +21,9 @@ local function load(key, i)
   if d[1] ~= 'pending' then return {'done', d[1]} end
   local lease = tonumber(d[2] or '')
   if lease and lease > now then return {'busy'} end
-  redis.call('HSET', key, 'lease_until', lease_until)
+  -- The attempt counts from the moment it starts: one made again after a crash is a new one.
+  d[6] = tostring((tonumber(d[6] or '') or 0) + 1)
+  redis.call('HSET', key, 'lease_until', lease_until, 'attempt_count', d[6])
   local w = webhooks[d[3]]
   if not w then
     w = redis.call('HMGET', P .. ':wh:' .. d[3], 'active', 'url', 'signing_secret', 'plugins', 'fail_count')

@@ -17,7 +17,7 @@ local max_failures, failing_span = tonumber(ARGV[6]), tonumber(ARGV[7])
 local STRIDE, FIRST = 8, 8
 
 local function record(key, outcome, attempt, signature, due_ms, due_ts, fields, healthy)
-  local f = redis.call('HMGET', key, 'status', 'attempts', 'webhook_id', 'org_id', 'event_id', 'id', 'attempt_count')
+  local f = redis.call('HMGET', key, 'status', 'attempts', 'webhook_id', 'org_id', 'event_id', 'id')
   if not f[1] then return 'missing' end
   local status, attempts, wh, org, evt, dlv = f[1], f[2], f[3], f[4], f[5], f[6]
   local sets = {'updated_at', ts, 'lease_until', ''}
@@ -30,8 +30,8 @@ local function record(key, outcome, attempt, signature, due_ms, due_ts, fields, 
     else
       attempts = string.sub(attempts, 1, -2) .. ',' .. attempt .. ']'
     end
-    local n = (tonumber(f[7] or '') or 0) + 1
-    for _, v in ipairs({'attempts', attempts, 'signature', signature, 'attempt_count', tostring(n)}) do
+    -- (attempt_count was counted by load.lua when the attempt started.)
+    for _, v in ipairs({'attempts', attempts, 'signature', signature}) do
       sets[#sets + 1] = v
     end
   end

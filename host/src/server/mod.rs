@@ -1,0 +1,163 @@
+//! The listener: HTTP/1.1 and HTTP/2 over plain TCP or TLS (rustls, ALPN), the limits of
+//! contract §2 on every connection (`conn`: headers within 10 s, idle keep-alive closed
+//! after 60 s, at most `WEIR_MAX_CONNECTIONS` open), and graceful shutdown — on the
+//! shutdown signal it stops accepting, lets in-flight requests finish (up to a grace
+//! period), then returns.
+
+mod conn;
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::response::Response;
+use hyper::Request;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto::Builder;
+use hyper_util::server::graceful::GracefulShutdown;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_rustls::TlsAcceptor;
+use tower::ServiceExt;
+
+use crate::config::TlsFiles;
+
+/// How long in-flight requests may take to finish after shutdown begins.
+const GRACE: Duration = Duration::from_secs(20);
+
+/// A TLS certificate or key that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    #[error("cannot read certificate chain {path}: {reason}")]
+    Cert { path: String, reason: String },
+    #[error("cannot read private key {path}: {reason}")]
+    Key { path: String, reason: String },
+    #[error("certificate and key do not make a TLS configuration: {0}")]
+    Config(rustls::Error),
+}
+
+/// Builds the TLS acceptor from PEM files (HTTP/2 and HTTP/1.1 offered by ALPN).
+pub fn tls_acceptor(files: &TlsFiles) -> Result<TlsAcceptor, TlsError> {
+    let certs = load_certs(&files.cert)?;
+    let key = PrivateKeyDer::from_pem_file(&files.key)
+        .map_err(|e| TlsError::Key { path: files.key.display().to_string(), reason: e.to_string() })?;
+    let mut config =
+        rustls::ServerConfig::builder().with_no_client_auth().with_single_cert(certs, key).map_err(TlsError::Config)?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(TlsAcceptor::from(Arc::new(config)))
+}
+
+/// Every certificate in a PEM file (at least one).
+pub fn load_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
+    let cert_error = |reason: String| TlsError::Cert { path: path.display().to_string(), reason };
+    let certs = CertificateDer::pem_file_iter(path)
+        .map_err(|e| cert_error(e.to_string()))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| cert_error(e.to_string()))?;
+    if certs.is_empty() {
+        return Err(cert_error("no certificate found".into()));
+    }
+    Ok(certs)
+}
+
+/// Serves `service` on `listener` until `shutdown` completes, then drains connections.
+/// At most `max_connections` are open at once: beyond that, new ones wait in the
+/// kernel's backlog until one closes.
+pub async fn serve<S>(
+    listener: TcpListener,
+    service: S,
+    tls: Option<TlsAcceptor>,
+    max_connections: usize,
+    shutdown: impl Future<Output = ()>,
+) where
+    S: tower::Service<Request<Incoming>, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    let graceful = GracefulShutdown::new();
+    let mut builder = Builder::new(TokioExecutor::new());
+    builder.http1().timer(TokioTimer::new()).header_read_timeout(conn::FIRST_REQUEST);
+    builder.http2().timer(TokioTimer::new());
+    let builder = Arc::new(builder);
+    let slots = Arc::new(Semaphore::new(max_connections));
+    tokio::pin!(shutdown);
+    loop {
+        let accepted = tokio::select! {
+            accepted = accept(&listener, &slots) => accepted,
+            () = &mut shutdown => break,
+        };
+        let Some((stream, peer, slot)) = accepted else { continue };
+        let _ = stream.set_nodelay(true);
+        let activity = conn::Activity::new();
+        let stream = conn::Watched::new(stream, activity.clone());
+        let hyper_service = {
+            let (service, activity) = (service.clone(), activity.clone());
+            hyper::service::service_fn(move |request: Request<Incoming>| {
+                let request_guard = activity.begin();
+                let call = service.clone().oneshot(request);
+                async move {
+                    let response = call.await;
+                    drop(request_guard);
+                    response
+                }
+            })
+        };
+        let builder = builder.clone();
+        let watcher = graceful.watcher();
+        let tls = tls.clone();
+        tokio::spawn(async move {
+            let connection = async {
+                match tls {
+                    Some(acceptor) => match acceptor.accept(stream).await {
+                        Ok(stream) => {
+                            let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), hyper_service);
+                            watcher.watch(conn.into_owned()).await
+                        }
+                        Err(e) => {
+                            tracing::debug!(%peer, error = %e, "TLS handshake failed");
+                            Ok(())
+                        }
+                    },
+                    None => {
+                        let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), hyper_service);
+                        watcher.watch(conn.into_owned()).await
+                    }
+                }
+            };
+            tokio::select! {
+                result = connection => {
+                    if let Err(e) = result {
+                        tracing::debug!(%peer, error = %e, "connection ended with an error");
+                    }
+                }
+                () = conn::watchdog(activity) => tracing::debug!(%peer, "closing a slow or idle connection"),
+            }
+            drop(slot);
+        });
+    }
+    drop(listener);
+    if tokio::time::timeout(GRACE, graceful.shutdown()).await.is_err() {
+        tracing::warn!("some connections did not finish within the grace period");
+    }
+}
+
+/// Waits for a free connection slot, then for a connection. `None` when accepting failed.
+async fn accept(
+    listener: &TcpListener,
+    slots: &Arc<Semaphore>,
+) -> Option<(TcpStream, std::net::SocketAddr, OwnedSemaphorePermit)> {
+    let slot = slots.clone().acquire_owned().await.ok()?;
+    match listener.accept().await {
+        Ok((stream, peer)) => Some((stream, peer, slot)),
+        Err(e) => {
+            // Out of file descriptors and the like: wait a moment rather than spin.
+            tracing::warn!(error = %e, "accept failed");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            None
+        }
+    }
+}
