@@ -69,6 +69,7 @@ async fn main() {
             p50.as_secs_f64() * 1e6,
             p99.as_secs_f64() * 1e6
         );
+        print_fairness(n(2_000)).await;
         return;
     }
     let redis = RedisProc::start();
@@ -137,6 +138,18 @@ async fn main() {
         "Plugin call (report-export-filter, ~1 KB report_export_completed, fresh instance each): p50 {:.1} µs, p99 {:.1} µs over {calls} calls ({fuel} fuel per call)",
         call_p50.as_secs_f64() * 1e6,
         call_p99.as_secs_f64() * 1e6
+    );
+    print_fairness(n(2_000)).await;
+}
+
+/// One organisation's plugin calls while another saturates its own (per-organisation share).
+async fn print_fairness(calls: usize) {
+    let (idle, busy) = plugin::fairness(calls).await;
+    println!(
+        "Plugin fairness (org B's report-export-filter calls, shipped defaults): p50 {:.1} µs alone, {:.1} µs while org A keeps 64 calls spinning to their 50 ms limit ({:.2}× idle)",
+        idle.as_secs_f64() * 1e6,
+        busy.as_secs_f64() * 1e6,
+        busy.as_secs_f64() / idle.as_secs_f64()
     );
 }
 

@@ -36,3 +36,63 @@ pub fn call_cost(calls: usize) -> (Duration, Duration, u64) {
     let _ = std::fs::remove_dir_all(dir);
     (percentile(&mut times.clone(), 50.0), percentile(&mut times, 99.0), fuel)
 }
+
+/// Plugin calls of one organisation while another saturates its own plugins: p50 of
+/// `calls` calls of `report-export-filter` by org B with nothing else running, then while
+/// org A keeps 64 calls of a plugin that spins until its time limit (50 ms) in flight.
+/// With the per-organisation share, B's p50 should stay close to idle.
+pub async fn fairness(calls: usize) -> (Duration, Duration) {
+    // The shipped defaults, unless WEIR_PLUGIN_* variables ask for others.
+    let config = weir::config::Config::load(None).expect("configuration");
+    let dir = std::env::temp_dir().join(format!("weir-bench-fairness-{}", std::process::id()));
+    let runtime = Arc::new(Runtime::new(config.plugin_limits(), dir.clone()).expect("runtime"));
+    let exe = std::env::current_exe().expect("exe");
+    let wasm_dir = exe.parent().and_then(|d| d.parent()).expect("target").join("wasm32-wasip2/release");
+    let filter = std::fs::read(wasm_dir.join("report_export_filter.wasm")).expect("report_export_filter.wasm");
+    let hostile = std::fs::read(wasm_dir.join("hostile.wasm")).expect("hostile.wasm (scripts/build-plugins.sh)");
+    let filter_sha = runtime.validate_blocking(&filter).expect("valid plugin");
+    let hostile_sha = runtime.validate_blocking(&hostile).expect("valid plugin");
+    let envelope: Arc<str> = Arc::from(crate::load::export_envelope("rex_1", "frm_1", "cli_bench").as_str());
+    let meta = Arc::new(EventMeta::from_envelope(&envelope).expect("meta"));
+    let filter_config = r#"{"exportable_types":["Form"],"exportable_ids":["frm_1"],"creator_ids":["cli_bench"]}"#;
+
+    let b_calls = |n: usize| {
+        let (runtime, sha, meta, envelope) = (runtime.clone(), filter_sha.clone(), meta.clone(), envelope.clone());
+        async move {
+            let mut times = Vec::with_capacity(n);
+            for _ in 0..n {
+                let started = Instant::now();
+                let report = runtime
+                    .call("org_b", sha.clone(), None, meta.clone(), envelope.clone(), filter_config.into())
+                    .await;
+                assert!(matches!(report.result, Ok(Verdict::Deliver { .. })), "{:?}", report.result);
+                times.push(started.elapsed());
+            }
+            percentile(&mut times, 50.0)
+        }
+    };
+    b_calls(100).await;
+    let idle = b_calls(calls).await;
+
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let hogs: Vec<_> = (0..64)
+        .map(|_| {
+            let (runtime, sha, meta, envelope, stop) =
+                (runtime.clone(), hostile_sha.clone(), meta.clone(), envelope.clone(), stop.clone());
+            tokio::spawn(async move {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let config = r#"{"mode": "forever"}"#.to_owned();
+                    runtime.call("org_a", sha.clone(), None, meta.clone(), envelope.clone(), config).await;
+                }
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let busy = b_calls(calls).await;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for hog in hogs {
+        let _ = hog.await;
+    }
+    let _ = std::fs::remove_dir_all(dir);
+    (idle, busy)
+}

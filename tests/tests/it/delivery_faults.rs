@@ -95,6 +95,31 @@ async fn a_killed_process_loses_nothing_and_a_new_one_finishes_the_work() {
 }
 
 #[tokio::test]
+async fn an_attempt_made_again_after_a_crash_carries_the_next_attempt_number() {
+    let builder = WeirBuilder::shared().env("WEIR_TAKEOVER_AFTER", "1s").env("WEIR_DELIVERY_TIMEOUT", "1s");
+    let api = builder.clone().env("WEIR_WORKERS", "false").start().await;
+    let t = api.tenant(Plan::Pro).await;
+    // The first request is never answered: the process dies while it is in flight.
+    let receiver = Receiver::replying(Reply::Hang).await;
+    receiver.sequence(vec![Reply::Hang, Reply::Status(200)]);
+    let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    let mut doomed = builder.spawn();
+    doomed.wait_ready().await;
+    t.publisher.publish(&work_order_event("wo_1")).await;
+    receiver.wait_for(1, Duration::from_secs(10)).await;
+    doomed.signal("KILL");
+
+    let _heir = builder.spawn();
+    let got = receiver.wait_for(2, Duration::from_secs(60)).await;
+    assert_eq!(got[0].header("x-webhook-delivery"), got[1].header("x-webhook-delivery"));
+    assert_eq!(got[0].header("x-webhook-attempt"), "1");
+    assert_eq!(got[1].header("x-webhook-attempt"), "2", "the re-sent request is a new attempt");
+    let d = &t.admin.settled(hook["id"].as_str().unwrap(), 1).await[0];
+    assert_eq!(d["status"], "succeeded");
+    assert_eq!(d["request"]["headers"]["x-webhook-attempt"], "2", "{d}");
+}
+
+#[tokio::test]
 async fn a_corrupt_delivery_record_holds_up_no_other_delivery() {
     // Loads and outcomes go to Redis in batches; one bad record must fail only itself.
     let builder = WeirBuilder::shared();
@@ -114,13 +139,27 @@ async fn a_corrupt_delivery_record_holds_up_no_other_delivery() {
     let _: () = redis::cmd("SET").arg(&key).arg("not a delivery").query(&mut conn).unwrap();
 
     // One worker starts with all 40 entries waiting, so they are read and loaded together.
-    let _worker = builder.start().await;
+    let worker = builder.start().await;
     let got = receiver.wait_for(39, Duration::from_secs(20)).await;
     let ids: HashSet<String> = got.iter().map(|r| r.header("x-webhook-delivery")).collect();
     assert_eq!(ids.len(), 39);
     assert!(!ids.contains(&corrupt));
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(receiver.count(), 39, "the corrupt record was not sent");
+
+    // Dead-lettered: failed with the reason, visible in the API and the metrics, and out
+    // of the stream (not taken over again and again).
+    let d = t.admin.get(&format!("/api/v2/webhook_deliveries/{corrupt}")).await.expect(200).json();
+    assert_eq!(d["status"], "failed", "{d}");
+    assert!(d["error"].as_str().unwrap().contains("cannot be read"), "{d}");
+    let listed = t.admin.get("/api/v2/webhook_deliveries?status=failed").await.expect(200).json();
+    assert_eq!(listed["data"].as_array().unwrap().len(), 1, "{listed}");
+    let stream = format!("{}:q:ready", builder.prefix());
+    let pending: redis::Value = redis::cmd("XPENDING").arg(&stream).arg("workers").query(&mut conn).unwrap();
+    let redis::Value::Array(summary) = pending else { panic!("{pending:?}") };
+    assert_eq!(summary[0], redis::Value::Int(0), "nothing left pending in the stream");
+    let metrics = worker.http().get("/metrics").send().await.expect(200).text();
+    assert!(metrics.contains("weir_dead_letters_total 1"), "{metrics}");
 }
 
 #[tokio::test]

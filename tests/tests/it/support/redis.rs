@@ -38,9 +38,15 @@ impl RedisServer {
     }
 
     fn spawn(&mut self) {
+        self.spawn_with("");
+        self.wait_ready();
+    }
+
+    /// Starts the server with extra arguments, without waiting for it to answer.
+    fn spawn_with(&mut self, extra: &str) {
         let aof = if self.aof { "--appendonly yes --appendfsync always" } else { "--appendonly no" };
         let script = format!(
-            "redis-server --port {port} --bind 127.0.0.1 --dir '{dir}' --save '' {aof} \
+            "redis-server --port {port} --bind 127.0.0.1 --dir '{dir}' --save '' {aof} {extra} \
              --logfile '{dir}/redis.log' & pid=$!; read _; kill $pid; wait $pid",
             port = self.port,
             dir = self.dir.display(),
@@ -55,7 +61,19 @@ impl RedisServer {
             .expect("redis-server must be installed (the test command installs it)");
         let stdin = child.stdin.take().expect("piped stdin");
         self.wrapper = Some((child, stdin));
-        self.wait_ready();
+    }
+
+    /// Restarts the server so that loading its data set takes a while (each key loads
+    /// `delay_us` late): until it is done, it answers every command with `LOADING`.
+    /// Returns once it accepts connections.
+    pub fn restart_loading_slowly(&mut self, delay_us: u32) {
+        self.stop();
+        self.spawn_with(&format!("--key-load-delay {delay_us} --loading-process-events-interval-bytes 1024"));
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            assert!(Instant::now() < deadline, "redis-server on port {} did not start", self.port);
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     fn wait_ready(&self) {
