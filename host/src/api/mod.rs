@@ -19,6 +19,7 @@ pub mod plugins;
 pub mod webhooks;
 
 use std::convert::Infallible;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -48,16 +49,37 @@ pub fn service(
     hyper::Request<hyper::body::Incoming>,
     Response = Response,
     Error = Infallible,
-    Future = impl Send + 'static,
+    Future = impl Future<Output = Result<Response, Infallible>> + Send + 'static,
 > + Clone
 + Send
 + 'static {
+    guard(router(app), REQUEST_TIMEOUT, MAX_CONCURRENT_REQUESTS)
+}
+
+/// `router` with a per-request `timeout` and at most `max` requests at once (the rest are
+/// shed at once with `503`).
+fn guard<B>(
+    router: Router,
+    timeout: Duration,
+    max: usize,
+) -> impl tower::Service<
+    hyper::Request<B>,
+    Response = Response,
+    Error = Infallible,
+    Future = impl Future<Output = Result<Response, Infallible>> + Send + 'static,
+> + Clone
++ Send
++ 'static
+where
+    B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
+{
     ServiceBuilder::new()
         .layer(HandleErrorLayer::new(overloaded))
         .load_shed()
-        .concurrency_limit(MAX_CONCURRENT_REQUESTS)
-        .timeout(REQUEST_TIMEOUT)
-        .service(router(app))
+        .concurrency_limit(max)
+        .timeout(timeout)
+        .service(router)
 }
 
 /// The answer when a request timed out or was shed.
@@ -140,4 +162,53 @@ async fn error_shape(request: Request, next: Next) -> Response {
         }
     }
     rewritten
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::body::Body;
+    use axum::http::StatusCode;
+    use tower::{Service, ServiceExt};
+
+    use super::*;
+
+    fn slow_router() -> Router {
+        Router::new().route(
+            "/slow",
+            get(|| async {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                "done"
+            }),
+        )
+    }
+
+    fn get_slow() -> hyper::Request<Body> {
+        hyper::Request::builder().uri("/slow").body(Body::empty()).unwrap_or_default()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_request_past_its_timeout_gets_503() {
+        let service = guard(slow_router(), Duration::from_secs(1), 10);
+        let response = service.oneshot(get_slow()).await.unwrap_or_else(|e| match e {});
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert!(response.headers().contains_key(header::RETRY_AFTER));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn requests_beyond_the_limit_are_shed_at_once_and_the_rest_finish() {
+        let mut service = guard(slow_router(), Duration::from_secs(60), 2);
+        let mut running = Vec::new();
+        for _ in 0..2 {
+            let ready = service.ready().await.unwrap_or_else(|e| match e {});
+            running.push(tokio::spawn(ready.call(get_slow())));
+        }
+        // Let both start (and take their slots) before the third arrives.
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        let shed = service.clone().oneshot(get_slow()).await.unwrap_or_else(|e| match e {});
+        assert_eq!(shed.status(), StatusCode::SERVICE_UNAVAILABLE, "a third request at once is shed");
+        for request in running {
+            let response = request.await.map(|r| r.unwrap_or_else(|e| match e {})).map(|r| r.status());
+            assert_eq!(response.ok(), Some(StatusCode::OK));
+        }
+    }
 }
