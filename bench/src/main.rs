@@ -163,7 +163,7 @@ struct Scenario {
 
 async fn run(weir: &WeirProc, redis: &RedisProc, s: Scenario) -> Row {
     let Scenario { name, webhooks, events, kind, plugin } = s;
-    let tenant = weir.tenant(redis).await;
+    let tenant = weir.tenant().await;
     let receiver = FastReceiver::start().await;
     let plugins = if plugin {
         let id = tenant.upload_filter(&weir.base).await;
@@ -209,7 +209,7 @@ async fn run(weir: &WeirProc, redis: &RedisProc, s: Scenario) -> Row {
 /// Publishes `events` to an API-only node and measures Redis' memory growth per delivery.
 async fn queued_memory(redis: &RedisProc, events: usize) -> f64 {
     let weir = WeirProc::start(redis, "mem", &[("WEIR_WORKERS", "false")]);
-    let tenant = weir.tenant(redis).await;
+    let tenant = weir.tenant().await;
     let receiver = FastReceiver::start().await;
     tenant.create_webhook(&weir.base, &receiver.url(), serde_json::json!([])).await;
     let before = redis.used_memory().await;

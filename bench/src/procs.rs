@@ -4,9 +4,6 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use weir::store::Store;
-use weir::store::orgs::Plan;
-
 use crate::load::Http;
 
 fn free_port() -> u16 {
@@ -142,11 +139,21 @@ impl Drop for RedisProc {
     }
 }
 
+/// The `weir` binary under test: `WEIR_BENCH_WEIR` if set (to compare builds with the
+/// same harness), else the release build next to this binary.
+pub fn weir_binary() -> PathBuf {
+    match std::env::var_os("WEIR_BENCH_WEIR") {
+        Some(path) => PathBuf::from(path),
+        None => std::env::current_exe().expect("exe").with_file_name("weir"),
+    }
+}
+
 /// The release `weir serve`, next to this binary.
 pub struct WeirProc {
     child: Child,
     pub base: String,
     prefix: String,
+    redis_url: String,
 }
 
 /// An organisation with an admin token and a publisher token.
@@ -156,17 +163,16 @@ pub struct Tenant {
 }
 
 impl WeirProc {
+    /// Starts `weir serve` with the shipped defaults, plus `env`.
     pub fn start(redis: &RedisProc, prefix: &str, env: &[(&str, &str)]) -> WeirProc {
-        let exe = std::env::current_exe().expect("exe").with_file_name("weir");
         let port = free_port();
-        let mut command = Command::new(exe);
+        let mut command = Command::new(weir_binary());
         command
             .arg("serve")
             .env("WEIR_REDIS_URL", redis.url())
             .env("WEIR_REDIS_PREFIX", prefix)
             .env("WEIR_LISTEN", format!("127.0.0.1:{port}"))
             .env("WEIR_ALLOW_PRIVATE_TARGETS", "127.0.0.0/8")
-            .env("WEIR_MAX_IN_FLIGHT_PER_WEBHOOK", "64")
             .env("WEIR_LOG", "warn");
         for (k, v) in env {
             command.env(k, v);
@@ -178,7 +184,21 @@ impl WeirProc {
             assert!(started.elapsed() < Duration::from_secs(30), "weir did not start");
             std::thread::sleep(Duration::from_millis(20));
         }
-        WeirProc { child, base, prefix: prefix.to_owned() }
+        WeirProc { child, base, prefix: prefix.to_owned(), redis_url: redis.url() }
+    }
+
+    /// Runs `weir admin ARGS` against this process's Redis; its JSON output.
+    fn admin(&self, args: &[&str]) -> serde_json::Value {
+        let out = Command::new(weir_binary())
+            .arg("admin")
+            .args(args)
+            .env("WEIR_REDIS_URL", &self.redis_url)
+            .env("WEIR_REDIS_PREFIX", &self.prefix)
+            .env("WEIR_LOG", "warn")
+            .output()
+            .expect("weir admin");
+        assert!(out.status.success(), "weir admin {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).expect("weir admin prints JSON")
     }
 
     pub fn pid(&self) -> u32 {
@@ -190,17 +210,17 @@ impl WeirProc {
         let _ = self.child.wait();
     }
 
-    pub async fn tenant(&self, redis: &RedisProc) -> Tenant {
-        let store = Store::connect(&redis.url(), &self.prefix).await.expect("store");
-        let org = store.create_org("bench", Plan::Pro).await.expect("org");
+    /// A new organisation with an admin and a publisher client, made with `weir admin` (so
+    /// the harness works with any build's key layout).
+    pub async fn tenant(&self) -> Tenant {
+        let org = self.admin(&["org", "create", "--name", "bench", "--plan", "pro"]);
+        let org_id = org["id"].as_str().expect("org id").to_owned();
         let mut tokens = Vec::new();
-        for (admin, publisher) in [(true, false), (false, true)] {
-            let secret = weir::auth::secrets::generate(weir::auth::CLIENT_SECRET_PREFIX);
-            let client = store
-                .create_client(&org.id, "bench", admin, publisher, &weir::auth::secrets::hash(&secret))
-                .await
-                .expect("client");
-            let form = format!("grant_type=client_credentials&client_id={}&client_secret={secret}", client.client_id);
+        for role in ["--admin", "--publisher"] {
+            let client = self.admin(&["client", "create", "--org", &org_id, "--name", "bench", role]);
+            let (id, secret) =
+                (client["client_id"].as_str().expect("id"), client["client_secret"].as_str().expect("secret"));
+            let form = format!("grant_type=client_credentials&client_id={id}&client_secret={secret}");
             let (status, body) = Http::connect(&self.base)
                 .await
                 .send("POST", "/oauth/token", "", "application/x-www-form-urlencoded", form.into_bytes())

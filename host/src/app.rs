@@ -3,12 +3,14 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use tokio::sync::Notify;
+
 use crate::config::Config;
+use crate::domain::events::Publisher;
 use crate::metrics::Metrics;
 use crate::netguard::UrlRule;
 use crate::plugins::Runtime;
-use crate::queue::Queue;
-use crate::store::{Result, Store};
+use crate::store::{Partition, Result, Store};
 
 /// Everything a request handler or worker needs, built once at start.
 #[derive(Debug)]
@@ -17,10 +19,14 @@ pub struct App {
     pub store: Store,
     pub url_rule: UrlRule,
     pub metrics: Metrics,
-    pub queue: Queue,
     pub plugins: Arc<Runtime>,
     /// Sign-in password checks, a bounded number at once.
     pub passwords: crate::auth::passwords::Verifier,
+    /// Publishes events in batches per partition.
+    pub publisher: Publisher,
+    /// One signal per partition: this process just queued work there, so its workers look
+    /// at once instead of at their next poll.
+    arrivals: Vec<Notify>,
     /// Plugin id → SHA-256 of its code. A plugin's code never changes, so this is safe
     /// to keep for the life of the process.
     plugin_hashes: Mutex<HashMap<String, (String, String)>>,
@@ -29,21 +35,39 @@ pub struct App {
 }
 
 impl App {
+    /// Builds the shared state (inside a Tokio runtime: the publisher's batches start here).
     pub fn new(config: Config, store: Store, plugins: Arc<Runtime>) -> App {
         let url_rule = UrlRule::new(config.allow_private_targets.clone());
-        let queue = Queue::new(store.clone());
+        let publisher = Publisher::start(&store, config.delivery_retention);
+        let arrivals = store.keys().partitions().map(|_| Notify::new()).collect();
         App {
+            passwords: crate::auth::passwords::Verifier::new(
+                std::thread::available_parallelism().map_or(2, std::num::NonZero::get),
+            ),
             config,
             store,
             url_rule,
             metrics: Metrics::new(),
-            queue,
             plugins,
-            passwords: crate::auth::passwords::Verifier::new(
-                std::thread::available_parallelism().map_or(2, std::num::NonZero::get),
-            ),
+            publisher,
+            arrivals,
             plugin_hashes: Mutex::default(),
             link_key: tokio::sync::OnceCell::new(),
+        }
+    }
+
+    /// Says that this process queued work in partition `p`.
+    pub fn work_arrived(&self, p: Partition) {
+        if let Some(n) = self.arrivals.get(usize::from(p.0)) {
+            n.notify_one();
+        }
+    }
+
+    /// Completes when this process queues work in partition `p`.
+    pub async fn arrival(&self, p: Partition) {
+        match self.arrivals.get(usize::from(p.0)) {
+            Some(n) => n.notified().await,
+            None => std::future::pending().await,
         }
     }
 
@@ -77,7 +101,7 @@ impl App {
 
     /// Updates gauges that are read from the store at scrape time.
     pub async fn refresh_gauges(&self) {
-        if let Ok((ready, scheduled)) = self.queue.depth().await {
+        if let Ok((ready, scheduled)) = self.store.queue_depth().await {
             self.metrics.queue_ready.set(ready as i64);
             self.metrics.queue_scheduled.set(scheduled as i64);
         }

@@ -107,6 +107,11 @@ pub const SNAPSHOT_KEYS: &[&str] = &[
     "work_instruction",
 ];
 
+/// Every action of the catalogue, in the contract's order.
+pub fn actions() -> impl Iterator<Item = &'static str> {
+    CATEGORIES.iter().flat_map(|c| c.events.iter().copied())
+}
+
 /// Whether `action` is in the catalogue.
 pub fn is_known(action: &str) -> bool {
     CATEGORIES.iter().any(|c| c.events.contains(&action))

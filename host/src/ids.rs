@@ -48,12 +48,35 @@ pub fn new(kind: Kind) -> String {
     encode(kind, millis, random)
 }
 
-/// The first of a block of `2^bits` identifiers (`bits` ≤ 10): its random part ends in
-/// `bits` zero bits, which the caller fills (the last two characters when `bits` is 10),
-/// and no other id of this process falls inside the block.
-pub fn new_block(kind: Kind, bits: u32) -> String {
-    let (millis, random) = next(1 << bits.min(10));
-    encode(kind, millis, random & !((1u128 << bits.min(10)) - 1))
+/// A new identifier of `kind` that carries a 10-bit `tag` (the first two characters of its
+/// random part), read back with [`tag_of`]: delivery ids carry their partition.
+pub fn new_tagged(kind: Kind, tag: u16) -> String {
+    let (millis, random) = next(1);
+    encode(kind, millis, (random & ((1 << 70) - 1)) | (u128::from(tag & 0x3ff) << 70))
+}
+
+/// The tag of an identifier made by [`new_tagged`].
+pub fn tag_of(kind: Kind, id: &str) -> Option<u16> {
+    if !is_valid(kind, id) {
+        return None;
+    }
+    let digits = &id.as_bytes()[kind.prefix().len() + 10..kind.prefix().len() + 12];
+    Some(decode_base32(digits)? as u16)
+}
+
+/// When an identifier was made (milliseconds since the epoch).
+pub fn millis_of(kind: Kind, id: &str) -> Option<u64> {
+    if !is_valid(kind, id) {
+        return None;
+    }
+    decode_base32(&id.as_bytes()[kind.prefix().len()..kind.prefix().len() + 10]).map(|v| v as u64)
+}
+
+fn decode_base32(digits: &[u8]) -> Option<u128> {
+    digits.iter().try_fold(0u128, |acc, d| {
+        let value = ALPHABET.iter().position(|a| a == d)?;
+        Some((acc << 5) | value as u128)
+    })
 }
 
 fn next(step: u128) -> (u64, u128) {
@@ -146,17 +169,18 @@ mod tests {
     }
 
     #[test]
-    fn blocks_do_not_overlap_each_other_or_single_ids() {
-        let mut seen = std::collections::HashSet::new();
-        for i in 0..500 {
-            let base = new_block(Kind::Delivery, 10);
-            let stem = &base[..base.len() - 2];
-            assert!(base.ends_with("00"), "{base}");
-            assert!(seen.insert(stem.to_owned()), "block {stem} reused at {i}");
-            let single = new(Kind::Delivery);
-            assert!(!seen.contains(&single[..single.len() - 2]) || single[..single.len() - 2] != *stem);
-            assert!(single > base);
+    fn tagged_ids_carry_their_tag_and_time() {
+        for tag in [0, 1, 15, 511, 1023] {
+            let before = std::time::SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64;
+            let id = new_tagged(Kind::Delivery, tag);
+            assert!(is_valid(Kind::Delivery, &id), "{id}");
+            assert_eq!(tag_of(Kind::Delivery, &id), Some(tag));
+            let at = millis_of(Kind::Delivery, &id).unwrap();
+            assert!(at >= before && at < before + 1000, "{at} {before}");
         }
+        assert_eq!(tag_of(Kind::Delivery, "dlv_short"), None);
+        let ids: std::collections::HashSet<String> = (0..1000).map(|_| new_tagged(Kind::Delivery, 7)).collect();
+        assert_eq!(ids.len(), 1000);
     }
 
     #[test]

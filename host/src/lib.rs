@@ -2,11 +2,13 @@
 //!
 //! # Layout
 //! - [`config`]: the one typed configuration, from defaults, a file and `WEIR_*` variables.
-//! - [`store`]: every durable record, in Redis; also the managed `redis-server`.
+//! - [`store`]: every durable record, in Redis (one Redis or a cluster), the key layout, the
+//!   Lua scripts and the delivery queue; also the managed `redis-server`.
+//! - [`domain`]: what Weir does below HTTP: publishing, webhook changes, retries.
 //! - [`auth`]: callers, roles and plans; secret hashing and constant-time comparison.
 //! - [`api`]: the HTTP surface (token endpoint, `/api/v2`, operations endpoints).
-//! - [`queue`]: the delivery queue in Redis and every state change of a delivery.
-//! - [`delivery`]: the workers: sign, send, retry, per-webhook fairness.
+//! - [`delivery`]: the workers: claim, sign, send, retry, per-webhook fairness.
+//! - [`batch`]: group commit (requests in flight together share one Redis call).
 //! - [`netguard`]: the webhook URL rule (no private addresses, no DNS rebinding).
 //! - [`plugins`]: tenant WebAssembly plugins (the only module that knows wasmtime).
 //! - [`exports`]: report exports: rendering, signed download links, the builders.
@@ -21,16 +23,17 @@
 pub mod api;
 pub mod app;
 pub mod auth;
+pub mod batch;
 pub mod catalog;
 pub mod cli;
 pub mod config;
 pub mod delivery;
+pub mod domain;
 pub mod exports;
 pub mod ids;
 pub mod metrics;
 pub mod netguard;
 pub mod plugins;
-pub mod queue;
 pub mod server;
 pub mod settings;
 pub mod store;
@@ -77,11 +80,11 @@ pub async fn run(
     {
         config.listen = addr;
     }
-    let url = config.redis_url.clone().ok_or(StartError::NoRedis)?;
+    let settings = config.store_settings().ok_or(StartError::NoRedis)?;
     let tls = config.tls.as_ref().map(server::tls_acceptor).transpose()?;
-    let store = Store::connect(&url, &config.redis_prefix)
+    let store = Store::connect(&settings)
         .await
-        .map_err(|source| StartError::Redis { url: redact(&url), source })?;
+        .map_err(|source| StartError::Redis { url: settings.target.describe(), source })?;
     let plugins = Arc::new(plugins::Runtime::new(config.plugin_limits(), config.data_dir.join("plugin-cache"))?);
     let app = Arc::new(App::new(config, store, plugins));
     let engine = if app.config.workers { Some(delivery::Engine::start(app.clone())?) } else { None };

@@ -6,20 +6,12 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
 use crate::auth::Denied;
+use crate::domain::Invalid;
+use crate::domain::deliveries::RetryError;
+use crate::domain::webhooks::WebhookError;
 use crate::store::StoreError;
 
-/// One invalid request field, for `validation_failed`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct FieldError {
-    pub field: String,
-    pub message: String,
-}
-
-impl FieldError {
-    pub fn new(field: impl Into<String>, message: impl Into<String>) -> FieldError {
-        FieldError { field: field.into(), message: message.into() }
-    }
-}
+pub use crate::domain::FieldError;
 
 /// The error codes of contract §2, plus `method_not_allowed` and `unavailable`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -160,15 +152,45 @@ impl From<Denied> for ApiError {
 
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> ApiError {
+        if e.is_unavailable() {
+            tracing::warn!(error = %e, "store unavailable");
+            ApiError::unavailable()
+        } else {
+            tracing::error!(error = %e, "store error");
+            ApiError::internal()
+        }
+    }
+}
+
+impl From<Invalid> for ApiError {
+    fn from(invalid: Invalid) -> ApiError {
+        ApiError::validation(invalid.0)
+    }
+}
+
+impl From<WebhookError> for ApiError {
+    fn from(e: WebhookError) -> ApiError {
         match e {
-            StoreError::Unavailable(_) => {
-                tracing::warn!(error = %e, "store unavailable");
-                ApiError::unavailable()
+            WebhookError::Invalid(invalid) => invalid.into(),
+            WebhookError::NotFound => ApiError::not_found("webhook"),
+            WebhookError::Conflict(message) => ApiError::conflict(message),
+            WebhookError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<RetryError> for ApiError {
+    fn from(e: RetryError) -> ApiError {
+        match e {
+            RetryError::NotFound => ApiError::not_found("delivery"),
+            RetryError::WebhookNotFound => ApiError::not_found("webhook"),
+            RetryError::Invalid(invalid) => invalid.into(),
+            RetryError::WebhookGone => ApiError::conflict("the webhook of this delivery was deleted"),
+            RetryError::Inactive => {
+                ApiError::conflict("the webhook is inactive; reactivate it first (PATCH active: true)")
             }
-            other => {
-                tracing::error!(error = %other, "store error");
-                ApiError::internal()
-            }
+            RetryError::Filtered => ApiError::conflict("a plugin filtered this delivery: there is no request to send"),
+            RetryError::Store(e) => e.into(),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! `POST /api/v2/events`: the source of events (contract §2). A `publisher` client sends
-//! the event; Weir builds the envelope of service document §2 and fans it out. The answer
-//! `202` comes only once the event and all its deliveries are in Redis. Publishing the same
-//! `id` again returns the first result and creates nothing.
+//! the event; `crate::domain::events` validates it, builds the envelope and publishes it.
+//! The answer `202` comes only once the event and all its deliveries are in Redis.
+//! Publishing the same `id` again returns the first result and creates nothing.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -9,55 +9,13 @@ use std::sync::Arc;
 use axum::extract::{Request, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use serde_json::json;
 use serde_json::value::RawValue;
-use serde_json::{Value, json};
 
-use super::error::{ApiError, ApiResult, Code, FieldError};
+use super::error::{ApiError, ApiResult, Code};
 use super::extract::{MAX_JSON_BODY, Publisher, is_json, read_body};
 use crate::App;
-use crate::catalog;
-use crate::ids::{self, Kind};
-use crate::queue::{NewEvent, Published};
-use crate::store::StoreError;
-
-/// How far in the future an event's `created_at` may be (clock skew, not time travel).
-const MAX_FUTURE_MS: u64 = 24 * 3600 * 1000;
-
-/// A validated event, ready to become an envelope.
-#[derive(Debug)]
-pub struct Event<'a> {
-    pub id: String,
-    pub action: String,
-    pub created_at: String,
-    pub creator_id: String,
-    pub creator_name: String,
-    pub subject_type: String,
-    pub subject_id: String,
-    pub deleted: bool,
-    pub snapshot_key: &'static str,
-    pub snapshot: &'a RawValue,
-}
-
-impl Event<'_> {
-    /// The envelope (service document §2), with the snapshot's bytes as published.
-    pub fn envelope(&self, org_id: &str) -> String {
-        let s = |v: &str| Value::String(v.to_owned()).to_string();
-        let deleted = if self.deleted { ",\"deleted\":true" } else { "" };
-        format!(
-            "{{\"id\":{},\"action\":{},\"created_at\":{},\"organisation\":{{\"id\":{}}},\"creator\":{{\"id\":{},\"name\":{}}},\"subject\":{{\"type\":{},\"id\":{}{deleted}}},\"{}\":{}}}",
-            s(&self.id),
-            s(&self.action),
-            s(&self.created_at),
-            s(org_id),
-            s(&self.creator_id),
-            s(&self.creator_name),
-            s(&self.subject_type),
-            s(&self.subject_id),
-            self.snapshot_key,
-            self.snapshot.get(),
-        )
-    }
-}
+use crate::domain::events;
 
 /// `POST /api/v2/events`
 pub async fn publish(
@@ -71,200 +29,7 @@ pub async fn publish(
     let bytes = read_body(request.into_body(), MAX_JSON_BODY).await?;
     let fields: BTreeMap<String, &RawValue> =
         serde_json::from_slice(&bytes).map_err(|e| ApiError::field("body", format!("must be a JSON object: {e}")))?;
-    let event = validate(fields)?;
-    publish_event(&app, &caller.org_id, &event).await?;
+    let event = events::validate(fields)?;
+    events::publish(&app, &caller.org_id, &event).await?;
     Ok((StatusCode::ACCEPTED, axum::Json(json!({ "id": event.id }))).into_response())
-}
-
-/// Publishes a validated event for an organisation: the one path every event takes (API
-/// publishers and Weir's own `report_export_completed`). Idempotent on the event id.
-pub async fn publish_event(app: &App, org_id: &str, event: &Event<'_>) -> Result<Published, StoreError> {
-    let envelope = event.envelope(org_id);
-    let subject = format!("{}:{}", event.subject_type, event.subject_id);
-    let published = app
-        .queue
-        .publish(&NewEvent {
-            org_id,
-            event_id: &event.id,
-            envelope: &envelope,
-            action: &event.action,
-            event_created_at: &event.created_at,
-            retention: app.config.delivery_retention,
-            subject: &subject,
-            deleted: event.deleted,
-            event_ms: crate::time::parse_rfc3339(&event.created_at).unwrap_or_else(crate::time::now_millis),
-        })
-        .await?;
-    if let Published::New { .. } = published {
-        app.metrics.events_published.inc();
-    }
-    Ok(published)
-}
-
-fn text(raw: &RawValue) -> Option<String> {
-    serde_json::from_str::<String>(raw.get()).ok()
-}
-
-/// Checks every field of an event (contract §2). All problems are reported at once.
-pub fn validate(mut fields: BTreeMap<String, &RawValue>) -> ApiResult<Event<'_>> {
-    let mut errors: Vec<FieldError> = Vec::new();
-    let mut error = |field: &str, message: &str| errors.push(FieldError::new(field, message));
-
-    let id = match fields.remove("id") {
-        None => ids::new(Kind::Event),
-        Some(raw) => match text(raw) {
-            Some(id) if ids::is_event_id(&id) => id,
-            _ => {
-                error("id", "must be a string `evt_` followed by up to 100 letters, digits, `_` or `-`");
-                String::new()
-            }
-        },
-    };
-    let action = match fields.remove("action").map(text) {
-        None => {
-            error("action", "is required");
-            String::new()
-        }
-        Some(Some(a)) if catalog::is_known(&a) => a,
-        Some(Some(_)) => {
-            error("action", "is not an event in the catalogue (GET /api/v2/webhooks/events)");
-            String::new()
-        }
-        Some(None) => {
-            error("action", "must be a string");
-            String::new()
-        }
-    };
-    let created_at = match fields.remove("created_at") {
-        None => crate::time::now_rfc3339(),
-        Some(raw) => match text(raw).as_deref().and_then(crate::time::parse_rfc3339) {
-            // A far-future time would make this event the newest snapshot of its record for ever.
-            Some(ms) if ms > crate::time::now_millis() + MAX_FUTURE_MS => {
-                error("created_at", "must not be more than a day in the future");
-                String::new()
-            }
-            Some(ms) => crate::time::format_millis(ms),
-            None => {
-                error("created_at", "must be an RFC 3339 UTC timestamp such as 2026-11-22T11:00:38.123Z");
-                String::new()
-            }
-        },
-    };
-    let (creator_id, creator_name) = match fields.remove("creator") {
-        None => {
-            error("creator", "is required");
-            Default::default()
-        }
-        Some(raw) => object_fields(raw, "creator", &["id", "name"], &[], &mut errors),
-    }
-    .map_or((String::new(), String::new()), |m| (m[0].clone(), m[1].clone()));
-    let mut deleted = false;
-    let (subject_type, subject_id) = match fields.remove("subject") {
-        None => {
-            errors.push(FieldError::new("subject", "is required"));
-            None
-        }
-        Some(raw) => {
-            if let Ok(Value::Object(map)) = serde_json::from_str::<Value>(raw.get()) {
-                match map.get("deleted") {
-                    None | Some(Value::Bool(false)) => {}
-                    Some(Value::Bool(true)) => deleted = true,
-                    Some(_) => errors.push(FieldError::new("subject.deleted", "must be true or false")),
-                }
-            }
-            object_fields(raw, "subject", &["type", "id"], &["deleted"], &mut errors)
-        }
-    }
-    .map_or((String::new(), String::new()), |m| (m[0].clone(), m[1].clone()));
-
-    // What is left must be exactly one snapshot key; with several, the one matching the
-    // subject is kept and the others are reported.
-    let mut candidates: Vec<(&'static str, &RawValue)> = Vec::new();
-    for (name, raw) in fields {
-        match catalog::SNAPSHOT_KEYS.iter().find(|k| **k == name) {
-            Some(key) => candidates.push((key, raw)),
-            None => errors.push(FieldError::new(name, "unknown field")),
-        }
-    }
-    let expected = catalog::snapshot_key_of_type(&subject_type);
-    let chosen = candidates.iter().position(|(k, _)| Some(*k) == expected).unwrap_or(0);
-    for (i, (key, _)) in candidates.iter().enumerate() {
-        if i != chosen {
-            errors.push(FieldError::new(*key, "an event carries exactly one snapshot"));
-        }
-    }
-    let Some(&(snapshot_key, snapshot)) = candidates.get(chosen) else {
-        if errors.is_empty() {
-            errors.push(FieldError::new(
-                "snapshot",
-                "one snapshot key (named after the subject, e.g. work_order) is required",
-            ));
-        }
-        return Err(ApiError::validation(errors));
-    };
-    if !snapshot.get().trim_start().starts_with('{') {
-        errors.push(FieldError::new(snapshot_key, "must be an object"));
-    } else if !subject_type.is_empty() && expected != Some(snapshot_key) {
-        errors.push(FieldError::new(
-            snapshot_key,
-            format!(
-                "does not match the subject type `{subject_type}` (expected `{}`)",
-                catalog::subject_type(snapshot_key)
-            ),
-        ));
-    } else if !action.is_empty()
-        && let Some(wanted) = catalog::snapshot_key_for(&action)
-        && wanted != snapshot_key
-    {
-        errors.push(FieldError::new(snapshot_key, format!("`{action}` carries a `{wanted}` snapshot")));
-    }
-    if !errors.is_empty() {
-        return Err(ApiError::validation(errors));
-    }
-    Ok(Event {
-        id,
-        action,
-        created_at,
-        creator_id,
-        creator_name,
-        subject_type,
-        subject_id,
-        deleted,
-        snapshot_key,
-        snapshot,
-    })
-}
-
-/// Reads an object with required string fields `required` (non-empty, at most 200
-/// characters) and optional fields `optional` (checked by the caller); other fields are
-/// refused. Returns the required values in order.
-fn object_fields(
-    raw: &RawValue,
-    name: &str,
-    required: &[&str],
-    optional: &[&str],
-    errors: &mut Vec<FieldError>,
-) -> Option<Vec<String>> {
-    let Ok(Value::Object(map)) = serde_json::from_str::<Value>(raw.get()) else {
-        errors.push(FieldError::new(name, "must be an object"));
-        return None;
-    };
-    let mut values = Vec::new();
-    let before = errors.len();
-    for field in required {
-        match map.get(*field) {
-            Some(Value::String(s)) if !s.trim().is_empty() && s.chars().count() <= 200 => values.push(s.clone()),
-            Some(Value::String(_)) => {
-                errors.push(FieldError::new(format!("{name}.{field}"), "must be 1 to 200 characters"))
-            }
-            Some(_) => errors.push(FieldError::new(format!("{name}.{field}"), "must be a string")),
-            None => errors.push(FieldError::new(format!("{name}.{field}"), "is required")),
-        }
-    }
-    for key in map.keys() {
-        if !required.contains(&key.as_str()) && !optional.contains(&key.as_str()) {
-            errors.push(FieldError::new(format!("{name}.{key}"), "unknown field"));
-        }
-    }
-    (errors.len() == before).then_some(values)
 }

@@ -9,9 +9,9 @@ use axum::response::{IntoResponse, Response};
 
 use super::error::{ApiError, ApiResult, Code};
 use super::extract::{AnyClient, JsonObject, Query};
-use super::fields::{Fields, bounded_text};
 use crate::App;
 use crate::catalog;
+use crate::domain::fields::{Fields, bounded_text};
 use crate::exports::link::{self, LinkError};
 use crate::exports::render::Format;
 use crate::ids::{self, Kind};

@@ -4,15 +4,15 @@
 //! One file per resource: `oauth` (token endpoint), `webhooks`, `events` (publishing),
 //! `deliveries` (`webhook_deliveries`), `plugins`, `exports` (report exports and their
 //! downloads), `ops` (health, metrics).
-//! Handlers validate input with `extract` and `fields`, call the store, and map failures
-//! through `error::ApiError`; they hold no state of their own.
+//! Handlers validate input with `extract` (and `crate::domain::fields`), call the domain
+//! or the store, and map failures through `error::ApiError`; they hold no state of their own.
 
 pub mod deliveries;
 pub mod error;
 pub mod events;
 pub mod exports;
 pub mod extract;
-pub mod fields;
+
 pub mod oauth;
 pub mod ops;
 pub mod plugins;

@@ -12,7 +12,7 @@ use serde_json::json;
 
 use super::extract::read_body;
 use crate::App;
-use crate::auth::{ACCESS_TOKEN_PREFIX, secrets};
+use crate::auth::secrets;
 use crate::store::StoreError;
 use crate::store::clients::Client;
 
@@ -166,7 +166,7 @@ async fn issue(app: &App, request: Request) -> Result<Response, OAuthError> {
     }
     let (id, secret) = credentials(&headers, &form)?;
     let client = authenticate_client(app, &id, &secret).await?;
-    let token = secrets::generate(ACCESS_TOKEN_PREFIX);
+    let token = crate::auth::access_token(&client.client_id);
     let ttl = app.config.token_ttl;
     if !app.store.store_token(&client.client_id, &secrets::hash(&token), ttl).await? {
         return Err(OAuthError::InvalidClient);
@@ -191,7 +191,10 @@ pub async fn revoke(State(app): State<Arc<App>>, request: Request) -> Response {
         let token = form.get("token").ok_or(OAuthError::InvalidRequest("token is required"))?.to_owned();
         let (id, secret) = credentials(&headers, &form)?;
         let client = authenticate_client(&app, &id, &secret).await?;
-        app.store.revoke_token(&client.client_id, &secrets::hash(&token)).await?;
+        // A client can revoke only its own tokens (RFC 7009 §2.1): others are ignored.
+        if crate::auth::token_client(&token) == Some(client.client_id.as_str()) {
+            app.store.revoke_token(&client.client_id, &secrets::hash(&token)).await?;
+        }
         Ok::<_, OAuthError>(())
     }
     .await;

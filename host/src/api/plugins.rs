@@ -9,11 +9,11 @@ use axum::response::{IntoResponse, Response};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use super::error::{ApiError, ApiResult, Code, FieldError};
+use super::error::{ApiError, ApiResult, Code};
 use super::extract::{Admin, JsonObject, Query, read_body};
-use super::fields::Fields;
 use crate::App;
 use crate::delivery::sign;
+use crate::domain::fields::Fields;
 use crate::ids::{self, Kind};
 use crate::plugins::{EventMeta, Verdict};
 use crate::store::plugins::{Deleted, MAX_PLUGINS_PER_ORG, Plugin};
@@ -129,8 +129,11 @@ pub async fn test(
         (None, None) => return Err(ApiError::internal()),
     };
     let meta = EventMeta::from_envelope(&envelope).ok_or_else(ApiError::internal)?;
-    let wasm =
-        if app.plugins.is_compiled(&plugin.sha256) { None } else { app.store.get_plugin_wasm(&plugin.id).await? };
+    let wasm = if app.plugins.is_compiled(&plugin.sha256) {
+        None
+    } else {
+        app.store.get_plugin_wasm(&caller.org_id, &plugin.id).await?
+    };
     let config = Value::Object(config).to_string();
     let report = app
         .plugins
@@ -175,10 +178,7 @@ fn envelope_of_event(mut event: serde_json::Map<String, Value>, org_id: &str) ->
     let event_text = Value::Object(event).to_string();
     let raw: BTreeMap<String, &RawValue> =
         serde_json::from_str(&event_text).map_err(|e| ApiError::field("event", e.to_string()))?;
-    let event = super::events::validate(raw).map_err(|mut e| {
-        e.details = e.details.into_iter().map(|d| FieldError::new(format!("event.{}", d.field), d.message)).collect();
-        e
-    })?;
+    let event = crate::domain::events::validate(raw).map_err(|e| e.within("event"))?;
     Ok(event.envelope(org_id))
 }
 
@@ -189,8 +189,8 @@ async fn envelope_of_delivery(app: &App, org_id: &str, delivery_id: &str) -> Api
         return Err(not_found());
     }
     let delivery = app.store.get_delivery(org_id, delivery_id).await?.ok_or_else(not_found)?;
-    app.store
-        .event_envelope(org_id, &delivery.event_id)
-        .await?
-        .ok_or_else(|| ApiError::field("delivery_id", "the event of this delivery has expired"))
+    let expired = || ApiError::field("delivery_id", "the event of this delivery has expired");
+    let p = app.store.keys().partition_of_delivery(delivery_id).ok_or_else(not_found)?;
+    let event = app.store.event(p, org_id, &delivery.event_id).await?.ok_or_else(expired)?;
+    Ok(event.envelope)
 }

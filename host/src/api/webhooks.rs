@@ -1,27 +1,19 @@
-//! `/api/v2/webhooks`: the subscriptions (service document §4, contract §2).
+//! `/api/v2/webhooks`: the subscriptions (service document §4, contract §2). The rules live
+//! in `crate::domain::webhooks`; this file only translates requests and answers.
 
 use std::sync::Arc;
 
 use axum::extract::{Path, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::error::{ApiError, ApiResult, FieldError};
+use super::error::ApiResult;
 use super::extract::{Admin, JsonObject, Query};
-use super::fields::{Fields, bounded_text};
 use crate::App;
-use crate::auth::secrets;
 use crate::catalog;
+use crate::domain::webhooks;
 use crate::ids::{self, Kind};
-use crate::store::webhooks::{Attachment, Created, MAX_WEBHOOKS_PER_ORG, OnError, Updated, Webhook, WebhookChange};
-
-/// Prefix of webhook signing secrets.
-pub const SIGNING_SECRET_PREFIX: &str = "whsec_";
-/// Longest webhook name.
-const MAX_NAME: usize = 200;
-/// Most plugins attached to one webhook.
-pub const MAX_ATTACHMENTS: usize = 8;
 
 /// `GET /api/v2/webhooks/events`
 pub async fn events(_caller: Admin) -> Response {
@@ -34,59 +26,13 @@ pub async fn create(
     Admin(caller): Admin,
     JsonObject(body): JsonObject,
 ) -> ApiResult<Response> {
-    let webhook = create_webhook(&app, &caller.org_id, body).await?;
+    let webhook = webhooks::create(&app, &caller.org_id, body).await?;
     let location = format!("/api/v2/webhooks/{}", webhook.id);
     let mut response = (StatusCode::CREATED, axum::Json(webhook)).into_response();
     if let Ok(value) = HeaderValue::from_str(&location) {
         response.headers_mut().insert(header::LOCATION, value);
     }
     Ok(response)
-}
-
-/// Validates a new webhook (`name`?, `url`, `subscribed_actions`, `plugins`?) and stores it.
-/// The one path for the API and the settings pages, so both apply the same rules.
-pub async fn create_webhook(app: &App, org_id: &str, body: serde_json::Map<String, Value>) -> ApiResult<Webhook> {
-    let mut fields = Fields::new(body);
-    let name = fields.string("name");
-    let url = fields.required_string("url");
-    let actions = fields.string_array("subscribed_actions", true);
-    let plugins = fields.value("plugins");
-    let name = name.and_then(|n| bounded_text(&mut fields, "name", n, MAX_NAME));
-    let actions = actions.map(known_actions);
-    let plugins = match plugins {
-        Some(value) => attachments(app, org_id, value, &mut fields).await?,
-        None => Some(Vec::new()),
-    };
-    let url = match url {
-        Some(url) => vet_url(app, &url, &mut fields).await,
-        None => None,
-    };
-    fields.finish()?;
-    let (Some(url), Some(actions), Some(plugins)) = (url, actions, plugins) else {
-        return Err(ApiError::internal());
-    };
-    let now = crate::time::now_rfc3339();
-    let webhook = Webhook {
-        id: ids::new(Kind::Webhook),
-        org_id: org_id.to_owned(),
-        name: name.unwrap_or_else(|| default_name(&url)),
-        url,
-        active: true,
-        subscribed_actions: actions,
-        plugins,
-        signing_secret: secrets::generate(SIGNING_SECRET_PREFIX),
-        created_at: now.clone(),
-        updated_at: now,
-        deactivated_at: None,
-        deactivation_reason: None,
-    };
-    match app.store.create_webhook(webhook).await? {
-        Created::Ok(webhook) => Ok(*webhook),
-        Created::PluginMissing => Err(ApiError::field("plugins", "an attached plugin was just deleted")),
-        Created::LimitReached => Err(ApiError::conflict(format!(
-            "the organisation already has {MAX_WEBHOOKS_PER_ORG} webhooks, the most allowed"
-        ))),
-    }
 }
 
 /// `GET /api/v2/webhooks`
@@ -99,8 +45,7 @@ pub async fn list(State(app): State<Arc<App>>, Admin(caller): Admin, query: Quer
 
 /// `GET /api/v2/webhooks/{id}`
 pub async fn get(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id): Path<String>) -> ApiResult<Response> {
-    let webhook = find(&app, &caller.org_id, &id).await?;
-    Ok(axum::Json(webhook).into_response())
+    Ok(axum::Json(webhooks::find(&app, &caller.org_id, &id).await?).into_response())
 }
 
 /// `PATCH /api/v2/webhooks/{id}`
@@ -110,153 +55,11 @@ pub async fn update(
     Path(id): Path<String>,
     JsonObject(body): JsonObject,
 ) -> ApiResult<Response> {
-    let webhook = update_webhook(&app, &caller.org_id, &id, body).await?;
-    Ok(axum::Json(webhook).into_response())
-}
-
-/// Validates a change (`name`, `url`, `subscribed_actions`, `plugins`, `active`) and applies
-/// it; deactivating fails the webhook's pending deliveries. Shared with the settings pages.
-pub async fn update_webhook(
-    app: &App,
-    org_id: &str,
-    id: &str,
-    body: serde_json::Map<String, Value>,
-) -> ApiResult<Webhook> {
-    find(app, org_id, id).await?;
-    let mut fields = Fields::new(body);
-    let mut change = WebhookChange {
-        name: fields.string("name"),
-        subscribed_actions: fields.string_array("subscribed_actions", false).map(known_actions),
-        active: fields.bool("active"),
-        ..WebhookChange::default()
-    };
-    change.name = change.name.and_then(|n| bounded_text(&mut fields, "name", n, MAX_NAME));
-    if let Some(value) = fields.value("plugins") {
-        change.plugins = attachments(app, org_id, value, &mut fields).await?;
-    }
-    if let Some(url) = fields.string("url") {
-        change.url = vet_url(app, &url, &mut fields).await;
-    }
-    fields.finish()?;
-    let webhook = match app.store.update_webhook(org_id, id, &change).await? {
-        Updated::Ok(webhook) => *webhook,
-        Updated::NotFound => return Err(ApiError::not_found("webhook")),
-        Updated::PluginMissing => return Err(ApiError::field("plugins", "an attached plugin was just deleted")),
-    };
-    if change.active == Some(false) && webhook.active {
-        app.queue.deactivate_webhook(org_id, id).await?;
-        return find(app, org_id, id).await;
-    }
-    Ok(webhook)
+    Ok(axum::Json(webhooks::update(&app, &caller.org_id, &id, body).await?).into_response())
 }
 
 /// `DELETE /api/v2/webhooks/{id}`
 pub async fn delete(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id): Path<String>) -> ApiResult<Response> {
-    if !ids::is_valid(Kind::Webhook, &id) || !app.queue.delete_webhook(&caller.org_id, &id).await? {
-        return Err(ApiError::not_found("webhook"));
-    }
+    webhooks::delete(&app, &caller.org_id, &id).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
-}
-
-/// The organisation's webhook, or 404 (also for another organisation's).
-pub async fn find(app: &App, org_id: &str, id: &str) -> ApiResult<Webhook> {
-    if !ids::is_valid(Kind::Webhook, id) {
-        return Err(ApiError::not_found("webhook"));
-    }
-    app.store.get_webhook(org_id, id).await?.ok_or_else(|| ApiError::not_found("webhook"))
-}
-
-/// Keeps the catalogue's actions, in order, without repeats; unknown ones are dropped
-/// silently (service document §4).
-pub fn known_actions(actions: Vec<String>) -> Vec<String> {
-    let mut kept: Vec<String> = Vec::new();
-    for action in actions {
-        if catalog::is_known(&action) && !kept.contains(&action) {
-            kept.push(action);
-        }
-    }
-    kept
-}
-
-/// Applies the URL rule; on failure records the reason on `url`.
-pub async fn vet_url(app: &App, url: &str, fields: &mut Fields) -> Option<String> {
-    match app.url_rule.vet(url.trim()).await {
-        Ok(vetted) => Some(vetted.url.to_string()),
-        Err(e) => {
-            fields.error("url", e.to_string());
-            None
-        }
-    }
-}
-
-fn default_name(url: &str) -> String {
-    url::Url::parse(url).ok().and_then(|u| u.host_str().map(str::to_owned)).unwrap_or_else(|| url.to_owned())
-}
-
-/// Validates a `plugins` attachment list: objects `{plugin_id, config?, on_error?}`, each
-/// naming a plugin of the organisation. `Ok(None)` when errors were recorded in `fields`.
-pub async fn attachments(
-    app: &App,
-    org_id: &str,
-    value: Value,
-    fields: &mut Fields,
-) -> ApiResult<Option<Vec<Attachment>>> {
-    let Value::Array(items) = value else {
-        fields.error("plugins", "must be an array of attachments");
-        return Ok(None);
-    };
-    if items.len() > MAX_ATTACHMENTS {
-        fields.error("plugins", format!("must have at most {MAX_ATTACHMENTS} attachments"));
-        return Ok(None);
-    }
-    let mut out = Vec::with_capacity(items.len());
-    let mut errors: Vec<FieldError> = Vec::new();
-    for (i, item) in items.into_iter().enumerate() {
-        let at = |name: &str| format!("plugins[{i}].{name}");
-        let Value::Object(map) = item else {
-            errors.push(FieldError::new(format!("plugins[{i}]"), "must be an object"));
-            continue;
-        };
-        let mut inner = Fields::new(map);
-        let plugin_id = inner.required_string("plugin_id");
-        let config = inner.value("config").unwrap_or_else(|| json!({}));
-        let on_error = match inner.string("on_error").as_deref() {
-            None | Some("drop") => Some(OnError::Drop),
-            Some("deliver") => Some(OnError::Deliver),
-            Some(_) => {
-                inner.error("on_error", "must be \"drop\" or \"deliver\"");
-                None
-            }
-        };
-        if !config.is_object() {
-            inner.error("config", "must be an object");
-        }
-        if serde_json::to_vec(&config).map(|v| v.len()).unwrap_or(0) > 64 * 1024 {
-            inner.error("config", "must be at most 64 KiB of JSON");
-        }
-        let leftover = inner.remaining();
-        for name in leftover {
-            inner.error(name, "unknown field");
-        }
-        // The id becomes a Redis key: only the shape of a plugin id is looked up.
-        if let Some(plugin_id) = &plugin_id
-            && (!ids::is_valid(Kind::Plugin, plugin_id) || !app.plugin_exists(org_id, plugin_id).await?)
-        {
-            inner.error("plugin_id", "no such plugin in this organisation");
-        }
-        let inner_errors = inner.into_errors();
-        if inner_errors.is_empty()
-            && let (Some(plugin_id), Some(on_error)) = (plugin_id, on_error)
-        {
-            out.push(Attachment { plugin_id, config, on_error });
-        }
-        errors.extend(inner_errors.into_iter().map(|e| FieldError::new(at(&e.field), e.message)));
-    }
-    if errors.is_empty() {
-        return Ok(Some(out));
-    }
-    for e in errors {
-        fields.error(e.field, e.message);
-    }
-    Ok(None)
 }

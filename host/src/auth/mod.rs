@@ -16,6 +16,18 @@ pub const CLIENT_SECRET_PREFIX: &str = "wcs_";
 /// Prefix of access tokens.
 pub const ACCESS_TOKEN_PREFIX: &str = "wat_";
 
+/// A new access token of a client: `wat_<client id>.<256 random bits>`. The token names
+/// its client (not a secret), so the store finds both in one place.
+pub fn access_token(client_id: &str) -> String {
+    secrets::generate(&format!("{ACCESS_TOKEN_PREFIX}{client_id}."))
+}
+
+/// The client an access token names, if it has the shape of one.
+pub fn token_client(token: &str) -> Option<&str> {
+    let (client, secret) = token.strip_prefix(ACCESS_TOKEN_PREFIX)?.split_once('.')?;
+    (crate::ids::is_valid(crate::ids::Kind::Client, client) && !secret.is_empty()).then_some(client)
+}
+
 /// The authenticated client behind a request.
 #[derive(Debug, Clone)]
 pub struct Caller {
@@ -84,6 +96,17 @@ impl Caller {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tokens_name_their_client() {
+        let client = crate::ids::new(crate::ids::Kind::Client);
+        let token = access_token(&client);
+        assert!(token.starts_with("wat_cli_"));
+        assert_eq!(token_client(&token), Some(client.as_str()));
+        assert_eq!(token_client("wat_nope.x"), None);
+        assert_eq!(token_client(&format!("wat_{client}.")), None);
+        assert_eq!(token_client("Bearer"), None);
+    }
 
     fn caller(plan: Plan, admin: bool, publisher: bool) -> Caller {
         Caller { client_id: "cli_x".into(), client_name: "x".into(), org_id: "org_x".into(), admin, publisher, plan }

@@ -30,19 +30,27 @@ enum AdminError {
 pub(super) async fn run(config: Config, command: AdminCommand) -> ExitCode {
     super::init_logging("warn");
     crate::install_crypto_provider();
-    let (url, managed) = match &config.redis_url {
-        Some(url) => (url.clone(), None),
+    let mut config = config;
+    let managed = match config.store_settings() {
+        Some(_) => None,
         None => match ForCommand::open(&config.managed_redis_dir()).await {
-            Ok(managed) => (managed.url(), Some(managed)),
+            Ok(managed) => {
+                config.redis_url = Some(managed.url());
+                Some(managed)
+            }
             Err(e) => {
                 eprintln!("weir admin: {e}");
                 return ExitCode::FAILURE;
             }
         },
     };
-    let result = match Store::connect(&url, &config.redis_prefix).await {
-        Ok(store) => execute(&store, command).await,
-        Err(e) => Err(AdminError::Usage(format!("cannot reach Redis at {}: {e}", crate::redact(&url)))),
+    let settings = config.store_settings();
+    let result = match settings {
+        Some(settings) => match Store::connect(&settings).await {
+            Ok(store) => execute(&store, command).await,
+            Err(e) => Err(AdminError::Usage(format!("cannot reach Redis at {}: {e}", settings.target.describe()))),
+        },
+        None => Err(AdminError::Usage("no Redis to use".into())),
     };
     if let Some(managed) = managed {
         managed.close().await;
@@ -67,6 +75,15 @@ fn non_empty(what: &str, value: &str) -> Result<String, AdminError> {
     Ok(trimmed.to_owned())
 }
 
+/// Refuses an organisation id that names no organisation (checked by shape first: ids
+/// become parts of keys).
+async fn known_org(store: &Store, org_id: &str) -> Result<(), AdminError> {
+    if !crate::ids::is_valid(crate::ids::Kind::Org, org_id) || store.get_org(org_id).await?.is_none() {
+        return Err(AdminError::NoOrg(org_id.to_owned()));
+    }
+    Ok(())
+}
+
 async fn execute(store: &Store, command: AdminCommand) -> Result<serde_json::Value, AdminError> {
     match command {
         AdminCommand::Org { command: OrgCommand::Create { name, plan } } => {
@@ -74,14 +91,13 @@ async fn execute(store: &Store, command: AdminCommand) -> Result<serde_json::Val
             Ok(json!(org))
         }
         AdminCommand::Org { command: OrgCommand::SetPlan { org_id, plan } } => {
+            known_org(store, &org_id).await?;
             let org = store.set_org_plan(&org_id, plan.into()).await?.ok_or(AdminError::NoOrg(org_id))?;
             Ok(json!(org))
         }
         AdminCommand::Client { command: ClientCommand::Create { org_id, name, admin, publisher } } => {
             let name = non_empty("--name", &name)?;
-            if store.get_org(&org_id).await?.is_none() {
-                return Err(AdminError::NoOrg(org_id));
-            }
+            known_org(store, &org_id).await?;
             let secret = secrets::generate(CLIENT_SECRET_PREFIX);
             let client = store.create_client(&org_id, &name, admin, publisher, &secrets::hash(&secret)).await?;
             Ok(json!({
@@ -101,9 +117,7 @@ async fn execute(store: &Store, command: AdminCommand) -> Result<serde_json::Val
             if !valid {
                 return Err(AdminError::Usage(format!("--email `{email}` is not an email address")));
             }
-            if store.get_org(&org_id).await?.is_none() {
-                return Err(AdminError::NoOrg(org_id));
-            }
+            known_org(store, &org_id).await?;
             let mut password = String::new();
             std::io::stdin()
                 .read_line(&mut password)
@@ -121,7 +135,7 @@ async fn execute(store: &Store, command: AdminCommand) -> Result<serde_json::Val
             Ok(json!(user))
         }
         AdminCommand::Client { command: ClientCommand::Revoke { client_id } } => {
-            if !store.revoke_client(&client_id).await? {
+            if !crate::ids::is_valid(crate::ids::Kind::Client, &client_id) || !store.revoke_client(&client_id).await? {
                 return Err(AdminError::NoClient(client_id));
             }
             Ok(json!({"client_id": client_id, "revoked": true}))

@@ -10,7 +10,7 @@ use crate::store::managed::Supervisor;
 
 pub(super) async fn serve(mut config: Config) -> ExitCode {
     super::init_logging("info");
-    let supervisor = match &config.redis_url {
+    let supervisor = match config.store_settings() {
         Some(_) => None,
         None => match Supervisor::start(&config.managed_redis_dir()).await {
             Ok(supervisor) => {

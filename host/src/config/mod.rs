@@ -23,6 +23,9 @@ pub const DEFAULT_TOML: &str = include_str!("../../config.default.toml");
 /// Every setting Weir knows. A key `foo_bar` is overridden by `WEIR_FOO_BAR`.
 pub const KEYS: &[&str] = &[
     "redis_url",
+    "redis_cluster",
+    "redis_wait_replicas",
+    "redis_partitions",
     "redis_prefix",
     "data_dir",
     "listen",
@@ -56,8 +59,14 @@ pub const KEYS: &[&str] = &[
 /// The validated configuration of one Weir process.
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// `None`: Weir manages its own `redis-server` under `data_dir`.
+    /// `None` (and no cluster): Weir manages its own `redis-server` under `data_dir`.
     pub redis_url: Option<String>,
+    /// Seed nodes of a Redis Cluster (then `redis_url` is unset).
+    pub redis_cluster: Vec<String>,
+    /// Replicas every acknowledged write waits for (`WAIT`).
+    pub redis_wait_replicas: u32,
+    /// Partitions of a new data set.
+    pub redis_partitions: u16,
     pub redis_prefix: String,
     pub data_dir: PathBuf,
     pub listen: SocketAddr,
@@ -190,6 +199,22 @@ impl Config {
         }
     }
 
+    /// How to reach the store, unless Weir must manage its own Redis (`None`).
+    pub fn store_settings(&self) -> Option<crate::store::Settings> {
+        let target = match (&self.redis_url, self.redis_cluster.is_empty()) {
+            (Some(url), _) => crate::store::Target::Single(url.clone()),
+            (None, false) => crate::store::Target::Cluster(self.redis_cluster.clone()),
+            (None, true) => return None,
+        };
+        Some(crate::store::Settings {
+            target,
+            prefix: self.redis_prefix.clone(),
+            partitions: self.redis_partitions,
+            wait_replicas: self.redis_wait_replicas,
+            wait_timeout: std::time::Duration::from_secs(1),
+        })
+    }
+
     /// The directory of the managed Redis.
     pub fn managed_redis_dir(&self) -> PathBuf {
         self.data_dir.join("redis")
@@ -304,6 +329,18 @@ impl Layers {
                 return Err(self.invalid("redis_url", "must be a redis://, rediss:// or redis+unix:// URL"));
             }
         }
+        let redis_cluster = self.list("redis_cluster")?.into_iter().filter(|s| !s.is_empty()).collect::<Vec<_>>();
+        for seed in &redis_cluster {
+            let scheme_ok = seed.starts_with("redis://") || seed.starts_with("rediss://");
+            if !scheme_ok || redis::Client::open(seed.as_str()).is_err() {
+                return Err(self.invalid("redis_cluster", format!("`{seed}` is not a redis:// or rediss:// URL")));
+            }
+        }
+        if !redis_cluster.is_empty() && redis_url.is_some() {
+            return Err(self.invalid("redis_cluster", "set either WEIR_REDIS_CLUSTER or WEIR_REDIS_URL, not both"));
+        }
+        let redis_wait_replicas = self.uint("redis_wait_replicas", 0, 16)? as u32;
+        let redis_partitions = self.uint("redis_partitions", 1, u64::from(crate::store::keys::MAX_PARTITIONS))? as u16;
         let redis_prefix = self.required_string("redis_prefix")?;
         if redis_prefix.is_empty() || !redis_prefix.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
             return Err(self.invalid("redis_prefix", "must be letters, digits, `-`, `_` or `.`"));
@@ -426,6 +463,9 @@ impl Layers {
 
         Ok(Config {
             redis_url,
+            redis_cluster,
+            redis_wait_replicas,
+            redis_partitions,
             redis_prefix,
             data_dir,
             listen,

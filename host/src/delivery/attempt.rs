@@ -1,31 +1,22 @@
-//! One unit of delivery work: take the delivery, prepare its body (plugins run here, once,
-//! before signing), check the URL rule, sign, send, and record the outcome.
+//! One delivery's work: load it (counting the attempt), prepare its body (plugins run here,
+//! once, before signing), check the URL rule, sign, send — then free the lane slot at once
+//! — and record the outcome, keeping the webhook's failure streak.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use serde_json::json;
 
+use super::lanes::Waiting;
 use super::retry::{self, AttemptResult, Next};
 use super::send::Sent;
-use super::{Engine, sign};
+use super::{Claim, Engine, Work, sign};
 use crate::plugins::EventMeta;
-use crate::plugins::chain::{self, ChainOutcome, Step};
-use crate::queue::{Entry, Loaded, Outcome, Record, Recording, WebhookTarget, Work};
-use crate::store::StoreError;
-use crate::store::webhooks::Attachment;
-
-/// What became of a stream entry.
-#[derive(Debug, PartialEq, Eq)]
-pub(super) enum Handled {
-    /// Done with it (recorded, or acknowledged as stale).
-    Done,
-    /// Someone else holds its lease: leave it for a later takeover.
-    Busy,
-    /// The store could not be reached; the entry stays pending and will be taken over.
-    StoreDown,
-}
+use crate::plugins::chain::{self, ChainOutcome, PluginRecord, Step};
+use crate::store::deliveries::attempt_json;
+use crate::store::queue::{Member, Outcome, Recorded, Recording};
+use crate::store::webhooks::{Attachment, Streak, StreakRules, WebhookTarget};
+use crate::store::{Partition, StoreError};
 
 /// What to do with a delivery once its plugins have run.
 enum Prepared {
@@ -43,84 +34,135 @@ enum Prepared {
 }
 
 impl Engine {
-    pub(super) async fn handle(&self, entry: &Entry) -> Handled {
-        let loaded = match self.loader.call(entry.delivery.clone()).await {
-            Ok(Ok(loaded)) => loaded,
-            // This record cannot be read: attempting it again would fail again.
-            Ok(Err(StoreError::Corrupt { reason, .. })) => return self.dead_letter(entry, &reason).await,
+    /// Starts the attempt of a claimed delivery (its lane slot is already taken).
+    pub(super) fn begin(self: &Arc<Self>, webhook: String, waiting: Waiting) {
+        tokio::spawn(self.clone().attempt(webhook, waiting));
+    }
+
+    async fn attempt(self: Arc<Self>, webhook: String, waiting: Waiting) {
+        let Waiting { partition: p, member } = waiting;
+        let claim = Claim { webhook: webhook.clone(), member: member.clone() };
+        let recording = match self.loaders[usize::from(p.0)].call(claim).await {
+            Ok(Ok(Some(work))) => self.work(&webhook, &member, work).await,
+            // The record is gone: drop the queue member.
+            Ok(Ok(None)) => Some((self.recording(&webhook, &member, Outcome::Cancelled, 0), false)),
+            Ok(Err(StoreError::Corrupt { reason, .. })) => {
+                self.release_lane(&webhook);
+                self.dead_letter(p, &webhook, &member, &reason).await;
+                self.done(&member.delivery);
+                return;
+            }
             Ok(Err(e)) | Err(e) => {
-                tracing::warn!(error = %e, delivery = %entry.delivery, "cannot load delivery");
-                return Handled::StoreDown;
+                tracing::warn!(error = %e, delivery = %member.delivery, "cannot load a delivery; its lease will run out");
+                None
             }
         };
-        match loaded {
-            Loaded::Missing | Loaded::Done(_) => match self.queue.ack(entry).await {
-                Ok(()) => Handled::Done,
-                Err(_) => Handled::StoreDown,
-            },
-            Loaded::Busy => Handled::Busy,
-            Loaded::Ready(work) => self.attempt(entry, *work).await,
+        self.release_lane(&webhook);
+        if let Some((recording, failing)) = recording {
+            self.finish(p, recording, failing).await;
+        }
+        self.done(&member.delivery);
+    }
+
+    /// A recording with no request made.
+    fn recording(&self, webhook: &str, member: &Member, outcome: Outcome, attempt: u32) -> Recording {
+        Recording {
+            webhook: webhook.to_owned(),
+            member: member.clone(),
+            outcome,
+            attempt,
+            attempt_json: None,
+            signature: None,
+            fields: Vec::new(),
         }
     }
 
-    async fn attempt(&self, entry: &Entry, mut work: Work) -> Handled {
-        let record = Record { entry_id: Some(entry.id.clone()), ..Record::default() };
-        let Some(webhook) = work.webhook.take() else {
-            return self.finish(entry, Outcome::Cancelled, record).await;
+    /// The attempt itself: the recording of its outcome, and whether the webhook had a
+    /// failure streak (a success must end it). `None` when nothing is to be recorded now.
+    async fn work(&self, webhook_id: &str, member: &Member, work: Work) -> Option<(Recording, bool)> {
+        let Work { mut loaded, webhook } = work;
+        let attempt_no = loaded.attempt.max(1);
+        if loaded.status.is_some() {
+            // Already final (ended with its webhook, or recorded by an earlier lease holder).
+            return Some((self.recording(webhook_id, member, Outcome::Failed, attempt_no), false));
+        }
+        let Some(webhook) = webhook else {
+            return Some((self.recording(webhook_id, member, Outcome::Cancelled, attempt_no), false));
         };
         if !webhook.active {
-            return self.finish(entry, Outcome::Failed, record).await;
+            return Some((self.recording(webhook_id, member, Outcome::Failed, attempt_no), false));
         }
-        let (body, extra_headers, fields) = match self.prepare(&mut work, &webhook).await {
+        let event = loaded.event.take();
+        let (body, extra_headers, fields) = match self.prepare(member, &mut loaded, event.as_deref(), &webhook).await {
             Prepared::Send { body, extra_headers, fields } => (body, extra_headers, fields),
-            Prepared::Corrupt(reason) => return self.dead_letter(entry, &reason).await,
             Prepared::Filtered { fields } => {
-                return self.finish(entry, Outcome::Filtered, Record { fields, ..record }).await;
+                let recording =
+                    Recording { fields, ..self.recording(webhook_id, member, Outcome::Filtered, attempt_no) };
+                return Some((recording, false));
             }
             Prepared::EventMissing => {
-                tracing::warn!(delivery = %entry.delivery, "event envelope expired before delivery");
-                return self.finish(entry, Outcome::Failed, record).await;
+                tracing::warn!(delivery = %member.delivery, "event envelope expired before delivery");
+                return Some((self.recording(webhook_id, member, Outcome::Failed, attempt_no), false));
             }
-            Prepared::StoreDown => return Handled::StoreDown,
+            Prepared::Corrupt(reason) => {
+                let p = self.app.store.keys().partition_of_delivery(&member.delivery)?;
+                self.dead_letter(p, webhook_id, member, &reason).await;
+                return None;
+            }
+            Prepared::StoreDown => return None,
         };
-        // `load` counted this attempt as it started, so one made again after a crash says so.
-        let attempt_no = work.attempt_count.max(1);
-        let budget = work.attempt_budget.unwrap_or(self.app.config.retry_schedule.len() + 1);
+        let budget = loaded.budget.map_or(self.app.config.retry_schedule.len() + 1, |b| b as usize);
+        let created_at = event.as_ref().map(|e| e.created_at.as_str()).unwrap_or_default();
         let headers = sign::request_headers(
             body.as_bytes(),
             &webhook.signing_secret,
-            &entry.delivery,
-            attempt_no,
-            &work.event_created_at,
+            &member.delivery,
+            attempt_no as usize,
+            created_at,
             &extra_headers,
         );
         let signature = headers.iter().find(|(k, _)| k == "x-webhook-signature").map(|(_, v)| v.clone());
-        let at = crate::time::now_rfc3339();
+        let at = crate::time::now_millis();
         self.app.metrics.in_flight.inc();
         let sent = self.sender.post(&webhook.url, &headers, Bytes::from(body)).await;
         self.app.metrics.in_flight.dec();
-        let (result, attempt_json) = describe(&sent, &at);
+        let (result, attempt) = describe(&sent, at);
         self.app
             .metrics
             .attempt(matches!(result, AttemptResult::Status { code: 200..=299, .. }), sent.duration.as_secs_f64());
 
         let jitter = rand::random::<f64>() * 2.0 - 1.0;
-        let outcome = match retry::next(&result, attempt_no, budget, &self.app.config.retry_schedule, jitter) {
+        let outcome = match retry::next(&result, attempt_no as usize, budget, &self.app.config.retry_schedule, jitter) {
             Next::Succeeded => Outcome::Succeeded,
             Next::Gone => Outcome::Gone,
             Next::Failed => Outcome::Failed,
             Next::RetryIn(delay) => Outcome::Retry { due_ms: crate::time::now_millis() + delay.as_millis() as u64 },
         };
-        let record =
-            Record { attempt_json: Some(attempt_json), signature, fields, webhook_healthy: !webhook.failing, ..record };
-        self.finish(entry, outcome, record).await
+        let recording = Recording {
+            webhook: webhook_id.to_owned(),
+            member: member.clone(),
+            outcome,
+            attempt: attempt_no,
+            attempt_json: Some(attempt),
+            signature,
+            fields,
+        };
+        Some((recording, webhook.failing))
     }
 
     /// Runs the webhook's plugins on the first attempt; later attempts send what they
-    /// produced then (the same body every time).
-    async fn prepare(&self, work: &mut Work, webhook: &WebhookTarget) -> Prepared {
-        if work.plugins.is_some() {
-            let extra_headers = match work.headers.as_deref() {
+    /// produced then (the same body every time). Any failure to read the attachments, load
+    /// or run a plugin follows the attachment's `on_error` (default `drop`): the body is
+    /// never sent unfiltered.
+    async fn prepare(
+        &self,
+        member: &Member,
+        loaded: &mut crate::store::queue::Loaded,
+        event: Option<&crate::store::events::StoredEvent>,
+        webhook: &WebhookTarget,
+    ) -> Prepared {
+        if loaded.plugins.is_some() {
+            let extra_headers = match loaded.headers.as_deref() {
                 None | Some("") => Vec::new(),
                 Some(h) => match serde_json::from_str::<Vec<(String, String)>>(h) {
                     Ok(headers) => headers,
@@ -129,43 +171,37 @@ impl Engine {
                     }
                 },
             };
-            let Some(body) = work.body.take().or_else(|| work.envelope.take()) else {
+            let Some(body) = loaded.body.take().or_else(|| event.map(|e| e.envelope.clone())) else {
                 return Prepared::EventMissing;
             };
             return Prepared::Send { body, extra_headers, fields: Vec::new() };
         }
-        let Some(envelope) = work.envelope.take() else { return Prepared::EventMissing };
+        let Some(envelope) = event.map(|e| e.envelope.clone()) else { return Prepared::EventMissing };
         let attachments: Vec<Attachment> = match webhook.plugins.as_deref() {
             None | Some("") => Vec::new(),
             Some(text) => match serde_json::from_str(text) {
                 Ok(attachments) => attachments,
-                // Which plugins should run is unknown: never send the body unfiltered. The
-                // default `on_error` applies: the delivery is dropped, with the reason.
                 Err(e) => {
                     let error = format!("the webhook's plugin attachments cannot be read ({e}); dropped by default");
-                    tracing::error!(event = %work.event_id, "{error}");
-                    let record = chain::PluginRecord::failed("", error);
-                    let plugins = serde_json::to_string(&[record]).unwrap_or_else(|_| "[]".into());
-                    return Prepared::Filtered { fields: vec![("plugins", plugins)] };
+                    tracing::error!(delivery = %member.delivery, "{error}");
+                    let plugins =
+                        serde_json::to_string(&[PluginRecord::failed("", error)]).unwrap_or_else(|_| "[]".into());
+                    return Prepared::Filtered { fields: vec![("p", plugins)] };
                 }
             },
         };
         if attachments.is_empty() {
-            return Prepared::Send {
-                body: envelope,
-                extra_headers: Vec::new(),
-                fields: vec![("plugins", "[]".into())],
-            };
+            return Prepared::Send { body: envelope, extra_headers: Vec::new(), fields: vec![("p", "[]".into())] };
         }
         let mut steps = Vec::with_capacity(attachments.len());
         for attachment in attachments {
-            let sha256 = match self.app.plugin_hash(&work.org_id, &attachment.plugin_id).await {
+            let sha256 = match self.app.plugin_hash(&member.org, &attachment.plugin_id).await {
                 Ok(sha) => sha,
                 Err(_) => return Prepared::StoreDown,
             };
             let wasm = match &sha256 {
                 Some(sha) if !self.app.plugins.is_compiled(sha) => {
-                    match self.app.store.get_plugin_wasm(&attachment.plugin_id).await {
+                    match self.app.store.get_plugin_wasm(&member.org, &attachment.plugin_id).await {
                         Ok(wasm) => wasm,
                         Err(_) => return Prepared::StoreDown,
                     }
@@ -181,17 +217,17 @@ impl Engine {
             });
         }
         let meta = EventMeta::from_envelope(&envelope).unwrap_or_default();
-        let (outcome, records) = chain::run(&self.app.plugins, &work.org_id, steps, Arc::new(meta), &envelope).await;
-        let mut fields = vec![("plugins", serde_json::to_string(&records).unwrap_or_else(|_| "[]".into()))];
+        let (outcome, records) = chain::run(&self.app.plugins, &member.org, steps, Arc::new(meta), &envelope).await;
+        let mut fields = vec![("p", serde_json::to_string(&records).unwrap_or_else(|_| "[]".into()))];
         match outcome {
             ChainOutcome::Filtered { .. } => Prepared::Filtered { fields },
             ChainOutcome::Deliver { body, headers } => {
                 if !headers.is_empty() {
-                    fields.push(("headers", serde_json::to_string(&headers).unwrap_or_else(|_| "[]".into())));
+                    fields.push(("h", serde_json::to_string(&headers).unwrap_or_else(|_| "[]".into())));
                 }
                 let body = match body {
                     Some(body) => {
-                        fields.push(("body", body.clone()));
+                        fields.push(("b", body.clone()));
                         body
                     }
                     None => envelope,
@@ -201,91 +237,136 @@ impl Engine {
         }
     }
 
+    /// Frees the lane slot of an ended attempt: the next waiting delivery of the webhook
+    /// starts at once, and the partitions with more for it are asked for a refill.
+    fn release_lane(self: &Arc<Self>, webhook: &str) {
+        let freed = self.lanes.release(webhook);
+        if let Some(next) = freed.next {
+            self.begin(webhook.to_owned(), next);
+        }
+        for p in freed.refill {
+            if let Some(room) = self.room.get(usize::from(p.0)) {
+                room.notify_one();
+            }
+        }
+    }
+
     /// Records an outcome. An outcome not recorded would be sent again (a duplicate), so
     /// while Redis cannot take it (unreachable, loading, busy, out of memory) this keeps
-    /// trying, holding the entry (its heartbeat goes on, so nobody takes it over). Only a
-    /// record that cannot be read gives up: it is dead-lettered.
-    async fn finish(&self, entry: &Entry, outcome: Outcome, record: Record) -> Handled {
+    /// trying, holding the delivery (its lease is renewed meanwhile). Only a record that
+    /// cannot be read gives up: it is dead-lettered. Then the webhook's streak is kept.
+    async fn finish(&self, p: Partition, recording: Recording, failing: bool) {
         let mut wait = Duration::from_millis(100);
         let mut tries: u32 = 0;
-        let recording = Recording { delivery: entry.delivery.clone(), outcome, record };
-        loop {
-            let error = match self.recorder.call(recording.clone()).await {
-                Ok(Ok(recorded)) => {
-                    if tries > 0 {
-                        tracing::info!(delivery = %entry.delivery, tries, "recorded the outcome after Redis recovered");
-                    }
-                    if recorded.status != "pending" {
-                        self.app.metrics.delivery_finished(&recorded.status);
-                    }
-                    if recorded.deactivated {
-                        tracing::info!(webhook = %entry.webhook, "webhook deactivated after failures");
-                    }
-                    if let Outcome::Retry { due_ms } = outcome {
-                        self.retry_scheduled(due_ms);
-                    }
-                    return Handled::Done;
+        let recorded = loop {
+            let error = match self.recorders[usize::from(p.0)].call(recording.clone()).await {
+                Ok(Ok(recorded)) => break recorded,
+                Ok(Err(StoreError::Corrupt { reason, .. })) => {
+                    self.dead_letter(p, &recording.webhook, &recording.member, &reason).await;
+                    return;
                 }
-                Ok(Err(StoreError::Corrupt { reason, .. })) => return self.dead_letter(entry, &reason).await,
                 Ok(Err(e)) | Err(e) => e,
             };
             if tries.is_power_of_two() {
-                tracing::warn!(error = %error, delivery = %entry.delivery, tries, "cannot record a delivery outcome yet; retrying");
+                let delivery = &recording.member.delivery;
+                tracing::warn!(error = %error, %delivery, tries, "cannot record a delivery outcome yet; retrying");
             }
             tries += 1;
             tokio::time::sleep(wait).await;
             wait = (wait * 2).min(Duration::from_secs(5));
+        };
+        if tries > 0 {
+            tracing::info!(delivery = %recording.member.delivery, tries, "recorded the outcome after Redis recovered");
+        }
+        if let Recorded::Status(status) = recorded
+            && status != crate::store::deliveries::Status::Pending
+        {
+            self.app.metrics.delivery_finished(status.as_str());
+        }
+        self.keep_streak(&recording, failing).await;
+    }
+
+    /// Adds a recorded attempt to its webhook's failure streak (a success ends one), and
+    /// ends the webhook's queued deliveries if that switched it off.
+    async fn keep_streak(&self, recording: &Recording, failing: bool) {
+        let request_made = recording.attempt_json.is_some();
+        let streak = match recording.outcome {
+            Outcome::Succeeded if failing => Streak { success_first: true, failures: 0, gone: false },
+            Outcome::Retry { .. } | Outcome::Failed if request_made => Streak { failures: 1, ..Streak::default() },
+            Outcome::Gone => Streak { failures: 1, gone: true, ..Streak::default() },
+            _ => return,
+        };
+        let rules =
+            StreakRules { failures: self.app.config.deactivate_after_failures, span: self.app.config.deactivate_after };
+        let (org, webhook) = (&recording.member.org, &recording.webhook);
+        match self.app.store.add_to_streak(org, webhook, streak, rules).await {
+            Ok(Some(reason)) => {
+                tracing::info!(%webhook, %reason, "webhook deactivated");
+                let store = self.app.store.clone();
+                let (webhook, retention) = (webhook.clone(), self.app.config.delivery_retention);
+                let app = self.app.clone();
+                tokio::spawn(async move {
+                    match store.end_pending(&webhook, crate::store::deliveries::Status::Failed, retention).await {
+                        Ok(n) => (0..n).for_each(|_| app.metrics.delivery_finished("failed")),
+                        Err(e) => {
+                            tracing::warn!(error = %e, %webhook, "cannot fail a deactivated webhook's deliveries yet")
+                        }
+                    }
+                });
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!(error = %e, %webhook, "cannot keep the webhook's failure streak"),
         }
     }
 
     /// Takes a delivery whose record cannot be read out of the queue for good: it becomes
     /// `failed`, with `error` saying why (the deliveries API shows it), and is counted in
     /// `weir_dead_letters_total`. Retried while Redis is unreachable, like an outcome.
-    async fn dead_letter(&self, entry: &Entry, reason: &str) -> Handled {
+    async fn dead_letter(&self, p: Partition, webhook: &str, member: &Member, reason: &str) {
         let reason = format!("the delivery record cannot be read: {reason}");
-        tracing::error!(delivery = %entry.delivery, webhook = %entry.webhook, %reason, "dead-lettering a delivery");
+        tracing::error!(delivery = %member.delivery, %webhook, %reason, "dead-lettering a delivery");
         let mut wait = Duration::from_millis(100);
         loop {
-            match self.queue.dead_letter(entry, &reason, self.app.config.delivery_retention).await {
+            match self.app.store.dead_letter(p, webhook, member, &reason, self.app.config.delivery_retention).await {
                 Ok(()) => {
                     self.app.metrics.dead_letters.inc();
                     self.app.metrics.delivery_finished("failed");
-                    return Handled::Done;
+                    return;
                 }
-                Err(e @ StoreError::Corrupt { .. }) => {
-                    // Not even that could be written: leave it pending for an operator.
-                    tracing::error!(error = %e, delivery = %entry.delivery, "cannot dead-letter the delivery");
-                    return Handled::StoreDown;
+                Err(e) if !e.is_unavailable() => {
+                    // Not even that could be written: leave it to its lease for an operator.
+                    tracing::error!(error = %e, delivery = %member.delivery, "cannot dead-letter the delivery");
+                    return;
                 }
                 Err(e) => {
-                    tracing::warn!(error = %e, delivery = %entry.delivery, "cannot dead-letter yet; retrying");
+                    tracing::warn!(error = %e, delivery = %member.delivery, "cannot dead-letter yet; retrying");
                     tokio::time::sleep(wait).await;
                     wait = (wait * 2).min(Duration::from_secs(5));
                 }
             }
         }
     }
+
+    /// A held delivery is done with: its permit comes back.
+    fn done(&self, delivery: &str) {
+        if self.held().remove(delivery).is_some() {
+            self.permits.add_permits(1);
+            self.freed.notify_waiters();
+        }
+    }
 }
 
-/// The policy's view of a send, and the attempt as recorded (JSON).
-fn describe(sent: &Sent, at: &str) -> (AttemptResult, String) {
+/// The policy's view of a send, and the attempt as stored.
+fn describe(sent: &Sent, at_ms: u64) -> (AttemptResult, String) {
     let duration_ms = sent.duration.as_millis() as u64;
     match &sent.result {
-        Ok(response) => (
-            AttemptResult::Status { code: response.status, retry_after: response.retry_after.clone() },
-            json!({
-                "at": at,
-                "status_code": response.status,
-                "error": if (200..300).contains(&response.status) { None } else { Some(format!("HTTP {}", response.status)) },
-                "duration_ms": duration_ms,
-                "response_body": response.body,
-            })
-            .to_string(),
-        ),
-        Err(e) => (
-            AttemptResult::NoResponse,
-            json!({"at": at, "status_code": null, "error": e.to_string(), "duration_ms": duration_ms, "response_body": null})
-                .to_string(),
-        ),
+        Ok(response) => {
+            let error = (!(200..300).contains(&response.status)).then(|| format!("HTTP {}", response.status));
+            (
+                AttemptResult::Status { code: response.status, retry_after: response.retry_after.clone() },
+                attempt_json(at_ms, Some(response.status), duration_ms, error.as_deref(), Some(&response.body)),
+            )
+        }
+        Err(e) => (AttemptResult::NoResponse, attempt_json(at_ms, None, duration_ms, Some(&e.to_string()), None)),
     }
 }

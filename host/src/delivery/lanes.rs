@@ -1,35 +1,36 @@
-//! Per-webhook lanes: at most `cap` attempts in flight per webhook in this process, up to
-//! `cap` more waiting here, and the rest parked in Redis until a slot frees. A slow or dead
-//! endpoint therefore holds at most `cap` workers; every other webhook keeps flowing.
+//! Per-webhook lanes: at most `cap` attempts of one webhook in flight in this process, and
+//! up to `cap` more claimed and waiting here to start the moment a slot frees. Claims ask
+//! for no more than a lane has room for ([`Lanes::reserve`]), so a slow or dead endpoint
+//! holds at most `cap` workers, its other deliveries wait in its Redis queue for any worker
+//! with room, and nothing is ever parked and brought back.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
-use crate::queue::Entry;
+use crate::store::Partition;
+use crate::store::queue::Member;
+
+/// A claimed delivery waiting in its lane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Waiting {
+    pub(super) partition: Partition,
+    pub(super) member: Member,
+}
 
 #[derive(Debug, Default)]
 struct Lane {
     in_flight: usize,
-    waiting: VecDeque<Entry>,
-    /// Deliveries of this webhook were parked in Redis by this process.
-    parked: bool,
+    waiting: VecDeque<Waiting>,
+    /// Slots promised to claims still in progress.
+    reserved: usize,
+    /// Partitions whose claims last named this webhook as having work.
+    hinted: Vec<Partition>,
 }
 
-/// What to do with a new entry.
-#[derive(Debug, PartialEq, Eq)]
-pub(super) enum Admit {
-    Start,
-    Wait,
-    Park,
-}
-
-/// What to do when an attempt ends.
-#[derive(Debug, PartialEq, Eq)]
-pub(super) enum Freed {
-    Start(Entry),
-    /// Bring back up to this many parked deliveries.
-    Unpark(usize),
-    Nothing,
+impl Lane {
+    fn idle(&self) -> bool {
+        self.in_flight == 0 && self.waiting.is_empty() && self.reserved == 0 && self.hinted.is_empty()
+    }
 }
 
 #[derive(Debug)]
@@ -38,9 +39,18 @@ pub(super) struct Lanes {
     lanes: Mutex<HashMap<String, Lane>>,
 }
 
+/// What to do when an attempt ends.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Freed {
+    /// The next waiting delivery, to start now.
+    pub(super) next: Option<Waiting>,
+    /// The lane's waiting queue is low: ask these partitions' claimers to refill it.
+    pub(super) refill: Vec<Partition>,
+}
+
 impl Lanes {
     pub(super) fn new(cap: usize) -> Lanes {
-        Lanes { cap, lanes: Mutex::new(HashMap::new()) }
+        Lanes { cap: cap.max(1), lanes: Mutex::new(HashMap::new()) }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Lane>> {
@@ -48,67 +58,86 @@ impl Lanes {
         self.lanes.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Admits an entry: start now, wait here, or park in Redis.
-    pub(super) fn admit(&self, entry: &Entry) -> Admit {
+    /// How many deliveries of `webhook` a claim may take now (in flight plus waiting may
+    /// reach twice the cap), and promises them to that claim.
+    pub(super) fn reserve(&self, webhook: &str) -> usize {
         let mut lanes = self.lock();
-        let lane = lanes.entry(entry.webhook.clone()).or_default();
-        if lane.in_flight < self.cap {
-            lane.in_flight += 1;
-            Admit::Start
-        } else if lane.waiting.len() < self.cap {
-            lane.waiting.push_back(entry.clone());
-            Admit::Wait
-        } else {
-            lane.parked = true;
-            Admit::Park
-        }
+        let lane = lanes.entry(webhook.to_owned()).or_default();
+        let room = (2 * self.cap).saturating_sub(lane.in_flight + lane.waiting.len() + lane.reserved);
+        lane.reserved += room;
+        room
     }
 
-    /// An attempt of `webhook` ended.
-    pub(super) fn release(&self, webhook: &str) -> Freed {
+    /// A claim that reserved `reserved` slots of `webhook` took `claimed` deliveries: they
+    /// wait in the lane, and the rest of the reservation is given back. Returns the ones to
+    /// start now (the lane's free in-flight slots).
+    pub(super) fn claimed(&self, webhook: &str, reserved: usize, claimed: Vec<Waiting>) -> Vec<Waiting> {
         let mut lanes = self.lock();
-        let Some(lane) = lanes.get_mut(webhook) else { return Freed::Nothing };
-        lane.in_flight = lane.in_flight.saturating_sub(1);
-        if let Some(next) = lane.waiting.pop_front() {
+        let lane = lanes.entry(webhook.to_owned()).or_default();
+        lane.reserved = lane.reserved.saturating_sub(reserved);
+        lane.waiting.extend(claimed);
+        let mut start = Vec::new();
+        while lane.in_flight < self.cap
+            && let Some(next) = lane.waiting.pop_front()
+        {
             lane.in_flight += 1;
-            return Freed::Start(next);
+            start.push(next);
         }
-        if lane.parked {
-            return Freed::Unpark(self.cap - lane.in_flight);
-        }
-        if lane.in_flight == 0 {
+        if lane.idle() {
             lanes.remove(webhook);
         }
-        Freed::Nothing
+        start
     }
 
-    /// Unparking found fewer than asked: nothing of this process is parked any more.
-    pub(super) fn drained(&self, webhook: &str) {
+    /// Notes which partitions last said `webhook` has work (for [`Freed::refill`]).
+    pub(super) fn hinted(&self, webhook: &str, p: Partition, has_work: bool) {
         let mut lanes = self.lock();
-        if let Some(lane) = lanes.get_mut(webhook) {
-            lane.parked = false;
-            if lane.in_flight == 0 && lane.waiting.is_empty() {
-                lanes.remove(webhook);
+        if !has_work && !lanes.contains_key(webhook) {
+            return;
+        }
+        let lane = lanes.entry(webhook.to_owned()).or_default();
+        match (has_work, lane.hinted.iter().position(|h| *h == p)) {
+            (true, None) => lane.hinted.push(p),
+            (false, Some(i)) => {
+                lane.hinted.swap_remove(i);
             }
+            _ => {}
+        }
+        if lane.idle() {
+            lanes.remove(webhook);
         }
     }
 
-    /// Another process parked deliveries of `webhook` (and perhaps died): this lane now
-    /// brings them back as its attempts end, as for its own.
-    pub(super) fn adopt_parked(&self, webhook: &str) {
-        self.lock().entry(webhook.to_owned()).or_default().parked = true;
-    }
-
-    /// Free slots of `webhook` in this process.
-    pub(super) fn free(&self, webhook: &str) -> usize {
-        let lanes = self.lock();
-        lanes.get(webhook).map_or(self.cap, |l| self.cap.saturating_sub(l.in_flight + l.waiting.len()))
-    }
-
-    /// Takes every waiting entry (on shutdown).
-    pub(super) fn take_waiting(&self) -> Vec<Entry> {
+    /// An attempt of `webhook` ended: start the next waiting one, and ask for more when the
+    /// waiting queue runs low.
+    pub(super) fn release(&self, webhook: &str) -> Freed {
         let mut lanes = self.lock();
-        lanes.values_mut().flat_map(|l| l.waiting.drain(..)).collect()
+        let Some(lane) = lanes.get_mut(webhook) else { return Freed { next: None, refill: Vec::new() } };
+        lane.in_flight = lane.in_flight.saturating_sub(1);
+        let next = lane.waiting.pop_front();
+        if next.is_some() {
+            lane.in_flight += 1;
+        }
+        let refill = if lane.waiting.len() < self.cap / 2 + 1 { lane.hinted.clone() } else { Vec::new() };
+        if lane.idle() {
+            lanes.remove(webhook);
+        }
+        Freed { next, refill }
+    }
+
+    /// Takes every waiting delivery (on shutdown, to give back to the queue).
+    pub(super) fn take_waiting(&self) -> Vec<(String, Waiting)> {
+        let mut lanes = self.lock();
+        lanes
+            .iter_mut()
+            .flat_map(|(wh, lane)| lane.waiting.drain(..).map(|w| (wh.clone(), w)).collect::<Vec<_>>())
+            .collect()
+    }
+
+    /// Attempts in flight for `webhook` (tests).
+    #[cfg(test)]
+    fn in_flight(&self, webhook: &str) -> usize {
+        self.lock().get(webhook).map_or(0, |l| l.in_flight)
     }
 }
 
@@ -116,51 +145,54 @@ impl Lanes {
 mod tests {
     use super::*;
 
-    fn entry(n: usize, webhook: &str) -> Entry {
-        Entry { id: format!("{n}-0"), delivery: format!("dlv_{n}"), webhook: webhook.into() }
+    fn waiting(n: usize) -> Waiting {
+        Waiting {
+            partition: Partition(0),
+            member: Member { delivery: format!("dlv_{n}"), org: "org_1".into(), event: format!("evt_{n}") },
+        }
     }
 
     #[test]
-    fn a_busy_webhook_waits_then_parks_and_others_still_start() {
+    fn claims_never_take_more_than_twice_the_cap_and_start_only_the_cap() {
         let lanes = Lanes::new(2);
-        assert_eq!(lanes.admit(&entry(1, "slow")), Admit::Start);
-        assert_eq!(lanes.admit(&entry(2, "slow")), Admit::Start);
-        assert_eq!(lanes.admit(&entry(3, "slow")), Admit::Wait);
-        assert_eq!(lanes.admit(&entry(4, "slow")), Admit::Wait);
-        assert_eq!(lanes.admit(&entry(5, "slow")), Admit::Park);
-        assert_eq!(lanes.admit(&entry(6, "fast")), Admit::Start);
-        assert_eq!(lanes.free("slow"), 0);
-        assert_eq!(lanes.free("fast"), 1);
-        assert_eq!(lanes.free("idle"), 2);
+        assert_eq!(lanes.reserve("slow"), 4);
+        let started = lanes.claimed("slow", 4, (0..4).map(waiting).collect());
+        assert_eq!(started, vec![waiting(0), waiting(1)], "two in flight, two waiting");
+        assert_eq!(lanes.reserve("slow"), 0, "a full lane asks for nothing");
+        assert_eq!(lanes.reserve("fast"), 4, "other webhooks are untouched");
     }
 
     #[test]
-    fn releasing_starts_the_next_waiting_then_unparks() {
-        let lanes = Lanes::new(1);
-        lanes.admit(&entry(1, "w"));
-        lanes.admit(&entry(2, "w"));
-        assert_eq!(lanes.admit(&entry(3, "w")), Admit::Park);
-        assert_eq!(lanes.release("w"), Freed::Start(entry(2, "w")));
-        assert_eq!(lanes.release("w"), Freed::Unpark(1));
-        lanes.drained("w");
-        assert_eq!(lanes.release("w"), Freed::Nothing);
-        assert_eq!(lanes.free("w"), 1);
-    }
-
-    #[test]
-    fn shutdown_takes_the_waiting_entries() {
-        let lanes = Lanes::new(1);
-        lanes.admit(&entry(1, "a"));
-        lanes.admit(&entry(2, "a"));
-        lanes.admit(&entry(3, "b"));
-        assert_eq!(lanes.take_waiting(), vec![entry(2, "a")]);
-    }
-
-    #[test]
-    fn adopted_parked_work_is_unparked_as_attempts_end() {
+    fn a_reservation_holds_room_against_a_concurrent_claim_until_settled() {
         let lanes = Lanes::new(2);
-        lanes.adopt_parked("w");
-        assert_eq!(lanes.admit(&entry(1, "w")), Admit::Start);
-        assert_eq!(lanes.release("w"), Freed::Unpark(2));
+        assert_eq!(lanes.reserve("w"), 4);
+        assert_eq!(lanes.reserve("w"), 0, "a second partition's claim gets nothing meanwhile");
+        lanes.claimed("w", 4, vec![waiting(1)]);
+        assert_eq!(lanes.reserve("w"), 3, "the unused part came back");
+    }
+
+    #[test]
+    fn an_ended_attempt_starts_the_next_waiting_one_and_asks_for_a_refill() {
+        let lanes = Lanes::new(2);
+        lanes.hinted("w", Partition(3), true);
+        lanes.reserve("w");
+        lanes.claimed("w", 4, (0..4).map(waiting).collect());
+        let freed = lanes.release("w");
+        assert_eq!(freed.next, Some(waiting(2)));
+        assert_eq!(freed.refill, vec![Partition(3)], "one waiting left: below half the cap plus one");
+        assert_eq!(lanes.in_flight("w"), 2);
+        lanes.hinted("w", Partition(3), false);
+        lanes.release("w");
+        let freed = lanes.release("w");
+        assert_eq!(freed.next, None);
+        assert!(freed.refill.is_empty(), "no partition has work for it any more");
+    }
+
+    #[test]
+    fn shutdown_takes_the_waiting_deliveries() {
+        let lanes = Lanes::new(1);
+        lanes.reserve("a");
+        lanes.claimed("a", 2, vec![waiting(1), waiting(2)]);
+        assert_eq!(lanes.take_waiting(), vec![("a".to_owned(), waiting(2))]);
     }
 }

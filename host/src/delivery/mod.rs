@@ -3,53 +3,82 @@
 //! - `sign`: the HMAC signature and the request headers of contract §4.
 //! - `send`: the HTTP(S) client; connects only to addresses the URL rule vetted.
 //! - `retry`: the policy (success, 410, schedule with jitter, `Retry-After`).
-//! - `attempt`: one delivery's work, from loading it to recording the outcome.
 //! - `lanes`: per-webhook in-flight caps, so one slow endpoint cannot hold every worker.
-//! - `worker`: the loops of an [`Engine`]: fetch, take over, heartbeat, schedule, sweep.
+//! - `claimer`: one loop per partition claiming what the lanes have room for.
+//! - `attempt`: one delivery's work, from loading it to recording the outcome.
+//! - `upkeep`: keeping held leases alive, trimming indexes, releasing old snapshots.
 //!
-//! Every `weir serve` process runs one engine; they share the work through the queue with
-//! no leader (see `crate::queue`).
+//! Every `weir serve` process runs one engine; they share the work through the queue
+//! (`crate::store::queue`) with no leader.
 
 mod attempt;
+mod claimer;
 mod lanes;
 pub mod retry;
 pub mod send;
 pub mod sign;
-mod worker;
+mod upkeep;
 
+use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use tokio::sync::{Notify, Semaphore, watch};
 
 use crate::App;
-use crate::queue::batch::Batcher;
-use crate::queue::{Loaded, Queue, RecordRules, Recorded, Recording};
-use crate::store::StoreError;
+use crate::batch::Batcher;
+use crate::store::queue::{Loaded, Member, Recorded, Recording};
+use crate::store::webhooks::WebhookTarget;
+use crate::store::{Partition, StoreError};
 use lanes::Lanes;
 use send::Sender;
 
 /// Most loads or records sent to Redis in one script call.
 const BATCH: usize = 64;
 
+/// A claimed delivery to load: its webhook and queue member.
+#[derive(Debug, Clone)]
+struct Claim {
+    webhook: String,
+    member: Member,
+}
+
+/// What an attempt needs: the delivery as loaded, and its webhook (`None` if it is gone).
+#[derive(Debug)]
+struct Work {
+    loaded: Loaded,
+    webhook: Option<WebhookTarget>,
+}
+
+/// A delivery this process holds (claimed, waiting, attempted, or being recorded): its
+/// lease is renewed until it is done with.
+#[derive(Debug, Clone)]
+struct Held {
+    partition: Partition,
+    webhook: String,
+    member: Member,
+    claimed: Instant,
+}
+
 /// The delivery workers of one process.
 #[derive(Debug)]
 pub struct Engine {
     app: Arc<App>,
-    queue: Queue,
-    /// Loads and records go to Redis in batches (group commit).
-    loader: Batcher<String, Result<Loaded, StoreError>>,
-    recorder: Batcher<Recording, Result<Recorded, StoreError>>,
     sender: Sender,
-    /// This process's consumer name in the stream's group.
-    consumer: String,
     lanes: Lanes,
-    /// One permit per attempt in flight.
+    /// One permit per claimed delivery, until its outcome is recorded.
     permits: Arc<Semaphore>,
-    /// Wakes the scheduler when this process schedules a retry sooner than it would look.
-    scheduler_wake: Notify,
-    next_wake_ms: std::sync::atomic::AtomicU64,
-    /// Stream entries this process holds (waiting or in flight), kept fresh by heartbeats.
-    held_set: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// A delivery was done with: claimers waiting for permits look again.
+    freed: Notify,
+    /// Loads and records go to Redis in batches per partition (group commit).
+    loaders: Vec<Batcher<Claim, Result<Option<Work>, StoreError>>>,
+    recorders: Vec<Batcher<Recording, Result<Recorded, StoreError>>>,
+    /// Deliveries this process holds, by delivery id.
+    held: std::sync::Mutex<HashMap<String, Held>>,
+    /// Per partition: a lane there has room again.
+    room: Vec<Notify>,
+    stopping: AtomicBool,
 }
 
 /// A running engine; [`EngineHandle::stop`] finishes in-flight attempts and returns.
@@ -70,43 +99,40 @@ impl Engine {
         let config = &app.config;
         let tls = send::tls_config(config.extra_ca.as_deref()).map_err(EngineError)?;
         let sender = Sender::new(app.url_rule.clone(), tls, config.delivery_timeout);
-        let consumer = format!(
-            "{}-{}-{}",
-            std::env::var("HOSTNAME").unwrap_or_else(|_| "weir".into()),
-            std::process::id(),
-            &crate::ids::new(crate::ids::Kind::Event)[4..12]
-        );
-        let queue = Queue::new(app.store.clone());
-        let loader = {
-            let queue = queue.clone();
-            let lease = config.delivery_timeout + std::time::Duration::from_secs(10);
-            Batcher::spawn(BATCH, move |deliveries: Vec<String>| {
-                let queue = queue.clone();
-                async move {
-                    let now = crate::time::now_millis();
-                    queue.load_many(&deliveries, now, now + lease.as_millis() as u64).await
-                }
+        let store = app.store.clone();
+        let loaders = store
+            .keys()
+            .partitions()
+            .map(|p| {
+                let store = store.clone();
+                Batcher::spawn(BATCH, move |claims: Vec<Claim>| {
+                    let store = store.clone();
+                    async move { load(&store, p, claims).await }
+                })
             })
-        };
-        let recorder = {
-            let queue = queue.clone();
-            let rules = record_rules(config);
-            Batcher::spawn(BATCH, move |outcomes: Vec<Recording>| {
-                let queue = queue.clone();
-                async move { queue.record_many(&outcomes, &rules).await }
+            .collect();
+        let retention = config.delivery_retention;
+        let recorders = store
+            .keys()
+            .partitions()
+            .map(|p| {
+                let store = store.clone();
+                Batcher::spawn(BATCH, move |outcomes: Vec<Recording>| {
+                    let store = store.clone();
+                    async move { store.record(p, &outcomes, retention).await }
+                })
             })
-        };
+            .collect();
         let engine = Arc::new(Engine {
-            queue,
-            loader,
-            recorder,
             sender,
-            consumer,
             lanes: Lanes::new(config.max_in_flight_per_webhook),
             permits: Arc::new(Semaphore::new(config.worker_concurrency)),
-            scheduler_wake: Notify::new(),
-            next_wake_ms: std::sync::atomic::AtomicU64::new(u64::MAX),
-            held_set: std::sync::Mutex::new(std::collections::HashSet::new()),
+            freed: Notify::new(),
+            loaders,
+            recorders,
+            held: std::sync::Mutex::new(HashMap::new()),
+            room: store.keys().partitions().map(|_| Notify::new()).collect(),
+            stopping: AtomicBool::new(false),
             app,
         });
         let (stop, stopped) = watch::channel(false);
@@ -114,26 +140,90 @@ impl Engine {
         Ok(EngineHandle { stop, task })
     }
 
-    /// Tells the scheduler a retry is due at `due_ms`, if that is sooner than it will look.
-    fn retry_scheduled(&self, due_ms: u64) {
-        use std::sync::atomic::Ordering;
-        if due_ms < self.next_wake_ms.load(Ordering::Relaxed) {
-            self.scheduler_wake.notify_one();
+    fn held(&self) -> std::sync::MutexGuard<'_, HashMap<String, Held>> {
+        self.held.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn stopping(&self) -> bool {
+        self.stopping.load(Ordering::Relaxed)
+    }
+
+    /// Runs the claimers and the upkeep until told to stop; then gives waiting deliveries
+    /// back to the queue and lets attempts in flight finish.
+    async fn run(self: Arc<Self>, mut stopped: watch::Receiver<bool>) {
+        let claimers: Vec<_> = self
+            .app
+            .store
+            .keys()
+            .partitions()
+            .map(|p| tokio::spawn(self.clone().claim_loop(p, stopped.clone())))
+            .collect();
+        let upkeep = tokio::spawn(self.clone().upkeep_loop(stopped.clone()));
+        while !*stopped.borrow() {
+            if stopped.changed().await.is_err() {
+                break;
+            }
+        }
+        self.stopping.store(true, Ordering::Relaxed);
+        for claimer in claimers {
+            let _ = claimer.await;
+        }
+        self.give_back_waiting().await;
+        // Attempts in flight finish (each is bounded by the delivery timeout).
+        let total = self.app.config.worker_concurrency as u32;
+        let grace = self.app.config.delivery_timeout + Duration::from_secs(10);
+        let _ = tokio::time::timeout(grace, self.permits.acquire_many(total)).await;
+        let _ = upkeep.await;
+    }
+
+    /// Deliveries claimed but not started go back to their queues, due now, for any worker.
+    async fn give_back_waiting(&self) {
+        let waiting = self.lanes.take_waiting();
+        let mut by_partition: HashMap<Partition, Vec<(String, Member)>> = HashMap::new();
+        for (webhook, w) in waiting {
+            if self.held().remove(&w.member.delivery).is_some() {
+                self.permits.add_permits(1);
+            }
+            by_partition.entry(w.partition).or_default().push((webhook, w.member));
+        }
+        for (p, items) in by_partition {
+            if let Err(e) = self.app.store.give_back(p, &items, crate::time::now_millis()).await {
+                tracing::warn!(error = %e, "cannot give back waiting deliveries; their leases will run out");
+            }
         }
     }
 }
 
-/// The rules outcomes are recorded by.
-fn record_rules(c: &crate::config::Config) -> RecordRules {
-    RecordRules {
-        retention: c.delivery_retention,
-        deactivate_after_failures: c.deactivate_after_failures,
-        deactivate_after: c.deactivate_after,
-    }
+/// Loads a batch of claimed deliveries of one partition and their webhooks.
+async fn load(
+    store: &crate::store::Store,
+    p: Partition,
+    claims: Vec<Claim>,
+) -> Result<Vec<Result<Option<Work>, StoreError>>, StoreError> {
+    let members: Vec<Member> = claims.iter().map(|c| c.member.clone()).collect();
+    let loaded = store.load(p, &members).await?;
+    let mut webhooks: Vec<(String, String)> =
+        claims.iter().map(|c| (c.member.org.clone(), c.webhook.clone())).collect();
+    webhooks.sort_unstable();
+    webhooks.dedup();
+    let targets = store.webhook_targets(&webhooks).await?;
+    let targets: HashMap<(String, String), Option<WebhookTarget>> = webhooks.into_iter().zip(targets).collect();
+    Ok(loaded
+        .into_iter()
+        .zip(&claims)
+        .map(|(loaded, claim)| {
+            loaded.map(|loaded| {
+                loaded.map(|loaded| Work {
+                    loaded,
+                    webhook: targets.get(&(claim.member.org.clone(), claim.webhook.clone())).cloned().flatten(),
+                })
+            })
+        })
+        .collect())
 }
 
 impl EngineHandle {
-    /// Stops fetching, gives waiting work back to the queue, and waits for attempts in
+    /// Stops claiming, gives waiting work back to the queue, and waits for attempts in
     /// flight to finish (they are bounded by the delivery timeout).
     pub async fn stop(self) {
         let _ = self.stop.send(true);

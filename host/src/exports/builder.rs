@@ -1,14 +1,12 @@
-//! The export builders: read queued exports from `P:q:exports`, build them, publish
-//! `report_export_completed`. An entry is acknowledged only when its export is completed
-//! (or has failed) *and* its event is published; a builder that dies leaves the entry
-//! pending, and another takes it over after a minute.
+//! The export builders: claim queued exports (a lease queue, as deliveries have), build
+//! them, publish `report_export_completed`. An export leaves the queue only when it is
+//! completed (or has failed) *and* its event is published; a builder that dies leaves its
+//! lease to run out, and another builder takes the export over.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use redis::AsyncCommands;
-use redis::streams::{StreamAutoClaimReply, StreamReadOptions, StreamReadReply};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::sync::watch;
@@ -16,11 +14,14 @@ use tokio::sync::watch;
 use super::render::{self, Document, Format};
 use super::{MAX_EXPORT_BYTES, link};
 use crate::App;
-use crate::store::exports::{BUILDERS, Export};
+use crate::store::exports::Export;
 use crate::store::{Result, StoreError};
 
-/// How long a building export may sit unacknowledged before another builder takes it.
-const TAKEOVER: Duration = Duration::from_secs(60);
+/// How long a builder holds an export before another may take it over (it renews the
+/// lease while building).
+const LEASE: Duration = Duration::from_secs(60);
+/// How often an idle builder looks for queued exports.
+const POLL: Duration = Duration::from_millis(500);
 
 /// The running builders of a process.
 #[derive(Debug)]
@@ -33,8 +34,7 @@ impl BuilderHandle {
     /// Starts the builders.
     pub fn start(app: Arc<App>) -> BuilderHandle {
         let (stop, stopped) = watch::channel(false);
-        let consumer = format!("{}-{}", std::process::id(), &crate::ids::new(crate::ids::Kind::Event)[4..14]);
-        let task = tokio::spawn(run(app, consumer, stopped));
+        let task = tokio::spawn(run(app, stopped));
         BuilderHandle { stop, task }
     }
 
@@ -45,62 +45,44 @@ impl BuilderHandle {
     }
 }
 
-async fn run(app: Arc<App>, consumer: String, stopped: watch::Receiver<bool>) {
-    let stream = app.store.key(&["q", "exports"]);
-    let mut conn = None;
-    let mut last_claim = tokio::time::Instant::now();
+async fn run(app: Arc<App>, mut stopped: watch::Receiver<bool>) {
     while !*stopped.borrow() {
-        let c = match &mut conn {
-            Some(c) => c,
-            None => match app.store.dedicated(Duration::from_secs(5)).await {
-                Ok(c) => conn.insert(c),
-                Err(_) => {
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                    continue;
-                }
-            },
+        let claimed = match app.store.claim_exports(4, LEASE).await {
+            Ok(claimed) => claimed,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot look for queued exports");
+                Vec::new()
+            }
         };
-        let _: std::result::Result<(), redis::RedisError> =
-            app.store.conn().xgroup_create_mkstream(&stream, BUILDERS, "0").await;
-        let mut ids = Vec::new();
-        if last_claim.elapsed() > Duration::from_secs(15) {
-            last_claim = tokio::time::Instant::now();
-            let claimed: std::result::Result<StreamAutoClaimReply, _> = redis::cmd("XAUTOCLAIM")
-                .arg(&stream)
-                .arg(BUILDERS)
-                .arg(&consumer)
-                .arg(TAKEOVER.as_millis() as u64)
-                .arg("0-0")
-                .arg("COUNT")
-                .arg(16)
-                .query_async(&mut app.store.conn())
-                .await;
-            if let Ok(reply) = claimed {
-                ids.extend(reply.claimed.into_iter().map(|e| (e.id.clone(), e.get::<String>("x"))));
+        if claimed.is_empty() {
+            tokio::select! {
+                _ = tokio::time::sleep(POLL) => {}
+                _ = stopped.changed() => {}
             }
+            continue;
         }
-        let options = StreamReadOptions::default().group(BUILDERS, &consumer).count(4).block(1000);
-        let read: std::result::Result<Option<StreamReadReply>, _> = c.xread_options(&[&stream], &[">"], &options).await;
-        match read {
-            Ok(Some(reply)) => {
-                for key in reply.keys {
-                    ids.extend(key.ids.into_iter().map(|e| (e.id.clone(), e.get::<String>("x"))));
+        for id in claimed {
+            // The lease is renewed while the export is being built.
+            let building = build(&app, &id);
+            tokio::pin!(building);
+            let mut renew = tokio::time::interval_at(tokio::time::Instant::now() + LEASE / 3, LEASE / 3);
+            let done = loop {
+                tokio::select! {
+                    done = &mut building => break done,
+                    _ = renew.tick() => {
+                        if let Err(e) = app.store.renew_export(&id, LEASE).await {
+                            tracing::warn!(error = %e, export = %id, "cannot renew an export's lease");
+                        }
+                    }
                 }
-            }
-            Ok(None) => {}
-            Err(_) => tokio::time::sleep(Duration::from_millis(500)).await,
-        }
-        for (entry, export_id) in ids {
-            let done = match export_id {
-                Some(id) => build(&app, &id).await,
-                None => Ok(()),
             };
             match done {
                 Ok(()) => {
-                    let _: std::result::Result<i64, _> = app.store.conn().xack(&stream, BUILDERS, &[&entry]).await;
-                    let _: std::result::Result<i64, _> = app.store.conn().xdel(&stream, &[&entry]).await;
+                    if let Err(e) = app.store.export_done(&id).await {
+                        tracing::warn!(error = %e, export = %id, "cannot mark an export done; it will be looked at again");
+                    }
                 }
-                Err(e) => tracing::warn!(error = %e, "cannot build an export now; it will be taken over"),
+                Err(e) => tracing::warn!(error = %e, export = %id, "cannot build an export now; it will be taken over"),
             }
         }
     }
@@ -187,8 +169,8 @@ async fn publish(app: &App, export: &Export) -> Result<()> {
     .to_string();
     let fields: BTreeMap<String, &RawValue> = serde_json::from_str(&body)
         .map_err(|e| StoreError::Corrupt { key: export.id.clone(), reason: e.to_string() })?;
-    let event = crate::api::events::validate(fields)
-        .map_err(|e| StoreError::Corrupt { key: export.id.clone(), reason: e.message })?;
-    crate::api::events::publish_event(app, &export.org_id, &event).await?;
+    let event = crate::domain::events::validate(fields)
+        .map_err(|e| StoreError::Corrupt { key: export.id.clone(), reason: format!("{:?}", e.0) })?;
+    crate::domain::events::publish(app, &export.org_id, &event).await?;
     app.store.set_export_fields(&export.id, &[("published", "1")]).await
 }

@@ -12,8 +12,8 @@ use super::html::{self, Notice, badge, csrf_field, esc};
 use super::session::{Change, Signed, plain, store_down};
 use crate::App;
 use crate::api::extract::Query;
+use crate::domain::deliveries::{self as domain, RetryError};
 use crate::ids::{self, Kind};
-use crate::queue::RetryRefused;
 use crate::store::deliveries::Delivery;
 
 async fn delivery(app: &App, signed: &Signed, id: &str) -> Result<Delivery, Response> {
@@ -45,7 +45,7 @@ pub(super) async fn show(
         Ok(d) => d,
         Err(r) => return r,
     };
-    let status = serde_json::to_value(d.status).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+    let status = d.status.as_str().to_owned();
     let notice = Notice::from_query(&query);
     let mut body = format!(
         r#"<h1>Delivery {id} {badge}</h1>{notice}
@@ -67,7 +67,7 @@ pub(super) async fn show(
             csrf = csrf_field(&signed.0.csrf)
         ));
     }
-    let attempts: Vec<Value> = serde_json::from_str(d.attempts.get()).unwrap_or_default();
+    let attempts = &d.attempts;
     body.push_str("<h2>Attempts</h2>");
     if attempts.is_empty() {
         body.push_str("<p>No request was sent.</p>");
@@ -120,15 +120,13 @@ pub(super) async fn retry(
     if let Err(r) = delivery(&app, &signed, &id).await {
         return r;
     }
-    let retried =
-        app.queue.retry(&signed.0.org_id, std::slice::from_ref(&id), false, app.config.delivery_retention).await;
-    let notice = match retried {
-        Ok((n, _)) if n > 0 => Notice::Retried,
-        Ok((_, Some(RetryRefused::Inactive))) => Notice::RetryInactive,
-        Ok((_, Some(RetryRefused::WebhookGone))) => Notice::RetryWebhookGone,
-        Ok((_, Some(RetryRefused::Filtered))) => Notice::RetryFiltered,
-        Ok(_) => Notice::RetryRefused,
-        Err(_) => return store_down(),
+    let notice = match domain::retry(&app, &signed.0.org_id, &id).await {
+        Ok(_) => Notice::Retried,
+        Err(RetryError::Inactive) => Notice::RetryInactive,
+        Err(RetryError::WebhookGone) => Notice::RetryWebhookGone,
+        Err(RetryError::Filtered) => Notice::RetryFiltered,
+        Err(RetryError::Store(_)) => return store_down(),
+        Err(_) => Notice::RetryRefused,
     };
     html::see_other(&format!("/settings/deliveries/{id}?notice={}", notice.code()))
 }

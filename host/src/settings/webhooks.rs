@@ -12,18 +12,17 @@ use serde_json::{Map, Value, json};
 use super::html::{self, Notice, badge, csrf_field, esc};
 use super::session::{Change, Form, Signed, plain, store_down};
 use crate::App;
-use crate::api::error::{ApiError, Code};
 use crate::api::extract::Query;
-use crate::api::webhooks::{create_webhook, find, update_webhook};
 use crate::catalog;
+use crate::domain::webhooks::{self as domain, WebhookError};
+use crate::store::deliveries::{Filter, Index};
 use crate::store::webhooks::{OnError, Webhook};
 
 /// Field errors of a failed change, for display.
-fn problems(e: &ApiError) -> Vec<(String, String)> {
-    if e.code == Code::ValidationFailed {
-        e.details.iter().map(|d| (d.field.clone(), d.message.clone())).collect()
-    } else {
-        vec![("webhook".into(), e.message.clone())]
+fn problems(e: &WebhookError) -> Vec<(String, String)> {
+    match e {
+        WebhookError::Invalid(invalid) => invalid.0.iter().map(|d| (d.field.clone(), d.message.clone())).collect(),
+        other => vec![("webhook".into(), other.to_string())],
     }
 }
 
@@ -131,8 +130,9 @@ pub(super) async fn new_form(signed: Signed) -> Response {
 
 /// `POST /settings/webhooks`
 pub(super) async fn create(State(app): State<Arc<App>>, Change(signed, form): Change) -> Response {
-    match create_webhook(&app, &signed.0.org_id, webhook_fields(&form)).await {
+    match domain::create(&app, &signed.0.org_id, webhook_fields(&form)).await {
         Ok(webhook) => html::see_other(&format!("/settings/webhooks/{}?notice={}", webhook.id, Notice::Created.code())),
+        Err(WebhookError::Store(_)) => store_down(),
         Err(e) => {
             let checked: Vec<String> = form.all("subscribed_actions").into_iter().map(str::to_owned).collect();
             let body = format!(
@@ -154,9 +154,9 @@ pub(super) async fn create(State(app): State<Arc<App>>, Change(signed, form): Ch
 
 /// The organisation's webhook, or a 404 page.
 async fn webhook(app: &App, signed: &Signed, id: &str) -> Result<Webhook, Response> {
-    match find(app, &signed.0.org_id, id).await {
+    match domain::find(app, &signed.0.org_id, id).await {
         Ok(w) => Ok(w),
-        Err(e) if e.code == Code::NotFound => Err(plain(StatusCode::NOT_FOUND, "No such webhook.")),
+        Err(WebhookError::NotFound) => Err(plain(StatusCode::NOT_FOUND, "No such webhook.")),
         Err(_) => Err(store_down()),
     }
 }
@@ -295,20 +295,23 @@ async fn plugins_form(app: &App, signed: &Signed, w: &Webhook) -> String {
 
 /// The webhook's latest deliveries.
 async fn deliveries_table(app: &App, org_id: &str, webhook_id: &str) -> String {
-    let index = app.store.key(&["wh", webhook_id, "dlvs"]);
-    let ids =
-        app.store.scan_deliveries(&index, None, 20, 200, |_, _, _| true).await.map(|(ids, _)| ids).unwrap_or_default();
+    let ids = app
+        .store
+        .list_deliveries(Index::Webhook(webhook_id), Filter::default(), None, 20, 200)
+        .await
+        .map(|(ids, _)| ids)
+        .unwrap_or_default();
     let deliveries = app.store.get_deliveries(&ids).await.unwrap_or_default();
     let mut rows = String::new();
     for d in deliveries.into_iter().flatten().filter(|d| d.org_id == org_id) {
-        let attempts: Vec<Value> = serde_json::from_str(d.attempts.get()).unwrap_or_default();
+        let attempts = &d.attempts;
         let last = attempts.last().map(|a| a["status_code"].to_string()).unwrap_or_else(|| "—".into());
         rows.push_str(&format!(
             r#"<tr><td><a href="/settings/deliveries/{id}">{created}</a></td><td>{action}</td><td>{status}</td><td>{n}</td><td>{last}</td></tr>"#,
             id = esc(&d.id),
             created = esc(&d.created_at),
             action = esc(&d.action),
-            status = badge(&serde_json::to_value(d.status).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()),
+            status = badge(d.status.as_str()),
             n = attempts.len(),
             last = esc(&last),
         ));
@@ -335,8 +338,9 @@ pub(super) async fn update(
     if !body.contains_key("name") {
         body.insert("name".into(), json!(w.name));
     }
-    match update_webhook(&app, &signed.0.org_id, &id, body).await {
+    match domain::update(&app, &signed.0.org_id, &id, body).await {
         Ok(_) => html::see_other(&format!("/settings/webhooks/{id}?notice={}", Notice::Saved.code())),
+        Err(WebhookError::Store(_)) => store_down(),
         Err(e) => render_show(&app, &signed, &w, "", &problems(&e), Some(&form)).await,
     }
 }
@@ -375,8 +379,9 @@ pub(super) async fn update_plugins(
     }
     let mut body = Map::new();
     body.insert("plugins".into(), Value::Array(plugins));
-    match update_webhook(&app, &signed.0.org_id, &id, body).await {
+    match domain::update(&app, &signed.0.org_id, &id, body).await {
         Ok(_) => html::see_other(&format!("/settings/webhooks/{id}?notice={}", Notice::Saved.code())),
+        Err(WebhookError::Store(_)) => store_down(),
         Err(e) => render_show(&app, &signed, &w, "", &problems(&e), None).await,
     }
 }
@@ -390,12 +395,12 @@ pub(super) async fn set_active(
     let active = form.get("active") == Some("true");
     let mut body = Map::new();
     body.insert("active".into(), json!(active));
-    match update_webhook(&app, &signed.0.org_id, &id, body).await {
+    match domain::update(&app, &signed.0.org_id, &id, body).await {
         Ok(_) => html::see_other(&format!(
             "/settings/webhooks/{id}?notice={}",
             if active { Notice::Reactivated } else { Notice::Deactivated }.code()
         )),
-        Err(e) if e.code == Code::NotFound => plain(StatusCode::NOT_FOUND, "No such webhook."),
+        Err(WebhookError::NotFound) => plain(StatusCode::NOT_FOUND, "No such webhook."),
         Err(_) => store_down(),
     }
 }
@@ -430,9 +435,9 @@ pub(super) async fn delete(
     if let Err(r) = webhook(&app, &signed, &id).await {
         return r;
     }
-    match app.queue.delete_webhook(&signed.0.org_id, &id).await {
-        Ok(true) => html::see_other(&format!("/settings/webhooks?notice={}", Notice::Deleted.code())),
-        Ok(false) => plain(StatusCode::NOT_FOUND, "No such webhook."),
+    match domain::delete(&app, &signed.0.org_id, &id).await {
+        Ok(()) => html::see_other(&format!("/settings/webhooks?notice={}", Notice::Deleted.code())),
+        Err(WebhookError::NotFound) => plain(StatusCode::NOT_FOUND, "No such webhook."),
         Err(_) => store_down(),
     }
 }

@@ -1,18 +1,22 @@
 //! API clients (OAuth 2.0 client credentials) and the access tokens issued to them.
 //!
 //! Secrets and tokens are never stored: a client keeps `secret_hash` (SHA-256 of its
-//! secret), and a token lives under the key `P:token:{sha256 of the token}`. Both are
-//! 256-bit random values, so a fast hash is enough; a slow password hash would only cost
-//! time on every request. Hashing and comparison live in `crate::auth::secrets`.
+//! secret), and a token lives under `P:{cli}:token:{sha256 of the token}`. Both are 256-bit
+//! random values, so a fast hash is enough; a slow password hash would only cost time on
+//! every request. Hashing and comparison live in `crate::auth::secrets`.
+//!
+//! A token names its client (`crate::auth::access_token`), so the token and the client
+//! share a slot and one round trip authenticates a request. For the same reason each
+//! client carries a copy of its organisation's plan, kept by [`Store::set_org_plan`].
 
 use std::collections::HashMap;
-use std::sync::LazyLock;
 use std::time::Duration;
 
 use redis::AsyncCommands;
 use serde::Serialize;
 
 use super::orgs::Plan;
+use super::scripts::{ISSUE_TOKEN, REVOKE_CLIENT, REVOKE_TOKEN};
 use super::{Result, Store, StoreError, flag, flag_str};
 use crate::ids::{self, Kind};
 
@@ -28,60 +32,27 @@ pub struct Client {
     pub revoked: bool,
 }
 
-/// What a valid access token stands for: its client and the client's organisation plan.
+/// The client a live token belongs to, and its organisation's plan.
 #[derive(Debug, Clone)]
 pub struct TokenOwner {
     pub client: Client,
     pub plan: Plan,
 }
 
-/// Looks up a token's client and the organisation's plan in one round trip.
-static LOOKUP_TOKEN_SCRIPT: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(LOOKUP_TOKEN));
-const LOOKUP_TOKEN: &str = r"
-local cid = redis.call('GET', KEYS[1])
-if not cid then return false end
-local c = redis.call('HMGET', ARGV[1] .. ':client:' .. cid, 'org_id', 'name', 'admin', 'publisher', 'revoked')
-if not c[1] then return false end
-local plan = redis.call('HGET', ARGV[1] .. ':org:' .. c[1], 'plan')
-if not plan then return false end
-return {cid, c[1], c[2], c[3], c[4], c[5], plan}
-";
-
-/// Stores a token and remembers it on its client, dropping the client's expired tokens.
-static ISSUE_TOKEN_SCRIPT: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(ISSUE_TOKEN));
-const ISSUE_TOKEN: &str = r"
-if redis.call('HGET', KEYS[2], 'revoked') ~= '0' then return 0 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[3])
-redis.call('ZADD', KEYS[3], ARGV[4], ARGV[5])
-redis.call('PEXPIRE', KEYS[3], ARGV[2])
-return 1
-";
-
-/// Marks a client revoked and deletes its live tokens.
-static REVOKE_CLIENT_SCRIPT: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(REVOKE_CLIENT));
-const REVOKE_CLIENT: &str = r"
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-redis.call('HSET', KEYS[1], 'revoked', '1')
-local hashes = redis.call('ZRANGE', KEYS[2], 0, -1)
-for _, h in ipairs(hashes) do redis.call('DEL', ARGV[1] .. ':token:' .. h) end
-redis.call('DEL', KEYS[2])
-return 1
-";
-
-/// Deletes one token if it belongs to the given client.
-static REVOKE_TOKEN_SCRIPT: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(REVOKE_TOKEN));
-const REVOKE_TOKEN: &str = r"
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('DEL', KEYS[1])
-  redis.call('ZREM', KEYS[2], ARGV[2])
-  return 1
-end
-return 0
-";
+fn client_from(client_id: &str, f: &HashMap<String, String>) -> Client {
+    let text = |name: &str| f.get(name).cloned().unwrap_or_default();
+    Client {
+        client_id: client_id.to_owned(),
+        org_id: text("org_id"),
+        name: text("name"),
+        admin: flag(f.get("admin")),
+        publisher: flag(f.get("publisher")),
+        revoked: flag(f.get("revoked")),
+    }
+}
 
 impl Store {
-    /// Stores a new client with the hash of its secret. The organisation must exist.
+    /// Creates a client of an organisation (which must exist: its plan is copied).
     pub async fn create_client(
         &self,
         org_id: &str,
@@ -90,9 +61,13 @@ impl Store {
         publisher: bool,
         secret_hash: &str,
     ) -> Result<Client> {
+        let plan = self.org_plan(org_id).await?.ok_or_else(|| StoreError::Corrupt {
+            key: self.keys().org(org_id),
+            reason: "no such organisation".into(),
+        })?;
         let client_id = ids::new(Kind::Client);
         let now = crate::time::now_rfc3339();
-        let key = self.key(&["client", &client_id]);
+        let key = self.keys().client(&client_id);
         let fields = [
             ("client_id", client_id.as_str()),
             ("org_id", org_id),
@@ -100,16 +75,19 @@ impl Store {
             ("admin", flag_str(admin)),
             ("publisher", flag_str(publisher)),
             ("revoked", "0"),
+            ("plan", plan.as_str()),
             ("secret_hash", secret_hash),
             ("created_at", &now),
         ];
         let _: () = self.conn().hset_multiple(&key, &fields).await?;
+        let _: () = self.conn().zadd(self.keys().org_clients(org_id), &client_id, 0).await?;
+        self.acknowledged(&key).await?;
         Ok(Client { client_id, org_id: org_id.to_owned(), name: name.to_owned(), admin, publisher, revoked: false })
     }
 
-    /// The client and its secret hash, or `None` when unknown.
+    /// A client and its secret hash (for the token endpoint).
     pub async fn client_with_secret(&self, client_id: &str) -> Result<Option<(Client, String)>> {
-        let key = self.key(&["client", client_id]);
+        let key = self.keys().client(client_id);
         let fields: HashMap<String, String> = self.conn().hgetall(&key).await?;
         if fields.is_empty() {
             return Ok(None);
@@ -118,75 +96,105 @@ impl Store {
             .get("secret_hash")
             .cloned()
             .ok_or_else(|| StoreError::Corrupt { key, reason: "no secret hash".into() })?;
-        let client = Client {
-            client_id: client_id.to_owned(),
-            org_id: fields.get("org_id").cloned().unwrap_or_default(),
-            name: fields.get("name").cloned().unwrap_or_default(),
-            admin: flag(fields.get("admin")),
-            publisher: flag(fields.get("publisher")),
-            revoked: flag(fields.get("revoked")),
-        };
-        Ok(Some((client, hash)))
+        Ok(Some((client_from(client_id, &fields), hash)))
     }
 
-    /// Stores a token (by its hash) for `ttl`. `false` when the client was revoked meanwhile.
+    /// The organisation's clients (never a secret).
+    pub async fn list_clients(&self, org_id: &str) -> Result<Vec<Client>> {
+        let ids: Vec<String> = self.conn().zrange(self.keys().org_clients(org_id), 0, -1).await?;
+        let mut clients = Vec::with_capacity(ids.len());
+        for id in ids {
+            let fields: HashMap<String, String> = self.conn().hgetall(self.keys().client(&id)).await?;
+            if !fields.is_empty() {
+                clients.push(client_from(&id, &fields));
+            }
+        }
+        Ok(clients)
+    }
+
+    /// Stores a token of a client that is not revoked; `false` if it is.
     pub async fn store_token(&self, client_id: &str, token_hash: &str, ttl: Duration) -> Result<bool> {
         let now = crate::time::now_millis();
         let ttl_ms = ttl.as_millis() as u64;
-        let stored: i64 = ISSUE_TOKEN_SCRIPT
-            .key(self.key(&["token", token_hash]))
-            .key(self.key(&["client", client_id]))
-            .key(self.key(&["client", client_id, "tokens"]))
-            .arg(client_id)
+        let token_key = self.keys().token(client_id, token_hash);
+        let stored: i64 = ISSUE_TOKEN
+            .call()
+            .key(&self.keys().client(client_id))
+            .key(&self.keys().client_tokens(client_id))
+            .key(&token_key)
             .arg(ttl_ms)
             .arg(now)
             .arg(now + ttl_ms)
             .arg(token_hash)
-            .invoke_async(&mut self.conn())
+            .run(&mut self.conn())
             .await?;
+        if stored == 1 {
+            self.acknowledged(&token_key).await?;
+        }
         Ok(stored == 1)
     }
 
-    /// The owner of a live token, or `None` for an unknown, expired or revoked one.
-    pub async fn lookup_token(&self, token_hash: &str) -> Result<Option<TokenOwner>> {
-        let row: Option<Vec<String>> = LOOKUP_TOKEN_SCRIPT
-            .key(self.key(&["token", token_hash]))
-            .arg(&self.prefix)
-            .invoke_async(&mut self.conn())
+    /// The owner of a live token of `client_id`, unless the client is revoked.
+    pub async fn lookup_token(&self, client_id: &str, token_hash: &str) -> Result<Option<TokenOwner>> {
+        let (live, fields): (bool, HashMap<String, String>) = redis::pipe()
+            .exists(self.keys().token(client_id, token_hash))
+            .hgetall(self.keys().client(client_id))
+            .query_async(&mut self.conn())
             .await?;
-        let Some(row) = row else { return Ok(None) };
-        let [client_id, org_id, name, admin, publisher, revoked, plan] = <[String; 7]>::try_from(row)
-            .map_err(|_| StoreError::Corrupt { key: "token lookup".into(), reason: "short row".into() })?;
-        if revoked != "0" {
+        if !live || fields.is_empty() {
             return Ok(None);
         }
-        let plan = Plan::parse(&plan)
-            .ok_or_else(|| StoreError::Corrupt { key: format!("org {org_id}"), reason: "bad plan".into() })?;
-        let client =
-            Client { client_id, org_id, name, admin: admin == "1", publisher: publisher == "1", revoked: false };
+        let client = client_from(client_id, &fields);
+        if client.revoked {
+            return Ok(None);
+        }
+        let plan = fields
+            .get("plan")
+            .and_then(|p| Plan::parse(p))
+            .ok_or_else(|| StoreError::Corrupt { key: self.keys().client(client_id), reason: "bad plan".into() })?;
         Ok(Some(TokenOwner { client, plan }))
     }
 
-    /// Revokes one token of `client_id` (RFC 7009). Unknown tokens are not an error.
     pub async fn revoke_token(&self, client_id: &str, token_hash: &str) -> Result<()> {
-        let _: i64 = REVOKE_TOKEN_SCRIPT
-            .key(self.key(&["token", token_hash]))
-            .key(self.key(&["client", client_id, "tokens"]))
-            .arg(client_id)
+        let _: i64 = REVOKE_TOKEN
+            .call()
+            .key(&self.keys().token(client_id, token_hash))
+            .key(&self.keys().client_tokens(client_id))
             .arg(token_hash)
-            .invoke_async(&mut self.conn())
+            .run(&mut self.conn())
             .await?;
         Ok(())
     }
 
-    /// Revokes a client and every live token it holds. `false` when the client is unknown.
+    /// Revokes a client; `false` if there is no such client. Its tokens stop working at
+    /// once (lookups read `revoked`), and are then deleted.
     pub async fn revoke_client(&self, client_id: &str) -> Result<bool> {
-        let done: i64 = REVOKE_CLIENT_SCRIPT
-            .key(self.key(&["client", client_id]))
-            .key(self.key(&["client", client_id, "tokens"]))
-            .arg(&self.prefix)
-            .invoke_async(&mut self.conn())
-            .await?;
-        Ok(done == 1)
+        let key = self.keys().client(client_id);
+        let hashes: Option<Vec<String>> =
+            REVOKE_CLIENT.call().key(&key).key(&self.keys().client_tokens(client_id)).run(&mut self.conn()).await?;
+        let Some(hashes) = hashes else { return Ok(false) };
+        self.acknowledged(&key).await?;
+        if !hashes.is_empty() {
+            let tokens: Vec<String> = hashes.iter().map(|h| self.keys().token(client_id, h)).collect();
+            let _: i64 = self.conn().del(tokens).await?;
+        }
+        Ok(true)
+    }
+
+    /// Copies a new plan onto every client of the organisation.
+    pub(super) async fn copy_plan_to_clients(&self, org_id: &str, plan: Plan) -> Result<()> {
+        let ids: Vec<String> = self.conn().zrange(self.keys().org_clients(org_id), 0, -1).await?;
+        for id in ids {
+            let key = self.keys().client(&id);
+            let _: i64 = super::scripts::SET_IF_EXISTS
+                .call()
+                .key(&key)
+                .arg("plan")
+                .arg(plan.as_str())
+                .run(&mut self.conn())
+                .await?;
+            self.acknowledged(&key).await?;
+        }
+        Ok(())
     }
 }

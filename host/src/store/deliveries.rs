@@ -1,25 +1,37 @@
-//! Delivery records, as the API reads them. The queue (`crate::queue`) writes them.
+//! Delivery records and reading them (the queue, `store::queue`, changes them).
 //!
-//! `P:dlv:{id}` is a hash: `id`, `org_id`, `webhook_id`, `event_id`, `action`, `status`,
-//! `event_created_at`, `created_at` — written at publish — and, as work happens:
-//! `attempts` (JSON array, appended to by each attempt; absent: none), `attempt_count`
-//! (absent: 0), `attempt_budget` (the last attempt number allowed, set by a manual retry;
-//! absent: the retry schedule), `updated_at` (absent: `created_at`), `next_attempt_at`
-//! (empty once final), `lease_until` (ms; set while a worker holds it), `signature` (of the
-//! latest request: its other headers follow from the record), and, once plugins have run,
-//! `body` (the rendered body; absent: the event envelope as published), `headers` (JSON
-//! pairs of extra headers) and `plugins` (JSON array of outcomes).
-//! It expires `delivery_retention` after its last change.
+//! A delivery is a hash in its partition, with one-letter fields (there is one per
+//! delivery, kept for `WEIR_DELIVERY_RETENTION`):
+//!
+//! | field | holds | written by |
+//! |---|---|---|
+//! | `o`, `w`, `e`, `a` | organisation, webhook, event id, action | publish |
+//! | `n` | attempts started (counted when each starts) | claim |
+//! | `s` | status once final (absent while pending) | record, retry, webhook off |
+//! | `x` | attempts, a JSON array of `[at_ms, status_code, duration_ms, error, response_body]` | record |
+//! | `l` | number of the latest recorded attempt; `g` its signature | record |
+//! | `q` | when the next attempt is due (ms) while a retry waits | record, retry |
+//! | `k` | the last attempt number allowed (set by a manual retry) | retry |
+//! | `b`, `h`, `p` | once plugins ran: the rendered body (absent: the envelope), extra headers, plugin outcomes | record |
+//! | `r` | why it was dead-lettered | dead letter |
+//! | `u` | last change (ms) | record, retry |
+//!
+//! `created_at` is the time in the delivery's id; the request's other headers follow from
+//! the record and the event, so they are not stored.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
-use redis::AsyncCommands;
 use serde::Serialize;
 use serde_json::value::RawValue;
+use serde_json::{Value, json};
 
+use super::events::StoredEvent;
+use super::keys::Partition;
 use super::{Result, Store};
+use crate::ids::{self, Kind};
 
-/// A delivery's status (contract §2).
+/// A delivery's status (contract §2), shared by the queue and the API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
@@ -41,6 +53,16 @@ impl Status {
             _ => return None,
         })
     }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Pending => "pending",
+            Status::Succeeded => "succeeded",
+            Status::Failed => "failed",
+            Status::Filtered => "filtered",
+            Status::Cancelled => "cancelled",
+        }
+    }
 }
 
 /// The request of a delivery: the exact headers of its latest attempt and the body.
@@ -58,7 +80,7 @@ pub struct Delivery {
     pub event_id: String,
     pub action: String,
     pub status: Status,
-    pub attempts: Box<RawValue>,
+    pub attempts: Vec<Value>,
     pub next_attempt_at: Option<String>,
     pub created_at: String,
     pub updated_at: String,
@@ -72,6 +94,29 @@ pub struct Delivery {
     pub org_id: String,
 }
 
+/// An attempt as stored: `[at_ms, status_code, duration_ms, error, response_body]`.
+pub fn attempt_json(
+    at_ms: u64,
+    status: Option<u16>,
+    duration_ms: u64,
+    error: Option<&str>,
+    body: Option<&str>,
+) -> String {
+    json!([at_ms, status, duration_ms, error, body]).to_string()
+}
+
+/// A stored attempt as the API shows it.
+fn attempt_object(stored: &Value) -> Value {
+    let at = stored.get(0).and_then(Value::as_u64).map(crate::time::format_millis);
+    json!({
+        "at": at,
+        "status_code": stored.get(1).cloned().unwrap_or(Value::Null),
+        "error": stored.get(3).cloned().unwrap_or(Value::Null),
+        "duration_ms": stored.get(2).cloned().unwrap_or(Value::Null),
+        "response_body": stored.get(4).cloned().unwrap_or(Value::Null),
+    })
+}
+
 /// A JSON field of a record; one that cannot be parsed reads as `default` (and is logged),
 /// so that one damaged record cannot make a listing fail.
 fn raw(key: &str, text: Option<&String>, default: &'static str) -> Box<RawValue> {
@@ -82,172 +127,287 @@ fn raw(key: &str, text: Option<&String>, default: &'static str) -> Box<RawValue>
     })
 }
 
+fn millis_text(v: Option<&String>) -> Option<String> {
+    v.and_then(|v| v.parse::<u64>().ok()).map(crate::time::format_millis)
+}
+
+/// The API's view of a record read with `HGETALL`, with its event (for the body and the
+/// timestamp header) when it has no rendered body of its own.
+fn delivery_from(key: &str, id: &str, row: &HashMap<String, String>, event: Option<&StoredEvent>) -> Delivery {
+    let text = |name: &str| row.get(name).cloned().unwrap_or_default();
+    let created_ms = ids::millis_of(Kind::Delivery, id).unwrap_or(0);
+    let created_at = crate::time::format_millis(created_ms);
+    let mut error = row.get("r").filter(|e| !e.is_empty()).cloned();
+    let status = match row.get("s").filter(|s| !s.is_empty()) {
+        None => Status::Pending,
+        Some(s) => Status::parse(s).unwrap_or_else(|| {
+            // A damaged record shows as failed (the workers dead-letter it when they meet it).
+            error.get_or_insert_with(|| "the delivery record cannot be read: unknown status".into());
+            Status::Failed
+        }),
+    };
+    let next_attempt_at = match status {
+        Status::Pending => millis_text(row.get("q").filter(|q| !q.is_empty())).or_else(|| Some(created_at.clone())),
+        _ => None,
+    };
+    let attempts: Vec<Value> = match row.get("x").filter(|x| !x.is_empty()) {
+        None => Vec::new(),
+        Some(x) => match serde_json::from_str::<Vec<Value>>(x) {
+            Ok(stored) => stored.iter().map(attempt_object).collect(),
+            Err(e) => {
+                tracing::warn!(%key, error = %e, "a delivery record has attempts that are not JSON");
+                Vec::new()
+            }
+        },
+    };
+    let last: usize = row.get("l").and_then(|n| n.parse().ok()).unwrap_or(0);
+    let event_created_at = event.map(|e| e.created_at.clone()).unwrap_or_default();
+    let headers = match row.get("g").filter(|_| last > 0) {
+        Some(signature) => {
+            let extra: Vec<(String, String)> =
+                row.get("h").and_then(|h| serde_json::from_str(h).ok()).unwrap_or_default();
+            let pairs =
+                crate::delivery::sign::headers_with_signature(signature.clone(), id, last, &event_created_at, &extra);
+            let map: serde_json::Map<String, Value> = pairs.into_iter().map(|(k, v)| (k, Value::String(v))).collect();
+            Value::Object(map).to_string()
+        }
+        None => "{}".to_owned(),
+    };
+    let body = match row.get("b").filter(|b| !b.is_empty()) {
+        Some(body) => body.clone(),
+        None => event.map(|e| e.envelope.clone()).unwrap_or_default(),
+    };
+    Delivery {
+        id: id.to_owned(),
+        webhook_id: text("w"),
+        event_id: text("e"),
+        action: text("a"),
+        status,
+        attempts,
+        next_attempt_at,
+        updated_at: millis_text(row.get("u")).unwrap_or_else(|| created_at.clone()),
+        created_at,
+        request: Request { headers: raw(key, Some(&headers), "{}"), body },
+        plugins: raw(key, row.get("p"), "[]"),
+        error,
+        org_id: text("o"),
+    }
+}
+
+/// Which deliveries a listing keeps.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Filter<'a> {
+    pub status: Option<Status>,
+    pub action: Option<&'a str>,
+    pub webhook: Option<&'a str>,
+}
+
+impl Filter<'_> {
+    fn keeps(&self, status: Status, action: &str, webhook: &str) -> bool {
+        self.status.is_none_or(|s| s == status)
+            && self.action.is_none_or(|a| a == action)
+            && self.webhook.is_none_or(|w| w == webhook)
+    }
+}
+
+/// Which index a listing reads.
+#[derive(Debug, Clone, Copy)]
+pub enum Index<'a> {
+    Org(&'a str),
+    Webhook(&'a str),
+}
+
 impl Store {
+    fn index_key(&self, p: Partition, index: Index<'_>) -> String {
+        match index {
+            Index::Org(org) => self.keys().org_deliveries(p, org),
+            Index::Webhook(wh) => self.keys().webhook_deliveries(p, wh),
+        }
+    }
+
     /// The delivery if it exists and belongs to `org_id`.
     pub async fn get_delivery(&self, org_id: &str, id: &str) -> Result<Option<Delivery>> {
         let found = self.get_deliveries(&[id.to_owned()]).await?;
         Ok(found.into_iter().flatten().next().filter(|d| d.org_id == org_id))
     }
 
-    /// Several deliveries by id (`None` for expired ones), with their bodies.
+    /// Several deliveries by id (`None` for expired or unknown ones), in order, with their
+    /// bodies. Records are read per partition, then the events they need.
     pub async fn get_deliveries(&self, ids: &[String]) -> Result<Vec<Option<Delivery>>> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut pipe = redis::pipe();
-        for id in ids {
-            pipe.hgetall(self.key(&["dlv", id]));
-        }
-        let rows: Vec<HashMap<String, String>> = pipe.query_async(&mut self.conn()).await?;
-        // Bodies that were not rendered by plugins are the event envelope.
-        let mut envelope_keys = Vec::new();
-        for row in &rows {
-            if !row.is_empty() && row.get("body").is_none_or(String::is_empty) {
-                let org = row.get("org_id").map_or("", |s| s.as_str());
-                let evt = row.get("event_id").map_or("", |s| s.as_str());
-                envelope_keys.push(self.key(&["evt", org, evt]));
+        let mut by_partition: BTreeMap<Partition, Vec<usize>> = BTreeMap::new();
+        for (i, id) in ids.iter().enumerate() {
+            if let Some(p) = self.keys().partition_of_delivery(id) {
+                by_partition.entry(p).or_default().push(i);
             }
         }
-        let envelopes: Vec<Option<String>> = if envelope_keys.is_empty() {
-            Vec::new()
-        } else if envelope_keys.len() == 1 {
-            vec![self.conn().get(&envelope_keys[0]).await?]
-        } else {
-            self.conn().mget(&envelope_keys).await?
-        };
-        let mut envelopes = envelopes.into_iter();
-        let mut out = Vec::with_capacity(rows.len());
-        for (id, row) in ids.iter().zip(rows) {
-            if row.is_empty() {
-                out.push(None);
-                continue;
+        let reads = by_partition.iter().map(|(p, at)| async move {
+            let mut pipe = redis::pipe();
+            for &i in at {
+                pipe.hgetall(self.keys().delivery(*p, &ids[i]));
             }
-            let key = self.key(&["dlv", id]);
-            let body = match row.get("body").filter(|b| !b.is_empty()) {
-                Some(body) => body.clone(),
-                None => envelopes.next().flatten().unwrap_or_default(),
-            };
-            let text = |name: &str| row.get(name).cloned().unwrap_or_default();
-            let mut error = row.get("error").filter(|e| !e.is_empty()).cloned();
-            let status = Status::parse(&text("status")).unwrap_or_else(|| {
-                // A damaged record shows as failed (the workers dead-letter it when they meet it).
-                error.get_or_insert_with(|| "the delivery record cannot be read: unknown status".into());
-                Status::Failed
-            });
-            let created_at = text("created_at");
-            let next_attempt_at = match row.get("next_attempt_at") {
-                Some(at) if !at.is_empty() => Some(at.clone()),
-                None if status == Status::Pending => Some(created_at.clone()),
-                _ => None,
-            };
-            let attempts: usize = row.get("attempt_count").and_then(|n| n.parse().ok()).unwrap_or(0);
-            let headers = match row.get("signature").filter(|_| attempts > 0) {
-                Some(signature) => {
-                    let extra: Vec<(String, String)> =
-                        row.get("headers").and_then(|h| serde_json::from_str(h).ok()).unwrap_or_default();
-                    let pairs = crate::delivery::sign::headers_with_signature(
-                        signature.clone(),
-                        id,
-                        attempts,
-                        &text("event_created_at"),
-                        &extra,
-                    );
-                    let map: serde_json::Map<String, serde_json::Value> =
-                        pairs.into_iter().map(|(k, v)| (k, serde_json::Value::String(v))).collect();
-                    serde_json::Value::Object(map).to_string()
+            let rows: Vec<HashMap<String, String>> = pipe.query_async(&mut self.conn()).await?;
+            let mut events: HashMap<(String, String), Option<Arc<StoredEvent>>> = HashMap::new();
+            for row in &rows {
+                if let (Some(o), Some(e)) = (row.get("o"), row.get("e")) {
+                    events.entry((o.clone(), e.clone())).or_default();
                 }
-                None => "{}".to_owned(),
-            };
-            out.push(Some(Delivery {
-                id: text("id"),
-                webhook_id: text("webhook_id"),
-                event_id: text("event_id"),
-                action: text("action"),
-                status,
-                attempts: raw(&key, row.get("attempts"), "[]"),
-                next_attempt_at,
-                updated_at: row.get("updated_at").cloned().unwrap_or_else(|| created_at.clone()),
-                created_at,
-                request: Request { headers: raw(&key, Some(&headers), "{}"), body },
-                plugins: raw(&key, row.get("plugins"), "[]"),
-                error,
-                org_id: text("org_id"),
-            }));
+            }
+            for ((org, evt), slot) in events.iter_mut() {
+                if !evt.is_empty() {
+                    *slot = self.event(*p, org, evt).await?.map(Arc::new);
+                }
+            }
+            Ok::<_, super::StoreError>(
+                at.iter()
+                    .zip(rows)
+                    .map(|(&i, row)| {
+                        let delivery = (!row.is_empty()).then(|| {
+                            let event = row
+                                .get("o")
+                                .zip(row.get("e"))
+                                .and_then(|(o, e)| events.get(&(o.clone(), e.clone())).cloned().flatten());
+                            delivery_from(&self.keys().delivery(*p, &ids[i]), &ids[i], &row, event.as_deref())
+                        });
+                        (i, delivery)
+                    })
+                    .collect::<Vec<_>>(),
+            )
+        });
+        let mut out: Vec<Option<Delivery>> = ids.iter().map(|_| None).collect();
+        for part in futures_util::future::try_join_all(reads).await? {
+            for (i, delivery) in part {
+                out[i] = delivery;
+            }
         }
         Ok(out)
     }
 
-    /// A page of delivery ids from an index, newest first, keeping those `keep` accepts
-    /// among their (status, action, webhook) — scanning at most `scan` entries. Returns the
-    /// kept ids and the cursor to continue from (`None` at the end).
-    pub async fn scan_deliveries(
+    /// A page of delivery ids from an index across every partition, newest first, below
+    /// `cursor`, keeping those `filter` accepts — looking at no more than about `scan`
+    /// entries. Returns the ids and the cursor to continue from (`None` at the end).
+    pub async fn list_deliveries(
         &self,
-        index: &str,
+        index: Index<'_>,
+        filter: Filter<'_>,
         cursor: Option<&str>,
         limit: usize,
         scan: usize,
-        keep: impl Fn(&str, &str, &str) -> bool,
     ) -> Result<(Vec<String>, Option<String>)> {
+        let batch = limit.clamp(10, 200);
+        // The next ids of each partition, newest first, and where each partition stands.
+        let mut heads: Vec<(Partition, Vec<String>, Option<String>, bool)> =
+            self.keys().partitions().map(|p| (p, Vec::new(), cursor.map(str::to_owned), false)).collect();
         let mut kept = Vec::new();
-        let mut cursor = cursor.map(str::to_owned);
         let mut scanned = 0;
+        let mut last_seen: Option<String> = None;
         loop {
-            let batch = (limit - kept.len()).clamp(10, 200);
-            let (ids, next) = self.page_ids(index, cursor.as_deref(), batch).await?;
-            if ids.is_empty() {
+            // Refill the partitions that ran dry (and are not exhausted), together.
+            let refills = heads.iter_mut().filter(|h| h.1.is_empty() && !h.3).map(|h| async move {
+                let (ids, next) = self.page_ids(&self.index_key(h.0, index), h.2.as_deref(), batch).await?;
+                h.3 = next.is_none();
+                h.2 = next.or(h.2.take());
+                h.1 = ids.into_iter().rev().collect();
+                Ok::<_, super::StoreError>(())
+            });
+            futures_util::future::try_join_all(refills).await?;
+            // The newest id of all partitions' next pages, a batch at a time.
+            let mut candidates = Vec::with_capacity(batch);
+            while candidates.len() < batch {
+                let Some(h) = heads.iter_mut().filter(|h| !h.1.is_empty()).max_by(|a, b| a.1.last().cmp(&b.1.last()))
+                else {
+                    break;
+                };
+                let id = h.1.pop().unwrap_or_default();
+                let dry = h.1.is_empty() && !h.3;
+                candidates.push(id);
+                if dry {
+                    break;
+                }
+            }
+            if candidates.is_empty() {
                 return Ok((kept, None));
             }
-            let mut pipe = redis::pipe();
-            for id in &ids {
-                pipe.cmd("HMGET").arg(self.key(&["dlv", id])).arg("status").arg("action").arg("webhook_id");
-            }
-            let rows: Vec<(Option<String>, Option<String>, Option<String>)> =
-                pipe.query_async(&mut self.conn()).await?;
-            for (id, (status, action, webhook)) in ids.iter().zip(rows) {
+            let fields = self.listing_fields(&candidates).await?;
+            let count = candidates.len();
+            for (i, (id, f)) in candidates.into_iter().zip(fields).enumerate() {
                 scanned += 1;
-                cursor = Some(id.clone());
-                if let (Some(s), Some(a), Some(w)) = (status, action, webhook)
-                    && keep(&s, &a, &w)
+                last_seen = Some(id.clone());
+                if let Some((status, action, webhook)) = f
+                    && filter.keeps(status, &action, &webhook)
                 {
-                    kept.push(id.clone());
+                    kept.push(id);
                     if kept.len() == limit {
-                        let more = next.is_some() || id != ids.last().map_or("", |s| s.as_str());
-                        return Ok((kept, more.then_some(id.clone())));
+                        let more = i + 1 < count || heads.iter().any(|h| !h.1.is_empty() || !h.3);
+                        return Ok((kept, more.then(|| last_seen.clone()).flatten()));
                     }
                 }
             }
-            if next.is_none() {
-                return Ok((kept, None));
-            }
             if scanned >= scan {
-                return Ok((kept, cursor));
+                let more = heads.iter().any(|h| !h.1.is_empty() || !h.3);
+                return Ok((kept, more.then_some(last_seen).flatten()));
             }
         }
     }
-}
 
-impl Store {
-    /// The envelope of an event of the organisation, as published; `None` once expired.
-    pub async fn event_envelope(&self, org_id: &str, event_id: &str) -> Result<Option<String>> {
-        if !crate::ids::is_event_id(event_id) {
-            return Ok(None);
+    /// Status, action and webhook of deliveries (for filtering), `None` for expired ones.
+    async fn listing_fields(&self, ids: &[String]) -> Result<Vec<Option<(Status, String, String)>>> {
+        let mut by_partition: BTreeMap<Partition, Vec<usize>> = BTreeMap::new();
+        for (i, id) in ids.iter().enumerate() {
+            if let Some(p) = self.keys().partition_of_delivery(id) {
+                by_partition.entry(p).or_default().push(i);
+            }
         }
-        Ok(self.conn().get(self.key(&["evt", org_id, event_id])).await?)
+        let reads = by_partition.iter().map(|(p, at)| async move {
+            let mut pipe = redis::pipe();
+            for &i in at {
+                pipe.cmd("HMGET").arg(self.keys().delivery(*p, &ids[i])).arg("s").arg("a").arg("w").arg("o");
+            }
+            let rows: Vec<Vec<Option<String>>> = pipe.query_async(&mut self.conn()).await?;
+            Ok::<_, super::StoreError>(at.iter().copied().zip(rows).collect::<Vec<_>>())
+        });
+        let mut out = vec![None; ids.len()];
+        for part in futures_util::future::try_join_all(reads).await? {
+            for (i, row) in part {
+                let Ok([status, action, webhook, org]) = <[Option<String>; 4]>::try_from(row) else { continue };
+                if org.is_some() {
+                    let status = status.filter(|s| !s.is_empty()).map_or(Some(Status::Pending), |s| Status::parse(&s));
+                    out[i] = status.map(|s| (s, action.unwrap_or_default(), webhook.unwrap_or_default()));
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Drops index entries of deliveries created before `cutoff_ms` (their records have
-    /// expired or soon will), so the indexes stay bounded under steady load.
+    /// expired or soon will), in every partition, so the indexes stay bounded.
     pub async fn trim_delivery_indexes(&self, cutoff_ms: u64) -> Result<()> {
-        let bound = format!("({}", crate::ids::lower_bound(crate::ids::Kind::Delivery, cutoff_ms));
+        let bound = format!("({}", ids::lower_bound(Kind::Delivery, cutoff_ms));
         for org in self.org_ids().await? {
-            let webhooks: Vec<String> = self.conn().zrange(self.key(&["org", &org, "webhooks"]), 0, -1).await?;
-            let mut pipe = redis::pipe();
-            pipe.cmd("ZREMRANGEBYLEX").arg(self.key(&["org", &org, "dlvs"])).arg("-").arg(&bound).ignore();
-            for wh in webhooks {
-                pipe.cmd("ZREMRANGEBYLEX").arg(self.key(&["wh", &wh, "dlvs"])).arg("-").arg(&bound).ignore();
-            }
-            pipe.query_async::<()>(&mut self.conn()).await?;
+            let webhooks = self.webhook_ids(&org).await?;
+            let trims = self.keys().partitions().map(|p| {
+                let bound = bound.clone();
+                let mut keys = vec![self.keys().org_deliveries(p, &org)];
+                keys.extend(webhooks.iter().map(|wh| self.keys().webhook_deliveries(p, wh)));
+                async move {
+                    let mut pipe = redis::pipe();
+                    for key in keys {
+                        pipe.cmd("ZREMRANGEBYLEX").arg(key).arg("-").arg(&bound).ignore();
+                    }
+                    pipe.query_async::<()>(&mut self.conn()).await
+                }
+            });
+            futures_util::future::try_join_all(trims).await?;
         }
+        Ok(())
+    }
+
+    /// Forgets the delivery index of a deleted webhook (listings fall back to the
+    /// organisation's index for it).
+    pub async fn drop_webhook_index(&self, webhook: &str) -> Result<()> {
+        let drops = self.keys().partitions().map(|p| async move {
+            redis::cmd("DEL").arg(self.keys().webhook_deliveries(p, webhook)).query_async::<i64>(&mut self.conn()).await
+        });
+        futures_util::future::try_join_all(drops).await?;
         Ok(())
     }
 }

@@ -1,28 +1,24 @@
-//! Report exports and the record snapshots they are built from.
+//! Report exports and the record snapshots they are built from (keys: `store::keys`).
 //!
-//! | key | type | holds |
-//! |---|---|---|
-//! | `P:snap:{org}:{Type}:{id}` | hash | the newest event about a record: `at` (event time, ms), `event` (its key; the envelope carries the snapshot, and that event does not expire while it is the newest) |
-//! | `P:org:{org}:snaps` | zset | `Type:id` of the organisation's snapshots by last update, to cap their number |
-//! | `P:rex:{id}` | hash, TTL | an export: `id`, `org_id`, `client_id`, `client_name`, `status`, `format`, `exportable_type`, `exportable_id`, `created_at`, `completed_at`, `download_url`, `error`, `published` |
-//! | `P:rex:{id}:file` | string, TTL | the built file, kept as long as its link is valid |
-//! | `P:q:exports` | stream, group `builders` | exports to build (field `x`: the export id) |
-//! | `P:secret:export-links` | string | the key that signs download links (made once) |
+//! An export is a hash: `id`, `org_id`, `client_id`, `client_name`, `status`, `format`,
+//! `exportable_type`, `exportable_id`, `created_at`, `completed_at`, `download_url`,
+//! `error`, `published`; the built file is kept as long as its link is valid. Exports to
+//! build wait in a lease queue (`lua/lease.lua`): a builder that dies leaves its export to
+//! be taken over when the lease ends.
 //!
-//! Snapshots are kept by the publish script (`crate::queue`), the newest by event time; a
-//! `deleted` subject removes the record's snapshot. No copy is made: the newest event about
-//! each record is kept alive instead (its own expiry comes back when it is superseded).
+//! Snapshots are kept by the publish script (`store::events`), the newest by event time, in
+//! the partition of the record; a `deleted` subject removes the record's snapshot. No copy
+//! is made: the newest event about each record keeps no TTL instead (it gets it back when
+//! it is superseded).
 
 use std::collections::HashMap;
-use std::sync::LazyLock;
+use std::time::Duration;
 
 use redis::AsyncCommands;
 use serde::Serialize;
 
+use super::scripts::{CLAIM_JOBS, EXPORT_CREATE};
 use super::{Result, Store};
-
-/// The consumer group of the export stream.
-pub const BUILDERS: &str = "builders";
 
 /// An export as the API shows it.
 #[derive(Debug, Clone, Serialize)]
@@ -54,18 +50,6 @@ pub struct Exportable {
     pub id: String,
 }
 
-/// Creates an export and queues it for building, in one step.
-static CREATE: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(
-        r"
-redis.call('HSET', KEYS[1], unpack(ARGV, 3))
-redis.call('PEXPIRE', KEYS[1], ARGV[1])
-redis.call('XADD', KEYS[2], '*', 'x', ARGV[2])
-return 1
-",
-    )
-});
-
 fn from_fields(f: &HashMap<String, String>) -> Export {
     let text = |name: &str| f.get(name).cloned().unwrap_or_default();
     let optional = |name: &str| f.get(name).filter(|v| !v.is_empty()).cloned();
@@ -89,14 +73,16 @@ impl Store {
     /// The newest snapshot of a record, as JSON text: the snapshot key of the newest event
     /// about it.
     pub async fn snapshot(&self, org_id: &str, kind: &str, id: &str) -> Result<Option<String>> {
-        let key = self.key(&["snap", org_id, &format!("{kind}:{id}")]);
-        let event: Option<String> = self.conn().hget(key, "event").await?;
-        let Some(event) = event else { return Ok(None) };
-        let envelope: Option<String> = self.conn().get(&event).await?;
-        let Some(envelope) = envelope else { return Ok(None) };
+        let p = self.keys().partition_of_subject(org_id, kind, id);
+        let pointer: Option<String> =
+            self.conn().hget(self.keys().snapshots(p, org_id), format!("{kind}:{id}")).await?;
+        let Some(event) = pointer.as_deref().and_then(|v| v.split_once(' ')).map(|(_, evt)| evt.to_owned()) else {
+            return Ok(None);
+        };
+        let Some(stored) = self.event(p, org_id, &event).await? else { return Ok(None) };
         let Some(snapshot_key) = crate::catalog::snapshot_key_of_type(kind) else { return Ok(None) };
-        let parsed: std::collections::HashMap<String, Box<serde_json::value::RawValue>> =
-            serde_json::from_str(&envelope).unwrap_or_default();
+        let parsed: HashMap<String, Box<serde_json::value::RawValue>> =
+            serde_json::from_str(&stored.envelope).unwrap_or_default();
         Ok(parsed.get(snapshot_key).map(|raw| raw.get().to_owned()))
     }
 
@@ -113,18 +99,19 @@ impl Store {
             ("exportable_id", &export.exportable.id),
             ("created_at", &export.created_at),
         ];
-        let mut invocation = CREATE.key(self.key(&["rex", &export.id]));
-        invocation.key(self.key(&["q", "exports"])).arg(keep_ms).arg(&export.id);
+        let key = self.keys().export(&export.id);
+        let mut call = EXPORT_CREATE.call();
+        call.key(&key).key(&self.keys().export_jobs()).arg(keep_ms).arg(&export.id).arg(crate::time::now_millis());
         for (k, v) in fields {
-            invocation.arg(k).arg(v);
+            call.arg(k).arg(v);
         }
-        let _: i64 = invocation.invoke_async(&mut self.conn()).await?;
-        Ok(())
+        let _: i64 = call.run(&mut self.conn()).await?;
+        self.acknowledged(&key).await
     }
 
     /// An export of any organisation (the builder checks it against the record).
     pub async fn export_any_org(&self, id: &str) -> Result<Option<Export>> {
-        let fields: HashMap<String, String> = self.conn().hgetall(self.key(&["rex", id])).await?;
+        let fields: HashMap<String, String> = self.conn().hgetall(self.keys().export(id)).await?;
         Ok((!fields.is_empty()).then(|| from_fields(&fields)))
     }
 
@@ -135,10 +122,12 @@ impl Store {
 
     /// Sets fields of an export that exists.
     pub async fn set_export_fields(&self, id: &str, fields: &[(&str, &str)]) -> Result<()> {
-        let key = self.key(&["rex", id]);
-        let mut pipe = redis::pipe();
-        pipe.atomic().hset_multiple(&key, fields).ignore();
-        pipe.query_async::<()>(&mut self.conn()).await?;
+        let mut call = super::scripts::SET_IF_EXISTS.call();
+        call.key(&self.keys().export(id));
+        for (k, v) in fields {
+            call.arg(*k).arg(*v);
+        }
+        let _: i64 = call.run(&mut self.conn()).await?;
         Ok(())
     }
 
@@ -151,17 +140,16 @@ impl Store {
         completed_at: &str,
         url: &str,
     ) -> Result<()> {
-        let key = self.key(&["rex", id]);
         redis::pipe()
             .atomic()
             .cmd("SET")
-            .arg(self.key(&["rex", id, "file"]))
+            .arg(self.keys().export_file(id))
             .arg(file)
             .arg("PX")
             .arg(ttl_ms)
             .ignore()
             .hset_multiple(
-                &key,
+                self.keys().export(id),
                 &[("status", "completed"), ("completed_at", completed_at), ("download_url", url), ("error", "")],
             )
             .ignore()
@@ -172,12 +160,44 @@ impl Store {
 
     /// A built file, while its link is valid.
     pub async fn export_file(&self, id: &str) -> Result<Option<Vec<u8>>> {
-        Ok(self.conn().get(self.key(&["rex", id, "file"])).await?)
+        Ok(self.conn().get(self.keys().export_file(id)).await?)
+    }
+
+    /// Claims up to `n` exports to build, leased for `lease`.
+    pub async fn claim_exports(&self, n: usize, lease: Duration) -> Result<Vec<String>> {
+        let now = crate::time::now_millis();
+        CLAIM_JOBS
+            .call()
+            .key(&self.keys().export_jobs())
+            .arg(now)
+            .arg(now + lease.as_millis() as u64)
+            .arg(n)
+            .run(&mut self.conn())
+            .await
+    }
+
+    /// Keeps a claimed export leased for `lease` more.
+    pub async fn renew_export(&self, id: &str, lease: Duration) -> Result<()> {
+        let until = crate::time::now_millis() + lease.as_millis() as u64;
+        let _: i64 = redis::cmd("ZADD")
+            .arg(self.keys().export_jobs())
+            .arg("XX")
+            .arg(until)
+            .arg(id)
+            .query_async(&mut self.conn())
+            .await?;
+        Ok(())
+    }
+
+    /// An export needs no more work.
+    pub async fn export_done(&self, id: &str) -> Result<()> {
+        let _: i64 = self.conn().zrem(self.keys().export_jobs(), id).await?;
+        Ok(())
     }
 
     /// The key that signs download links, made on first use and shared through Redis.
     pub async fn export_link_key(&self) -> Result<Vec<u8>> {
-        let key = self.key(&["secret", "export-links"]);
+        let key = self.keys().export_link_secret();
         let fresh: [u8; 32] = rand::random();
         let _: Option<String> =
             redis::cmd("SET").arg(&key).arg(hex::encode(fresh)).arg("NX").query_async(&mut self.conn()).await?;

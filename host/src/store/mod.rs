@@ -1,49 +1,66 @@
-//! The Redis store: every durable record of Weir, and the only module that speaks Redis
-//! commands (the queue, in `crate::queue`, owns its own keys but uses [`Store`]'s
-//! connection).
+//! The Redis store: every durable record of Weir, and the only module that speaks Redis.
 //!
-//! # Keys
-//! Every key starts with the configured prefix `P` (default `weir`), so installations and
-//! test runs can share one Redis.
+//! - [`keys`] names every key (the layout table is there) and `lua/` holds every script;
+//!   scripts get all their keys through `KEYS`, and every script's keys share one slot, so
+//!   the same code runs on one Redis and on a Redis Cluster ([`conn`]).
+//! - One module per kind of record: [`orgs`], [`clients`], [`users`], [`webhooks`],
+//!   [`plugins`], [`exports`], [`rate`]; the delivery path: [`events`] (publishing),
+//!   [`queue`] (claiming, recording, retrying deliveries) and [`deliveries`] (reading them).
+//! - [`managed`]: the `redis-server` Weir runs itself when none is configured.
 //!
-//! | key | type | holds |
-//! |---|---|---|
-//! | `P:orgs` | zset (lex) | ids of all organisations |
-//! | `P:org:{org}` | hash | an organisation: `id`, `name`, `plan`, `created_at` |
-//! | `P:client:{cli}` | hash | an API client; `secret_hash` is SHA-256 of the secret |
-//! | `P:client:{cli}:tokens` | zset | hashes of the client's live tokens, scored by expiry (ms) |
-//! | `P:token:{sha256}` | string, TTL | the client id a token belongs to |
-//! | `P:wh:{wh}` | hash | a webhook ([`webhooks`]) |
-//! | `P:org:{org}:webhooks` | zset (lex) | the organisation's webhook ids |
-//! | `P:rate:{cli}` | string, TTL | the client's API request budget ([`rate`]) |
-//!
-//! Records that are updated field by field are hashes; writes that must be all-or-nothing
-//! go through Lua scripts or `MULTI`, so no request leaves half-written state behind.
+//! Writes that must be all-or-nothing are Lua scripts or `MULTI`, so no request leaves
+//! half-written state behind. With `WEIR_REDIS_WAIT_REPLICAS` set, a write the API
+//! acknowledges has also reached that many replicas ([`Store::acknowledged`]).
 
 pub mod clients;
+pub mod conn;
 pub mod deliveries;
+pub mod events;
 pub mod exports;
+pub mod keys;
 pub mod managed;
 pub mod orgs;
 pub mod plugins;
+pub mod queue;
 pub mod rate;
+mod reply;
+mod scripts;
 pub mod users;
 pub mod webhooks;
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::AsyncCommands;
 
-/// A store failure. `Unavailable` means Redis could not be reached or did not answer in
-/// time: callers answer 503 and the connection manager reconnects in the background.
+pub use conn::{Conn, Target};
+pub use keys::{Keys, Partition};
+
+/// A store failure. `Unavailable` means Redis cannot serve right now (unreachable, loading,
+/// busy, failing over) or did not confirm a write to enough replicas: callers answer 503
+/// and try again later.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum StoreError {
     #[error("Redis is unavailable: {0}")]
     Unavailable(redis::RedisError),
+    #[error("only {acked} of {wanted} replicas confirmed the write in time")]
+    NotReplicated { acked: u32, wanted: u32 },
     #[error("Redis error: {0}")]
     Redis(redis::RedisError),
     #[error("record {key} is corrupt: {reason}")]
     Corrupt { key: String, reason: String },
+    #[error(
+        "this Redis holds data of an earlier Weir key layout (prefix `{0}`); this version cannot read it. \
+         Point Weir at an empty Redis (or another WEIR_REDIS_PREFIX)"
+    )]
+    OldLayout(String),
+}
+
+impl StoreError {
+    /// Whether trying again later may succeed (the store was not ready, not the request wrong).
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, StoreError::Unavailable(_) | StoreError::NotReplicated { .. })
+    }
 }
 
 impl From<redis::RedisError> for StoreError {
@@ -56,87 +73,174 @@ impl From<redis::RedisError> for StoreError {
 /// data, busy with a script, out of memory, or a cluster between masters), as opposed to
 /// a request it refuses. Callers answer `503` with `Retry-After` and try again later.
 pub fn not_ready(e: &redis::RedisError) -> bool {
-    e.is_io_error()
+    const NOT_READY: &[&str] =
+        &["LOADING", "BUSY", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN", "READONLY", "NOREPLICAS", "OOM", "MOVED", "ASK"];
+    if e.is_io_error()
         || e.is_timeout()
         || e.is_connection_dropped()
         || e.is_connection_refusal()
         || e.is_unrecoverable_error()
         || e.kind() == redis::ErrorKind::ClusterConnectionNotFound
-        || matches!(
-            e.code(),
-            Some("LOADING" | "BUSY" | "TRYAGAIN" | "CLUSTERDOWN" | "MASTERDOWN" | "READONLY" | "NOREPLICAS" | "OOM")
-        )
+    {
+        return true;
+    }
+    match e.code() {
+        Some(code) => NOT_READY.contains(&code),
+        // A pipeline's error carries the server errors of its commands.
+        None => e
+            .clone()
+            .into_server_errors()
+            .is_some_and(|errors| errors.iter().any(|(_, s)| NOT_READY.contains(&s.code()))),
+    }
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
-/// A handle on the store: a shared, self-reconnecting connection and the key prefix.
+/// How a store connects and what it promises about writes.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub target: Target,
+    pub prefix: String,
+    /// Partitions of a new data set (an existing one keeps its own).
+    pub partitions: u16,
+    /// Replicas an acknowledged write waits for (`WAIT`), and for how long.
+    pub wait_replicas: u32,
+    pub wait_timeout: Duration,
+}
+
+impl Settings {
+    /// One Redis at `url`, prefix `prefix`, the default partitions, no replicas awaited.
+    pub fn single(url: &str, prefix: &str) -> Settings {
+        Settings {
+            target: Target::Single(url.to_owned()),
+            prefix: prefix.to_owned(),
+            partitions: DEFAULT_PARTITIONS,
+            wait_replicas: 0,
+            wait_timeout: Duration::from_secs(1),
+        }
+    }
+}
+
+/// Partitions of a new data set unless configured.
+pub const DEFAULT_PARTITIONS: u16 = 16;
+
+/// A handle on the store: a shared, self-reconnecting connection and the key layout.
 /// Cloning is cheap.
 #[derive(Clone)]
 pub struct Store {
-    conn: ConnectionManager,
-    client: redis::Client,
-    prefix: String,
+    conn: Conn,
+    keys: Arc<Keys>,
+    wait_replicas: u32,
+    wait_timeout: Duration,
 }
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store").field("prefix", &self.prefix).finish_non_exhaustive()
+        f.debug_struct("Store")
+            .field("prefix", &self.keys.prefix())
+            .field("partitions", &self.keys.partition_count())
+            .field("cluster", &self.conn.is_cluster())
+            .finish_non_exhaustive()
     }
 }
 
-/// How long one Redis command may take before the caller treats Redis as unavailable.
-const RESPONSE_TIMEOUT: Duration = Duration::from_secs(3);
-
 impl Store {
-    /// Connects to `url`, failing fast when Redis cannot be reached.
-    pub async fn connect(url: &str, prefix: &str) -> Result<Store> {
-        let client = redis::Client::open(url)?;
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(Duration::from_secs(3)))
-            .set_response_timeout(Some(RESPONSE_TIMEOUT))
-            .set_number_of_retries(2)
-            .set_max_delay(Duration::from_secs(1));
-        let conn = client.get_connection_manager_with_config(config).await?;
-        let store = Store { conn, client, prefix: prefix.to_owned() };
-        store.ping().await?;
-        Ok(store)
-    }
-
-    /// A separate connection for blocking commands (`XREADGROUP BLOCK`), which would
-    /// otherwise hold up every other command on the shared, multiplexed connection.
-    pub async fn dedicated(&self, response_timeout: Duration) -> Result<ConnectionManager> {
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(Duration::from_secs(3)))
-            .set_response_timeout(Some(response_timeout))
-            .set_number_of_retries(2)
-            .set_max_delay(Duration::from_secs(1));
-        Ok(self.client.get_connection_manager_with_config(config).await?)
+    /// Connects, failing fast when Redis cannot be reached, and reads (or creates) the
+    /// data set's layout: an existing data set keeps its partition count.
+    pub async fn connect(settings: &Settings) -> Result<Store> {
+        let mut conn = Conn::open(&settings.target).await?;
+        let probe = Keys::new(&settings.prefix, 1);
+        let meta = probe.meta();
+        let _: () = redis::pipe()
+            .atomic()
+            .hset_nx(&meta, "layout", keys::LAYOUT)
+            .ignore()
+            .hset_nx(&meta, "partitions", settings.partitions.clamp(1, keys::MAX_PARTITIONS))
+            .ignore()
+            .query_async(&mut conn)
+            .await?;
+        let (layout, partitions): (Option<String>, Option<u16>) =
+            redis::cmd("HMGET").arg(&meta).arg("layout").arg("partitions").query_async(&mut conn).await?;
+        if layout.as_deref() != Some(keys::LAYOUT) {
+            return Err(StoreError::OldLayout(settings.prefix.clone()));
+        }
+        let partitions = partitions.unwrap_or(settings.partitions);
+        if partitions != settings.partitions {
+            tracing::info!(partitions, "the data set keeps the partition count it was created with");
+        }
+        Ok(Store {
+            conn,
+            keys: Arc::new(Keys::new(&settings.prefix, partitions)),
+            wait_replicas: settings.wait_replicas,
+            wait_timeout: settings.wait_timeout,
+        })
     }
 
     /// The shared connection.
-    pub fn conn(&self) -> ConnectionManager {
+    pub fn conn(&self) -> Conn {
         self.conn.clone()
+    }
+
+    /// The names of every key.
+    pub fn keys(&self) -> &Keys {
+        &self.keys
     }
 
     /// The key prefix, without the trailing colon.
     pub fn prefix(&self) -> &str {
-        &self.prefix
-    }
-
-    /// `P:part1:part2…`
-    pub fn key(&self, parts: &[&str]) -> String {
-        let mut key = self.prefix.clone();
-        for part in parts {
-            key.push(':');
-            key.push_str(part);
-        }
-        key
+        self.keys.prefix()
     }
 
     pub async fn ping(&self) -> Result<()> {
         let _: String = redis::cmd("PING").query_async(&mut self.conn()).await?;
         Ok(())
+    }
+
+    /// Makes a write to `key`'s node acknowledged: with `WEIR_REDIS_WAIT_REPLICAS` set, waits
+    /// until that many replicas have it (`NotReplicated` if they do not in time).
+    pub async fn acknowledged(&self, key: &str) -> Result<()> {
+        if self.wait_replicas == 0 {
+            return Ok(());
+        }
+        let acked = self.conn().wait_for_replicas(key, self.wait_replicas, self.wait_timeout).await?;
+        if acked < self.wait_replicas {
+            return Err(StoreError::NotReplicated { acked, wanted: self.wait_replicas });
+        }
+        Ok(())
+    }
+
+    /// Every member of a set.
+    pub(crate) async fn members(&self, key: &str) -> Result<Vec<String>> {
+        Ok(self.conn().smembers(key).await?)
+    }
+
+    /// One page of ids from a lexicographic index, newest (greatest) first, below `cursor`.
+    pub(crate) async fn page_ids(
+        &self,
+        index: &str,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<(Vec<String>, Option<String>)> {
+        let max = match cursor {
+            Some(c) => format!("({c}"),
+            None => "+".to_owned(),
+        };
+        let mut ids: Vec<String> = redis::cmd("ZREVRANGEBYLEX")
+            .arg(index)
+            .arg(max)
+            .arg("-")
+            .arg("LIMIT")
+            .arg(0)
+            .arg(limit + 1)
+            .query_async(&mut self.conn())
+            .await?;
+        let next = if ids.len() > limit {
+            ids.truncate(limit);
+            ids.last().cloned()
+        } else {
+            None
+        };
+        Ok((ids, next))
     }
 }
 

@@ -47,23 +47,24 @@ pub struct Org {
 }
 
 impl Store {
+    /// Creates an organisation. Its record is written first, then the index of all
+    /// organisations (a different slot): an interrupted create leaves an unlisted record,
+    /// never a listed id without one.
     pub async fn create_org(&self, name: &str, plan: Plan) -> Result<Org> {
         let id = ids::new(Kind::Org);
-        let key = self.key(&["org", &id]);
+        let key = self.keys().org(&id);
         let now = crate::time::now_rfc3339();
-        redis::pipe()
-            .atomic()
+        let _: () = self
+            .conn()
             .hset_multiple(&key, &[("id", id.as_str()), ("name", name), ("plan", plan.as_str()), ("created_at", &now)])
-            .ignore()
-            .zadd(self.key(&["orgs"]), &id, 0)
-            .ignore()
-            .query_async::<()>(&mut self.conn())
             .await?;
+        let _: () = self.conn().zadd(self.keys().orgs(), &id, 0).await?;
+        self.acknowledged(&key).await?;
         Ok(Org { id, name: name.to_owned(), plan, api_integrations: plan.api_integrations() })
     }
 
     pub async fn get_org(&self, id: &str) -> Result<Option<Org>> {
-        let key = self.key(&["org", id]);
+        let key = self.keys().org(id);
         let fields: HashMap<String, String> = self.conn().hgetall(&key).await?;
         if fields.is_empty() {
             return Ok(None);
@@ -80,22 +81,36 @@ impl Store {
         }))
     }
 
-    /// Changes the plan; `None` when the organisation does not exist.
+    /// The plan of an organisation, `None` if there is none.
+    pub async fn org_plan(&self, id: &str) -> Result<Option<Plan>> {
+        let plan: Option<String> = self.conn().hget(self.keys().org(id), "plan").await?;
+        Ok(plan.as_deref().and_then(Plan::parse))
+    }
+
     pub async fn set_org_plan(&self, id: &str, plan: Plan) -> Result<Option<Org>> {
-        let key = self.key(&["org", id]);
-        let script = redis::Script::new(
-            "if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-             redis.call('HSET', KEYS[1], 'plan', ARGV[1]) return 1",
-        );
-        let updated: i64 = script.key(&key).arg(plan.as_str()).invoke_async(&mut self.conn()).await?;
+        let key = self.keys().org(id);
+        let updated: i64 =
+            super::scripts::SET_IF_EXISTS.call().key(&key).arg("plan").arg(plan.as_str()).run(&mut self.conn()).await?;
         if updated == 0 {
             return Ok(None);
         }
+        self.acknowledged(&key).await?;
+        self.copy_plan_to_clients(id, plan).await?;
         self.get_org(id).await
     }
 
-    /// Every organisation id, for background jobs that sweep per organisation.
     pub async fn org_ids(&self) -> Result<Vec<String>> {
-        Ok(self.conn().zrange(self.key(&["orgs"]), 0, -1).await?)
+        Ok(self.conn().zrange(self.keys().orgs(), 0, -1).await?)
+    }
+
+    /// Every organisation, oldest first.
+    pub async fn list_orgs(&self) -> Result<Vec<Org>> {
+        let mut orgs = Vec::new();
+        for id in self.org_ids().await? {
+            if let Some(org) = self.get_org(&id).await? {
+                orgs.push(org);
+            }
+        }
+        Ok(orgs)
     }
 }

@@ -1,11 +1,8 @@
-//! People who sign in to Settings > Webhooks, their sessions, and the sign-in throttle.
-//!
-//! | key | type | holds |
-//! |---|---|---|
-//! | `P:user:{id}` | hash | `id`, `org_id`, `email`, `admin`, `password_hash` (Argon2id PHC), `created_at` |
-//! | `P:user-email:{email}` | string | the user id of a (lower-cased) email: emails are unique |
-//! | `P:session:{sha256}` | hash, TTL | a signed-in session: `user_id`, `org_id`, `email`, `admin`, `csrf` |
-//! | `P:login-fail:{email}` | counter, TTL | sign-in attempts for an email in the current window (cleared by a success) |
+//! People who sign in to Settings > Webhooks, their sessions, and the sign-in throttle
+//! (keys: `store::keys`). A user is a hash `id`, `org_id`, `email`, `admin`,
+//! `password_hash` (Argon2id PHC), `created_at` in its organisation's group; emails are
+//! unique, claimed first under `P:user-email:{email}` (`org_id user_id`). A session is a hash
+//! `user_id`, `org_id`, `email`, `admin`, `csrf` under the hash of its token.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -40,7 +37,8 @@ pub struct Session {
 }
 
 impl Store {
-    /// Creates a user; `None` when the email is taken.
+    /// Creates a user; `None` when the email is taken. The email is claimed first (its own
+    /// slot), then the user is written in its organisation's group.
     pub async fn create_user(
         &self,
         org_id: &str,
@@ -50,12 +48,9 @@ impl Store {
     ) -> Result<Option<User>> {
         let id = ids::new(Kind::User);
         let email = email.to_ascii_lowercase();
-        let claimed: Option<String> = redis::cmd("SET")
-            .arg(self.key(&["user-email", &email]))
-            .arg(&id)
-            .arg("NX")
-            .query_async(&mut self.conn())
-            .await?;
+        let claim = self.keys().user_email(&email);
+        let claimed: Option<String> =
+            redis::cmd("SET").arg(&claim).arg(format!("{org_id} {id}")).arg("NX").query_async(&mut self.conn()).await?;
         if claimed.is_none() {
             return Ok(None);
         }
@@ -68,15 +63,27 @@ impl Store {
             ("password_hash", password_hash),
             ("created_at", &now),
         ];
-        let _: () = self.conn().hset_multiple(self.key(&["user", &id]), &fields).await?;
+        let key = self.keys().user(org_id, &id);
+        let written: Result<()> = async {
+            let _: () = self.conn().hset_multiple(&key, &fields).await?;
+            let _: () = self.conn().zadd(self.keys().org_users(org_id), &id, 0).await?;
+            Ok(())
+        }
+        .await;
+        if let Err(e) = written {
+            // Give the email back rather than leave it claimed by nobody.
+            let _: std::result::Result<i64, _> = self.conn().del(&claim).await;
+            return Err(e);
+        }
+        self.acknowledged(&key).await?;
         Ok(Some(User { id, email, org_id: org_id.to_owned(), admin }))
     }
 
     /// The user with this email and their password hash.
     pub async fn user_by_email(&self, email: &str) -> Result<Option<(User, String)>> {
-        let id: Option<String> = self.conn().get(self.key(&["user-email", &email.to_ascii_lowercase()])).await?;
-        let Some(id) = id else { return Ok(None) };
-        let f: HashMap<String, String> = self.conn().hgetall(self.key(&["user", &id])).await?;
+        let claim: Option<String> = self.conn().get(self.keys().user_email(&email.to_ascii_lowercase())).await?;
+        let Some((org_id, id)) = claim.as_deref().and_then(|c| c.split_once(' ')) else { return Ok(None) };
+        let f: HashMap<String, String> = self.conn().hgetall(self.keys().user(org_id, id)).await?;
         if f.is_empty() {
             return Ok(None);
         }
@@ -85,9 +92,28 @@ impl Store {
         Ok(Some((user, text("password_hash"))))
     }
 
+    /// The organisation's users (never a password hash).
+    pub async fn list_users(&self, org_id: &str) -> Result<Vec<User>> {
+        let ids: Vec<String> = self.conn().zrange(self.keys().org_users(org_id), 0, -1).await?;
+        let mut users = Vec::with_capacity(ids.len());
+        for id in ids {
+            let f: HashMap<String, String> = self.conn().hgetall(self.keys().user(org_id, &id)).await?;
+            if !f.is_empty() {
+                let text = |n: &str| f.get(n).cloned().unwrap_or_default();
+                users.push(User {
+                    id: text("id"),
+                    email: text("email"),
+                    org_id: text("org_id"),
+                    admin: flag(f.get("admin")),
+                });
+            }
+        }
+        Ok(users)
+    }
+
     /// Stores a session under the hash of its token.
     pub async fn create_session(&self, token_hash: &str, session: &Session, ttl: Duration) -> Result<()> {
-        let key = self.key(&["session", token_hash]);
+        let key = self.keys().session(token_hash);
         redis::pipe()
             .atomic()
             .hset_multiple(
@@ -109,7 +135,7 @@ impl Store {
     }
 
     pub async fn session(&self, token_hash: &str) -> Result<Option<Session>> {
-        let f: HashMap<String, String> = self.conn().hgetall(self.key(&["session", token_hash])).await?;
+        let f: HashMap<String, String> = self.conn().hgetall(self.keys().session(token_hash)).await?;
         if f.is_empty() {
             return Ok(None);
         }
@@ -124,7 +150,7 @@ impl Store {
     }
 
     pub async fn delete_session(&self, token_hash: &str) -> Result<()> {
-        let _: i64 = self.conn().del(self.key(&["session", token_hash])).await?;
+        let _: i64 = self.conn().del(self.keys().session(token_hash)).await?;
         Ok(())
     }
 
@@ -132,7 +158,7 @@ impl Store {
     /// its number in the current window (which starts with the first attempt). Parallel
     /// attempts each get their own number, so checking it bounds them all.
     pub async fn login_attempt(&self, email: &str, window: Duration) -> Result<u64> {
-        let key = self.key(&["login-fail", &email.to_ascii_lowercase()]);
+        let key = self.keys().login_attempts(&email.to_ascii_lowercase());
         let (n, _): (u64, i64) = redis::pipe()
             .atomic()
             .incr(&key, 1)
@@ -147,13 +173,13 @@ impl Store {
 
     /// Takes back an attempt that was not checked (the server was too busy to).
     pub async fn login_not_attempted(&self, email: &str) -> Result<()> {
-        let _: i64 = self.conn().decr(self.key(&["login-fail", &email.to_ascii_lowercase()]), 1).await?;
+        let _: i64 = self.conn().decr(self.keys().login_attempts(&email.to_ascii_lowercase()), 1).await?;
         Ok(())
     }
 
     /// Clears the attempts of an email after a successful sign-in.
     pub async fn login_succeeded(&self, email: &str) -> Result<()> {
-        let _: i64 = self.conn().del(self.key(&["login-fail", &email.to_ascii_lowercase()])).await?;
+        let _: i64 = self.conn().del(self.keys().login_attempts(&email.to_ascii_lowercase())).await?;
         Ok(())
     }
 }

@@ -1,5 +1,7 @@
-//! Webhooks: a hash per webhook at `P:wh:{id}` and the organisation's index
-//! `P:org:{org}:webhooks` (lexicographic zset of ids, which sort by creation time).
+//! Webhooks, in their organisation's group (`store::keys`): a hash per webhook, the
+//! organisation's index of them (ids sort by creation time), and the subscription index —
+//! per action, the set of active webhooks subscribed to it — which every change keeps in
+//! step in the same script, so publishing reads one set and never every webhook.
 //!
 //! Hash fields: `id`, `org_id`, `name`, `url`, `active` (`0`/`1`), `subscribed_actions` and
 //! `plugins` (JSON arrays), `signing_secret`, `created_at`, `updated_at`, `deactivated_at`
@@ -8,12 +10,13 @@
 //! workers change different fields at once without overwriting each other.
 
 use std::collections::HashMap;
-use std::sync::LazyLock;
 
 use redis::AsyncCommands;
 use serde::{Deserialize, Serialize};
 
+use super::scripts::{Call, STREAK, WEBHOOK_OFF, WEBHOOK_SAVE};
 use super::{Result, Store, StoreError, flag, flag_str};
+use crate::catalog;
 
 /// Most webhooks one organisation may have.
 pub const MAX_WEBHOOKS_PER_ORG: usize = 500;
@@ -64,35 +67,6 @@ pub struct WebhookChange {
     pub active: Option<bool>,
 }
 
-/// Creates a webhook unless the organisation is at its limit or an attached plugin is
-/// not the organisation's (it may have been deleted since the request was validated).
-/// ARGV: limit, id, prefix, org, n, n plugin ids, then field/value pairs.
-const CREATE: &str = r"
-if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[1]) then return 0 end
-local n = tonumber(ARGV[5])
-for i = 6, 5 + n do
-  if redis.call('HGET', ARGV[3] .. ':plg:' .. ARGV[i], 'org_id') ~= ARGV[4] then return -1 end
-end
-redis.call('HSET', KEYS[1], unpack(ARGV, 6 + n))
-redis.call('ZADD', KEYS[2], 0, ARGV[2])
-return 1
-";
-
-/// Sets fields of a webhook that exists and belongs to the organisation, if every plugin
-/// to attach is the organisation's. ARGV: org, prefix, n, n plugin ids, then field/value pairs.
-const UPDATE: &str = r"
-if redis.call('HGET', KEYS[1], 'org_id') ~= ARGV[1] then return 0 end
-local n = tonumber(ARGV[3])
-for i = 4, 3 + n do
-  if redis.call('HGET', ARGV[2] .. ':plg:' .. ARGV[i], 'org_id') ~= ARGV[1] then return -1 end
-end
-redis.call('HSET', KEYS[1], unpack(ARGV, 4 + n))
-return 1
-";
-
-static CREATE_SCRIPT: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(CREATE));
-static UPDATE_SCRIPT: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(UPDATE));
-
 /// The outcome of creating a webhook.
 #[derive(Debug)]
 pub enum Created {
@@ -111,48 +85,133 @@ pub enum Updated {
     PluginMissing,
 }
 
+/// What an attempt needs of its webhook.
+#[derive(Debug, Clone, Default)]
+pub struct WebhookTarget {
+    pub active: bool,
+    pub url: String,
+    pub signing_secret: String,
+    /// Attachments (JSON), as stored.
+    pub plugins: Option<String>,
+    /// The webhook has a failure streak (a success must end it).
+    pub failing: bool,
+}
+
+/// The failure streak to add to a webhook after recorded attempts, in order: a success
+/// (if any) ends the streak, then `failures` failed attempts follow it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Streak {
+    pub success_first: bool,
+    pub failures: u32,
+    pub gone: bool,
+}
+
+/// When a failure streak deactivates a webhook.
+#[derive(Debug, Clone, Copy)]
+pub struct StreakRules {
+    pub failures: u32,
+    pub span: std::time::Duration,
+}
+
+/// Why a webhook stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Off {
+    Delete,
+    Deactivate(&'static str),
+}
+
 impl Store {
+    /// A call of a script that changes a webhook's subscriptions, with the webhook's keys
+    /// and the subscription sets of every action declared.
+    fn with_subscription_sets(&self, call: &mut Call<'_>, org_id: &str) {
+        for action in catalog::actions() {
+            call.key(&self.keys().subscribers(org_id, action));
+        }
+    }
+
     pub async fn create_webhook(&self, webhook: Webhook) -> Result<Created> {
-        let key = self.key(&["wh", &webhook.id]);
-        let index = self.key(&["org", &webhook.org_id, "webhooks"]);
-        let fields = to_fields(&webhook);
-        let mut invocation = CREATE_SCRIPT.prepare_invoke();
-        invocation.key(&key).key(&index).arg(MAX_WEBHOOKS_PER_ORG).arg(&webhook.id).arg(&self.prefix);
-        invocation.arg(&webhook.org_id).arg(webhook.plugins.len());
-        for attachment in &webhook.plugins {
-            invocation.arg(&attachment.plugin_id);
-        }
-        for (name, value) in &fields {
-            invocation.arg(*name).arg(value);
-        }
-        let created: i64 = invocation.invoke_async(&mut self.conn()).await?;
-        Ok(match created {
-            1 => Created::Ok(Box::new(webhook)),
+        let key = self.keys().webhook(&webhook.org_id, &webhook.id);
+        let saved =
+            self.save_webhook("create", &webhook.org_id, &webhook.id, &webhook.plugins, &to_fields(&webhook)).await?;
+        Ok(match saved {
+            1 => {
+                self.acknowledged(&key).await?;
+                Created::Ok(Box::new(webhook))
+            }
             0 => Created::LimitReached,
             _ => Created::PluginMissing,
         })
     }
 
+    async fn save_webhook(
+        &self,
+        mode: &str,
+        org_id: &str,
+        id: &str,
+        plugins: &[Attachment],
+        fields: &[(&str, String)],
+    ) -> Result<i64> {
+        let mut call = WEBHOOK_SAVE.call();
+        call.key(&self.keys().webhook(org_id, id)).key(&self.keys().webhooks(org_id));
+        for attachment in plugins {
+            call.key(&self.keys().plugin(org_id, &attachment.plugin_id));
+        }
+        self.with_subscription_sets(&mut call, org_id);
+        call.arg(mode).arg(org_id).arg(id).arg(MAX_WEBHOOKS_PER_ORG).arg(plugins.len()).arg(catalog::actions().count());
+        for action in catalog::actions() {
+            call.arg(action);
+        }
+        for (name, value) in fields {
+            call.arg(*name).arg(value);
+        }
+        call.run(&mut self.conn()).await
+    }
+
     /// The webhook, if it exists and belongs to `org_id`.
     pub async fn get_webhook(&self, org_id: &str, id: &str) -> Result<Option<Webhook>> {
-        let webhook = self.get_webhook_any_org(id).await?;
-        Ok(webhook.filter(|w| w.org_id == org_id))
-    }
-
-    /// Whether the organisation has this webhook (without reading the rest of it).
-    pub async fn webhook_exists(&self, org_id: &str, id: &str) -> Result<bool> {
-        let org: Option<String> = self.conn().hget(self.key(&["wh", id]), "org_id").await?;
-        Ok(org.as_deref() == Some(org_id))
-    }
-
-    /// The webhook whatever its organisation (for the delivery workers).
-    pub async fn get_webhook_any_org(&self, id: &str) -> Result<Option<Webhook>> {
-        let key = self.key(&["wh", id]);
+        let key = self.keys().webhook(org_id, id);
         let fields: HashMap<String, String> = self.conn().hgetall(&key).await?;
         if fields.is_empty() {
             return Ok(None);
         }
-        from_fields(&key, &fields).map(Some)
+        from_fields(&key, &fields).map(|w| Some(w).filter(|w| w.org_id == org_id))
+    }
+
+    /// Whether the organisation has this webhook (without reading the rest of it).
+    pub async fn webhook_exists(&self, org_id: &str, id: &str) -> Result<bool> {
+        let org: Option<String> = self.conn().hget(self.keys().webhook(org_id, id), "org_id").await?;
+        Ok(org.as_deref() == Some(org_id))
+    }
+
+    /// What attempts need of several webhooks (`None` for one that is gone), read together.
+    pub async fn webhook_targets(&self, webhooks: &[(String, String)]) -> Result<Vec<Option<WebhookTarget>>> {
+        let reads = webhooks.iter().map(|(org, id)| async move {
+            let fields: Vec<Option<String>> = redis::cmd("HMGET")
+                .arg(self.keys().webhook(org, id))
+                .arg("active")
+                .arg("url")
+                .arg("signing_secret")
+                .arg("plugins")
+                .arg("fail_count")
+                .query_async(&mut self.conn())
+                .await?;
+            let Ok([active, url, signing_secret, plugins, fail_count]) = <[Option<String>; 5]>::try_from(fields) else {
+                return Ok(None);
+            };
+            Ok::<_, StoreError>(url.map(|url| WebhookTarget {
+                active: active.as_deref() == Some("1"),
+                url,
+                signing_secret: signing_secret.unwrap_or_default(),
+                plugins,
+                failing: fail_count.is_some_and(|c| c != "0"),
+            }))
+        });
+        futures_util::future::try_join_all(reads).await
+    }
+
+    /// The active webhooks of an organisation subscribed to an action.
+    pub async fn subscribers(&self, org_id: &str, action: &str) -> Result<Vec<String>> {
+        self.members(&self.keys().subscribers(org_id, action)).await
     }
 
     /// A page of the organisation's webhooks, newest first, after `cursor`.
@@ -162,29 +221,33 @@ impl Store {
         cursor: Option<&str>,
         limit: usize,
     ) -> Result<(Vec<Webhook>, Option<String>)> {
-        let index = self.key(&["org", org_id, "webhooks"]);
-        let (ids, next) = self.page_ids(&index, cursor, limit).await?;
+        let (ids, next) = self.page_ids(&self.keys().webhooks(org_id), cursor, limit).await?;
         if ids.is_empty() {
             return Ok((Vec::new(), next));
         }
         let mut pipe = redis::pipe();
         for id in &ids {
-            pipe.hgetall(self.key(&["wh", id]));
+            pipe.hgetall(self.keys().webhook(org_id, id));
         }
         let rows: Vec<HashMap<String, String>> = pipe.query_async(&mut self.conn()).await?;
         let mut webhooks = Vec::with_capacity(rows.len());
         for (id, fields) in ids.iter().zip(rows) {
             if !fields.is_empty() {
-                webhooks.push(from_fields(&self.key(&["wh", id]), &fields)?);
+                webhooks.push(from_fields(&self.keys().webhook(org_id, id), &fields)?);
             }
         }
         Ok((webhooks, next))
     }
 
-    /// Every webhook of the organisation (for fan-out and the settings page).
+    /// Every webhook of the organisation (for the settings page).
     pub async fn all_webhooks(&self, org_id: &str) -> Result<Vec<Webhook>> {
         let (webhooks, _) = self.list_webhooks(org_id, None, MAX_WEBHOOKS_PER_ORG).await?;
         Ok(webhooks)
+    }
+
+    /// The ids of every webhook of the organisation.
+    pub async fn webhook_ids(&self, org_id: &str) -> Result<Vec<String>> {
+        Ok(self.conn().zrange(self.keys().webhooks(org_id), 0, -1).await?)
     }
 
     /// Applies a change to the organisation's webhook.
@@ -203,7 +266,7 @@ impl Store {
         if let Some(plugins) = &change.plugins {
             fields.push(("plugins", json(plugins)));
         }
-        // Deactivation also fails pending deliveries: see `Queue::deactivate_webhook`.
+        // Deactivation also ends pending deliveries: see `Store::webhook_off`.
         if change.active == Some(true) {
             fields.push(("active", "1".into()));
             fields.push(("deactivated_at", String::new()));
@@ -211,50 +274,60 @@ impl Store {
             fields.push(("fail_count", "0".into()));
             fields.push(("fail_since", String::new()));
         }
-        let plugin_ids: Vec<&str> = change.plugins.iter().flatten().map(|a| a.plugin_id.as_str()).collect();
-        let mut invocation = UPDATE_SCRIPT.prepare_invoke();
-        invocation.key(self.key(&["wh", id])).arg(org_id).arg(&self.prefix).arg(plugin_ids.len());
-        for plugin in plugin_ids {
-            invocation.arg(plugin);
-        }
-        for (name, value) in &fields {
-            invocation.arg(*name).arg(value);
-        }
-        let updated: i64 = invocation.invoke_async(&mut self.conn()).await?;
-        match updated {
-            1 => Ok(self.get_webhook(org_id, id).await?.map_or(Updated::NotFound, |w| Updated::Ok(Box::new(w)))),
+        let plugins = change.plugins.as_deref().unwrap_or_default();
+        match self.save_webhook("update", org_id, id, plugins, &fields).await? {
+            1 => {
+                self.acknowledged(&self.keys().webhook(org_id, id)).await?;
+                Ok(self.get_webhook(org_id, id).await?.map_or(Updated::NotFound, |w| Updated::Ok(Box::new(w))))
+            }
             0 => Ok(Updated::NotFound),
             _ => Ok(Updated::PluginMissing),
         }
     }
 
-    /// One page of ids from a lexicographic index, newest (greatest) first.
-    pub(crate) async fn page_ids(
+    /// Deletes or deactivates the organisation's webhook (and takes it out of the
+    /// subscription index); `false` if it is not the organisation's (or, to deactivate,
+    /// already inactive). Its queued deliveries are ended by [`Store::end_pending`].
+    pub async fn webhook_off(&self, org_id: &str, id: &str, off: Off) -> Result<bool> {
+        let key = self.keys().webhook(org_id, id);
+        let mut call = WEBHOOK_OFF.call();
+        call.key(&key).key(&self.keys().webhooks(org_id));
+        self.with_subscription_sets(&mut call, org_id);
+        let (mode, reason) = match off {
+            Off::Delete => ("delete", ""),
+            Off::Deactivate(reason) => ("deactivate", reason),
+        };
+        call.arg(org_id).arg(id).arg(crate::time::now_rfc3339()).arg(mode).arg(reason);
+        let done: i64 = call.run(&mut self.conn()).await?;
+        if done == 1 {
+            self.acknowledged(&key).await?;
+        }
+        Ok(done == 1)
+    }
+
+    /// Adds recorded attempts to a webhook's failure streak; the reason if this switched it
+    /// off (`failing`, or `gone` after a 410).
+    pub async fn add_to_streak(
         &self,
-        index: &str,
-        cursor: Option<&str>,
-        limit: usize,
-    ) -> Result<(Vec<String>, Option<String>)> {
-        let max = match cursor {
-            Some(c) => format!("({c}"),
-            None => "+".to_owned(),
-        };
-        let mut ids: Vec<String> = redis::cmd("ZREVRANGEBYLEX")
-            .arg(index)
-            .arg(max)
-            .arg("-")
-            .arg("LIMIT")
-            .arg(0)
-            .arg(limit + 1)
-            .query_async(&mut self.conn())
-            .await?;
-        let next = if ids.len() > limit {
-            ids.truncate(limit);
-            ids.last().cloned()
-        } else {
-            None
-        };
-        Ok((ids, next))
+        org_id: &str,
+        id: &str,
+        streak: Streak,
+        rules: StreakRules,
+    ) -> Result<Option<String>> {
+        let now = crate::time::now_millis();
+        let mut call = STREAK.call();
+        call.key(&self.keys().webhook(org_id, id));
+        self.with_subscription_sets(&mut call, org_id);
+        call.arg(now)
+            .arg(crate::time::format_millis(now))
+            .arg(rules.failures)
+            .arg(rules.span.as_millis() as u64)
+            .arg(if streak.success_first { "1" } else { "0" })
+            .arg(streak.failures)
+            .arg(if streak.gone { "1" } else { "0" })
+            .arg(id);
+        let reason: String = call.run(&mut self.conn()).await?;
+        Ok(Some(reason).filter(|r| !r.is_empty()))
     }
 }
 

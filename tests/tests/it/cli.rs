@@ -223,7 +223,7 @@ async fn users_are_created_with_a_password_from_standard_input() {
     // The password is stored only as an Argon2id hash.
     let mut conn = redis.conn();
     let stored: String = redis::cmd("HGET")
-        .arg(format!("users:user:{}", user["id"].as_str().unwrap()))
+        .arg(weir::store::Keys::new("users", 1).user(user["org_id"].as_str().unwrap(), user["id"].as_str().unwrap()))
         .arg("password_hash")
         .query(&mut conn)
         .unwrap();

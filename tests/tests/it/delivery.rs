@@ -489,8 +489,16 @@ async fn records_expire_and_indexes_are_trimmed() {
     t.publisher.publish(&newer).await;
     let d = t.admin.settled(webhook["id"].as_str().unwrap(), 2).await.pop().unwrap();
     let mut conn = crate::support::redis::shared().conn();
-    let p = weir.builder.prefix();
-    for key in [format!("{p}:dlv:{}", d["id"].as_str().unwrap()), format!("{p}:evt:{}:{event_id}", t.org_id)] {
+    let keys = weir.store.keys();
+    let dlv = d["id"].as_str().unwrap();
+    let delivery_key = keys.delivery(keys.partition_of_delivery(dlv).unwrap(), dlv);
+    let event_key = keys.event(keys.partition_of_subject(&t.org_id, "WorkOrder", "wo_1"), &t.org_id, &event_id);
+    eventually("the superseded event has its TTL back", Duration::from_secs(15), async || {
+        let ttl: i64 = redis::cmd("PTTL").arg(&event_key).query(&mut conn).unwrap();
+        (ttl > 0).then_some(())
+    })
+    .await;
+    for key in [delivery_key, event_key] {
         let ttl: i64 = redis::cmd("PTTL").arg(&key).query(&mut conn).unwrap();
         assert!(ttl > 0 && ttl <= 90_000, "{key}: {ttl}");
     }

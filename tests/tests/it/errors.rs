@@ -139,7 +139,7 @@ async fn internal_errors_say_nothing_about_internals() {
     let w = t.admin.create_webhook("http://127.0.0.1:9/", &[]).await;
     let id = w["id"].as_str().unwrap();
     let mut conn = crate::support::redis::shared().conn();
-    let key = format!("{}:wh:{id}", weir.builder.prefix());
+    let key = weir.store.keys().webhook(&t.org_id, id);
     let _: () = redis::cmd("HSET").arg(&key).arg("subscribed_actions").arg("{not json").query(&mut conn).unwrap();
     let resp = t.admin.get(&format!("/api/v2/webhooks/{id}")).await.expect(500);
     assert_error_shape(&resp.json(), "internal");

@@ -357,7 +357,7 @@ async fn attachments_that_cannot_be_read_drop_the_delivery_instead_of_sending_it
     let wh = hook["id"].as_str().unwrap();
     // Damage the attachments record as a bad write or a hand edit might.
     let mut conn = crate::support::redis::shared().conn();
-    let key = format!("{}:wh:{wh}", builder.prefix());
+    let key = weir.store.keys().webhook(&t.org_id, wh);
     let _: () = redis::cmd("HSET").arg(&key).arg("plugins").arg("[{\"plugin_id\": ").query(&mut conn).unwrap();
     t.publisher.publish(&work_order_event("wo_secret")).await;
     let d = &t.admin.settled(wh, 1).await[0];

@@ -366,7 +366,7 @@ async fn an_email_over_254_bytes_is_refused_before_anything_is_stored() {
     let (cookie, csrf) = login_form(&http).await;
     let mut conn = crate::support::redis::shared().conn();
     let throttle_keys = |conn: &mut redis::Connection| -> Vec<String> {
-        redis::cmd("KEYS").arg(format!("{}:login-fail:*", builder.prefix())).query(conn).unwrap()
+        redis::cmd("KEYS").arg(format!("{}:login:*", builder.prefix())).query(conn).unwrap()
     };
     for email in [format!("{}@example.com", "a".repeat(243)), format!("{}@example.com", "a".repeat(1_000_000))] {
         let form = [("_csrf", csrf.as_str()), ("email", email.as_str()), ("password", "wrong password!")];

@@ -70,9 +70,8 @@ impl WeirBuilder {
     pub async fn start(&self) -> Weir {
         weir::install_crypto_provider();
         let config = self.config();
-        let store = Store::connect(config.redis_url.as_deref().expect("redis url"), &config.redis_prefix)
-            .await
-            .expect("test redis reachable");
+        let store =
+            Store::connect(&config.store_settings().expect("a Redis to use")).await.expect("test redis reachable");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
         let (stop, stopped) = oneshot::channel::<()>();

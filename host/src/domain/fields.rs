@@ -1,10 +1,10 @@
 //! Field-by-field validation of JSON request objects. Each accessor takes a field out of
 //! the object and records a [`FieldError`] when it has the wrong type; `finish` adds one
-//! for every field left over (unknown fields are refused) and turns them into a 422.
+//! for every field left over (unknown fields are refused) and returns them all.
 
 use serde_json::{Map, Value};
 
-use super::error::{ApiError, FieldError};
+use super::{FieldError, Invalid};
 
 /// A request object being validated.
 #[derive(Debug)]
@@ -106,13 +106,13 @@ impl Fields {
         self.map.keys().cloned().collect()
     }
 
-    /// Refuses leftover (unknown) fields; 422 with every error found.
-    pub fn finish(mut self) -> Result<(), ApiError> {
+    /// Refuses leftover (unknown) fields; every error found.
+    pub fn finish(mut self) -> Result<(), Invalid> {
         let unknown: Vec<String> = self.map.keys().cloned().collect();
         for name in unknown {
             self.error(name, "unknown field");
         }
-        if self.errors.is_empty() { Ok(()) } else { Err(ApiError::validation(self.errors)) }
+        if self.errors.is_empty() { Ok(()) } else { Err(Invalid(self.errors)) }
     }
 
     /// Errors so far without checking for unknown fields (for nested objects).
@@ -158,7 +158,7 @@ mod tests {
         assert_eq!(f.string_array("tags", true), Some(vec!["a".to_string()]));
         assert_eq!(f.required_string("url"), None);
         let err = f.finish().unwrap_err();
-        let fields: Vec<&str> = err.details.iter().map(|d| d.field.as_str()).collect();
+        let fields: Vec<&str> = err.0.iter().map(|d| d.field.as_str()).collect();
         assert_eq!(fields, vec!["name", "tags[1]", "url", "extra"]);
     }
 

@@ -1,0 +1,78 @@
+//! What a live engine keeps doing besides attempts: renewing the leases of deliveries it
+//! holds for long (so no other worker takes them over), giving superseded snapshot events
+//! their TTL back, and trimming delivery indexes by age.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+
+use super::Engine;
+use crate::store::Partition;
+use crate::store::queue::Member;
+
+/// How often held leases are looked at (and snapshots released), at most: a third of the
+/// lease when that is shorter.
+const TICK: Duration = Duration::from_secs(5);
+/// How often delivery indexes are trimmed.
+const TRIM_EVERY: Duration = Duration::from_secs(30 * 60);
+
+impl Engine {
+    pub(super) async fn upkeep_loop(self: Arc<Self>, mut stopped: watch::Receiver<bool>) {
+        let mut tick = tokio::time::interval(TICK.min(self.app.config.takeover_after / 3));
+        let mut trimmed: Option<Instant> = None;
+        loop {
+            tokio::select! {
+                _ = tick.tick() => {}
+                _ = stopped.changed() => {}
+            }
+            self.renew_leases().await;
+            if self.stopping() {
+                // Keep renewing until the held deliveries are done, then stop.
+                if self.held().is_empty() {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                continue;
+            }
+            self.release_snapshots().await;
+            if trimmed.is_none_or(|t| t.elapsed() >= TRIM_EVERY) {
+                trimmed = Some(Instant::now());
+                let cutoff =
+                    crate::time::now_millis().saturating_sub(self.app.config.delivery_retention.as_millis() as u64);
+                if let Err(e) = self.app.store.trim_delivery_indexes(cutoff).await {
+                    tracing::warn!(error = %e, "cannot trim delivery indexes");
+                }
+            }
+        }
+    }
+
+    /// Renews the leases of deliveries held for a third of the lease or more.
+    async fn renew_leases(&self) {
+        let lease = self.app.config.takeover_after;
+        let now = Instant::now();
+        let mut by_partition: HashMap<Partition, Vec<(String, Member)>> = HashMap::new();
+        for held in self.held().values() {
+            if now.duration_since(held.claimed) >= lease / 3 {
+                by_partition.entry(held.partition).or_default().push((held.webhook.clone(), held.member.clone()));
+            }
+        }
+        let until = crate::time::now_millis() + lease.as_millis() as u64;
+        for (p, held) in by_partition {
+            if let Err(e) = self.app.store.renew(p, &held, until).await {
+                tracing::warn!(error = %e, "cannot renew held deliveries' leases");
+            }
+        }
+    }
+
+    async fn release_snapshots(&self) {
+        let retention = self.app.config.delivery_retention;
+        for p in self.app.store.keys().partitions() {
+            if let Err(e) = self.app.store.release_snapshots(p, retention, 500).await {
+                tracing::warn!(error = %e, "cannot release superseded snapshots");
+                return;
+            }
+        }
+    }
+}

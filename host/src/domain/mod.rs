@@ -1,0 +1,39 @@
+//! What Weir does, below the HTTP layer: publishing events ([`events`]), changing webhooks
+//! ([`webhooks`]), retrying deliveries ([`deliveries`]). The API (`crate::api`), the settings
+//! pages (`crate::settings`) and the export builder call these and only translate their
+//! typed errors; none of them builds a key or a store call of its own for these.
+
+pub mod deliveries;
+pub mod events;
+pub mod fields;
+pub mod webhooks;
+
+use serde::Serialize;
+
+/// One invalid request field.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FieldError {
+    pub field: String,
+    pub message: String,
+}
+
+impl FieldError {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> FieldError {
+        FieldError { field: field.into(), message: message.into() }
+    }
+}
+
+/// A request that is not valid: every field at fault.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invalid(pub Vec<FieldError>);
+
+impl Invalid {
+    pub fn field(field: &str, message: impl Into<String>) -> Invalid {
+        Invalid(vec![FieldError::new(field, message)])
+    }
+
+    /// The same errors, their fields named inside `parent` (`event.action`).
+    pub fn within(self, parent: &str) -> Invalid {
+        Invalid(self.0.into_iter().map(|e| FieldError::new(format!("{parent}.{}", e.field), e.message)).collect())
+    }
+}

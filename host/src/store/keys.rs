@@ -1,0 +1,356 @@
+//! The key layout: the one place that names Redis keys. Every other module (and every Lua
+//! script, which gets all its keys through `KEYS`) asks [`Keys`] for them.
+//!
+//! Keys are grouped by hash tag (`{…}`) so that everything one script or transaction
+//! touches lives in one Redis Cluster slot. Three kinds of group:
+//! - **an organisation** (`{org_…}`): its settings, webhooks and their subscription index,
+//!   plugins, users. Organisations spread over the slots by their ids.
+//! - **a partition** (`{p<i>.<n>}`, `P` partitions, fixed when the data set is created):
+//!   events, snapshots, delivery records, delivery indexes and the delivery queues. An event
+//!   goes to the partition of its subject (`org`, type, id), so one organisation's traffic is
+//!   spread over all partitions, and the partitions' tags are chosen so that their slots are
+//!   evenly spaced over the slot space (and so over the masters).
+//! - **one record** looked up by its own id (an API client and its tokens, a session, a
+//!   sign-in counter); report exports, which are rare, share one group.
+//!
+//! `P` below is the key prefix (`WEIR_REDIS_PREFIX`), `{o}` an organisation's tag, `{q}`
+//! a partition's tag.
+//!
+//! | key | type | holds |
+//! |---|---|---|
+//! | `P:meta` | hash | `layout` (version of this table), `partitions` |
+//! | `P:orgs` | zset (lex) | ids of all organisations |
+//! | `P:{o}:org` | hash | an organisation: `id`, `name`, `plan`, `created_at` |
+//! | `P:{o}:clients`, `P:{o}:users` | zset (lex) | its API clients' and users' ids |
+//! | `P:{o}:webhooks` | zset (lex) | its webhooks' ids |
+//! | `P:{o}:wh:{wh}` | hash | a webhook (`store::webhooks`), with its failure streak |
+//! | `P:{o}:subs:{action}` | set | active webhooks subscribed to an action (publish reads only these) |
+//! | `P:{o}:plugins` | zset (lex) | its plugins' ids |
+//! | `P:{o}:plg:{id}`, `P:{o}:plg:{id}:wasm` | hash, string | a plugin and its code |
+//! | `P:{o}:user:{id}` | hash | a person who signs in to the settings pages |
+//! | `P:{cli}:client` | hash | an API client; `secret_hash` is SHA-256 of the secret |
+//! | `P:{cli}:tokens` | zset | hashes of the client's live tokens, by expiry (ms) |
+//! | `P:{cli}:token:{sha256}` | string, TTL | a live access token of the client |
+//! | `P:{cli}:rate` | string, TTL | the client's API request budget (`store::rate`) |
+//! | `P:user-email:{email}` | string | `org_id user_id` of a (lower-cased) email |
+//! | `P:session:{sha256}` | hash, TTL | a signed-in session |
+//! | `P:login:{email}` | counter, TTL | sign-in attempts for an email in the current window |
+//! | `P:{exports}:x:{rex}`, `P:{exports}:file:{rex}` | hash, string; TTL | a report export and its built file (exports are rare: they share one slot) |
+//! | `P:{exports}:jobs` | zset | exports to build, by due time or end of lease (ms) |
+//! | `P:secret:export-links` | string | the key that signs export download links |
+//! | `P:{q}:evt:{org}:{evt}` | string, TTL | an event: its `created_at` and the compressed envelope; also its id's idempotency record. No TTL while it is the newest snapshot of its record |
+//! | `P:{q}:snap:{org}` | hash | `Type:id` → `ms evt`: the newest event about each record (report exports) |
+//! | `P:{q}:release` | list | events no longer the newest of their record, to be given back their TTL |
+//! | `P:{q}:d:{dlv}` | hash | a delivery (`store::deliveries`); TTL once it is final |
+//! | `P:{q}:od:{org}`, `P:{q}:wd:{wh}` | zset (lex) | delivery ids of an organisation / a webhook in this partition |
+//! | `P:{q}:ready` | zset | webhooks with queued deliveries here, by when the next one is due (ms) |
+//! | `P:{q}:w:{wh}` | zset | a webhook's queued deliveries here (`dlv org evt`), by due time, retry time or end of lease (ms) |
+//!
+//! Delivery ids carry their partition (`crate::ids::new_tagged`), so a delivery is found
+//! from its id alone.
+
+use crate::ids;
+
+/// Version of this layout, kept in `P:meta` so an incompatible data set is refused.
+pub const LAYOUT: &str = "2";
+
+/// Most partitions a data set can have (delivery ids carry the partition in 10 bits).
+pub const MAX_PARTITIONS: u16 = 1024;
+
+/// Number of slots in Redis Cluster.
+const SLOTS: u32 = 16384;
+
+/// One partition of the event and delivery data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Partition(pub u16);
+
+/// The names of every key of one installation (prefix and partition count).
+#[derive(Debug, Clone)]
+pub struct Keys {
+    prefix: String,
+    /// The hash tag of each partition, `{…}` included.
+    tags: Vec<String>,
+}
+
+/// The Redis Cluster slot of a key (CRC16 of its hash tag, or of the whole key).
+pub fn slot(key: &str) -> u16 {
+    let bytes = key.as_bytes();
+    let tagged = bytes.iter().position(|b| *b == b'{').and_then(|open| {
+        let rest = &bytes[open + 1..];
+        rest.iter().position(|b| *b == b'}').filter(|close| *close > 0).map(|close| &rest[..close])
+    });
+    (crc16::State::<crc16::XMODEM>::calculate(tagged.unwrap_or(bytes)) as u32 % SLOTS) as u16
+}
+
+impl Keys {
+    /// The layout for `prefix` with `partitions` partitions (1 to [`MAX_PARTITIONS`]).
+    pub fn new(prefix: &str, partitions: u16) -> Keys {
+        let n = partitions.clamp(1, MAX_PARTITIONS);
+        let tags = (0..n).map(|i| partition_tag(i, n)).collect();
+        Keys { prefix: prefix.to_owned(), tags }
+    }
+
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// How many partitions there are.
+    pub fn partition_count(&self) -> u16 {
+        self.tags.len() as u16
+    }
+
+    pub fn partitions(&self) -> impl Iterator<Item = Partition> + use<> {
+        (0..self.partition_count()).map(Partition)
+    }
+
+    /// The partition of the events (and so the deliveries) about one record.
+    pub fn partition_of_subject(&self, org: &str, subject_type: &str, subject_id: &str) -> Partition {
+        use sha2::Digest;
+        let digest = sha2::Sha256::new()
+            .chain_update(org.as_bytes())
+            .chain_update([0])
+            .chain_update(subject_type.as_bytes())
+            .chain_update([0])
+            .chain_update(subject_id.as_bytes())
+            .finalize();
+        Partition((u16::from_be_bytes([digest[0], digest[1]])) % self.partition_count())
+    }
+
+    /// The partition a delivery id names, if the id is one of this data set's.
+    pub fn partition_of_delivery(&self, delivery: &str) -> Option<Partition> {
+        let p = ids::tag_of(ids::Kind::Delivery, delivery)?;
+        (p < self.partition_count()).then_some(Partition(p))
+    }
+
+    fn k(&self, parts: &[&str]) -> String {
+        let mut key = self.prefix.clone();
+        for part in parts {
+            key.push(':');
+            key.push_str(part);
+        }
+        key
+    }
+
+    fn tagged(&self, tag: &str, parts: &[&str]) -> String {
+        let mut key = format!("{}:{{{tag}}}", self.prefix);
+        for part in parts {
+            key.push(':');
+            key.push_str(part);
+        }
+        key
+    }
+
+    fn part(&self, p: Partition, parts: &[&str]) -> String {
+        let mut key = format!("{}:{}", self.prefix, self.tags[usize::from(p.0) % self.tags.len()]);
+        for part in parts {
+            key.push(':');
+            key.push_str(part);
+        }
+        key
+    }
+
+    // --- the data set --------------------------------------------------------------------
+
+    pub fn meta(&self) -> String {
+        self.k(&["meta"])
+    }
+
+    pub fn orgs(&self) -> String {
+        self.k(&["orgs"])
+    }
+
+    // --- an organisation -----------------------------------------------------------------
+
+    pub fn org(&self, org: &str) -> String {
+        self.tagged(org, &["org"])
+    }
+
+    pub fn org_clients(&self, org: &str) -> String {
+        self.tagged(org, &["clients"])
+    }
+
+    pub fn org_users(&self, org: &str) -> String {
+        self.tagged(org, &["users"])
+    }
+
+    pub fn webhooks(&self, org: &str) -> String {
+        self.tagged(org, &["webhooks"])
+    }
+
+    pub fn webhook(&self, org: &str, webhook: &str) -> String {
+        self.tagged(org, &["wh", webhook])
+    }
+
+    pub fn subscribers(&self, org: &str, action: &str) -> String {
+        self.tagged(org, &["subs", action])
+    }
+
+    pub fn plugins(&self, org: &str) -> String {
+        self.tagged(org, &["plugins"])
+    }
+
+    pub fn plugin(&self, org: &str, plugin: &str) -> String {
+        self.tagged(org, &["plg", plugin])
+    }
+
+    pub fn plugin_wasm(&self, org: &str, plugin: &str) -> String {
+        self.tagged(org, &["plg", plugin, "wasm"])
+    }
+
+    pub fn user(&self, org: &str, user: &str) -> String {
+        self.tagged(org, &["user", user])
+    }
+
+    // --- one record ----------------------------------------------------------------------
+
+    pub fn client(&self, client: &str) -> String {
+        self.tagged(client, &["client"])
+    }
+
+    pub fn client_tokens(&self, client: &str) -> String {
+        self.tagged(client, &["tokens"])
+    }
+
+    pub fn token(&self, client: &str, token_hash: &str) -> String {
+        self.tagged(client, &["token", token_hash])
+    }
+
+    pub fn rate(&self, client: &str) -> String {
+        self.tagged(client, &["rate"])
+    }
+
+    pub fn user_email(&self, email: &str) -> String {
+        self.k(&["user-email", email])
+    }
+
+    pub fn session(&self, token_hash: &str) -> String {
+        self.k(&["session", token_hash])
+    }
+
+    pub fn login_attempts(&self, email: &str) -> String {
+        self.k(&["login", email])
+    }
+
+    pub fn export(&self, export: &str) -> String {
+        self.tagged("exports", &["x", export])
+    }
+
+    pub fn export_file(&self, export: &str) -> String {
+        self.tagged("exports", &["file", export])
+    }
+
+    pub fn export_jobs(&self) -> String {
+        self.tagged("exports", &["jobs"])
+    }
+
+    pub fn export_link_secret(&self) -> String {
+        self.k(&["secret", "export-links"])
+    }
+
+    // --- a partition ---------------------------------------------------------------------
+
+    pub fn event(&self, p: Partition, org: &str, event: &str) -> String {
+        self.part(p, &["evt", org, event])
+    }
+
+    pub fn snapshots(&self, p: Partition, org: &str) -> String {
+        self.part(p, &["snap", org])
+    }
+
+    pub fn released_events(&self, p: Partition) -> String {
+        self.part(p, &["release"])
+    }
+
+    pub fn delivery(&self, p: Partition, delivery: &str) -> String {
+        self.part(p, &["d", delivery])
+    }
+
+    pub fn org_deliveries(&self, p: Partition, org: &str) -> String {
+        self.part(p, &["od", org])
+    }
+
+    pub fn webhook_deliveries(&self, p: Partition, webhook: &str) -> String {
+        self.part(p, &["wd", webhook])
+    }
+
+    pub fn ready(&self, p: Partition) -> String {
+        self.part(p, &["ready"])
+    }
+
+    pub fn webhook_queue(&self, p: Partition, webhook: &str) -> String {
+        self.part(p, &["w", webhook])
+    }
+}
+
+/// A hash tag for partition `i` of `n` whose slot lies in the `i`th of `n` equal slices of
+/// the slot space: masters own contiguous slot ranges, so partitions spread evenly over them.
+fn partition_tag(i: u16, n: u16) -> String {
+    let (lo, hi) = (u32::from(i) * SLOTS / u32::from(n), (u32::from(i) + 1) * SLOTS / u32::from(n));
+    for salt in 0u32.. {
+        let tag = format!("p{i}.{salt}");
+        let slot = u32::from(crc16::State::<crc16::XMODEM>::calculate(tag.as_bytes())) % SLOTS;
+        if (lo..hi).contains(&slot) {
+            return format!("{{{tag}}}");
+        }
+    }
+    unreachable!("some salt lands in every slice of the slot space")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_follow_the_hash_tag() {
+        // Known values of Redis Cluster's key slot function.
+        assert_eq!(slot("foo"), 12182);
+        assert_eq!(slot("{user1000}.following"), slot("{user1000}.followers"));
+        assert_eq!(slot("{}foo"), slot("{}foo"), "an empty tag hashes the whole key");
+        assert_ne!(slot("a{}b"), slot("{}"));
+    }
+
+    #[test]
+    fn everything_of_a_partition_shares_its_slot_and_partitions_spread_evenly() {
+        let keys = Keys::new("weir", 16);
+        for p in keys.partitions() {
+            let s = slot(&keys.ready(p));
+            assert_eq!(slot(&keys.event(p, "org_1", "evt_1")), s);
+            assert_eq!(slot(&keys.delivery(p, "dlv_1")), s);
+            assert_eq!(slot(&keys.webhook_queue(p, "wh_1")), s);
+            assert_eq!(slot(&keys.org_deliveries(p, "org_1")), s);
+            assert_eq!(slot(&keys.snapshots(p, "org_1")), s);
+            assert_eq!(u32::from(s) / (SLOTS / 16), u32::from(p.0), "partition {p:?} in its slice");
+        }
+        // Three masters with the default contiguous ranges: at most 6 of 16 partitions each.
+        let mut per_master = [0; 3];
+        for p in keys.partitions() {
+            per_master[usize::from(slot(&keys.ready(p))) * 3 / 16384] += 1;
+        }
+        assert!(per_master.iter().all(|n| (5..=6).contains(n)), "{per_master:?}");
+    }
+
+    #[test]
+    fn an_organisations_keys_share_a_slot() {
+        let keys = Keys::new("weir", 4);
+        let s = slot(&keys.org("org_1"));
+        for key in [
+            keys.webhooks("org_1"),
+            keys.webhook("org_1", "wh_1"),
+            keys.subscribers("org_1", "a"),
+            keys.plugin("org_1", "plg_1"),
+        ] {
+            assert_eq!(slot(&key), s, "{key}");
+        }
+        assert_eq!(slot(&keys.client("cli_1")), slot(&keys.token("cli_1", "abc")));
+    }
+
+    #[test]
+    fn events_about_one_record_share_a_partition() {
+        let keys = Keys::new("weir", 16);
+        let p = keys.partition_of_subject("org_1", "WorkOrder", "wo_1");
+        assert_eq!(p, keys.partition_of_subject("org_1", "WorkOrder", "wo_1"));
+        let spread: std::collections::HashSet<_> =
+            (0..200).map(|i| keys.partition_of_subject("org_1", "WorkOrder", &format!("wo_{i}"))).collect();
+        assert_eq!(spread.len(), 16, "one organisation's records use every partition");
+    }
+}

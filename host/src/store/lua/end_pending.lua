@@ -1,0 +1,20 @@
+-- Ends listed pending deliveries of a webhook in one partition: 'failed' when it was
+-- deactivated (retriable after reactivation), 'cancelled' when it was deleted. The caller
+-- lists its queue's members and calls again until the queue is empty.
+-- KEYS: 1 ready, 2 the webhook's queue, then per listed delivery: its record
+-- ARGV: 1 now (ms), 2 the status to give, 3 retention (ms), 4 webhook id, then per delivery:
+--       its queue member
+-- Returns how many members are left in the webhook's queue.
+local ready, queue, now, status, retention, wh = KEYS[1], KEYS[2], ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
+for i = 3, #KEYS do
+  local dkey, member = KEYS[i], ARGV[i + 2]
+  local f = redis.call('HMGET', dkey, 'o', 's')
+  if f[1] and not f[2] then
+    redis.call('HSET', dkey, 's', status, 'q', '', 'u', now)
+    redis.call('PEXPIRE', dkey, retention)
+  end
+  redis.call('ZREM', queue, member)
+end
+local left = redis.call('ZCARD', queue)
+if left == 0 then redis.call('ZREM', ready, wh) end
+return left

@@ -1,0 +1,29 @@
+-- Reads what the attempts of claimed deliveries need, counting each attempt as it starts
+-- (a delivery sent again after its worker died carries the next number).
+-- KEYS: the deliveries, then their events (each once)
+-- ARGV: 1 number of deliveries
+-- Returns per delivery {n, s, k, b, h, p} (attempt number, status, budget, rendered body,
+-- extra headers, plugin outcomes), false when the record is gone, or 'error:' and why
+-- (one record that cannot be read fails only its own reply); then per event its stored
+-- value or false.
+local n = tonumber(ARGV[1])
+local function load(key)
+  if redis.call('EXISTS', key) == 0 then return false end
+  local count = redis.call('HINCRBY', key, 'n', 1)
+  local f = redis.call('HMGET', key, 's', 'k', 'b', 'h', 'p')
+  return {count, f[1], f[2], f[3], f[4], f[5]}
+end
+local out = {}
+for i = 1, n do
+  local ok, reply = pcall(load, KEYS[i])
+  if ok then
+    out[i] = reply
+  else
+    out[i] = 'error:' .. (type(reply) == 'table' and reply.err or tostring(reply))
+  end
+end
+for i = n + 1, #KEYS do
+  local ok, value = pcall(redis.call, 'GET', KEYS[i])
+  out[i] = ok and value or false
+end
+return out

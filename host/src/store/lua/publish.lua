@@ -1,0 +1,110 @@
+-- Accepts events of one partition and fans each out, each event all or nothing: a batch of
+-- publishes in one call (group commit). An event id seen before changes nothing.
+-- KEYS: 1 ready (the partition's webhooks with work), 2 released events (list), then per
+--       event: 1 its key, 2 its organisation's snapshots (hash), then per delivery: 1 the
+--       delivery, 2 the organisation's index, 3 the webhook's index, 4 the webhook's queue
+-- ARGV: 1 now (ms), 2 retention (ms), 3 most snapshots per organisation, then per event:
+--       1 event id, 2 organisation, 3 stored value, 4 action, 5 subject (`Type:id`), 6 event
+--       time (ms), 7 '1' if the subject was deleted, 8 '1' if it may be kept as a snapshot,
+--       9 number of deliveries, then per delivery: 1 delivery id, 2 webhook id
+-- Returns per event: 'new' or 'dup'.
+-- A delivery record holds only what cannot be derived: `o` organisation, `w` webhook, `e`
+-- event, `a` action (created_at is in its id, pending is the absence of `s`).
+local now, retention, cap = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local ready, released = KEYS[1], KEYS[2]
+local ki, ai = 3, 4
+local replies = {}
+-- Index and queue entries are gathered per key and written with one variadic call each.
+local zadds, order = {}, {}
+local function zadd(key, score, member)
+  local args = zadds[key]
+  if not args then
+    args = {}
+    zadds[key] = args
+    order[#order + 1] = key
+  end
+  args[#args + 1] = score
+  args[#args + 1] = member
+end
+local ready_lt = {}
+
+-- Keeps the newest event about each record (for report exports): a pointer in the
+-- organisation's snapshot hash; that event keeps no TTL while it is the newest. Superseded
+-- ones go to the released list, whose events get their TTL back later (their keys are not
+-- declared here). Beyond the cap, the least recently updated records (sampled) go first.
+local function keep_snapshot(skey, org, evt, subject, ms, deleted)
+  local current = redis.call('HGET', skey, subject)
+  local cur_ms, cur_evt
+  if current then
+    local space = string.find(current, ' ', 1, true)
+    cur_ms, cur_evt = tonumber(string.sub(current, 1, space - 1)), string.sub(current, space + 1)
+  end
+  if deleted then
+    if current then
+      redis.call('HDEL', skey, subject)
+      redis.call('RPUSH', released, org .. ' ' .. cur_evt)
+    end
+    return false
+  end
+  if current and cur_ms > ms then return false end
+  redis.call('HSET', skey, subject, ms .. ' ' .. evt)
+  if current and cur_evt ~= evt then redis.call('RPUSH', released, org .. ' ' .. cur_evt) end
+  if redis.call('HLEN', skey) > cap then
+    local oldest, oldest_ms = nil, nil
+    local sample = redis.call('HRANDFIELD', skey, 8, 'WITHVALUES')
+    for i = 1, #sample, 2 do
+      local f, v = sample[i], sample[i + 1]
+      local space = string.find(v, ' ', 1, true)
+      local m = tonumber(string.sub(v, 1, space - 1))
+      if f ~= subject and (not oldest_ms or m < oldest_ms) then oldest, oldest_ms = f, m end
+    end
+    if oldest then
+      local v = redis.call('HGET', skey, oldest)
+      redis.call('HDEL', skey, oldest)
+      redis.call('RPUSH', released, org .. ' ' .. string.sub(v, string.find(v, ' ', 1, true) + 1))
+    end
+  end
+  return true
+end
+
+while ai <= #ARGV do
+  local evt, org, value, action, subject = ARGV[ai], ARGV[ai + 1], ARGV[ai + 2], ARGV[ai + 3], ARGV[ai + 4]
+  local ms, deleted, eligible, n = tonumber(ARGV[ai + 5]), ARGV[ai + 6] == '1', ARGV[ai + 7] == '1', tonumber(ARGV[ai + 8])
+  local ekey, skey = KEYS[ki], KEYS[ki + 1]
+  ai, ki = ai + 9, ki + 2
+  if redis.call('EXISTS', ekey) == 1 then
+    replies[#replies + 1] = 'dup'
+  else
+    local newest = (eligible or deleted) and keep_snapshot(skey, org, evt, subject, ms, deleted)
+    if newest then
+      redis.call('SET', ekey, value)
+    else
+      redis.call('SET', ekey, value, 'PX', retention)
+    end
+    for d = 0, n - 1 do
+      local dlv, wh = ARGV[ai + 2 * d], ARGV[ai + 2 * d + 1]
+      local base = ki + 4 * d
+      redis.call('HSET', KEYS[base], 'o', org, 'w', wh, 'e', evt, 'a', action)
+      zadd(KEYS[base + 1], 0, dlv)
+      zadd(KEYS[base + 2], 0, dlv)
+      zadd(KEYS[base + 3], now, dlv .. ' ' .. org .. ' ' .. evt)
+      ready_lt[wh] = true
+    end
+    replies[#replies + 1] = 'new'
+  end
+  ai, ki = ai + 2 * n, ki + 4 * n
+end
+
+for _, key in ipairs(order) do
+  local args = zadds[key]
+  for i = 1, #args, 4000 do
+    redis.call('ZADD', key, unpack(args, i, math.min(i + 3999, #args)))
+  end
+end
+local lt = {}
+for wh in pairs(ready_lt) do
+  lt[#lt + 1] = now
+  lt[#lt + 1] = wh
+end
+if #lt > 0 then redis.call('ZADD', ready, 'LT', unpack(lt)) end
+return replies

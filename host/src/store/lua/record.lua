@@ -1,0 +1,71 @@
+-- Records the outcomes of attempts of one partition's deliveries, many per call (group
+-- commit), each as if recorded alone and in order; a record that cannot be read fails only
+-- its own reply.
+-- KEYS: 1 ready, then per outcome: 1 the delivery, 2 its webhook's queue
+-- ARGV: 1 now (ms), 2 retention (ms), then per outcome: 1 queue member (`dlv org evt`),
+--       2 webhook id, 3 outcome, 4 attempt number, 5 attempt (JSON array, '' if no request
+--       was made), 6 the request's signature, 7 next due (ms, for `retry`), 8 extra fields
+--       (JSON array of field, value; '' for none)
+-- Outcomes: succeeded | retry | failed | filtered | cancelled ('gone' is recorded as failed;
+-- the webhook is switched off by the caller).
+-- Returns per outcome: the delivery's status after it ('pending' while a retry is due),
+-- 'missing' (expired), or 'error:' and why.
+-- Recording the same attempt twice (a retried call) changes nothing the second time.
+local now, retention = ARGV[1], tonumber(ARGV[2])
+local ready = KEYS[1]
+local FINAL = {succeeded = 'succeeded', failed = 'failed', gone = 'failed', filtered = 'filtered', cancelled = 'cancelled'}
+
+local function record(dkey, queue, member, wh, outcome, attempt_no, attempt, signature, due, fields)
+  local f = redis.call('HMGET', dkey, 'o', 's', 'x', 'l')
+  if not f[1] then
+    redis.call('ZREM', queue, member)
+    return 'missing'
+  end
+  local status, attempts, last = f[2], f[3], f[4]
+  if attempt ~= '' and last == attempt_no then
+    return status or 'pending'
+  end
+  local sets = {'u', now}
+  if fields ~= '' then
+    for _, v in ipairs(cjson.decode(fields)) do sets[#sets + 1] = v end
+  end
+  if attempt ~= '' then
+    if not attempts or attempts == '' then
+      attempts = '[' .. attempt .. ']'
+    else
+      attempts = string.sub(attempts, 1, -2) .. ',' .. attempt .. ']'
+    end
+    for _, v in ipairs({'x', attempts, 'g', signature, 'l', attempt_no}) do sets[#sets + 1] = v end
+  end
+  local new_status = status
+  if status then
+    -- Already final (failed or cancelled with its webhook while in flight): keep it.
+    redis.call('ZREM', queue, member)
+  elseif outcome == 'retry' then
+    new_status = 'pending'
+    sets[#sets + 1] = 'q'
+    sets[#sets + 1] = due
+    redis.call('ZADD', queue, due, member)
+    redis.call('ZADD', ready, 'LT', due, wh)
+  else
+    new_status = FINAL[outcome]
+    for _, v in ipairs({'s', new_status, 'q', ''}) do sets[#sets + 1] = v end
+    redis.call('ZREM', queue, member)
+  end
+  redis.call('HSET', dkey, unpack(sets))
+  if new_status ~= 'pending' then redis.call('PEXPIRE', dkey, retention) end
+  return new_status
+end
+
+local replies = {}
+for i = 2, #KEYS, 2 do
+  local a = 3 + (i - 2) * 4
+  local ok, reply = pcall(record, KEYS[i], KEYS[i + 1], ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3],
+    ARGV[a + 4], ARGV[a + 5], ARGV[a + 6], ARGV[a + 7])
+  if ok then
+    replies[#replies + 1] = reply
+  else
+    replies[#replies + 1] = 'error:' .. (type(reply) == 'table' and reply.err or tostring(reply))
+  end
+end
+return replies

@@ -1,0 +1,43 @@
+-- Queues one more attempt of deliveries by hand (the API's retry, and the bulk retry of a
+-- webhook's failed deliveries), within one partition. The caller has checked that each
+-- belongs to the organisation and that its webhook is active.
+-- KEYS: 1 ready, then per delivery: 1 its record, 2 its webhook's queue, 3 its event
+-- ARGV: 1 now (ms), 2 retention (ms), 3 'any' (also succeeded and pending ones) or 'failed'
+--       (failed ones only), then per delivery: 1 queue member, 2 webhook id
+-- Returns per delivery: 'queued', or why not: 'missing', 'skipped' (not failed, in bulk),
+-- 'filtered' (nothing to send), 'cancelled' (its webhook was deleted).
+local ready, now, retention, mode = KEYS[1], ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local replies = {}
+for i = 2, #KEYS, 3 do
+  local dkey, queue, ekey = KEYS[i], KEYS[i + 1], KEYS[i + 2]
+  local a = 4 + (i - 2) / 3 * 2
+  local member, wh = ARGV[a], ARGV[a + 1]
+  local f = redis.call('HMGET', dkey, 'o', 's', 'n', 'q')
+  local status = f[2]
+  local reply = 'queued'
+  if not f[1] then
+    reply = 'missing'
+  elseif mode == 'failed' and status ~= 'failed' then
+    reply = 'skipped'
+  elseif status == 'filtered' or status == 'cancelled' then
+    reply = status
+  elseif not status then
+    -- Pending: a retry waiting for its time is brought forward; one in flight goes on.
+    local score = redis.call('ZSCORE', queue, member)
+    if score and f[4] and f[4] ~= '' and tonumber(score) == tonumber(f[4]) then
+      redis.call('ZADD', queue, now, member)
+      redis.call('ZADD', ready, 'LT', now, wh)
+      redis.call('HSET', dkey, 'q', now)
+    end
+  else
+    redis.call('HDEL', dkey, 's')
+    redis.call('HSET', dkey, 'k', tostring((tonumber(f[3] or '0') or 0) + 1), 'q', now, 'u', now)
+    redis.call('PERSIST', dkey)
+    redis.call('ZADD', queue, now, member)
+    redis.call('ZADD', ready, 'LT', now, wh)
+    -- The event must outlive the new attempt (unless it keeps no TTL: it is a snapshot).
+    if redis.call('PTTL', ekey) > 0 then redis.call('PEXPIRE', ekey, retention) end
+  end
+  replies[#replies + 1] = reply
+end
+return replies

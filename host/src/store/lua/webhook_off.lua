@@ -1,0 +1,19 @@
+-- A webhook stops receiving events: deleted, or deactivated (by hand, after failures, or
+-- on 410 Gone). Its queued deliveries are ended by the caller, partition by partition.
+-- KEYS: 1 the webhook, 2 the organisation's webhooks, then per action of the catalogue:
+--       its subscribers set
+-- ARGV: 1 organisation, 2 webhook id, 3 now (RFC 3339), 4 'delete' | 'deactivate', 5 the
+--       deactivation reason
+-- Returns 0 when the webhook is not the organisation's (or, to deactivate, already
+-- inactive), else 1.
+local key, index, org, wh, ts, mode, reason = KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+if redis.call('HGET', key, 'org_id') ~= org then return 0 end
+if mode == 'deactivate' then
+  if redis.call('HGET', key, 'active') ~= '1' then return 0 end
+  redis.call('HSET', key, 'active', '0', 'deactivated_at', ts, 'deactivation_reason', reason, 'updated_at', ts)
+else
+  redis.call('DEL', key)
+  redis.call('ZREM', index, wh)
+end
+for i = 3, #KEYS do redis.call('SREM', KEYS[i], wh) end
+return 1

@@ -1,0 +1,116 @@
+//! Every Lua script of the store. Each file in `lua/` opens with its contract (`KEYS`,
+//! `ARGV`, reply); the typed wrapper that builds its keys and reads its reply lives beside
+//! the records it changes. [`Lua::call`] refuses a call whose keys do not share one hash
+//! slot — on one Redis as on a cluster, so a layout mistake fails every test, not only the
+//! cluster's.
+
+use std::sync::LazyLock;
+
+use redis::{FromRedisValue, Script, ScriptInvocation, ToRedisArgs};
+
+use super::keys::slot;
+use super::{Conn, Result, StoreError};
+
+/// A script and its name (for errors).
+pub(crate) struct Lua {
+    name: &'static str,
+    script: Script,
+}
+
+macro_rules! lua {
+    ($static:ident, $file:literal) => {
+        pub(crate) static $static: LazyLock<Lua> =
+            LazyLock::new(|| Lua { name: $file, script: Script::new(include_str!(concat!("lua/", $file))) });
+    };
+    ($static:ident, $lib:literal, $file:literal) => {
+        pub(crate) static $static: LazyLock<Lua> = LazyLock::new(|| Lua {
+            name: $file,
+            script: Script::new(concat!(
+                include_str!(concat!("lua/", $lib)),
+                "\n",
+                include_str!(concat!("lua/", $file))
+            )),
+        });
+    };
+}
+
+lua!(PUBLISH, "publish.lua");
+lua!(CLAIM, "lease.lua", "claim.lua");
+lua!(CLAIM_JOBS, "lease.lua", "claim_jobs.lua");
+lua!(LOAD, "load.lua");
+lua!(RECORD, "record.lua");
+lua!(RENEW, "renew.lua");
+lua!(RETRY, "retry.lua");
+lua!(END_PENDING, "end_pending.lua");
+lua!(DEAD_LETTER, "dead_letter.lua");
+lua!(RELEASE, "release.lua");
+lua!(WEBHOOK_SAVE, "subscriptions.lua", "webhook_save.lua");
+lua!(WEBHOOK_OFF, "webhook_off.lua");
+lua!(STREAK, "streak.lua");
+lua!(PLUGIN_CREATE, "plugin_create.lua");
+lua!(PLUGIN_DELETE, "plugin_delete.lua");
+lua!(SET_IF_EXISTS, "set_if_exists.lua");
+lua!(ISSUE_TOKEN, "issue_token.lua");
+lua!(REVOKE_CLIENT, "revoke_client.lua");
+lua!(REVOKE_TOKEN, "revoke_token.lua");
+lua!(EXPORT_CREATE, "export_create.lua");
+lua!(RATE, "rate.lua");
+
+impl Lua {
+    /// A call of this script, to which keys and arguments are added.
+    pub(crate) fn call(&self) -> Call<'_> {
+        Call { name: self.name, invocation: self.script.prepare_invoke(), slot: None, cross_slot: None }
+    }
+}
+
+/// One call of a script being built.
+pub(crate) struct Call<'a> {
+    name: &'static str,
+    invocation: ScriptInvocation<'a>,
+    slot: Option<u16>,
+    cross_slot: Option<String>,
+}
+
+impl Call<'_> {
+    /// Declares a key; every key of a call must share the first one's slot.
+    pub(crate) fn key(&mut self, key: &str) -> &mut Self {
+        let s = slot(key);
+        match self.slot {
+            None => self.slot = Some(s),
+            Some(first) if first != s && self.cross_slot.is_none() => self.cross_slot = Some(key.to_owned()),
+            Some(_) => {}
+        }
+        self.invocation.key(key);
+        self
+    }
+
+    pub(crate) fn arg<T: ToRedisArgs>(&mut self, arg: T) -> &mut Self {
+        self.invocation.arg(arg);
+        self
+    }
+
+    /// Runs the script (loading it first on a node that lacks it).
+    pub(crate) async fn run<T: FromRedisValue>(&self, conn: &mut Conn) -> Result<T> {
+        if let Some(key) = &self.cross_slot {
+            return Err(StoreError::Corrupt {
+                key: key.clone(),
+                reason: format!("{} was called with keys of different hash slots", self.name),
+            });
+        }
+        Ok(self.invocation.invoke_async(conn).await?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_mixing_slots_is_refused_before_it_is_sent() {
+        let mut call = SET_IF_EXISTS.call();
+        call.key("weir:{org_1}:org").key("weir:{org_1}:webhooks");
+        assert!(call.cross_slot.is_none());
+        call.key("weir:{org_2}:org");
+        assert_eq!(call.cross_slot.as_deref(), Some("weir:{org_2}:org"));
+    }
+}
