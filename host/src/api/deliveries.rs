@@ -13,7 +13,7 @@ use crate::App;
 use crate::catalog;
 use crate::domain::deliveries;
 use crate::ids::{self, Kind};
-use crate::store::deliveries::{Filter, Index, Status};
+use crate::store::deliveries::{Filter, Status};
 
 /// Most index entries one list request looks at before answering with a cursor.
 const SCAN_LIMIT: usize = 2000;
@@ -21,7 +21,7 @@ const SCAN_LIMIT: usize = 2000;
 /// `GET /api/v2/webhook_deliveries?webhook_id=&status=&action=&limit=&cursor=`
 pub async fn list(State(app): State<Arc<App>>, Admin(caller): Admin, query: Query) -> ApiResult<Response> {
     query.only(&["webhook_id", "status", "action", "limit", "cursor"])?;
-    let page = query.page(|c| ids::is_valid(Kind::Delivery, c))?;
+    let page = query.page(|c| deliveries::valid_cursor(&app, c))?;
     let mut errors = Vec::new();
     let status = query.get("status").filter(|s| !s.is_empty());
     let status_filter = status.and_then(Status::parse);
@@ -43,16 +43,9 @@ pub async fn list(State(app): State<Arc<App>>, Admin(caller): Admin, query: Quer
     if !errors.is_empty() {
         return Err(ApiError::validation(errors));
     }
-    // A live webhook of the organisation has its own index; otherwise (deleted webhook, or
-    // no filter) the organisation's index is read.
-    let index = match webhook {
-        Some(w) if app.store.webhook_exists(&caller.org_id, w).await? => Index::Webhook(w),
-        _ => Index::Org(&caller.org_id),
-    };
     let filter = Filter { status: status_filter, action, webhook };
-    let (ids, next) = app.store.list_deliveries(index, filter, page.cursor.as_deref(), page.limit, SCAN_LIMIT).await?;
-    let deliveries: Vec<_> =
-        app.store.get_deliveries(&ids).await?.into_iter().flatten().filter(|d| d.org_id == caller.org_id).collect();
+    let (deliveries, next) =
+        deliveries::list(&app, &caller.org_id, filter, page.cursor.as_deref(), page.limit, SCAN_LIMIT).await?;
     Ok(axum::Json(json!({ "data": deliveries, "next_cursor": next })).into_response())
 }
 

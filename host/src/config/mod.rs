@@ -340,7 +340,13 @@ impl Layers {
             return Err(self.invalid("redis_cluster", "set either WEIR_REDIS_CLUSTER or WEIR_REDIS_URL, not both"));
         }
         let redis_wait_replicas = self.uint("redis_wait_replicas", 0, 16)? as u32;
-        let redis_partitions = self.uint("redis_partitions", 1, u64::from(crate::store::keys::MAX_PARTITIONS))? as u16;
+        // 0: automatic — one on a single Redis (partitions only split its batches), enough
+        // to spread over a cluster's masters on a cluster.
+        let redis_partitions = match self.uint("redis_partitions", 0, u64::from(crate::store::keys::MAX_PARTITIONS))? {
+            0 if redis_cluster.is_empty() => 1,
+            0 => crate::store::CLUSTER_PARTITIONS,
+            n => n as u16,
+        };
         let redis_prefix = self.required_string("redis_prefix")?;
         if redis_prefix.is_empty() || !redis_prefix.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
             return Err(self.invalid("redis_prefix", "must be letters, digits, `-`, `_` or `.`"));

@@ -8,7 +8,7 @@ use super::fields::Fields;
 use crate::App;
 use crate::ids::{self, Kind};
 use crate::store::StoreError;
-use crate::store::deliveries::{Delivery, Filter, Index, Status};
+use crate::store::deliveries::{Cursor, Delivery, Filter, Index, Status};
 use crate::store::queue::RetryRefused;
 
 /// Most deliveries one bulk retry re-queues.
@@ -37,6 +37,37 @@ impl From<Invalid> for RetryError {
     fn from(invalid: Invalid) -> RetryError {
         RetryError::Invalid(invalid)
     }
+}
+
+/// The first day whose delivery indexes may still list records.
+fn oldest_day(app: &App) -> u32 {
+    let retention = app.config.delivery_retention.as_millis() as u64;
+    crate::store::keys::day_of(crate::time::now_millis().saturating_sub(retention)).saturating_sub(1)
+}
+
+/// Whether `cursor` is one a listing of this data set gave out.
+pub fn valid_cursor(app: &App, cursor: &str) -> bool {
+    Cursor::parse(cursor, app.store.keys().partition_count()).is_some()
+}
+
+/// A page of the organisation's deliveries, newest first (of one webhook when `filter`
+/// names one: its own index while it exists, else the organisation's), from `cursor`.
+pub async fn list(
+    app: &App,
+    org_id: &str,
+    filter: Filter<'_>,
+    cursor: Option<&str>,
+    limit: usize,
+    scan: usize,
+) -> Result<(Vec<Delivery>, Option<String>), StoreError> {
+    let index = match filter.webhook {
+        Some(w) if app.store.webhook_exists(org_id, w).await? => Index::Webhook(w),
+        _ => Index::Org(org_id),
+    };
+    let (ids, next) = app.store.list_deliveries(index, filter, cursor, limit, scan, oldest_day(app)).await?;
+    let deliveries =
+        app.store.get_deliveries(&ids).await?.into_iter().flatten().filter(|d| d.org_id == org_id).collect();
+    Ok((deliveries, next))
 }
 
 /// The organisation's delivery, or `NotFound`.
@@ -98,19 +129,13 @@ pub async fn retry_failed(
     let filter = Filter { status: Some(Status::Failed), ..Filter::default() };
     let mut candidates = Vec::new();
     let mut cursor: Option<String> = None;
+    let oldest = crate::store::keys::day_of(since_ms).max(oldest_day(app));
     loop {
         let (page, next) =
-            app.store.list_deliveries(Index::Webhook(webhook_id), filter, cursor.as_deref(), 500, 5000).await?;
-        let mut reached_older = false;
-        for delivery in page {
-            if delivery < lower {
-                reached_older = true;
-                break;
-            }
-            candidates.push(delivery);
-        }
+            app.store.list_deliveries(Index::Webhook(webhook_id), filter, cursor.as_deref(), 500, 5000, oldest).await?;
+        candidates.extend(page.into_iter().filter(|d| *d >= lower));
         match next {
-            Some(c) if !reached_older && c >= lower && candidates.len() < MAX_BULK_RETRY => cursor = Some(c),
+            Some(c) if candidates.len() < MAX_BULK_RETRY => cursor = Some(c),
             _ => break,
         }
     }

@@ -148,7 +148,7 @@ pub async fn stop(app: &App, org_id: &str, id: &str, off: Off) -> Result<bool, S
         app.metrics.delivery_finished(status.as_str());
     }
     if off == Off::Delete {
-        app.store.drop_webhook_index(id).await?;
+        app.store.drop_webhook_index(id, app.config.delivery_retention).await?;
     }
     Ok(true)
 }

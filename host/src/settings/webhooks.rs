@@ -15,7 +15,7 @@ use crate::App;
 use crate::api::extract::Query;
 use crate::catalog;
 use crate::domain::webhooks::{self as domain, WebhookError};
-use crate::store::deliveries::{Filter, Index};
+use crate::store::deliveries::Filter;
 use crate::store::webhooks::{OnError, Webhook};
 
 /// Field errors of a failed change, for display.
@@ -295,15 +295,13 @@ async fn plugins_form(app: &App, signed: &Signed, w: &Webhook) -> String {
 
 /// The webhook's latest deliveries.
 async fn deliveries_table(app: &App, org_id: &str, webhook_id: &str) -> String {
-    let ids = app
-        .store
-        .list_deliveries(Index::Webhook(webhook_id), Filter::default(), None, 20, 200)
+    let filter = Filter { webhook: Some(webhook_id), ..Filter::default() };
+    let deliveries = crate::domain::deliveries::list(app, org_id, filter, None, 20, 200)
         .await
-        .map(|(ids, _)| ids)
+        .map(|(deliveries, _)| deliveries)
         .unwrap_or_default();
-    let deliveries = app.store.get_deliveries(&ids).await.unwrap_or_default();
     let mut rows = String::new();
-    for d in deliveries.into_iter().flatten().filter(|d| d.org_id == org_id) {
+    for d in deliveries {
         let attempts = &d.attempts;
         let last = attempts.last().map(|a| a["status_code"].to_string()).unwrap_or_else(|| "—".into());
         rows.push_str(&format!(

@@ -217,11 +217,66 @@ pub enum Index<'a> {
     Webhook(&'a str),
 }
 
+/// Where a listing stands in one partition: the day it reads, and how many of that day's
+/// entries (counted from the day's first) are still to be listed — `None`: all of them as
+/// the day's list is when first read. Lists only grow at their end (a day goes whole), so
+/// a position stays valid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Position {
+    day: u32,
+    end: Option<u64>,
+}
+
+/// A listing's cursor: its position in every partition (`None` once one is exhausted). As
+/// text: `day.end` (`day.x` for the whole day) or `-` per partition, comma-separated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cursor(Vec<Option<Position>>);
+
+impl Cursor {
+    /// The first page's cursor: every partition from the end of `today`.
+    fn start(partitions: u16, today: u32) -> Cursor {
+        Cursor((0..partitions).map(|_| Some(Position { day: today, end: None })).collect())
+    }
+
+    /// A cursor given back by a client, if it is one of a data set with `partitions`.
+    pub fn parse(text: &str, partitions: u16) -> Option<Cursor> {
+        let positions: Option<Vec<Option<Position>>> = text
+            .split(',')
+            .map(|part| match part {
+                "-" => Some(None),
+                _ => {
+                    let (day, end) = part.split_once('.')?;
+                    let end = if end == "x" { None } else { Some(end.parse().ok()?) };
+                    Some(Some(Position { day: day.parse().ok()?, end }))
+                }
+            })
+            .collect();
+        positions.filter(|p| p.len() == usize::from(partitions)).map(Cursor)
+    }
+
+    pub fn text(&self) -> String {
+        let parts: Vec<String> = self
+            .0
+            .iter()
+            .map(|p| match p {
+                Some(Position { day, end: Some(end) }) => format!("{day}.{end}"),
+                Some(Position { day, end: None }) => format!("{day}.x"),
+                None => "-".to_owned(),
+            })
+            .collect();
+        parts.join(",")
+    }
+
+    fn exhausted(&self) -> bool {
+        self.0.iter().all(Option::is_none)
+    }
+}
+
 impl Store {
-    fn index_key(&self, p: Partition, index: Index<'_>) -> String {
+    fn index_key(&self, p: Partition, index: Index<'_>, day: u32) -> String {
         match index {
-            Index::Org(org) => self.keys().org_deliveries(p, org),
-            Index::Webhook(wh) => self.keys().webhook_deliveries(p, wh),
+            Index::Org(org) => self.keys().org_deliveries(p, org, day),
+            Index::Webhook(wh) => self.keys().webhook_deliveries(p, wh, day),
         }
     }
 
@@ -282,9 +337,10 @@ impl Store {
         Ok(out)
     }
 
-    /// A page of delivery ids from an index across every partition, newest first, below
-    /// `cursor`, keeping those `filter` accepts — looking at no more than about `scan`
-    /// entries. Returns the ids and the cursor to continue from (`None` at the end).
+    /// A page of delivery ids from an index across every partition, newest first, from
+    /// `cursor` (a [`Cursor`]'s text; `None`: the newest), keeping those `filter` accepts —
+    /// looking at no more than about `scan` entries and no day before `oldest_day`. Returns
+    /// the ids and the cursor to continue from (`None` at the end).
     pub async fn list_deliveries(
         &self,
         index: Index<'_>,
@@ -292,61 +348,116 @@ impl Store {
         cursor: Option<&str>,
         limit: usize,
         scan: usize,
+        oldest_day: u32,
     ) -> Result<(Vec<String>, Option<String>)> {
-        let batch = limit.clamp(10, 200);
-        // The next ids of each partition, newest first, and where each partition stands.
-        let mut heads: Vec<(Partition, Vec<String>, Option<String>, bool)> =
-            self.keys().partitions().map(|p| (p, Vec::new(), cursor.map(str::to_owned), false)).collect();
+        let partitions = self.keys().partition_count();
+        let today = super::keys::day_of(crate::time::now_millis());
+        let mut cursor = match cursor {
+            Some(text) => {
+                Cursor::parse(text, partitions).unwrap_or_else(|| Cursor(vec![None; usize::from(partitions)]))
+            }
+            None => Cursor::start(partitions, today),
+        };
+        let batch = limit.clamp(10, 200) as u64;
+        // Per partition: the entries read and not yet listed, oldest first, with their place.
+        let mut buffers: Vec<Vec<(u64, String)>> = vec![Vec::new(); usize::from(partitions)];
         let mut kept = Vec::new();
         let mut scanned = 0;
-        let mut last_seen: Option<String> = None;
         loop {
-            // Refill the partitions that ran dry (and are not exhausted), together.
-            let refills = heads.iter_mut().filter(|h| h.1.is_empty() && !h.3).map(|h| async move {
-                let (ids, next) = self.page_ids(&self.index_key(h.0, index), h.2.as_deref(), batch).await?;
-                h.3 = next.is_none();
-                h.2 = next.or(h.2.take());
-                h.1 = ids.into_iter().rev().collect();
-                Ok::<_, super::StoreError>(())
-            });
+            let refills =
+                cursor.0.iter_mut().zip(buffers.iter_mut()).enumerate().filter(|(_, (_, b))| b.is_empty()).map(
+                    |(i, (position, buffer))| async move {
+                        self.read_back(Partition(i as u16), index, position, buffer, batch, oldest_day).await
+                    },
+                );
             futures_util::future::try_join_all(refills).await?;
-            // The newest id of all partitions' next pages, a batch at a time.
-            let mut candidates = Vec::with_capacity(batch);
-            while candidates.len() < batch {
-                let Some(h) = heads.iter_mut().filter(|h| !h.1.is_empty()).max_by(|a, b| a.1.last().cmp(&b.1.last()))
+            // The newest of every partition's next entries, until one partition runs dry.
+            let mut candidates: Vec<(usize, u64, String)> = Vec::new();
+            while (candidates.len() as u64) < batch {
+                let Some(i) = (0..buffers.len())
+                    .filter(|i| !buffers[*i].is_empty())
+                    .max_by(|a, b| buffers[*a].last().map(|e| &e.1).cmp(&buffers[*b].last().map(|e| &e.1)))
                 else {
                     break;
                 };
-                let id = h.1.pop().unwrap_or_default();
-                let dry = h.1.is_empty() && !h.3;
-                candidates.push(id);
-                if dry {
+                let (at, id) = buffers[i].pop().unwrap_or_default();
+                candidates.push((i, at, id));
+                if buffers[i].is_empty() && cursor.0[i].is_some() {
                     break;
                 }
             }
             if candidates.is_empty() {
                 return Ok((kept, None));
             }
-            let fields = self.listing_fields(&candidates).await?;
-            let count = candidates.len();
-            for (i, (id, f)) in candidates.into_iter().zip(fields).enumerate() {
+            let ids: Vec<String> = candidates.iter().map(|c| c.2.clone()).collect();
+            let fields = self.listing_fields(&ids).await?;
+            for ((i, at, id), f) in candidates.into_iter().zip(fields) {
                 scanned += 1;
-                last_seen = Some(id.clone());
+                // Listed (or passed over): the partition continues below it.
+                if let Some(position) = cursor.0[i].as_mut() {
+                    position.end = Some(at);
+                }
                 if let Some((status, action, webhook)) = f
                     && filter.keeps(status, &action, &webhook)
                 {
                     kept.push(id);
                     if kept.len() == limit {
-                        let more = i + 1 < count || heads.iter().any(|h| !h.1.is_empty() || !h.3);
-                        return Ok((kept, more.then(|| last_seen.clone()).flatten()));
+                        return Ok((kept, (!cursor.exhausted()).then(|| cursor.text())));
                     }
                 }
             }
             if scanned >= scan {
-                let more = heads.iter().any(|h| !h.1.is_empty() || !h.3);
-                return Ok((kept, more.then_some(last_seen).flatten()));
+                return Ok((kept, (!cursor.exhausted()).then(|| cursor.text())));
             }
         }
+    }
+
+    /// Reads the next entries of one partition going back in time into `buffer` (oldest
+    /// first), moving to earlier days as they run out; `position` becomes `None` past
+    /// `oldest_day`.
+    async fn read_back(
+        &self,
+        p: Partition,
+        index: Index<'_>,
+        position: &mut Option<Position>,
+        buffer: &mut Vec<(u64, String)>,
+        batch: u64,
+        oldest_day: u32,
+    ) -> Result<()> {
+        while let Some(at) = *position {
+            if at.day < oldest_day {
+                *position = None;
+                break;
+            }
+            let key = self.index_key(p, index, at.day);
+            let (end, ids): (u64, Vec<String>) = match at.end {
+                Some(0) => (0, Vec::new()),
+                Some(end) => {
+                    let start = end.saturating_sub(batch);
+                    let ids =
+                        redis::cmd("LRANGE").arg(&key).arg(start).arg(end - 1).query_async(&mut self.conn()).await?;
+                    (end, ids)
+                }
+                None => {
+                    let (len, ids): (u64, Vec<String>) = redis::pipe()
+                        .atomic()
+                        .llen(&key)
+                        .lrange(&key, -(batch as isize), -1)
+                        .query_async(&mut self.conn())
+                        .await?;
+                    (len, ids)
+                }
+            };
+            if ids.is_empty() {
+                *position = Some(Position { day: at.day.saturating_sub(1), end: None }).filter(|_| at.day > 0);
+                continue;
+            }
+            let start = end.saturating_sub(ids.len() as u64);
+            *position = Some(Position { day: at.day, end: Some(end) });
+            buffer.extend(ids.into_iter().enumerate().map(|(k, id)| (start + k as u64, id)));
+            break;
+        }
+        Ok(())
     }
 
     /// Status, action and webhook of deliveries (for filtering), `None` for expired ones.
@@ -378,36 +489,55 @@ impl Store {
         Ok(out)
     }
 
-    /// Drops index entries of deliveries created before `cutoff_ms` (their records have
-    /// expired or soon will), in every partition, so the indexes stay bounded.
+    /// Drops the index lists of days before `cutoff_ms` (their records have expired or
+    /// soon will) — the week before it, in case earlier trims did not run — in every
+    /// partition, so the indexes stay bounded.
     pub async fn trim_delivery_indexes(&self, cutoff_ms: u64) -> Result<()> {
-        let bound = format!("({}", ids::lower_bound(Kind::Delivery, cutoff_ms));
+        let cutoff = super::keys::day_of(cutoff_ms);
+        let days: Vec<u32> = (cutoff.saturating_sub(7)..cutoff).collect();
         for org in self.org_ids().await? {
             let webhooks = self.webhook_ids(&org).await?;
             let trims = self.keys().partitions().map(|p| {
-                let bound = bound.clone();
-                let mut keys = vec![self.keys().org_deliveries(p, &org)];
-                keys.extend(webhooks.iter().map(|wh| self.keys().webhook_deliveries(p, wh)));
-                async move {
-                    let mut pipe = redis::pipe();
-                    for key in keys {
-                        pipe.cmd("ZREMRANGEBYLEX").arg(key).arg("-").arg(&bound).ignore();
-                    }
-                    pipe.query_async::<()>(&mut self.conn()).await
+                let mut keys = Vec::new();
+                for &day in &days {
+                    keys.push(self.keys().org_deliveries(p, &org, day));
+                    keys.extend(webhooks.iter().map(|wh| self.keys().webhook_deliveries(p, wh, day)));
                 }
+                async move { redis::cmd("DEL").arg(keys).query_async::<i64>(&mut self.conn()).await }
             });
             futures_util::future::try_join_all(trims).await?;
         }
         Ok(())
     }
 
-    /// Forgets the delivery index of a deleted webhook (listings fall back to the
-    /// organisation's index for it).
-    pub async fn drop_webhook_index(&self, webhook: &str) -> Result<()> {
-        let drops = self.keys().partitions().map(|p| async move {
-            redis::cmd("DEL").arg(self.keys().webhook_deliveries(p, webhook)).query_async::<i64>(&mut self.conn()).await
+    /// Forgets the delivery index of a deleted webhook, `retention` back (listings fall back
+    /// to the organisation's index for it).
+    pub async fn drop_webhook_index(&self, webhook: &str, retention: std::time::Duration) -> Result<()> {
+        let now = crate::time::now_millis();
+        let days: Vec<u32> = (super::keys::day_of(now.saturating_sub(retention.as_millis() as u64)).saturating_sub(1)
+            ..=super::keys::day_of(now) + 1)
+            .collect();
+        let drops = self.keys().partitions().map(|p| {
+            let keys: Vec<String> = days.iter().map(|d| self.keys().webhook_deliveries(p, webhook, *d)).collect();
+            async move { redis::cmd("DEL").arg(keys).query_async::<i64>(&mut self.conn()).await }
         });
         futures_util::future::try_join_all(drops).await?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_read_back_and_refuse_what_they_are_not() {
+        let cursor =
+            Cursor(vec![Some(Position { day: 20_415, end: Some(17) }), None, Some(Position { day: 3, end: None })]);
+        assert_eq!(cursor.text(), "20415.17,-,3.x");
+        assert_eq!(Cursor::parse("20415.17,-,3.x", 3), Some(cursor));
+        assert_eq!(Cursor::parse("20415.17", 3), None, "one position per partition");
+        assert_eq!(Cursor::parse("dlv_x,-,-", 3), None);
+        assert!(Cursor(vec![None, None]).exhausted());
     }
 }

@@ -42,9 +42,10 @@
 //! | `P:{q}:snap:{org}` | hash | `Type:id` → `ms evt`: the newest event about each record (report exports) |
 //! | `P:{q}:release` | list | events no longer the newest of their record, to be given back their TTL |
 //! | `P:{q}:d:{dlv}` | hash | a delivery (`store::deliveries`); TTL once it is final |
-//! | `P:{q}:od:{org}`, `P:{q}:wd:{wh}` | zset (lex) | delivery ids of an organisation / a webhook in this partition |
+//! | `P:{q}:od:{org}:{day}`, `P:{q}:wd:{wh}:{day}` | list | delivery ids of an organisation / a webhook made here on a day (UTC, days since the epoch), in the order they were made |
 //! | `P:{q}:ready` | zset | webhooks with queued deliveries here, by when the next one is due (ms) |
-//! | `P:{q}:w:{wh}` | zset | a webhook's queued deliveries here (`dlv org evt`), by due time, retry time or end of lease (ms) |
+//! | `P:{q}:wn:{wh}` | list | a webhook's new deliveries here, not yet claimed (`dlv org evt`), oldest first |
+//! | `P:{q}:w:{wh}` | zset | a webhook's other queued deliveries here (`dlv org evt`): waiting for a retry (by its time) or being attempted (by the end of the lease) |
 //!
 //! Delivery ids carry their partition (`crate::ids::new_tagged`), so a delivery is found
 //! from its id alone.
@@ -56,6 +57,11 @@ pub const LAYOUT: &str = "2";
 
 /// Most partitions a data set can have (delivery ids carry the partition in 10 bits).
 pub const MAX_PARTITIONS: u16 = 1024;
+
+/// The day (UTC, days since the epoch) of a time in ms: delivery indexes are kept by day.
+pub fn day_of(ms: u64) -> u32 {
+    (ms / 86_400_000) as u32
+}
 
 /// Number of slots in Redis Cluster.
 const SLOTS: u32 = 16384;
@@ -265,16 +271,20 @@ impl Keys {
         self.part(p, &["d", delivery])
     }
 
-    pub fn org_deliveries(&self, p: Partition, org: &str) -> String {
-        self.part(p, &["od", org])
+    pub fn org_deliveries(&self, p: Partition, org: &str, day: u32) -> String {
+        self.part(p, &["od", org, &day.to_string()])
     }
 
-    pub fn webhook_deliveries(&self, p: Partition, webhook: &str) -> String {
-        self.part(p, &["wd", webhook])
+    pub fn webhook_deliveries(&self, p: Partition, webhook: &str, day: u32) -> String {
+        self.part(p, &["wd", webhook, &day.to_string()])
     }
 
     pub fn ready(&self, p: Partition) -> String {
         self.part(p, &["ready"])
+    }
+
+    pub fn webhook_new(&self, p: Partition, webhook: &str) -> String {
+        self.part(p, &["wn", webhook])
     }
 
     pub fn webhook_queue(&self, p: Partition, webhook: &str) -> String {
@@ -317,7 +327,8 @@ mod tests {
             assert_eq!(slot(&keys.event(p, "org_1", "evt_1")), s);
             assert_eq!(slot(&keys.delivery(p, "dlv_1")), s);
             assert_eq!(slot(&keys.webhook_queue(p, "wh_1")), s);
-            assert_eq!(slot(&keys.org_deliveries(p, "org_1")), s);
+            assert_eq!(slot(&keys.org_deliveries(p, "org_1", 20_000)), s);
+            assert_eq!(slot(&keys.webhook_new(p, "wh_1")), s);
             assert_eq!(slot(&keys.snapshots(p, "org_1")), s);
             assert_eq!(u32::from(s) / (SLOTS / 16), u32::from(p.0), "partition {p:?} in its slice");
         }

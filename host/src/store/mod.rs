@@ -109,20 +109,20 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// One Redis at `url`, prefix `prefix`, the default partitions, no replicas awaited.
+    /// One Redis at `url`, prefix `prefix`, one partition, no replicas awaited.
     pub fn single(url: &str, prefix: &str) -> Settings {
         Settings {
             target: Target::Single(url.to_owned()),
             prefix: prefix.to_owned(),
-            partitions: DEFAULT_PARTITIONS,
+            partitions: 1,
             wait_replicas: 0,
             wait_timeout: Duration::from_secs(1),
         }
     }
 }
 
-/// Partitions of a new data set unless configured.
-pub const DEFAULT_PARTITIONS: u16 = 16;
+/// Partitions of a new data set on a cluster unless configured (on one Redis: one).
+pub const CLUSTER_PARTITIONS: u16 = 16;
 
 /// A handle on the store: a shared, self-reconnecting connection and the key layout.
 /// Cloning is cheap.

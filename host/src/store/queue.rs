@@ -1,5 +1,5 @@
-//! The delivery queue: each partition has, per webhook, a sorted set of its queued
-//! deliveries scored by when they are due — new ones now, retries at their time, and those
+//! The delivery queue: each partition has, per webhook, a list of its new deliveries and a
+//! sorted set of the others, scored by when they are due — retries at their time, those
 //! being attempted at the end of their lease — and `ready`, the webhooks that have some,
 //! scored by when the next one is due.
 //!
@@ -24,7 +24,7 @@ use super::deliveries::Status;
 use super::events::StoredEvent;
 use super::keys::Partition;
 use super::reply::{self, Record};
-use super::scripts::{CLAIM, DEAD_LETTER, END_PENDING, LOAD, RECORD, RENEW, RETRY};
+use super::scripts::{CLAIM, DEAD_LETTER, DRAIN_NEW, END_PENDING, LOAD, RECORD, RENEW, RETRY};
 use super::{Result, Store, StoreError};
 
 /// A queued delivery, as its queue holds it.
@@ -167,7 +167,7 @@ impl Store {
         call.key(&self.keys().ready(p));
         call.arg(now_ms).arg(lease_until_ms).arg(budget).arg(hints_wanted);
         for ask in asks {
-            call.key(&self.keys().webhook_queue(p, &ask.webhook));
+            call.key(&self.keys().webhook_queue(p, &ask.webhook)).key(&self.keys().webhook_new(p, &ask.webhook));
             call.arg(&ask.webhook).arg(ask.limit);
         }
         let value: Value = call.run(&mut self.conn()).await?;
@@ -429,6 +429,20 @@ impl Store {
         let mut ended = 0;
         for p in self.keys().partitions() {
             let queue = self.keys().webhook_queue(p, webhook);
+            let new = self.keys().webhook_new(p, webhook);
+            loop {
+                let moved: i64 = DRAIN_NEW
+                    .call()
+                    .key(&new)
+                    .key(&queue)
+                    .arg(crate::time::now_millis())
+                    .arg(500)
+                    .run(&mut self.conn())
+                    .await?;
+                if moved == 0 {
+                    break;
+                }
+            }
             loop {
                 let members: Vec<String> =
                     redis::cmd("ZRANGE").arg(&queue).arg(0).arg(499).query_async(&mut self.conn()).await?;
@@ -464,13 +478,14 @@ impl Store {
             let mut pipe = redis::pipe();
             for wh in &webhooks {
                 let queue = self.keys().webhook_queue(p, wh);
+                pipe.cmd("LLEN").arg(self.keys().webhook_new(p, wh));
                 pipe.cmd("ZCOUNT").arg(&queue).arg("-inf").arg(now);
                 pipe.cmd("ZCOUNT").arg(&queue).arg(format!("({now}")).arg("+inf");
             }
             let counts: Vec<u64> = pipe.query_async(&mut self.conn()).await?;
-            for pair in counts.chunks(2) {
-                due += pair[0];
-                waiting += pair.get(1).copied().unwrap_or(0);
+            for triple in counts.chunks(3) {
+                due += triple[0] + triple.get(1).copied().unwrap_or(0);
+                waiting += triple.get(2).copied().unwrap_or(0);
             }
         }
         Ok((due, waiting))

@@ -42,6 +42,7 @@ lua!(RECORD, "record.lua");
 lua!(RENEW, "renew.lua");
 lua!(RETRY, "retry.lua");
 lua!(END_PENDING, "end_pending.lua");
+lua!(DRAIN_NEW, "drain_new.lua");
 lua!(DEAD_LETTER, "dead_letter.lua");
 lua!(RELEASE, "release.lua");
 lua!(WEBHOOK_SAVE, "subscriptions.lua", "webhook_save.lua");

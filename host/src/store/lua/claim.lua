@@ -1,9 +1,10 @@
 -- Claims deliveries of one partition for a worker, per webhook, within the worker's free
 -- slots: a webhook at its in-flight cap in this worker is not taken from (no parking; its
 -- deliveries wait in its queue for a worker with room), and the reply says which webhooks
--- to ask for next, so a claim needs one call.
+-- to ask for next, so a claim needs one call. Of a webhook, retries that are due and
+-- deliveries whose worker died (their lease ran out) come first, then new ones.
 -- KEYS: 1 ready (webhooks with queued deliveries, by next due), then per webhook asked for:
---       its queue
+--       1 its sorted queue (retries, leases), 2 its list of new deliveries
 -- ARGV: 1 now (ms), 2 lease until (ms), 3 most deliveries to take, 4 most webhooks to hint,
 --       then per webhook asked for: 1 its id, 2 most to take of it
 -- Returns {'claimed', {webhook, member, webhook, member, ...}, 'hints', {webhook, ...},
@@ -11,20 +12,39 @@
 local ready, now, lease_until = KEYS[1], ARGV[1], ARGV[2]
 local budget, hints_wanted = tonumber(ARGV[3]), tonumber(ARGV[4])
 local claimed = {}
-for i = 2, #KEYS do
-  local wh, limit = ARGV[3 + 2 * (i - 1)], tonumber(ARGV[4 + 2 * (i - 1)])
-  local taken = take(KEYS[i], now, lease_until, math.min(limit, budget))
+for i = 2, #KEYS, 2 do
+  local queue, new = KEYS[i], KEYS[i + 1]
+  local a = 5 + (i - 2)
+  local wh, limit = ARGV[a], math.min(tonumber(ARGV[a + 1]), budget)
+  local taken = take(queue, now, lease_until, limit)
+  if #taken < limit then
+    local fresh = redis.call('LPOP', new, limit - #taken)
+    if fresh then
+      local args = {}
+      for j, member in ipairs(fresh) do
+        args[2 * j - 1] = lease_until
+        args[2 * j] = member
+        taken[#taken + 1] = member
+      end
+      redis.call('ZADD', queue, unpack(args))
+    end
+  end
   budget = budget - #taken
   for _, member in ipairs(taken) do
     claimed[#claimed + 1] = wh
     claimed[#claimed + 1] = member
   end
-  -- The webhook's place in `ready`: when its earliest member (due, retry or lease) is due.
-  local first = redis.call('ZRANGE', KEYS[i], 0, 0, 'WITHSCORES')
-  if first[2] then
-    redis.call('ZADD', ready, first[2], wh)
+  -- The webhook's place in `ready`: now while it has new deliveries, else when its
+  -- earliest retry or lease is due; out of it when it has nothing queued.
+  if redis.call('LLEN', new) > 0 then
+    redis.call('ZADD', ready, now, wh)
   else
-    redis.call('ZREM', ready, wh)
+    local first = redis.call('ZRANGE', queue, 0, 0, 'WITHSCORES')
+    if first[2] then
+      redis.call('ZADD', ready, first[2], wh)
+    else
+      redis.call('ZREM', ready, wh)
+    end
   end
 end
 local hints = redis.call('ZRANGE', ready, '-inf', now, 'BYSCORE', 'LIMIT', 0, hints_wanted)

@@ -1,6 +1,7 @@
 -- Ends listed pending deliveries of a webhook in one partition: 'failed' when it was
 -- deactivated (retriable after reactivation), 'cancelled' when it was deleted. The caller
--- lists its queue's members and calls again until the queue is empty.
+-- moves its new deliveries to its sorted queue (`drain_new.lua`), lists the queue's
+-- members and calls again until the queue is empty.
 -- KEYS: 1 ready, 2 the webhook's queue, then per listed delivery: its record
 -- ARGV: 1 now (ms), 2 the status to give, 3 retention (ms), 4 webhook id, then per delivery:
 --       its queue member

@@ -8,10 +8,14 @@
 -- value or false.
 local n = tonumber(ARGV[1])
 local function load(key)
-  if redis.call('EXISTS', key) == 0 then return false end
   local count = redis.call('HINCRBY', key, 'n', 1)
-  local f = redis.call('HMGET', key, 's', 'k', 'b', 'h', 'p')
-  return {count, f[1], f[2], f[3], f[4], f[5]}
+  local f = redis.call('HMGET', key, 'o', 's', 'k', 'b', 'h', 'p')
+  if not f[1] then
+    -- There was no record (HINCRBY made one): leave nothing behind.
+    redis.call('DEL', key)
+    return false
+  end
+  return {count, f[2], f[3], f[4], f[5], f[6]}
 end
 local out = {}
 for i = 1, n do

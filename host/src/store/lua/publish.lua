@@ -2,7 +2,8 @@
 -- publishes in one call (group commit). An event id seen before changes nothing.
 -- KEYS: 1 ready (the partition's webhooks with work), 2 released events (list), then per
 --       event: 1 its key, 2 its organisation's snapshots (hash), then per delivery: 1 the
---       delivery, 2 the organisation's index, 3 the webhook's index, 4 the webhook's queue
+--       delivery, 2 the organisation's index of the day, 3 the webhook's index of the day, 4
+--       the webhook's list of new deliveries
 -- ARGV: 1 now (ms), 2 retention (ms), 3 most snapshots per organisation, then per event:
 --       1 event id, 2 organisation, 3 stored value, 4 action, 5 subject (`Type:id`), 6 event
 --       time (ms), 7 '1' if the subject was deleted, 8 '1' if it may be kept as a snapshot,
@@ -14,17 +15,16 @@ local now, retention, cap = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local ready, released = KEYS[1], KEYS[2]
 local ki, ai = 3, 4
 local replies = {}
--- Index and queue entries are gathered per key and written with one variadic call each.
-local zadds, order = {}, {}
-local function zadd(key, score, member)
-  local args = zadds[key]
-  if not args then
-    args = {}
-    zadds[key] = args
+-- Index and queue entries are gathered per key and appended with one variadic call each.
+local pushes, order = {}, {}
+local function push(key, member)
+  local members = pushes[key]
+  if not members then
+    members = {}
+    pushes[key] = members
     order[#order + 1] = key
   end
-  args[#args + 1] = score
-  args[#args + 1] = member
+  members[#members + 1] = member
 end
 local ready_lt = {}
 
@@ -85,9 +85,9 @@ while ai <= #ARGV do
       local dlv, wh = ARGV[ai + 2 * d], ARGV[ai + 2 * d + 1]
       local base = ki + 4 * d
       redis.call('HSET', KEYS[base], 'o', org, 'w', wh, 'e', evt, 'a', action)
-      zadd(KEYS[base + 1], 0, dlv)
-      zadd(KEYS[base + 2], 0, dlv)
-      zadd(KEYS[base + 3], now, dlv .. ' ' .. org .. ' ' .. evt)
+      push(KEYS[base + 1], dlv)
+      push(KEYS[base + 2], dlv)
+      push(KEYS[base + 3], dlv .. ' ' .. org .. ' ' .. evt)
       ready_lt[wh] = true
     end
     replies[#replies + 1] = 'new'
@@ -96,9 +96,9 @@ while ai <= #ARGV do
 end
 
 for _, key in ipairs(order) do
-  local args = zadds[key]
-  for i = 1, #args, 4000 do
-    redis.call('ZADD', key, unpack(args, i, math.min(i + 3999, #args)))
+  local members = pushes[key]
+  for i = 1, #members, 4000 do
+    redis.call('RPUSH', key, unpack(members, i, math.min(i + 3999, #members)))
   end
 end
 local lt = {}

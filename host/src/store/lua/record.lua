@@ -14,11 +14,22 @@
 local now, retention = ARGV[1], tonumber(ARGV[2])
 local ready = KEYS[1]
 local FINAL = {succeeded = 'succeeded', failed = 'failed', gone = 'failed', filtered = 'filtered', cancelled = 'cancelled'}
+-- Members that leave their queues, removed with one call per queue at the end.
+local leaving, queues = {}, {}
+local function leave(queue, member)
+  local members = leaving[queue]
+  if not members then
+    members = {}
+    leaving[queue] = members
+    queues[#queues + 1] = queue
+  end
+  members[#members + 1] = member
+end
 
 local function record(dkey, queue, member, wh, outcome, attempt_no, attempt, signature, due, fields)
   local f = redis.call('HMGET', dkey, 'o', 's', 'x', 'l')
   if not f[1] then
-    redis.call('ZREM', queue, member)
+    leave(queue, member)
     return 'missing'
   end
   local status, attempts, last = f[2], f[3], f[4]
@@ -40,7 +51,7 @@ local function record(dkey, queue, member, wh, outcome, attempt_no, attempt, sig
   local new_status = status
   if status then
     -- Already final (failed or cancelled with its webhook while in flight): keep it.
-    redis.call('ZREM', queue, member)
+    leave(queue, member)
   elseif outcome == 'retry' then
     new_status = 'pending'
     sets[#sets + 1] = 'q'
@@ -50,7 +61,7 @@ local function record(dkey, queue, member, wh, outcome, attempt_no, attempt, sig
   else
     new_status = FINAL[outcome]
     for _, v in ipairs({'s', new_status, 'q', ''}) do sets[#sets + 1] = v end
-    redis.call('ZREM', queue, member)
+    leave(queue, member)
   end
   redis.call('HSET', dkey, unpack(sets))
   if new_status ~= 'pending' then redis.call('PEXPIRE', dkey, retention) end
@@ -66,6 +77,12 @@ for i = 2, #KEYS, 2 do
     replies[#replies + 1] = reply
   else
     replies[#replies + 1] = 'error:' .. (type(reply) == 'table' and reply.err or tostring(reply))
+  end
+end
+for _, queue in ipairs(queues) do
+  local members = leaving[queue]
+  for i = 1, #members, 4000 do
+    redis.call('ZREM', queue, unpack(members, i, math.min(i + 3999, #members)))
   end
 end
 return replies

@@ -34,6 +34,8 @@ impl WeirBuilder {
         env.insert("WEIR_DELIVERY_RETENTION".into(), "1d".into());
         env.insert("WEIR_DELIVERY_TIMEOUT".into(), "3s".into());
         env.insert("WEIR_DATA_DIR".into(), temp_dir("data").display().to_string());
+        // Several partitions even on one Redis, so every path across partitions is tested.
+        env.insert("WEIR_REDIS_PARTITIONS".into(), "4".into());
         WeirBuilder { env }
     }
 
