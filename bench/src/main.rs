@@ -14,7 +14,8 @@
 //!
 //! Run it with `scripts/bench.sh` (which builds in release mode first). Knobs:
 //! `WEIR_BENCH_SCALE` (a fraction of the load), `WEIR_BENCH_SCENARIO` (one scenario by name),
-//! `WEIR_BENCH_ONLY=plugin` (only the plugin call), `WEIR_BENCH_AOF=no` (Redis without AOF),
+//! `WEIR_BENCH_ONLY=plugin` (only the plugin call), `WEIR_BENCH_ONLY=stages` (Redis CPU per
+//! delivery, stage by stage, in-process), `WEIR_BENCH_AOF=no` (Redis without AOF),
 //! `WEIR_BENCH_COMMANDSTATS=1` (print Redis's per-command statistics and slow log after each
 //! scenario) with `WEIR_BENCH_SLOWLOG_US` (the slow log threshold; `0` logs every command).
 
@@ -24,6 +25,7 @@ mod load;
 mod plugin;
 mod procs;
 mod receiver;
+mod stages;
 
 use std::time::{Duration, Instant};
 
@@ -72,6 +74,12 @@ async fn main() {
         print_fairness(n(2_000)).await;
         return;
     }
+    if std::env::var("WEIR_BENCH_ONLY").as_deref() == Ok("stages") {
+        stages::run(n(20_000), 1).await;
+        println!();
+        stages::run(n(20_000), 10).await;
+        return;
+    }
     let redis = RedisProc::start();
     let mut rows = Vec::new();
 
@@ -94,7 +102,7 @@ async fn main() {
         weir.stop();
         redis.flush().await;
     }
-    let per_delivery = queued_memory(&redis, n(10_000)).await;
+    let (queued, delivered) = queued_memory(&redis, n(10_000)).await;
     let calls = n(20_000);
     let (call_p50, call_p99, fuel) = plugin::call_cost(calls);
 
@@ -132,7 +140,7 @@ async fn main() {
     }
     println!();
     println!(
-        "Redis memory per queued delivery (event, delivery record, indexes, stream entry): {per_delivery:.0} bytes"
+        "Redis memory per delivery (event, delivery record, indexes, queue entry): {queued:.0} bytes queued, {delivered:.0} bytes once delivered (kept for the retention period)"
     );
     println!(
         "Plugin call (report-export-filter, ~1 KB report_export_completed, fresh instance each): p50 {:.1} µs, p99 {:.1} µs over {calls} calls ({fuel} fuel per call)",
@@ -207,14 +215,21 @@ async fn run(weir: &WeirProc, redis: &RedisProc, s: Scenario) -> Row {
 }
 
 /// Publishes `events` to an API-only node and measures Redis' memory growth per delivery.
-async fn queued_memory(redis: &RedisProc, events: usize) -> f64 {
+async fn queued_memory(redis: &RedisProc, events: usize) -> (f64, f64) {
     let weir = WeirProc::start(redis, "mem", &[("WEIR_WORKERS", "false")]);
     let tenant = weir.tenant().await;
     let receiver = FastReceiver::start().await;
     tenant.create_webhook(&weir.base, &receiver.url(), serde_json::json!([])).await;
     let before = redis.used_memory().await;
     Publisher::new(&weir.base, &tenant.publisher_token).run(events, 32, Kind::WorkOrder).await;
-    let after = redis.used_memory().await;
+    let queued = redis.used_memory().await;
     weir.stop();
-    (after.saturating_sub(before)) as f64 / events as f64
+    // Then delivered: what stays for the retention period.
+    let weir = WeirProc::start(redis, "mem", &[]);
+    receiver.wait_for(events, Duration::from_secs(300)).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let delivered = redis.used_memory().await;
+    weir.stop();
+    let per = |after: u64| after.saturating_sub(before) as f64 / events as f64;
+    (per(queued), per(delivered))
 }

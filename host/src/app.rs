@@ -5,12 +5,17 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::Notify;
 
+use crate::batch::Batcher;
 use crate::config::Config;
 use crate::domain::events::Publisher;
 use crate::metrics::Metrics;
 use crate::netguard::UrlRule;
 use crate::plugins::Runtime;
+use crate::store::clients::{TokenOwner, TokenQuery};
 use crate::store::{Partition, Result, Store};
+
+/// Most lookups sent to Redis in one round trip.
+const LOOKUP_BATCH: usize = 128;
 
 /// Everything a request handler or worker needs, built once at start.
 #[derive(Debug)]
@@ -24,6 +29,8 @@ pub struct App {
     pub passwords: crate::auth::passwords::Verifier,
     /// Publishes events in batches per partition.
     pub publisher: Publisher,
+    /// Token lookups, in batches: concurrent requests share one round trip.
+    tokens: Batcher<TokenQuery, Result<Option<TokenOwner>>>,
     /// One signal per partition: this process just queued work there, so its workers look
     /// at once instead of at their next poll.
     arrivals: Vec<Notify>,
@@ -39,6 +46,11 @@ impl App {
     pub fn new(config: Config, store: Store, plugins: Arc<Runtime>) -> App {
         let url_rule = UrlRule::new(config.allow_private_targets.clone());
         let publisher = Publisher::start(&store, config.delivery_retention);
+        let lookups = store.clone();
+        let tokens = Batcher::spawn(LOOKUP_BATCH, move |queries: Vec<TokenQuery>| {
+            let store = lookups.clone();
+            async move { store.lookup_tokens(&queries).await }
+        });
         let arrivals = store.keys().partitions().map(|_| Notify::new()).collect();
         App {
             passwords: crate::auth::passwords::Verifier::new(
@@ -50,10 +62,16 @@ impl App {
             metrics: Metrics::new(),
             plugins,
             publisher,
+            tokens,
             arrivals,
             plugin_hashes: Mutex::default(),
             link_key: tokio::sync::OnceCell::new(),
         }
+    }
+
+    /// The client and plan a live token belongs to (`None`: unknown, expired or revoked).
+    pub async fn token_owner(&self, client_id: &str, token_hash: &str) -> Result<Option<TokenOwner>> {
+        self.tokens.call(TokenQuery { client_id: client_id.to_owned(), token_hash: token_hash.to_owned() }).await?
     }
 
     /// Says that this process queued work in partition `p`.

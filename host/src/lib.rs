@@ -85,6 +85,13 @@ pub async fn run(
     let store = Store::connect(&settings)
         .await
         .map_err(|source| StartError::Redis { url: settings.target.describe(), source })?;
+    if let Some(value) = store.small_listpack_values().await {
+        tracing::warn!(
+            hash_max_listpack_value = value,
+            recommended = store::LISTPACK_VALUE,
+            "this Redis keeps finished delivery records in hash tables (about 2.4 times the memory): set hash-max-listpack-value to the recommended value"
+        );
+    }
     let plugins = Arc::new(plugins::Runtime::new(config.plugin_limits(), config.data_dir.join("plugin-cache"))?);
     let app = Arc::new(App::new(config, store, plugins));
     let engine = if app.config.workers { Some(delivery::Engine::start(app.clone())?) } else { None };

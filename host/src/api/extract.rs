@@ -29,7 +29,7 @@ pub fn bearer_token(parts: &Parts) -> Option<&str> {
 async fn authenticate(parts: &Parts, app: &App, requirement: Requirement) -> Result<Caller, ApiError> {
     let token = bearer_token(parts).ok_or_else(ApiError::invalid_token)?;
     let client = crate::auth::token_client(token).ok_or_else(ApiError::invalid_token)?;
-    let owner = app.store.lookup_token(client, &secrets::hash(token)).await?;
+    let owner = app.token_owner(client, &secrets::hash(token)).await?;
     let caller = Caller::from(owner.ok_or_else(ApiError::invalid_token)?);
     if let Some(limit) = app.config.api_rate_limit
         && let Some(wait) = app.store.take_request(&caller.client_id, limit).await?

@@ -303,10 +303,10 @@ impl Engine {
             Ok(Some(reason)) => {
                 tracing::info!(%webhook, %reason, "webhook deactivated");
                 let store = self.app.store.clone();
-                let (webhook, retention) = (webhook.clone(), self.app.config.delivery_retention);
+                let webhook = webhook.clone();
                 let app = self.app.clone();
                 tokio::spawn(async move {
-                    match store.end_pending(&webhook, crate::store::deliveries::Status::Failed, retention).await {
+                    match store.end_pending(&webhook, crate::store::deliveries::Status::Failed).await {
                         Ok(n) => (0..n).for_each(|_| app.metrics.delivery_finished("failed")),
                         Err(e) => {
                             tracing::warn!(error = %e, %webhook, "cannot fail a deactivated webhook's deliveries yet")
@@ -327,7 +327,7 @@ impl Engine {
         tracing::error!(delivery = %member.delivery, %webhook, %reason, "dead-lettering a delivery");
         let mut wait = Duration::from_millis(100);
         loop {
-            match self.app.store.dead_letter(p, webhook, member, &reason, self.app.config.delivery_retention).await {
+            match self.app.store.dead_letter(p, webhook, member, &reason).await {
                 Ok(()) => {
                     self.app.metrics.dead_letters.inc();
                     self.app.metrics.delivery_finished("failed");

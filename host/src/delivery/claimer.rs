@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
@@ -19,6 +19,9 @@ use crate::store::queue::Ask;
 const CLAIM_MAX: usize = 256;
 /// Webhooks a claim reply names to ask for next (beyond those at their cap here).
 const HINTS: usize = 32;
+/// While every webhook known to have work in the partition is at its cap, how often a claim
+/// still looks for other webhooks' work.
+const LOOK_AROUND: Duration = Duration::from_millis(10);
 /// Poll interval of an idle partition: from the first to the last, doubling.
 const IDLE_MIN: Duration = Duration::from_millis(2);
 const IDLE_MAX: Duration = Duration::from_millis(200);
@@ -27,6 +30,7 @@ impl Engine {
     pub(super) async fn claim_loop(self: Arc<Self>, p: Partition, mut stopped: watch::Receiver<bool>) {
         let mut hints: Vec<String> = Vec::new();
         let mut idle = IDLE_MIN;
+        let mut last_look = Instant::now();
         let lease = self.app.config.takeover_after.as_millis() as u64;
         while !*stopped.borrow() {
             // Registered before looking, so a delivery finishing in between is not missed.
@@ -60,6 +64,20 @@ impl Engine {
                         reserved.insert(webhook.clone(), room);
                     }
                 }
+            }
+            if asks.is_empty() && !hints.is_empty() && last_look.elapsed() < LOOK_AROUND {
+                // Every webhook known to have work here is at its cap: a claim would take
+                // nothing. Wait for room, or until it is time to look for other webhooks.
+                drop(permits);
+                tokio::select! {
+                    _ = tokio::time::sleep(LOOK_AROUND.saturating_sub(last_look.elapsed())) => {}
+                    _ = self.room[usize::from(p.0)].notified() => {}
+                    _ = stopped.changed() => {}
+                }
+                continue;
+            }
+            if asks.is_empty() {
+                last_look = Instant::now();
             }
             let now = crate::time::now_millis();
             let claimed = match self.app.store.claim(p, &asks, budget, HINTS + saturated, now, now + lease).await {

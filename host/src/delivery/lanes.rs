@@ -59,11 +59,17 @@ impl Lanes {
     }
 
     /// How many deliveries of `webhook` a claim may take now (in flight plus waiting may
-    /// reach twice the cap), and promises them to that claim.
+    /// reach twice the cap), and promises them to that claim. While deliveries still wait
+    /// here, a claim waits until half a cap's worth has room: claims come in batches, not
+    /// one per finished attempt (each claim costs Redis the same however much it takes).
     pub(super) fn reserve(&self, webhook: &str) -> usize {
         let mut lanes = self.lock();
         let lane = lanes.entry(webhook.to_owned()).or_default();
         let room = (2 * self.cap).saturating_sub(lane.in_flight + lane.waiting.len() + lane.reserved);
+        let worth = if lane.waiting.is_empty() { 1 } else { (self.cap / 2).max(1) };
+        if room < worth {
+            return 0;
+        }
         lane.reserved += room;
         room
     }
@@ -186,6 +192,22 @@ mod tests {
         let freed = lanes.release("w");
         assert_eq!(freed.next, None);
         assert!(freed.refill.is_empty(), "no partition has work for it any more");
+    }
+
+    #[test]
+    fn while_deliveries_wait_a_claim_waits_for_half_a_cap_of_room() {
+        let lanes = Lanes::new(4);
+        assert_eq!(lanes.reserve("w"), 8);
+        lanes.claimed("w", 8, (0..8).map(waiting).collect());
+        lanes.release("w");
+        assert_eq!(lanes.reserve("w"), 0, "one slot free, three waiting: not worth a claim yet");
+        lanes.release("w");
+        assert_eq!(lanes.reserve("w"), 2, "half a cap");
+        lanes.claimed("w", 2, Vec::new());
+        for _ in 0..4 {
+            lanes.release("w");
+        }
+        assert_eq!(lanes.reserve("w"), 6, "nothing waits: any room is worth a claim");
     }
 
     #[test]

@@ -111,7 +111,6 @@ impl Engine {
                 })
             })
             .collect();
-        let retention = config.delivery_retention;
         let recorders = store
             .keys()
             .partitions()
@@ -119,7 +118,7 @@ impl Engine {
                 let store = store.clone();
                 Batcher::spawn(BATCH, move |outcomes: Vec<Recording>| {
                     let store = store.clone();
-                    async move { store.record(p, &outcomes, retention).await }
+                    async move { store.record(p, &outcomes).await }
                 })
             })
             .collect();

@@ -1,6 +1,6 @@
 //! What a live engine keeps doing besides attempts: renewing the leases of deliveries it
 //! holds for long (so no other worker takes them over), giving superseded snapshot events
-//! their TTL back, and trimming delivery indexes by age.
+//! their TTL back, and removing deliveries past the retention period.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -15,7 +15,7 @@ use crate::store::queue::Member;
 /// How often held leases are looked at (and snapshots released), at most: a third of the
 /// lease when that is shorter.
 const TICK: Duration = Duration::from_secs(5);
-/// How often delivery indexes are trimmed.
+/// How often deliveries past the retention period are removed.
 const TRIM_EVERY: Duration = Duration::from_secs(30 * 60);
 
 impl Engine {
@@ -41,8 +41,8 @@ impl Engine {
                 trimmed = Some(Instant::now());
                 let cutoff =
                     crate::time::now_millis().saturating_sub(self.app.config.delivery_retention.as_millis() as u64);
-                if let Err(e) = self.app.store.trim_delivery_indexes(cutoff).await {
-                    tracing::warn!(error = %e, "cannot trim delivery indexes");
+                if let Err(e) = self.app.store.trim_deliveries(cutoff, self.app.config.delivery_retention).await {
+                    tracing::warn!(error = %e, "cannot remove deliveries past the retention period");
                 }
             }
         }

@@ -59,10 +59,12 @@ impl Event<'_> {
     }
 }
 
-/// Publishes batches of events, one batcher per partition.
+/// Publishes batches of events, one batcher per partition, after finding their subscribers
+/// (also in batches: concurrent publishes share one round trip).
 #[derive(Debug)]
 pub struct Publisher {
     partitions: Vec<Batcher<Publication, Published>>,
+    subscribers: Batcher<(String, String), Result<Vec<String>, StoreError>>,
 }
 
 impl Publisher {
@@ -79,7 +81,17 @@ impl Publisher {
                 })
             })
             .collect();
-        Publisher { partitions }
+        let lookups = store.clone();
+        let subscribers = Batcher::spawn(BATCH, move |pairs: Vec<(String, String)>| {
+            let store = lookups.clone();
+            async move { store.subscribers_of(&pairs).await }
+        });
+        Publisher { partitions, subscribers }
+    }
+
+    /// The active webhooks of the organisation subscribed to the action.
+    async fn subscribers(&self, org_id: &str, action: &str) -> Result<Vec<String>, StoreError> {
+        self.subscribers.call((org_id.to_owned(), action.to_owned())).await?
     }
 
     async fn publish(&self, p: Partition, publication: Publication) -> Result<Published, StoreError> {
@@ -93,7 +105,7 @@ impl Publisher {
 /// Publishes a validated event for an organisation. Idempotent on the event id.
 pub async fn publish(app: &App, org_id: &str, event: &Event<'_>) -> Result<Published, StoreError> {
     let envelope = event.envelope(org_id);
-    let webhooks = app.store.subscribers(org_id, &event.action).await?;
+    let webhooks = app.publisher.subscribers(org_id, &event.action).await?;
     let p = app.store.keys().partition_of_subject(org_id, &event.subject_type, &event.subject_id);
     let snapshot = envelope.len() <= MAX_SNAPSHOT_BYTES;
     let stored = StoredEvent { created_at: event.created_at.clone(), envelope }.encode();

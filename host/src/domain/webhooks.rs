@@ -143,7 +143,7 @@ pub async fn stop(app: &App, org_id: &str, id: &str, off: Off) -> Result<bool, S
         Off::Delete => Status::Cancelled,
         Off::Deactivate(_) => Status::Failed,
     };
-    let ended = app.store.end_pending(id, status, app.config.delivery_retention).await?;
+    let ended = app.store.end_pending(id, status).await?;
     for _ in 0..ended {
         app.metrics.delivery_finished(status.as_str());
     }

@@ -39,6 +39,13 @@ pub struct TokenOwner {
     pub plan: Plan,
 }
 
+/// A token to look up: the client it names and its hash.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenQuery {
+    pub client_id: String,
+    pub token_hash: String,
+}
+
 fn client_from(client_id: &str, f: &HashMap<String, String>) -> Client {
     let text = |name: &str| f.get(name).cloned().unwrap_or_default();
     Client {
@@ -134,13 +141,24 @@ impl Store {
         Ok(stored == 1)
     }
 
-    /// The owner of a live token of `client_id`, unless the client is revoked.
-    pub async fn lookup_token(&self, client_id: &str, token_hash: &str) -> Result<Option<TokenOwner>> {
-        let (live, fields): (bool, HashMap<String, String>) = redis::pipe()
-            .exists(self.keys().token(client_id, token_hash))
-            .hgetall(self.keys().client(client_id))
-            .query_async(&mut self.conn())
-            .await?;
+    /// Looks up many tokens in one go (group commit of concurrent requests): one answer
+    /// per query, in order.
+    pub async fn lookup_tokens(&self, queries: &[TokenQuery]) -> Result<Vec<Result<Option<TokenOwner>>>> {
+        let pipes: Vec<redis::Pipeline> = queries
+            .iter()
+            .map(|q| {
+                let mut pipe = redis::pipe();
+                pipe.exists(self.keys().token(&q.client_id, &q.token_hash)).hgetall(self.keys().client(&q.client_id));
+                pipe
+            })
+            .collect();
+        let replies = self.conn().query_each(&pipes).await?;
+        Ok(queries.iter().zip(replies).map(|(q, reply)| self.token_owner(&q.client_id, reply?)).collect())
+    }
+
+    fn token_owner(&self, client_id: &str, reply: Vec<redis::Value>) -> Result<Option<TokenOwner>> {
+        let (live, fields): (bool, HashMap<String, String>) = redis::from_redis_value(redis::Value::Array(reply))
+            .map_err(|e| StoreError::Corrupt { key: self.keys().client(client_id), reason: e.to_string() })?;
         if !live || fields.is_empty() {
             return Ok(None);
         }

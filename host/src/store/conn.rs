@@ -104,6 +104,39 @@ impl Conn {
     }
 }
 
+impl Conn {
+    /// Runs independent pipelines (each on one slot, none atomic) as cheaply as the
+    /// topology allows: on one Redis as one pipeline (one round trip for all), on a cluster
+    /// each on its own node, concurrently. One reply list per pipeline, in order; a
+    /// pipeline with a failed command gets that error alone.
+    pub async fn query_each(&mut self, pipes: &[Pipeline]) -> redis::RedisResult<Vec<redis::RedisResult<Vec<Value>>>> {
+        match self {
+            Conn::Single(conn) => {
+                let mut all = redis::pipe();
+                all.ignore_errors();
+                for cmd in pipes.iter().flat_map(|p| p.cmd_iter()) {
+                    all.add_command(cmd.clone());
+                }
+                let mut replies: Vec<Value> = all.query_async(conn).await?;
+                let mut out = Vec::with_capacity(pipes.len());
+                for pipe in pipes {
+                    let rest = replies.split_off(pipe.len().min(replies.len()));
+                    let own = std::mem::replace(&mut replies, rest);
+                    out.push(own.into_iter().map(Value::extract_error).collect());
+                }
+                Ok(out)
+            }
+            Conn::Cluster(conn) => {
+                let calls = pipes.iter().map(|pipe| {
+                    let mut conn = conn.clone();
+                    async move { pipe.query_async::<Vec<Value>>(&mut conn).await }
+                });
+                Ok(futures_util::future::join_all(calls).await)
+            }
+        }
+    }
+}
+
 impl ConnectionLike for Conn {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
         match self {

@@ -14,7 +14,7 @@
 //! | `k` | the last attempt number allowed (set by a manual retry) | retry |
 //! | `b`, `h`, `p` | once plugins ran: the rendered body (absent: the envelope), extra headers, plugin outcomes | record |
 //! | `r` | why it was dead-lettered | dead letter |
-//! | `u` | last change (ms) | record, retry |
+//! | `u` | last change without an attempt (ms); else the latest attempt's end is | record, retry |
 //!
 //! `created_at` is the time in the delivery's id; the request's other headers follow from
 //! the record and the event, so they are not stored.
@@ -150,16 +150,14 @@ fn delivery_from(key: &str, id: &str, row: &HashMap<String, String>, event: Opti
         Status::Pending => millis_text(row.get("q").filter(|q| !q.is_empty())).or_else(|| Some(created_at.clone())),
         _ => None,
     };
-    let attempts: Vec<Value> = match row.get("x").filter(|x| !x.is_empty()) {
+    let stored: Vec<Value> = match row.get("x").filter(|x| !x.is_empty()) {
         None => Vec::new(),
-        Some(x) => match serde_json::from_str::<Vec<Value>>(x) {
-            Ok(stored) => stored.iter().map(attempt_object).collect(),
-            Err(e) => {
-                tracing::warn!(%key, error = %e, "a delivery record has attempts that are not JSON");
-                Vec::new()
-            }
-        },
+        Some(x) => serde_json::from_str(x).unwrap_or_else(|e| {
+            tracing::warn!(%key, error = %e, "a delivery record has attempts that are not JSON");
+            Vec::new()
+        }),
     };
+    let attempts: Vec<Value> = stored.iter().map(attempt_object).collect();
     let last: usize = row.get("l").and_then(|n| n.parse().ok()).unwrap_or(0);
     let event_created_at = event.map(|e| e.created_at.clone()).unwrap_or_default();
     let headers = match row.get("g").filter(|_| last > 0) {
@@ -185,13 +183,22 @@ fn delivery_from(key: &str, id: &str, row: &HashMap<String, String>, event: Opti
         status,
         attempts,
         next_attempt_at,
-        updated_at: millis_text(row.get("u")).unwrap_or_else(|| created_at.clone()),
+        updated_at: millis_text(updated_ms(row.get("u"), &stored).as_ref()).unwrap_or_else(|| created_at.clone()),
         created_at,
         request: Request { headers: raw(key, Some(&headers), "{}"), body },
         plugins: raw(key, row.get("p"), "[]"),
         error,
         org_id: text("o"),
     }
+}
+
+/// When a delivery last changed: its latest attempt's end, or `u` when something later
+/// changed it without an attempt (a manual retry, its webhook going away).
+fn updated_ms(u: Option<&String>, stored: &[Value]) -> Option<String> {
+    let changed = u.and_then(|u| u.parse::<u64>().ok());
+    let attempted =
+        stored.last().and_then(|a| Some(a.get(0)?.as_u64()? + a.get(2).and_then(Value::as_u64).unwrap_or(0)));
+    changed.max(attempted).map(|ms| ms.to_string())
 }
 
 /// Which deliveries a listing keeps.
@@ -487,42 +494,6 @@ impl Store {
             }
         }
         Ok(out)
-    }
-
-    /// Drops the index lists of days before `cutoff_ms` (their records have expired or
-    /// soon will) — the week before it, in case earlier trims did not run — in every
-    /// partition, so the indexes stay bounded.
-    pub async fn trim_delivery_indexes(&self, cutoff_ms: u64) -> Result<()> {
-        let cutoff = super::keys::day_of(cutoff_ms);
-        let days: Vec<u32> = (cutoff.saturating_sub(7)..cutoff).collect();
-        for org in self.org_ids().await? {
-            let webhooks = self.webhook_ids(&org).await?;
-            let trims = self.keys().partitions().map(|p| {
-                let mut keys = Vec::new();
-                for &day in &days {
-                    keys.push(self.keys().org_deliveries(p, &org, day));
-                    keys.extend(webhooks.iter().map(|wh| self.keys().webhook_deliveries(p, wh, day)));
-                }
-                async move { redis::cmd("DEL").arg(keys).query_async::<i64>(&mut self.conn()).await }
-            });
-            futures_util::future::try_join_all(trims).await?;
-        }
-        Ok(())
-    }
-
-    /// Forgets the delivery index of a deleted webhook, `retention` back (listings fall back
-    /// to the organisation's index for it).
-    pub async fn drop_webhook_index(&self, webhook: &str, retention: std::time::Duration) -> Result<()> {
-        let now = crate::time::now_millis();
-        let days: Vec<u32> = (super::keys::day_of(now.saturating_sub(retention.as_millis() as u64)).saturating_sub(1)
-            ..=super::keys::day_of(now) + 1)
-            .collect();
-        let drops = self.keys().partitions().map(|p| {
-            let keys: Vec<String> = days.iter().map(|d| self.keys().webhook_deliveries(p, webhook, *d)).collect();
-            async move { redis::cmd("DEL").arg(keys).query_async::<i64>(&mut self.conn()).await }
-        });
-        futures_util::future::try_join_all(drops).await?;
-        Ok(())
     }
 }
 

@@ -10,6 +10,7 @@
 //! keys): about a third of a typical envelope's size, and less for small ones.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use super::keys::Partition;
@@ -20,6 +21,12 @@ use crate::ids::{self, Kind};
 /// Most record snapshots kept per organisation (the least recently updated, sampled, go
 /// first); each partition keeps its share.
 pub const MAX_SNAPSHOTS_PER_ORG: usize = 50_000;
+/// Every this many snapshots a publish checks the organisation's cap (and then evicts up to
+/// twice as many records as this): the check would cost Redis a command per event otherwise.
+const CAP_CHECK_EVERY: u32 = 8;
+/// Snapshots published by this process (for [`CAP_CHECK_EVERY`]).
+static SNAPSHOTS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
 /// Largest event kept as a record's snapshot (its envelope, uncompressed).
 pub const MAX_SNAPSHOT_BYTES: usize = 256 * 1024;
 
@@ -137,7 +144,7 @@ impl Store {
         let keys = self.keys();
         let mut call = PUBLISH.call();
         call.key(&keys.ready(p)).key(&keys.released_events(p));
-        let cap = MAX_SNAPSHOTS_PER_ORG.div_ceil(usize::from(keys.partition_count()));
+        let cap = self.snapshots_per_org.div_ceil(usize::from(keys.partition_count()));
         call.arg(crate::time::now_millis()).arg(retention.as_millis() as u64).arg(cap);
         for event in batch {
             call.key(&keys.event(p, &event.org_id, &event.event_id)).key(&keys.snapshots(p, &event.org_id));
@@ -148,7 +155,11 @@ impl Store {
                 .arg(&event.subject)
                 .arg(event.event_ms)
                 .arg(if event.deleted { "1" } else { "0" })
-                .arg(if event.snapshot { "1" } else { "0" })
+                .arg(match event.snapshot {
+                    false => "n",
+                    true if SNAPSHOTS.fetch_add(1, Ordering::Relaxed).is_multiple_of(CAP_CHECK_EVERY) => "c",
+                    true => "y",
+                })
                 .arg(event.webhooks.len());
             for webhook in &event.webhooks {
                 let delivery = ids::new_tagged(Kind::Delivery, p.0);

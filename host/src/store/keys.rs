@@ -41,8 +41,9 @@
 //! | `P:{q}:evt:{org}:{evt}` | string, TTL | an event: its `created_at` and the compressed envelope; also its id's idempotency record. No TTL while it is the newest snapshot of its record |
 //! | `P:{q}:snap:{org}` | hash | `Type:id` → `ms evt`: the newest event about each record (report exports) |
 //! | `P:{q}:release` | list | events no longer the newest of their record, to be given back their TTL |
-//! | `P:{q}:d:{dlv}` | hash | a delivery (`store::deliveries`); TTL once it is final |
+//! | `P:{q}:d:{dlv}` | hash | a delivery (`store::deliveries`); no TTL: removed with its day (`store::trim`) |
 //! | `P:{q}:od:{org}:{day}`, `P:{q}:wd:{wh}:{day}` | list | delivery ids of an organisation / a webhook made here on a day (UTC, days since the epoch), in the order they were made |
+//! | `P:{q}:trimmed` | hash | organisation → the last day whose deliveries were removed here |
 //! | `P:{q}:ready` | zset | webhooks with queued deliveries here, by when the next one is due (ms) |
 //! | `P:{q}:wn:{wh}` | list | a webhook's new deliveries here, not yet claimed (`dlv org evt`), oldest first |
 //! | `P:{q}:w:{wh}` | zset | a webhook's other queued deliveries here (`dlv org evt`): waiting for a retry (by its time) or being attempted (by the end of the lease) |
@@ -277,6 +278,10 @@ impl Keys {
 
     pub fn webhook_deliveries(&self, p: Partition, webhook: &str, day: u32) -> String {
         self.part(p, &["wd", webhook, &day.to_string()])
+    }
+
+    pub fn trimmed(&self, p: Partition) -> String {
+        self.part(p, &["trimmed"])
     }
 
     pub fn ready(&self, p: Partition) -> String {

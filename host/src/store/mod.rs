@@ -25,6 +25,7 @@ pub mod queue;
 pub mod rate;
 mod reply;
 mod scripts;
+mod trim;
 pub mod users;
 pub mod webhooks;
 
@@ -106,6 +107,8 @@ pub struct Settings {
     /// Replicas an acknowledged write waits for (`WAIT`), and for how long.
     pub wait_replicas: u32,
     pub wait_timeout: Duration,
+    /// Most record snapshots kept per organisation ([`events::MAX_SNAPSHOTS_PER_ORG`]).
+    pub snapshots_per_org: usize,
 }
 
 impl Settings {
@@ -117,9 +120,15 @@ impl Settings {
             partitions: 1,
             wait_replicas: 0,
             wait_timeout: Duration::from_secs(1),
+            snapshots_per_org: events::MAX_SNAPSHOTS_PER_ORG,
         }
     }
 }
+
+/// The `hash-max-listpack-value` Weir's records want (the managed Redis runs with it): a
+/// finished delivery's record holds its signature and attempts, past Redis's default of 64
+/// bytes, which would make it a hash table of about 2.4 times the memory.
+pub const LISTPACK_VALUE: &str = "512";
 
 /// Partitions of a new data set on a cluster unless configured (on one Redis: one).
 pub const CLUSTER_PARTITIONS: u16 = 16;
@@ -132,6 +141,7 @@ pub struct Store {
     keys: Arc<Keys>,
     wait_replicas: u32,
     wait_timeout: Duration,
+    snapshots_per_org: usize,
 }
 
 impl std::fmt::Debug for Store {
@@ -173,6 +183,7 @@ impl Store {
             keys: Arc::new(Keys::new(&settings.prefix, partitions)),
             wait_replicas: settings.wait_replicas,
             wait_timeout: settings.wait_timeout,
+            snapshots_per_org: settings.snapshots_per_org,
         })
     }
 
@@ -189,6 +200,15 @@ impl Store {
     /// The key prefix, without the trailing colon.
     pub fn prefix(&self) -> &str {
         self.keys.prefix()
+    }
+
+    /// Redis's `hash-max-listpack-value` when it is below [`LISTPACK_VALUE`]; `None` when it
+    /// is not (or `CONFIG` is not allowed, as on some managed services).
+    pub async fn small_listpack_values(&self) -> Option<u64> {
+        let reply: Vec<String> =
+            redis::cmd("CONFIG").arg("GET").arg("hash-max-listpack-value").query_async(&mut self.conn()).await.ok()?;
+        let value: u64 = reply.get(1)?.parse().ok()?;
+        (value < LISTPACK_VALUE.parse().unwrap_or(0)).then_some(value)
     }
 
     pub async fn ping(&self) -> Result<()> {

@@ -250,15 +250,10 @@ impl Store {
 
     /// Records outcomes of one partition's deliveries, each atomically and in order: one
     /// reply per outcome (a record that cannot be read fails only its own).
-    pub async fn record(
-        &self,
-        p: Partition,
-        outcomes: &[Recording],
-        retention: Duration,
-    ) -> Result<Vec<Result<Recorded>>> {
+    pub async fn record(&self, p: Partition, outcomes: &[Recording]) -> Result<Vec<Result<Recorded>>> {
         let mut call = RECORD.call();
         call.key(&self.keys().ready(p));
-        call.arg(crate::time::now_millis()).arg(retention.as_millis() as u64);
+        call.arg(crate::time::now_millis());
         for r in outcomes {
             call.key(&self.keys().delivery(p, &r.member.delivery)).key(&self.keys().webhook_queue(p, &r.webhook));
             let due = match r.outcome {
@@ -342,14 +337,7 @@ impl Store {
 
     /// Fails a delivery whose record cannot be read, with `reason`, and takes it out of its
     /// webhook's queue for good (`lua/dead_letter.lua`).
-    pub async fn dead_letter(
-        &self,
-        p: Partition,
-        webhook: &str,
-        member: &Member,
-        reason: &str,
-        retention: Duration,
-    ) -> Result<()> {
+    pub async fn dead_letter(&self, p: Partition, webhook: &str, member: &Member, reason: &str) -> Result<()> {
         let _: i64 = DEAD_LETTER
             .call()
             .key(&self.keys().delivery(p, &member.delivery))
@@ -357,7 +345,6 @@ impl Store {
             .arg(member.text())
             .arg(crate::time::now_millis())
             .arg(reason)
-            .arg(retention.as_millis() as u64)
             .arg(&member.org)
             .arg(webhook)
             .run(&mut self.conn())
@@ -425,7 +412,7 @@ impl Store {
 
     /// Ends every queued delivery of a webhook, in every partition, with `status` (`failed`
     /// when it was deactivated, `cancelled` when it was deleted); how many.
-    pub async fn end_pending(&self, webhook: &str, status: Status, retention: Duration) -> Result<usize> {
+    pub async fn end_pending(&self, webhook: &str, status: Status) -> Result<usize> {
         let mut ended = 0;
         for p in self.keys().partitions() {
             let queue = self.keys().webhook_queue(p, webhook);
@@ -449,7 +436,7 @@ impl Store {
                 let members: Vec<Member> = members.iter().filter_map(|m| Member::parse(m)).collect();
                 let mut call = END_PENDING.call();
                 call.key(&self.keys().ready(p)).key(&queue);
-                call.arg(crate::time::now_millis()).arg(status.as_str()).arg(retention.as_millis() as u64).arg(webhook);
+                call.arg(crate::time::now_millis()).arg(status.as_str()).arg(webhook);
                 for m in &members {
                     call.key(&self.keys().delivery(p, &m.delivery));
                     call.arg(m.text());

@@ -56,6 +56,7 @@ lua!(REVOKE_CLIENT, "revoke_client.lua");
 lua!(REVOKE_TOKEN, "revoke_token.lua");
 lua!(EXPORT_CREATE, "export_create.lua");
 lua!(RATE, "rate.lua");
+lua!(TRIM, "trim.lua");
 
 impl Lua {
     /// A call of this script, to which keys and arguments are added.

@@ -214,6 +214,31 @@ impl Store {
         self.members(&self.keys().subscribers(org_id, action)).await
     }
 
+    /// [`Store::subscribers`] of many (organisation, action) pairs in one go (group
+    /// commit of concurrent publishes): one answer per pair, in order.
+    pub async fn subscribers_of(&self, pairs: &[(String, String)]) -> Result<Vec<Result<Vec<String>>>> {
+        let pipes: Vec<redis::Pipeline> = pairs
+            .iter()
+            .map(|(org, action)| {
+                let mut pipe = redis::pipe();
+                pipe.smembers(self.keys().subscribers(org, action));
+                pipe
+            })
+            .collect();
+        let replies = self.conn().query_each(&pipes).await?;
+        Ok(replies
+            .into_iter()
+            .zip(pairs)
+            .map(|(reply, (org, action))| {
+                let value = reply?.pop().unwrap_or(redis::Value::Nil);
+                redis::from_redis_value(value).map_err(|e| StoreError::Corrupt {
+                    key: self.keys().subscribers(org, action),
+                    reason: e.to_string(),
+                })
+            })
+            .collect())
+    }
+
     /// A page of the organisation's webhooks, newest first, after `cursor`.
     pub async fn list_webhooks(
         &self,

@@ -476,11 +476,16 @@ async fn deleting_a_webhook_cancels_its_queued_deliveries() {
 }
 
 #[tokio::test]
-async fn records_expire_and_indexes_are_trimmed() {
-    let weir = WeirBuilder::shared().env("WEIR_DELIVERY_RETENTION", "90s").start().await;
+async fn records_go_with_their_day_and_events_expire() {
+    let weir =
+        WeirBuilder::shared().env("WEIR_DELIVERY_RETENTION", "90s").env("WEIR_RETRY_SCHEDULE", "20s").start().await;
     let t = weir.tenant(Plan::Pro).await;
     let receiver = Receiver::start().await;
     let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    // A second webhook whose endpoint keeps failing: its delivery is still pending (a
+    // retry waits) when its day is trimmed.
+    let failing = Receiver::replying(Reply::Status(500)).await;
+    let waiting = t.admin.create_webhook(&failing.url, &["work_order_created"]).await;
     let event_id = t.publisher.publish(&work_order_event("wo_1")).await;
     // A newer event about the same work order: the first is no longer its newest snapshot,
     // so it expires like any other (the newest is kept for report exports).
@@ -488,23 +493,41 @@ async fn records_expire_and_indexes_are_trimmed() {
     newer["created_at"] = json!(weir::time::format_millis(weir::time::now_millis() + 1000));
     t.publisher.publish(&newer).await;
     let d = t.admin.settled(webhook["id"].as_str().unwrap(), 2).await.pop().unwrap();
+    failing.wait_for(2, Duration::from_secs(10)).await;
+    let pending = t.admin.deliveries_of(waiting["id"].as_str().unwrap()).await.pop().unwrap();
+    assert_eq!(pending["status"], "pending");
     let mut conn = crate::support::redis::shared().conn();
     let keys = weir.store.keys();
-    let dlv = d["id"].as_str().unwrap();
-    let delivery_key = keys.delivery(keys.partition_of_delivery(dlv).unwrap(), dlv);
+    let key_of = |d: &Value| {
+        let id = d["id"].as_str().unwrap();
+        keys.delivery(keys.partition_of_delivery(id).unwrap(), id)
+    };
+    let (delivery_key, pending_key) = (key_of(&d), key_of(&pending));
     let event_key = keys.event(keys.partition_of_subject(&t.org_id, "WorkOrder", "wo_1"), &t.org_id, &event_id);
     eventually("the superseded event has its TTL back", Duration::from_secs(15), async || {
         let ttl: i64 = redis::cmd("PTTL").arg(&event_key).query(&mut conn).unwrap();
         (ttl > 0).then_some(())
     })
     .await;
-    for key in [delivery_key, event_key] {
-        let ttl: i64 = redis::cmd("PTTL").arg(&key).query(&mut conn).unwrap();
-        assert!(ttl > 0 && ttl <= 90_000, "{key}: {ttl}");
-    }
-    // Indexes are kept by day: a cutoff in tomorrow drops today's.
-    weir.store.trim_delivery_indexes(weir::time::now_millis() + 86_400_000).await.unwrap();
+    let ttl: i64 = redis::cmd("PTTL").arg(&event_key).query(&mut conn).unwrap();
+    assert!(ttl > 0 && ttl <= 90_000, "{event_key}: {ttl}");
+    let ttl: i64 = redis::cmd("PTTL").arg(&delivery_key).query(&mut conn).unwrap();
+    assert_eq!(ttl, -1, "a record has no TTL of its own: it goes with its day");
+
+    // Days are trimmed whole: a cutoff in tomorrow takes today's records and indexes.
+    let seen =
+        weir.store.trim_deliveries(weir::time::now_millis() + 86_400_000, Duration::from_secs(90)).await.unwrap();
+    assert!(seen >= 4, "{seen} records looked at");
+    let exists: bool = redis::cmd("EXISTS").arg(&delivery_key).query(&mut conn).unwrap();
+    assert!(!exists, "a final record goes with its day");
+    let ttl: i64 = redis::cmd("PTTL").arg(&pending_key).query(&mut conn).unwrap();
+    assert!(ttl > 0 && ttl <= 90_000, "a pending record is kept, with the retention period as its TTL: {ttl}");
     assert_eq!(t.admin.deliveries_of(webhook["id"].as_str().unwrap()).await.len(), 0);
+    t.admin.get(&format!("/api/v2/webhook_deliveries/{}", d["id"].as_str().unwrap())).await.expect(404);
+    // The next trim starts after the day it reached: nothing is looked at twice.
+    let again =
+        weir.store.trim_deliveries(weir::time::now_millis() + 86_400_000, Duration::from_secs(90)).await.unwrap();
+    assert_eq!(again, 0);
 }
 
 #[tokio::test]

@@ -2,6 +2,7 @@
 //! links, announced by `report_export_completed` (contract §2; service document §2, §6).
 
 use std::process::Command;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -315,4 +316,46 @@ async fn the_newest_event_about_a_record_is_kept_without_a_copy_and_the_rest_exp
         (pttl(&mut conn, "evt_keep-2") > 0).then_some(())
     })
     .await;
+}
+
+#[tokio::test]
+async fn an_organisation_keeps_at_most_its_cap_of_snapshots_the_newest_stay() {
+    use weir::store::events::{Publication, StoredEvent};
+    let builder = WeirBuilder::shared();
+    let mut settings = builder.config().store_settings().expect("redis");
+    settings.snapshots_per_org = 40;
+    settings.partitions = 1;
+    let store = weir::store::Store::connect(&settings).await.unwrap();
+    let p = weir::store::Partition(0);
+    let org = "org_01CAPTEST0000000000000000";
+    let stored =
+        Arc::new(StoredEvent { created_at: "2026-11-22T10:00:00.000Z".into(), envelope: "{}".into() }.encode());
+    let batch: Vec<Publication> = (0..400)
+        .map(|i| Publication {
+            org_id: org.into(),
+            event_id: format!("evt_cap_{i:04}"),
+            action: "form_completed".into(),
+            subject: format!("Form:frm_{i:04}"),
+            deleted: false,
+            event_ms: 1_795_000_000_000 + i,
+            stored: stored.clone(),
+            snapshot: true,
+            webhooks: Vec::new(),
+        })
+        .collect();
+    for chunk in batch.chunks(10) {
+        store.publish(p, chunk, Duration::from_secs(600)).await.unwrap();
+    }
+    let mut conn = crate::support::redis::shared().conn();
+    let kept: std::collections::HashMap<String, String> =
+        redis::cmd("HGETALL").arg(store.keys().snapshots(p, org)).query(&mut conn).unwrap();
+    assert!(kept.len() <= 40 + 8, "{} snapshots kept for a cap of 40", kept.len());
+    assert!(kept.len() >= 40 - 16, "{} snapshots kept: evictions stop at the cap", kept.len());
+    assert!(kept.contains_key("Form:frm_0399"), "the newest record is kept");
+    // Evicted records' events get their TTL back (through the released list).
+    let evicted = (0..400).map(|i| format!("Form:frm_{i:04}")).find(|s| !kept.contains_key(s)).unwrap();
+    let released: Vec<String> =
+        redis::cmd("LRANGE").arg(store.keys().released_events(p)).arg(0).arg(-1).query(&mut conn).unwrap();
+    let id = evicted.replace("Form:frm_", "evt_cap_");
+    assert!(released.iter().any(|r| r.ends_with(&id)), "{id} is to be released");
 }

@@ -3,16 +3,14 @@
 -- moves its new deliveries to its sorted queue (`drain_new.lua`), lists the queue's
 -- members and calls again until the queue is empty.
 -- KEYS: 1 ready, 2 the webhook's queue, then per listed delivery: its record
--- ARGV: 1 now (ms), 2 the status to give, 3 retention (ms), 4 webhook id, then per delivery:
---       its queue member
+-- ARGV: 1 now (ms), 2 the status to give, 3 webhook id, then per delivery: its queue member
 -- Returns how many members are left in the webhook's queue.
-local ready, queue, now, status, retention, wh = KEYS[1], KEYS[2], ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
+local ready, queue, now, status, wh = KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3]
 for i = 3, #KEYS do
-  local dkey, member = KEYS[i], ARGV[i + 2]
+  local dkey, member = KEYS[i], ARGV[i + 1]
   local f = redis.call('HMGET', dkey, 'o', 's')
   if f[1] and not f[2] then
     redis.call('HSET', dkey, 's', status, 'q', '', 'u', now)
-    redis.call('PEXPIRE', dkey, retention)
   end
   redis.call('ZREM', queue, member)
 end

@@ -6,12 +6,15 @@
 --       the webhook's list of new deliveries
 -- ARGV: 1 now (ms), 2 retention (ms), 3 most snapshots per organisation, then per event:
 --       1 event id, 2 organisation, 3 stored value, 4 action, 5 subject (`Type:id`), 6 event
---       time (ms), 7 '1' if the subject was deleted, 8 '1' if it may be kept as a snapshot,
+--       time (ms), 7 '1' if the subject was deleted, 8 snapshot: 'n' not kept (too large), 'y'
+--       kept, 'c' kept and the organisation's cap enforced (the caller asks this of one
+--       snapshot in eight, so the check costs little; each check evicts up to 16),
 --       9 number of deliveries, then per delivery: 1 delivery id, 2 webhook id
 -- Returns per event: 'new' or 'dup'.
 -- A delivery record holds only what cannot be derived: `o` organisation, `w` webhook, `e`
 -- event, `a` action (created_at is in its id, pending is the absence of `s`).
-local now, retention, cap = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+-- Numbers that only go back to Redis stay strings: Lua would format them again.
+local now, retention, cap = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local ready, released = KEYS[1], KEYS[2]
 local ki, ai = 3, 4
 local replies = {}
@@ -32,7 +35,8 @@ local ready_lt = {}
 -- organisation's snapshot hash; that event keeps no TTL while it is the newest. Superseded
 -- ones go to the released list, whose events get their TTL back later (their keys are not
 -- declared here). Beyond the cap, the least recently updated records (sampled) go first.
-local function keep_snapshot(skey, org, evt, subject, ms, deleted)
+local function keep_snapshot(skey, org, evt, subject, ms_text, deleted, check_cap)
+  local ms = tonumber(ms_text)
   local current = redis.call('HGET', skey, subject)
   local cur_ms, cur_evt
   if current then
@@ -47,9 +51,14 @@ local function keep_snapshot(skey, org, evt, subject, ms, deleted)
     return false
   end
   if current and cur_ms > ms then return false end
-  redis.call('HSET', skey, subject, ms .. ' ' .. evt)
-  if current and cur_evt ~= evt then redis.call('RPUSH', released, org .. ' ' .. cur_evt) end
-  if redis.call('HLEN', skey) > cap then
+  redis.call('HSET', skey, subject, ms_text .. ' ' .. evt)
+  if current then
+    if cur_evt ~= evt then redis.call('RPUSH', released, org .. ' ' .. cur_evt) end
+    return true
+  end
+  if not check_cap then return true end
+  local over = redis.call('HLEN', skey) - cap
+  for _ = 1, math.min(over, 16) do
     local oldest, oldest_ms = nil, nil
     local sample = redis.call('HRANDFIELD', skey, 8, 'WITHVALUES')
     for i = 1, #sample, 2 do
@@ -69,13 +78,13 @@ end
 
 while ai <= #ARGV do
   local evt, org, value, action, subject = ARGV[ai], ARGV[ai + 1], ARGV[ai + 2], ARGV[ai + 3], ARGV[ai + 4]
-  local ms, deleted, eligible, n = tonumber(ARGV[ai + 5]), ARGV[ai + 6] == '1', ARGV[ai + 7] == '1', tonumber(ARGV[ai + 8])
+  local ms, deleted, snapshot, n = ARGV[ai + 5], ARGV[ai + 6] == '1', ARGV[ai + 7], tonumber(ARGV[ai + 8])
   local ekey, skey = KEYS[ki], KEYS[ki + 1]
   ai, ki = ai + 9, ki + 2
   if redis.call('EXISTS', ekey) == 1 then
     replies[#replies + 1] = 'dup'
   else
-    local newest = (eligible or deleted) and keep_snapshot(skey, org, evt, subject, ms, deleted)
+    local newest = (snapshot ~= 'n' or deleted) and keep_snapshot(skey, org, evt, subject, ms, deleted, snapshot == 'c')
     if newest then
       redis.call('SET', ekey, value)
     else

@@ -2,7 +2,7 @@
 -- commit), each as if recorded alone and in order; a record that cannot be read fails only
 -- its own reply.
 -- KEYS: 1 ready, then per outcome: 1 the delivery, 2 its webhook's queue
--- ARGV: 1 now (ms), 2 retention (ms), then per outcome: 1 queue member (`dlv org evt`),
+-- ARGV: 1 now (ms), then per outcome: 1 queue member (`dlv org evt`),
 --       2 webhook id, 3 outcome, 4 attempt number, 5 attempt (JSON array, '' if no request
 --       was made), 6 the request's signature, 7 next due (ms, for `retry`), 8 extra fields
 --       (JSON array of field, value; '' for none)
@@ -11,7 +11,7 @@
 -- Returns per outcome: the delivery's status after it ('pending' while a retry is due),
 -- 'missing' (expired), or 'error:' and why.
 -- Recording the same attempt twice (a retried call) changes nothing the second time.
-local now, retention = ARGV[1], tonumber(ARGV[2])
+local now = ARGV[1]
 local ready = KEYS[1]
 local FINAL = {succeeded = 'succeeded', failed = 'failed', gone = 'failed', filtered = 'filtered', cancelled = 'cancelled'}
 -- Members that leave their queues, removed with one call per queue at the end.
@@ -36,7 +36,9 @@ local function record(dkey, queue, member, wh, outcome, attempt_no, attempt, sig
   if attempt ~= '' and last == attempt_no then
     return status or 'pending'
   end
-  local sets = {'u', now}
+  -- `u` (last change) only without an attempt: otherwise the attempt says when.
+  local sets = {}
+  if attempt == '' then sets = {'u', now} end
   if fields ~= '' then
     for _, v in ipairs(cjson.decode(fields)) do sets[#sets + 1] = v end
   end
@@ -46,7 +48,9 @@ local function record(dkey, queue, member, wh, outcome, attempt_no, attempt, sig
     else
       attempts = string.sub(attempts, 1, -2) .. ',' .. attempt .. ']'
     end
-    for _, v in ipairs({'x', attempts, 'g', signature, 'l', attempt_no}) do sets[#sets + 1] = v end
+    local n = #sets
+    sets[n + 1], sets[n + 2], sets[n + 3], sets[n + 4], sets[n + 5], sets[n + 6] =
+      'x', attempts, 'g', signature, 'l', attempt_no
   end
   local new_status = status
   if status then
@@ -59,18 +63,20 @@ local function record(dkey, queue, member, wh, outcome, attempt_no, attempt, sig
     redis.call('ZADD', queue, due, member)
     redis.call('ZADD', ready, 'LT', due, wh)
   else
+    -- (`q` is read only while pending: a final status needs no clearing of it.)
     new_status = FINAL[outcome]
-    for _, v in ipairs({'s', new_status, 'q', ''}) do sets[#sets + 1] = v end
+    sets[#sets + 1] = 's'
+    sets[#sets + 1] = new_status
     leave(queue, member)
   end
+  -- (No TTL: records go with their day's index, `trim.lua`.)
   redis.call('HSET', dkey, unpack(sets))
-  if new_status ~= 'pending' then redis.call('PEXPIRE', dkey, retention) end
   return new_status
 end
 
 local replies = {}
 for i = 2, #KEYS, 2 do
-  local a = 3 + (i - 2) * 4
+  local a = 2 + (i - 2) * 4
   local ok, reply = pcall(record, KEYS[i], KEYS[i + 1], ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3],
     ARGV[a + 4], ARGV[a + 5], ARGV[a + 6], ARGV[a + 7])
   if ok then

@@ -32,6 +32,7 @@ for i = 2, #KEYS, 3 do
   else
     redis.call('HDEL', dkey, 's')
     redis.call('HSET', dkey, 'k', tostring((tonumber(f[3] or '0') or 0) + 1), 'q', now, 'u', now)
+    -- (A record the trim found pending past its day has a TTL: this one is pending again.)
     redis.call('PERSIST', dkey)
     redis.call('ZADD', queue, now, member)
     redis.call('ZADD', ready, 'LT', now, wh)

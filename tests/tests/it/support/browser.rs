@@ -1,6 +1,7 @@
 //! A real headless Chromium for tests, driven through chromedriver's W3C WebDriver
 //! protocol (JSON over HTTP). Screenshots go to `target/browser-screenshots/`.
 
+use std::os::unix::process::CommandExt as _;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -27,6 +28,9 @@ impl Browser {
         let port = free_port();
         let driver = Command::new("chromedriver")
             .arg(format!("--port={port}"))
+            // Its own process group, so that dropping the session stops Chromium too (it
+            // would outlive chromedriver otherwise).
+            .process_group(0)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -155,6 +159,8 @@ impl Browser {
 
 impl Drop for Browser {
     fn drop(&mut self) {
+        let group = format!("-{}", self.driver.id());
+        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
         let _ = self.driver.kill();
         let _ = self.driver.wait();
     }
