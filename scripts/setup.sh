@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what Weir's commands need and a fresh machine may lack:
-#   - redis-server (Debian/Ubuntu package), used by `weir serve` and by the tests
+#   - redis-server and redis-cli (Debian/Ubuntu packages), used by `weir serve` and by the
+#     tests (redis-cli builds the local Redis Cluster the cluster tests run on)
 #   - the wasm32-wasip2 Rust target, used to build the plugins in plugins/
 #   - with --tests: poppler-utils (pdftotext, to read exported PDFs in tests), and Debian's
 #     chromium and chromium-driver (the settings pages are tested in a real browser)
@@ -11,10 +12,10 @@ as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
 }
 
-if ! command -v redis-server >/dev/null 2>&1; then
+if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then
   echo "setup: installing redis-server" >&2
   as_root apt-get update -qq
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools >/dev/null
   # The Debian package starts a system Redis on port 6379; Weir does not need it.
   as_root systemctl disable --now redis-server >/dev/null 2>&1 || true
 fi

@@ -496,7 +496,7 @@ async fn records_go_with_their_day_and_events_expire() {
     failing.wait_for(2, Duration::from_secs(10)).await;
     let pending = t.admin.deliveries_of(waiting["id"].as_str().unwrap()).await.pop().unwrap();
     assert_eq!(pending["status"], "pending");
-    let mut conn = crate::support::redis::shared().conn();
+    let mut conn = crate::support::weir::raw_conn(&weir.builder);
     let keys = weir.store.keys();
     let key_of = |d: &Value| {
         let id = d["id"].as_str().unwrap();
@@ -505,22 +505,22 @@ async fn records_go_with_their_day_and_events_expire() {
     let (delivery_key, pending_key) = (key_of(&d), key_of(&pending));
     let event_key = keys.event(keys.partition_of_subject(&t.org_id, "WorkOrder", "wo_1"), &t.org_id, &event_id);
     eventually("the superseded event has its TTL back", Duration::from_secs(15), async || {
-        let ttl: i64 = redis::cmd("PTTL").arg(&event_key).query(&mut conn).unwrap();
+        let ttl: i64 = redis::cmd("PTTL").arg(&event_key).query(&mut *conn).unwrap();
         (ttl > 0).then_some(())
     })
     .await;
-    let ttl: i64 = redis::cmd("PTTL").arg(&event_key).query(&mut conn).unwrap();
+    let ttl: i64 = redis::cmd("PTTL").arg(&event_key).query(&mut *conn).unwrap();
     assert!(ttl > 0 && ttl <= 90_000, "{event_key}: {ttl}");
-    let ttl: i64 = redis::cmd("PTTL").arg(&delivery_key).query(&mut conn).unwrap();
+    let ttl: i64 = redis::cmd("PTTL").arg(&delivery_key).query(&mut *conn).unwrap();
     assert_eq!(ttl, -1, "a record has no TTL of its own: it goes with its day");
 
     // Days are trimmed whole: a cutoff in tomorrow takes today's records and indexes.
     let seen =
         weir.store.trim_deliveries(weir::time::now_millis() + 86_400_000, Duration::from_secs(90)).await.unwrap();
     assert!(seen >= 4, "{seen} records looked at");
-    let exists: bool = redis::cmd("EXISTS").arg(&delivery_key).query(&mut conn).unwrap();
+    let exists: bool = redis::cmd("EXISTS").arg(&delivery_key).query(&mut *conn).unwrap();
     assert!(!exists, "a final record goes with its day");
-    let ttl: i64 = redis::cmd("PTTL").arg(&pending_key).query(&mut conn).unwrap();
+    let ttl: i64 = redis::cmd("PTTL").arg(&pending_key).query(&mut *conn).unwrap();
     assert!(ttl > 0 && ttl <= 90_000, "a pending record is kept, with the retention period as its TTL: {ttl}");
     assert_eq!(t.admin.deliveries_of(webhook["id"].as_str().unwrap()).await.len(), 0);
     t.admin.get(&format!("/api/v2/webhook_deliveries/{}", d["id"].as_str().unwrap())).await.expect(404);

@@ -133,12 +133,12 @@ async fn a_corrupt_delivery_record_holds_up_no_other_delivery() {
     let deliveries = t.admin.deliveries_of(hook["id"].as_str().unwrap()).await;
     assert_eq!(deliveries.len(), 40);
     let corrupt = deliveries[20]["id"].as_str().unwrap().to_owned();
-    let mut conn = crate::support::redis::shared().conn();
+    let mut conn = crate::support::weir::raw_conn(&builder);
     let keys = api.store.keys();
     let p = keys.partition_of_delivery(&corrupt).unwrap();
     let key = keys.delivery(p, &corrupt);
-    let _: () = redis::cmd("DEL").arg(&key).query(&mut conn).unwrap();
-    let _: () = redis::cmd("SET").arg(&key).arg("not a delivery").query(&mut conn).unwrap();
+    let _: () = redis::cmd("DEL").arg(&key).query(&mut *conn).unwrap();
+    let _: () = redis::cmd("SET").arg(&key).arg("not a delivery").query(&mut *conn).unwrap();
 
     // One worker starts with all 40 entries waiting, so they are read and loaded together.
     let worker = builder.start().await;
@@ -157,7 +157,7 @@ async fn a_corrupt_delivery_record_holds_up_no_other_delivery() {
     let listed = t.admin.get("/api/v2/webhook_deliveries?status=failed").await.expect(200).json();
     assert_eq!(listed["data"].as_array().unwrap().len(), 1, "{listed}");
     let queue = keys.webhook_queue(p, hook["id"].as_str().unwrap());
-    let queued: i64 = redis::cmd("ZCARD").arg(&queue).query(&mut conn).unwrap();
+    let queued: i64 = redis::cmd("ZCARD").arg(&queue).query(&mut *conn).unwrap();
     assert_eq!(queued, 0, "nothing left in the webhook's queue");
     let metrics = worker.http().get("/metrics").send().await.expect(200).text();
     assert!(metrics.contains("weir_dead_letters_total 1"), "{metrics}");

@@ -138,9 +138,9 @@ async fn internal_errors_say_nothing_about_internals() {
     let t = weir.tenant(Plan::Pro).await;
     let w = t.admin.create_webhook("http://127.0.0.1:9/", &[]).await;
     let id = w["id"].as_str().unwrap();
-    let mut conn = crate::support::redis::shared().conn();
+    let mut conn = crate::support::weir::raw_conn(&weir.builder);
     let key = weir.store.keys().webhook(&t.org_id, id);
-    let _: () = redis::cmd("HSET").arg(&key).arg("subscribed_actions").arg("{not json").query(&mut conn).unwrap();
+    let _: () = redis::cmd("HSET").arg(&key).arg("subscribed_actions").arg("{not json").query(&mut *conn).unwrap();
     let resp = t.admin.get(&format!("/api/v2/webhooks/{id}")).await.expect(500);
     assert_error_shape(&resp.json(), "internal");
     let text = resp.text();

@@ -291,20 +291,20 @@ async fn the_newest_event_about_a_record_is_kept_without_a_copy_and_the_rest_exp
     old["id"] = json!("evt_keep-1");
     let mut new = form_event("frm_keep", "new", "2026-11-22T11:00:00.000Z");
     new["id"] = json!("evt_keep-2");
-    let mut conn = crate::support::redis::shared().conn();
+    let mut conn = crate::support::weir::raw_conn(&weir.builder);
     let keys = weir.store.keys();
     let p = keys.partition_of_subject(&t.org_id, "Form", "frm_keep");
-    let pttl = |conn: &mut redis::Connection, id: &str| -> i64 {
+    let pttl = |conn: &mut dyn redis::ConnectionLike, id: &str| -> i64 {
         redis::cmd("PTTL").arg(keys.event(p, &t.org_id, id)).query(conn).unwrap()
     };
     t.publisher.publish(&old).await;
-    assert_eq!(pttl(&mut conn, "evt_keep-1"), -1, "the newest event about a record does not expire");
+    assert_eq!(pttl(&mut *conn, "evt_keep-1"), -1, "the newest event about a record does not expire");
     t.publisher.publish(&new).await;
     eventually("a superseded event expires again", Duration::from_secs(15), async || {
-        (pttl(&mut conn, "evt_keep-1") > 0).then_some(())
+        (pttl(&mut *conn, "evt_keep-1") > 0).then_some(())
     })
     .await;
-    assert_eq!(pttl(&mut conn, "evt_keep-2"), -1);
+    assert_eq!(pttl(&mut *conn, "evt_keep-2"), -1);
     let done = completed(&t.admin, export(&t.admin, "Form", "frm_keep", "json").await["id"].as_str().unwrap()).await;
     let body = download(&weir, done["download_url"].as_str().unwrap()).await.expect(200).json();
     assert_eq!(body["record"]["title"], "new");
@@ -313,7 +313,7 @@ async fn the_newest_event_about_a_record_is_kept_without_a_copy_and_the_rest_exp
     deleted["subject"]["deleted"] = json!(true);
     t.publisher.publish(&deleted).await;
     eventually("a deleted record's event expires again", Duration::from_secs(15), async || {
-        (pttl(&mut conn, "evt_keep-2") > 0).then_some(())
+        (pttl(&mut *conn, "evt_keep-2") > 0).then_some(())
     })
     .await;
 }
@@ -346,16 +346,16 @@ async fn an_organisation_keeps_at_most_its_cap_of_snapshots_the_newest_stay() {
     for chunk in batch.chunks(10) {
         store.publish(p, chunk, Duration::from_secs(600)).await.unwrap();
     }
-    let mut conn = crate::support::redis::shared().conn();
+    let mut conn = crate::support::weir::raw_conn(&builder);
     let kept: std::collections::HashMap<String, String> =
-        redis::cmd("HGETALL").arg(store.keys().snapshots(p, org)).query(&mut conn).unwrap();
+        redis::cmd("HGETALL").arg(store.keys().snapshots(p, org)).query(&mut *conn).unwrap();
     assert!(kept.len() <= 40 + 8, "{} snapshots kept for a cap of 40", kept.len());
     assert!(kept.len() >= 40 - 16, "{} snapshots kept: evictions stop at the cap", kept.len());
     assert!(kept.contains_key("Form:frm_0399"), "the newest record is kept");
     // Evicted records' events get their TTL back (through the released list).
     let evicted = (0..400).map(|i| format!("Form:frm_{i:04}")).find(|s| !kept.contains_key(s)).unwrap();
     let released: Vec<String> =
-        redis::cmd("LRANGE").arg(store.keys().released_events(p)).arg(0).arg(-1).query(&mut conn).unwrap();
+        redis::cmd("LRANGE").arg(store.keys().released_events(p)).arg(0).arg(-1).query(&mut *conn).unwrap();
     let id = evicted.replace("Form:frm_", "evt_cap_");
     assert!(released.iter().any(|r| r.ends_with(&id)), "{id} is to be released");
 }

@@ -5,6 +5,7 @@
 mod support;
 
 mod cli;
+mod cluster;
 mod delivery;
 mod delivery_faults;
 mod errors;

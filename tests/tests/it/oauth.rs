@@ -188,11 +188,11 @@ async fn revoking_a_client_kills_its_live_tokens_at_once() {
 async fn secrets_and_tokens_are_stored_only_as_hashes() {
     let weir = Weir::start_default().await;
     let tenant = weir.tenant(Plan::Pro).await;
-    let mut conn = crate::support::redis::shared().conn();
-    let keys: Vec<String> = redis::cmd("KEYS").arg(format!("{}:*", weir.builder.prefix())).query(&mut conn).unwrap();
+    let mut conn = crate::support::weir::raw_conn(&weir.builder);
+    let keys = crate::support::weir::raw_keys(&weir.builder, &format!("{}:*", weir.builder.prefix()));
     assert!(!keys.is_empty());
     for key in keys {
-        let dump: Vec<u8> = redis::cmd("DUMP").arg(&key).query(&mut conn).unwrap();
+        let dump: Vec<u8> = redis::cmd("DUMP").arg(&key).query(&mut *conn).unwrap();
         let text = String::from_utf8_lossy(&dump);
         assert!(!text.contains(&tenant.admin.creds.client_secret), "secret stored in clear in {key}");
         assert!(!text.contains(&tenant.admin.token), "token stored in clear in {key}");

@@ -356,9 +356,9 @@ async fn attachments_that_cannot_be_read_drop_the_delivery_instead_of_sending_it
         .await;
     let wh = hook["id"].as_str().unwrap();
     // Damage the attachments record as a bad write or a hand edit might.
-    let mut conn = crate::support::redis::shared().conn();
+    let mut conn = crate::support::weir::raw_conn(&weir.builder);
     let key = weir.store.keys().webhook(&t.org_id, wh);
-    let _: () = redis::cmd("HSET").arg(&key).arg("plugins").arg("[{\"plugin_id\": ").query(&mut conn).unwrap();
+    let _: () = redis::cmd("HSET").arg(&key).arg("plugins").arg("[{\"plugin_id\": ").query(&mut *conn).unwrap();
     t.publisher.publish(&work_order_event("wo_secret")).await;
     let d = &t.admin.settled(wh, 1).await[0];
     assert_eq!(d["status"], "filtered", "{d}");

@@ -18,6 +18,8 @@ pub struct RedisServer {
     pub dir: PathBuf,
     wrapper: Option<(Child, ChildStdin)>,
     aof: bool,
+    /// Arguments every start of this server gets.
+    extra: String,
 }
 
 impl RedisServer {
@@ -32,7 +34,26 @@ impl RedisServer {
     }
 
     fn start_with(aof: bool) -> RedisServer {
-        let mut server = RedisServer { port: free_port(), dir: temp_dir("redis"), wrapper: None, aof };
+        let mut server =
+            RedisServer { port: free_port(), dir: temp_dir("redis"), wrapper: None, aof, extra: String::new() };
+        server.spawn();
+        server
+    }
+
+    /// A node for a Redis Cluster (AOF on, a short node timeout so a failover takes a few
+    /// seconds), on a port whose cluster bus port (+10000) is free too.
+    pub fn start_cluster_node() -> RedisServer {
+        let port = loop {
+            let port = free_port();
+            if port < 55000 && std::net::TcpListener::bind(("127.0.0.1", port + 10000)).is_ok() {
+                break port;
+            }
+        };
+        let extra = "--cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 2000 \
+                     --hash-max-listpack-value 512 \
+                     --appendfsync everysec"
+            .to_owned();
+        let mut server = RedisServer { port, dir: temp_dir("rnode"), wrapper: None, aof: true, extra };
         server.spawn();
         server
     }
@@ -42,14 +63,29 @@ impl RedisServer {
         self.wait_ready();
     }
 
+    /// The process id of the running `redis-server` (from its pid file).
+    pub fn pid(&self) -> u32 {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            if let Some(pid) =
+                std::fs::read_to_string(self.dir.join("redis.pid")).ok().and_then(|p| p.trim().parse().ok())
+            {
+                return pid;
+            }
+            assert!(Instant::now() < deadline, "redis-server on port {} wrote no pid file", self.port);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Starts the server with extra arguments, without waiting for it to answer.
     fn spawn_with(&mut self, extra: &str) {
         let aof = if self.aof { "--appendonly yes --appendfsync always" } else { "--appendonly no" };
         let script = format!(
-            "redis-server --port {port} --bind 127.0.0.1 --dir '{dir}' --save '' {aof} {extra} \
-             --logfile '{dir}/redis.log' & pid=$!; read _; kill $pid; wait $pid",
+            "redis-server --port {port} --bind 127.0.0.1 --dir '{dir}' --save '' {aof} {own} {extra} \
+             --logfile '{dir}/redis.log' --pidfile '{dir}/redis.pid' & pid=$!; read _; kill $pid 2>/dev/null; wait $pid",
             port = self.port,
             dir = self.dir.display(),
+            own = self.extra,
         );
         let mut child = Command::new("sh")
             .arg("-c")
@@ -87,6 +123,11 @@ impl RedisServer {
             std::thread::sleep(Duration::from_millis(20));
         }
         panic!("redis-server on port {} did not start", self.port);
+    }
+
+    /// Whether this server was started and not stopped since.
+    pub fn is_running(&self) -> bool {
+        self.wrapper.is_some()
     }
 
     pub fn url(&self) -> String {

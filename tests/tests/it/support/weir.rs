@@ -39,9 +39,23 @@ impl WeirBuilder {
         WeirBuilder { env }
     }
 
-    /// Uses the shared test Redis.
+    /// Uses the shared test Redis — or, when `WEIR_TEST_REDIS=cluster` is set for the test
+    /// run, the shared local Redis Cluster (the test command runs the delivery, queue and
+    /// crash tests a second time that way).
     pub fn shared() -> WeirBuilder {
-        WeirBuilder::new(&super::redis::shared().url())
+        if on_cluster() {
+            WeirBuilder::cluster(super::cluster::shared())
+        } else {
+            WeirBuilder::new(&super::redis::shared().url())
+        }
+    }
+
+    /// Uses a Redis Cluster (partition count automatic, as an operator would run it).
+    pub fn cluster(cluster: &super::cluster::RedisCluster) -> WeirBuilder {
+        WeirBuilder::new("")
+            .without("WEIR_REDIS_URL")
+            .without("WEIR_REDIS_PARTITIONS")
+            .env("WEIR_REDIS_CLUSTER", &cluster.seeds())
     }
 
     pub fn env(mut self, name: &str, value: &str) -> WeirBuilder {
@@ -116,6 +130,46 @@ impl WeirBuilder {
             command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::inherit()).spawn().expect("spawn weir");
         WeirProcess { child: Some(child), base: format!("http://127.0.0.1:{port}"), port }
     }
+}
+
+/// Whether this test run puts the shared store on a Redis Cluster (`WEIR_TEST_REDIS=cluster`).
+pub fn on_cluster() -> bool {
+    std::env::var("WEIR_TEST_REDIS").is_ok_and(|v| v == "cluster")
+}
+
+/// A synchronous connection to the store a builder points at, for assertions on raw keys
+/// (commands are routed by key on a cluster).
+pub fn raw_conn(builder: &WeirBuilder) -> Box<dyn redis::ConnectionLike> {
+    match builder.env.get("WEIR_REDIS_CLUSTER") {
+        Some(seeds) => Box::new(
+            redis::cluster::ClusterClient::new(seeds.split(',').collect::<Vec<_>>())
+                .and_then(|c| c.get_connection())
+                .expect("cluster connection"),
+        ),
+        None => Box::new(
+            redis::Client::open(builder.env["WEIR_REDIS_URL"].as_str())
+                .and_then(|c| c.get_connection())
+                .expect("redis connection"),
+        ),
+    }
+}
+
+/// Every key matching `pattern` in the store a builder points at (`KEYS` on each master of
+/// a cluster): tests may look at the whole key space, Weir never does.
+pub fn raw_keys(builder: &WeirBuilder, pattern: &str) -> Vec<String> {
+    let urls: Vec<&str> = match builder.env.get("WEIR_REDIS_CLUSTER") {
+        Some(seeds) => seeds.split(',').collect(),
+        None => vec![builder.env["WEIR_REDIS_URL"].as_str()],
+    };
+    let mut keys = Vec::new();
+    for url in urls {
+        let mut conn = redis::Client::open(url).and_then(|c| c.get_connection()).expect("redis connection");
+        let role: Vec<redis::Value> = redis::cmd("ROLE").query(&mut conn).expect("ROLE");
+        if redis::from_redis_value::<String>(role[0].clone()).is_ok_and(|r| r == "master") {
+            keys.extend(redis::cmd("KEYS").arg(pattern).query::<Vec<String>>(&mut conn).expect("KEYS"));
+        }
+    }
+    keys
 }
 
 /// Weir running in this process.

@@ -1,0 +1,189 @@
+//! A real local Redis Cluster for tests: `redis-server --cluster-enabled yes` nodes on
+//! loopback joined by `redis-cli --cluster create`, three masters with one replica each.
+
+use std::collections::HashMap;
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use super::redis::RedisServer;
+
+/// A running cluster. Dropping it stops every node.
+pub struct RedisCluster {
+    pub nodes: Vec<RedisServer>,
+}
+
+/// One line of `CLUSTER NODES`.
+#[derive(Debug, Clone)]
+pub struct NodeInfo {
+    pub id: String,
+    pub port: u16,
+    pub master: bool,
+    pub failed: bool,
+    pub slots: usize,
+}
+
+impl RedisCluster {
+    /// Three masters, each with one replica.
+    pub fn start() -> RedisCluster {
+        let nodes: Vec<RedisServer> = (0..6).map(|_| RedisServer::start_cluster_node()).collect();
+        let mut create = Command::new("redis-cli");
+        create.arg("--cluster").arg("create");
+        for node in &nodes {
+            create.arg(format!("127.0.0.1:{}", node.port));
+        }
+        let out = create
+            .args(["--cluster-replicas", "1", "--cluster-yes"])
+            .output()
+            .expect("redis-cli must be installed (the test command installs it)");
+        assert!(out.status.success(), "redis-cli --cluster create: {}", String::from_utf8_lossy(&out.stdout));
+        let cluster = RedisCluster { nodes };
+        cluster.wait_healthy(3);
+        cluster.wait_replicas_online();
+        cluster
+    }
+
+    /// Seeds for `WEIR_REDIS_CLUSTER`: every node that is still running.
+    pub fn seeds(&self) -> String {
+        self.nodes.iter().filter(|n| n.is_running()).map(|n| n.url()).collect::<Vec<_>>().join(",")
+    }
+
+    /// The cluster as one node (the first one running) sees it.
+    pub fn topology(&self) -> Vec<NodeInfo> {
+        for node in self.nodes.iter().filter(|n| n.is_running()) {
+            let Ok(mut conn) = redis::Client::open(node.url()).and_then(|c| c.get_connection()) else { continue };
+            let Ok(text) = redis::cmd("CLUSTER").arg("NODES").query::<String>(&mut conn) else { continue };
+            return text.lines().filter_map(parse_node).collect();
+        }
+        panic!("no cluster node answers");
+    }
+
+    /// The node serving as a master on each port, with its slot count.
+    pub fn masters(&self) -> Vec<NodeInfo> {
+        self.topology().into_iter().filter(|n| n.master && !n.failed).collect()
+    }
+
+    /// Waits until every running node reports the cluster healthy with `masters` masters
+    /// serving all 16384 slots.
+    pub fn wait_healthy(&self, masters: usize) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let healthy = self.nodes.iter().filter(|n| n.is_running()).all(|node| {
+                let Ok(mut conn) = redis::Client::open(node.url()).and_then(|c| c.get_connection()) else {
+                    return false;
+                };
+                let info: String = redis::cmd("CLUSTER").arg("INFO").query(&mut conn).unwrap_or_default();
+                info.contains("cluster_state:ok") && info.contains("cluster_slots_ok:16384")
+            });
+            if healthy && self.masters().iter().filter(|m| m.slots > 0).count() == masters {
+                return;
+            }
+            assert!(Instant::now() < deadline, "cluster not healthy with {masters} masters: {:?}", self.topology());
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Waits until every master with slots has a replica in sync (so `WAIT 1` is answered).
+    pub fn wait_replicas_online(&self) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let online = self.masters().iter().filter(|m| m.slots > 0).all(|m| {
+                let info: String =
+                    redis::cmd("INFO").arg("replication").query(&mut self.node(m.port).conn()).unwrap_or_default();
+                info.contains("role:master")
+                    && info.lines().any(|l| l.starts_with("slave") && l.contains("state=online"))
+            });
+            if online {
+                return;
+            }
+            assert!(Instant::now() < deadline, "replicas never came online: {:?}", self.topology());
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// The number of keys each master (by port) holds.
+    pub fn keys_per_master(&self) -> HashMap<u16, u64> {
+        self.masters()
+            .into_iter()
+            .filter(|m| m.slots > 0)
+            .map(|m| {
+                let node = self.node(m.port);
+                let keys: u64 = redis::cmd("DBSIZE").query(&mut node.conn()).expect("DBSIZE");
+                (m.port, keys)
+            })
+            .collect()
+    }
+
+    pub fn node(&self, port: u16) -> &RedisServer {
+        self.nodes.iter().find(|n| n.port == port).expect("a node on that port")
+    }
+
+    pub fn node_mut(&mut self, port: u16) -> &mut RedisServer {
+        self.nodes.iter_mut().find(|n| n.port == port).expect("a node on that port")
+    }
+
+    /// Starts a new empty node and adds it to the cluster as a master without slots.
+    pub fn add_master(&mut self) -> u16 {
+        let node = RedisServer::start_cluster_node();
+        let port = node.port;
+        let seed = format!("127.0.0.1:{}", self.masters()[0].port);
+        let out = Command::new("redis-cli")
+            .args(["--cluster", "add-node", &format!("127.0.0.1:{port}"), &seed])
+            .output()
+            .expect("redis-cli");
+        assert!(out.status.success(), "add-node: {}", String::from_utf8_lossy(&out.stdout));
+        self.nodes.push(node);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !self.topology().iter().any(|n| n.port == port && n.master) {
+            assert!(Instant::now() < deadline, "new node never joined");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        port
+    }
+}
+
+/// Moves `slots` slots from every other master to the master on `target`
+/// (`redis-cli --cluster reshard`, through the node on `seed`), while clients keep running.
+pub fn reshard(seed: u16, target: u16, slots: usize) {
+    let mut conn =
+        redis::Client::open(format!("redis://127.0.0.1:{seed}")).and_then(|c| c.get_connection()).expect("seed");
+    let nodes: String = redis::cmd("CLUSTER").arg("NODES").query(&mut conn).expect("CLUSTER NODES");
+    let target_id = nodes.lines().filter_map(parse_node).find(|n| n.port == target).expect("target node").id;
+    let out = Command::new("redis-cli")
+        .args(["--cluster", "reshard", &format!("127.0.0.1:{seed}"), "--cluster-from", "all"])
+        .args(["--cluster-to", &target_id, "--cluster-slots", &slots.to_string(), "--cluster-yes"])
+        .args(["--cluster-pipeline", "100"])
+        .output()
+        .expect("redis-cli");
+    assert!(out.status.success(), "reshard: {}", String::from_utf8_lossy(&out.stdout));
+}
+
+fn parse_node(line: &str) -> Option<NodeInfo> {
+    let fields: Vec<&str> = line.split_whitespace().collect();
+    if fields.len() < 8 {
+        return None;
+    }
+    let port = fields[1].split(['@', ':']).nth(1)?.parse().ok()?;
+    let flags = fields[2];
+    let slots = fields[8..]
+        .iter()
+        .filter(|s| !s.starts_with('['))
+        .map(|s| match s.split_once('-') {
+            Some((a, b)) => b.parse::<usize>().unwrap_or(0) + 1 - a.parse::<usize>().unwrap_or(0),
+            None => 1,
+        })
+        .sum();
+    Some(NodeInfo {
+        id: fields[0].to_owned(),
+        port,
+        master: flags.contains("master"),
+        failed: flags.contains("fail"),
+        slots,
+    })
+}
+
+/// The cluster shared by the tests that do not kill or reshard it.
+pub fn shared() -> &'static RedisCluster {
+    static SHARED: OnceLock<RedisCluster> = OnceLock::new();
+    SHARED.get_or_init(RedisCluster::start)
+}
