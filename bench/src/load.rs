@@ -67,8 +67,21 @@ impl Publisher {
         Publisher { base: base.to_owned(), token: token.to_owned() }
     }
 
-    /// Publishes `events` events of about 1 KB over `connections` connections.
+    /// Publishes `events` events of about 1 KB over `connections` connections, each as soon
+    /// as a connection is free (closed loop: as fast as Weir takes them).
     pub async fn run(&self, events: usize, connections: usize, kind: Kind) -> Vec<PublishedEvent> {
+        self.publish(events, connections, kind, None).await
+    }
+
+    /// Publishes `events` events at `rate` per second (open loop): event `i` is due at
+    /// `i / rate`, and its latencies count from when it was due, so a slow answer does not
+    /// hide the wait of the events behind it.
+    pub async fn run_paced(&self, events: usize, rate: f64, kind: Kind) -> Vec<PublishedEvent> {
+        self.publish(events, 128, kind, Some(rate)).await
+    }
+
+    async fn publish(&self, events: usize, connections: usize, kind: Kind, rate: Option<f64>) -> Vec<PublishedEvent> {
+        let t0 = Instant::now() + Duration::from_millis(50);
         let next = Arc::new(AtomicUsize::new(0));
         let run_id = std::process::id() as u64 * 1_000_000
             + (std::time::SystemTime::now()
@@ -98,7 +111,14 @@ impl Publisher {
                             serde_json::to_vec(&e).expect("json")
                         }
                     };
-                    let started = Instant::now();
+                    let started = match rate {
+                        Some(rate) => {
+                            let due = t0 + Duration::from_secs_f64(i as f64 / rate);
+                            tokio::time::sleep_until(due.into()).await;
+                            due
+                        }
+                        None => Instant::now(),
+                    };
                     let (status, text) = http.send("POST", "/api/v2/events", &token, "application/json", body).await;
                     assert_eq!(status, 202, "publish: {text}");
                     done.push(PublishedEvent { id, started, latency: started.elapsed() });

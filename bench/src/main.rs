@@ -5,8 +5,15 @@
 //! - `1 webhook`: 20,000 events of ~1 KB published over 32 keep-alive connections, one
 //!   subscribed webhook (20,000 deliveries).
 //! - `10 webhooks`: 2,000 events fanned out to 10 webhooks (20,000 deliveries).
+//! - `10 webhooks, 64 in flight per webhook`: the same with a higher per-webhook cap than
+//!   the shipped default (16), to show what the default costs (an extra, labelled row).
+//! - `… 3-master cluster`: the first two on a Redis Cluster of three masters; Redis CPU is
+//!   summed over the masters, with each master's share.
+//! - Open loop (`latency`): 1 webhook, events published at a fixed rate of half the
+//!   `1 webhook` delivery rate; publish→receipt p50/p99/p99.9.
 //! - Redis memory per queued delivery: 10,000 events published to an API-only node (no
-//!   workers), so every delivery stays queued.
+//!   workers), so every delivery stays queued; then once delivered. On one Redis and (when
+//!   a cluster scenario ran) on the cluster.
 //!
 //! - `1 webhook, report exports` (with and without the `report-export-filter` plugin):
 //!   the export scenario of issue 5, ~1 KB `report_export_completed` events.
@@ -46,6 +53,8 @@ struct Row {
     e2e_p99: Duration,
     cpu_us_per_delivery: f64,
     redis_cpu_us_per_delivery: f64,
+    /// Each Redis node's share of the Redis CPU (one entry on one Redis).
+    redis_shares: Vec<f64>,
     bench_cpu_us_per_delivery: f64,
     peak_rss_mib: f64,
 }
@@ -81,28 +90,53 @@ async fn main() {
         return;
     }
     let redis = RedisProc::start();
+    let mut cluster: Option<RedisProc> = None;
     let mut rows = Vec::new();
 
+    let wo = Kind::WorkOrder;
+    let uncapped: &[(&str, &str)] = &[("WEIR_MAX_IN_FLIGHT_PER_WEBHOOK", "64")];
     let scenarios = [
-        ("1 webhook", 1, n(20_000), Kind::WorkOrder, false),
-        ("10 webhooks", 10, n(2_000), Kind::WorkOrder, false),
-        ("1 webhook, report exports", 1, n(20_000), Kind::ReportExport, false),
-        ("1 webhook, report exports + report-export-filter", 1, n(20_000), Kind::ReportExport, true),
+        Scenario::new("1 webhook", 1, n(20_000), wo),
+        Scenario::new("10 webhooks", 10, n(2_000), wo),
+        Scenario {
+            env: uncapped,
+            ..Scenario::new("10 webhooks, 64 in flight per webhook (not the default)", 10, n(2_000), wo)
+        },
+        Scenario::new("1 webhook, report exports", 1, n(20_000), Kind::ReportExport),
+        Scenario {
+            plugin: true,
+            ..Scenario::new("1 webhook, report exports + report-export-filter", 1, n(20_000), Kind::ReportExport)
+        },
+        Scenario { cluster: true, ..Scenario::new("1 webhook, 3-master cluster", 1, n(20_000), wo) },
+        Scenario { cluster: true, ..Scenario::new("10 webhooks, 3-master cluster", 10, n(2_000), wo) },
     ];
     let only = std::env::var("WEIR_BENCH_SCENARIO").ok();
-    for (name, webhooks, events, kind, plugin) in scenarios {
-        if only.as_deref().is_some_and(|o| o != name) {
+    for s in scenarios {
+        if only.as_deref().is_some_and(|o| o != s.name) {
             continue;
         }
-        let weir = WeirProc::start(&redis, "bench", &[]);
-        rows.push(run(&weir, &redis, Scenario { name, webhooks, events, kind, plugin }).await);
+        let store = if s.cluster { &*cluster.get_or_insert_with(|| RedisProc::start_cluster(3)) } else { &redis };
+        let weir = WeirProc::start(store, "bench", s.env);
+        let name = s.name;
+        rows.push(run(&weir, store, s).await);
         if std::env::var("WEIR_BENCH_COMMANDSTATS").is_ok() {
-            eprintln!("--- {name}\n{}", redis.commandstats().await);
+            eprintln!("--- {name}\n{}", store.commandstats().await);
         }
         weir.stop();
-        redis.flush().await;
+        store.flush().await;
     }
+    // Open loop at half the saturation rate measured above: latency as users see it.
+    let latency = match rows.iter().find(|r| r.name == "1 webhook") {
+        Some(r) if only.as_deref().is_none_or(|o| o == "latency") => {
+            Some(open_loop(&redis, (r.delivery_rate / 2.0).round(), n(20_000)).await)
+        }
+        _ => None,
+    };
     let (queued, delivered) = queued_memory(&redis, n(10_000)).await;
+    let on_cluster = match &cluster {
+        Some(c) => Some(queued_memory(c, n(10_000)).await),
+        None => None,
+    };
     let calls = n(20_000);
     let (call_p50, call_p99, fuel) = plugin::call_cost(calls);
 
@@ -128,26 +162,81 @@ async fn main() {
         );
     }
     println!();
-    println!("CPU per delivery, by process (the machine's cores are shared by all three):");
+    println!("CPU per delivery, by process (the machine's cores are shared by all of them):");
     println!();
-    println!("| scenario | Weir | Redis | load generator + receiver |");
-    println!("|---|---|---|---|");
+    println!(
+        "| scenario | Weir | Redis (summed over masters) | each master's share of Redis CPU | load generator + receiver |"
+    );
+    println!("|---|---|---|---|---|");
     for r in &rows {
+        let shares = if r.redis_shares.len() > 1 {
+            r.redis_shares.iter().map(|s| format!("{:.0}%", s * 100.0)).collect::<Vec<_>>().join(" / ")
+        } else {
+            "(one Redis)".to_owned()
+        };
         println!(
-            "| {} | {:.0} µs | {:.0} µs | {:.0} µs |",
-            r.name, r.cpu_us_per_delivery, r.redis_cpu_us_per_delivery, r.bench_cpu_us_per_delivery
+            "| {} | {:.0} µs | {:.0} µs | {} | {:.0} µs |",
+            r.name, r.cpu_us_per_delivery, r.redis_cpu_us_per_delivery, shares, r.bench_cpu_us_per_delivery
+        );
+    }
+    if let Some(l) = latency {
+        println!();
+        println!(
+            "Open loop, 1 webhook, {} events at {:.0}/s (half the saturation rate above): publish→receipt p50 {}, p99 {}, p99.9 {}; publish p99 {}",
+            l.events,
+            l.rate,
+            ms(l.p50),
+            ms(l.p99),
+            ms(l.p999),
+            ms(l.publish_p99)
         );
     }
     println!();
     println!(
         "Redis memory per delivery (event, delivery record, indexes, queue entry): {queued:.0} bytes queued, {delivered:.0} bytes once delivered (kept for the retention period)"
     );
+    if let Some((queued, delivered)) = on_cluster {
+        println!(
+            "Redis memory per delivery on the 3-master cluster (summed over masters): {queued:.0} bytes queued, {delivered:.0} bytes once delivered"
+        );
+    }
     println!(
         "Plugin call (report-export-filter, ~1 KB report_export_completed, fresh instance each): p50 {:.1} µs, p99 {:.1} µs over {calls} calls ({fuel} fuel per call)",
         call_p50.as_secs_f64() * 1e6,
         call_p99.as_secs_f64() * 1e6
     );
     print_fairness(n(2_000)).await;
+}
+
+/// Publish→receipt latency of an open-loop load.
+struct Latency {
+    events: usize,
+    rate: f64,
+    p50: Duration,
+    p99: Duration,
+    p999: Duration,
+    publish_p99: Duration,
+}
+
+async fn open_loop(redis: &RedisProc, rate: f64, events: usize) -> Latency {
+    let weir = WeirProc::start(redis, "latency", &[]);
+    let tenant = weir.tenant().await;
+    let receiver = FastReceiver::start().await;
+    tenant.create_webhook(&weir.base, &receiver.url(), serde_json::json!([])).await;
+    let published = Publisher::new(&weir.base, &tenant.publisher_token).run_paced(events, rate, Kind::WorkOrder).await;
+    receiver.wait_for(events, Duration::from_secs(600)).await;
+    let mut e2e = receiver.latencies(&published);
+    let mut publish: Vec<Duration> = published.iter().map(|p| p.latency).collect();
+    weir.stop();
+    redis.flush().await;
+    Latency {
+        events,
+        rate,
+        p50: percentile(&mut e2e, 50.0),
+        p99: percentile(&mut e2e, 99.0),
+        p999: percentile(&mut e2e, 99.9),
+        publish_p99: percentile(&mut publish, 99.0),
+    }
 }
 
 /// One organisation's plugin calls while another saturates its own (per-organisation share).
@@ -166,11 +255,22 @@ struct Scenario {
     webhooks: usize,
     events: usize,
     kind: Kind,
+    /// With `report-export-filter` attached to every webhook.
     plugin: bool,
+    /// Settings beside the shipped defaults (the row's name says so).
+    env: &'static [(&'static str, &'static str)],
+    /// On a 3-master Redis Cluster instead of one Redis.
+    cluster: bool,
+}
+
+impl Scenario {
+    fn new(name: &'static str, webhooks: usize, events: usize, kind: Kind) -> Scenario {
+        Scenario { name, webhooks, events, kind, plugin: false, env: &[], cluster: false }
+    }
 }
 
 async fn run(weir: &WeirProc, redis: &RedisProc, s: Scenario) -> Row {
-    let Scenario { name, webhooks, events, kind, plugin } = s;
+    let Scenario { name, webhooks, events, kind, plugin, .. } = s;
     let tenant = weir.tenant().await;
     let receiver = FastReceiver::start().await;
     let plugins = if plugin {
@@ -185,7 +285,7 @@ async fn run(weir: &WeirProc, redis: &RedisProc, s: Scenario) -> Row {
     let deliveries = events * webhooks;
     let publisher = Publisher::new(&weir.base, &tenant.publisher_token);
     let cpu_before = cpu_seconds(weir.pid());
-    let redis_before = redis.cpu_seconds().await;
+    let redis_before = redis.cpu_by_node().await;
     let bench_before = cpu_seconds(std::process::id());
     let started = Instant::now();
     let published = publisher.run(events, 32, kind).await;
@@ -193,7 +293,9 @@ async fn run(weir: &WeirProc, redis: &RedisProc, s: Scenario) -> Row {
     receiver.wait_for(deliveries, Duration::from_secs(600)).await;
     let delivered_at = receiver.last_arrival().unwrap_or_else(Instant::now);
     let cpu = cpu_seconds(weir.pid()) - cpu_before;
-    let redis_cpu = redis.cpu_seconds().await - redis_before;
+    let redis_by_node: Vec<f64> =
+        redis.cpu_by_node().await.iter().zip(&redis_before).map(|(after, before)| after - before).collect();
+    let redis_cpu: f64 = redis_by_node.iter().sum();
     let bench_cpu = cpu_seconds(std::process::id()) - bench_before;
     let mut publish_latencies: Vec<Duration> = published.iter().map(|p| p.latency).collect();
     let mut e2e = receiver.latencies(&published);
@@ -209,6 +311,7 @@ async fn run(weir: &WeirProc, redis: &RedisProc, s: Scenario) -> Row {
         e2e_p99: percentile(&mut e2e, 99.0),
         cpu_us_per_delivery: cpu * 1e6 / deliveries as f64,
         redis_cpu_us_per_delivery: redis_cpu * 1e6 / deliveries as f64,
+        redis_shares: redis_by_node.iter().map(|c| c / redis_cpu.max(1e-9)).collect(),
         bench_cpu_us_per_delivery: bench_cpu * 1e6 / deliveries as f64,
         peak_rss_mib: peak_rss_kib(weir.pid()) as f64 / 1024.0,
     }

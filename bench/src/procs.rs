@@ -10,83 +10,121 @@ fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("free port")
 }
 
-/// `redis-server` with AOF persistence (`appendfsync everysec`, the production setting).
+/// `redis-server` with AOF persistence (`appendfsync everysec`, the production setting):
+/// one, or the masters of a Redis Cluster (without replicas: on a 2-core machine a replica
+/// would take CPU from the masters being measured).
 pub struct RedisProc {
-    child: Child,
-    pub port: u16,
+    nodes: Vec<(Child, u16)>,
+    cluster: bool,
     dir: PathBuf,
 }
 
 impl RedisProc {
     pub fn start() -> RedisProc {
-        let port = free_port();
         let dir = std::env::temp_dir().join(format!("weir-bench-redis-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        let child = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", ""])
-            .args([
-                "--appendonly",
-                &std::env::var("WEIR_BENCH_AOF").unwrap_or_else(|_| "yes".into()),
-                "--appendfsync",
-                "everysec",
-            ])
-            // As the managed Redis runs (and the README asks of an operator's).
-            .args(["--hash-max-listpack-value", weir::store::LISTPACK_VALUE])
-            .args([
-                "--slowlog-log-slower-than",
-                // WEIR_BENCH_SLOWLOG_US=0 logs every command (itself a cost Redis pays).
-                &std::env::var("WEIR_BENCH_SLOWLOG_US").unwrap_or_else(|_| "10000".into()),
-                "--slowlog-max-len",
-                "200000",
-            ])
-            .arg("--dir")
-            .arg(&dir)
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("redis-server on PATH (scripts/setup.sh installs it)");
-        let started = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(started.elapsed() < Duration::from_secs(20), "redis-server did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        RedisProc { child, port, dir }
+        let node = spawn_node(free_port(), &dir, &[]);
+        RedisProc { nodes: vec![node], cluster: false, dir }
     }
 
+    /// A Redis Cluster of `masters` masters (`redis-cli --cluster create`).
+    pub fn start_cluster(masters: usize) -> RedisProc {
+        let dir = std::env::temp_dir().join(format!("weir-bench-cluster-{}", std::process::id()));
+        let nodes: Vec<(Child, u16)> = (0..masters)
+            .map(|i| {
+                let port = loop {
+                    let port = free_port();
+                    if port < 55000 && std::net::TcpListener::bind(("127.0.0.1", port + 10000)).is_ok() {
+                        break port;
+                    }
+                };
+                let cluster = ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"];
+                spawn_node(port, &dir.join(format!("n{i}")), &cluster)
+            })
+            .collect();
+        let proc = RedisProc { nodes, cluster: true, dir };
+        let mut create = Command::new("redis-cli");
+        create.args(["--cluster", "create"]);
+        for (_, port) in &proc.nodes {
+            create.arg(format!("127.0.0.1:{port}"));
+        }
+        let out = create.args(["--cluster-replicas", "0", "--cluster-yes"]).output().expect("redis-cli");
+        assert!(out.status.success(), "cluster create: {}", String::from_utf8_lossy(&out.stdout));
+        let started = Instant::now();
+        while !proc.nodes.iter().all(|(_, port)| {
+            let info = Command::new("redis-cli").args(["-p", &port.to_string(), "CLUSTER", "INFO"]).output();
+            info.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("cluster_state:ok"))
+        }) {
+            assert!(started.elapsed() < Duration::from_secs(30), "cluster did not become healthy");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        proc
+    }
+
+    /// How `weir` finds this Redis: `WEIR_REDIS_URL`, or `WEIR_REDIS_CLUSTER` with every node.
+    pub fn weir_env(&self) -> (&'static str, String) {
+        if self.cluster {
+            ("WEIR_REDIS_CLUSTER", self.nodes.iter().map(|(_, p)| url(*p)).collect::<Vec<_>>().join(","))
+        } else {
+            ("WEIR_REDIS_URL", self.url())
+        }
+    }
+
+    /// The first node's URL (the only one unless this is a cluster).
     pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
+        url(self.nodes[0].1)
     }
 
     async fn conn(&self) -> redis::aio::MultiplexedConnection {
-        // No response timeout: a long slow log takes Redis a while to hand over.
-        let config = redis::AsyncConnectionConfig::new().set_response_timeout(None);
-        redis::Client::open(self.url())
-            .expect("url")
-            .get_multiplexed_async_connection_with_config(&config)
-            .await
-            .expect("redis")
+        node_conn(self.nodes[0].1).await
+    }
+
+    /// Redis' own CPU time (user + system, `INFO cpu`) in seconds, per node.
+    pub async fn cpu_by_node(&self) -> Vec<f64> {
+        let mut out = Vec::new();
+        for (_, port) in &self.nodes {
+            let info: String =
+                redis::cmd("INFO").arg("cpu").query_async(&mut node_conn(*port).await).await.expect("info");
+            out.push(
+                info.lines()
+                    .filter(|l| l.starts_with("used_cpu_sys:") || l.starts_with("used_cpu_user:"))
+                    .filter_map(|l| l.split(':').nth(1).and_then(|v| v.trim().parse::<f64>().ok()))
+                    .sum(),
+            );
+        }
+        out
+    }
+
+    /// Redis' own CPU time, summed over the nodes.
+    pub async fn cpu_seconds(&self) -> f64 {
+        self.cpu_by_node().await.iter().sum()
+    }
+
+    /// `used_memory` (`INFO memory`), summed over the nodes.
+    pub async fn used_memory(&self) -> u64 {
+        let mut total = 0;
+        for (_, port) in &self.nodes {
+            let info: String =
+                redis::cmd("INFO").arg("memory").query_async(&mut node_conn(*port).await).await.expect("info");
+            let used = info.lines().find_map(|l| l.strip_prefix("used_memory:")).and_then(|v| v.trim().parse().ok());
+            total += used.unwrap_or(0u64);
+        }
+        total
     }
 
     /// Empties Redis and compacts its AOF, so one scenario's data does not slow the next.
     pub async fn flush(&self) {
-        let mut conn = self.conn().await;
-        let _: () = redis::cmd("FLUSHALL").query_async(&mut conn).await.expect("flush");
-        let _: redis::Value = redis::cmd("BGREWRITEAOF").query_async(&mut conn).await.expect("rewrite");
-        for _ in 0..600 {
-            let info: String = redis::cmd("INFO").arg("persistence").query_async(&mut conn).await.expect("info");
-            if info.contains("aof_rewrite_in_progress:0") && info.contains("aof_rewrite_scheduled:0") {
-                break;
+        for (_, port) in &self.nodes {
+            let mut conn = node_conn(*port).await;
+            let _: () = redis::cmd("FLUSHALL").query_async(&mut conn).await.expect("flush");
+            let _: redis::Value = redis::cmd("BGREWRITEAOF").query_async(&mut conn).await.expect("rewrite");
+            for _ in 0..600 {
+                let info: String = redis::cmd("INFO").arg("persistence").query_async(&mut conn).await.expect("info");
+                if info.contains("aof_rewrite_in_progress:0") && info.contains("aof_rewrite_scheduled:0") {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
         }
-    }
-
-    /// Redis' own CPU time (user + system), seconds, from `INFO cpu`.
-    pub async fn cpu_seconds(&self) -> f64 {
-        let info: String = redis::cmd("INFO").arg("cpu").query_async(&mut self.conn().await).await.expect("info");
-        info.lines()
-            .filter(|l| l.starts_with("used_cpu_sys:") || l.starts_with("used_cpu_user:"))
-            .filter_map(|l| l.split(':').nth(1).and_then(|v| v.trim().parse::<f64>().ok()))
-            .sum()
     }
 
     /// `INFO commandstats`, then resets the statistics.
@@ -132,20 +170,61 @@ impl RedisProc {
         let _: () = redis::cmd("CONFIG").arg("RESETSTAT").query_async(&mut conn).await.expect("resetstat");
         info
     }
-
-    /// `used_memory` from `INFO memory`.
-    pub async fn used_memory(&self) -> u64 {
-        let info: String = redis::cmd("INFO").arg("memory").query_async(&mut self.conn().await).await.expect("info");
-        info.lines().find_map(|l| l.strip_prefix("used_memory:")).and_then(|v| v.trim().parse().ok()).unwrap_or(0)
-    }
 }
 
 impl Drop for RedisProc {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        for (child, _) in &mut self.nodes {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+fn url(port: u16) -> String {
+    format!("redis://127.0.0.1:{port}")
+}
+
+async fn node_conn(port: u16) -> redis::aio::MultiplexedConnection {
+    // No response timeout: a long slow log takes Redis a while to hand over.
+    let config = redis::AsyncConnectionConfig::new().set_response_timeout(None);
+    let client = redis::Client::open(url(port)).expect("url");
+    client.get_multiplexed_async_connection_with_config(&config).await.expect("redis")
+}
+
+/// One `redis-server` on `port` with the production settings, once it accepts connections.
+fn spawn_node(port: u16, dir: &std::path::Path, extra: &[&str]) -> (Child, u16) {
+    std::fs::create_dir_all(dir).expect("temp dir");
+    let child = Command::new("redis-server")
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", ""])
+        .args([
+            "--appendonly",
+            &std::env::var("WEIR_BENCH_AOF").unwrap_or_else(|_| "yes".into()),
+            "--appendfsync",
+            "everysec",
+        ])
+        // As the managed Redis runs (and the README asks of an operator's).
+        .args(["--hash-max-listpack-value", weir::store::LISTPACK_VALUE])
+        .args([
+            "--slowlog-log-slower-than",
+            // WEIR_BENCH_SLOWLOG_US=0 logs every command (itself a cost Redis pays).
+            &std::env::var("WEIR_BENCH_SLOWLOG_US").unwrap_or_else(|_| "10000".into()),
+            "--slowlog-max-len",
+            "200000",
+        ])
+        .args(extra)
+        .arg("--dir")
+        .arg(dir)
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("redis-server on PATH (scripts/setup.sh installs it)");
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(started.elapsed() < Duration::from_secs(20), "redis-server did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (child, port)
 }
 
 /// The `weir` binary under test: `WEIR_BENCH_WEIR` if set (to compare builds with the
@@ -162,7 +241,8 @@ pub struct WeirProc {
     child: Child,
     pub base: String,
     prefix: String,
-    redis_url: String,
+    /// How it finds Redis (for `weir admin`).
+    redis: (&'static str, String),
 }
 
 /// An organisation with an admin token and a publisher token.
@@ -178,7 +258,7 @@ impl WeirProc {
         let mut command = Command::new(weir_binary());
         command
             .arg("serve")
-            .env("WEIR_REDIS_URL", redis.url())
+            .env(redis.weir_env().0, redis.weir_env().1)
             .env("WEIR_REDIS_PREFIX", prefix)
             .env("WEIR_LISTEN", format!("127.0.0.1:{port}"))
             .env("WEIR_ALLOW_PRIVATE_TARGETS", "127.0.0.0/8")
@@ -193,7 +273,7 @@ impl WeirProc {
             assert!(started.elapsed() < Duration::from_secs(30), "weir did not start");
             std::thread::sleep(Duration::from_millis(20));
         }
-        WeirProc { child, base, prefix: prefix.to_owned(), redis_url: redis.url() }
+        WeirProc { child, base, prefix: prefix.to_owned(), redis: redis.weir_env() }
     }
 
     /// Runs `weir admin ARGS` against this process's Redis; its JSON output.
@@ -201,7 +281,7 @@ impl WeirProc {
         let out = Command::new(weir_binary())
             .arg("admin")
             .args(args)
-            .env("WEIR_REDIS_URL", &self.redis_url)
+            .env(self.redis.0, &self.redis.1)
             .env("WEIR_REDIS_PREFIX", &self.prefix)
             .env("WEIR_LOG", "warn")
             .output()
