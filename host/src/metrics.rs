@@ -78,12 +78,12 @@ impl Metrics {
         );
         registry.register(
             "queue_ready",
-            "Entries in the ready stream, including those being worked on",
+            "Queued deliveries that are due: new, or their retry time has come",
             metrics.queue_ready.clone(),
         );
         registry.register(
             "queue_scheduled",
-            "Deliveries waiting for a scheduled retry",
+            "Queued deliveries not yet due: waiting for a retry, or leased to an attempt in progress",
             metrics.queue_scheduled.clone(),
         );
         registry.register(
