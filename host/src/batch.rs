@@ -7,7 +7,7 @@ use std::future::Future;
 
 use tokio::sync::{mpsc, oneshot};
 
-use crate::store::{Result, StoreError};
+use crate::store::{Partition, Result, Store, StoreError};
 
 type Waiting<Req, Resp> = (Req, oneshot::Sender<Result<Resp>>);
 
@@ -18,6 +18,22 @@ pub struct Batcher<Req, Resp> {
 }
 
 impl<Req: Send + 'static, Resp: Send + 'static> Batcher<Req, Resp> {
+    /// One batcher per partition of `store`, each running `run(store, partition, batch)`.
+    pub fn per_partition<F, Fut>(store: &Store, max: usize, run: F) -> Vec<Batcher<Req, Resp>>
+    where
+        F: Fn(Store, Partition, Vec<Req>) -> Fut + Clone + Send + 'static,
+        Fut: Future<Output = Result<Vec<Resp>>> + Send,
+    {
+        store
+            .keys()
+            .partitions()
+            .map(|p| {
+                let (store, run) = (store.clone(), run.clone());
+                Batcher::spawn(max, move |batch: Vec<Req>| run(store.clone(), p, batch))
+            })
+            .collect()
+    }
+
     /// Starts the task. `run` gets the requests of a batch in arrival order and returns
     /// one response per request, in the same order; if it fails, every request of the
     /// batch gets its error. The task ends when the batcher is dropped.

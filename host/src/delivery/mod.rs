@@ -100,28 +100,12 @@ impl Engine {
         let tls = send::tls_config(config.extra_ca.as_deref()).map_err(EngineError)?;
         let sender = Sender::new(app.url_rule.clone(), tls, config.delivery_timeout);
         let store = app.store.clone();
-        let loaders = store
-            .keys()
-            .partitions()
-            .map(|p| {
-                let store = store.clone();
-                Batcher::spawn(BATCH, move |claims: Vec<Claim>| {
-                    let store = store.clone();
-                    async move { load(&store, p, claims).await }
-                })
-            })
-            .collect();
-        let recorders = store
-            .keys()
-            .partitions()
-            .map(|p| {
-                let store = store.clone();
-                Batcher::spawn(BATCH, move |outcomes: Vec<Recording>| {
-                    let store = store.clone();
-                    async move { store.record(p, &outcomes).await }
-                })
-            })
-            .collect();
+        let loaders = Batcher::per_partition(&store, BATCH, |store, p, claims: Vec<Claim>| async move {
+            load(&store, p, claims).await
+        });
+        let recorders = Batcher::per_partition(&store, BATCH, |store, p, outcomes: Vec<Recording>| async move {
+            store.record(p, &outcomes).await
+        });
         let engine = Arc::new(Engine {
             sender,
             lanes: Lanes::new(config.max_in_flight_per_webhook),

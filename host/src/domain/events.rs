@@ -70,17 +70,9 @@ pub struct Publisher {
 impl Publisher {
     /// Starts the batchers (inside a Tokio runtime).
     pub fn start(store: &Store, retention: std::time::Duration) -> Publisher {
-        let partitions = store
-            .keys()
-            .partitions()
-            .map(|p| {
-                let store = store.clone();
-                Batcher::spawn(BATCH, move |batch: Vec<Publication>| {
-                    let store = store.clone();
-                    async move { store.publish(p, &batch, retention).await }
-                })
-            })
-            .collect();
+        let partitions = Batcher::per_partition(store, BATCH, move |store, p, batch: Vec<Publication>| async move {
+            store.publish(p, &batch, retention).await
+        });
         let lookups = store.clone();
         let subscribers = Batcher::spawn(BATCH, move |pairs: Vec<(String, String)>| {
             let store = lookups.clone();

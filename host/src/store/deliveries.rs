@@ -293,15 +293,22 @@ impl Store {
         Ok(found.into_iter().flatten().next().filter(|d| d.org_id == org_id))
     }
 
-    /// Several deliveries by id (`None` for expired or unknown ones), in order, with their
-    /// bodies. Records are read per partition, then the events they need.
-    pub async fn get_deliveries(&self, ids: &[String]) -> Result<Vec<Option<Delivery>>> {
+    /// The positions of `ids` grouped by the partition each delivery id names (ids of no
+    /// partition of this data set are left out).
+    fn by_partition(&self, ids: &[String]) -> BTreeMap<Partition, Vec<usize>> {
         let mut by_partition: BTreeMap<Partition, Vec<usize>> = BTreeMap::new();
         for (i, id) in ids.iter().enumerate() {
             if let Some(p) = self.keys().partition_of_delivery(id) {
                 by_partition.entry(p).or_default().push(i);
             }
         }
+        by_partition
+    }
+
+    /// Several deliveries by id (`None` for expired or unknown ones), in order, with their
+    /// bodies. Records are read per partition, then the events they need.
+    pub async fn get_deliveries(&self, ids: &[String]) -> Result<Vec<Option<Delivery>>> {
+        let by_partition = self.by_partition(ids);
         let reads = by_partition.iter().map(|(p, at)| async move {
             let mut pipe = redis::pipe();
             for &i in at {
@@ -469,12 +476,7 @@ impl Store {
 
     /// Status, action and webhook of deliveries (for filtering), `None` for expired ones.
     async fn listing_fields(&self, ids: &[String]) -> Result<Vec<Option<(Status, String, String)>>> {
-        let mut by_partition: BTreeMap<Partition, Vec<usize>> = BTreeMap::new();
-        for (i, id) in ids.iter().enumerate() {
-            if let Some(p) = self.keys().partition_of_delivery(id) {
-                by_partition.entry(p).or_default().push(i);
-            }
-        }
+        let by_partition = self.by_partition(ids);
         let reads = by_partition.iter().map(|(p, at)| async move {
             let mut pipe = redis::pipe();
             for &i in at {

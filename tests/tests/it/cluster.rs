@@ -69,14 +69,14 @@ async fn keys_of_many_organisations_and_one_large_fan_out_spread_over_every_mast
     for hook in &hooks {
         for d in big.admin.settled(hook["id"].as_str().unwrap(), 12).await {
             let id = d["id"].as_str().unwrap();
-            masters.insert(spread_owner(cluster, &keys.delivery(keys.partition_of_delivery(id).unwrap(), id)));
+            masters.insert(owner_of(cluster, &keys.delivery(keys.partition_of_delivery(id).unwrap(), id)));
         }
     }
     assert!(masters.len() >= 2, "one organisation's fan-out sits on {masters:?}");
 }
 
 /// The port of the master holding `key` (the one that answers for it without `MOVED`).
-fn spread_owner(cluster: &RedisCluster, key: &str) -> u16 {
+fn owner_of(cluster: &RedisCluster, key: &str) -> u16 {
     let owners: Vec<u16> = cluster
         .masters()
         .into_iter()
@@ -125,13 +125,9 @@ async fn admin_commands_run_against_the_cluster() {
     let got = receiver.wait_for(1, Duration::from_secs(20)).await;
     assert_eq!(got[0].json()["organisation"]["id"], org["id"]);
 
-    let revoked = admin(&["client", "revoke", &creds_id(&api)]);
+    let revoked = admin(&["client", "revoke", &api.creds.client_id]);
     assert_eq!(revoked["revoked"], true);
     api.get("/api/v2/webhooks").await.expect(401);
-}
-
-fn creds_id(api: &Api) -> String {
-    api.creds.client_id.clone()
 }
 
 /// Publishes distinct events until `stop`; the subjects of those acknowledged (202). Any

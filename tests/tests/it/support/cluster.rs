@@ -1,7 +1,6 @@
 //! A real local Redis Cluster for tests: `redis-server --cluster-enabled yes` nodes on
 //! loopback joined by `redis-cli --cluster create`, three masters with one replica each.
 
-use std::collections::HashMap;
 use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -99,19 +98,6 @@ impl RedisCluster {
             assert!(Instant::now() < deadline, "replicas never came online: {:?}", self.topology());
             std::thread::sleep(Duration::from_millis(100));
         }
-    }
-
-    /// The number of keys each master (by port) holds.
-    pub fn keys_per_master(&self) -> HashMap<u16, u64> {
-        self.masters()
-            .into_iter()
-            .filter(|m| m.slots > 0)
-            .map(|m| {
-                let node = self.node(m.port);
-                let keys: u64 = redis::cmd("DBSIZE").query(&mut node.conn()).expect("DBSIZE");
-                (m.port, keys)
-            })
-            .collect()
     }
 
     pub fn node(&self, port: u16) -> &RedisServer {
