@@ -3,10 +3,13 @@
 #   - redis-server and redis-cli (Debian/Ubuntu packages), used by `weir serve` and by the
 #     tests (redis-cli builds the local Redis Cluster the cluster tests run on)
 #   - the wasm32-wasip2 Rust target, used to build the plugins in plugins/
-#   - with --tests: poppler-utils (pdftotext, to read exported PDFs in tests), and Debian's
-#     chromium and chromium-driver (the settings pages are tested in a real browser)
+#   - with --tests: poppler-utils (pdftotext, to read exported PDFs in tests), Debian's
+#     chromium and chromium-driver (the settings pages are tested in a real browser), and a
+#     Python virtual environment in target/pyenv with tests/python/requirements.txt from PyPI
+#     (Standard Webhooks verifiers, schemathesis, openapi-spec-validator, a client generator)
 # Safe to run again: it only installs what is missing.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
@@ -25,10 +28,20 @@ if [ "${1:-}" = "--tests" ]; then
   command -v pdftotext >/dev/null 2>&1 || missing="$missing poppler-utils"
   command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
   command -v chromedriver >/dev/null 2>&1 || missing="$missing chromium-driver"
+  python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing="$missing python3-venv"
   if [ -n "$missing" ]; then
     echo "setup: installing$missing" >&2
     as_root apt-get update -qq
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
+  fi
+  venv=target/pyenv
+  want=$(sha256sum tests/python/requirements.txt | cut -d' ' -f1)
+  if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.requirements" 2>/dev/null)" != "$want" ]; then
+    echo "setup: installing the tests' Python packages into $venv" >&2
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check -r tests/python/requirements.txt
+    echo "$want" > "$venv/.requirements"
   fi
 fi
 

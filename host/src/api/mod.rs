@@ -105,6 +105,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/webhooks", get(webhooks::list).post(webhooks::create))
         .route("/webhooks/{id}", get(webhooks::get).patch(webhooks::update).delete(webhooks::delete))
         .route("/webhooks/{id}/retry_failed", post(deliveries::retry_failed))
+        .route("/webhooks/{id}/rotate_secret", post(webhooks::rotate_secret))
         .route("/events", post(events::publish))
         .route("/webhook_deliveries", get(deliveries::list))
         .route("/webhook_deliveries/{id}", get(deliveries::get))

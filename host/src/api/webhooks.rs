@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use super::error::ApiResult;
-use super::extract::{Admin, JsonObject, Query};
+use super::extract::{Admin, JsonObject, OptionalJsonObject, Query};
 use crate::App;
 use crate::catalog;
 use crate::domain::webhooks;
@@ -62,4 +62,14 @@ pub async fn update(
 pub async fn delete(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id): Path<String>) -> ApiResult<Response> {
     webhooks::delete(&app, &caller.org_id, &id).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// `POST /api/v2/webhooks/{id}/rotate_secret` `{"grace_period"?: "24h"}`
+pub async fn rotate_secret(
+    State(app): State<Arc<App>>,
+    Admin(caller): Admin,
+    Path(id): Path<String>,
+    OptionalJsonObject(body): OptionalJsonObject,
+) -> ApiResult<Response> {
+    Ok(axum::Json(webhooks::rotate_secret(&app, &caller.org_id, &id, body).await?).into_response())
 }

@@ -113,16 +113,20 @@ impl Engine {
         };
         let budget = loaded.budget.map_or(self.app.config.retry_schedule.len() + 1, |b| b as usize);
         let created_at = event.as_ref().map(|e| e.created_at.as_str()).unwrap_or_default();
-        let headers = sign::request_headers(
-            body.as_bytes(),
-            &webhook.signing_secret,
-            &member.delivery,
-            attempt_no as usize,
-            created_at,
-            &extra_headers,
-        );
-        let signature = headers.iter().find(|(k, _)| k == "x-webhook-signature").map(|(_, v)| v.clone());
+        // Signed now, for this attempt (replay protection): the attempt's time is the
+        // signature's timestamp, so the record can show the headers as sent.
         let at = crate::time::now_millis();
+        let previous = webhook.previous_secret.as_ref().filter(|(_, ends)| *ends > at).map(|(s, _)| s.as_str());
+        let secrets = sign::Secrets { current: &webhook.signing_secret, previous };
+        let signatures = sign::Signatures::sign(secrets, &member.delivery, at / 1000, body.as_bytes());
+        let this = sign::Attempt {
+            delivery_id: &member.delivery,
+            number: attempt_no as usize,
+            event_created_at: created_at,
+            signed_at: at / 1000,
+        };
+        let headers = sign::request_headers(this, &signatures, &extra_headers);
+        let signature = Some(signatures.encode());
         self.app.metrics.in_flight.inc();
         let sent = self.sender.post(&webhook.url, &headers, Bytes::from(body)).await;
         self.app.metrics.in_flight.dec();

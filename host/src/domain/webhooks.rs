@@ -8,7 +8,6 @@ use serde_json::{Value, json};
 use super::fields::{Fields, bounded_text};
 use super::{FieldError, Invalid};
 use crate::App;
-use crate::auth::secrets;
 use crate::catalog;
 use crate::ids::{self, Kind};
 use crate::store::StoreError;
@@ -17,8 +16,10 @@ use crate::store::webhooks::{
     Attachment, Created, MAX_WEBHOOKS_PER_ORG, Off, OnError, Updated, Webhook, WebhookChange,
 };
 
-/// Prefix of webhook signing secrets.
-pub const SIGNING_SECRET_PREFIX: &str = "whsec_";
+/// Longest grace period of a secret rotation.
+pub const MAX_GRACE: std::time::Duration = std::time::Duration::from_secs(7 * 86_400);
+/// Grace period of a rotation that names none.
+pub const DEFAULT_GRACE: std::time::Duration = std::time::Duration::from_secs(86_400);
 /// Longest webhook name.
 const MAX_NAME: usize = 200;
 /// Most plugins attached to one webhook.
@@ -73,7 +74,9 @@ pub async fn create(app: &App, org_id: &str, body: serde_json::Map<String, Value
         active: true,
         subscribed_actions: actions,
         plugins,
-        signing_secret: secrets::generate(SIGNING_SECRET_PREFIX),
+        signing_secret: crate::delivery::sign::new_secret(),
+        previous_secret: None,
+        previous_secret_expires_at: None,
         created_at: now.clone(),
         updated_at: now,
         deactivated_at: None,
@@ -122,6 +125,36 @@ pub async fn update(
         return find(app, org_id, id).await;
     }
     Ok(webhook)
+}
+
+/// Gives the organisation's webhook a new signing secret (`{"grace_period"?: "24h"}`,
+/// `0s`..`7d`): the old one keeps signing beside it until the grace period ends (contract §2).
+pub async fn rotate_secret(
+    app: &App,
+    org_id: &str,
+    id: &str,
+    body: serde_json::Map<String, Value>,
+) -> Result<Webhook, WebhookError> {
+    find(app, org_id, id).await?;
+    let mut fields = Fields::new(body);
+    let grace = match fields.string("grace_period") {
+        None => Some(DEFAULT_GRACE),
+        Some(text) => match humantime::parse_duration(text.trim()) {
+            Ok(grace) if grace <= MAX_GRACE => Some(grace),
+            _ => {
+                fields.error("grace_period", "must be a duration from 0s to 7d, such as \"24h\"");
+                None
+            }
+        },
+    };
+    fields.finish()?;
+    let grace = grace.unwrap_or(DEFAULT_GRACE);
+    let ends = (!grace.is_zero()).then(|| crate::time::now_millis() + grace.as_millis() as u64);
+    let secret = crate::delivery::sign::new_secret();
+    if !app.store.rotate_secret(org_id, id, &secret, ends).await? {
+        return Err(WebhookError::NotFound);
+    }
+    find(app, org_id, id).await
 }
 
 /// Deletes the organisation's webhook and cancels its queued deliveries.

@@ -9,7 +9,7 @@
 //! | `n` | attempts started (counted when each starts) | claim |
 //! | `s` | status once final (absent while pending) | record, retry, webhook off |
 //! | `x` | attempts, a JSON array of `[at_ms, status_code, duration_ms, error, response_body]` | record |
-//! | `l` | number of the latest recorded attempt; `g` its signature | record |
+//! | `l` | number of the latest recorded attempt; `g` its signatures (`delivery::sign::Signatures`: base64 of the MACs) | record |
 //! | `q` | when the next attempt is due (ms) while a retry waits | record, retry |
 //! | `k` | the last attempt number allowed (set by a manual retry) | retry |
 //! | `b`, `h`, `p` | once plugins ran: the rendered body (absent: the envelope), extra headers, plugin outcomes | record |
@@ -29,6 +29,7 @@ use serde_json::{Value, json};
 use super::events::StoredEvent;
 use super::keys::Partition;
 use super::{Result, Store};
+use crate::delivery::sign;
 use crate::ids::{self, Kind};
 
 /// A delivery's status (contract §2), shared by the queue and the API.
@@ -160,12 +161,16 @@ fn delivery_from(key: &str, id: &str, row: &HashMap<String, String>, event: Opti
     let attempts: Vec<Value> = stored.iter().map(attempt_object).collect();
     let last: usize = row.get("l").and_then(|n| n.parse().ok()).unwrap_or(0);
     let event_created_at = event.map(|e| e.created_at.clone()).unwrap_or_default();
-    let headers = match row.get("g").filter(|_| last > 0) {
-        Some(signature) => {
+    let signatures = row.get("g").filter(|_| last > 0).and_then(|g| sign::Signatures::decode(g));
+    let headers = match signatures {
+        Some(signatures) => {
             let extra: Vec<(String, String)> =
                 row.get("h").and_then(|h| serde_json::from_str(h).ok()).unwrap_or_default();
-            let pairs =
-                crate::delivery::sign::headers_with_signature(signature.clone(), id, last, &event_created_at, &extra);
+            // The latest attempt was signed when it started.
+            let signed_at = stored.last().and_then(|a| a.get(0)?.as_u64()).unwrap_or(0) / 1000;
+            let attempt =
+                sign::Attempt { delivery_id: id, number: last, event_created_at: &event_created_at, signed_at };
+            let pairs = sign::request_headers(attempt, &signatures, &extra);
             let map: serde_json::Map<String, Value> = pairs.into_iter().map(|(k, v)| (k, Value::String(v))).collect();
             Value::Object(map).to_string()
         }

@@ -127,7 +127,7 @@ pub struct Recording {
     pub attempt: u32,
     /// The attempt (`deliveries::attempt_json`), when a request was made or tried.
     pub attempt_json: Option<String>,
-    /// The signature header of that request.
+    /// The signatures of that request (`sign::Signatures::encode`).
     pub signature: Option<String>,
     /// Delivery fields to set (rendered body `b`, extra headers `h`, plugin outcomes `p`).
     pub fields: Vec<(&'static str, String)>,

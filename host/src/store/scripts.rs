@@ -48,6 +48,7 @@ lua!(RELEASE, "release.lua");
 lua!(WEBHOOK_SAVE, "subscriptions.lua", "webhook_save.lua");
 lua!(WEBHOOK_OFF, "webhook_off.lua");
 lua!(STREAK, "streak.lua");
+lua!(ROTATE_SECRET, "rotate_secret.lua");
 lua!(PLUGIN_CREATE, "plugin_create.lua");
 lua!(PLUGIN_DELETE, "plugin_delete.lua");
 lua!(SET_IF_EXISTS, "set_if_exists.lua");

@@ -4,8 +4,10 @@
 //! step in the same script, so publishing reads one set and never every webhook.
 //!
 //! Hash fields: `id`, `org_id`, `name`, `url`, `active` (`0`/`1`), `subscribed_actions` and
-//! `plugins` (JSON arrays), `signing_secret`, `created_at`, `updated_at`, `deactivated_at`
-//! and `deactivation_reason` (empty while healthy), and the failure streak kept by the
+//! `plugins` (JSON arrays), `signing_secret`, `previous_secret` and
+//! `previous_secret_expires` (ms) during a rotation's grace period (empty otherwise; read as
+//! absent once expired), `created_at`, `updated_at`, `deactivated_at` and
+//! `deactivation_reason` (empty while healthy), and the failure streak kept by the
 //! delivery workers: `fail_count`, `fail_since` (ms). Being a hash lets the API and the
 //! workers change different fields at once without overwriting each other.
 
@@ -14,7 +16,7 @@ use std::collections::HashMap;
 use redis::AsyncCommands;
 use serde::{Deserialize, Serialize};
 
-use super::scripts::{Call, STREAK, WEBHOOK_OFF, WEBHOOK_SAVE};
+use super::scripts::{Call, ROTATE_SECRET, STREAK, WEBHOOK_OFF, WEBHOOK_SAVE};
 use super::{Result, Store, StoreError, flag, flag_str};
 use crate::catalog;
 
@@ -51,6 +53,11 @@ pub struct Webhook {
     pub subscribed_actions: Vec<String>,
     pub plugins: Vec<Attachment>,
     pub signing_secret: String,
+    /// The secret before the latest rotation, while its grace period lasts.
+    #[serde(skip)]
+    pub previous_secret: Option<String>,
+    /// When the previous secret stops signing (`null` when there is none).
+    pub previous_secret_expires_at: Option<String>,
     pub created_at: String,
     pub updated_at: String,
     pub deactivated_at: Option<String>,
@@ -91,6 +98,8 @@ pub struct WebhookTarget {
     pub active: bool,
     pub url: String,
     pub signing_secret: String,
+    /// The previous secret and when its grace period ends (ms).
+    pub previous_secret: Option<(String, u64)>,
     /// Attachments (JSON), as stored.
     pub plugins: Option<String>,
     /// The webhook has a failure streak (a success must end it).
@@ -193,15 +202,20 @@ impl Store {
                 .arg("signing_secret")
                 .arg("plugins")
                 .arg("fail_count")
+                .arg("previous_secret")
+                .arg("previous_secret_expires")
                 .query_async(&mut self.conn())
                 .await?;
-            let Ok([active, url, signing_secret, plugins, fail_count]) = <[Option<String>; 5]>::try_from(fields) else {
+            let Ok([active, url, signing_secret, plugins, fail_count, previous, expires]) =
+                <[Option<String>; 7]>::try_from(fields)
+            else {
                 return Ok(None);
             };
             Ok::<_, StoreError>(url.map(|url| WebhookTarget {
                 active: active.as_deref() == Some("1"),
                 url,
                 signing_secret: signing_secret.unwrap_or_default(),
+                previous_secret: previous_secret(previous, expires.as_deref(), crate::time::now_millis()),
                 plugins,
                 failing: fail_count.is_some_and(|c| c != "0"),
             }))
@@ -273,6 +287,30 @@ impl Store {
     /// The ids of every webhook of the organisation.
     pub async fn webhook_ids(&self, org_id: &str) -> Result<Vec<String>> {
         Ok(self.conn().zrange(self.keys().webhooks(org_id), 0, -1).await?)
+    }
+
+    /// Gives the organisation's webhook a new signing secret; the current one keeps signing
+    /// until `grace_ends_ms` (`None`: it is forgotten at once). `false` if there is no such
+    /// webhook.
+    pub async fn rotate_secret(
+        &self,
+        org_id: &str,
+        id: &str,
+        secret: &str,
+        grace_ends_ms: Option<u64>,
+    ) -> Result<bool> {
+        let key = self.keys().webhook(org_id, id);
+        let mut call = ROTATE_SECRET.call();
+        call.key(&key)
+            .arg(org_id)
+            .arg(secret)
+            .arg(grace_ends_ms.map(|ms| ms.to_string()).unwrap_or_default())
+            .arg(crate::time::now_rfc3339());
+        let done: i64 = call.run(&mut self.conn()).await?;
+        if done == 1 {
+            self.acknowledged(&key).await?;
+        }
+        Ok(done == 1)
     }
 
     /// Applies a change to the organisation's webhook.
@@ -370,6 +408,8 @@ fn to_fields(w: &Webhook) -> Vec<(&'static str, String)> {
         ("subscribed_actions", json(&w.subscribed_actions)),
         ("plugins", json(&w.plugins)),
         ("signing_secret", w.signing_secret.clone()),
+        ("previous_secret", String::new()),
+        ("previous_secret_expires", String::new()),
         ("created_at", w.created_at.clone()),
         ("updated_at", w.updated_at.clone()),
         ("deactivated_at", w.deactivated_at.clone().unwrap_or_default()),
@@ -387,6 +427,11 @@ fn from_fields(key: &str, f: &HashMap<String, String>) -> Result<Webhook> {
         .map_err(|e| corrupt(format!("subscribed_actions: {e}")))?;
     let plugins =
         serde_json::from_str(f.get("plugins").map_or("[]", |s| s)).map_err(|e| corrupt(format!("plugins: {e}")))?;
+    let previous = previous_secret(
+        f.get("previous_secret").cloned(),
+        f.get("previous_secret_expires").map(String::as_str),
+        crate::time::now_millis(),
+    );
     Ok(Webhook {
         id: text("id"),
         org_id: text("org_id"),
@@ -396,9 +441,17 @@ fn from_fields(key: &str, f: &HashMap<String, String>) -> Result<Webhook> {
         subscribed_actions,
         plugins,
         signing_secret: text("signing_secret"),
+        previous_secret: previous.as_ref().map(|(s, _)| s.clone()),
+        previous_secret_expires_at: previous.map(|(_, ms)| crate::time::format_millis(ms)),
         created_at: text("created_at"),
         updated_at: text("updated_at"),
         deactivated_at: optional("deactivated_at"),
         deactivation_reason: optional("deactivation_reason"),
     })
+}
+
+/// The previous secret and the end of its grace period, if it still signs at `now_ms`.
+fn previous_secret(secret: Option<String>, expires: Option<&str>, now_ms: u64) -> Option<(String, u64)> {
+    let expires = expires.and_then(|e| e.parse::<u64>().ok()).filter(|&ms| ms > now_ms)?;
+    secret.filter(|s| !s.is_empty()).map(|s| (s, expires))
 }

@@ -19,6 +19,7 @@ mod plugins;
 mod redis_not_ready;
 mod resilience;
 mod settings;
+mod signatures;
 mod tour;
 mod url_rule;
 mod webhooks_api;

@@ -5,6 +5,7 @@
 pub mod browser;
 pub mod cluster;
 pub mod http;
+pub mod python;
 pub mod receiver;
 pub mod redis;
 pub mod tls;
