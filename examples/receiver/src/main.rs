@@ -166,8 +166,14 @@ async fn handle(state: Arc<State>, request: Request<Incoming>) -> Result<Respons
         if ok { Ok(()) } else { Err(Refused::NoMatch) }
     } else {
         let now = unix_now();
-        let results = state.secrets.iter().map(|s| standard_ok(s, &standard_id, &timestamp, &standard, &body, now));
-        results.fold(Err(Refused::NoMatch), |acc, r| if acc.is_ok() { acc } else { r })
+        let mut verdict = Err(Refused::NoMatch);
+        for secret in &state.secrets {
+            verdict = standard_ok(secret, &standard_id, &timestamp, &standard, &body, now);
+            if verdict.is_ok() {
+                break;
+            }
+        }
+        verdict
     };
     if let Err(why) = verdict {
         eprintln!("rejected a request (delivery {delivery:?}): {why:?}");
