@@ -93,10 +93,11 @@ pub enum Notice {
     RetryWebhookGone,
     RetryFiltered,
     RetryRefused,
+    Rotated,
 }
 
 impl Notice {
-    const ALL: [Notice; 10] = [
+    const ALL: [Notice; 11] = [
         Notice::Created,
         Notice::Saved,
         Notice::Deleted,
@@ -107,6 +108,7 @@ impl Notice {
         Notice::RetryWebhookGone,
         Notice::RetryFiltered,
         Notice::RetryRefused,
+        Notice::Rotated,
     ];
 
     /// The code carried in the URL.
@@ -122,6 +124,7 @@ impl Notice {
             Notice::RetryWebhookGone => "retry_webhook_gone",
             Notice::RetryFiltered => "retry_filtered",
             Notice::RetryRefused => "retry_refused",
+            Notice::Rotated => "rotated",
         }
     }
 
@@ -143,6 +146,9 @@ impl Notice {
             Notice::RetryWebhookGone => ("error", "The webhook of this delivery was deleted."),
             Notice::RetryFiltered => ("error", "A plugin filtered this delivery: there is no request to send."),
             Notice::RetryRefused => ("error", "This delivery cannot be retried."),
+            Notice::Rotated => {
+                ("ok", "Signing secret rotated. Give receivers the new secret before the old one stops.")
+            }
         };
         notice(kind, text)
     }

@@ -5,7 +5,8 @@
 //! optional copy-to-clipboard script.
 //!
 //! - `session`: sign-in, sessions, CSRF, the sign-in throttle.
-//! - `webhooks`: the list, create, edit, plugins, deactivate/reactivate, delete.
+//! - `webhooks`: the list, create, edit, plugins, rotate the secret, deactivate/reactivate,
+//!   delete.
 //! - `deliveries`: one delivery, and retrying it.
 
 mod deliveries;
@@ -33,6 +34,7 @@ pub fn router() -> Router<Arc<App>> {
         .route("/settings/webhooks/{id}", get(webhooks::show).post(webhooks::update))
         .route("/settings/webhooks/{id}/plugins", post(webhooks::update_plugins))
         .route("/settings/webhooks/{id}/active", post(webhooks::set_active))
+        .route("/settings/webhooks/{id}/rotate_secret", post(webhooks::rotate_secret))
         .route("/settings/webhooks/{id}/delete", get(webhooks::delete_confirm).post(webhooks::delete))
         .route("/settings/deliveries/{id}", get(deliveries::show))
         .route("/settings/deliveries/{id}/retry", post(deliveries::retry))

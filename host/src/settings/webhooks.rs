@@ -214,11 +214,23 @@ async fn render_show(
         esc(&w.updated_at),
     ));
     if admin {
+        let previous = match &w.previous_secret_expires_at {
+            Some(until) => format!(
+                r#"<p id="previous-secret">The previous secret also signs until <time>{}</time>.</p>"#,
+                esc(until)
+            ),
+            None => String::new(),
+        };
         body.push_str(&format!(
-            r#"<details><summary>Reveal signing secret</summary><p><code id="secret">{}</code>
-<button type="button" class="secondary" data-copy="secret">Copy</button></p>
-<p class="muted">Receivers check <code>X-Webhook-Signature</code> (HMAC-SHA256 of the raw body) with it.</p></details>"#,
-            esc(&w.signing_secret)
+            r#"<details><summary>Reveal signing secret</summary><p><code id="secret">{secret}</code>
+<button type="button" class="secondary" data-copy="secret">Copy</button></p>{previous}
+<p class="muted">Receivers verify the Standard Webhooks headers (<code>webhook-signature</code>) or <code>X-Webhook-Signature</code> (HMAC-SHA256 of the raw body) with it.</p>
+<form method="post" action="/settings/webhooks/{id}/rotate_secret" class="inline">{csrf}
+<label for="grace_period">Keep signing with the current secret for</label>
+<select id="grace_period" name="grace_period"><option value="0s">no time (stop at once)</option><option value="1h">1 hour</option><option value="24h" selected>24 hours</option><option value="7d">7 days</option></select>
+<button type="submit" class="secondary">Rotate secret</button></form></details>"#,
+            secret = esc(&w.signing_secret),
+            csrf = csrf_field(csrf),
         ));
         let (name, url, checked) = match edited {
             Some(f) => (
@@ -400,6 +412,28 @@ pub(super) async fn set_active(
         )),
         Err(WebhookError::NotFound) => plain(StatusCode::NOT_FOUND, "No such webhook."),
         Err(_) => store_down(),
+    }
+}
+
+/// `POST /settings/webhooks/{id}/rotate_secret` with `grace_period`: a new signing secret
+/// (the same rotation as the API's).
+pub(super) async fn rotate_secret(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    Change(signed, form): Change,
+) -> Response {
+    let mut body = Map::new();
+    if let Some(grace) = form.get("grace_period") {
+        body.insert("grace_period".into(), json!(grace));
+    }
+    match domain::rotate_secret(&app, &signed.0.org_id, &id, body).await {
+        Ok(_) => html::see_other(&format!("/settings/webhooks/{id}?notice={}", Notice::Rotated.code())),
+        Err(WebhookError::NotFound) => plain(StatusCode::NOT_FOUND, "No such webhook."),
+        Err(WebhookError::Store(_)) => store_down(),
+        Err(e) => match webhook(&app, &signed, &id).await {
+            Ok(w) => render_show(&app, &signed, &w, "", &problems(&e), None).await,
+            Err(r) => r,
+        },
     }
 }
 

@@ -110,6 +110,22 @@ async fn an_admin_manages_webhooks_from_the_page() {
     browser.click("details summary").await;
     assert_eq!(browser.text("#secret").await, from_page["signing_secret"].as_str().unwrap());
 
+    // Rotate it (the form carries the CSRF token); the old secret signs for the grace period.
+    browser.run("document.querySelector('#grace_period').value = '1h'").await;
+    browser.click("form[action$='/rotate_secret'] button").await;
+    eventually("rotated", Duration::from_secs(10), async || {
+        browser.page_text().await.contains("Signing secret rotated.").then_some(())
+    })
+    .await;
+    let rotated = t.admin.get(&format!("/api/v2/webhooks/{}", from_page["id"].as_str().unwrap())).await.json();
+    assert_ne!(rotated["signing_secret"], from_page["signing_secret"]);
+    let expires = weir::time::parse_rfc3339(rotated["previous_secret_expires_at"].as_str().unwrap()).unwrap();
+    assert!(expires.abs_diff(weir::time::now_millis() + 3_600_000) < 10_000, "the chosen grace period");
+    browser.click("details summary").await;
+    assert_eq!(browser.text("#secret").await, rotated["signing_secret"].as_str().unwrap());
+    assert!(browser.text("#previous-secret").await.contains(rotated["previous_secret_expires_at"].as_str().unwrap()));
+    browser.screenshot("03b-rotated-secret").await;
+
     // The API-made webhook fails until it is deactivated; the page says when and why.
     let defect = json!({"action": "defect_created", "creator": {"id": "u", "name": "n"}, "subject": {"type": "Defect", "id": "d1"}, "defect": {}});
     t.publisher.publish(&defect).await;
@@ -252,6 +268,14 @@ async fn sessions_are_httponly_strict_cookies_and_changes_need_the_csrf_token() 
         assert_eq!(resp.status, 403, "a POST without the CSRF token is refused");
     }
     assert!(weir.store.all_webhooks(&t.org_id).await.unwrap().is_empty());
+    let made = t.admin.create_webhook("http://127.0.0.1:9/y", &["form_completed"]).await;
+    let rotate = format!("/settings/webhooks/{}/rotate_secret", made["id"].as_str().unwrap());
+    let resp =
+        http.post(&rotate).header("cookie", &pair).form(&[("_csrf", "forged"), ("grace_period", "0s")]).send().await;
+    assert_eq!(resp.status, 403, "rotation needs the CSRF token");
+    let after = t.admin.get(&format!("/api/v2/webhooks/{}", made["id"].as_str().unwrap())).await.json();
+    assert_eq!(after["signing_secret"], made["signing_secret"]);
+    t.admin.delete(&format!("/api/v2/webhooks/{}", made["id"].as_str().unwrap())).await.expect(204);
     let form = body(&csrf);
     let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let resp = http.post("/settings/webhooks").header("cookie", &pair).form(&pairs).send().await;
