@@ -39,7 +39,11 @@ pub async fn run(deliveries: usize, webhooks: usize) {
     let events = deliveries / webhooks;
     let mut rows = Vec::new();
 
-    let stored = Arc::new(StoredEvent { created_at: "2026-11-22T11:00:38.123Z".into(), envelope: envelope() }.encode());
+    let now = weir::time::now_millis();
+    let stored = Arc::new(
+        StoredEvent { created_at: "2026-11-22T11:00:38.123Z".into(), envelope: envelope(), accepted_ms: Some(now) }
+            .encode(),
+    );
     let publications: Vec<Publication> = (0..events)
         .map(|i| Publication {
             org_id: org.into(),
@@ -51,6 +55,7 @@ pub async fn run(deliveries: usize, webhooks: usize) {
             stored: stored.clone(),
             snapshot: true,
             webhooks: hooks.clone(),
+            accepted_ms: now,
         })
         .collect();
     let cpu = redis.cpu_seconds().await;

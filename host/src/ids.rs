@@ -55,6 +55,24 @@ pub fn new_tagged(kind: Kind, tag: u16) -> String {
     encode(kind, millis, (random & ((1 << 70) - 1)) | (u128::from(tag & 0x3ff) << 70))
 }
 
+/// An identifier of `kind` made at `millis`, carrying `tag` like [`new_tagged`], whose
+/// random part is derived from `seed` (SHA-256): the same seed and time give the same id.
+/// A delivery's id is derived from its organisation, event and webhook, so the deliveries
+/// of an event are found from the event alone.
+pub fn derived_tagged(kind: Kind, millis: u64, tag: u16, seed: &[&str]) -> String {
+    use sha2::Digest;
+    let mut hash = sha2::Sha256::new();
+    for part in seed {
+        hash.update(part.as_bytes());
+        hash.update([0]);
+    }
+    let digest = hash.finalize();
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    let random = u128::from_be_bytes(bytes) & ((1 << 70) - 1);
+    encode(kind, millis, random | (u128::from(tag & 0x3ff) << 70))
+}
+
 /// The tag of an identifier made by [`new_tagged`].
 pub fn tag_of(kind: Kind, id: &str) -> Option<u16> {
     if !is_valid(kind, id) {
@@ -181,6 +199,18 @@ mod tests {
         assert_eq!(tag_of(Kind::Delivery, "dlv_short"), None);
         let ids: std::collections::HashSet<String> = (0..1000).map(|_| new_tagged(Kind::Delivery, 7)).collect();
         assert_eq!(ids.len(), 1000);
+    }
+
+    #[test]
+    fn derived_ids_are_stable_tagged_and_distinct() {
+        let a = derived_tagged(Kind::Delivery, 1_700_000_000_000, 9, &["org_1", "evt_1", "wh_1"]);
+        assert_eq!(a, derived_tagged(Kind::Delivery, 1_700_000_000_000, 9, &["org_1", "evt_1", "wh_1"]));
+        assert!(is_valid(Kind::Delivery, &a));
+        assert_eq!(tag_of(Kind::Delivery, &a), Some(9));
+        assert_eq!(millis_of(Kind::Delivery, &a), Some(1_700_000_000_000));
+        assert_ne!(a, derived_tagged(Kind::Delivery, 1_700_000_000_000, 9, &["org_1", "evt_1", "wh_2"]));
+        // Parts are separated: moving a character between them changes the id.
+        assert_ne!(a, derived_tagged(Kind::Delivery, 1_700_000_000_000, 9, &["org_1e", "vt_1", "wh_1"]));
     }
 
     #[test]

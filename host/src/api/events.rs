@@ -1,4 +1,4 @@
-//! `POST /api/v2/events`: the source of events (contract §2). A `publisher` client sends
+//! `POST /api/v2/events`: the source of events (contract §2), and `GET /api/v2/events/{id}`. A `publisher` client sends
 //! the event; `crate::domain::events` validates it, builds the envelope and publishes it.
 //! The answer `202` comes only once the event and all its deliveries are in Redis.
 //! Publishing the same `id` again returns the first result and creates nothing.
@@ -6,14 +6,14 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
+use axum::extract::{Path, Request, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 use serde_json::value::RawValue;
 
 use super::error::{ApiError, ApiResult, Code};
-use super::extract::{MAX_JSON_BODY, Publisher, is_json, read_body};
+use super::extract::{Admin, MAX_JSON_BODY, Publisher, is_json, read_body};
 use crate::App;
 use crate::domain::events;
 
@@ -32,4 +32,13 @@ pub async fn publish(
     let event = events::validate(fields)?;
     events::publish(&app, &caller.org_id, &event).await?;
     Ok((StatusCode::ACCEPTED, axum::Json(json!({ "id": event.id }))).into_response())
+}
+
+/// `GET /api/v2/events/{id}`: the event and the delivery to each webhook (admin and plan
+/// rules apply).
+pub async fn get(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id): Path<String>) -> ApiResult<Response> {
+    match events::lookup(&app, &caller.org_id, &id).await? {
+        Some(event) => Ok(axum::Json(event).into_response()),
+        None => Err(ApiError::not_found("event")),
+    }
 }

@@ -107,6 +107,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/webhooks/{id}/retry_failed", post(deliveries::retry_failed))
         .route("/webhooks/{id}/rotate_secret", post(webhooks::rotate_secret))
         .route("/events", post(events::publish))
+        .route("/events/{id}", get(events::get))
         .route("/webhook_deliveries", get(deliveries::list))
         .route("/webhook_deliveries/{id}", get(deliveries::get))
         .route("/webhook_deliveries/{id}/retry", post(deliveries::retry))

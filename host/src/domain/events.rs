@@ -15,7 +15,7 @@ use crate::App;
 use crate::batch::Batcher;
 use crate::catalog;
 use crate::ids::{self, Kind};
-use crate::store::events::{MAX_SNAPSHOT_BYTES, Publication, Published, StoredEvent};
+use crate::store::events::{EventDelivery, MAX_SNAPSHOT_BYTES, Publication, Published, StoredEvent};
 use crate::store::{Partition, Store, StoreError};
 
 /// Most events sent to Redis in one publish call.
@@ -100,7 +100,9 @@ pub async fn publish(app: &App, org_id: &str, event: &Event<'_>) -> Result<Publi
     let webhooks = app.publisher.subscribers(org_id, &event.action).await?;
     let p = app.store.keys().partition_of_subject(org_id, &event.subject_type, &event.subject_id);
     let snapshot = envelope.len() <= MAX_SNAPSHOT_BYTES;
-    let stored = StoredEvent { created_at: event.created_at.clone(), envelope }.encode();
+    let accepted_ms = crate::time::now_millis();
+    let stored =
+        StoredEvent { created_at: event.created_at.clone(), envelope, accepted_ms: Some(accepted_ms) }.encode();
     let publication = Publication {
         org_id: org_id.to_owned(),
         event_id: event.id.clone(),
@@ -111,6 +113,7 @@ pub async fn publish(app: &App, org_id: &str, event: &Event<'_>) -> Result<Publi
         stored: Arc::new(stored),
         snapshot,
         webhooks,
+        accepted_ms,
     };
     let published = app.publisher.publish(p, publication).await?;
     if let Published::New { deliveries } = published {
@@ -120,6 +123,40 @@ pub async fn publish(app: &App, org_id: &str, event: &Event<'_>) -> Result<Publi
         }
     }
     Ok(published)
+}
+
+/// An event as `GET /api/v2/events/{id}` shows it: the envelope as published and the
+/// delivery to each webhook.
+#[derive(Debug, serde::Serialize)]
+pub struct EventView {
+    pub id: String,
+    pub action: String,
+    pub created_at: String,
+    pub envelope: Box<RawValue>,
+    pub deliveries: Vec<EventDelivery>,
+}
+
+/// The organisation's event and its deliveries (`None`: unknown, or expired). The event is
+/// read from every partition at once (its id does not name one); its deliveries' ids are
+/// derived from it for each of the organisation's webhooks (`store::events`), so nothing is
+/// scanned. Deliveries to webhooks deleted since are not listed.
+pub async fn lookup(app: &App, org_id: &str, id: &str) -> Result<Option<EventView>, StoreError> {
+    let Some((p, stored)) = app.store.find_event(org_id, id).await? else { return Ok(None) };
+    let deliveries = match stored.accepted_ms {
+        Some(ms) => {
+            let webhooks = app.store.webhook_ids(org_id).await?;
+            app.store.event_deliveries(p, org_id, id, ms, &webhooks).await?
+        }
+        None => Vec::new(),
+    };
+    let envelope = RawValue::from_string(stored.envelope)
+        .map_err(|e| StoreError::Corrupt { key: format!("event {id}"), reason: e.to_string() })?;
+    #[derive(serde::Deserialize)]
+    struct Head {
+        action: String,
+    }
+    let action = serde_json::from_str::<Head>(envelope.get()).map(|h| h.action).unwrap_or_default();
+    Ok(Some(EventView { id: id.to_owned(), action, created_at: stored.created_at, envelope, deliveries }))
 }
 
 fn text(raw: &RawValue) -> Option<String> {

@@ -4,10 +4,15 @@
 //! in the webhook's queue — in one script per partition for a whole batch of events
 //! (`lua/publish.lua`).
 //!
-//! A stored event is `W1`, the length of its `created_at` (one byte), `created_at`, then the
-//! envelope compressed with zstd and a dictionary of Weir's own envelope vocabulary
-//! (`envelope.dict`: the envelope's keys, id prefixes, the catalogue's actions and snapshot
-//! keys): about a third of a typical envelope's size, and less for small ones.
+//! A stored event is `W2`, when it was accepted (ms, 8 bytes big-endian), the length of its
+//! `created_at` (one byte), `created_at`, then the envelope compressed with zstd and a
+//! dictionary of Weir's own envelope vocabulary (`envelope.dict`: the envelope's keys, id
+//! prefixes, the catalogue's actions and snapshot keys): about a third of a typical
+//! envelope's size, and less for small ones. (`W1`, written before, lacks the time.)
+//!
+//! A delivery's id is derived from its organisation, event and webhook and the time the
+//! event was accepted (`ids::derived_tagged`), so an event's deliveries are found from the
+//! event alone (`GET /api/v2/events/{id}`), without an index.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -40,14 +45,18 @@ pub struct StoredEvent {
     pub created_at: String,
     /// The envelope, as published.
     pub envelope: String,
+    /// When Weir accepted it (ms): the time of its deliveries' ids. `None` for events
+    /// stored before it was kept.
+    pub accepted_ms: Option<u64>,
 }
 
 impl StoredEvent {
     /// The stored form of an event.
     pub fn encode(&self) -> Vec<u8> {
         let compressed = CONTEXTS.with_borrow_mut(|c| c.compress(self.envelope.as_bytes()));
-        let mut out = Vec::with_capacity(3 + self.created_at.len() + compressed.len());
-        out.extend_from_slice(b"W1");
+        let mut out = Vec::with_capacity(11 + self.created_at.len() + compressed.len());
+        out.extend_from_slice(b"W2");
+        out.extend_from_slice(&self.accepted_ms.unwrap_or(0).to_be_bytes());
         out.push(self.created_at.len().min(255) as u8);
         out.extend_from_slice(&self.created_at.as_bytes()[..self.created_at.len().min(255)]);
         out.extend_from_slice(&compressed);
@@ -56,13 +65,20 @@ impl StoredEvent {
 
     /// Reads a stored event; `None` if it is not one.
     pub fn decode(bytes: &[u8]) -> Option<StoredEvent> {
-        let rest = bytes.strip_prefix(b"W1")?;
+        let (accepted_ms, rest) = match bytes.strip_prefix(b"W2") {
+            Some(rest) => {
+                let (ms, rest) = rest.split_first_chunk::<8>()?;
+                (Some(u64::from_be_bytes(*ms)), rest)
+            }
+            None => (None, bytes.strip_prefix(b"W1")?),
+        };
         let (&len, rest) = rest.split_first()?;
         let (created_at, compressed) = rest.split_at_checked(usize::from(len))?;
         let envelope = CONTEXTS.with_borrow_mut(|c| c.decompress(compressed))?;
         Some(StoredEvent {
             created_at: String::from_utf8(created_at.to_vec()).ok()?,
             envelope: String::from_utf8(envelope).ok()?,
+            accepted_ms,
         })
     }
 }
@@ -70,7 +86,7 @@ impl StoredEvent {
 /// Largest envelope a stored event may hold, once decompressed.
 const MAX_ENVELOPE: u64 = 64 * 1024 * 1024;
 
-/// The dictionary of events stored as `W1`. Stored events depend on it byte for byte:
+/// The dictionary of events stored as `W1` and `W2`. Stored events depend on it byte for byte:
 /// never edit it; a new vocabulary is a new file and a new version tag.
 const DICTIONARY_W1: &[u8] = include_bytes!("envelope.dict");
 
@@ -126,6 +142,21 @@ pub struct Publication {
     pub snapshot: bool,
     /// The active webhooks subscribed to the action.
     pub webhooks: Vec<String>,
+    /// When it was accepted (ms; also in `stored`): its deliveries' ids are derived from it.
+    pub accepted_ms: u64,
+}
+
+/// The id of the delivery of an event to a webhook (see the module's documentation).
+pub fn delivery_id(p: Partition, accepted_ms: u64, org_id: &str, event_id: &str, webhook_id: &str) -> String {
+    ids::derived_tagged(Kind::Delivery, accepted_ms, p.0, &[org_id, event_id, webhook_id])
+}
+
+/// A delivery of an event, as the event lookup shows it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct EventDelivery {
+    pub id: String,
+    pub webhook_id: String,
+    pub status: super::deliveries::Status,
 }
 
 /// The result of publishing an event.
@@ -161,9 +192,9 @@ impl Store {
                     true => "y",
                 })
                 .arg(event.webhooks.len());
+            let day = super::keys::day_of(event.accepted_ms);
             for webhook in &event.webhooks {
-                let delivery = ids::new_tagged(Kind::Delivery, p.0);
-                let day = super::keys::day_of(ids::millis_of(Kind::Delivery, &delivery).unwrap_or(0));
+                let delivery = delivery_id(p, event.accepted_ms, &event.org_id, &event.event_id, webhook);
                 call.key(&keys.delivery(p, &delivery))
                     .key(&keys.org_deliveries(p, &event.org_id, day))
                     .key(&keys.webhook_deliveries(p, webhook, day))
@@ -213,6 +244,40 @@ impl Store {
         Ok(found.into_iter().find_map(|(p, e)| e.map(|e| (p, e))))
     }
 
+    /// The deliveries of an event stored in partition `p` to any of `webhooks` (those it had
+    /// none to are left out): each id is derived, and read with one pipeline.
+    pub async fn event_deliveries(
+        &self,
+        p: Partition,
+        org_id: &str,
+        event_id: &str,
+        accepted_ms: u64,
+        webhooks: &[String],
+    ) -> Result<Vec<EventDelivery>> {
+        if webhooks.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<String> = webhooks.iter().map(|w| delivery_id(p, accepted_ms, org_id, event_id, w)).collect();
+        let mut pipe = redis::pipe();
+        for id in &ids {
+            pipe.cmd("HMGET").arg(self.keys().delivery(p, id)).arg("o").arg("w").arg("e").arg("s");
+        }
+        let rows: Vec<Vec<Option<String>>> = pipe.query_async(&mut self.conn()).await?;
+        Ok(ids
+            .into_iter()
+            .zip(rows)
+            .filter_map(|(id, row)| {
+                let [o, w, e, s] = <[Option<String>; 4]>::try_from(row).ok()?;
+                (o.as_deref() == Some(org_id) && e.as_deref() == Some(event_id)).then_some(())?;
+                let status = match s.filter(|s| !s.is_empty()) {
+                    None => super::deliveries::Status::Pending,
+                    Some(s) => super::deliveries::Status::parse(&s).unwrap_or(super::deliveries::Status::Failed),
+                };
+                Some(EventDelivery { id, webhook_id: w?, status })
+            })
+            .collect())
+    }
+
     /// Gives superseded snapshot events their TTL back (up to `n` of them); how many.
     pub async fn release_snapshots(&self, p: Partition, retention: Duration, n: usize) -> Result<usize> {
         let list = self.keys().released_events(p);
@@ -252,11 +317,21 @@ mod tests {
     fn a_stored_event_reads_back_and_is_smaller() {
         let envelope =
             format!(r#"{{"id":"evt_1","work_order":{{"description":"{}"}}}}"#, "Replace the seal. ".repeat(40));
-        let event = StoredEvent { created_at: "2026-11-22T11:00:38.123Z".into(), envelope };
+        let event = StoredEvent {
+            created_at: "2026-11-22T11:00:38.123Z".into(),
+            envelope,
+            accepted_ms: Some(1_700_000_000_000),
+        };
         let stored = event.encode();
         assert!(stored.len() < event.envelope.len() / 2, "{} of {}", stored.len(), event.envelope.len());
         assert_eq!(StoredEvent::decode(&stored), Some(event));
         assert_eq!(StoredEvent::decode(b"not an event"), None);
         assert_eq!(StoredEvent::decode(b"W1"), None);
+        assert_eq!(StoredEvent::decode(b"W2\0\0"), None);
+        // An event stored before the accepted time was kept still reads.
+        let mut w1 = b"W1".to_vec();
+        w1.extend_from_slice(&stored[10..]);
+        let old = StoredEvent::decode(&w1).unwrap_or_else(|| panic!("W1 reads"));
+        assert_eq!((old.accepted_ms, old.envelope), (None, event.envelope));
     }
 }

@@ -328,8 +328,10 @@ async fn an_organisation_keeps_at_most_its_cap_of_snapshots_the_newest_stay() {
     let store = weir::store::Store::connect(&settings).await.unwrap();
     let p = weir::store::Partition(0);
     let org = "org_01CAPTEST0000000000000000";
-    let stored =
-        Arc::new(StoredEvent { created_at: "2026-11-22T10:00:00.000Z".into(), envelope: "{}".into() }.encode());
+    let stored = Arc::new(
+        StoredEvent { created_at: "2026-11-22T10:00:00.000Z".into(), envelope: "{}".into(), accepted_ms: None }
+            .encode(),
+    );
     let batch: Vec<Publication> = (0..400)
         .map(|i| Publication {
             org_id: org.into(),
@@ -341,6 +343,7 @@ async fn an_organisation_keeps_at_most_its_cap_of_snapshots_the_newest_stay() {
             stored: stored.clone(),
             snapshot: true,
             webhooks: Vec::new(),
+            accepted_ms: weir::time::now_millis(),
         })
         .collect();
     for chunk in batch.chunks(10) {

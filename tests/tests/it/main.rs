@@ -9,6 +9,7 @@ mod cluster;
 mod delivery;
 mod delivery_faults;
 mod errors;
+mod events_api;
 mod example_receiver;
 mod exports;
 mod listener;
