@@ -324,7 +324,7 @@ mod tests {
         };
         let stored = event.encode();
         assert!(stored.len() < event.envelope.len() / 2, "{} of {}", stored.len(), event.envelope.len());
-        assert_eq!(StoredEvent::decode(&stored), Some(event));
+        assert_eq!(StoredEvent::decode(&stored).as_ref(), Some(&event));
         assert_eq!(StoredEvent::decode(b"not an event"), None);
         assert_eq!(StoredEvent::decode(b"W1"), None);
         assert_eq!(StoredEvent::decode(b"W2\0\0"), None);
