@@ -5,10 +5,10 @@ use std::sync::Arc;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
 
 use super::error::{ApiError, ApiResult, FieldError};
 use super::extract::{Admin, JsonObject, Query};
+use super::openapi::{Count, Page};
 use crate::App;
 use crate::catalog;
 use crate::domain::deliveries;
@@ -19,11 +19,17 @@ use crate::store::deliveries::{Filter, Status};
 const SCAN_LIMIT: usize = 2000;
 
 /// `GET /api/v2/webhook_deliveries?webhook_id=&status=&action=&limit=&cursor=`
+#[utoipa::path(get, path = "/api/v2/webhook_deliveries", tag = "deliveries",
+    params(
+        ("webhook_id" = Option<String>, Query), ("status" = Option<Status>, Query), ("action" = Option<String>, Query),
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100), ("cursor" = Option<String>, Query),
+    ),
+    responses((status = 200, description = "A page of deliveries, newest first", body = crate::api::openapi::Page<crate::store::deliveries::Delivery>)))]
 pub async fn list(State(app): State<Arc<App>>, Admin(caller): Admin, query: Query) -> ApiResult<Response> {
     query.only(&["webhook_id", "status", "action", "limit", "cursor"])?;
     let page = query.page(|c| deliveries::valid_cursor(&app, c))?;
     let mut errors = Vec::new();
-    let status = query.get("status").filter(|s| !s.is_empty());
+    let status = query.get("status");
     let status_filter = status.and_then(Status::parse);
     if status.is_some() && status_filter.is_none() {
         errors.push(FieldError::new("status", "must be pending, succeeded, failed, filtered or cancelled"));
@@ -46,16 +52,25 @@ pub async fn list(State(app): State<Arc<App>>, Admin(caller): Admin, query: Quer
     let filter = Filter { status: status_filter, action, webhook };
     let (deliveries, next) =
         deliveries::list(&app, &caller.org_id, filter, page.cursor.as_deref(), page.limit, SCAN_LIMIT).await?;
-    Ok(axum::Json(json!({ "data": deliveries, "next_cursor": next })).into_response())
+    Ok(axum::Json(Page { data: deliveries, next_cursor: next }).into_response())
 }
 
 /// `GET /api/v2/webhook_deliveries/{id}`
+#[utoipa::path(get, path = "/api/v2/webhook_deliveries/{id}", tag = "deliveries",
+    params(("id" = String, Path)),
+    responses((status = 200, description = "The delivery", body = crate::store::deliveries::Delivery)))]
 pub async fn get(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id): Path<String>) -> ApiResult<Response> {
     Ok(axum::Json(deliveries::find(&app, &caller.org_id, &id).await?).into_response())
 }
 
 /// `POST /api/v2/webhook_deliveries/{id}/retry`: one more attempt, same body, signed with
 /// the webhook's current secret.
+#[utoipa::path(post, path = "/api/v2/webhook_deliveries/{id}/retry", tag = "deliveries",
+    params(("id" = String, Path)),
+    responses(
+        (status = 202, description = "A new attempt is queued", body = crate::store::deliveries::Delivery),
+        (status = 409, description = "The webhook is inactive, or the delivery cannot be retried", body = crate::api::error::ErrorBody),
+    ))]
 pub async fn retry(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id): Path<String>) -> ApiResult<Response> {
     let delivery = deliveries::retry(&app, &caller.org_id, &id).await?;
     Ok((StatusCode::ACCEPTED, axum::Json(delivery)).into_response())
@@ -63,6 +78,13 @@ pub async fn retry(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id): 
 
 /// `POST /api/v2/webhooks/{id}/retry_failed` `{"since": ts}`: re-queues the webhook's
 /// failed deliveries created at or after `since`, one attempt each.
+#[utoipa::path(post, path = "/api/v2/webhooks/{id}/retry_failed", tag = "deliveries",
+    params(("id" = String, Path)),
+    request_body = crate::api::openapi::RetryFailedRequest,
+    responses(
+        (status = 202, description = "The failed deliveries re-queued", body = crate::api::openapi::Count),
+        (status = 409, description = "The webhook is inactive", body = crate::api::error::ErrorBody),
+    ))]
 pub async fn retry_failed(
     State(app): State<Arc<App>>,
     Admin(caller): Admin,
@@ -70,5 +92,5 @@ pub async fn retry_failed(
     JsonObject(body): JsonObject,
 ) -> ApiResult<Response> {
     let count = deliveries::retry_failed(&app, &caller.org_id, &id, body).await?;
-    Ok((StatusCode::ACCEPTED, axum::Json(json!({ "count": count }))).into_response())
+    Ok((StatusCode::ACCEPTED, axum::Json(Count { count: count as u64 })).into_response())
 }

@@ -195,23 +195,29 @@ impl From<RetryError> for ApiError {
     }
 }
 
-#[derive(Serialize)]
-struct Body<'a> {
-    error: Inner<'a>,
+/// Every API error's body (contract §2).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ErrorBody<'a> {
+    error: ErrorDetail<'a>,
 }
 
-#[derive(Serialize)]
-struct Inner<'a> {
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ErrorDetail<'a> {
+    /// `invalid_token`, `plan_required`, `forbidden`, `not_found`, `method_not_allowed`,
+    /// `conflict`, `gone`, `payload_too_large`, `unsupported_media_type`,
+    /// `validation_failed`, `rate_limited`, `internal`, `unavailable`.
     code: &'a str,
     message: &'a str,
+    /// Only for `validation_failed`: each invalid field.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Vec<FieldError>>)]
     details: Option<&'a [FieldError]>,
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let details = (self.code == Code::ValidationFailed).then_some(self.details.as_slice());
-        let body = Body { error: Inner { code: self.code.as_str(), message: &self.message, details } };
+        let body = ErrorBody { error: ErrorDetail { code: self.code.as_str(), message: &self.message, details } };
         let mut response = (self.code.status(), axum::Json(body)).into_response();
         let headers = response.headers_mut();
         if self.code == Code::InvalidToken {

@@ -9,7 +9,6 @@ use std::sync::Arc;
 use axum::extract::{Path, Request, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
 use serde_json::value::RawValue;
 
 use super::error::{ApiError, ApiResult, Code};
@@ -18,6 +17,9 @@ use crate::App;
 use crate::domain::events;
 
 /// `POST /api/v2/events`
+#[utoipa::path(post, path = "/api/v2/events", tag = "events",
+    request_body = crate::api::openapi::PublishRequest,
+    responses((status = 202, description = "Accepted: the event and its deliveries are stored", body = crate::api::openapi::Accepted)))]
 pub async fn publish(
     State(app): State<Arc<App>>,
     Publisher(caller): Publisher,
@@ -31,11 +33,14 @@ pub async fn publish(
         serde_json::from_slice(&bytes).map_err(|e| ApiError::field("body", format!("must be a JSON object: {e}")))?;
     let event = events::validate(fields)?;
     events::publish(&app, &caller.org_id, &event).await?;
-    Ok((StatusCode::ACCEPTED, axum::Json(json!({ "id": event.id }))).into_response())
+    Ok((StatusCode::ACCEPTED, axum::Json(super::openapi::Accepted { id: event.id })).into_response())
 }
 
 /// `GET /api/v2/events/{id}`: the event and the delivery to each webhook (admin and plan
 /// rules apply).
+#[utoipa::path(get, path = "/api/v2/events/{id}", tag = "events",
+    params(("id" = String, Path)),
+    responses((status = 200, description = "The event and its deliveries", body = events::EventView)))]
 pub async fn get(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id): Path<String>) -> ApiResult<Response> {
     match events::lookup(&app, &caller.org_id, &id).await? {
         Some(event) => Ok(axum::Json(event).into_response()),

@@ -18,6 +18,9 @@ use crate::ids::{self, Kind};
 use crate::store::exports::{Export, Exportable};
 
 /// `POST /api/v2/report_exports` `{"exportable": {"type", "id"}, "format": "pdf"|"csv"|"json"}`
+#[utoipa::path(post, path = "/api/v2/report_exports", tag = "report exports",
+    request_body = crate::api::openapi::ExportRequest,
+    responses((status = 202, description = "Queued (`Location` names it)", body = Export)))]
 pub async fn create(
     State(app): State<Arc<App>>,
     AnyClient(caller): AnyClient,
@@ -87,6 +90,9 @@ pub async fn create(
 }
 
 /// `GET /api/v2/report_exports/{id}`
+#[utoipa::path(get, path = "/api/v2/report_exports/{id}", tag = "report exports",
+    params(("id" = String, Path)),
+    responses((status = 200, description = "The export", body = Export)))]
 pub async fn get(
     State(app): State<Arc<App>>,
     AnyClient(caller): AnyClient,
@@ -101,6 +107,14 @@ pub async fn get(
 }
 
 /// `GET /exports/{id}/download?expires=&sig=`: no token; the link is the credential.
+#[utoipa::path(get, path = "/exports/{id}/download", tag = "report exports",
+    params(("id" = String, Path), ("expires" = String, Query), ("sig" = String, Query)),
+    responses(
+        (status = 200, description = "The file (PDF, CSV or JSON)", content(
+            (Vec<u8> = "application/pdf"), (String = "text/csv"), (Object = "application/json"))),
+        (status = 403, description = "The link was altered", body = crate::api::error::ErrorBody),
+        (status = 410, description = "The link expired, or the export is gone", body = crate::api::error::ErrorBody),
+    ))]
 pub async fn download(State(app): State<Arc<App>>, Path(id): Path<String>, query: Query) -> ApiResult<Response> {
     let expires = query.get("expires").unwrap_or("");
     let sig = query.get("sig").unwrap_or("");

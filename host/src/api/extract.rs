@@ -114,7 +114,7 @@ impl<S: Send + Sync> FromRequest<S> for JsonObject {
     }
 }
 
-/// A JSON object body that may also be empty (for actions whose body is optional).
+/// A JSON object body that may also be empty or `null` (for actions whose body is optional).
 #[derive(Debug)]
 pub struct OptionalJsonObject(pub Map<String, Value>);
 
@@ -125,7 +125,7 @@ impl<S: Send + Sync> FromRequest<S> for OptionalJsonObject {
         let json = is_json(req.headers().get(header::CONTENT_TYPE));
         let has_type = req.headers().contains_key(header::CONTENT_TYPE);
         let bytes = read_body(req.into_body(), MAX_JSON_BODY).await?;
-        if bytes.iter().all(u8::is_ascii_whitespace) {
+        if bytes.iter().all(u8::is_ascii_whitespace) || bytes.trim_ascii() == b"null" {
             return Ok(OptionalJsonObject(Map::new()));
         }
         if has_type && !json {

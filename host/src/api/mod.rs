@@ -14,6 +14,7 @@ pub mod exports;
 pub mod extract;
 
 pub mod oauth;
+pub mod openapi;
 pub mod ops;
 pub mod plugins;
 pub mod webhooks;
@@ -111,6 +112,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/webhook_deliveries", get(deliveries::list))
         .route("/webhook_deliveries/{id}", get(deliveries::get))
         .route("/webhook_deliveries/{id}/retry", post(deliveries::retry))
+        .route("/openapi.json", get(openapi::openapi_json))
         .route("/plugins", get(plugins::list).post(plugins::upload))
         .route("/plugins/{id}", get(plugins::get).delete(plugins::delete))
         .route("/plugins/{id}/test", post(plugins::test))

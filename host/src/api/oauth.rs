@@ -8,7 +8,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use serde_json::json;
+use serde::Serialize;
 
 use super::extract::read_body;
 use crate::App;
@@ -28,26 +28,40 @@ enum OAuthError {
     Unavailable,
 }
 
+/// The body of an RFC 6749 §5.2 error.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct OAuthErrorBody {
+    /// `invalid_request`, `invalid_client`, `unsupported_grant_type` or
+    /// `temporarily_unavailable`.
+    pub error: &'static str,
+    pub error_description: &'static str,
+}
+
+/// An issued access token.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Token {
+    pub access_token: String,
+    /// `Bearer`.
+    pub token_type: &'static str,
+    /// Seconds until it expires.
+    pub expires_in: u64,
+    /// When it was issued (Unix seconds).
+    pub created_at: u64,
+}
+
 impl IntoResponse for OAuthError {
     fn into_response(self) -> Response {
-        let (status, body) = match self {
-            OAuthError::InvalidRequest(why) => {
-                (StatusCode::BAD_REQUEST, json!({"error": "invalid_request", "error_description": why}))
+        let (status, error, error_description) = match self {
+            OAuthError::InvalidRequest(why) => (StatusCode::BAD_REQUEST, "invalid_request", why),
+            OAuthError::InvalidClient => (StatusCode::UNAUTHORIZED, "invalid_client", "client authentication failed"),
+            OAuthError::UnsupportedGrantType => {
+                (StatusCode::BAD_REQUEST, "unsupported_grant_type", "only client_credentials is supported")
             }
-            OAuthError::InvalidClient => (
-                StatusCode::UNAUTHORIZED,
-                json!({"error": "invalid_client", "error_description": "client authentication failed"}),
-            ),
-            OAuthError::UnsupportedGrantType => (
-                StatusCode::BAD_REQUEST,
-                json!({"error": "unsupported_grant_type", "error_description": "only client_credentials is supported"}),
-            ),
-            OAuthError::Unavailable => (
-                StatusCode::SERVICE_UNAVAILABLE,
-                json!({"error": "temporarily_unavailable", "error_description": "storage is unavailable; retry shortly"}),
-            ),
+            OAuthError::Unavailable => {
+                (StatusCode::SERVICE_UNAVAILABLE, "temporarily_unavailable", "storage is unavailable; retry shortly")
+            }
         };
-        let mut response = (status, axum::Json(body)).into_response();
+        let mut response = (status, axum::Json(OAuthErrorBody { error, error_description })).into_response();
         no_store(response.headers_mut());
         if self == OAuthError::InvalidClient {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Basic realm=\"weir\""));
@@ -150,6 +164,15 @@ async fn authenticate_client(app: &App, id: &str, secret: &str) -> Result<Client
 }
 
 /// `POST /oauth/token`
+#[utoipa::path(post, path = "/oauth/token", tag = "oauth",
+    request_body(content = crate::api::openapi::TokenRequest, content_type = "application/x-www-form-urlencoded"),
+    security((), ("client" = [])),
+    responses(
+        (status = 200, description = "An access token (`Cache-Control: no-store`)", body = Token),
+        (status = 400, description = "invalid_request or unsupported_grant_type", body = OAuthErrorBody),
+        (status = 401, description = "invalid_client", body = OAuthErrorBody),
+        (status = 503, description = "temporarily_unavailable", body = OAuthErrorBody),
+    ))]
 pub async fn token(State(app): State<Arc<App>>, request: Request) -> Response {
     match issue(&app, request).await {
         Ok(response) => response,
@@ -172,12 +195,12 @@ async fn issue(app: &App, request: Request) -> Result<Response, OAuthError> {
         return Err(OAuthError::InvalidClient);
     }
     app.metrics.tokens_issued.inc();
-    let body = json!({
-        "access_token": token,
-        "token_type": "Bearer",
-        "expires_in": ttl.as_secs(),
-        "created_at": crate::time::now_millis() / 1000,
-    });
+    let body = Token {
+        access_token: token,
+        token_type: "Bearer",
+        expires_in: ttl.as_secs(),
+        created_at: crate::time::now_millis() / 1000,
+    };
     let mut response = (StatusCode::OK, axum::Json(body)).into_response();
     no_store(response.headers_mut());
     Ok(response)
@@ -185,6 +208,15 @@ async fn issue(app: &App, request: Request) -> Result<Response, OAuthError> {
 
 /// `POST /oauth/revoke` (RFC 7009): the client revokes one of its tokens. The answer is
 /// 200 whether or not the token was valid.
+#[utoipa::path(post, path = "/oauth/revoke", tag = "oauth",
+    request_body(content = crate::api::openapi::RevokeRequest, content_type = "application/x-www-form-urlencoded"),
+    security((), ("client" = [])),
+    responses(
+        (status = 200, description = "Revoked (or it was not a live token of the client)"),
+        (status = 400, description = "invalid_request", body = OAuthErrorBody),
+        (status = 401, description = "invalid_client", body = OAuthErrorBody),
+        (status = 503, description = "temporarily_unavailable", body = OAuthErrorBody),
+    ))]
 pub async fn revoke(State(app): State<Arc<App>>, request: Request) -> Response {
     let result = async {
         let (headers, form) = read_form(request).await?;

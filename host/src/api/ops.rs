@@ -11,11 +11,15 @@ use super::error::ApiError;
 use crate::App;
 
 /// `GET /healthz`: the process is up.
+#[utoipa::path(get, path = "/healthz", tag = "operations",
+    responses((status = 200, description = "The process is up", body = crate::api::openapi::Health)))]
 pub async fn healthz() -> Response {
     axum::Json(json!({"status": "ok"})).into_response()
 }
 
 /// `GET /readyz`: the process can serve requests (Redis answers).
+#[utoipa::path(get, path = "/readyz", tag = "operations",
+    responses((status = 200, description = "Redis answers", body = crate::api::openapi::Health)))]
 pub async fn readyz(State(app): State<Arc<App>>) -> Response {
     match app.store.ping().await {
         Ok(()) => axum::Json(json!({"status": "ready"})).into_response(),
@@ -24,6 +28,8 @@ pub async fn readyz(State(app): State<Arc<App>>) -> Response {
 }
 
 /// `GET /metrics`: Prometheus text format.
+#[utoipa::path(get, path = "/metrics", tag = "operations",
+    responses((status = 200, description = "Prometheus text format", content_type = "text/plain; version=0.0.4", body = String)))]
 pub async fn metrics(State(app): State<Arc<App>>) -> Response {
     app.refresh_gauges().await;
     let mut response = (StatusCode::OK, app.metrics.render()).into_response();

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use axum::extract::{Path, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use serde_json::Value;
 use serde_json::value::RawValue;
-use serde_json::{Value, json};
 
 use super::error::{ApiError, ApiResult, Code};
 use super::extract::{Admin, JsonObject, Query, read_body};
@@ -22,6 +22,13 @@ use crate::store::plugins::{Deleted, MAX_PLUGINS_PER_ORG, Plugin};
 pub const MAX_PLUGIN_BYTES: usize = 10 * 1024 * 1024;
 
 /// `POST /api/v2/plugins?name=NAME` with `Content-Type: application/wasm`.
+#[utoipa::path(post, path = "/api/v2/plugins", tag = "plugins",
+    params(("name" = String, Query, min_length = 1, max_length = 100)),
+    request_body(content = Vec<u8>, content_type = "application/wasm", description = "A component of the weir:plugin world"),
+    responses(
+        (status = 201, description = "Uploaded (`Location` names it)", body = Plugin),
+        (status = 409, description = "The organisation has the most plugins allowed", body = crate::api::error::ErrorBody),
+    ))]
 pub async fn upload(
     State(app): State<Arc<App>>,
     Admin(caller): Admin,
@@ -70,11 +77,14 @@ pub async fn upload(
 }
 
 /// `GET /api/v2/plugins`
+#[utoipa::path(get, path = "/api/v2/plugins", tag = "plugins",
+    params(("limit" = Option<u32>, Query, minimum = 1, maximum = 100), ("cursor" = Option<String>, Query)),
+    responses((status = 200, description = "A page of plugins, newest first", body = crate::api::openapi::Page<Plugin>)))]
 pub async fn list(State(app): State<Arc<App>>, Admin(caller): Admin, query: Query) -> ApiResult<Response> {
     query.only(&["limit", "cursor"])?;
     let page = query.page(|c| ids::is_valid(Kind::Plugin, c))?;
     let (plugins, next) = app.store.list_plugins(&caller.org_id, page.cursor.as_deref(), page.limit).await?;
-    Ok(axum::Json(json!({ "data": plugins, "next_cursor": next })).into_response())
+    Ok(axum::Json(super::openapi::Page { data: plugins, next_cursor: next }).into_response())
 }
 
 async fn find(app: &App, org_id: &str, id: &str) -> ApiResult<Plugin> {
@@ -85,11 +95,20 @@ async fn find(app: &App, org_id: &str, id: &str) -> ApiResult<Plugin> {
 }
 
 /// `GET /api/v2/plugins/{id}`
+#[utoipa::path(get, path = "/api/v2/plugins/{id}", tag = "plugins",
+    params(("id" = String, Path)),
+    responses((status = 200, description = "The plugin", body = Plugin)))]
 pub async fn get(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id): Path<String>) -> ApiResult<Response> {
     Ok(axum::Json(find(&app, &caller.org_id, &id).await?).into_response())
 }
 
 /// `DELETE /api/v2/plugins/{id}`: `204`, or `409` while a webhook uses it.
+#[utoipa::path(delete, path = "/api/v2/plugins/{id}", tag = "plugins",
+    params(("id" = String, Path)),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 409, description = "Attached to a webhook", body = crate::api::error::ErrorBody),
+    ))]
 pub async fn delete(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id): Path<String>) -> ApiResult<Response> {
     if !ids::is_valid(Kind::Plugin, &id) {
         return Err(ApiError::not_found("plugin"));
@@ -104,10 +123,40 @@ pub async fn delete(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id):
     }
 }
 
+/// The report of a dry run.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct DryRun {
+    /// `deliver`, `drop` or `error`.
+    pub outcome: &'static str,
+    /// Why it dropped the event.
+    pub reason: Option<String>,
+    /// The body a delivery would carry.
+    pub body: Option<String>,
+    /// Extra headers a delivery would carry.
+    pub headers: Vec<Header>,
+    #[schema(value_type = Vec<Object>)]
+    pub logs: Vec<crate::plugins::LogLine>,
+    pub error: Option<String>,
+    pub fuel_used: u64,
+    pub fuel_budget: u64,
+    pub duration_us: u64,
+}
+
+/// A header a plugin set.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct Header {
+    pub name: String,
+    pub value: String,
+}
+
 /// `POST /api/v2/plugins/{id}/test`: runs the plugin once and reports everything. The
 /// event is given as `event` — in the shape `POST /api/v2/events` takes, or the envelope
 /// exactly as a subscriber received it (with `organisation`) — or as `delivery_id`, to rerun
 /// the plugin on the event of a real delivery. `config` is the attachment's config.
+#[utoipa::path(post, path = "/api/v2/plugins/{id}/test", tag = "plugins",
+    params(("id" = String, Path)),
+    request_body = crate::api::openapi::DryRunRequest,
+    responses((status = 200, description = "The verdict of one run", body = DryRun)))]
 pub async fn test(
     State(app): State<Arc<App>>,
     Admin(caller): Admin,
@@ -146,23 +195,23 @@ pub async fn test(
     };
     // Only the headers a delivery would carry: Weir sets its own (the signature among them;
     // a dry run has no secret to sign with).
-    let headers: Vec<Value> = headers
+    let headers: Vec<Header> = headers
         .into_iter()
         .map(|(name, value)| (name.to_ascii_lowercase(), value))
         .filter(|(name, _)| !sign::is_reserved(name))
-        .map(|(name, value)| json!({"name": name, "value": value}))
+        .map(|(name, value)| Header { name, value })
         .collect();
-    Ok(axum::Json(json!({
-        "outcome": outcome,
-        "reason": reason,
-        "body": out_body,
-        "headers": headers,
-        "logs": report.logs,
-        "error": error,
-        "fuel_used": report.fuel_used,
-        "fuel_budget": app.plugins.limits().fuel,
-        "duration_us": report.duration.as_micros() as u64,
-    }))
+    Ok(axum::Json(DryRun {
+        outcome,
+        reason,
+        body: out_body,
+        headers,
+        logs: report.logs,
+        error,
+        fuel_used: report.fuel_used,
+        fuel_budget: app.plugins.limits().fuel,
+        duration_us: report.duration.as_micros() as u64,
+    })
     .into_response())
 }
 

@@ -10,17 +10,27 @@ use serde_json::json;
 
 use super::error::ApiResult;
 use super::extract::{Admin, JsonObject, OptionalJsonObject, Query};
+use super::openapi::Page;
 use crate::App;
 use crate::catalog;
 use crate::domain::webhooks;
 use crate::ids::{self, Kind};
+use crate::store::webhooks::Webhook;
 
 /// `GET /api/v2/webhooks/events`
+#[utoipa::path(get, path = "/api/v2/webhooks/events", tag = "webhooks",
+    responses((status = 200, description = "The catalogue of actions", body = crate::api::openapi::Catalogue)))]
 pub async fn events(_caller: Admin) -> Response {
     axum::Json(json!({ "categories": catalog::CATEGORIES })).into_response()
 }
 
 /// `POST /api/v2/webhooks`
+#[utoipa::path(post, path = "/api/v2/webhooks", tag = "webhooks",
+    request_body = crate::api::openapi::WebhookCreateRequest,
+    responses(
+        (status = 201, description = "Created (`Location` names it)", body = Webhook),
+        (status = 409, description = "The organisation has the most webhooks allowed", body = crate::api::error::ErrorBody),
+    ))]
 pub async fn create(
     State(app): State<Arc<App>>,
     Admin(caller): Admin,
@@ -36,19 +46,29 @@ pub async fn create(
 }
 
 /// `GET /api/v2/webhooks`
+#[utoipa::path(get, path = "/api/v2/webhooks", tag = "webhooks",
+    params(("limit" = Option<u32>, Query, minimum = 1, maximum = 100), ("cursor" = Option<String>, Query)),
+    responses((status = 200, description = "A page of webhooks, newest first", body = crate::api::openapi::Page<Webhook>)))]
 pub async fn list(State(app): State<Arc<App>>, Admin(caller): Admin, query: Query) -> ApiResult<Response> {
     query.only(&["limit", "cursor"])?;
     let page = query.page(|c| ids::is_valid(Kind::Webhook, c))?;
     let (webhooks, next) = app.store.list_webhooks(&caller.org_id, page.cursor.as_deref(), page.limit).await?;
-    Ok(axum::Json(json!({ "data": webhooks, "next_cursor": next })).into_response())
+    Ok(axum::Json(Page { data: webhooks, next_cursor: next }).into_response())
 }
 
 /// `GET /api/v2/webhooks/{id}`
+#[utoipa::path(get, path = "/api/v2/webhooks/{id}", tag = "webhooks",
+    params(("id" = String, Path)),
+    responses((status = 200, description = "The webhook", body = Webhook)))]
 pub async fn get(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id): Path<String>) -> ApiResult<Response> {
     Ok(axum::Json(webhooks::find(&app, &caller.org_id, &id).await?).into_response())
 }
 
 /// `PATCH /api/v2/webhooks/{id}`
+#[utoipa::path(patch, path = "/api/v2/webhooks/{id}", tag = "webhooks",
+    params(("id" = String, Path)),
+    request_body = crate::api::openapi::WebhookUpdateRequest,
+    responses((status = 200, description = "The changed webhook", body = Webhook)))]
 pub async fn update(
     State(app): State<Arc<App>>,
     Admin(caller): Admin,
@@ -59,12 +79,19 @@ pub async fn update(
 }
 
 /// `DELETE /api/v2/webhooks/{id}`
+#[utoipa::path(delete, path = "/api/v2/webhooks/{id}", tag = "webhooks",
+    params(("id" = String, Path)),
+    responses((status = 204, description = "Deleted; its queued deliveries are cancelled")))]
 pub async fn delete(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id): Path<String>) -> ApiResult<Response> {
     webhooks::delete(&app, &caller.org_id, &id).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 /// `POST /api/v2/webhooks/{id}/rotate_secret` `{"grace_period"?: "24h"}`
+#[utoipa::path(post, path = "/api/v2/webhooks/{id}/rotate_secret", tag = "webhooks",
+    params(("id" = String, Path)),
+    request_body(content = Option<crate::api::openapi::RotateSecretRequest>, description = "Optional"),
+    responses((status = 200, description = "The webhook with its new `signing_secret`", body = Webhook)))]
 pub async fn rotate_secret(
     State(app): State<Arc<App>>,
     Admin(caller): Admin,

@@ -127,11 +127,14 @@ pub async fn publish(app: &App, org_id: &str, event: &Event<'_>) -> Result<Publi
 
 /// An event as `GET /api/v2/events/{id}` shows it: the envelope as published and the
 /// delivery to each webhook.
-#[derive(Debug, serde::Serialize)]
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+#[schema(as = Event)]
 pub struct EventView {
     pub id: String,
     pub action: String,
     pub created_at: String,
+    /// The envelope as published (service document §2).
+    #[schema(value_type = Object)]
     pub envelope: Box<RawValue>,
     pub deliveries: Vec<EventDelivery>,
 }

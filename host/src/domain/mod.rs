@@ -11,7 +11,7 @@ pub mod webhooks;
 use serde::Serialize;
 
 /// One invalid request field.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct FieldError {
     pub field: String,
     pub message: String,

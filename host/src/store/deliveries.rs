@@ -33,7 +33,7 @@ use crate::delivery::sign;
 use crate::ids::{self, Kind};
 
 /// A delivery's status (contract §2), shared by the queue and the API.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Pending,
@@ -67,31 +67,36 @@ impl Status {
 }
 
 /// The request of a delivery: the exact headers of its latest attempt and the body.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = DeliveryRequest)]
 pub struct Request {
+    #[schema(value_type = std::collections::HashMap<String, String>)]
     pub headers: Box<RawValue>,
     pub body: String,
 }
 
 /// A delivery record as the API shows it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Delivery {
     pub id: String,
     pub webhook_id: String,
     pub event_id: String,
     pub action: String,
     pub status: Status,
+    #[schema(value_type = Vec<crate::api::openapi::Attempt>)]
     pub attempts: Vec<Value>,
     pub next_attempt_at: Option<String>,
     pub created_at: String,
     pub updated_at: String,
     pub request: Request,
+    #[schema(value_type = Vec<crate::api::openapi::PluginRun>)]
     pub plugins: Box<RawValue>,
     /// Why the delivery was taken out of the queue without an outcome (a record that could
     /// not be read); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     #[serde(skip)]
+    #[schema(ignore)]
     pub org_id: String,
 }
 

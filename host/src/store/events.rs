@@ -152,7 +152,7 @@ pub fn delivery_id(p: Partition, accepted_ms: u64, org_id: &str, event_id: &str,
 }
 
 /// A delivery of an event, as the event lookup shows it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
 pub struct EventDelivery {
     pub id: String,
     pub webhook_id: String,

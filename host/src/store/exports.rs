@@ -21,10 +21,13 @@ use super::scripts::{CLAIM_JOBS, EXPORT_CREATE};
 use super::{Result, Store};
 
 /// An export as the API shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[schema(as = ReportExport)]
 pub struct Export {
     pub id: String,
+    /// `queued`, `building`, `completed` or `failed`.
     pub status: String,
+    /// `pdf`, `csv` or `json`.
     pub format: String,
     pub exportable: Exportable,
     pub created_at: String,
@@ -33,17 +36,21 @@ pub struct Export {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     #[serde(skip)]
+    #[schema(ignore)]
     pub org_id: String,
     #[serde(skip)]
+    #[schema(ignore)]
     pub client_id: String,
     #[serde(skip)]
+    #[schema(ignore)]
     pub client_name: String,
     #[serde(skip)]
+    #[schema(ignore)]
     pub published: bool,
 }
 
 /// The record an export is of.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct Exportable {
     #[serde(rename = "type")]
     pub kind: String,

@@ -14,7 +14,7 @@ use super::{Result, Store};
 pub const MAX_PLUGINS_PER_ORG: usize = 100;
 
 /// A plugin as the API shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Plugin {
     pub id: String,
     pub name: String,
@@ -22,6 +22,7 @@ pub struct Plugin {
     pub size: u64,
     pub created_at: String,
     #[serde(skip)]
+    #[schema(ignore)]
     pub org_id: String,
 }
 

@@ -24,15 +24,17 @@ use crate::catalog;
 pub const MAX_WEBHOOKS_PER_ORG: usize = 500;
 
 /// A plugin attached to a webhook (contract §5).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Attachment {
     pub plugin_id: String,
+    /// Given to the plugin as JSON text.
+    #[schema(value_type = Object)]
     pub config: serde_json::Value,
     pub on_error: OnError,
 }
 
 /// What happens to a delivery when an attached plugin fails.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum OnError {
     /// Record the delivery as `filtered`, with the error.
@@ -42,10 +44,11 @@ pub enum OnError {
 }
 
 /// A webhook subscription.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Webhook {
     pub id: String,
     #[serde(skip)]
+    #[schema(ignore)]
     pub org_id: String,
     pub name: String,
     pub url: String,
@@ -55,6 +58,7 @@ pub struct Webhook {
     pub signing_secret: String,
     /// The secret before the latest rotation, while its grace period lasts.
     #[serde(skip)]
+    #[schema(ignore)]
     pub previous_secret: Option<String>,
     /// When the previous secret stops signing (`null` when there is none).
     pub previous_secret_expires_at: Option<String>,
