@@ -193,8 +193,15 @@ impl Store {
                 })
                 .arg(event.webhooks.len());
             let day = super::keys::day_of(event.accepted_ms);
-            for webhook in &event.webhooks {
-                let delivery = delivery_id(p, event.accepted_ms, &event.org_id, &event.event_id, webhook);
+            // In id order, so the indexes list one event's deliveries (which share a time)
+            // newest first by id too.
+            let mut fan_out: Vec<(String, &String)> = event
+                .webhooks
+                .iter()
+                .map(|w| (delivery_id(p, event.accepted_ms, &event.org_id, &event.event_id, w), w))
+                .collect();
+            fan_out.sort();
+            for (delivery, webhook) in &fan_out {
                 call.key(&keys.delivery(p, &delivery))
                     .key(&keys.org_deliveries(p, &event.org_id, day))
                     .key(&keys.webhook_deliveries(p, webhook, day))

@@ -38,7 +38,7 @@
 //! | `P:{exports}:x:{rex}`, `P:{exports}:file:{rex}` | hash, string; TTL | a report export and its built file (exports are rare: they share one slot) |
 //! | `P:{exports}:jobs` | zset | exports to build, by due time or end of lease (ms) |
 //! | `P:secret:export-links` | string | the key that signs export download links |
-//! | `P:{q}:evt:{org}:{evt}` | string, TTL | an event: its `created_at` and the compressed envelope; also its id's idempotency record. No TTL while it is the newest snapshot of its record |
+//! | `P:{q}:evt:{org}:{evt}` | string, TTL | an event: when it was accepted, its `created_at` and the compressed envelope (`store::events`); also its id's idempotency record. No TTL while it is the newest snapshot of its record |
 //! | `P:{q}:snap:{org}` | hash | `Type:id` → `ms evt`: the newest event about each record (report exports) |
 //! | `P:{q}:release` | list | events no longer the newest of their record, to be given back their TTL |
 //! | `P:{q}:d:{dlv}` | hash | a delivery (`store::deliveries`); no TTL: removed with its day (`store::trim`) |
@@ -48,7 +48,8 @@
 //! | `P:{q}:wn:{wh}` | list | a webhook's new deliveries here, not yet claimed (`dlv org evt`), oldest first |
 //! | `P:{q}:w:{wh}` | zset | a webhook's other queued deliveries here (`dlv org evt`): waiting for a retry (by its time) or being attempted (by the end of the lease) |
 //!
-//! Delivery ids carry their partition (`crate::ids::new_tagged`), so a delivery is found
+//! Delivery ids carry their partition (`crate::ids::derived_tagged`: derived from the
+//! organisation, event and webhook and the time the event was accepted), so a delivery is found
 //! from its id alone.
 
 use crate::ids;
