@@ -202,11 +202,11 @@ impl Store {
                 .collect();
             fan_out.sort();
             for (delivery, webhook) in &fan_out {
-                call.key(&keys.delivery(p, &delivery))
+                call.key(&keys.delivery(p, delivery))
                     .key(&keys.org_deliveries(p, &event.org_id, day))
                     .key(&keys.webhook_deliveries(p, webhook, day))
                     .key(&keys.webhook_new(p, webhook));
-                call.arg(&delivery).arg(webhook);
+                call.arg(delivery).arg(webhook);
             }
         }
         let replies: Vec<String> = call.run(&mut self.conn()).await?;
