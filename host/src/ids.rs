@@ -52,7 +52,12 @@ pub fn new(kind: Kind) -> String {
 /// random part), read back with [`tag_of`]: delivery ids carry their partition.
 pub fn new_tagged(kind: Kind, tag: u16) -> String {
     let (millis, random) = next(1);
-    encode(kind, millis, (random & ((1 << 70) - 1)) | (u128::from(tag & 0x3ff) << 70))
+    encode(kind, millis, tagged(random, tag))
+}
+
+/// A random part whose top 10 bits are `tag`.
+fn tagged(random: u128, tag: u16) -> u128 {
+    (random & ((1 << 70) - 1)) | (u128::from(tag & 0x3ff) << 70)
 }
 
 /// An identifier of `kind` made at `millis`, carrying `tag` like [`new_tagged`], whose
@@ -69,8 +74,7 @@ pub fn derived_tagged(kind: Kind, millis: u64, tag: u16, seed: &[&str]) -> Strin
     let digest = hash.finalize();
     let mut bytes = [0u8; 16];
     bytes.copy_from_slice(&digest[..16]);
-    let random = u128::from_be_bytes(bytes) & ((1 << 70) - 1);
-    encode(kind, millis, random | (u128::from(tag & 0x3ff) << 70))
+    encode(kind, millis, tagged(u128::from_be_bytes(bytes), tag))
 }
 
 /// The tag of an identifier made by [`new_tagged`].

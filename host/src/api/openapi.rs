@@ -8,7 +8,6 @@
 //! Error responses common to every operation are added by [`CommonErrors`] from what each
 //! operation is (authenticated, with a path id, with a body), so they cannot be forgotten.
 
-use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
 use axum::http::{HeaderValue, header};
@@ -238,6 +237,7 @@ impl Modify for CommonErrors {
             ];
             for (method, operation) in operations {
                 if let Some(operation) = operation {
+                    prefix_operation_id(operation);
                     add_errors(path, method, operation);
                 }
             }
@@ -253,13 +253,17 @@ fn error_response(description: &str) -> RefOr<utoipa::openapi::Response> {
         .into()
 }
 
-/// The errors an operation can give by what it is; and its id made unique (handlers of
-/// several resources share names such as `get`): `<tag>_<handler>`.
-fn add_errors(path: &str, method: &str, operation: &mut Operation) {
+/// Makes an operation's id unique (handlers of several resources share names such as
+/// `get`): `<tag>_<handler>`.
+fn prefix_operation_id(operation: &mut Operation) {
     let tag = operation.tags.as_ref().and_then(|t| t.first()).map(|t| t.replace(' ', "_"));
     if let (Some(tag), Some(id)) = (tag, operation.operation_id.as_mut()) {
         *id = format!("{tag}_{id}");
     }
+}
+
+/// The errors an operation can give by what it is.
+fn add_errors(path: &str, method: &str, operation: &mut Operation) {
     let api = path.starts_with("/api/v2/") && path != "/api/v2/openapi.json";
     let mut errors: Vec<(&str, &str)> =
         vec![("500", "Internal error"), ("503", "Storage unavailable; retry after `Retry-After`")];
@@ -346,21 +350,4 @@ pub async fn openapi_json() -> Response {
     let mut response = DOCUMENT.as_str().into_response();
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     response
-}
-
-/// The operations of the document by path and method (for tests).
-pub fn operations() -> BTreeMap<String, Vec<String>> {
-    let doc = ApiDoc::openapi();
-    let mut out = BTreeMap::new();
-    for (path, item) in doc.paths.paths {
-        let mut methods = Vec::new();
-        for (method, op) in [("get", &item.get), ("post", &item.post), ("patch", &item.patch), ("delete", &item.delete)]
-        {
-            if op.is_some() {
-                methods.push(method.to_owned());
-            }
-        }
-        out.insert(path, methods);
-    }
-    out
 }

@@ -31,10 +31,9 @@ pub fn signature(secret: &str, body: &[u8]) -> String {
 /// Checks an `X-Webhook-Signature` in constant time (what a receiver does; used by tests
 /// and examples).
 pub fn verify(secret: &str, body: &[u8], signature_hex: &str) -> bool {
+    use subtle::ConstantTimeEq;
     let Ok(expected) = hex::decode(signature_hex.trim()) else { return false };
-    let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("HMAC takes keys of any length");
-    mac.update(body);
-    mac.verify_slice(&expected).is_ok()
+    bool::from(hmac(secret.as_bytes(), &[body]).as_slice().ct_eq(&expected))
 }
 
 /// The prefix of every signing secret.
@@ -122,12 +121,9 @@ impl Signatures {
             return Some(Signatures { legacy: bytes.try_into().ok()?, standard: Vec::new() });
         }
         let bytes = STANDARD.decode(text).ok()?;
-        let mut tags = bytes.chunks_exact(32).map(|c| Tag::try_from(c).unwrap_or([0; 32]));
-        if bytes.is_empty() || !bytes.len().is_multiple_of(32) {
-            return None;
-        }
-        let legacy = tags.next()?;
-        Some(Signatures { legacy, standard: tags.collect() })
+        let (tags, rest) = bytes.as_chunks::<32>();
+        let (legacy, standard) = tags.split_first().filter(|_| rest.is_empty())?;
+        Some(Signatures { legacy: *legacy, standard: standard.to_vec() })
     }
 }
 

@@ -139,7 +139,7 @@ pub async fn rotate_secret(
     let mut fields = Fields::new(body);
     let grace = match fields.string("grace_period") {
         None => Some(DEFAULT_GRACE),
-        Some(text) => match humantime::parse_duration(text.trim()) {
+        Some(text) => match crate::config::duration::parse_span(&text) {
             Ok(grace) if grace <= MAX_GRACE => Some(grace),
             _ => {
                 fields.error("grace_period", "must be a duration from 0s to 7d, such as \"24h\"");

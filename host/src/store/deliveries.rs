@@ -55,6 +55,12 @@ impl Status {
         })
     }
 
+    /// The status a record's `s` field says: absent or empty is `pending`; `None` when it
+    /// cannot be read.
+    pub fn stored(s: Option<&str>) -> Option<Status> {
+        s.filter(|s| !s.is_empty()).map_or(Some(Status::Pending), Status::parse)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Pending => "pending",
@@ -144,14 +150,11 @@ fn delivery_from(key: &str, id: &str, row: &HashMap<String, String>, event: Opti
     let created_ms = ids::millis_of(Kind::Delivery, id).unwrap_or(0);
     let created_at = crate::time::format_millis(created_ms);
     let mut error = row.get("r").filter(|e| !e.is_empty()).cloned();
-    let status = match row.get("s").filter(|s| !s.is_empty()) {
-        None => Status::Pending,
-        Some(s) => Status::parse(s).unwrap_or_else(|| {
-            // A damaged record shows as failed (the workers dead-letter it when they meet it).
-            error.get_or_insert_with(|| "the delivery record cannot be read: unknown status".into());
-            Status::Failed
-        }),
-    };
+    let status = Status::stored(row.get("s").map(String::as_str)).unwrap_or_else(|| {
+        // A damaged record shows as failed (the workers dead-letter it when they meet it).
+        error.get_or_insert_with(|| "the delivery record cannot be read: unknown status".into());
+        Status::Failed
+    });
     let next_attempt_at = match status {
         Status::Pending => millis_text(row.get("q").filter(|q| !q.is_empty())).or_else(|| Some(created_at.clone())),
         _ => None,
@@ -500,7 +503,7 @@ impl Store {
             for (i, row) in part {
                 let Ok([status, action, webhook, org]) = <[Option<String>; 4]>::try_from(row) else { continue };
                 if org.is_some() {
-                    let status = status.filter(|s| !s.is_empty()).map_or(Some(Status::Pending), |s| Status::parse(&s));
+                    let status = Status::stored(status.as_deref());
                     out[i] = status.map(|s| (s, action.unwrap_or_default(), webhook.unwrap_or_default()));
                 }
             }

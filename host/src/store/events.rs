@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use super::deliveries::Status;
 use super::keys::Partition;
 use super::scripts::{PUBLISH, RELEASE};
 use super::{Result, Store, StoreError};
@@ -156,7 +157,7 @@ pub fn delivery_id(p: Partition, accepted_ms: u64, org_id: &str, event_id: &str,
 pub struct EventDelivery {
     pub id: String,
     pub webhook_id: String,
-    pub status: super::deliveries::Status,
+    pub status: Status,
 }
 
 /// The result of publishing an event.
@@ -276,10 +277,8 @@ impl Store {
             .filter_map(|(id, row)| {
                 let [o, w, e, s] = <[Option<String>; 4]>::try_from(row).ok()?;
                 (o.as_deref() == Some(org_id) && e.as_deref() == Some(event_id)).then_some(())?;
-                let status = match s.filter(|s| !s.is_empty()) {
-                    None => super::deliveries::Status::Pending,
-                    Some(s) => super::deliveries::Status::parse(&s).unwrap_or(super::deliveries::Status::Failed),
-                };
+                // (A damaged record shows as failed, as the deliveries API shows it.)
+                let status = Status::stored(s.as_deref()).unwrap_or(Status::Failed);
                 Some(EventDelivery { id, webhook_id: w?, status })
             })
             .collect())

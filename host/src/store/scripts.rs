@@ -34,11 +34,11 @@ macro_rules! lua {
     };
 }
 
-lua!(PUBLISH, "publish.lua");
+lua!(PUBLISH, "batches.lua", "publish.lua");
 lua!(CLAIM, "lease.lua", "claim.lua");
 lua!(CLAIM_JOBS, "lease.lua", "claim_jobs.lua");
 lua!(LOAD, "load.lua");
-lua!(RECORD, "record.lua");
+lua!(RECORD, "batches.lua", "record.lua");
 lua!(RENEW, "renew.lua");
 lua!(RETRY, "retry.lua");
 lua!(END_PENDING, "end_pending.lua");

@@ -19,16 +19,8 @@ local ready, released = KEYS[1], KEYS[2]
 local ki, ai = 3, 4
 local replies = {}
 -- Index and queue entries are gathered per key and appended with one variadic call each.
-local pushes, order = {}, {}
-local function push(key, member)
-  local members = pushes[key]
-  if not members then
-    members = {}
-    pushes[key] = members
-    order[#order + 1] = key
-  end
-  members[#members + 1] = member
-end
+local pushes = batches()
+local push = pushes.add
 local ready_lt = {}
 
 -- Keeps the newest event about each record (for report exports): a pointer in the
@@ -104,12 +96,7 @@ while ai <= #ARGV do
   ai, ki = ai + 2 * n, ki + 4 * n
 end
 
-for _, key in ipairs(order) do
-  local members = pushes[key]
-  for i = 1, #members, 4000 do
-    redis.call('RPUSH', key, unpack(members, i, math.min(i + 3999, #members)))
-  end
-end
+pushes.send('RPUSH')
 local lt = {}
 for wh in pairs(ready_lt) do
   lt[#lt + 1] = now

@@ -15,16 +15,8 @@ local now = ARGV[1]
 local ready = KEYS[1]
 local FINAL = {succeeded = 'succeeded', failed = 'failed', gone = 'failed', filtered = 'filtered', cancelled = 'cancelled'}
 -- Members that leave their queues, removed with one call per queue at the end.
-local leaving, queues = {}, {}
-local function leave(queue, member)
-  local members = leaving[queue]
-  if not members then
-    members = {}
-    leaving[queue] = members
-    queues[#queues + 1] = queue
-  end
-  members[#members + 1] = member
-end
+local leaving = batches()
+local leave = leaving.add
 
 local function record(dkey, queue, member, wh, outcome, attempt_no, attempt, signature, due, fields)
   local f = redis.call('HMGET', dkey, 'o', 's', 'x', 'l')
@@ -85,10 +77,5 @@ for i = 2, #KEYS, 2 do
     replies[#replies + 1] = 'error:' .. (type(reply) == 'table' and reply.err or tostring(reply))
   end
 end
-for _, queue in ipairs(queues) do
-  local members = leaving[queue]
-  for i = 1, #members, 4000 do
-    redis.call('ZREM', queue, unpack(members, i, math.min(i + 3999, #members)))
-  end
-end
+leaving.send('ZREM')
 return replies
