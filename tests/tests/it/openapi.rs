@@ -90,7 +90,10 @@ async fn schemathesis_finds_no_server_error_and_no_nonconforming_response() {
             // The server checks meaning the schema cannot say (an action in the catalogue, a
             // cursor it gave out, a record it has seen): schema-valid data may still be 422.
             .args(["--exclude-checks", "positive_data_acceptance"])
-            .args(["--max-examples", "15", "--max-time", "90", "--workers", "2", "--seed", "1", "--no-color"])
+            // One worker: with two threads, Hypothesis parsing lambda sources at once trips a
+            // CPython 3.11 bug (`SystemError: AST constructor recursion depth mismatch`) that
+            // schemathesis reports as a runtime error about no particular request.
+            .args(["--max-examples", "15", "--max-time", "90", "--workers", "1", "--seed", "1", "--no-color"])
             .output()
             .expect("schemathesis runs")
     })
