@@ -33,6 +33,16 @@ pub(super) async fn run(config: Config, command: AdminCommand) -> ExitCode {
     let mut config = config;
     let managed = match config.store_settings() {
         Some(_) => None,
+        None if !config.managed_redis_dir().is_dir() => {
+            eprintln!(
+                "weir admin: {} (WEIR_DATA_DIR) holds no Weir data: {} does not exist. Refusing to start an \
+                 empty Redis there; run `weir serve` with this WEIR_DATA_DIR first, or set WEIR_DATA_DIR \
+                 (or WEIR_REDIS_URL) to the installation to manage.",
+                config.data_dir.display(),
+                config.managed_redis_dir().display()
+            );
+            return ExitCode::from(2);
+        }
         None => match ForCommand::open(&config.managed_redis_dir()).await {
             Ok(managed) => {
                 config.redis_url = Some(managed.url());
@@ -133,6 +143,26 @@ async fn execute(store: &Store, command: AdminCommand) -> Result<serde_json::Val
                 .ok_or_else(|| AdminError::Usage("cannot hash the password".into()))?;
             let user = store.create_user(&org_id, &email, admin, &hash).await?.ok_or(AdminError::EmailTaken(email))?;
             Ok(json!(user))
+        }
+        AdminCommand::Org { command: OrgCommand::List } => Ok(json!(store.list_orgs().await?)),
+        AdminCommand::Org { command: OrgCommand::Show { org_id } } => {
+            known_org(store, &org_id).await?;
+            Ok(json!(store.get_org(&org_id).await?.ok_or(AdminError::NoOrg(org_id))?))
+        }
+        AdminCommand::Client { command: ClientCommand::List { org_id } } => {
+            known_org(store, &org_id).await?;
+            let clients = store.list_clients(&org_id).await?;
+            Ok(clients
+                .into_iter()
+                .map(|c| {
+                    json!({"client_id": c.client_id, "org_id": c.org_id, "name": c.name,
+                        "admin": c.admin, "publisher": c.publisher, "revoked": c.revoked})
+                })
+                .collect())
+        }
+        AdminCommand::User { command: UserCommand::List { org_id } } => {
+            known_org(store, &org_id).await?;
+            Ok(json!(store.list_users(&org_id).await?))
         }
         AdminCommand::Client { command: ClientCommand::Revoke { client_id } } => {
             if !crate::ids::is_valid(crate::ids::Kind::Client, &client_id) || !store.revoke_client(&client_id).await? {

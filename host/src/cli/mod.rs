@@ -65,6 +65,11 @@ enum UserCommand {
         #[arg(long)]
         admin: bool,
     },
+    /// Users of an organisation (never a password hash).
+    List {
+        #[arg(long = "org", value_name = "ORG_ID")]
+        org_id: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -82,6 +87,10 @@ enum OrgCommand {
         #[arg(long, value_enum)]
         plan: PlanArg,
     },
+    /// Every organisation, oldest first.
+    List,
+    /// One organisation.
+    Show { org_id: String },
 }
 
 #[derive(Debug, Subcommand)]
@@ -101,6 +110,11 @@ enum ClientCommand {
     },
     /// Revoke a client; its tokens stop working at once.
     Revoke { client_id: String },
+    /// Clients of an organisation (never a secret).
+    List {
+        #[arg(long = "org", value_name = "ORG_ID")]
+        org_id: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -78,6 +78,24 @@ async fn admin_commands_print_the_contract_json() {
     assert_eq!(revoked, serde_json::json!({"client_id": id, "revoked": true}));
     weir.http().get("/api/v2/webhooks").bearer(&token).send().await.expect(401);
     assert_eq!(token_request(&weir.base, id, secret).await.0, 401);
+
+    // Listings: organisations, one organisation, its clients (never a secret).
+    let orgs = json_out(&admin(&env, &["org", "list"]));
+    assert_eq!(orgs, serde_json::json!([upgraded]));
+    assert_eq!(json_out(&admin(&env, &["org", "show", org_id])), upgraded);
+    let clients = json_out(&admin(&env, &["client", "list", "--org", org_id]));
+    let clients = clients.as_array().unwrap();
+    assert_eq!(clients.len(), 2);
+    let zapier = clients.iter().find(|c| c["client_id"] == id).expect("listed");
+    assert_eq!(
+        (zapier["name"].as_str(), zapier["admin"].as_bool(), zapier["revoked"].as_bool()),
+        (Some("Zapier"), Some(true), Some(true))
+    );
+    let app = clients.iter().find(|c| c["client_id"] == publisher["client_id"]).expect("listed");
+    assert_eq!((app["publisher"].as_bool(), app["revoked"].as_bool()), (Some(true), Some(false)));
+    for client in clients {
+        assert!(client.get("client_secret").is_none() && !client.to_string().contains(secret), "{client}");
+    }
 }
 
 #[test]
@@ -89,6 +107,9 @@ fn admin_errors_go_to_stderr_with_a_non_zero_exit() {
         (&["org", "set-plan", "org_nope", "--plan", "pro"], "no organisation org_nope"),
         (&["client", "create", "--org", "org_nope", "--name", "x"], "no organisation org_nope"),
         (&["client", "revoke", "cli_nope"], "no client cli_nope"),
+        (&["org", "show", "org_nope"], "no organisation org_nope"),
+        (&["client", "list", "--org", "org_nope"], "no organisation org_nope"),
+        (&["user", "list", "--org", "../etc"], "no organisation ../etc"),
         (&["org", "create", "--name", "  ", "--plan", "pro"], "--name"),
         (&["org", "create", "--name", "x", "--plan", "gold"], "gold"),
     ];
@@ -118,10 +139,12 @@ async fn managed_redis_is_started_shared_with_admin_and_keeps_data_across_restar
     let env = managed_env(&dir);
     let env_ref: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
 
-    // No server running: admin starts a temporary Redis, writes, and shuts it down.
-    let org = json_out(&admin(&env_ref, &["org", "create", "--name", "Before", "--plan", "pro"]));
-    let org_id = org["id"].as_str().unwrap().to_owned();
-    assert!(dir.join("redis").join("appendonlydir").exists(), "AOF persistence is on");
+    // A data directory that holds no Weir data: admin refuses (exit 2) and creates nothing.
+    let refused = admin(&env_ref, &["org", "list"]);
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains(&dir.display().to_string()) && stderr.contains("WEIR_DATA_DIR"), "{stderr}");
+    assert!(!dir.join("redis").exists(), "admin created nothing");
 
     let builder = WeirBuilder::shared()
         .without("WEIR_REDIS_URL")
@@ -129,7 +152,10 @@ async fn managed_redis_is_started_shared_with_admin_and_keeps_data_across_restar
         .env("WEIR_DATA_DIR", &dir.display().to_string());
     let mut serve = builder.spawn();
     serve.wait_ready().await;
-    // While serve runs, admin uses the same Redis and sees the earlier organisation.
+    assert!(dir.join("redis").join("appendonlydir").exists(), "AOF persistence is on");
+    // While serve runs, admin uses the same Redis.
+    let org = json_out(&admin(&env_ref, &["org", "create", "--name", "During", "--plan", "pro"]));
+    let org_id = org["id"].as_str().unwrap().to_owned();
     let client = json_out(&admin(&env_ref, &["client", "create", "--org", &org_id, "--name", "c", "--admin"]));
     let (id, secret) =
         (client["client_id"].as_str().unwrap().to_owned(), client["client_secret"].as_str().unwrap().to_owned());
@@ -140,6 +166,15 @@ async fn managed_redis_is_started_shared_with_admin_and_keeps_data_across_restar
         !crate::support::weir::socket_answers(&dir.join("redis/redis.sock")).await,
         "managed redis stopped with serve"
     );
+
+    // No server running: admin starts a temporary Redis on the existing data, writes, and
+    // shuts it down again.
+    let later = json_out(&admin(&env_ref, &["org", "create", "--name", "After", "--plan", "free"]));
+    assert!(!crate::support::weir::socket_answers(&dir.join("redis/redis.sock")).await, "temporary redis stopped");
+    let orgs = json_out(&admin(&env_ref, &["org", "list"]));
+    let names: Vec<&str> = orgs.as_array().unwrap().iter().map(|o| o["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["During", "After"]);
+    assert_eq!(json_out(&admin(&env_ref, &["org", "show", later["id"].as_str().unwrap()])), later);
 
     // A new serve finds every record again.
     let serve = builder.spawn();
@@ -228,4 +263,12 @@ async fn users_are_created_with_a_password_from_standard_input() {
         .query(&mut conn)
         .unwrap();
     assert!(stored.starts_with("$argon2id$") && !stored.contains("correct horse"));
+    // Listed without any password hash.
+    let users = json_out(&admin(&env, &["user", "list", "--org", org_id]));
+    let listed: Vec<(&str, bool)> =
+        users.as_array().unwrap().iter().map(|u| (u["email"].as_str().unwrap(), u["admin"] == true)).collect();
+    assert_eq!(listed.len(), 2, "{users}");
+    assert!(listed.contains(&("ada@example.com", true)) && listed.contains(&("reader@example.com", false)));
+    assert!(!users.to_string().contains("argon2"), "{users}");
+    assert!(users.as_array().unwrap().iter().all(|u| u.as_object().unwrap().len() == 4), "{users}");
 }
