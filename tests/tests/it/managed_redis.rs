@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support::receiver::Receiver;
+use crate::support::receiver::{Receiver, Reply};
 use crate::support::weir::{WeirBuilder, WeirProcess, weir_binary, work_order_event};
 use crate::support::{eventually, temp_dir};
 
@@ -60,11 +60,21 @@ fn admin(dir: &Path, args: &[&str]) -> Value {
 /// `weir serve` on a managed Redis in `dir`, with an organisation, a webhook to `receiver`
 /// and a publisher token.
 async fn serve_with_tenant(dir: &Path, receiver: &Receiver) -> (WeirBuilder, WeirProcess, String) {
+    let (builder, serve, publisher, _admin) = serve_with_tenant_in(dir, receiver, false).await;
+    (builder, serve, publisher)
+}
+
+/// [`serve_with_tenant`], optionally as a process group leader; also returns an admin token.
+async fn serve_with_tenant_in(
+    dir: &Path,
+    receiver: &Receiver,
+    group: bool,
+) -> (WeirBuilder, WeirProcess, String, String) {
     let builder = WeirBuilder::shared()
         .without("WEIR_REDIS_URL")
         .without("WEIR_REDIS_PREFIX")
         .env("WEIR_DATA_DIR", &dir.display().to_string());
-    let serve = builder.spawn();
+    let serve = if group { builder.spawn_as_group() } else { builder.spawn() };
     serve.wait_ready().await;
     let org = admin(dir, &["org", "create", "--name", "Paused", "--plan", "pro"]);
     let org_id = org["id"].as_str().unwrap();
@@ -86,7 +96,7 @@ async fn serve_with_tenant(dir: &Path, receiver: &Receiver) -> (WeirBuilder, Wei
     let body = serde_json::json!({"url": receiver.url, "subscribed_actions": ["work_order_created"]});
     serve.http().post("/api/v2/webhooks").bearer(&admin_token).json(&body).send().await.expect(201);
     let publisher_token = token(&publisher).await;
-    (builder, serve, publisher_token)
+    (builder, serve, publisher_token, admin_token)
 }
 
 async fn publish(serve: &WeirProcess, token: &str, wo: &str) {
@@ -143,4 +153,42 @@ async fn an_orphaned_managed_redis_is_adopted_and_shut_down_on_exit() {
         servers_of(&dir).is_empty().then_some(())
     })
     .await;
+}
+
+#[tokio::test]
+async fn ctrl_c_stops_weir_first_then_its_managed_redis() {
+    let dir = temp_dir("ctrlc");
+    let receiver = Receiver::replying(Reply::Delay(Duration::from_millis(1500), 200)).await;
+    let (builder, serve, token, admin_token) = serve_with_tenant_in(&dir, &receiver, true).await;
+    let pids = servers_of(&dir);
+    assert_eq!(pids.len(), 1);
+    let _cleanup = Cleanup(pids.clone());
+    publish(&serve, &token, "wo_in_flight").await;
+    receiver.wait_for(1, Duration::from_secs(10)).await;
+
+    // Ctrl-C in a terminal signals its whole foreground group at once. The managed Redis
+    // runs in a group of its own, so it is not hit: weir finishes the attempt in flight,
+    // records it, and only then shuts Redis down (the SHUTDOWN command, not the signal).
+    // (Waited for off this thread: the receiver answering the attempt runs on it.)
+    let status = tokio::task::spawn_blocking(move || {
+        let mut serve = serve;
+        serve.signal_group("INT")
+    })
+    .await
+    .unwrap();
+    assert!(status.success(), "clean exit on Ctrl-C: {status:?}");
+    assert!(servers_of(&dir).is_empty(), "redis stopped with weir");
+    let log = std::fs::read_to_string(dir.join("redis/redis.log")).unwrap();
+    assert!(log.contains("User requested shutdown"), "redis was shut down by weir:\n{log}");
+    assert!(!log.contains("Received SIGINT"), "the terminal's Ctrl-C reached redis:\n{log}");
+
+    // The attempt that was in flight was recorded before Redis went away: sent once, succeeded.
+    let serve = builder.spawn();
+    serve.wait_ready().await;
+    let http = serve.http();
+    let list = http.get("/api/v2/webhook_deliveries").bearer(&admin_token).send().await.expect(200).json();
+    let delivery = &list["data"][0];
+    assert_eq!(delivery["status"], "succeeded", "{list}");
+    assert_eq!(delivery["attempts"].as_array().map(Vec::len), Some(1), "{list}");
+    assert_eq!(receiver.count(), 1);
 }

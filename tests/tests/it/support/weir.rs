@@ -119,6 +119,17 @@ impl WeirBuilder {
 
     /// Starts the `weir serve` binary with these settings on a free port.
     pub fn spawn(&self) -> WeirProcess {
+        self.spawn_in(None)
+    }
+
+    /// Like [`WeirBuilder::spawn`], as the leader of a new process group: what a terminal
+    /// does with a foreground command, so a test can send the group a Ctrl-C.
+    pub fn spawn_as_group(&self) -> WeirProcess {
+        self.spawn_in(Some(0))
+    }
+
+    fn spawn_in(&self, group: Option<i32>) -> WeirProcess {
+        use std::os::unix::process::CommandExt;
         let port = free_port();
         let mut command = Command::new(weir_binary());
         command.arg("serve").env_clear().env("PATH", std::env::var("PATH").unwrap_or_default());
@@ -126,6 +137,9 @@ impl WeirBuilder {
             command.env(k, v);
         }
         command.env("WEIR_LISTEN", format!("127.0.0.1:{port}")).env("WEIR_LOG", "warn");
+        if let Some(group) = group {
+            command.process_group(group);
+        }
         let child =
             command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::inherit()).spawn().expect("spawn weir");
         WeirProcess { child: Some(child), base: format!("http://127.0.0.1:{port}"), port }
@@ -341,6 +355,14 @@ impl WeirProcess {
     pub fn signal(&mut self, signal: &str) -> std::process::ExitStatus {
         let mut child = self.child.take().expect("running");
         let _ = Command::new("kill").arg(format!("-{signal}")).arg(child.id().to_string()).status();
+        child.wait().expect("wait")
+    }
+
+    /// Sends `signal` to every process of the group this process leads (see
+    /// [`WeirBuilder::spawn_as_group`]), as a terminal does on Ctrl-C, and waits for it.
+    pub fn signal_group(&mut self, signal: &str) -> std::process::ExitStatus {
+        let mut child = self.child.take().expect("running");
+        let _ = Command::new("kill").arg(format!("-{signal}")).arg("--").arg(format!("-{}", child.id())).status();
         child.wait().expect("wait")
     }
 }
