@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ./scripts/setup.sh --tests
-./scripts/build-plugins.sh
+./scripts/build.sh
 cargo build --locked --workspace --bins
 cargo test --locked --workspace -- --test-threads "${WEIR_TEST_THREADS:-6}"
 # The delivery, queue, crash and API tests once more, on a local Redis Cluster of three

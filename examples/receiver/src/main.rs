@@ -14,7 +14,9 @@
 //!    matches (constant-time comparisons);
 //! 3. ignores a delivery it has already accepted (`X-Webhook-Delivery` is the same on every
 //!    attempt of one delivery), answering `200` so Weir stops retrying;
-//! 4. only then parses the JSON, prints one line per accepted delivery on stdout, and, with
+//! 4. only then parses the JSON, prints one line per accepted delivery on stdout
+//!    (`{"delivery","attempt","verified","headers","event"}`: `verified` names the header
+//!    whose signature matched, `headers` are the request's), and, with
 //!    `--download-dir`, fetches a `report_export_completed` event's `download_url` at once
 //!    (the link is short-lived).
 //!
@@ -153,6 +155,11 @@ async fn handle(state: Arc<State>, request: Request<Incoming>) -> Result<Respons
         return Ok(reply(StatusCode::METHOD_NOT_ALLOWED, json!({"error": "POST only"})));
     }
     let header = |name: &str| request.headers().get(name).and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+    let headers: serde_json::Map<String, Value> = request
+        .headers()
+        .iter()
+        .map(|(name, value)| (name.as_str().to_owned(), Value::from(value.to_str().unwrap_or("(not text)"))))
+        .collect();
     let (signature, delivery, attempt) =
         (header("x-webhook-signature"), header("x-webhook-delivery"), header("x-webhook-attempt"));
     let (standard_id, timestamp, standard) =
@@ -161,6 +168,7 @@ async fn handle(state: Arc<State>, request: Request<Incoming>) -> Result<Respons
         Ok(body) => body.to_bytes(),
         Err(_) => return Ok(reply(StatusCode::BAD_REQUEST, json!({"error": "unreadable body"}))),
     };
+    let verified = if standard.is_empty() { "x-webhook-signature" } else { "webhook-signature" };
     let verdict = if standard.is_empty() {
         let ok = state.secrets.iter().any(|s| signature_ok(s, &body, &signature));
         if ok { Ok(()) } else { Err(Refused::NoMatch) }
@@ -185,7 +193,10 @@ async fn handle(state: Arc<State>, request: Request<Incoming>) -> Result<Respons
         return Ok(reply(StatusCode::OK, json!({"duplicate": true})));
     }
     let event: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    println!("{}", json!({"delivery": delivery, "attempt": attempt, "event": event}));
+    println!(
+        "{}",
+        json!({"delivery": delivery, "attempt": attempt, "verified": verified, "headers": headers, "event": event})
+    );
     if let Some(dir) = &state.download_dir
         && event["action"] == "report_export_completed"
         && let Some(url) = event["report_export"]["download_url"].as_str()

@@ -26,7 +26,7 @@ pub const MAX_PLUGIN_BYTES: usize = 10 * 1024 * 1024;
     params(("name" = String, Query, min_length = 1, max_length = 100)),
     request_body(content = Vec<u8>, content_type = "application/wasm", description = "A component of the weir:plugin world"),
     responses(
-        (status = 201, description = "Uploaded (`Location` names it)", body = Plugin),
+        (status = 201, description = "Uploaded (`Location` names it): the next version of its name", body = Plugin),
         (status = 409, description = "The organisation has the most plugins allowed", body = crate::api::error::ErrorBody),
     ))]
 pub async fn upload(
@@ -64,6 +64,7 @@ pub async fn upload(
         sha256,
         size: bytes.len() as u64,
         created_at: crate::time::now_rfc3339(),
+        version: 0,
         org_id: caller.org_id.clone(),
     };
     let plugin = app.store.create_plugin(&plugin, &bytes).await?.ok_or_else(|| {
@@ -76,14 +77,20 @@ pub async fn upload(
     Ok(response)
 }
 
-/// `GET /api/v2/plugins`
+/// `GET /api/v2/plugins`, or with `?name=` the versions of one plugin, newest first.
 #[utoipa::path(get, path = "/api/v2/plugins", tag = "plugins",
-    params(("limit" = Option<u32>, Query, minimum = 1, maximum = 100), ("cursor" = Option<String>, Query)),
+    params(("limit" = Option<u32>, Query, minimum = 1, maximum = 100), ("cursor" = Option<String>, Query),
+        ("name" = Option<String>, Query, description = "Only the versions uploaded under this name, newest first")),
     responses((status = 200, description = "A page of plugins, newest first", body = crate::api::openapi::Page<Plugin>)))]
 pub async fn list(State(app): State<Arc<App>>, Admin(caller): Admin, query: Query) -> ApiResult<Response> {
-    query.only(&["limit", "cursor"])?;
+    query.only(&["limit", "cursor", "name"])?;
     let page = query.page(|c| ids::is_valid(Kind::Plugin, c))?;
-    let (plugins, next) = app.store.list_plugins(&caller.org_id, page.cursor.as_deref(), page.limit).await?;
+    let (plugins, next) = match query.get("name") {
+        Some(name) => {
+            app.store.plugin_versions(&caller.org_id, name.trim(), page.cursor.as_deref(), page.limit).await?
+        }
+        None => app.store.list_plugins(&caller.org_id, page.cursor.as_deref(), page.limit).await?,
+    };
     Ok(axum::Json(super::openapi::Page { data: plugins, next_cursor: next }).into_response())
 }
 

@@ -26,6 +26,7 @@
 //! | `P:{o}:wh:{wh}` | hash | a webhook (`store::webhooks`), with its failure streak |
 //! | `P:{o}:subs:{action}` | set | active webhooks subscribed to an action (publish reads only these) |
 //! | `P:{o}:plugins` | zset (lex) | its plugins' ids |
+//! | `P:{o}:plugin-versions` | hash | the last version number given to each plugin name |
 //! | `P:{o}:plg:{id}`, `P:{o}:plg:{id}:wasm` | hash, string | a plugin and its code |
 //! | `P:{o}:user:{id}` | hash | a person who signs in to the settings pages |
 //! | `P:{cli}:client` | hash | an API client; `secret_hash` is SHA-256 of the secret |
@@ -195,6 +196,10 @@ impl Keys {
 
     pub fn plugins(&self, org: &str) -> String {
         self.tagged(org, &["plugins"])
+    }
+
+    pub fn plugin_versions(&self, org: &str) -> String {
+        self.tagged(org, &["plugin-versions"])
     }
 
     pub fn plugin(&self, org: &str, plugin: &str) -> String {

@@ -1,6 +1,8 @@
 //! Uploaded plugins, in their organisation's group (`store::keys`): a hash (`id`,
-//! `org_id`, `name`, `sha256`, `size`, `created_at`), the code beside it, and the
-//! organisation's index of them.
+//! `org_id`, `name`, `sha256`, `size`, `created_at`, `version`), the code beside it, and the
+//! organisation's index of them. Uploads under one name are its versions 1, 2, …: each is a
+//! plugin of its own (attachments name one by id), numbered by the organisation's counter
+//! per name, so a deleted version's number is never given again.
 
 use std::collections::HashMap;
 
@@ -21,6 +23,8 @@ pub struct Plugin {
     pub sha256: String,
     pub size: u64,
     pub created_at: String,
+    /// 1 for the first upload under its name, then 2, 3, …
+    pub version: u64,
     #[serde(skip)]
     #[schema(ignore)]
     pub org_id: String,
@@ -42,19 +46,23 @@ fn from_fields(fields: &HashMap<String, String>) -> Plugin {
         sha256: text("sha256"),
         size: text("size").parse().unwrap_or(0),
         created_at: text("created_at"),
+        // Plugins stored before versions were counted are their name's first.
+        version: text("version").parse().unwrap_or(1),
         org_id: text("org_id"),
     }
 }
 
 impl Store {
-    /// Stores a plugin; `None` when the organisation has too many.
+    /// Stores a plugin as the next version of its name (`plugin.version` is ignored);
+    /// `None` when the organisation has too many.
     pub async fn create_plugin(&self, plugin: &Plugin, wasm: &[u8]) -> Result<Option<Plugin>> {
         let key = self.keys().plugin(&plugin.org_id, &plugin.id);
-        let created: i64 = PLUGIN_CREATE
+        let version: u64 = PLUGIN_CREATE
             .call()
             .key(&key)
             .key(&self.keys().plugin_wasm(&plugin.org_id, &plugin.id))
             .key(&self.keys().plugins(&plugin.org_id))
+            .key(&self.keys().plugin_versions(&plugin.org_id))
             .arg(MAX_PLUGINS_PER_ORG)
             .arg(&plugin.id)
             .arg(&plugin.org_id)
@@ -65,11 +73,11 @@ impl Store {
             .arg(wasm)
             .run(&mut self.conn())
             .await?;
-        if created != 1 {
+        if version == 0 {
             return Ok(None);
         }
         self.acknowledged(&key).await?;
-        Ok(Some(plugin.clone()))
+        Ok(Some(Plugin { version, ..plugin.clone() }))
     }
 
     /// The plugin if it belongs to `org_id`.
@@ -103,6 +111,39 @@ impl Store {
         }
         let rows: Vec<HashMap<String, String>> = pipe.query_async(&mut self.conn()).await?;
         Ok((rows.iter().filter(|r| !r.is_empty()).map(from_fields).collect(), next))
+    }
+
+    /// A page of the versions of the plugin named `name`, newest first; `cursor` is the id
+    /// of the last one of the previous page. (An organisation has at most
+    /// [`MAX_PLUGINS_PER_ORG`] plugins: they are read whole.)
+    pub async fn plugin_versions(
+        &self,
+        org_id: &str,
+        name: &str,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<(Vec<Plugin>, Option<String>)> {
+        let ids: Vec<String> = self.conn().zrange(self.keys().plugins(org_id), 0, -1).await?;
+        let mut pipe = redis::pipe();
+        for id in &ids {
+            pipe.hgetall(self.keys().plugin(org_id, id));
+        }
+        let rows: Vec<HashMap<String, String>> =
+            if ids.is_empty() { Vec::new() } else { pipe.query_async(&mut self.conn()).await? };
+        let mut versions: Vec<Plugin> = rows.iter().map(from_fields).filter(|p| p.name == name).collect();
+        versions.sort_by(|a, b| b.version.cmp(&a.version).then_with(|| b.id.cmp(&a.id)));
+        let start = match cursor {
+            Some(c) => versions.iter().position(|p| p.id == c).map_or(versions.len(), |i| i + 1),
+            None => 0,
+        };
+        let mut page: Vec<Plugin> = versions.into_iter().skip(start).take(limit + 1).collect();
+        let next = if page.len() > limit {
+            page.truncate(limit);
+            page.last().map(|p| p.id.clone())
+        } else {
+            None
+        };
+        Ok((page, next))
     }
 
     /// Deletes a plugin unless a webhook of the organisation has it attached. The script

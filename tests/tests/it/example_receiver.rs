@@ -68,6 +68,10 @@ async fn the_example_receiver_verifies_signatures_and_dedupes() {
     assert_eq!(line["event"]["id"], event_id);
     assert_eq!(line["attempt"], "1");
     let delivery = line["delivery"].as_str().unwrap().to_owned();
+    // It says which signature it verified and shows the request's headers.
+    assert_eq!(line["verified"], "webhook-signature");
+    assert_eq!(line["headers"]["webhook-id"], delivery.as_str());
+    assert_eq!(line["headers"]["x-webhook-delivery"], delivery.as_str());
 
     // A retry of the same delivery is acknowledged but not processed twice.
     t.admin.post(&format!("/api/v2/webhook_deliveries/{delivery}/retry"), &json!({})).await.expect(202);

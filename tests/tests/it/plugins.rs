@@ -458,3 +458,64 @@ async fn a_plugin_is_compiled_once_per_process_and_then_loaded_from_the_cache() 
     assert_eq!(metric(&text, "weir_plugin_compilations "), 0.0);
     assert_eq!(metric(&text, "weir_plugin_cache_loads "), 1.0);
 }
+
+#[tokio::test]
+async fn uploads_under_one_name_are_versions_listed_newest_first_and_rolled_back_by_id() {
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let receiver = Receiver::start().await;
+    let v1 = t.admin.upload_plugin("shaper", plugin_wasm("redact")).await;
+    let v2 = t.admin.upload_plugin("shaper", plugin_wasm("slack_message")).await;
+    let unrelated = t.admin.upload_plugin("another", plugin_wasm("redact")).await;
+    assert_eq!(
+        (v1["version"].as_u64(), v2["version"].as_u64(), unrelated["version"].as_u64()),
+        (Some(1), Some(2), Some(1))
+    );
+    assert_ne!(v1["id"], v2["id"]);
+
+    let versions = t.admin.get("/api/v2/plugins?name=shaper").await.expect(200).json();
+    assert_eq!(versions, json!({"data": [v2, v1], "next_cursor": null}));
+    let first = t.admin.get("/api/v2/plugins?name=shaper&limit=1").await.expect(200).json();
+    assert_eq!(first["data"], json!([v2]));
+    assert_eq!(first["next_cursor"], v2["id"]);
+    let cursor = first["next_cursor"].as_str().unwrap();
+    let second = t.admin.get(&format!("/api/v2/plugins?name=shaper&limit=1&cursor={cursor}")).await.expect(200).json();
+    assert_eq!(second, json!({"data": [v1], "next_cursor": null}));
+    assert_eq!(t.admin.get("/api/v2/plugins?name=nothing").await.expect(200).json()["data"], json!([]));
+    let other = weir.tenant(Plan::Pro).await;
+    assert_eq!(other.admin.get("/api/v2/plugins?name=shaper").await.expect(200).json()["data"], json!([]));
+
+    // Attach the newest version, then roll back by attaching the older id.
+    let webhook = t
+        .admin
+        .create_webhook_with(
+            &receiver.url,
+            &["work_order_created"],
+            json!([{"plugin_id": v2["id"], "config": {"template": "v2 {/subject/id}"}}]),
+        )
+        .await;
+    t.publisher.publish(&work_order_event("wo_v2")).await;
+    assert_eq!(receiver.wait_for(1, Duration::from_secs(10)).await[0].json(), json!({"text": "v2 wo_v2"}));
+    let path = format!("/api/v2/webhooks/{}", webhook["id"].as_str().unwrap());
+    let rollback = json!({"plugins": [{"plugin_id": v1["id"], "config": {"pointers": ["/creator"]}}]});
+    t.admin.patch(&path, &rollback).await.expect(200);
+    t.publisher.publish(&work_order_event("wo_v1")).await;
+    let body = receiver.wait_for(2, Duration::from_secs(10)).await[1].json();
+    assert_eq!(body["subject"]["id"], "wo_v1");
+    assert!(body.get("creator").is_none(), "redacted by version 1: {body}");
+
+    // The attached version cannot be deleted; the unattached one can, and its number is
+    // never given again.
+    let v1_path = format!("/api/v2/plugins/{}", v1["id"].as_str().unwrap());
+    assert_eq!(t.admin.delete(&v1_path).await.expect(409).error_code(), "conflict");
+    t.admin.delete(&format!("/api/v2/plugins/{}", v2["id"].as_str().unwrap())).await.expect(204);
+    let v3 = t.admin.upload_plugin("shaper", plugin_wasm("redact")).await;
+    assert_eq!(v3["version"], 3);
+    let ids: Vec<Value> = t.admin.get("/api/v2/plugins?name=shaper").await.expect(200).json()["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].clone())
+        .collect();
+    assert_eq!(ids, [v3["id"].clone(), v1["id"].clone()]);
+}
