@@ -5,6 +5,9 @@
 #
 #     ./examples/tour.sh
 #
+# It can run again and again: it reuses its webhook (named "tour") and uploads its plugin as
+# the next version of "tour-filter".
+#
 # Settings: WEIR_URL (default http://127.0.0.1:8080), WEIR_DATA_DIR (./weir-data, where the
 # demo keeps its credentials), RECEIVER_PORT (9000, for the example subscriber it starts).
 set -euo pipefail
@@ -37,11 +40,22 @@ api "$ADMIN" -X POST "$URL/api/v2/plugins/$PLUGIN/test" -d "{\"config\": $CONFIG
   \"report_export\": {\"id\": \"rex_dry\", \"exportable\": {\"type\": \"Form\", \"id\": \"frm_tour\"}}}}" | json '["outcome"] + ": " + str(d["reason"])'
 
 step "3. Subscribe a webhook (with the plugin attached) and start a subscriber"
-WEBHOOK=$(api "$ADMIN" -X POST "$URL/api/v2/webhooks" -d "{\"name\": \"tour\", \"url\": \"http://127.0.0.1:$PORT/hook\",
+SETTINGS="\"url\": \"http://127.0.0.1:$PORT/hook\",
   \"subscribed_actions\": [\"report_export_completed\", \"form_completed\"],
-  \"plugins\": [{\"plugin_id\": \"$PLUGIN\", \"config\": $CONFIG}]}")
+  \"plugins\": [{\"plugin_id\": \"$PLUGIN\", \"config\": $CONFIG}]"
+EXISTING=$(api "$ADMIN" "$URL/api/v2/webhooks?limit=100" |
+  python3 -c 'import json,sys; print(next((w["id"] for w in json.load(sys.stdin)["data"] if w["name"] == "tour"), ""))')
+if [ -n "$EXISTING" ]; then
+  WEBHOOK=$(api "$ADMIN" -X PATCH "$URL/api/v2/webhooks/$EXISTING" -d "{$SETTINGS, \"active\": true}")
+else
+  WEBHOOK=$(api "$ADMIN" -X POST "$URL/api/v2/webhooks" -d "{\"name\": \"tour\", $SETTINGS}")
+fi
 WEBHOOK_ID=$(echo "$WEBHOOK" | json '["id"]'); SECRET=$(echo "$WEBHOOK" | json '["signing_secret"]')
 echo "webhook $WEBHOOK_ID"
+# Earlier runs' versions of the plugin are detached now: remove them.
+api "$ADMIN" "$URL/api/v2/plugins?name=tour-filter&limit=100" |
+  python3 -c 'import json,sys; [print(p["id"]) for p in json.load(sys.stdin)["data"] if p["id"] != sys.argv[1]]' "$PLUGIN" |
+  while read -r OLD; do curl -s -o /dev/null -X DELETE -H "Authorization: Bearer $ADMIN" "$URL/api/v2/plugins/$OLD"; done
 cargo build -q -p weir-receiver
 target/debug/weir-receiver --listen "127.0.0.1:$PORT" --secret "$SECRET" --download-dir "$DOWNLOADS" > "$DOWNLOADS/received.jsonl" 2>/dev/null &
 RECEIVER=$!
@@ -66,9 +80,9 @@ echo "export $WANTED: $STATUS"
 for _ in $(seq 100); do grep -q downloaded "$DOWNLOADS/received.jsonl" 2>/dev/null && break; sleep 0.1; done
 echo "the subscriber verified the signature and downloaded: $(ls "$DOWNLOADS"/*.pdf)"
 
-step "6. Deliveries of the webhook"
+step "6. Deliveries of the webhook (this run's four)"
 sleep 0.5
-api "$ADMIN" "$URL/api/v2/webhook_deliveries?webhook_id=$WEBHOOK_ID" |
+api "$ADMIN" "$URL/api/v2/webhook_deliveries?webhook_id=$WEBHOOK_ID&limit=4" |
   python3 -c 'import json,sys; [print(d["id"], d["action"], d["status"], (d["plugins"][0].get("reason") or "") if d["plugins"] else "") for d in json.load(sys.stdin)["data"]]'
 
 step "7. Retry the delivered export event"

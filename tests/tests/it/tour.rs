@@ -6,19 +6,38 @@ use std::time::{Duration, Instant};
 
 use crate::support::{free_port, temp_dir};
 
+/// A command as a newcomer's terminal runs it: without the variables `cargo test` sets for
+/// this test (build scripts such as ring's watch `CARGO_PKG_NAME` and `CARGO_MANIFEST_DIR`:
+/// with them, the scripts' own `cargo build` would compile again).
+fn as_in_a_terminal(path: std::path::PathBuf) -> Command {
+    let mut command = Command::new(path);
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        let set_by_cargo_test =
+            (name.starts_with("CARGO_") && name != "CARGO_HOME" && name != "CARGO_TARGET_DIR") || name == "OUT_DIR";
+        if set_by_cargo_test {
+            command.env_remove(name.as_ref());
+        }
+    }
+    command
+}
+
 #[test]
 fn the_tour_runs_unchanged_against_the_demo() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_owned();
     let data = temp_dir("demo");
     let port = free_port();
-    let mut demo = Command::new(root.join("scripts/demo.sh"))
+    let mut demo = as_in_a_terminal(root.join("scripts/demo.sh"))
         .env("WEIR_DATA_DIR", &data)
         .env("WEIR_LISTEN", format!("127.0.0.1:{port}"))
         .env("WEIR_LOG", "warn")
+        .env("DEMO_RECEIVER", format!("127.0.0.1:{}", free_port()))
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("scripts/demo.sh");
+    let stderr = demo.stderr.take().unwrap();
+    let build_output = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap_or_default());
     let stdout = demo.stdout.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -39,20 +58,34 @@ fn the_tour_runs_unchanged_against_the_demo() {
         printed.push(line);
     }
     let text = printed.join("\n");
+    // Offline, it ends in a delivery to the example subscriber, verified, shown whole.
+    assert!(text.contains("received event evt_") && text.contains("verified its\nwebhook-signature header"), "{text}");
+    assert!(text.contains("webhook-signature: v1,") && text.contains("\"id\": \"wo_demo\""), "{text}");
     assert!(text.contains("admin secret:") && text.contains("curl -s -X POST"), "{text}");
     assert!(text.contains("/settings/login") && text.contains("email admin@demo.example, password "), "{text}");
 
-    let tour = Command::new(root.join("examples/tour.sh"))
-        .current_dir(&root)
-        .env("WEIR_URL", format!("http://127.0.0.1:{port}"))
-        .env("WEIR_DATA_DIR", &data)
-        .env("RECEIVER_PORT", free_port().to_string())
-        .output()
-        .expect("examples/tour.sh");
+    let tour = || {
+        as_in_a_terminal(root.join("examples/tour.sh"))
+            .current_dir(&root)
+            .env("WEIR_URL", format!("http://127.0.0.1:{port}"))
+            .env("WEIR_DATA_DIR", &data)
+            .env("RECEIVER_PORT", free_port().to_string())
+            .output()
+            .expect("examples/tour.sh")
+    };
+    let first = tour();
+    // The tour can be run again: it reuses its webhook and replaces its plugin's version.
+    let tour = tour();
     let _ = Command::new("kill").arg("-TERM").arg(demo.id().to_string()).status();
     let _ = demo.wait();
+    // test.sh built what the demo runs: the demo compiled nothing.
+    let build_output = build_output.join().unwrap();
+    assert!(!build_output.contains("Compiling"), "the demo rebuilt:\n{build_output}");
+    for run in [&first, &tour] {
+        let out = String::from_utf8_lossy(&run.stdout);
+        assert!(run.status.success(), "tour failed:\n{out}\n{}", String::from_utf8_lossy(&run.stderr));
+    }
     let out = String::from_utf8_lossy(&tour.stdout);
-    assert!(tour.status.success(), "tour failed:\n{out}\n{}", String::from_utf8_lossy(&tour.stderr));
     assert!(out.contains("drop: export of Form frm_tour by someone-else is not in the filter"), "{out}");
     assert!(out.contains(": completed"), "{out}");
     assert!(out.contains("downloaded: ") && out.contains(".pdf"), "{out}");
