@@ -28,7 +28,7 @@ enum AdminError {
 }
 
 pub(super) async fn run(config: Config, command: AdminCommand) -> ExitCode {
-    super::init_logging("warn");
+    super::init_logging("warn", config.log_format);
     crate::install_crypto_provider();
     let mut config = config;
     let managed = match config.store_settings() {

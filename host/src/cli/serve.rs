@@ -9,7 +9,7 @@ use crate::config::Config;
 use crate::store::managed::Supervisor;
 
 pub(super) async fn serve(mut config: Config) -> ExitCode {
-    super::init_logging("info");
+    super::init_logging("info", config.log_format);
     let supervisor = match config.store_settings() {
         Some(_) => None,
         None => match Supervisor::start(&config.managed_redis_dir()).await {

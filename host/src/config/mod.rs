@@ -30,6 +30,7 @@ pub const KEYS: &[&str] = &[
     "data_dir",
     "listen",
     "max_connections",
+    "log_format",
     "public_url",
     "tls_cert",
     "tls_key",
@@ -72,6 +73,7 @@ pub struct Config {
     pub listen: SocketAddr,
     /// Most connections open at once on the listener.
     pub max_connections: usize,
+    pub log_format: LogFormat,
     /// Explicit `public_url`; see [`Config::public_url`] for the effective one.
     pub public_url: Option<String>,
     pub tls: Option<TlsFiles>,
@@ -97,6 +99,15 @@ pub struct Config {
     pub plugin_concurrency: usize,
     /// Most plugin calls of one organisation at once in this process.
     pub plugin_concurrency_per_org: usize,
+}
+
+/// How log lines are written (`log_format`, `WEIR_LOG_FORMAT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    /// Human-readable, with colours only when stderr is a terminal.
+    Text,
+    /// One JSON object a line.
+    Json,
 }
 
 /// Certificate chain and key for the HTTPS listener.
@@ -359,6 +370,11 @@ impl Layers {
             .map_err(|_| self.invalid("listen", format!("`{listen_text}` is not an address like 127.0.0.1:8080")))?;
 
         let max_connections = self.uint("max_connections", 1, 1_000_000)? as usize;
+        let log_format = match self.required_string("log_format")?.as_str() {
+            "text" => LogFormat::Text,
+            "json" => LogFormat::Json,
+            other => return Err(self.invalid("log_format", format!("`{other}` is neither `text` nor `json`"))),
+        };
         let public_url = self.string("public_url")?;
         if let Some(u) = &public_url {
             let ok = url::Url::parse(u)
@@ -477,6 +493,7 @@ impl Layers {
             data_dir,
             listen,
             max_connections,
+            log_format,
             public_url,
             tls,
             allow_private_targets,

@@ -35,6 +35,14 @@ fn defaults_match_the_contract() {
     assert_eq!(limits.max_output, 1024 * 1024);
     assert!(c.workers);
     assert_eq!(c.api_rate_limit, None);
+    assert_eq!(c.log_format, LogFormat::Text);
+}
+
+#[test]
+fn log_format_is_text_or_json() {
+    assert_eq!(load(&[("WEIR_LOG_FORMAT", "json")]).unwrap().log_format, LogFormat::Json);
+    let err = load(&[("WEIR_LOG_FORMAT", "yaml")]).unwrap_err().to_string();
+    assert!(err.contains("WEIR_LOG_FORMAT") && err.contains("yaml"), "{err}");
 }
 
 #[test]

@@ -53,7 +53,7 @@ impl Engine {
                 return;
             }
             Ok(Err(e)) | Err(e) => {
-                tracing::warn!(error = %e, delivery = %member.delivery, "cannot load a delivery; its lease will run out");
+                tracing::warn!(error = %e, delivery_id = %member.delivery, org_id = %member.org, "cannot load a delivery; its lease will run out");
                 None
             }
         };
@@ -101,7 +101,7 @@ impl Engine {
                 return Some((recording, false));
             }
             Prepared::EventMissing => {
-                tracing::warn!(delivery = %member.delivery, "event envelope expired before delivery");
+                tracing::warn!(delivery_id = %member.delivery, org_id = %member.org, "event envelope expired before delivery");
                 return Some((self.recording(webhook_id, member, Outcome::Failed, attempt_no), false));
             }
             Prepared::Corrupt(reason) => {
@@ -130,7 +130,7 @@ impl Engine {
         self.app.metrics.in_flight.inc();
         let sent = self.sender.post(&webhook.url, &headers, Bytes::from(body)).await;
         self.app.metrics.in_flight.dec();
-        let (result, attempt) = describe(&sent, at);
+        let (result, attempt, cause) = describe(&sent, at);
         self.app
             .metrics
             .attempt(matches!(result, AttemptResult::Status { code: 200..=299, .. }), sent.duration.as_secs_f64());
@@ -142,6 +142,17 @@ impl Engine {
             Next::Failed => Outcome::Failed,
             Next::RetryIn(delay) => Outcome::Retry { due_ms: crate::time::now_millis() + delay.as_millis() as u64 },
         };
+        if let Some(cause) = &cause {
+            tracing::warn!(
+                delivery_id = %member.delivery,
+                webhook_id,
+                org_id = %member.org,
+                attempt = attempt_no,
+                %cause,
+                next = %next_in_words(&outcome),
+                "delivery attempt failed: {cause}"
+            );
+        }
         let recording = Recording {
             webhook: webhook_id.to_owned(),
             member: member.clone(),
@@ -187,7 +198,7 @@ impl Engine {
                 Ok(attachments) => attachments,
                 Err(e) => {
                     let error = format!("the webhook's plugin attachments cannot be read ({e}); dropped by default");
-                    tracing::error!(delivery = %member.delivery, "{error}");
+                    tracing::error!(delivery_id = %member.delivery, org_id = %member.org, "{error}");
                     let plugins =
                         serde_json::to_string(&[PluginRecord::failed("", error)]).unwrap_or_else(|_| "[]".into());
                     return Prepared::Filtered { fields: vec![("p", plugins)] };
@@ -273,14 +284,14 @@ impl Engine {
             };
             if tries.is_power_of_two() {
                 let delivery = &recording.member.delivery;
-                tracing::warn!(error = %error, %delivery, tries, "cannot record a delivery outcome yet; retrying");
+                tracing::warn!(error = %error, delivery_id = %delivery, tries, "cannot record a delivery outcome yet; retrying");
             }
             tries += 1;
             tokio::time::sleep(wait).await;
             wait = (wait * 2).min(Duration::from_secs(5));
         };
         if tries > 0 {
-            tracing::info!(delivery = %recording.member.delivery, tries, "recorded the outcome after Redis recovered");
+            tracing::info!(delivery_id = %recording.member.delivery, tries, "recorded the outcome after Redis recovered");
         }
         if let Recorded::Status(status) = recorded
             && status != crate::store::deliveries::Status::Pending
@@ -305,7 +316,16 @@ impl Engine {
         let (org, webhook) = (&recording.member.org, &recording.webhook);
         match self.app.store.add_to_streak(org, webhook, streak, rules).await {
             Ok(Some(reason)) => {
-                tracing::info!(%webhook, %reason, "webhook deactivated");
+                let why = match reason.as_str() {
+                    "gone" => "the endpoint answered 410 Gone".to_owned(),
+                    _ => format!(
+                        "{} or more failed attempts in a row, failing for at least {} (WEIR_DEACTIVATE_AFTER_FAILURES, WEIR_DEACTIVATE_AFTER)",
+                        rules.failures,
+                        humantime::format_duration(rules.span)
+                    ),
+                };
+                // (The attempt that tipped it was logged just before, with its cause.)
+                tracing::warn!(webhook_id = %webhook, org_id = %org, %reason, "webhook deactivated: {why}");
                 let store = self.app.store.clone();
                 let webhook = webhook.clone();
                 let app = self.app.clone();
@@ -313,13 +333,15 @@ impl Engine {
                     match store.end_pending(&webhook, crate::store::deliveries::Status::Failed).await {
                         Ok(n) => (0..n).for_each(|_| app.metrics.delivery_finished("failed")),
                         Err(e) => {
-                            tracing::warn!(error = %e, %webhook, "cannot fail a deactivated webhook's deliveries yet")
+                            tracing::warn!(error = %e, webhook_id = %webhook, "cannot fail a deactivated webhook's deliveries yet")
                         }
                     }
                 });
             }
             Ok(None) => {}
-            Err(e) => tracing::warn!(error = %e, %webhook, "cannot keep the webhook's failure streak"),
+            Err(e) => {
+                tracing::warn!(error = %e, webhook_id = %webhook, org_id = %org, "cannot keep the webhook's failure streak")
+            }
         }
     }
 
@@ -328,7 +350,7 @@ impl Engine {
     /// `weir_dead_letters_total`. Retried while Redis is unreachable, like an outcome.
     async fn dead_letter(&self, p: Partition, webhook: &str, member: &Member, reason: &str) {
         let reason = format!("the delivery record cannot be read: {reason}");
-        tracing::error!(delivery = %member.delivery, %webhook, %reason, "dead-lettering a delivery");
+        tracing::error!(delivery_id = %member.delivery, org_id = %member.org, webhook_id = %webhook, %reason, "dead-lettering a delivery");
         let mut wait = Duration::from_millis(100);
         loop {
             match self.app.store.dead_letter(p, webhook, member, &reason).await {
@@ -339,11 +361,11 @@ impl Engine {
                 }
                 Err(e) if !e.is_unavailable() => {
                     // Not even that could be written: leave it to its lease for an operator.
-                    tracing::error!(error = %e, delivery = %member.delivery, "cannot dead-letter the delivery");
+                    tracing::error!(error = %e, delivery_id = %member.delivery, org_id = %member.org, "cannot dead-letter the delivery");
                     return;
                 }
                 Err(e) => {
-                    tracing::warn!(error = %e, delivery = %member.delivery, "cannot dead-letter yet; retrying");
+                    tracing::warn!(error = %e, delivery_id = %member.delivery, org_id = %member.org, "cannot dead-letter yet; retrying");
                     tokio::time::sleep(wait).await;
                     wait = (wait * 2).min(Duration::from_secs(5));
                 }
@@ -361,7 +383,8 @@ impl Engine {
 }
 
 /// The policy's view of a send, and the attempt as stored.
-fn describe(sent: &Sent, at_ms: u64) -> (AttemptResult, String) {
+/// The attempt's result, its record, and why it failed (`None` for a 2xx).
+fn describe(sent: &Sent, at_ms: u64) -> (AttemptResult, String, Option<String>) {
     let duration_ms = sent.duration.as_millis() as u64;
     match &sent.result {
         Ok(response) => {
@@ -369,8 +392,24 @@ fn describe(sent: &Sent, at_ms: u64) -> (AttemptResult, String) {
             (
                 AttemptResult::Status { code: response.status, retry_after: response.retry_after.clone() },
                 attempt_json(at_ms, Some(response.status), duration_ms, error.as_deref(), Some(&response.body)),
+                error,
             )
         }
-        Err(e) => (AttemptResult::NoResponse, attempt_json(at_ms, None, duration_ms, Some(&e.to_string()), None)),
+        Err(e) => {
+            let error = e.to_string();
+            (AttemptResult::NoResponse, attempt_json(at_ms, None, duration_ms, Some(&error), None), Some(error))
+        }
+    }
+}
+
+/// What happens after a failed attempt, in words for the log.
+fn next_in_words(outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::Retry { due_ms } => {
+            let wait = due_ms.saturating_sub(crate::time::now_millis());
+            format!("retry in {}", humantime::format_duration(Duration::from_secs(wait.div_ceil(1000))))
+        }
+        Outcome::Gone => "no retry: 410 Gone switches the webhook off".to_owned(),
+        _ => "no retry: the delivery failed for good".to_owned(),
     }
 }

@@ -15,6 +15,7 @@ mod exports;
 mod listener;
 mod managed_redis;
 mod oauth;
+mod observability;
 mod openapi;
 mod plugin_sandbox;
 mod plugins;

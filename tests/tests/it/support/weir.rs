@@ -119,16 +119,21 @@ impl WeirBuilder {
 
     /// Starts the `weir serve` binary with these settings on a free port.
     pub fn spawn(&self) -> WeirProcess {
-        self.spawn_in(None)
+        self.spawn_in(None, None)
+    }
+
+    /// Like [`WeirBuilder::spawn`], with its stderr (the log) written to `log`.
+    pub fn spawn_logging_to(&self, log: &std::path::Path) -> WeirProcess {
+        self.spawn_in(None, Some(std::fs::File::create(log).expect("log file")))
     }
 
     /// Like [`WeirBuilder::spawn`], as the leader of a new process group: what a terminal
     /// does with a foreground command, so a test can send the group a Ctrl-C.
     pub fn spawn_as_group(&self) -> WeirProcess {
-        self.spawn_in(Some(0))
+        self.spawn_in(Some(0), None)
     }
 
-    fn spawn_in(&self, group: Option<i32>) -> WeirProcess {
+    fn spawn_in(&self, group: Option<i32>, log: Option<std::fs::File>) -> WeirProcess {
         use std::os::unix::process::CommandExt;
         let port = free_port();
         let mut command = Command::new(weir_binary());
@@ -136,12 +141,15 @@ impl WeirBuilder {
         for (k, v) in &self.env {
             command.env(k, v);
         }
-        command.env("WEIR_LISTEN", format!("127.0.0.1:{port}")).env("WEIR_LOG", "warn");
+        command.env("WEIR_LISTEN", format!("127.0.0.1:{port}"));
+        if !self.env.contains_key("WEIR_LOG") {
+            command.env("WEIR_LOG", "warn");
+        }
         if let Some(group) = group {
             command.process_group(group);
         }
-        let child =
-            command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::inherit()).spawn().expect("spawn weir");
+        let stderr = log.map_or_else(Stdio::inherit, Stdio::from);
+        let child = command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(stderr).spawn().expect("spawn weir");
         WeirProcess { child: Some(child), base: format!("http://127.0.0.1:{port}"), port }
     }
 }
