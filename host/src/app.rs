@@ -59,7 +59,7 @@ impl App {
             config,
             store,
             url_rule,
-            metrics: Metrics::new(),
+            metrics: Metrics::new(&plugins.counters),
             plugins,
             publisher,
             tokens,
@@ -123,10 +123,5 @@ impl App {
             self.metrics.queue_ready.set(ready as i64);
             self.metrics.queue_scheduled.set(scheduled as i64);
         }
-        let counters = &self.plugins.counters;
-        use std::sync::atomic::Ordering::Relaxed;
-        self.metrics.plugin_compilations.set(counters.compiled.load(Relaxed) as i64);
-        self.metrics.plugin_cache_loads.set(counters.cache_loads.load(Relaxed) as i64);
-        self.metrics.plugin_calls.set(counters.calls.load(Relaxed) as i64);
     }
 }

@@ -1,4 +1,9 @@
-//! Prometheus metrics, served at `/metrics` in the text exposition format.
+//! Prometheus metrics, served at `/metrics` in the text exposition format (contract §2:
+//! `text/plain; version=0.0.4`, counters typed `counter`).
+//!
+//! No label names an organisation, webhook or delivery: every series has a small, fixed
+//! set of label values, so the number of series stays the same however many tenants there
+//! are. The dashboard in `examples/grafana-dashboard.json` is built on these.
 
 use std::sync::Mutex;
 
@@ -9,7 +14,12 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
-type Labels = Vec<(&'static str, String)>;
+type Labels = Vec<(&'static str, &'static str)>;
+
+fn attempt_histogram() -> Histogram {
+    // 1 ms to about 33 s.
+    Histogram::new(exponential_buckets(0.001, 2.0, 16))
+}
 
 /// Every metric Weir keeps. Cloning a metric shares it.
 #[derive(Debug)]
@@ -21,23 +31,16 @@ pub struct Metrics {
     pub dead_letters: Counter,
     deliveries: Family<Labels, Counter>,
     attempts: Family<Labels, Counter>,
-    attempt_seconds: Histogram,
+    attempt_seconds: Family<Labels, Histogram, fn() -> Histogram>,
+    deactivations: Family<Labels, Counter>,
     pub queue_ready: Gauge,
     pub queue_scheduled: Gauge,
     pub in_flight: Gauge,
-    pub plugin_compilations: Gauge,
-    pub plugin_cache_loads: Gauge,
-    pub plugin_calls: Gauge,
-}
-
-impl Default for Metrics {
-    fn default() -> Metrics {
-        Metrics::new()
-    }
 }
 
 impl Metrics {
-    pub fn new() -> Metrics {
+    /// The metrics, with the plugin runtime's counters among them.
+    pub fn new(plugins: &crate::plugins::Counters) -> Metrics {
         let mut registry = Registry::with_prefix("weir");
         let metrics = Metrics {
             tokens_issued: Counter::default(),
@@ -45,85 +48,147 @@ impl Metrics {
             dead_letters: Counter::default(),
             deliveries: Family::default(),
             attempts: Family::default(),
-            attempt_seconds: Histogram::new(exponential_buckets(0.001, 2.0, 16)),
+            attempt_seconds: Family::new_with_constructor(attempt_histogram),
+            deactivations: Family::default(),
             queue_ready: Gauge::default(),
             queue_scheduled: Gauge::default(),
             in_flight: Gauge::default(),
-            plugin_compilations: Gauge::default(),
-            plugin_cache_loads: Gauge::default(),
-            plugin_calls: Gauge::default(),
             registry: Mutex::new(Registry::default()),
         };
-        registry.register("tokens_issued", "Access tokens issued by the token endpoint", metrics.tokens_issued.clone());
-        registry.register(
+        let r = &mut registry;
+        r.register("tokens_issued", "Access tokens issued by the token endpoint", metrics.tokens_issued.clone());
+        r.register(
             "events_published",
             "Events accepted (not counting idempotent replays)",
             metrics.events_published.clone(),
         );
-        registry.register(
+        r.register(
             "dead_letters",
             "Deliveries failed because their record could not be read (also counted as failed deliveries)",
             metrics.dead_letters.clone(),
         );
-        registry.register(
+        r.register(
             "deliveries",
-            "Deliveries that reached a final status, by status",
+            "Deliveries that reached a final status, by status (succeeded, failed, filtered, cancelled)",
             metrics.deliveries.clone(),
         );
-        registry.register("attempts", "Delivery attempts, by result (success, failure)", metrics.attempts.clone());
-        registry.register(
+        r.register(
+            "attempts",
+            "Delivery attempts, by result (success, failure) and class (2xx, 3xx, 4xx, 5xx, timeout, connect, tls, blocked, request)",
+            metrics.attempts.clone(),
+        );
+        r.register(
             "attempt_duration_seconds",
-            "Duration of delivery attempts (request sent to response read)",
+            "Duration of delivery attempts (request sent to response read), by result",
             metrics.attempt_seconds.clone(),
         );
-        registry.register(
+        r.register(
+            "webhooks_deactivated",
+            "Webhooks switched off automatically, by reason (failing, gone)",
+            metrics.deactivations.clone(),
+        );
+        r.register(
             "queue_ready",
             "Queued deliveries that are due: new, or their retry time has come",
             metrics.queue_ready.clone(),
         );
-        registry.register(
+        r.register(
             "queue_scheduled",
             "Queued deliveries not yet due: waiting for a retry, or leased to an attempt in progress",
             metrics.queue_scheduled.clone(),
         );
-        registry.register(
-            "deliveries_in_flight",
-            "Delivery attempts in flight in this process",
-            metrics.in_flight.clone(),
-        );
-        registry.register(
+        r.register("deliveries_in_flight", "Delivery attempts in flight in this process", metrics.in_flight.clone());
+        r.register(
             "plugin_compilations",
             "Plugins compiled from WebAssembly by this process",
-            metrics.plugin_compilations.clone(),
+            plugins.compiled.clone(),
         );
-        registry.register(
+        r.register(
             "plugin_cache_loads",
             "Compiled plugins loaded from the disk cache by this process",
-            metrics.plugin_cache_loads.clone(),
+            plugins.cache_loads.clone(),
         );
-        registry.register("plugin_calls", "Plugin calls made by this process", metrics.plugin_calls.clone());
+        r.register("plugin_calls", "Plugin calls made by this process", plugins.calls.clone());
         *metrics.registry.lock().unwrap_or_else(|e| e.into_inner()) = registry;
         metrics
     }
 
     /// A delivery reached `status` (succeeded, failed, filtered, cancelled).
     pub fn delivery_finished(&self, status: &str) {
-        self.deliveries.get_or_create(&vec![("status", status.to_owned())]).inc();
+        let status = match status {
+            "succeeded" => "succeeded",
+            "filtered" => "filtered",
+            "cancelled" => "cancelled",
+            _ => "failed",
+        };
+        self.deliveries.get_or_create(&vec![("status", status)]).inc();
     }
 
-    /// An attempt ended; `success` when the endpoint answered 2xx.
-    pub fn attempt(&self, success: bool, seconds: f64) {
-        let result = if success { "success" } else { "failure" };
-        self.attempts.get_or_create(&vec![("result", result.to_owned())]).inc();
-        self.attempt_seconds.observe(seconds);
+    /// An attempt ended; `class` is what it got (`2xx`… or why there was no answer, see
+    /// `delivery::send::Sent::class`).
+    pub fn attempt(&self, class: &'static str, seconds: f64) {
+        let result = if class == "2xx" { "success" } else { "failure" };
+        self.attempts.get_or_create(&vec![("result", result), ("class", class)]).inc();
+        self.attempt_seconds.get_or_create(&vec![("result", result)]).observe(seconds);
     }
 
-    /// The text exposition of every metric.
+    /// A webhook was switched off automatically (`failing` or `gone`).
+    pub fn webhook_deactivated(&self, reason: &str) {
+        let reason = if reason == "gone" { "gone" } else { "failing" };
+        self.deactivations.get_or_create(&vec![("reason", reason)]).inc();
+    }
+
+    /// The text exposition (format 0.0.4) of every metric.
     pub fn render(&self) -> String {
         let mut out = String::new();
         if let Ok(registry) = self.registry.lock() {
             let _ = encode(&mut out, &registry);
         }
-        out
+        to_text_format(&out)
+    }
+}
+
+/// Rewrites the OpenMetrics text that `prometheus_client` writes into the Prometheus text
+/// format 0.0.4 (what `Content-Type: text/plain; version=0.0.4` promises): a counter's
+/// `# HELP`/`# TYPE` lines name its sample (`weir_x_total`, not `weir_x`), and the
+/// OpenMetrics-only `# EOF` and `# UNIT` lines go. Everything else is the same in both.
+fn to_text_format(openmetrics: &str) -> String {
+    let counters: std::collections::HashSet<&str> = openmetrics
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE ")?.strip_suffix(" counter"))
+        .filter(|name| !name.ends_with("_total"))
+        .collect();
+    let mut out = String::with_capacity(openmetrics.len() + 16 * counters.len());
+    for line in openmetrics.lines() {
+        if line == "# EOF" || line.starts_with("# UNIT ") {
+            continue;
+        }
+        let meta = ["# HELP ", "# TYPE "].into_iter().find_map(|tag| {
+            let rest = line.strip_prefix(tag)?;
+            let (name, tail) = rest.split_once(' ')?;
+            counters.contains(name).then(|| format!("{tag}{name}_total {tail}"))
+        });
+        out.push_str(meta.as_deref().unwrap_or(line));
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_are_typed_under_their_sample_name_in_the_text_format() {
+        let m = Metrics::new(&crate::plugins::Counters::default());
+        m.tokens_issued.inc();
+        m.attempt("5xx", 0.2);
+        let text = m.render();
+        assert!(text.contains("# TYPE weir_tokens_issued_total counter\nweir_tokens_issued_total 1\n"), "{text}");
+        assert!(text.contains("# HELP weir_plugin_calls_total Plugin calls"), "{text}");
+        assert!(text.contains("# TYPE weir_attempt_duration_seconds histogram"), "{text}");
+        assert!(text.contains("weir_attempts_total{result=\"failure\",class=\"5xx\"} 1"), "{text}");
+        assert!(text.contains("# TYPE weir_queue_ready gauge"), "{text}");
+        assert!(!text.contains("# EOF") && !text.contains("# TYPE weir_tokens_issued counter"), "{text}");
     }
 }

@@ -33,8 +33,6 @@ pub async fn readyz(State(app): State<Arc<App>>) -> Response {
 pub async fn metrics(State(app): State<Arc<App>>) -> Response {
     app.refresh_gauges().await;
     let mut response = (StatusCode::OK, app.metrics.render()).into_response();
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"));
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4"));
     response
 }

@@ -131,9 +131,7 @@ impl Engine {
         let sent = self.sender.post(&webhook.url, &headers, Bytes::from(body)).await;
         self.app.metrics.in_flight.dec();
         let (result, attempt, cause) = describe(&sent, at);
-        self.app
-            .metrics
-            .attempt(matches!(result, AttemptResult::Status { code: 200..=299, .. }), sent.duration.as_secs_f64());
+        self.app.metrics.attempt(sent.class(), sent.duration.as_secs_f64());
 
         let jitter = rand::random::<f64>() * 2.0 - 1.0;
         let outcome = match retry::next(&result, attempt_no as usize, budget, &self.app.config.retry_schedule, jitter) {
@@ -316,6 +314,7 @@ impl Engine {
         let (org, webhook) = (&recording.member.org, &recording.webhook);
         match self.app.store.add_to_streak(org, webhook, streak, rules).await {
             Ok(Some(reason)) => {
+                self.app.metrics.webhook_deactivated(&reason);
                 let why = match reason.as_str() {
                     "gone" => "the endpoint answered 410 Gone".to_owned(),
                     _ => format!(

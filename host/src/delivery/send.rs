@@ -63,6 +63,27 @@ pub struct Sent {
     pub duration: Duration,
 }
 
+impl Sent {
+    /// What the attempt got, as a metrics label: the status class (`2xx`…`5xx`), or why
+    /// there was no answer (`timeout`, `connect`, `tls`, `blocked`, `request`).
+    pub fn class(&self) -> &'static str {
+        match &self.result {
+            Ok(response) => match response.status {
+                200..=299 => "2xx",
+                300..=399 => "3xx",
+                400..=499 => "4xx",
+                500..=599 => "5xx",
+                _ => "1xx",
+            },
+            Err(SendError::Timeout(_)) => "timeout",
+            Err(SendError::Connect(_)) => "connect",
+            Err(SendError::Tls(_)) => "tls",
+            Err(SendError::Blocked(_)) => "blocked",
+            Err(SendError::Request(_)) => "request",
+        }
+    }
+}
+
 /// Errors of the connector, carried through hyper's error chain and recognised by type.
 #[derive(Debug, thiserror::Error)]
 enum ConnectError {

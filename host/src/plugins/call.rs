@@ -2,7 +2,6 @@
 //! workers; its verdict checked before anything is sent.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -144,7 +143,7 @@ impl Runtime {
                 };
             }
         };
-        self.counters.calls.fetch_add(1, Ordering::Relaxed);
+        self.counters.calls.inc();
         let mut store = Store::new(&self.engine, CallState::new(event, body, limits.memory));
         store.limiter(|state| &mut state.limiter);
         let _ = store.set_fuel(limits.fuel);

@@ -5,7 +5,6 @@
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use wasmtime::component::Component;
 
@@ -51,7 +50,7 @@ impl Runtime {
         let path = self.cache_path(sha256);
         let component = match self.load_cached(&path) {
             Some(component) => {
-                self.counters.cache_loads.fetch_add(1, Ordering::Relaxed);
+                self.counters.cache_loads.inc();
                 component
             }
             None => {
@@ -80,7 +79,7 @@ impl Runtime {
                 "this is a core WebAssembly module; build a component (target wasm32-wasip2)".into(),
             ));
         }
-        self.counters.compiled.fetch_add(1, Ordering::Relaxed);
+        self.counters.compiled.inc();
         Component::new(&self.engine, wasm).map_err(|e| ValidationError::NotComponent(first_line(&e)))
     }
 

@@ -31,7 +31,9 @@ mod state;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use prometheus_client::metrics::counter::Counter;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -65,15 +67,15 @@ pub const MAX_LOG_BYTES: usize = 1024;
 #[error("cannot start the plugin runtime: {0}")]
 pub struct RuntimeError(String);
 
-/// Counters the tests and `/metrics` read.
-#[derive(Debug, Default)]
+/// Counters `/metrics` shows (clones share their value).
+#[derive(Debug, Default, Clone)]
 pub struct Counters {
     /// Components compiled from WebAssembly (not loaded from a cache).
-    pub compiled: AtomicU64,
+    pub compiled: Counter,
     /// Components loaded from the disk cache.
-    pub cache_loads: AtomicU64,
+    pub cache_loads: Counter,
     /// Calls made.
-    pub calls: AtomicU64,
+    pub calls: Counter,
 }
 
 /// The plugin runtime of one process. Cheap to share behind an `Arc`.

@@ -66,6 +66,10 @@ async fn json_logs_carry_ids_and_the_cause_of_every_failed_attempt() {
     assert_eq!(off["webhook_id"], hook_id);
     assert_eq!(off["reason"], "failing");
     assert!(off["message"].as_str().unwrap().contains("2 or more failed attempts in a row"), "{off}");
+    // And the metrics count both, with no tenant in their labels.
+    let metrics = serve.http().get("/metrics").send().await.expect(200).text();
+    assert!(metrics.contains("weir_webhooks_deactivated_total{reason=\"failing\"} 1"), "{metrics}");
+    assert!(metrics.contains("weir_attempts_total{result=\"failure\",class=\"5xx\"} 2"), "{metrics}");
 }
 
 #[tokio::test]
@@ -78,4 +82,76 @@ async fn text_logs_have_no_colour_codes_off_a_terminal() {
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(text.contains("weir is serving"), "{text}");
     assert!(!text.contains('\u{1b}'), "ANSI escape codes in a log written to a file:\n{text}");
+}
+
+#[tokio::test]
+async fn metrics_parse_as_the_prometheus_text_format_with_typed_counters_and_no_tenant_labels() {
+    let weir = crate::support::weir::Weir::start_default().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let receiver = Receiver::start().await;
+    let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    t.publisher.publish(&work_order_event("wo_metrics")).await;
+    t.admin.settled(hook["id"].as_str().unwrap(), 1).await;
+
+    let resp = weir.http().get("/metrics").send().await.expect(200);
+    assert_eq!(resp.header("content-type").as_deref(), Some("text/plain; version=0.0.4"));
+    let parsed = crate::support::python::run("parse_metrics.py", &[], resp.text().as_bytes());
+    let families: serde_json::Map<String, Value> = serde_json::from_str(&parsed).unwrap();
+    let kind = |name: &str| families.get(name).map(|f| f["type"].as_str().unwrap().to_owned());
+    for counter in [
+        "weir_tokens_issued",
+        "weir_events_published",
+        "weir_dead_letters",
+        "weir_deliveries",
+        "weir_attempts",
+        "weir_plugin_compilations",
+        "weir_plugin_cache_loads",
+        "weir_plugin_calls",
+    ] {
+        assert_eq!(kind(counter).as_deref(), Some("counter"), "{counter}: {parsed}");
+    }
+    assert_eq!(kind("weir_attempt_duration_seconds").as_deref(), Some("histogram"), "{parsed}");
+    // The Grafana dashboard in examples/ queries only series Weir has.
+    let dashboard: Value = serde_json::from_str(
+        &std::fs::read_to_string(crate::support::python::repo().join("examples/grafana-dashboard.json")).unwrap(),
+    )
+    .unwrap();
+    let exprs: Vec<&str> = dashboard["panels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["targets"].as_array().unwrap())
+        .map(|t| t["expr"].as_str().unwrap())
+        .collect();
+    assert!(exprs.len() >= 10, "{exprs:?}");
+    for expr in exprs {
+        for (at, _) in expr.match_indices("weir_") {
+            let name: String = expr[at..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+            let family =
+                ["_total", "_bucket", "_sum", "_count"].iter().find_map(|s| name.strip_suffix(s)).unwrap_or(&name);
+            assert!(
+                kind(family).is_some() || family == "weir_webhooks_deactivated",
+                "the dashboard queries {name}, which Weir does not have: {expr}"
+            );
+        }
+    }
+    for gauge in ["weir_queue_ready", "weir_queue_scheduled", "weir_deliveries_in_flight"] {
+        assert_eq!(kind(gauge).as_deref(), Some("gauge"), "{gauge}: {parsed}");
+    }
+    // (Labelled families such as weir_webhooks_deactivated appear with their first sample.)
+    assert!(families.values().all(|f| f["type"] != "unknown"), "every family is typed: {parsed}");
+    let samples: Vec<&Value> = families.values().flat_map(|f| f["samples"].as_array().unwrap()).collect();
+    let value = |name: &str, labels: Value| {
+        samples.iter().find(|s| s["name"] == name && s["labels"] == labels).map(|s| s["value"].as_f64().unwrap())
+    };
+    assert!(value("weir_deliveries_total", serde_json::json!({"status": "succeeded"})) >= Some(1.0), "{parsed}");
+    assert!(value("weir_attempts_total", serde_json::json!({"result": "success", "class": "2xx"})) >= Some(1.0));
+    assert!(value("weir_attempt_duration_seconds_count", serde_json::json!({"result": "success"})) >= Some(1.0));
+    // Bounded cardinality: no label names a tenant, a webhook or a delivery.
+    let allowed = ["status", "result", "class", "reason", "le"];
+    for sample in &samples {
+        for label in sample["labels"].as_object().unwrap().keys() {
+            assert!(allowed.contains(&label.as_str()), "label {label} in {sample}");
+        }
+    }
 }

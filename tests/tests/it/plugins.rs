@@ -445,8 +445,8 @@ async fn a_plugin_is_compiled_once_per_process_and_then_loaded_from_the_cache() 
             .unwrap()
     };
     let text = weir.http().get("/metrics").send().await.text();
-    assert_eq!(metric(&text, "weir_plugin_compilations "), 1.0, "compiled at upload, reused for every call");
-    assert!(metric(&text, "weir_plugin_calls ") >= 3.0);
+    assert_eq!(metric(&text, "weir_plugin_compilations_total "), 1.0, "compiled at upload, reused for every call");
+    assert!(metric(&text, "weir_plugin_calls_total ") >= 3.0);
     weir.stop().await;
 
     // A new process on the same data directory loads the compiled artifact from disk.
@@ -455,8 +455,8 @@ async fn a_plugin_is_compiled_once_per_process_and_then_loaded_from_the_cache() 
     t2.publish(&work_order_event("wo_after_restart")).await;
     receiver.wait_for(4, Duration::from_secs(10)).await;
     let text = weir.http().get("/metrics").send().await.text();
-    assert_eq!(metric(&text, "weir_plugin_compilations "), 0.0);
-    assert_eq!(metric(&text, "weir_plugin_cache_loads "), 1.0);
+    assert_eq!(metric(&text, "weir_plugin_compilations_total "), 0.0);
+    assert_eq!(metric(&text, "weir_plugin_cache_loads_total "), 1.0);
 }
 
 #[tokio::test]
