@@ -94,10 +94,12 @@ pub enum Notice {
     RetryFiltered,
     RetryRefused,
     Rotated,
+    RetriedFailed,
+    SinceInvalid,
 }
 
 impl Notice {
-    const ALL: [Notice; 11] = [
+    const ALL: [Notice; 13] = [
         Notice::Created,
         Notice::Saved,
         Notice::Deleted,
@@ -109,6 +111,8 @@ impl Notice {
         Notice::RetryFiltered,
         Notice::RetryRefused,
         Notice::Rotated,
+        Notice::RetriedFailed,
+        Notice::SinceInvalid,
     ];
 
     /// The code carried in the URL.
@@ -125,6 +129,8 @@ impl Notice {
             Notice::RetryFiltered => "retry_filtered",
             Notice::RetryRefused => "retry_refused",
             Notice::Rotated => "rotated",
+            Notice::RetriedFailed => "retried_failed",
+            Notice::SinceInvalid => "since_invalid",
         }
     }
 
@@ -149,6 +155,8 @@ impl Notice {
             Notice::Rotated => {
                 ("ok", "Signing secret rotated. Give receivers the new secret before the old one stops.")
             }
+            Notice::RetriedFailed => ("ok", "A new attempt of the failed deliveries since that time is queued."),
+            Notice::SinceInvalid => ("error", "Choose a date and time to retry failed deliveries from."),
         };
         notice(kind, text)
     }

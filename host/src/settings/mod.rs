@@ -10,8 +10,10 @@
 //! - `deliveries`: one delivery, and retrying it.
 
 mod deliveries;
+mod health;
 pub mod html;
 mod session;
+mod webhook_deliveries;
 mod webhooks;
 
 use std::sync::Arc;
@@ -35,6 +37,7 @@ pub fn router() -> Router<Arc<App>> {
         .route("/settings/webhooks/{id}/plugins", post(webhooks::update_plugins))
         .route("/settings/webhooks/{id}/active", post(webhooks::set_active))
         .route("/settings/webhooks/{id}/rotate_secret", post(webhooks::rotate_secret))
+        .route("/settings/webhooks/{id}/retry_failed", post(webhook_deliveries::retry_failed))
         .route("/settings/webhooks/{id}/delete", get(webhooks::delete_confirm).post(webhooks::delete))
         .route("/settings/deliveries/{id}", get(deliveries::show))
         .route("/settings/deliveries/{id}/retry", post(deliveries::retry))

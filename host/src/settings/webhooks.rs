@@ -11,11 +11,11 @@ use serde_json::{Map, Value, json};
 
 use super::html::{self, Notice, badge, csrf_field, esc};
 use super::session::{Change, Form, Signed, plain, store_down};
+use super::{health, webhook_deliveries};
 use crate::App;
 use crate::api::extract::Query;
 use crate::catalog;
 use crate::domain::webhooks::{self as domain, WebhookError};
-use crate::store::deliveries::Filter;
 use crate::store::webhooks::{OnError, Webhook};
 
 /// Field errors of a failed change, for display.
@@ -78,27 +78,27 @@ fn webhook_fields(form: &Form) -> Map<String, Value> {
     body
 }
 
-/// `GET /settings/webhooks`
+/// `GET /settings/webhooks`: every webhook with its health at a glance.
 pub(super) async fn list(State(app): State<Arc<App>>, signed: Signed, query: Query) -> Response {
-    let Ok(webhooks) = app.store.all_webhooks(&signed.0.org_id).await else { return store_down() };
+    let org_id = &signed.0.org_id;
+    let Ok(webhooks) = app.store.all_webhooks(org_id).await else { return store_down() };
+    let healths = futures_util::future::join_all(webhooks.iter().map(|w| health::of(&app, org_id, &w.id))).await;
+    let names = plugin_names(&app, org_id).await;
     let mut rows = String::new();
-    for w in &webhooks {
-        let status = if w.active {
-            badge("active")
-        } else {
-            format!(
-                "{} <span class=\"muted\">{} since {}</span>",
-                badge("inactive"),
-                esc(w.deactivation_reason.as_deref().unwrap_or("")),
-                esc(w.deactivated_at.as_deref().unwrap_or(""))
-            )
-        };
+    for (w, health) in webhooks.iter().zip(healths) {
+        let health = health.unwrap_or_default();
+        let plugins: Vec<String> =
+            w.plugins.iter().map(|a| names.get(&a.plugin_id).cloned().unwrap_or_else(|| a.plugin_id.clone())).collect();
         rows.push_str(&format!(
-            r#"<tr><td><a href="/settings/webhooks/{id}">{name}</a></td><td class="url">{url}</td><td>{status}</td><td>{n}</td></tr>"#,
+            r#"<tr><td><a href="/settings/webhooks/{id}">{name}</a><br><span class="url muted">{url}</span></td><td>{status}</td><td>{last}</td><td>{streak}</td><td>{day}</td><td>{plugins}</td></tr>"#,
             id = esc(&w.id),
             name = esc(&w.name),
             url = esc(&w.url),
-            n = w.subscribed_actions.len(),
+            status = status_html(w),
+            last = health::last_html(&health),
+            streak = health::streak_html(&health),
+            day = health::day_html(&health),
+            plugins = if plugins.is_empty() { r#"<span class="muted">none</span>"#.to_owned() } else { esc(&plugins.join(", ")) },
         ));
     }
     let table = if webhooks.is_empty() {
@@ -106,7 +106,7 @@ pub(super) async fn list(State(app): State<Arc<App>>, signed: Signed, query: Que
     } else {
         format!(
             r#"<div class="table-wrap"><table><caption class="muted">Webhooks made here or through the API</caption>
-<thead><tr><th scope="col">Name</th><th scope="col">URL</th><th scope="col">Status</th><th scope="col">Events</th></tr></thead>
+<thead><tr><th scope="col">Webhook</th><th scope="col">Status</th><th scope="col">Last delivery</th><th scope="col">Failure streak</th><th scope="col">Last 24 hours</th><th scope="col">Plugins</th></tr></thead>
 <tbody>{rows}</tbody></table></div>"#
         )
     };
@@ -114,6 +114,29 @@ pub(super) async fn list(State(app): State<Arc<App>>, signed: Signed, query: Que
         if signed.0.admin { r#"<p><a class="button" href="/settings/webhooks/new">New webhook</a></p>"# } else { "" };
     let body = format!("<h1>Webhooks</h1>{}{new}{table}", Notice::from_query(&query));
     html::page(StatusCode::OK, "Webhooks", Some(&signed.viewer()), &body)
+}
+
+/// Active, or why and since when it is not.
+fn status_html(w: &Webhook) -> String {
+    if w.active {
+        return badge("active");
+    }
+    let why = match w.deactivation_reason.as_deref() {
+        Some("failing") => "switched off: kept failing",
+        Some("gone") => "switched off: the endpoint answered 410 Gone",
+        Some(_) | None => "deactivated by hand",
+    };
+    format!(
+        r#"{} <span class="muted">{why} since <time>{}</time></span>"#,
+        badge("inactive"),
+        esc(w.deactivated_at.as_deref().unwrap_or(""))
+    )
+}
+
+/// The organisation's plugins' names by id (a name with its version when it has several).
+async fn plugin_names(app: &App, org_id: &str) -> std::collections::HashMap<String, String> {
+    let (plugins, _) = app.store.list_plugins(org_id, None, 100).await.unwrap_or_default();
+    plugins.into_iter().map(|p| (p.id, format!("{} v{}", p.name, p.version))).collect()
 }
 
 /// `GET /settings/webhooks/new`
@@ -168,8 +191,12 @@ pub(super) async fn show(
     Path(id): Path<String>,
     query: Query,
 ) -> Response {
+    let mut notice = Notice::from_query(&query);
+    if let (Some("retried_failed"), Some(n)) = (query.get("notice"), webhook_deliveries::queued(&query)) {
+        notice = html::notice("ok", &format!("{n} failed deliveries queued for a new attempt."));
+    }
     match webhook(&app, &signed, &id).await {
-        Ok(w) => render_show(&app, &signed, &w, &Notice::from_query(&query), &[], None).await,
+        Ok(w) => render_show(&app, &signed, &w, &notice, &[], None, &query).await,
         Err(r) => r,
     }
 }
@@ -181,6 +208,7 @@ async fn render_show(
     notice: &str,
     errors: &[(String, String)],
     edited: Option<&Form>,
+    query: &Query,
 ) -> Response {
     let admin = signed.0.admin;
     let csrf = &signed.0.csrf;
@@ -206,13 +234,18 @@ async fn render_show(
             }
         ));
     }
+    let health = health::of(app, &signed.0.org_id, &w.id).await.unwrap_or_default();
     body.push_str(&format!(
-        r#"<dl><dt>URL</dt><dd>{}</dd><dt>Events</dt><dd>{}</dd><dt>Created</dt><dd>{}</dd><dt>Updated</dt><dd>{}</dd></dl>"#,
+        r#"<dl><dt>URL</dt><dd>{}</dd><dt>Status</dt><dd>{}</dd><dt>Last delivery</dt><dd>{}</dd><dt>Failure streak</dt><dd>{}</dd><dt>Last 24 hours</dt><dd>{}</dd><dt>Events</dt><dd>{}</dd></dl>"#,
         esc(&w.url),
+        status_html(w),
+        health::last_html(&health),
+        health::streak_html(&health),
+        health::day_html(&health),
         esc(&w.subscribed_actions.join(", ")),
-        esc(&w.created_at),
-        esc(&w.updated_at),
     ));
+    // The deliveries come first: the settings forms below are long.
+    body.push_str(&webhook_deliveries::section(app, signed, w, query).await);
     if admin {
         let previous = match &w.previous_secret_expires_at {
             Some(until) => format!(
@@ -259,7 +292,11 @@ async fn render_show(
         }
         body.push_str(&format!(r#"<a class="button danger" href="/settings/webhooks/{id}/delete">Delete…</a>"#));
     }
-    body.push_str(&deliveries_table(app, &signed.0.org_id, &w.id).await);
+    body.push_str(&format!(
+        r#"<p class="muted">Created <time>{}</time>, updated <time>{}</time>.</p>"#,
+        esc(&w.created_at),
+        esc(&w.updated_at)
+    ));
     html::page(StatusCode::OK, &w.name, Some(&signed.viewer()), &body)
 }
 
@@ -305,35 +342,6 @@ async fn plugins_form(app: &App, signed: &Signed, w: &Webhook) -> String {
     )
 }
 
-/// The webhook's latest deliveries.
-async fn deliveries_table(app: &App, org_id: &str, webhook_id: &str) -> String {
-    let filter = Filter { webhook: Some(webhook_id), ..Filter::default() };
-    let deliveries = crate::domain::deliveries::list(app, org_id, filter, None, 20, 200)
-        .await
-        .map(|(deliveries, _)| deliveries)
-        .unwrap_or_default();
-    let mut rows = String::new();
-    for d in deliveries {
-        let attempts = &d.attempts;
-        let last = attempts.last().map(|a| a["status_code"].to_string()).unwrap_or_else(|| "—".into());
-        rows.push_str(&format!(
-            r#"<tr><td><a href="/settings/deliveries/{id}">{created}</a></td><td>{action}</td><td>{status}</td><td>{n}</td><td>{last}</td></tr>"#,
-            id = esc(&d.id),
-            created = esc(&d.created_at),
-            action = esc(&d.action),
-            status = badge(d.status.as_str()),
-            n = attempts.len(),
-            last = esc(&last),
-        ));
-    }
-    if rows.is_empty() {
-        return "<h2>Latest deliveries</h2><p>No deliveries yet.</p>".into();
-    }
-    format!(
-        r#"<h2>Latest deliveries</h2><div class="table-wrap"><table><thead><tr><th scope="col">Created</th><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last response</th></tr></thead><tbody>{rows}</tbody></table></div>"#
-    )
-}
-
 /// `POST /settings/webhooks/{id}`: name, URL, events.
 pub(super) async fn update(
     State(app): State<Arc<App>>,
@@ -351,7 +359,7 @@ pub(super) async fn update(
     match domain::update(&app, &signed.0.org_id, &id, body).await {
         Ok(_) => html::see_other(&format!("/settings/webhooks/{id}?notice={}", Notice::Saved.code())),
         Err(WebhookError::Store(_)) => store_down(),
-        Err(e) => render_show(&app, &signed, &w, "", &problems(&e), Some(&form)).await,
+        Err(e) => render_show(&app, &signed, &w, "", &problems(&e), Some(&form), &Query::default()).await,
     }
 }
 
@@ -385,14 +393,14 @@ pub(super) async fn update_plugins(
         );
     }
     if !errors.is_empty() {
-        return render_show(&app, &signed, &w, "", &errors, None).await;
+        return render_show(&app, &signed, &w, "", &errors, None, &Query::default()).await;
     }
     let mut body = Map::new();
     body.insert("plugins".into(), Value::Array(plugins));
     match domain::update(&app, &signed.0.org_id, &id, body).await {
         Ok(_) => html::see_other(&format!("/settings/webhooks/{id}?notice={}", Notice::Saved.code())),
         Err(WebhookError::Store(_)) => store_down(),
-        Err(e) => render_show(&app, &signed, &w, "", &problems(&e), None).await,
+        Err(e) => render_show(&app, &signed, &w, "", &problems(&e), None, &Query::default()).await,
     }
 }
 
@@ -431,7 +439,7 @@ pub(super) async fn rotate_secret(
         Err(WebhookError::NotFound) => plain(StatusCode::NOT_FOUND, "No such webhook."),
         Err(WebhookError::Store(_)) => store_down(),
         Err(e) => match webhook(&app, &signed, &id).await {
-            Ok(w) => render_show(&app, &signed, &w, "", &problems(&e), None).await,
+            Ok(w) => render_show(&app, &signed, &w, "", &problems(&e), None, &Query::default()).await,
             Err(r) => r,
         },
     }

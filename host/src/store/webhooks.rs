@@ -196,6 +196,12 @@ impl Store {
         Ok(org.as_deref() == Some(org_id))
     }
 
+    /// The webhook's failure streak: failed attempts in a row since its last success.
+    pub async fn failure_streak(&self, org_id: &str, id: &str) -> Result<u32> {
+        let count: Option<String> = self.conn().hget(self.keys().webhook(org_id, id), "fail_count").await?;
+        Ok(count.and_then(|c| c.parse().ok()).unwrap_or(0))
+    }
+
     /// What attempts need of several webhooks (`None` for one that is gone), read together.
     pub async fn webhook_targets(&self, webhooks: &[(String, String)]) -> Result<Vec<Option<WebhookTarget>>> {
         let reads = webhooks.iter().map(|(org, id)| async move {

@@ -22,6 +22,7 @@ mod plugins;
 mod redis_not_ready;
 mod resilience;
 mod settings;
+mod settings_health;
 mod signatures;
 mod tour;
 mod url_rule;

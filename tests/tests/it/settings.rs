@@ -12,14 +12,14 @@ use crate::support::http::{Http, Resp};
 use crate::support::receiver::{Receiver, Reply};
 use crate::support::weir::{Weir, WeirBuilder, work_order_event};
 
-const PASSWORD: &str = "correct horse battery";
+pub(crate) const PASSWORD: &str = "correct horse battery";
 
-async fn user(weir: &Weir, org_id: &str, email: &str, admin: bool) {
+pub(crate) async fn user(weir: &Weir, org_id: &str, email: &str, admin: bool) {
     let hash = weir::auth::passwords::hash(PASSWORD).unwrap();
     weir.store.create_user(org_id, email, admin, &hash).await.unwrap().expect("new email");
 }
 
-async fn sign_in(browser: &Browser, weir: &Weir, email: &str) {
+pub(crate) async fn sign_in(browser: &Browser, weir: &Weir, email: &str) {
     browser.goto(&format!("{}/settings/webhooks", weir.base)).await;
     assert!(browser.url().await.ends_with("/settings/login"), "signed-out visitors are sent to sign in");
     browser.fill("#email", email).await;

@@ -1,0 +1,113 @@
+//! Settings > Webhooks for the person on call, in a real browser: each webhook's health at
+//! a glance, and a webhook's deliveries near the top of its page with filters, pages, the
+//! cause of each failure in words, and retries.
+
+use std::time::Duration;
+
+use serde_json::json;
+use weir::store::orgs::Plan;
+
+use crate::settings::{sign_in, user};
+use crate::support::browser::Browser;
+use crate::support::receiver::{Receiver, Reply};
+use crate::support::weir::{WeirBuilder, plugin_wasm, work_order_event};
+use crate::support::{eventually, free_port};
+
+#[tokio::test]
+async fn the_person_on_call_sees_health_and_works_the_deliveries() {
+    let weir = WeirBuilder::shared().env("WEIR_RETRY_SCHEDULE", "100ms").start().await;
+    let t = weir.tenant(Plan::Pro).await;
+    user(&weir, &t.org_id, "oncall@example.com", true).await;
+    let healthy = Receiver::start().await;
+    let broken = Receiver::replying(Reply::Status(500)).await;
+    let plugin = t.admin.upload_plugin("trim-creator", plugin_wasm("redact")).await;
+    let actions = ["work_order_created"];
+    let ok = t
+        .admin
+        .create_webhook_with(
+            &healthy.url,
+            &actions,
+            json!([{"plugin_id": plugin["id"], "config": {"pointers": ["/creator"]}}]),
+        )
+        .await;
+    let failing = t.admin.create_webhook(&broken.url, &actions).await;
+    let closed = format!("http://127.0.0.1:{}/nobody-listens", free_port());
+    let unreachable = t.admin.create_webhook(&closed, &actions).await;
+    let (ok_id, failing_id, unreachable_id) =
+        (ok["id"].as_str().unwrap(), failing["id"].as_str().unwrap(), unreachable["id"].as_str().unwrap());
+    for i in 0..22 {
+        t.publisher.publish(&work_order_event(&format!("wo_{i}"))).await;
+    }
+    t.admin.settled(ok_id, 22).await;
+    t.admin.settled(failing_id, 22).await;
+    t.admin.settled(unreachable_id, 22).await;
+
+    let browser = Browser::start(1280, 900).await;
+    sign_in(&browser, &weir, "oncall@example.com").await;
+    let list = browser.page_text().await;
+    // Health at a glance: last outcome in words, streak, the 24-hour share, plugin names.
+    assert!(list.contains("100% of 22"), "{list}");
+    assert!(list.contains("0% of 22"), "{list}");
+    assert!(list.contains("HTTP 500") && list.contains("connection failed"), "{list}");
+    assert!(list.contains("44 failed attempts in a row"), "two attempts of each of 22 deliveries: {list}");
+    assert!(list.contains("trim-creator v1"), "{list}");
+    assert!(!list.contains("null"), "{list}");
+    browser.screenshot("08-webhook-health").await;
+
+    // A webhook's deliveries come before its long settings forms.
+    browser.goto(&format!("{}/settings/webhooks/{unreachable_id}", weir.base)).await;
+    let top = browser.run("return document.querySelector('#deliveries').getBoundingClientRect().top;").await;
+    let edit = browser.run("return [...document.querySelectorAll('h2')].find(h => h.textContent == 'Edit').getBoundingClientRect().top;").await;
+    assert!(top.as_f64().unwrap() < 700.0 && top.as_f64() < edit.as_f64(), "deliveries at {top}, the form at {edit}");
+    let page = browser.text("#deliveries").await;
+    assert!(page.contains("connection failed"), "the failure in words: {page}");
+    assert!(!page.contains("null"), "{page}");
+
+    // Pages of 20, newest first, with the filters kept.
+    browser.goto(&format!("{}/settings/webhooks/{ok_id}", weir.base)).await;
+    browser.run("document.querySelector('#filter-status').value = 'succeeded'").await;
+    browser.click("form.filters button").await;
+    eventually("filtered", Duration::from_secs(10), async || {
+        browser.url().await.contains("status=succeeded").then_some(())
+    })
+    .await;
+    let rows = "return document.querySelectorAll('#deliveries tbody tr').length;";
+    assert_eq!(browser.run(rows).await, 20);
+    browser.click("a[rel=next]").await;
+    eventually("second page", Duration::from_secs(10), async || browser.url().await.contains("cursor=").then_some(()))
+        .await;
+    assert_eq!(browser.run(rows).await, 2);
+    assert!(browser.url().await.contains("status=succeeded"));
+    browser.run("document.querySelector('#filter-status').value = 'failed'").await;
+    browser.click("form.filters button").await;
+    eventually("no failed ones", Duration::from_secs(10), async || {
+        browser.page_text().await.contains("No deliveries match.").then_some(())
+    })
+    .await;
+
+    // Retry everything that failed since yesterday, once the endpoint works again.
+    broken.set(Reply::Status(200));
+    browser.goto(&format!("{}/settings/webhooks/{failing_id}", weir.base)).await;
+    browser.screenshot("09-webhook-deliveries").await;
+    browser.click("form[action$='/retry_failed'] button").await;
+    eventually("bulk retry queued", Duration::from_secs(10), async || {
+        browser.page_text().await.contains("22 failed deliveries queued for a new attempt.").then_some(())
+    })
+    .await;
+    eventually("retried deliveries succeeded", Duration::from_secs(30), async || {
+        let list = t
+            .admin
+            .get(&format!("/api/v2/webhook_deliveries?webhook_id={failing_id}&status=succeeded&limit=100"))
+            .await
+            .json();
+        (list["data"].as_array().unwrap().len() == 22).then_some(())
+    })
+    .await;
+    // One delivery, by its own button.
+    browser.goto(&format!("{}/settings/webhooks/{unreachable_id}", weir.base)).await;
+    browser.click("#deliveries form[action$='/retry'] button").await;
+    eventually("single retry queued", Duration::from_secs(10), async || {
+        browser.page_text().await.contains("Retry queued.").then_some(())
+    })
+    .await;
+}
