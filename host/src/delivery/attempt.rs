@@ -134,12 +134,22 @@ impl Engine {
         self.app.metrics.attempt(sent.class(), sent.duration.as_secs_f64());
 
         let jitter = rand::random::<f64>() * 2.0 - 1.0;
-        let outcome = match retry::next(&result, attempt_no as usize, budget, &self.app.config.retry_schedule, jitter) {
+        // Manual extra attempts take no place in the schedule; after one, the retry that
+        // was waiting keeps its time.
+        let place = attempt_no.saturating_sub(loaded.extra).max(1) as usize;
+        let mut fields = fields;
+        let outcome = match retry::next(&result, place, budget, &self.app.config.retry_schedule, jitter) {
             Next::Succeeded => Outcome::Succeeded,
             Next::Gone => Outcome::Gone,
             Next::Failed => Outcome::Failed,
-            Next::RetryIn(delay) => Outcome::Retry { due_ms: crate::time::now_millis() + delay.as_millis() as u64 },
+            Next::RetryIn(delay) => {
+                let now = crate::time::now_millis();
+                Outcome::Retry { due_ms: loaded.kept_due.map_or(now + delay.as_millis() as u64, |kept| kept.max(now)) }
+            }
         };
+        if loaded.kept_due.is_some() {
+            fields.push(("m", String::new()));
+        }
         if let Some(cause) = &cause {
             tracing::warn!(
                 delivery_id = %member.delivery,

@@ -11,7 +11,9 @@
 //! | `x` | attempts, a JSON array of `[at_ms, status_code, duration_ms, error, response_body]` | record |
 //! | `l` | number of the latest recorded attempt; `g` its signatures (`delivery::sign::Signatures`: base64 of the MACs) | record |
 //! | `q` | when the next attempt is due (ms) while a retry waits | record, retry |
-//! | `k` | the last attempt number allowed (set by a manual retry) | retry |
+//! | `k` | the last place in the retry schedule allowed (set by a manual retry) | retry |
+//! | `v` | manual extra attempts made while a retry waited (they take no place in the schedule) | retry |
+//! | `m` | the time the waiting retry was due, kept by such an extra attempt until it is recorded | retry, record |
 //! | `b`, `h`, `p` | once plugins ran: the rendered body (absent: the envelope), extra headers, plugin outcomes | record |
 //! | `r` | why it was dead-lettered | dead letter |
 //! | `u` | last change without an attempt (ms); else the latest attempt's end is | record, retry |

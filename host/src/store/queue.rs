@@ -73,8 +73,14 @@ pub struct Claimed {
 pub struct Loaded {
     /// This attempt's number (counted as it starts).
     pub attempt: u32,
-    /// The last attempt number allowed, when a manual retry set one.
+    /// The last place in the retry schedule allowed, when a manual retry set one.
     pub budget: Option<u32>,
+    /// Manual extra attempts made while the delivery waited for a retry: they take no place
+    /// in the schedule (this attempt's place is `attempt - extra`).
+    pub extra: u32,
+    /// When this attempt is such an extra one: the time the waiting retry was due, which
+    /// stays its time if this attempt fails.
+    pub kept_due: Option<u64>,
     /// `Some` when the delivery is no longer pending (nothing to do).
     pub status: Option<Status>,
     /// Once plugins have run: the rendered body (`None`: the envelope), extra headers (JSON
@@ -242,6 +248,8 @@ impl Store {
                     body: field(3),
                     headers: field(4),
                     plugins: field(5),
+                    extra: field(6).and_then(|x| x.parse().ok()).unwrap_or(0),
+                    kept_due: field(7).and_then(|m| m.parse().ok()),
                     event: shared.get(&(m.org.as_str(), m.event.as_str())).cloned().flatten(),
                 }))
             })

@@ -21,6 +21,7 @@ mod plugin_sandbox;
 mod plugins;
 mod redis_not_ready;
 mod resilience;
+mod retries;
 mod settings;
 mod settings_health;
 mod signatures;

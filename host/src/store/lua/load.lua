@@ -2,20 +2,21 @@
 -- (a delivery sent again after its worker died carries the next number).
 -- KEYS: the deliveries, then their events (each once)
 -- ARGV: 1 number of deliveries
--- Returns per delivery {n, s, k, b, h, p} (attempt number, status, budget, rendered body,
--- extra headers, plugin outcomes), false when the record is gone, or 'error:' and why
+-- Returns per delivery {n, s, k, b, h, p, x, m} (attempt number, status, budget, rendered
+-- body, extra headers, plugin outcomes, manual extra attempts so far, the due time a manual
+-- retry of a waiting delivery kept), false when the record is gone, or 'error:' and why
 -- (one record that cannot be read fails only its own reply); then per event its stored
 -- value or false.
 local n = tonumber(ARGV[1])
 local function load(key)
   local count = redis.call('HINCRBY', key, 'n', 1)
-  local f = redis.call('HMGET', key, 'o', 's', 'k', 'b', 'h', 'p')
+  local f = redis.call('HMGET', key, 'o', 's', 'k', 'b', 'h', 'p', 'v', 'm')
   if not f[1] then
     -- There was no record (HINCRBY made one): leave nothing behind.
     redis.call('DEL', key)
     return false
   end
-  return {count, f[2], f[3], f[4], f[5], f[6]}
+  return {count, f[2], f[3], f[4], f[5], f[6], f[7], f[8]}
 end
 local out = {}
 for i = 1, n do

@@ -1,6 +1,8 @@
 -- Queues one more attempt of deliveries by hand (the API's retry, and the bulk retry of a
 -- webhook's failed deliveries), within one partition. The caller has checked that each
 -- belongs to the organisation and that its webhook is active.
+-- Record fields used here: 'v' manual extra attempts of a waiting delivery (they take no
+-- place in the retry schedule), 'm' the due time such an extra attempt kept.
 -- KEYS: 1 ready, then per delivery: 1 its record, 2 its webhook's queue, 3 its event
 -- ARGV: 1 now (ms), 2 retention (ms), 3 'any' (also succeeded and pending ones) or 'failed'
 --       (failed ones only), then per delivery: 1 queue member, 2 webhook id
@@ -12,7 +14,8 @@ for i = 2, #KEYS, 3 do
   local dkey, queue, ekey = KEYS[i], KEYS[i + 1], KEYS[i + 2]
   local a = 4 + (i - 2) / 3 * 2
   local member, wh = ARGV[a], ARGV[a + 1]
-  local f = redis.call('HMGET', dkey, 'o', 's', 'n', 'q')
+  local f = redis.call('HMGET', dkey, 'o', 's', 'n', 'q', 'v', 'm')
+  local extra = tonumber(f[5] or '0') or 0
   local status = f[2]
   local reply = 'queued'
   if not f[1] then
@@ -22,16 +25,20 @@ for i = 2, #KEYS, 3 do
   elseif status == 'filtered' or status == 'cancelled' then
     reply = status
   elseif not status then
-    -- Pending: a retry waiting for its time is brought forward; one in flight goes on.
+    -- Pending: one extra attempt now. The retry it was waiting for keeps its time ('m')
+    -- and its place in the schedule ('v' counts extra attempts, which use no place).
+    -- One already in flight, or already brought forward, goes on as it is.
     local score = redis.call('ZSCORE', queue, member)
-    if score and f[4] and f[4] ~= '' and tonumber(score) == tonumber(f[4]) then
+    if score and f[4] and f[4] ~= '' and tonumber(score) == tonumber(f[4]) and (f[6] or '') == '' then
       redis.call('ZADD', queue, now, member)
       redis.call('ZADD', ready, 'LT', now, wh)
-      redis.call('HSET', dkey, 'q', now)
+      redis.call('HSET', dkey, 'q', now, 'm', f[4], 'v', tostring(extra + 1))
     end
   else
     redis.call('HDEL', dkey, 's')
-    redis.call('HSET', dkey, 'k', tostring((tonumber(f[3] or '0') or 0) + 1), 'q', now, 'u', now)
+    -- The budget counts places in the schedule: this attempt is the last one.
+    local attempts = tonumber(f[3] or '0') or 0
+    redis.call('HSET', dkey, 'k', tostring(attempts + 1 - extra), 'q', now, 'u', now, 'm', '')
     -- (A record the trim found pending past its day has a TTL: this one is pending again.)
     redis.call('PERSIST', dkey)
     redis.call('ZADD', queue, now, member)
