@@ -1,7 +1,8 @@
 //! The Weir plugin SDK: everything a plugin needs besides its own logic.
 //!
-//! - The bindings of the `weir:plugin/filter` world (`../../wit`): implement [`Guest`] and
-//!   call [`export!`](crate::export) with your type.
+//! - The bindings of the `weir:plugin/filter` world (`wit/`: a link to the repository's
+//!   `wit/`, packaged with the crate): implement [`Guest`] and call [`export!`](crate::export)
+//!   with your type.
 //! - `#![no_std]` plumbing, so plugins import nothing but `weir:plugin/host`: a bump
 //!   allocator (each call runs in a fresh instance, so nothing needs freeing), a panic
 //!   handler, and the memory routines the compiler expects.
@@ -24,7 +25,7 @@ extern crate alloc;
 #[doc(hidden)]
 pub mod bindings {
     wit_bindgen::generate!({
-        path: "../../wit",
+        path: "wit",
         world: "filter",
         pub_export_macro: true,
         default_bindings_module: "weir_plugin_sdk::bindings",

@@ -17,6 +17,7 @@ mod managed_redis;
 mod oauth;
 mod observability;
 mod openapi;
+mod plugin_authoring;
 mod plugin_sandbox;
 mod plugins;
 mod redis_not_ready;
