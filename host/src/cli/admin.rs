@@ -151,14 +151,7 @@ async fn execute(store: &Store, command: AdminCommand) -> Result<serde_json::Val
         }
         AdminCommand::Client { command: ClientCommand::List { org_id } } => {
             known_org(store, &org_id).await?;
-            let clients = store.list_clients(&org_id).await?;
-            Ok(clients
-                .into_iter()
-                .map(|c| {
-                    json!({"client_id": c.client_id, "org_id": c.org_id, "name": c.name,
-                        "admin": c.admin, "publisher": c.publisher, "revoked": c.revoked})
-                })
-                .collect())
+            Ok(json!(store.list_clients(&org_id).await?))
         }
         AdminCommand::User { command: UserCommand::List { org_id } } => {
             known_org(store, &org_id).await?;

@@ -10,7 +10,7 @@ use serde_json::{Map, json};
 
 use super::health::attempt_words;
 use super::html::{self, Notice, badge, csrf_field, esc};
-use super::session::{Change, Signed, store_down};
+use super::session::{Change, Signed, plain, store_down};
 use crate::App;
 use crate::api::extract::Query;
 use crate::catalog;
@@ -173,7 +173,7 @@ pub(super) async fn retry_failed(
             ));
         }
         Err(RetryError::WebhookNotFound) => {
-            return super::session::plain(axum::http::StatusCode::NOT_FOUND, "No such webhook.");
+            return plain(axum::http::StatusCode::NOT_FOUND, "No such webhook.");
         }
         Err(RetryError::Inactive) => Notice::RetryInactive,
         Err(RetryError::Store(_)) => return store_down(),

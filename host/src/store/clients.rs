@@ -20,7 +20,7 @@ use super::scripts::{ISSUE_TOKEN, REVOKE_CLIENT, REVOKE_TOKEN};
 use super::{Result, Store, StoreError, flag, flag_str};
 use crate::ids::{self, Kind};
 
-/// An API client as stored (without its secret hash).
+/// An API client as stored (without its secret hash), as `weir admin client list` prints it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Client {
     pub client_id: String,
@@ -28,7 +28,6 @@ pub struct Client {
     pub name: String,
     pub admin: bool,
     pub publisher: bool,
-    #[serde(skip)]
     pub revoked: bool,
 }
 

@@ -102,15 +102,21 @@ impl Store {
         limit: usize,
     ) -> Result<(Vec<Plugin>, Option<String>)> {
         let (ids, next) = self.page_ids(&self.keys().plugins(org_id), cursor, limit).await?;
+        Ok((self.plugins_by_id(org_id, &ids).await?, next))
+    }
+
+    /// The organisation's plugins with these ids, in order (those gone are left out), read
+    /// in one round trip.
+    async fn plugins_by_id(&self, org_id: &str, ids: &[String]) -> Result<Vec<Plugin>> {
         if ids.is_empty() {
-            return Ok((Vec::new(), next));
+            return Ok(Vec::new());
         }
         let mut pipe = redis::pipe();
-        for id in &ids {
+        for id in ids {
             pipe.hgetall(self.keys().plugin(org_id, id));
         }
         let rows: Vec<HashMap<String, String>> = pipe.query_async(&mut self.conn()).await?;
-        Ok((rows.iter().filter(|r| !r.is_empty()).map(from_fields).collect(), next))
+        Ok(rows.iter().filter(|r| !r.is_empty()).map(from_fields).collect())
     }
 
     /// A page of the versions of the plugin named `name`, newest first; `cursor` is the id
@@ -124,13 +130,8 @@ impl Store {
         limit: usize,
     ) -> Result<(Vec<Plugin>, Option<String>)> {
         let ids: Vec<String> = self.conn().zrange(self.keys().plugins(org_id), 0, -1).await?;
-        let mut pipe = redis::pipe();
-        for id in &ids {
-            pipe.hgetall(self.keys().plugin(org_id, id));
-        }
-        let rows: Vec<HashMap<String, String>> =
-            if ids.is_empty() { Vec::new() } else { pipe.query_async(&mut self.conn()).await? };
-        let mut versions: Vec<Plugin> = rows.iter().map(from_fields).filter(|p| p.name == name).collect();
+        let mut versions: Vec<Plugin> =
+            self.plugins_by_id(org_id, &ids).await?.into_iter().filter(|p| p.name == name).collect();
         versions.sort_by(|a, b| b.version.cmp(&a.version).then_with(|| b.id.cmp(&a.id)));
         let start = match cursor {
             Some(c) => versions.iter().position(|p| p.id == c).map_or(versions.len(), |i| i + 1),

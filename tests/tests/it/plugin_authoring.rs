@@ -7,8 +7,8 @@ use std::process::Command;
 use weir::store::orgs::Plan;
 
 use crate::support::python::repo;
-use crate::support::temp_dir;
 use crate::support::weir::Weir;
+use crate::support::{temp_dir, terminal_command};
 
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -26,15 +26,8 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// Runs a command as a terminal would (without the variables `cargo test` sets, which
-/// build scripts watch); panics with its output if it fails.
+/// Runs a command (made by [`terminal_command`]); panics with its output if it fails.
 fn run(command: &mut Command) -> String {
-    for (name, _) in std::env::vars_os() {
-        let name = name.to_string_lossy().into_owned();
-        if (name.starts_with("CARGO_") && name != "CARGO_HOME") || name == "OUT_DIR" {
-            command.env_remove(&name);
-        }
-    }
     let out = command.output().expect("runs");
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "{command:?} failed:\n{text}");
@@ -63,12 +56,12 @@ async fn a_new_plugin_crate_builds_with_the_script_and_uploads() {
     std::fs::write(&manifest, text).unwrap();
 
     let target = repo().join("target");
-    let out = run(Command::new(root.join("scripts/build-plugins.sh")).env("CARGO_TARGET_DIR", &target));
+    let out = run(terminal_command(root.join("scripts/build-plugins.sh")).env("CARGO_TARGET_DIR", &target));
     assert!(out.contains("recording new plugin crates"), "{out}");
     let lock = std::fs::read_to_string(root.join("plugins/Cargo.lock")).unwrap();
     assert!(lock.contains("name = \"my-filter\""), "{lock}");
     // Built again, it stays --locked and quiet.
-    let again = run(Command::new(root.join("scripts/build-plugins.sh")).env("CARGO_TARGET_DIR", &target));
+    let again = run(terminal_command(root.join("scripts/build-plugins.sh")).env("CARGO_TARGET_DIR", &target));
     assert!(!again.contains("recording"), "{again}");
 
     let wasm = std::fs::read(target.join("wasm32-wasip2/release/my_filter.wasm")).expect("built");
@@ -80,7 +73,7 @@ async fn a_new_plugin_crate_builds_with_the_script_and_uploads() {
 
 #[test]
 fn the_sdk_crate_packages_with_its_wit() {
-    let out = run(Command::new("cargo").current_dir(repo().join("plugins")).args([
+    let out = run(terminal_command("cargo").current_dir(repo().join("plugins")).args([
         "package",
         "--locked",
         "--allow-dirty",
@@ -88,7 +81,7 @@ fn the_sdk_crate_packages_with_its_wit() {
         "weir-plugin-sdk",
     ]));
     assert!(!out.contains("error"), "{out}");
-    let listing = run(Command::new("cargo").current_dir(repo().join("plugins")).args([
+    let listing = run(terminal_command("cargo").current_dir(repo().join("plugins")).args([
         "package",
         "--locked",
         "--allow-dirty",

@@ -4,30 +4,14 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::{free_port, temp_dir};
-
-/// A command as a newcomer's terminal runs it: without the variables `cargo test` sets for
-/// this test (build scripts such as ring's watch `CARGO_PKG_NAME` and `CARGO_MANIFEST_DIR`:
-/// with them, the scripts' own `cargo build` would compile again).
-fn as_in_a_terminal(path: std::path::PathBuf) -> Command {
-    let mut command = Command::new(path);
-    for (name, _) in std::env::vars_os() {
-        let name = name.to_string_lossy();
-        let set_by_cargo_test =
-            (name.starts_with("CARGO_") && name != "CARGO_HOME" && name != "CARGO_TARGET_DIR") || name == "OUT_DIR";
-        if set_by_cargo_test {
-            command.env_remove(name.as_ref());
-        }
-    }
-    command
-}
+use crate::support::{free_port, temp_dir, terminal_command};
 
 #[test]
 fn the_tour_runs_unchanged_against_the_demo() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_owned();
     let data = temp_dir("demo");
     let port = free_port();
-    let mut demo = as_in_a_terminal(root.join("scripts/demo.sh"))
+    let mut demo = terminal_command(root.join("scripts/demo.sh"))
         .env("WEIR_DATA_DIR", &data)
         .env("WEIR_LISTEN", format!("127.0.0.1:{port}"))
         .env("WEIR_LOG", "warn")
@@ -65,7 +49,7 @@ fn the_tour_runs_unchanged_against_the_demo() {
     assert!(text.contains("/settings/login") && text.contains("email admin@demo.example, password "), "{text}");
 
     let tour = || {
-        as_in_a_terminal(root.join("examples/tour.sh"))
+        terminal_command(root.join("examples/tour.sh"))
             .current_dir(&root)
             .env("WEIR_URL", format!("http://127.0.0.1:{port}"))
             .env("WEIR_DATA_DIR", &data)

@@ -34,6 +34,23 @@ pub fn temp_dir(tag: &str) -> PathBuf {
     dir
 }
 
+/// `program` as a newcomer's terminal runs it: without the variables `cargo test` sets for
+/// the test (`CARGO_PKG_NAME`, `CARGO_MANIFEST_DIR`, `OUT_DIR`…; `CARGO_HOME` and
+/// `CARGO_TARGET_DIR` stay). Build scripts such as ring's watch some of them: with them, a
+/// script's own `cargo build` would compile again.
+pub fn terminal_command(program: impl AsRef<std::ffi::OsStr>) -> std::process::Command {
+    let mut command = std::process::Command::new(program);
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        let set_by_cargo_test =
+            (name.starts_with("CARGO_") && name != "CARGO_HOME" && name != "CARGO_TARGET_DIR") || name == "OUT_DIR";
+        if set_by_cargo_test {
+            command.env_remove(name.as_ref());
+        }
+    }
+    command
+}
+
 /// Polls `check` until it returns `Some`, or panics after `timeout` with `what`.
 pub async fn eventually<T>(what: &str, timeout: Duration, mut check: impl AsyncFnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + timeout;
