@@ -41,8 +41,7 @@ pub async fn run(deliveries: usize, webhooks: usize) {
 
     let now = weir::time::now_millis();
     let stored = Arc::new(
-        StoredEvent { created_at: "2026-11-22T11:00:38.123Z".into(), envelope: envelope(), accepted_ms: Some(now) }
-            .encode(),
+        StoredEvent { created_at: "2026-11-22T11:00:38.123Z".into(), envelope: envelope(), accepted_ms: now }.encode(),
     );
     let publications: Vec<Publication> = (0..events)
         .map(|i| Publication {
@@ -120,8 +119,8 @@ pub async fn run(deliveries: usize, webhooks: usize) {
                 member: m.clone(),
                 outcome: Outcome::Succeeded,
                 attempt: 1,
-                attempt_json: Some(attempt_json(now, Some(200), 3, None, Some("ok"))),
-                signature: Some(format!("sha256={}", "ab".repeat(32))),
+                attempt_json: Some(attempt_json(now, now + 5, Some(200), 3, None, Some("ok"))),
+                signature: Some(vec![0xab; 64]),
                 fields: Vec::new(),
             })
             .collect();

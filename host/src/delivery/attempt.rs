@@ -130,7 +130,8 @@ impl Engine {
         self.app.metrics.in_flight.inc();
         let sent = self.sender.post(&webhook.url, &headers, Bytes::from(body)).await;
         self.app.metrics.in_flight.dec();
-        let (result, attempt, cause) = describe(&sent, at);
+        let created_ms = crate::ids::millis_of(crate::ids::Kind::Delivery, &member.delivery).unwrap_or(at);
+        let (result, attempt, cause) = describe(&sent, created_ms, at);
         self.app.metrics.attempt(sent.class(), sent.duration.as_secs_f64());
 
         let jitter = rand::random::<f64>() * 2.0 - 1.0;
@@ -393,20 +394,28 @@ impl Engine {
 
 /// The policy's view of a send, and the attempt as stored.
 /// The attempt's result, its record, and why it failed (`None` for a 2xx).
-fn describe(sent: &Sent, at_ms: u64) -> (AttemptResult, String, Option<String>) {
+fn describe(sent: &Sent, created_ms: u64, at_ms: u64) -> (AttemptResult, String, Option<String>) {
     let duration_ms = sent.duration.as_millis() as u64;
     match &sent.result {
         Ok(response) => {
             let error = (!(200..300).contains(&response.status)).then(|| format!("HTTP {}", response.status));
             (
                 AttemptResult::Status { code: response.status, retry_after: response.retry_after.clone() },
-                attempt_json(at_ms, Some(response.status), duration_ms, error.as_deref(), Some(&response.body)),
+                attempt_json(
+                    created_ms,
+                    at_ms,
+                    Some(response.status),
+                    duration_ms,
+                    error.as_deref(),
+                    Some(&response.body),
+                ),
                 error,
             )
         }
         Err(e) => {
             let error = e.to_string();
-            (AttemptResult::NoResponse, attempt_json(at_ms, None, duration_ms, Some(&error), None), Some(error))
+            let attempt = attempt_json(created_ms, at_ms, None, duration_ms, Some(&error), None);
+            (AttemptResult::NoResponse, attempt, Some(error))
         }
     }
 }

@@ -96,7 +96,26 @@ impl Engine {
                     continue;
                 }
             };
-            let count = claimed.deliveries.len();
+            let mut by_webhook: HashMap<String, Vec<Waiting>> = HashMap::new();
+            let mut count = 0;
+            {
+                let mut held = self.held();
+                let at = std::time::Instant::now();
+                for (webhook, member) in claimed.deliveries {
+                    // Still being attempted (or recorded) here: its lease ran out while Redis
+                    // could not take the renewal, and this claim has just renewed it. A
+                    // second attempt would send it twice.
+                    if held.contains_key(&member.delivery) {
+                        continue;
+                    }
+                    held.insert(
+                        member.delivery.clone(),
+                        Held { partition: p, webhook: webhook.clone(), member: member.clone(), claimed: at },
+                    );
+                    by_webhook.entry(webhook).or_default().push(Waiting { partition: p, member });
+                    count += 1;
+                }
+            }
             // One permit per claimed delivery, given back when it is done with.
             if let Some(taken) = permits.split(count) {
                 taken.forget();
@@ -105,18 +124,6 @@ impl Engine {
                 // The rest goes back: other partitions' claimers may be waiting for it.
                 drop(permits);
                 self.freed.notify_waiters();
-            }
-            let mut by_webhook: HashMap<String, Vec<Waiting>> = HashMap::new();
-            {
-                let mut held = self.held();
-                let at = std::time::Instant::now();
-                for (webhook, member) in claimed.deliveries {
-                    held.insert(
-                        member.delivery.clone(),
-                        Held { partition: p, webhook: webhook.clone(), member: member.clone(), claimed: at },
-                    );
-                    by_webhook.entry(webhook).or_default().push(Waiting { partition: p, member });
-                }
             }
             for (webhook, room) in reserved {
                 let list = by_webhook.remove(&webhook).unwrap_or_default();

@@ -101,8 +101,7 @@ pub async fn publish(app: &App, org_id: &str, event: &Event<'_>) -> Result<Publi
     let p = app.store.keys().partition_of_subject(org_id, &event.subject_type, &event.subject_id);
     let snapshot = envelope.len() <= MAX_SNAPSHOT_BYTES;
     let accepted_ms = crate::time::now_millis();
-    let stored =
-        StoredEvent { created_at: event.created_at.clone(), envelope, accepted_ms: Some(accepted_ms) }.encode();
+    let stored = StoredEvent { created_at: event.created_at.clone(), envelope, accepted_ms }.encode();
     let publication = Publication {
         org_id: org_id.to_owned(),
         event_id: event.id.clone(),
@@ -145,13 +144,8 @@ pub struct EventView {
 /// scanned. Deliveries to webhooks deleted since are not listed.
 pub async fn lookup(app: &App, org_id: &str, id: &str) -> Result<Option<EventView>, StoreError> {
     let Some((p, stored)) = app.store.find_event(org_id, id).await? else { return Ok(None) };
-    let deliveries = match stored.accepted_ms {
-        Some(ms) => {
-            let webhooks = app.store.webhook_ids(org_id).await?;
-            app.store.event_deliveries(p, org_id, id, ms, &webhooks).await?
-        }
-        None => Vec::new(),
-    };
+    let webhooks = app.store.webhook_ids(org_id).await?;
+    let deliveries = app.store.event_deliveries(p, org_id, id, stored.accepted_ms, &webhooks).await?;
     let envelope = RawValue::from_string(stored.envelope)
         .map_err(|e| StoreError::Corrupt { key: format!("event {id}"), reason: e.to_string() })?;
     #[derive(serde::Deserialize)]

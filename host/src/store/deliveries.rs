@@ -8,8 +8,8 @@
 //! | `o`, `w`, `e`, `a` | organisation, webhook, event id, action | publish |
 //! | `n` | attempts started (counted when each starts) | claim |
 //! | `s` | status once final (absent while pending) | record, retry, webhook off |
-//! | `x` | attempts, a JSON array of `[at_ms, status_code, duration_ms, error, response_body]` | record |
-//! | `l` | number of the latest recorded attempt; `g` its signatures (`delivery::sign::Signatures`: base64 of the MACs) | record |
+//! | `x` | attempts, a JSON array of `[at, status_code, duration_ms, error, response_body]`, `at` in ms after the delivery was made (its id's time) | record |
+//! | `l` | number of the latest recorded attempt; `g` its signatures (`delivery::sign::Signatures`: the MACs, raw bytes) | record |
 //! | `q` | when the next attempt is due (ms) while a retry waits | record, retry |
 //! | `k` | the last place in the retry schedule allowed (set by a manual retry) | retry |
 //! | `v` | manual extra attempts made while a retry waited (they take no place in the schedule) | retry |
@@ -108,20 +108,29 @@ pub struct Delivery {
     pub org_id: String,
 }
 
-/// An attempt as stored: `[at_ms, status_code, duration_ms, error, response_body]`.
+/// An attempt as stored: `[at, status_code, duration_ms, error, response_body]`, `at` in
+/// ms after `created_ms` (the delivery's id's time; negative if the clock of the process
+/// that made it ran ahead).
 pub fn attempt_json(
+    created_ms: u64,
     at_ms: u64,
     status: Option<u16>,
     duration_ms: u64,
     error: Option<&str>,
     body: Option<&str>,
 ) -> String {
-    json!([at_ms, status, duration_ms, error, body]).to_string()
+    let at = at_ms as i64 - created_ms as i64;
+    json!([at, status, duration_ms, error, body]).to_string()
+}
+
+/// A stored attempt's time (ms since the epoch).
+fn attempt_at(created_ms: u64, stored: &Value) -> Option<u64> {
+    stored.get(0)?.as_i64().map(|at| created_ms.saturating_add_signed(at))
 }
 
 /// A stored attempt as the API shows it.
-fn attempt_object(stored: &Value) -> Value {
-    let at = stored.get(0).and_then(Value::as_u64).map(crate::time::format_millis);
+fn attempt_object(created_ms: u64, stored: &Value) -> Value {
+    let at = attempt_at(created_ms, stored).map(crate::time::format_millis);
     json!({
         "at": at,
         "status_code": stored.get(1).cloned().unwrap_or(Value::Null),
@@ -145,9 +154,31 @@ fn millis_text(v: Option<&String>) -> Option<String> {
     v.and_then(|v| v.parse::<u64>().ok()).map(crate::time::format_millis)
 }
 
+/// A record read with `HGETALL`: its text fields, and its signatures (`g`, bytes).
+#[derive(Debug, Default)]
+struct Row {
+    fields: HashMap<String, String>,
+    signatures: Option<Vec<u8>>,
+}
+
+impl Row {
+    fn from_raw(raw: HashMap<String, Vec<u8>>) -> Row {
+        let mut row = Row::default();
+        for (name, value) in raw {
+            if name == "g" {
+                row.signatures = Some(value);
+            } else {
+                row.fields.insert(name, String::from_utf8_lossy(&value).into_owned());
+            }
+        }
+        row
+    }
+}
+
 /// The API's view of a record read with `HGETALL`, with its event (for the body and the
 /// timestamp header) when it has no rendered body of its own.
-fn delivery_from(key: &str, id: &str, row: &HashMap<String, String>, event: Option<&StoredEvent>) -> Delivery {
+fn delivery_from(key: &str, id: &str, row: &Row, event: Option<&StoredEvent>) -> Delivery {
+    let Row { fields: row, signatures } = row;
     let text = |name: &str| row.get(name).cloned().unwrap_or_default();
     let created_ms = ids::millis_of(Kind::Delivery, id).unwrap_or(0);
     let created_at = crate::time::format_millis(created_ms);
@@ -168,16 +199,16 @@ fn delivery_from(key: &str, id: &str, row: &HashMap<String, String>, event: Opti
             Vec::new()
         }),
     };
-    let attempts: Vec<Value> = stored.iter().map(attempt_object).collect();
+    let attempts: Vec<Value> = stored.iter().map(|a| attempt_object(created_ms, a)).collect();
     let last: usize = row.get("l").and_then(|n| n.parse().ok()).unwrap_or(0);
     let event_created_at = event.map(|e| e.created_at.clone()).unwrap_or_default();
-    let signatures = row.get("g").filter(|_| last > 0).and_then(|g| sign::Signatures::decode(g));
+    let signatures = signatures.as_deref().filter(|_| last > 0).and_then(sign::Signatures::decode);
     let headers = match signatures {
         Some(signatures) => {
             let extra: Vec<(String, String)> =
                 row.get("h").and_then(|h| serde_json::from_str(h).ok()).unwrap_or_default();
             // The latest attempt was signed when it started.
-            let signed_at = stored.last().and_then(|a| a.get(0)?.as_u64()).unwrap_or(0) / 1000;
+            let signed_at = stored.last().and_then(|a| attempt_at(created_ms, a)).unwrap_or(0) / 1000;
             let attempt =
                 sign::Attempt { delivery_id: id, number: last, event_created_at: &event_created_at, signed_at };
             let pairs = sign::request_headers(attempt, &signatures, &extra);
@@ -198,7 +229,8 @@ fn delivery_from(key: &str, id: &str, row: &HashMap<String, String>, event: Opti
         status,
         attempts,
         next_attempt_at,
-        updated_at: millis_text(updated_ms(row.get("u"), &stored).as_ref()).unwrap_or_else(|| created_at.clone()),
+        updated_at: millis_text(updated_ms(row.get("u"), created_ms, &stored).as_ref())
+            .unwrap_or_else(|| created_at.clone()),
         created_at,
         request: Request { headers: raw(key, Some(&headers), "{}"), body },
         plugins: raw(key, row.get("p"), "[]"),
@@ -209,10 +241,10 @@ fn delivery_from(key: &str, id: &str, row: &HashMap<String, String>, event: Opti
 
 /// When a delivery last changed: its latest attempt's end, or `u` when something later
 /// changed it without an attempt (a manual retry, its webhook going away).
-fn updated_ms(u: Option<&String>, stored: &[Value]) -> Option<String> {
+fn updated_ms(u: Option<&String>, created_ms: u64, stored: &[Value]) -> Option<String> {
     let changed = u.and_then(|u| u.parse::<u64>().ok());
     let attempted =
-        stored.last().and_then(|a| Some(a.get(0)?.as_u64()? + a.get(2).and_then(Value::as_u64).unwrap_or(0)));
+        stored.last().and_then(|a| Some(attempt_at(created_ms, a)? + a.get(2).and_then(Value::as_u64).unwrap_or(0)));
     changed.max(attempted).map(|ms| ms.to_string())
 }
 
@@ -329,9 +361,10 @@ impl Store {
             for &i in at {
                 pipe.hgetall(self.keys().delivery(*p, &ids[i]));
             }
-            let rows: Vec<HashMap<String, String>> = pipe.query_async(&mut self.conn()).await?;
+            let raw: Vec<HashMap<String, Vec<u8>>> = pipe.query_async(&mut self.conn()).await?;
+            let rows: Vec<Row> = raw.into_iter().map(Row::from_raw).collect();
             let mut events: HashMap<(String, String), Option<Arc<StoredEvent>>> = HashMap::new();
-            for row in &rows {
+            for Row { fields: row, .. } in &rows {
                 if let (Some(o), Some(e)) = (row.get("o"), row.get("e")) {
                     events.entry((o.clone(), e.clone())).or_default();
                 }
@@ -345,10 +378,11 @@ impl Store {
                 at.iter()
                     .zip(rows)
                     .map(|(&i, row)| {
-                        let delivery = (!row.is_empty()).then(|| {
+                        let delivery = (!row.fields.is_empty()).then(|| {
                             let event = row
+                                .fields
                                 .get("o")
-                                .zip(row.get("e"))
+                                .zip(row.fields.get("e"))
                                 .and_then(|(o, e)| events.get(&(o.clone(), e.clone())).cloned().flatten());
                             delivery_from(&self.keys().delivery(*p, &ids[i]), &ids[i], &row, event.as_deref())
                         });
@@ -483,7 +517,9 @@ impl Store {
             }
             let start = end.saturating_sub(ids.len() as u64);
             *position = Some(Position { day: at.day, end: Some(end) });
-            buffer.extend(ids.into_iter().enumerate().map(|(k, id)| (start + k as u64, id)));
+            buffer.extend(
+                ids.iter().enumerate().map(|(k, entry)| (start + k as u64, super::keys::delivery_of_entry(entry))),
+            );
             break;
         }
         Ok(())

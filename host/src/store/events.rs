@@ -4,11 +4,13 @@
 //! in the webhook's queue — in one script per partition for a whole batch of events
 //! (`lua/publish.lua`).
 //!
-//! A stored event is `W2`, when it was accepted (ms, 8 bytes big-endian), the length of its
-//! `created_at` (one byte), `created_at`, then the envelope compressed with zstd and a
-//! dictionary of Weir's own envelope vocabulary (`envelope.dict`: the envelope's keys, id
-//! prefixes, the catalogue's actions and snapshot keys): about a third of a typical
-//! envelope's size, and less for small ones. (`W1`, written before, lacks the time.)
+//! A stored event is `W3`, when it was accepted (ms, 8 bytes big-endian), its `created_at`
+//! — `0xFF` and the time (ms, 8 bytes) when it is in the contract's form (it always is once
+//! validated), else its length (one byte) and the text — then the envelope compressed with
+//! zstd and a dictionary of Weir's own envelope vocabulary (`envelope.dict`: the envelope's
+//! keys, id prefixes, the catalogue's actions and snapshot keys), its frame without the magic
+//! number and the dictionary's id (the same for every event): about a third of a typical
+//! envelope's size, and less for small ones.
 //!
 //! A delivery's id is derived from its organisation, event and webhook and the time the
 //! event was accepted (`ids::derived_tagged`), so an event's deliveries are found from the
@@ -46,40 +48,61 @@ pub struct StoredEvent {
     pub created_at: String,
     /// The envelope, as published.
     pub envelope: String,
-    /// When Weir accepted it (ms): the time of its deliveries' ids. `None` for events
-    /// stored before it was kept.
-    pub accepted_ms: Option<u64>,
+    /// When Weir accepted it (ms): the time of its deliveries' ids.
+    pub accepted_ms: u64,
 }
+
+/// The tag of the stored form, and the byte saying a `created_at` follows as a time.
+const TAG: &[u8; 2] = b"W3";
+const CREATED_MS: u8 = 0xFF;
+/// zstd's magic number, which stored frames leave out.
+const ZSTD_MAGIC: [u8; 4] = 0xFD2F_B528_u32.to_le_bytes();
 
 impl StoredEvent {
     /// The stored form of an event.
     pub fn encode(&self) -> Vec<u8> {
         let compressed = CONTEXTS.with_borrow_mut(|c| c.compress(self.envelope.as_bytes()));
-        let mut out = Vec::with_capacity(11 + self.created_at.len() + compressed.len());
-        out.extend_from_slice(b"W2");
-        out.extend_from_slice(&self.accepted_ms.unwrap_or(0).to_be_bytes());
-        out.push(self.created_at.len().min(255) as u8);
-        out.extend_from_slice(&self.created_at.as_bytes()[..self.created_at.len().min(255)]);
-        out.extend_from_slice(&compressed);
+        let frame = compressed.strip_prefix(&ZSTD_MAGIC).unwrap_or(&compressed);
+        let mut out = Vec::with_capacity(20 + frame.len());
+        out.extend_from_slice(TAG);
+        out.extend_from_slice(&self.accepted_ms.to_be_bytes());
+        match crate::time::parse_rfc3339(&self.created_at)
+            .filter(|ms| crate::time::format_millis(*ms) == self.created_at)
+        {
+            Some(ms) => {
+                out.push(CREATED_MS);
+                out.extend_from_slice(&ms.to_be_bytes());
+            }
+            None => {
+                let text = &self.created_at.as_bytes()[..self.created_at.len().min(usize::from(CREATED_MS) - 1)];
+                out.push(text.len() as u8);
+                out.extend_from_slice(text);
+            }
+        }
+        out.extend_from_slice(frame);
         out
     }
 
     /// Reads a stored event; `None` if it is not one.
     pub fn decode(bytes: &[u8]) -> Option<StoredEvent> {
-        let (accepted_ms, rest) = match bytes.strip_prefix(b"W2") {
-            Some(rest) => {
-                let (ms, rest) = rest.split_first_chunk::<8>()?;
-                (Some(u64::from_be_bytes(*ms)), rest)
-            }
-            None => (None, bytes.strip_prefix(b"W1")?),
-        };
+        let rest = bytes.strip_prefix(TAG)?;
+        let (ms, rest) = rest.split_first_chunk::<8>()?;
         let (&len, rest) = rest.split_first()?;
-        let (created_at, compressed) = rest.split_at_checked(usize::from(len))?;
-        let envelope = CONTEXTS.with_borrow_mut(|c| c.decompress(compressed))?;
+        let (created_at, frame) = if len == CREATED_MS {
+            let (ms, rest) = rest.split_first_chunk::<8>()?;
+            (crate::time::format_millis(u64::from_be_bytes(*ms)), rest)
+        } else {
+            let (text, rest) = rest.split_at_checked(usize::from(len))?;
+            (String::from_utf8(text.to_vec()).ok()?, rest)
+        };
+        let mut whole = Vec::with_capacity(4 + frame.len());
+        whole.extend_from_slice(&ZSTD_MAGIC);
+        whole.extend_from_slice(frame);
+        let envelope = CONTEXTS.with_borrow_mut(|c| c.decompress(&whole))?;
         Some(StoredEvent {
-            created_at: String::from_utf8(created_at.to_vec()).ok()?,
+            created_at,
             envelope: String::from_utf8(envelope).ok()?,
-            accepted_ms,
+            accepted_ms: u64::from_be_bytes(*ms),
         })
     }
 }
@@ -87,7 +110,7 @@ impl StoredEvent {
 /// Largest envelope a stored event may hold, once decompressed.
 const MAX_ENVELOPE: u64 = 64 * 1024 * 1024;
 
-/// The dictionary of events stored as `W1` and `W2`. Stored events depend on it byte for byte:
+/// The dictionary of stored events (written `W1` when it was first used). Stored events depend on it byte for byte:
 /// never edit it; a new vocabulary is a new file and a new version tag.
 const DICTIONARY_W1: &[u8] = include_bytes!("envelope.dict");
 
@@ -106,7 +129,9 @@ thread_local! {
 impl Contexts {
     fn compress(&mut self, data: &[u8]) -> Vec<u8> {
         if self.compressor.is_none() {
-            self.compressor = zstd::bulk::Compressor::with_dictionary(LEVEL, DICTIONARY_W1).ok();
+            self.compressor = zstd::bulk::Compressor::with_dictionary(LEVEL, DICTIONARY_W1)
+                .and_then(|mut c| c.set_parameter(zstd::zstd_safe::CParameter::DictIdFlag(false)).map(|()| c))
+                .ok();
         }
         self.compressor.as_mut().and_then(|c| c.compress(data).ok()).unwrap_or_default()
     }
@@ -323,21 +348,17 @@ mod tests {
     fn a_stored_event_reads_back_and_is_smaller() {
         let envelope =
             format!(r#"{{"id":"evt_1","work_order":{{"description":"{}"}}}}"#, "Replace the seal. ".repeat(40));
-        let event = StoredEvent {
-            created_at: "2026-11-22T11:00:38.123Z".into(),
-            envelope,
-            accepted_ms: Some(1_700_000_000_000),
-        };
+        let event =
+            StoredEvent { created_at: "2026-11-22T11:00:38.123Z".into(), envelope, accepted_ms: 1_700_000_000_000 };
         let stored = event.encode();
         assert!(stored.len() < event.envelope.len() / 2, "{} of {}", stored.len(), event.envelope.len());
         assert_eq!(StoredEvent::decode(&stored).as_ref(), Some(&event));
         assert_eq!(StoredEvent::decode(b"not an event"), None);
-        assert_eq!(StoredEvent::decode(b"W1"), None);
-        assert_eq!(StoredEvent::decode(b"W2\0\0"), None);
-        // An event stored before the accepted time was kept still reads.
-        let mut w1 = b"W1".to_vec();
-        w1.extend_from_slice(&stored[10..]);
-        let old = StoredEvent::decode(&w1).unwrap_or_else(|| panic!("W1 reads"));
-        assert_eq!((old.accepted_ms, old.envelope), (None, event.envelope));
+        assert_eq!(StoredEvent::decode(b"W3"), None);
+        assert_eq!(StoredEvent::decode(b"W3\0\0\0\0\0\0\0\0\xFF\0"), None);
+        // A created_at in another form is kept as it was written.
+        let odd = StoredEvent { created_at: "2026-11-22T11:00:38Z".into(), ..event.clone() };
+        assert_eq!(StoredEvent::decode(&odd.encode()).as_ref(), Some(&odd));
+        assert_eq!(odd.encode().len(), stored.len() + 20 - 8, "the canonical form is stored as 8 bytes");
     }
 }

@@ -39,15 +39,18 @@
 //! | `P:{exports}:x:{rex}`, `P:{exports}:file:{rex}` | hash, string; TTL | a report export and its built file (exports are rare: they share one slot) |
 //! | `P:{exports}:jobs` | zset | exports to build, by due time or end of lease (ms) |
 //! | `P:secret:export-links` | string | the key that signs export download links |
-//! | `P:{q}:evt:{org}:{evt}` | string, TTL | an event: when it was accepted, its `created_at` and the compressed envelope (`store::events`); also its id's idempotency record. No TTL while it is the newest snapshot of its record |
+//! | `P:{q}:e:{ev}` | string, TTL | an event (`{ev}`: [`event_name`], 22 characters for the organisation and event id): when it was accepted, its `created_at` and the compressed envelope (`store::events`); also its id's idempotency record. No TTL while it is the newest snapshot of its record |
 //! | `P:{q}:snap:{org}` | hash | `Type:id` → `ms evt`: the newest event about each record (report exports) |
 //! | `P:{q}:release` | list | events no longer the newest of their record, to be given back their TTL |
-//! | `P:{q}:d:{dlv}` | hash | a delivery (`store::deliveries`); no TTL: removed with its day (`store::trim`) |
-//! | `P:{q}:od:{org}:{day}`, `P:{q}:wd:{wh}:{day}` | list | delivery ids of an organisation / a webhook made here on a day (UTC, days since the epoch), in the order they were made |
+//! | `P:{q}:d:{dlv}` | hash | a delivery (`store::deliveries`; `{dlv}` its id without `dlv_`); no TTL: removed with its day (`store::trim`) |
+//! | `P:{q}:od:{org}:{day}`, `P:{q}:wd:{wh}:{day}` | list | deliveries of an organisation / a webhook made here on a day (UTC, days since the epoch), in the order they were made: their ids without `dlv_` ([`index_entry`]) |
 //! | `P:{q}:trimmed` | hash | organisation → the last day whose deliveries were removed here |
 //! | `P:{q}:ready` | zset | webhooks with queued deliveries here, by when the next one is due (ms) |
 //! | `P:{q}:wn:{wh}` | list | a webhook's new deliveries here, not yet claimed (`dlv org evt`), oldest first |
 //! | `P:{q}:w:{wh}` | zset | a webhook's other queued deliveries here (`dlv org evt`): waiting for a retry (by its time) or being attempted (by the end of the lease) |
+//!
+//! Names a key holds per delivery are kept short (each is paid once per delivery for the
+//! retention period): the event's is a digest, the delivery's drops its id's prefix.
 //!
 //! Delivery ids carry their partition (`crate::ids::derived_tagged`: derived from the
 //! organisation, event and webhook and the time the event was accepted), so a delivery is found
@@ -56,7 +59,7 @@
 use crate::ids;
 
 /// Version of this layout, kept in `P:meta` so an incompatible data set is refused.
-pub const LAYOUT: &str = "2";
+pub const LAYOUT: &str = "3";
 
 /// Most partitions a data set can have (delivery ids carry the partition in 10 bits).
 pub const MAX_PARTITIONS: u16 = 1024;
@@ -64,6 +67,27 @@ pub const MAX_PARTITIONS: u16 = 1024;
 /// The day (UTC, days since the epoch) of a time in ms: delivery indexes are kept by day.
 pub fn day_of(ms: u64) -> u32 {
     (ms / 86_400_000) as u32
+}
+
+/// The name of an event in its key: the first 128 bits of SHA-256 of its organisation and
+/// id, base64url (22 characters, where the two ids take about 60). Event ids are chosen by
+/// publishers, so the organisation is part of it.
+pub fn event_name(org: &str, event: &str) -> String {
+    use base64::Engine;
+    use sha2::Digest;
+    let digest =
+        sha2::Sha256::new().chain_update(org.as_bytes()).chain_update([0]).chain_update(event.as_bytes()).finalize();
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&digest[..16])
+}
+
+/// A delivery as its day's indexes hold it: its id without `dlv_`.
+pub fn index_entry(delivery: &str) -> &str {
+    delivery.strip_prefix(ids::Kind::Delivery.prefix()).unwrap_or(delivery)
+}
+
+/// The delivery id of an index entry ([`index_entry`]).
+pub fn delivery_of_entry(entry: &str) -> String {
+    format!("{}{entry}", ids::Kind::Delivery.prefix())
 }
 
 /// Number of slots in Redis Cluster.
@@ -263,7 +287,7 @@ impl Keys {
     // --- a partition ---------------------------------------------------------------------
 
     pub fn event(&self, p: Partition, org: &str, event: &str) -> String {
-        self.part(p, &["evt", org, event])
+        self.part(p, &["e", &event_name(org, event)])
     }
 
     pub fn snapshots(&self, p: Partition, org: &str) -> String {
@@ -275,7 +299,7 @@ impl Keys {
     }
 
     pub fn delivery(&self, p: Partition, delivery: &str) -> String {
-        self.part(p, &["d", delivery])
+        self.part(p, &["d", index_entry(delivery)])
     }
 
     pub fn org_deliveries(&self, p: Partition, org: &str, day: u32) -> String {

@@ -134,7 +134,7 @@ pub struct Recording {
     /// The attempt (`deliveries::attempt_json`), when a request was made or tried.
     pub attempt_json: Option<String>,
     /// The signatures of that request (`sign::Signatures::encode`).
-    pub signature: Option<String>,
+    pub signature: Option<Vec<u8>>,
     /// Delivery fields to set (rendered body `b`, extra headers `h`, plugin outcomes `p`).
     pub fields: Vec<(&'static str, String)>,
 }
@@ -279,7 +279,7 @@ impl Store {
                 .arg(r.outcome.as_str())
                 .arg(r.attempt)
                 .arg(r.attempt_json.as_deref().unwrap_or(""))
-                .arg(r.signature.as_deref().unwrap_or(""))
+                .arg(r.signature.as_deref().unwrap_or(&[]))
                 .arg(due)
                 .arg(fields);
         }

@@ -68,8 +68,9 @@ impl Store {
             }
             let mut call = TRIM.call();
             call.key(&index).arg(retention.as_millis() as u64);
-            for id in &ids {
-                call.key(&self.keys().delivery(p, id));
+            // (An index entry is the delivery id without `dlv_`, which its key drops too.)
+            for entry in &ids {
+                call.key(&self.keys().delivery(p, entry));
             }
             let left: i64 = call.run(&mut self.conn()).await?;
             seen += ids.len();

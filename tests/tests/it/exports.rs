@@ -329,8 +329,7 @@ async fn an_organisation_keeps_at_most_its_cap_of_snapshots_the_newest_stay() {
     let p = weir::store::Partition(0);
     let org = "org_01CAPTEST0000000000000000";
     let stored = Arc::new(
-        StoredEvent { created_at: "2026-11-22T10:00:00.000Z".into(), envelope: "{}".into(), accepted_ms: None }
-            .encode(),
+        StoredEvent { created_at: "2026-11-22T10:00:00.000Z".into(), envelope: "{}".into(), accepted_ms: 0 }.encode(),
     );
     let batch: Vec<Publication> = (0..400)
         .map(|i| Publication {

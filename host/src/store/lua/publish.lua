@@ -86,8 +86,10 @@ while ai <= #ARGV do
       local dlv, wh = ARGV[ai + 2 * d], ARGV[ai + 2 * d + 1]
       local base = ki + 4 * d
       redis.call('HSET', KEYS[base], 'o', org, 'w', wh, 'e', evt, 'a', action)
-      push(KEYS[base + 1], dlv)
-      push(KEYS[base + 2], dlv)
+      -- Index entries are ids without their `dlv_` (keys::index_entry).
+      local entry = string.sub(dlv, 5)
+      push(KEYS[base + 1], entry)
+      push(KEYS[base + 2], entry)
       push(KEYS[base + 3], dlv .. ' ' .. org .. ' ' .. evt)
       ready_lt[wh] = true
     end
