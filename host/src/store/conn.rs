@@ -107,7 +107,7 @@ impl Conn {
 impl Conn {
     /// Runs independent pipelines (each on one slot, none atomic) as cheaply as the
     /// topology allows: on one Redis as one pipeline (one round trip for all), on a cluster
-    /// each on its own node, concurrently. One reply list per pipeline, in order; a
+    /// every command on its own node, concurrently. One reply list per pipeline, in order; a
     /// pipeline with a failed command gets that error alone.
     pub async fn query_each(&mut self, pipes: &[Pipeline]) -> redis::RedisResult<Vec<redis::RedisResult<Vec<Value>>>> {
         match self {
@@ -127,9 +127,16 @@ impl Conn {
                 Ok(out)
             }
             Conn::Cluster(conn) => {
+                // Every command on its own: while a reshard moves a slot, its keys sit on two
+                // nodes for a moment, and only a command alone follows the redirect (`ASK`)
+                // for its own key (a pipeline sent on would read the others where they are
+                // not yet, and report them missing).
                 let calls = pipes.iter().map(|pipe| {
-                    let mut conn = conn.clone();
-                    async move { pipe.query_async::<Vec<Value>>(&mut conn).await }
+                    let replies = pipe.cmd_iter().map(|cmd| {
+                        let mut conn = conn.clone();
+                        async move { cmd.query_async::<Value>(&mut conn).await }
+                    });
+                    futures_util::future::try_join_all(replies)
                 });
                 Ok(futures_util::future::join_all(calls).await)
             }

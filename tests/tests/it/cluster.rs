@@ -242,3 +242,54 @@ async fn adding_a_master_and_resharding_under_load_loses_nothing() {
     let spread = keys_by_master(&cluster, &builder.prefix());
     assert!(spread.get(&new_master).is_some_and(|k| !k.is_empty()), "the new master took keys: {:?}", spread.keys());
 }
+
+/// The master serving `slot` now (the one holding its keys).
+fn owner_of_slot(cluster: &RedisCluster, slot: u16) -> cluster::NodeInfo {
+    cluster
+        .masters()
+        .into_iter()
+        .find(|m| {
+            let mut conn = cluster.node(m.port).conn();
+            redis::cmd("CLUSTER").arg("COUNTKEYSINSLOT").arg(slot).query::<i64>(&mut conn).unwrap_or(0) > 0
+        })
+        .expect("a master holds the slot's keys")
+}
+
+#[tokio::test]
+async fn a_token_whose_slot_is_half_moved_by_a_reshard_still_signs_in() {
+    // A reshard moves a slot's keys a few at a time: for a moment an API client's record
+    // is on the new master and its token still on the old one. (Its own cluster: the slot
+    // is left half moved.)
+    let cluster = RedisCluster::start();
+    let builder = WeirBuilder::cluster(&cluster);
+    let weir = builder.start().await;
+    let t = weir.tenant(Plan::Pro).await;
+    t.admin.get("/api/v2/webhooks").await.expect(200);
+    let client_key = weir::store::Keys::new(&builder.prefix(), 1).client(&t.admin.creds.client_id);
+    let slot = weir::store::keys::slot(&client_key);
+    let source = owner_of_slot(&cluster, slot);
+    let target = cluster.masters().into_iter().find(|m| m.port != source.port).expect("another master");
+    let (mut from, mut to) = (cluster.node(source.port).conn(), cluster.node(target.port).conn());
+    let setslot = |state: &str, node: &str| redis::cmd("CLUSTER").arg("SETSLOT").arg(slot).arg(state).arg(node).clone();
+    let _: () = setslot("IMPORTING", &source.id).query(&mut to).expect("importing");
+    let _: () = setslot("MIGRATING", &target.id).query(&mut from).expect("migrating");
+    let _: () = redis::cmd("MIGRATE")
+        .arg("127.0.0.1")
+        .arg(target.port)
+        .arg("")
+        .arg(0)
+        .arg(5000)
+        .arg("KEYS")
+        .arg(&client_key)
+        .query(&mut from)
+        .expect("migrate the client's record");
+    let left: i64 = redis::cmd("CLUSTER").arg("COUNTKEYSINSLOT").arg(slot).query(&mut from).unwrap();
+    assert!(left > 0, "the token is still on the old master");
+
+    for _ in 0..5 {
+        let resp = t.admin.get("/api/v2/webhooks").await;
+        assert_eq!(resp.status, 200, "a live token mid-reshard: {}", resp.text());
+    }
+    let stranger = t.admin.http.get("/api/v2/webhooks").bearer("wat_not-a-token").send().await;
+    assert_eq!(stranger.status, 401, "{}", stranger.text());
+}
