@@ -52,7 +52,8 @@ pub enum StoreError {
     Corrupt { key: String, reason: String },
     #[error(
         "this Redis holds data of an earlier Weir key layout (prefix `{0}`); this version cannot read it. \
-         Point Weir at an empty Redis (or another WEIR_REDIS_PREFIX)"
+         Point Weir at an empty Redis (or another WEIR_REDIS_PREFIX; for the managed Redis, move its \
+         WEIR_DATA_DIR aside)"
     )]
     OldLayout(String),
 }
