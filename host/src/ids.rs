@@ -65,16 +65,22 @@ fn tagged(random: u128, tag: u16) -> u128 {
 /// A delivery's id is derived from its organisation, event and webhook, so the deliveries
 /// of an event are found from the event alone.
 pub fn derived_tagged(kind: Kind, millis: u64, tag: u16, seed: &[&str]) -> String {
-    use sha2::Digest;
-    let mut hash = sha2::Sha256::new();
-    for part in seed {
-        hash.update(part.as_bytes());
-        hash.update([0]);
-    }
-    let digest = hash.finalize();
+    let digest = digest(seed);
     let mut bytes = [0u8; 16];
     bytes.copy_from_slice(&digest[..16]);
     encode(kind, millis, tagged(u128::from_be_bytes(bytes), tag))
+}
+
+/// SHA-256 of `parts`, each followed by a NUL byte (so `["ab", "c"]` and `["a", "bc"]`
+/// differ): the one way Weir derives names and places from ids.
+pub fn digest(parts: &[&str]) -> [u8; 32] {
+    use sha2::Digest;
+    let mut hash = sha2::Sha256::new();
+    for part in parts {
+        hash.update(part.as_bytes());
+        hash.update([0]);
+    }
+    hash.finalize().into()
 }
 
 /// The tag of an identifier made by [`new_tagged`].

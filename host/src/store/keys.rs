@@ -74,10 +74,7 @@ pub fn day_of(ms: u64) -> u32 {
 /// publishers, so the organisation is part of it.
 pub fn event_name(org: &str, event: &str) -> String {
     use base64::Engine;
-    use sha2::Digest;
-    let digest =
-        sha2::Sha256::new().chain_update(org.as_bytes()).chain_update([0]).chain_update(event.as_bytes()).finalize();
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&digest[..16])
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&ids::digest(&[org, event])[..16])
 }
 
 /// A delivery as its day's indexes hold it: its id without `dlv_`.
@@ -138,14 +135,7 @@ impl Keys {
 
     /// The partition of the events (and so the deliveries) about one record.
     pub fn partition_of_subject(&self, org: &str, subject_type: &str, subject_id: &str) -> Partition {
-        use sha2::Digest;
-        let digest = sha2::Sha256::new()
-            .chain_update(org.as_bytes())
-            .chain_update([0])
-            .chain_update(subject_type.as_bytes())
-            .chain_update([0])
-            .chain_update(subject_id.as_bytes())
-            .finalize();
+        let digest = ids::digest(&[org, subject_type, subject_id]);
         Partition((u16::from_be_bytes([digest[0], digest[1]])) % self.partition_count())
     }
 
