@@ -80,6 +80,11 @@ async fn schemathesis_finds_no_server_error_and_no_nonconforming_response() {
     let hooks_dir = python::script("");
     let workdir = temp_dir("schemathesis");
     let receiver_url = receiver.url.clone();
+    // Knobs for reproducing a CI failure by hand: the seed and time bound it ran with (the
+    // number of cases run within the bound depends on the machine's speed).
+    let seed = std::env::var("WEIR_FUZZ_SEED").unwrap_or_else(|_| "1".into());
+    let time = std::env::var("WEIR_FUZZ_TIME").unwrap_or_else(|_| "90".into());
+    let (seed_arg, time_arg) = (seed.clone(), time);
     let out = tokio::task::spawn_blocking(move || {
         Command::new(tool)
             .current_dir(&workdir)
@@ -93,19 +98,45 @@ async fn schemathesis_finds_no_server_error_and_no_nonconforming_response() {
             // One worker: with two threads, Hypothesis parsing lambda sources at once trips a
             // CPython 3.11 bug (`SystemError: AST constructor recursion depth mismatch`) that
             // schemathesis reports as a runtime error about no particular request.
-            .args(["--max-examples", "15", "--max-time", "90", "--workers", "1", "--seed", "1", "--no-color"])
+            .args([
+                "--max-examples",
+                "15",
+                "--max-time",
+                &time_arg,
+                "--workers",
+                "1",
+                "--seed",
+                &seed_arg,
+                "--no-color",
+            ])
             .output()
             .expect("schemathesis runs")
     })
     .await
     .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "schemathesis found problems:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    // The whole report goes to the test's output; the failure message leads with what failed
+    // (schemathesis's FAILURES/ERRORS sections and its summary) so a CI log's tail shows it.
+    println!("{stdout}");
+    assert!(
+        out.status.success(),
+        "schemathesis found problems (seed {seed}):\n{}\nstderr: {}",
+        report_problems(&stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(stdout.contains("passed"), "{stdout}");
     // Whatever it made was delivered (if at all) to loopback only: the receiver, or nowhere.
     for request in receiver.received() {
         assert!(request.header("webhook-id").starts_with("dlv_"));
     }
+}
+
+/// The parts of a schemathesis report that say what went wrong, without the long list of
+/// operations and warnings before them.
+fn report_problems(stdout: &str) -> String {
+    let start = ["= FAILURES =", "= ERRORS =", "= SUMMARY ="].iter().filter_map(|h| stdout.find(h)).min();
+    let problems = &stdout[start.map_or(0, |i| stdout[..i].rfind('\n').map_or(0, |n| n + 1))..];
+    problems.chars().take(8_000).collect()
 }
 
 #[tokio::test]
