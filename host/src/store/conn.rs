@@ -144,6 +144,15 @@ impl Conn {
     }
 }
 
+impl Conn {
+    /// Runs a pipeline of independent reads (see [`Conn::query_each`]): one round trip on one
+    /// Redis, every command on its own node on a cluster. The replies, typed.
+    pub async fn query_reads<T: redis::FromRedisValue>(&mut self, pipe: &Pipeline) -> redis::RedisResult<Vec<T>> {
+        let replies = self.query_each(std::slice::from_ref(pipe)).await?.pop().unwrap_or(Ok(Vec::new()))?;
+        replies.into_iter().map(|v| redis::from_redis_value(v).map_err(redis::RedisError::from)).collect()
+    }
+}
+
 impl ConnectionLike for Conn {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
         match self {

@@ -361,7 +361,8 @@ impl Store {
             for &i in at {
                 pipe.hgetall(self.keys().delivery(*p, &ids[i]));
             }
-            let raw: Vec<HashMap<String, Vec<u8>>> = pipe.query_async(&mut self.conn()).await?;
+            // Read alone on a cluster: mid-reshard the slot's records sit on two nodes.
+            let raw: Vec<HashMap<String, Vec<u8>>> = self.conn().query_reads(&pipe).await?;
             let rows: Vec<Row> = raw.into_iter().map(Row::from_raw).collect();
             let mut events: HashMap<(String, String), Option<Arc<StoredEvent>>> = HashMap::new();
             for Row { fields: row, .. } in &rows {
@@ -502,12 +503,17 @@ impl Store {
                     (end, ids)
                 }
                 None => {
-                    let (len, ids): (u64, Vec<String>) = redis::pipe()
-                        .atomic()
-                        .llen(&key)
-                        .lrange(&key, -(batch as isize), -1)
-                        .query_async(&mut self.conn())
-                        .await?;
+                    // Two commands, not a transaction: mid-reshard only a command alone follows
+                    // its key to the node it moves to (`ASK`). An index only grows at its tail,
+                    // so positions counted from its head stay valid between them.
+                    let len: u64 = redis::cmd("LLEN").arg(&key).query_async(&mut self.conn()).await?;
+                    let ids = match len {
+                        0 => Vec::new(),
+                        _ => {
+                            let start = len.saturating_sub(batch);
+                            redis::cmd("LRANGE").arg(&key).arg(start).arg(len - 1).query_async(&mut self.conn()).await?
+                        }
+                    };
                     (len, ids)
                 }
             };
@@ -533,7 +539,7 @@ impl Store {
             for &i in at {
                 pipe.cmd("HMGET").arg(self.keys().delivery(*p, &ids[i])).arg("s").arg("a").arg("w").arg("o");
             }
-            let rows: Vec<Vec<Option<String>>> = pipe.query_async(&mut self.conn()).await?;
+            let rows: Vec<Vec<Option<String>>> = self.conn().query_reads(&pipe).await?;
             Ok::<_, super::StoreError>(at.iter().copied().zip(rows).collect::<Vec<_>>())
         });
         let mut out = vec![None; ids.len()];

@@ -86,14 +86,11 @@ pub fn not_ready(e: &redis::RedisError) -> bool {
     {
         return true;
     }
-    match e.code() {
-        Some(code) => NOT_READY.contains(&code),
-        // A pipeline's error carries the server errors of its commands.
-        None => e
-            .clone()
-            .into_server_errors()
-            .is_some_and(|errors| errors.iter().any(|(_, s)| NOT_READY.contains(&s.code()))),
+    if e.code().is_some_and(|code| NOT_READY.contains(&code)) {
+        return true;
     }
+    // A pipeline's error, and a transaction's (`EXECABORT`), carry the errors of its commands.
+    e.clone().into_server_errors().is_some_and(|errors| errors.iter().any(|(_, s)| NOT_READY.contains(&s.code())))
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;

@@ -293,3 +293,63 @@ async fn a_token_whose_slot_is_half_moved_by_a_reshard_still_signs_in() {
     let stranger = t.admin.http.get("/api/v2/webhooks").bearer("wat_not-a-token").send().await;
     assert_eq!(stranger.status, 401, "{}", stranger.text());
 }
+
+#[tokio::test]
+async fn deliveries_whose_slot_is_half_moved_by_a_reshard_are_still_listed_and_read() {
+    // Mid-reshard one delivery record of a partition is on the new master and the others
+    // still on the old one: listings and reads by id find every one. (Its own cluster: the
+    // slot is left half moved.)
+    let cluster = RedisCluster::start();
+    let builder = WeirBuilder::cluster(&cluster).env("WEIR_REDIS_PARTITIONS", "4");
+    let weir = builder.start().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let receiver = Receiver::start().await;
+    let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    let hook_id = hook["id"].as_str().unwrap();
+    for i in 0..24 {
+        t.publisher.publish(&work_order_event(&format!("wo_{i}"))).await;
+    }
+    let settled = t.admin.settled(hook_id, 24).await;
+    let ids: Vec<String> = settled.iter().map(|d| d["id"].as_str().unwrap().to_owned()).collect();
+
+    // The partition holding most of them; one of its records moves, the rest stay.
+    let keys = weir::store::Keys::new(&builder.prefix(), 4);
+    let mut by_partition: HashMap<u16, Vec<&String>> = HashMap::new();
+    for id in &ids {
+        by_partition.entry(keys.partition_of_delivery(id).expect("a partition").0).or_default().push(id);
+    }
+    let (p, in_slot) = by_partition.into_iter().max_by_key(|(_, v)| v.len()).unwrap();
+    assert!(in_slot.len() >= 2, "24 deliveries over 4 partitions leave one with six");
+    let moved = keys.delivery(weir::store::Partition(p), in_slot[0]);
+    let slot = weir::store::keys::slot(&moved);
+    let source = owner_of_slot(&cluster, slot);
+    let target = cluster.masters().into_iter().find(|m| m.port != source.port).expect("another master");
+    let (mut from, mut to) = (cluster.node(source.port).conn(), cluster.node(target.port).conn());
+    let setslot = |state: &str, node: &str| redis::cmd("CLUSTER").arg("SETSLOT").arg(slot).arg(state).arg(node).clone();
+    let _: () = setslot("IMPORTING", &source.id).query(&mut to).expect("importing");
+    let _: () = setslot("MIGRATING", &target.id).query(&mut from).expect("migrating");
+    let _: () = redis::cmd("MIGRATE")
+        .arg("127.0.0.1")
+        .arg(target.port)
+        .arg("")
+        .arg(0)
+        .arg(5000)
+        .arg("KEYS")
+        .arg(&moved)
+        .query(&mut from)
+        .expect("migrate one delivery record");
+    let left: i64 = redis::cmd("CLUSTER").arg("COUNTKEYSINSLOT").arg(slot).query(&mut from).unwrap();
+    assert!(left > 0, "the partition's other records are still on the old master");
+
+    let listed = t.admin.deliveries_of(hook_id).await;
+    assert_eq!(listed.len(), 24, "every delivery listed mid-reshard");
+    let filtered =
+        t.admin.get(&format!("/api/v2/webhook_deliveries?webhook_id={hook_id}&status=succeeded&limit=100")).await;
+    assert_eq!(filtered.status, 200, "{}", filtered.text());
+    assert_eq!(filtered.json()["data"].as_array().map(Vec::len), Some(24), "every delivery passes the filter");
+    for id in in_slot {
+        let one = t.admin.get(&format!("/api/v2/webhook_deliveries/{id}")).await;
+        assert_eq!(one.status, 200, "{id} mid-reshard: {}", one.text());
+        assert_eq!(one.json()["status"], "succeeded");
+    }
+}

@@ -93,3 +93,19 @@ async fn an_outcome_redis_cannot_take_yet_is_recorded_later_not_sent_again() {
         .collect();
     assert_eq!(receiver.count(), 1, "the delivery was sent once: {seen:?} {d}");
 }
+
+#[tokio::test]
+async fn a_transaction_redis_refuses_for_want_of_memory_is_not_ready_not_a_fault() {
+    // Redis refuses a transaction's command as it queues it (out of memory, or a key mid-
+    // reshard: `ASK`) and then the transaction (`EXECABORT`): the cause inside decides.
+    let redis = RedisServer::start();
+    let mut conn = redis.conn();
+    let _: () = redis::cmd("SET").arg("filler").arg("x".repeat(4096)).query(&mut conn).unwrap();
+    let _: () = redis::cmd("CONFIG").arg("SET").arg("maxmemory").arg(1).query(&mut conn).unwrap();
+    let refused = redis::pipe().atomic().set("k", "v").ignore().query::<()>(&mut conn).unwrap_err();
+    assert_eq!(refused.code(), Some("EXECABORT"), "{refused:?}");
+    assert!(weir::store::not_ready(&refused), "{refused:?}");
+    let _: () = redis::cmd("CONFIG").arg("SET").arg("maxmemory").arg(0).query(&mut conn).unwrap();
+    let wrong = redis::pipe().atomic().cmd("SET").arg("k").ignore().query::<()>(&mut conn).unwrap_err();
+    assert!(!weir::store::not_ready(&wrong), "a malformed command is not Redis being busy: {wrong:?}");
+}
