@@ -295,7 +295,7 @@ impl Store {
         for id in &ids {
             pipe.cmd("HMGET").arg(self.keys().delivery(p, id)).arg("o").arg("w").arg("e").arg("s");
         }
-        let rows: Vec<Vec<Option<String>>> = pipe.query_async(&mut self.conn()).await?;
+        let rows: Vec<Vec<Option<String>>> = self.conn().query_reads(&pipe).await?;
         Ok(ids
             .into_iter()
             .zip(rows)

@@ -477,7 +477,7 @@ impl Store {
                 pipe.cmd("ZCOUNT").arg(&queue).arg("-inf").arg(now);
                 pipe.cmd("ZCOUNT").arg(&queue).arg(format!("({now}")).arg("+inf");
             }
-            let counts: Vec<u64> = pipe.query_async(&mut self.conn()).await?;
+            let counts: Vec<u64> = self.conn().query_reads(&pipe).await?;
             for triple in counts.chunks(3) {
                 due += triple[0] + triple.get(1).copied().unwrap_or(0);
                 waiting += triple.get(2).copied().unwrap_or(0);

@@ -278,7 +278,7 @@ impl Store {
         for id in &ids {
             pipe.hgetall(self.keys().webhook(org_id, id));
         }
-        let rows: Vec<HashMap<String, String>> = pipe.query_async(&mut self.conn()).await?;
+        let rows: Vec<HashMap<String, String>> = self.conn().query_reads(&pipe).await?;
         let mut webhooks = Vec::with_capacity(rows.len());
         for (id, fields) in ids.iter().zip(rows) {
             if !fields.is_empty() {
