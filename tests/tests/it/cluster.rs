@@ -255,19 +255,11 @@ fn owner_of_slot(cluster: &RedisCluster, slot: u16) -> cluster::NodeInfo {
         .expect("a master holds the slot's keys")
 }
 
-#[tokio::test]
-async fn a_token_whose_slot_is_half_moved_by_a_reshard_still_signs_in() {
-    // A reshard moves a slot's keys a few at a time: for a moment an API client's record
-    // is on the new master and its token still on the old one. (Its own cluster: the slot
-    // is left half moved.)
-    let cluster = RedisCluster::start();
-    let builder = WeirBuilder::cluster(&cluster);
-    let weir = builder.start().await;
-    let t = weir.tenant(Plan::Pro).await;
-    t.admin.get("/api/v2/webhooks").await.expect(200);
-    let client_key = weir::store::Keys::new(&builder.prefix(), 1).client(&t.admin.creds.client_id);
-    let slot = weir::store::keys::slot(&client_key);
-    let source = owner_of_slot(&cluster, slot);
+/// Leaves the slot of `key` half moved, as `redis-cli --cluster reshard` does for a moment:
+/// `key` on another master, the slot's other keys still on its own.
+fn half_move(cluster: &RedisCluster, key: &str) {
+    let slot = weir::store::keys::slot(key);
+    let source = owner_of_slot(cluster, slot);
     let target = cluster.masters().into_iter().find(|m| m.port != source.port).expect("another master");
     let (mut from, mut to) = (cluster.node(source.port).conn(), cluster.node(target.port).conn());
     let setslot = |state: &str, node: &str| redis::cmd("CLUSTER").arg("SETSLOT").arg(slot).arg(state).arg(node).clone();
@@ -280,25 +272,19 @@ async fn a_token_whose_slot_is_half_moved_by_a_reshard_still_signs_in() {
         .arg(0)
         .arg(5000)
         .arg("KEYS")
-        .arg(&client_key)
+        .arg(key)
         .query(&mut from)
-        .expect("migrate the client's record");
+        .expect("migrate the key");
     let left: i64 = redis::cmd("CLUSTER").arg("COUNTKEYSINSLOT").arg(slot).query(&mut from).unwrap();
-    assert!(left > 0, "the token is still on the old master");
-
-    for _ in 0..5 {
-        let resp = t.admin.get("/api/v2/webhooks").await;
-        assert_eq!(resp.status, 200, "a live token mid-reshard: {}", resp.text());
-    }
-    let stranger = t.admin.http.get("/api/v2/webhooks").bearer("wat_not-a-token").send().await;
-    assert_eq!(stranger.status, 401, "{}", stranger.text());
+    assert!(left > 0, "the slot's other keys are still on the old master");
 }
 
 #[tokio::test]
-async fn deliveries_whose_slot_is_half_moved_by_a_reshard_are_still_listed_and_read() {
-    // Mid-reshard one delivery record of a partition is on the new master and the others
-    // still on the old one: listings and reads by id find every one. (Its own cluster: the
-    // slot is left half moved.)
+async fn a_slot_half_moved_by_a_reshard_still_serves_tokens_and_deliveries() {
+    // Mid-reshard an API client's record is on the new master and its token still on the
+    // old one; one delivery record of a partition has moved and the others not. Tokens
+    // sign in, listings and reads by id find every delivery. (Its own cluster: slots are
+    // left half moved.)
     let cluster = RedisCluster::start();
     let builder = WeirBuilder::cluster(&cluster).env("WEIR_REDIS_PARTITIONS", "4");
     let weir = builder.start().await;
@@ -312,35 +298,31 @@ async fn deliveries_whose_slot_is_half_moved_by_a_reshard_are_still_listed_and_r
     let settled = t.admin.settled(hook_id, 24).await;
     let ids: Vec<String> = settled.iter().map(|d| d["id"].as_str().unwrap().to_owned()).collect();
 
-    // The partition holding most of them; one of its records moves, the rest stay.
     let keys = weir::store::Keys::new(&builder.prefix(), 4);
+    let client_key = keys.client(&t.admin.creds.client_id);
+    half_move(&cluster, &client_key);
+    for _ in 0..5 {
+        let resp = t.admin.get("/api/v2/webhooks").await;
+        assert_eq!(resp.status, 200, "a live token mid-reshard: {}", resp.text());
+    }
+    let stranger = t.admin.http.get("/api/v2/webhooks").bearer("wat_not-a-token").send().await;
+    assert_eq!(stranger.status, 401, "{}", stranger.text());
+
+    // The partition holding most deliveries (in another slot than the client's): one of
+    // its records moves, the rest stay.
     let mut by_partition: HashMap<u16, Vec<&String>> = HashMap::new();
     for id in &ids {
         by_partition.entry(keys.partition_of_delivery(id).expect("a partition").0).or_default().push(id);
     }
-    let (p, in_slot) = by_partition.into_iter().max_by_key(|(_, v)| v.len()).unwrap();
-    assert!(in_slot.len() >= 2, "24 deliveries over 4 partitions leave one with six");
-    let moved = keys.delivery(weir::store::Partition(p), in_slot[0]);
-    let slot = weir::store::keys::slot(&moved);
-    let source = owner_of_slot(&cluster, slot);
-    let target = cluster.masters().into_iter().find(|m| m.port != source.port).expect("another master");
-    let (mut from, mut to) = (cluster.node(source.port).conn(), cluster.node(target.port).conn());
-    let setslot = |state: &str, node: &str| redis::cmd("CLUSTER").arg("SETSLOT").arg(slot).arg(state).arg(node).clone();
-    let _: () = setslot("IMPORTING", &source.id).query(&mut to).expect("importing");
-    let _: () = setslot("MIGRATING", &target.id).query(&mut from).expect("migrating");
-    let _: () = redis::cmd("MIGRATE")
-        .arg("127.0.0.1")
-        .arg(target.port)
-        .arg("")
-        .arg(0)
-        .arg(5000)
-        .arg("KEYS")
-        .arg(&moved)
-        .query(&mut from)
-        .expect("migrate one delivery record");
-    let left: i64 = redis::cmd("CLUSTER").arg("COUNTKEYSINSLOT").arg(slot).query(&mut from).unwrap();
-    assert!(left > 0, "the partition's other records are still on the old master");
-
+    let record = |p: u16, id: &str| keys.delivery(weir::store::Partition(p), id);
+    let client_slot = weir::store::keys::slot(&client_key);
+    let (p, in_slot) = by_partition
+        .into_iter()
+        .filter(|(p, v)| weir::store::keys::slot(&record(*p, v[0])) != client_slot)
+        .max_by_key(|(_, v)| v.len())
+        .expect("a partition outside the client's slot");
+    assert!(in_slot.len() >= 2, "24 deliveries over 4 partitions leave one with several: {}", in_slot.len());
+    half_move(&cluster, &record(p, in_slot[0]));
     let listed = t.admin.deliveries_of(hook_id).await;
     assert_eq!(listed.len(), 24, "every delivery listed mid-reshard");
     let filtered =

@@ -85,6 +85,7 @@ impl WeirBuilder {
     /// Starts Weir in this process on a free port.
     pub async fn start(&self) -> Weir {
         weir::install_crypto_provider();
+        log_to_the_test();
         let config = self.config();
         let store =
             Store::connect(&config.store_settings().expect("a Redis to use")).await.expect("test redis reachable");
@@ -486,4 +487,19 @@ impl Api {
             .expect(200)
             .json()
     }
+}
+
+/// Weir's warnings and errors (of every in-process Weir) go to the output of the test that
+/// caused them, which libtest shows only when that test fails: a failure says what Weir saw.
+/// (`WEIR_TEST_LOG` sets another filter, e.g. `weir=debug`.)
+fn log_to_the_test() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let filter = std::env::var("WEIR_TEST_LOG").unwrap_or_else(|_| "weir=warn".into());
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_test_writer()
+            .with_ansi(false)
+            .try_init();
+    });
 }
