@@ -12,5 +12,7 @@ cd "$(dirname "$0")/.."
 cargo test --locked --workspace -- --test-threads "${WEIR_TEST_THREADS:-6}"
 # The delivery, queue, crash and API tests once more, on a local Redis Cluster of three
 # masters with a replica each (the cluster:: tests above start their own clusters).
-WEIR_TEST_REDIS=cluster cargo test --locked -p weir-tests --test it -- --test-threads "${WEIR_TEST_THREADS:-6}" \
+# (`--workspace --test it`, not `-p weir-tests`: the same features as above, so the same
+# test binary, not a second build of Weir.)
+WEIR_TEST_REDIS=cluster cargo test --locked --workspace --test it -- --test-threads "${WEIR_TEST_THREADS:-6}" \
   delivery:: delivery_faults:: events_api:: signatures:: webhooks_api:: exports:: plugins:: oauth:: errors:: retries::
