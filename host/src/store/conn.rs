@@ -142,9 +142,7 @@ impl Conn {
             }
         }
     }
-}
 
-impl Conn {
     /// Runs a pipeline of independent reads (see [`Conn::query_each`]): one round trip on one
     /// Redis, every command on its own node on a cluster. The replies, typed.
     pub async fn query_reads<T: redis::FromRedisValue>(&mut self, pipe: &Pipeline) -> redis::RedisResult<Vec<T>> {

@@ -494,27 +494,19 @@ impl Store {
                 break;
             }
             let key = self.index_key(p, index, at.day);
-            let (end, ids): (u64, Vec<String>) = match at.end {
-                Some(0) => (0, Vec::new()),
-                Some(end) => {
+            // Where the unread part ends: the cursor's position, or the index's length on its
+            // first page. Two commands, not a transaction: mid-reshard only a command alone
+            // follows its key to the node it moves to (`ASK`). An index only grows at its
+            // tail, so positions counted from its head stay valid between them.
+            let end: u64 = match at.end {
+                Some(end) => end,
+                None => redis::cmd("LLEN").arg(&key).query_async(&mut self.conn()).await?,
+            };
+            let ids: Vec<String> = match end {
+                0 => Vec::new(),
+                _ => {
                     let start = end.saturating_sub(batch);
-                    let ids =
-                        redis::cmd("LRANGE").arg(&key).arg(start).arg(end - 1).query_async(&mut self.conn()).await?;
-                    (end, ids)
-                }
-                None => {
-                    // Two commands, not a transaction: mid-reshard only a command alone follows
-                    // its key to the node it moves to (`ASK`). An index only grows at its tail,
-                    // so positions counted from its head stay valid between them.
-                    let len: u64 = redis::cmd("LLEN").arg(&key).query_async(&mut self.conn()).await?;
-                    let ids = match len {
-                        0 => Vec::new(),
-                        _ => {
-                            let start = len.saturating_sub(batch);
-                            redis::cmd("LRANGE").arg(&key).arg(start).arg(len - 1).query_async(&mut self.conn()).await?
-                        }
-                    };
-                    (len, ids)
+                    redis::cmd("LRANGE").arg(&key).arg(start).arg(end - 1).query_async(&mut self.conn()).await?
                 }
             };
             if ids.is_empty() {
