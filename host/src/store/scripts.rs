@@ -6,30 +6,32 @@
 
 use std::sync::LazyLock;
 
-use redis::{FromRedisValue, Script, ScriptInvocation, ToRedisArgs};
+use redis::{Cmd, ErrorKind, FromRedisValue, Script, ServerErrorKind, ToRedisArgs};
 
 use super::keys::slot;
 use super::{Conn, Result, StoreError};
 
-/// A script and its name (for errors).
+/// A script: its name (for errors), its source and its SHA-1.
 pub(crate) struct Lua {
     name: &'static str,
-    script: Script,
+    source: &'static str,
+    hash: String,
+}
+
+impl Lua {
+    fn new(name: &'static str, source: &'static str) -> Lua {
+        Lua { name, source, hash: Script::new(source).get_hash().to_owned() }
+    }
 }
 
 macro_rules! lua {
     ($static:ident, $file:literal) => {
         pub(crate) static $static: LazyLock<Lua> =
-            LazyLock::new(|| Lua { name: $file, script: Script::new(include_str!(concat!("lua/", $file))) });
+            LazyLock::new(|| Lua::new($file, include_str!(concat!("lua/", $file))));
     };
     ($static:ident, $lib:literal, $file:literal) => {
-        pub(crate) static $static: LazyLock<Lua> = LazyLock::new(|| Lua {
-            name: $file,
-            script: Script::new(concat!(
-                include_str!(concat!("lua/", $lib)),
-                "\n",
-                include_str!(concat!("lua/", $file))
-            )),
+        pub(crate) static $static: LazyLock<Lua> = LazyLock::new(|| {
+            Lua::new($file, concat!(include_str!(concat!("lua/", $lib)), "\n", include_str!(concat!("lua/", $file))))
         });
     };
 }
@@ -62,14 +64,15 @@ lua!(TRIM, "trim.lua");
 impl Lua {
     /// A call of this script, to which keys and arguments are added.
     pub(crate) fn call(&self) -> Call<'_> {
-        Call { name: self.name, invocation: self.script.prepare_invoke(), slot: None, cross_slot: None }
+        Call { lua: self, keys: Vec::new(), args: Vec::new(), slot: None, cross_slot: None }
     }
 }
 
 /// One call of a script being built.
 pub(crate) struct Call<'a> {
-    name: &'static str,
-    invocation: ScriptInvocation<'a>,
+    lua: &'a Lua,
+    keys: Vec<Vec<u8>>,
+    args: Vec<Vec<u8>>,
     slot: Option<u16>,
     cross_slot: Option<String>,
 }
@@ -83,24 +86,39 @@ impl Call<'_> {
             Some(first) if first != s && self.cross_slot.is_none() => self.cross_slot = Some(key.to_owned()),
             Some(_) => {}
         }
-        self.invocation.key(key);
+        self.keys.push(key.as_bytes().to_vec());
         self
     }
 
     pub(crate) fn arg<T: ToRedisArgs>(&mut self, arg: T) -> &mut Self {
-        self.invocation.arg(arg);
+        arg.write_redis_args(&mut self.args);
         self
     }
 
-    /// Runs the script (loading it first on a node that lacks it).
+    /// Runs the script by its SHA-1; a node that lacks it (a restarted Redis, a promoted
+    /// replica, a master that slots are being moved to) is sent the source instead, with
+    /// `EVAL`, which goes where the keys are (redirects included) and leaves the script
+    /// cached there. (Loading it with `SCRIPT LOAD` would not do on a cluster mid-reshard:
+    /// that goes to the masters the client knows, which may not include the new one.)
     pub(crate) async fn run<T: FromRedisValue>(&self, conn: &mut Conn) -> Result<T> {
         if let Some(key) = &self.cross_slot {
             return Err(StoreError::Corrupt {
                 key: key.clone(),
-                reason: format!("{} was called with keys of different hash slots", self.name),
+                reason: format!("{} was called with keys of different hash slots", self.lua.name),
             });
         }
-        Ok(self.invocation.invoke_async(conn).await?)
+        match self.command("EVALSHA", &self.lua.hash).query_async(conn).await {
+            Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+                Ok(self.command("EVAL", self.lua.source).query_async(conn).await?)
+            }
+            reply => Ok(reply?),
+        }
+    }
+
+    fn command(&self, verb: &str, script: &str) -> Cmd {
+        let mut cmd = redis::cmd(verb);
+        cmd.arg(script).arg(self.keys.len()).arg(&*self.keys).arg(&*self.args);
+        cmd
     }
 }
 

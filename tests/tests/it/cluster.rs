@@ -335,3 +335,100 @@ async fn a_slot_half_moved_by_a_reshard_still_serves_tokens_and_deliveries() {
         assert_eq!(one.json()["status"], "succeeded");
     }
 }
+
+#[tokio::test]
+async fn a_master_added_after_weir_started_runs_scripts_it_was_never_sent() {
+    // A reshard gives a partition's slot to a master that joined after Weir connected and
+    // has never been sent a script: a script redirected there (`MOVED`) is answered
+    // `NOSCRIPT`, and `SCRIPT LOAD` goes only to the masters the client knew (one full run
+    // of the reshard test answered a publish 500 that way). Scripts a node lacks are now
+    // sent with their source (`EVAL`), which follows the redirect.
+    let mut cluster = RedisCluster::start();
+    let builder = WeirBuilder::cluster(&cluster).env("WEIR_REDIS_PARTITIONS", "4");
+    let weir = builder.start().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let receiver = Receiver::start().await;
+    t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    t.publisher.publish(&work_order_event("wo_before")).await;
+    receiver.wait_for(1, Duration::from_secs(20)).await;
+
+    let new_master = cluster.add_master();
+    cluster.wait_healthy(3);
+    // A partition nothing has been published to, whose slot moves whole to the new master.
+    let keys = weir::store::Keys::new(&builder.prefix(), 4);
+    let used = keys.partition_of_subject(&t.org_id, "WorkOrder", "wo_before");
+    let (subject, p) = (0..)
+        .map(|i| format!("wo_{i}"))
+        .map(|s| {
+            let p = keys.partition_of_subject(&t.org_id, "WorkOrder", &s);
+            (s, p)
+        })
+        .find(|(_, p)| *p != used)
+        .expect("another partition");
+    let slot = weir::store::keys::slot(&keys.ready(p));
+    move_slot(&cluster, slot, new_master);
+
+    let resp = t.publisher.post("/api/v2/events", &work_order_event(&subject)).await;
+    assert_eq!(resp.status, 202, "a publish to a slot now on the new master: {}", resp.text());
+    let got = receiver.wait_for(2, Duration::from_secs(20)).await;
+    assert!(got.iter().any(|d| d.json()["subject"]["id"] == subject.as_str()), "delivered from the new master");
+    let mut conn = cluster.node(new_master).conn();
+    let there: i64 = redis::cmd("CLUSTER").arg("COUNTKEYSINSLOT").arg(slot).query(&mut conn).unwrap();
+    assert!(there > 1, "the event and its delivery were written on the new master");
+}
+
+/// Moves `slot` whole, keys and all, to the master on `target` (what a reshard does to
+/// each slot), and waits until every master agrees.
+fn move_slot(cluster: &RedisCluster, slot: u16, target: u16) {
+    let masters = cluster.masters();
+    let owner = |port: u16| -> String {
+        let mut conn = cluster.node(port).conn();
+        let nodes: String = redis::cmd("CLUSTER").arg("NODES").query(&mut conn).expect("CLUSTER NODES");
+        nodes
+            .lines()
+            .find_map(|line| {
+                let fields: Vec<&str> = line.split(' ').collect();
+                let owns = fields.iter().skip(8).any(|range| match range.split_once('-') {
+                    Some((lo, hi)) => {
+                        lo.parse::<u16>().is_ok_and(|lo| lo <= slot) && hi.parse::<u16>().is_ok_and(|hi| slot <= hi)
+                    }
+                    None => range.parse::<u16>() == Ok(slot),
+                });
+                owns.then(|| {
+                    fields[1].rsplit_once(':').map_or("", |(_, p)| p).split('@').next().unwrap_or("").to_owned()
+                })
+            })
+            .expect("a master owns the slot")
+    };
+    let source: u16 = owner(target).parse().expect("the owner's port");
+    let id = |port: u16| masters.iter().find(|m| m.port == port).expect("a master").id.clone();
+    let (mut from, mut to) = (cluster.node(source).conn(), cluster.node(target).conn());
+    let setslot = |args: &[&str]| redis::cmd("CLUSTER").arg("SETSLOT").arg(slot).arg(args).clone();
+    let _: () = setslot(&["IMPORTING", &id(source)]).query(&mut to).expect("importing");
+    let _: () = setslot(&["MIGRATING", &id(target)]).query(&mut from).expect("migrating");
+    loop {
+        let batch: Vec<String> =
+            redis::cmd("CLUSTER").arg("GETKEYSINSLOT").arg(slot).arg(100).query(&mut from).unwrap();
+        if batch.is_empty() {
+            break;
+        }
+        let _: () = redis::cmd("MIGRATE")
+            .arg("127.0.0.1")
+            .arg(target)
+            .arg("")
+            .arg(0)
+            .arg(5000)
+            .arg("KEYS")
+            .arg(&batch)
+            .query(&mut from)
+            .expect("migrate keys");
+    }
+    for m in &masters {
+        let _: () = setslot(&["NODE", &id(target)]).query(&mut cluster.node(m.port).conn()).expect("node");
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !masters.iter().all(|m| owner(m.port) == target.to_string()) {
+        assert!(std::time::Instant::now() < deadline, "the masters never agreed the slot moved");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
