@@ -30,6 +30,7 @@ pub const KEYS: &[&str] = &[
     "data_dir",
     "listen",
     "max_connections",
+    "runtime_threads",
     "log_format",
     "public_url",
     "tls_cert",
@@ -73,6 +74,8 @@ pub struct Config {
     pub listen: SocketAddr,
     /// Most connections open at once on the listener.
     pub max_connections: usize,
+    /// Threads of the async runtime (HTTP, Redis, delivery hand-offs).
+    pub runtime_threads: usize,
     pub log_format: LogFormat,
     /// Explicit `public_url`; see [`Config::public_url`] for the effective one.
     pub public_url: Option<String>,
@@ -465,10 +468,14 @@ impl Layers {
         let plugin_memory_mib = self.uint("plugin_memory_mib", 1, 4096)? as usize;
         let plugin_max_output_kib = self.uint("plugin_max_output_kib", 1, 65_536)? as usize;
         let plugin_concurrency = self.uint("plugin_concurrency", 1, 256)? as usize;
+        let runtime_threads = match self.uint("runtime_threads", 0, 1024)? as usize {
+            0 => half_the_cores(),
+            n => n,
+        };
         // 0: half the machine's cores (at least one), so one organisation's busy plugins
         // leave CPU for everyone else's; never more than the whole pool.
         let plugin_concurrency_per_org = match self.uint("plugin_concurrency_per_org", 0, 256)? as usize {
-            0 => (std::thread::available_parallelism().map_or(2, |n| n.get()) / 2).max(1),
+            0 => half_the_cores(),
             n => n,
         }
         .min(plugin_concurrency);
@@ -493,6 +500,7 @@ impl Layers {
             data_dir,
             listen,
             max_connections,
+            runtime_threads,
             log_format,
             public_url,
             tls,
@@ -518,6 +526,12 @@ impl Layers {
             plugin_concurrency_per_org,
         })
     }
+}
+
+/// Half the cores this process may use (at least one): the default of settings that
+/// should leave the rest of the machine to others.
+fn half_the_cores() -> usize {
+    (std::thread::available_parallelism().map_or(2, |n| n.get()) / 2).max(1)
 }
 
 #[cfg(test)]

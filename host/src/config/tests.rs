@@ -169,3 +169,12 @@ fn deactivate_after_may_be_zero() {
     let err = load(&[("WEIR_DEACTIVATE_AFTER", "-1s")]).unwrap_err().to_string();
     assert!(err.starts_with("WEIR_DEACTIVATE_AFTER"), "{err}");
 }
+
+#[test]
+fn runtime_threads_default_to_half_the_cores_and_may_be_set() {
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    assert_eq!(load(&[]).unwrap().runtime_threads, (cores / 2).max(1));
+    assert_eq!(load(&[("WEIR_RUNTIME_THREADS", "3")]).unwrap().runtime_threads, 3);
+    let err = load(&[("WEIR_RUNTIME_THREADS", "many")]).unwrap_err().to_string();
+    assert!(err.contains("WEIR_RUNTIME_THREADS"), "{err}");
+}
