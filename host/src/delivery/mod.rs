@@ -184,12 +184,12 @@ async fn load(
     claims: Vec<Claim>,
 ) -> Result<Vec<Result<Option<Work>, StoreError>>, StoreError> {
     let members: Vec<Member> = claims.iter().map(|c| c.member.clone()).collect();
-    let loaded = store.load(p, &members).await?;
     let mut webhooks: Vec<(String, String)> =
         claims.iter().map(|c| (c.member.org.clone(), c.webhook.clone())).collect();
     webhooks.sort_unstable();
     webhooks.dedup();
-    let targets = store.webhook_targets(&webhooks).await?;
+    // Sent together: on one Redis they share a round trip.
+    let (loaded, targets) = tokio::try_join!(store.load(p, &members), store.webhook_targets(&webhooks))?;
     let targets: HashMap<(String, String), Option<WebhookTarget>> = webhooks.into_iter().zip(targets).collect();
     Ok(loaded
         .into_iter()

@@ -45,6 +45,9 @@ pub struct TokenQuery {
     pub token_hash: String,
 }
 
+/// The fields of a client a token lookup reads (not its secret's hash).
+const OWNER_FIELDS: &[&str] = &["org_id", "name", "admin", "publisher", "revoked", "plan"];
+
 fn client_from(client_id: &str, f: &HashMap<String, String>) -> Client {
     let text = |name: &str| f.get(name).cloned().unwrap_or_default();
     Client {
@@ -147,7 +150,10 @@ impl Store {
             .iter()
             .map(|q| {
                 let mut pipe = redis::pipe();
-                pipe.exists(self.keys().token(&q.client_id, &q.token_hash)).hgetall(self.keys().client(&q.client_id));
+                pipe.exists(self.keys().token(&q.client_id, &q.token_hash))
+                    .cmd("HMGET")
+                    .arg(self.keys().client(&q.client_id))
+                    .arg(OWNER_FIELDS);
                 pipe
             })
             .collect();
@@ -156,9 +162,11 @@ impl Store {
     }
 
     fn token_owner(&self, client_id: &str, reply: Vec<redis::Value>) -> Result<Option<TokenOwner>> {
-        let (live, fields): (bool, HashMap<String, String>) = redis::from_redis_value(redis::Value::Array(reply))
+        let (live, values): (bool, Vec<Option<String>>) = redis::from_redis_value(redis::Value::Array(reply))
             .map_err(|e| StoreError::Corrupt { key: self.keys().client(client_id), reason: e.to_string() })?;
-        if !live || fields.is_empty() {
+        let fields: HashMap<String, String> =
+            OWNER_FIELDS.iter().zip(values).filter_map(|(name, v)| Some(((*name).to_owned(), v?))).collect();
+        if !live || !fields.contains_key("org_id") {
             return Ok(None);
         }
         let client = client_from(client_id, &fields);
