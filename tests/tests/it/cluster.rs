@@ -381,26 +381,11 @@ async fn a_master_added_after_weir_started_runs_scripts_it_was_never_sent() {
 /// each slot), and waits until every master agrees.
 fn move_slot(cluster: &RedisCluster, slot: u16, target: u16) {
     let masters = cluster.masters();
-    let owner = |port: u16| -> String {
-        let mut conn = cluster.node(port).conn();
-        let nodes: String = redis::cmd("CLUSTER").arg("NODES").query(&mut conn).expect("CLUSTER NODES");
-        nodes
-            .lines()
-            .find_map(|line| {
-                let fields: Vec<&str> = line.split(' ').collect();
-                let owns = fields.iter().skip(8).any(|range| match range.split_once('-') {
-                    Some((lo, hi)) => {
-                        lo.parse::<u16>().is_ok_and(|lo| lo <= slot) && hi.parse::<u16>().is_ok_and(|hi| slot <= hi)
-                    }
-                    None => range.parse::<u16>() == Ok(slot),
-                });
-                owns.then(|| {
-                    fields[1].rsplit_once(':').map_or("", |(_, p)| p).split('@').next().unwrap_or("").to_owned()
-                })
-            })
-            .expect("a master owns the slot")
+    // The master serving `slot` as the node on `port` sees it.
+    let owner = |port: u16| {
+        cluster.view_of(port).and_then(|view| view.into_iter().find(|n| n.master && n.serves(slot)).map(|n| n.port))
     };
-    let source: u16 = owner(target).parse().expect("the owner's port");
+    let source = owner(target).expect("a master serves the slot");
     let id = |port: u16| masters.iter().find(|m| m.port == port).expect("a master").id.clone();
     let (mut from, mut to) = (cluster.node(source).conn(), cluster.node(target).conn());
     let setslot = |args: &[&str]| redis::cmd("CLUSTER").arg("SETSLOT").arg(slot).arg(args).clone();
@@ -427,7 +412,7 @@ fn move_slot(cluster: &RedisCluster, slot: u16, target: u16) {
         let _: () = setslot(&["NODE", &id(target)]).query(&mut cluster.node(m.port).conn()).expect("node");
     }
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while !masters.iter().all(|m| owner(m.port) == target.to_string()) {
+    while !masters.iter().all(|m| owner(m.port) == Some(target)) {
         assert!(std::time::Instant::now() < deadline, "the masters never agreed the slot moved");
         std::thread::sleep(Duration::from_millis(100));
     }

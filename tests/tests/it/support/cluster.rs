@@ -20,6 +20,14 @@ pub struct NodeInfo {
     pub master: bool,
     pub failed: bool,
     pub slots: usize,
+    /// The slot ranges it serves (first and last, inclusive).
+    pub ranges: Vec<(u16, u16)>,
+}
+
+impl NodeInfo {
+    pub fn serves(&self, slot: u16) -> bool {
+        self.ranges.iter().any(|(first, last)| (*first..=*last).contains(&slot))
+    }
 }
 
 impl RedisCluster {
@@ -50,11 +58,18 @@ impl RedisCluster {
     /// The cluster as one node (the first one running) sees it.
     pub fn topology(&self) -> Vec<NodeInfo> {
         for node in self.nodes.iter().filter(|n| n.is_running()) {
-            let Ok(mut conn) = redis::Client::open(node.url()).and_then(|c| c.get_connection()) else { continue };
-            let Ok(text) = redis::cmd("CLUSTER").arg("NODES").query::<String>(&mut conn) else { continue };
-            return text.lines().filter_map(parse_node).collect();
+            if let Some(view) = self.view_of(node.port) {
+                return view;
+            }
         }
         panic!("no cluster node answers");
+    }
+
+    /// The cluster as the node on `port` sees it (`None` if it does not answer).
+    pub fn view_of(&self, port: u16) -> Option<Vec<NodeInfo>> {
+        let mut conn = redis::Client::open(self.node(port).url()).and_then(|c| c.get_connection()).ok()?;
+        let text = redis::cmd("CLUSTER").arg("NODES").query::<String>(&mut conn).ok()?;
+        Some(text.lines().filter_map(parse_node).collect())
     }
 
     /// The node serving as a master on each port, with its slot count.
@@ -151,20 +166,22 @@ fn parse_node(line: &str) -> Option<NodeInfo> {
     }
     let port = fields[1].split(['@', ':']).nth(1)?.parse().ok()?;
     let flags = fields[2];
-    let slots = fields[8..]
+    // Slots being moved are listed in brackets (`[slot->-node]`): not served yet, or still.
+    let ranges: Vec<(u16, u16)> = fields[8..]
         .iter()
         .filter(|s| !s.starts_with('['))
-        .map(|s| match s.split_once('-') {
-            Some((a, b)) => b.parse::<usize>().unwrap_or(0) + 1 - a.parse::<usize>().unwrap_or(0),
-            None => 1,
+        .filter_map(|s| match s.split_once('-') {
+            Some((a, b)) => Some((a.parse().ok()?, b.parse().ok()?)),
+            None => s.parse().ok().map(|one| (one, one)),
         })
-        .sum();
+        .collect();
     Some(NodeInfo {
         id: fields[0].to_owned(),
         port,
         master: flags.contains("master"),
         failed: flags.contains("fail"),
-        slots,
+        slots: ranges.iter().map(|(first, last)| usize::from(last - first) + 1).sum(),
+        ranges,
     })
 }
 
