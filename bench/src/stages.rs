@@ -40,9 +40,9 @@ pub async fn run(deliveries: usize, webhooks: usize) {
     let mut rows = Vec::new();
 
     let now = weir::time::now_millis();
-    let stored = Arc::new(
-        StoredEvent { created_at: "2026-11-22T11:00:38.123Z".into(), envelope: envelope(), accepted_ms: now }.encode(),
-    );
+    let event =
+        Arc::new(StoredEvent { created_at: "2026-11-22T11:00:38.123Z".into(), envelope: envelope(), accepted_ms: now });
+    let stored = Arc::new(event.encode());
     let publications: Vec<Publication> = (0..events)
         .map(|i| Publication {
             org_id: org.into(),
@@ -51,10 +51,10 @@ pub async fn run(deliveries: usize, webhooks: usize) {
             subject: format!("WorkOrder:wo_{i}"),
             deleted: false,
             event_ms: 1_795_345_238_000 + i as u64,
+            event: event.clone(),
             stored: stored.clone(),
             snapshot: true,
             webhooks: hooks.clone(),
-            accepted_ms: now,
         })
         .collect();
     let cpu = redis.cpu_seconds().await;

@@ -142,14 +142,21 @@ pub fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let runtime =
-        match tokio::runtime::Builder::new_multi_thread().worker_threads(config.runtime_threads).enable_all().build() {
-            Ok(rt) => rt,
-            Err(e) => {
-                eprintln!("weir: cannot start the async runtime: {e}");
-                return ExitCode::FAILURE;
-            }
-        };
+    let mut builder = match config.runtime_threads {
+        1 => tokio::runtime::Builder::new_current_thread(),
+        n => {
+            let mut b = tokio::runtime::Builder::new_multi_thread();
+            b.worker_threads(n);
+            b
+        }
+    };
+    let runtime = match builder.enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("weir: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     match cli.command {
         Command::Serve => runtime.block_on(serve::serve(config)),
         Command::Admin { command } => runtime.block_on(admin::run(config, command)),

@@ -74,7 +74,8 @@ pub struct Config {
     pub listen: SocketAddr,
     /// Most connections open at once on the listener.
     pub max_connections: usize,
-    /// Threads of the async runtime (HTTP, Redis, delivery hand-offs).
+    /// Threads of the async runtime (HTTP, Redis, delivery hand-offs); with one, tokio's
+    /// single-threaded scheduler (no work stealing, tasks woken run in turn).
     pub runtime_threads: usize,
     pub log_format: LogFormat,
     /// Explicit `public_url`; see [`Config::public_url`] for the effective one.

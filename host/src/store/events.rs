@@ -162,14 +162,14 @@ pub struct Publication {
     pub deleted: bool,
     /// The event's time (ms): newer snapshots replace older ones, whatever the arrival order.
     pub event_ms: u64,
-    /// The stored form of the event ([`StoredEvent::encode`]).
+    /// The event as stored, and its stored form ([`StoredEvent::encode`] of it: encoded by
+    /// the caller, so that concurrent publishes compress in parallel).
+    pub event: Arc<StoredEvent>,
     pub stored: Arc<Vec<u8>>,
     /// The envelope may be kept as its record's snapshot (it is small enough).
     pub snapshot: bool,
     /// The active webhooks subscribed to the action.
     pub webhooks: Vec<String>,
-    /// When it was accepted (ms; also in `stored`): its deliveries' ids are derived from it.
-    pub accepted_ms: u64,
 }
 
 /// The id of the delivery of an event to a webhook (see the module's documentation).
@@ -218,13 +218,15 @@ impl Store {
                     true => "y",
                 })
                 .arg(event.webhooks.len());
-            let day = super::keys::day_of(event.accepted_ms);
+            // Its deliveries' ids are derived from the time it was accepted.
+            let accepted_ms = event.event.accepted_ms;
+            let day = super::keys::day_of(accepted_ms);
             // In id order, so the indexes list one event's deliveries (which share a time)
             // newest first by id too.
             let mut fan_out: Vec<(String, &String)> = event
                 .webhooks
                 .iter()
-                .map(|w| (delivery_id(p, event.accepted_ms, &event.org_id, &event.event_id, w), w))
+                .map(|w| (delivery_id(p, accepted_ms, &event.org_id, &event.event_id, w), w))
                 .collect();
             fan_out.sort();
             for (delivery, webhook) in &fan_out {
@@ -252,6 +254,11 @@ impl Store {
             .collect();
         if published.iter().any(|p| matches!(p, Published::New { .. })) {
             self.acknowledged(&keys.ready(p)).await?;
+        }
+        for (outcome, event) in published.iter().zip(batch) {
+            if matches!(outcome, Published::New { deliveries } if *deliveries > 0) {
+                self.recent.keep(&event.org_id, &event.event_id, event.event.clone());
+            }
         }
         Ok(published)
     }

@@ -23,6 +23,7 @@ pub mod orgs;
 pub mod plugins;
 pub mod queue;
 pub mod rate;
+mod recent;
 mod reply;
 mod scripts;
 mod trim;
@@ -140,6 +141,8 @@ pub struct Store {
     wait_replicas: u32,
     wait_timeout: Duration,
     snapshots_per_org: usize,
+    /// Events this process published lately (`recent`).
+    recent: Arc<recent::Recent>,
 }
 
 impl std::fmt::Debug for Store {
@@ -182,6 +185,7 @@ impl Store {
             wait_replicas: settings.wait_replicas,
             wait_timeout: settings.wait_timeout,
             snapshots_per_org: settings.snapshots_per_org,
+            recent: Arc::default(),
         })
     }
 

@@ -92,6 +92,23 @@ pub struct Loaded {
     pub event: Option<Arc<StoredEvent>>,
 }
 
+impl Loaded {
+    /// A pending delivery whose record holds nothing beyond its attempt count.
+    fn plain(attempt: u32, event: Option<Arc<StoredEvent>>) -> Loaded {
+        Loaded {
+            attempt,
+            budget: None,
+            extra: 0,
+            kept_due: None,
+            status: None,
+            body: None,
+            headers: None,
+            plugins: None,
+            event,
+        }
+    }
+}
+
 /// What became of an attempt, to record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
@@ -194,26 +211,39 @@ impl Store {
 
     /// Reads what the attempts of claimed deliveries need, counting each attempt as it
     /// starts (`lua/load.lua`); one reply per delivery, in order (`None` when its record is
-    /// gone; a record that cannot be read fails only its own).
+    /// gone; a record that cannot be read fails only its own). Events this process has just
+    /// published come from memory (`recent`), the others from Redis.
     pub async fn load(&self, p: Partition, members: &[Member]) -> Result<Vec<Result<Option<Loaded>>>> {
-        let mut events: Vec<(&str, &str)> = members.iter().map(|m| (m.org.as_str(), m.event.as_str())).collect();
-        events.sort_unstable();
-        events.dedup();
+        let mut events: Vec<(&str, &str, &str)> =
+            members.iter().map(|m| (m.org.as_str(), m.event.as_str(), m.delivery.as_str())).collect();
+        events.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        events.dedup_by(|a, b| (a.0, a.1) == (b.0, b.1));
+        let mut shared: HashMap<(&str, &str), Option<Arc<StoredEvent>>> = HashMap::new();
+        let mut wanted: Vec<(&str, &str)> = Vec::new();
+        for (org, event, delivery) in events {
+            // Every delivery of one acceptance of an event carries its time.
+            let accepted = crate::ids::millis_of(crate::ids::Kind::Delivery, delivery);
+            match accepted.and_then(|ms| self.recent.get(org, event, ms)) {
+                Some(kept) => {
+                    shared.insert((org, event), Some(kept));
+                }
+                None => wanted.push((org, event)),
+            }
+        }
         let mut call = LOAD.call();
         for m in members {
             call.key(&self.keys().delivery(p, &m.delivery));
         }
-        for (org, event) in &events {
+        for (org, event) in &wanted {
             call.key(&self.keys().event(p, org, event));
         }
         call.arg(members.len());
         let replies: Vec<Value> = call.run(&mut self.conn()).await?;
-        if replies.len() != members.len() + events.len() {
+        if replies.len() != members.len() + wanted.len() {
             return Err(StoreError::Corrupt { key: self.keys().ready(p), reason: "load: unexpected reply".into() });
         }
         let (records, stored) = replies.split_at(members.len());
-        let mut shared: HashMap<(&str, &str), Option<Arc<StoredEvent>>> = HashMap::new();
-        for ((org, event), value) in events.iter().zip(stored) {
+        for ((org, event), value) in wanted.into_iter().zip(stored) {
             let decoded = match value {
                 Value::BulkString(bytes) => StoredEvent::decode(bytes).map(Arc::new),
                 _ => None,
@@ -226,7 +256,13 @@ impl Store {
             .map(|(m, value)| {
                 let corrupt =
                     |reason: String| StoreError::Corrupt { key: self.keys().delivery(p, &m.delivery), reason };
+                let event = shared.get(&(m.org.as_str(), m.event.as_str())).cloned().flatten();
                 let items = match value {
+                    // A record holding nothing but its attempt count.
+                    Value::Int(n) => {
+                        let attempt = u32::try_from(*n).map_err(|_| corrupt(format!("attempt count {n}")))?;
+                        return Ok(Some(Loaded::plain(attempt, event)));
+                    }
                     Value::Array(items) => items,
                     Value::Nil | Value::Boolean(false) => return Ok(None),
                     other => {
@@ -250,7 +286,7 @@ impl Store {
                     plugins: field(5),
                     extra: field(6).and_then(|x| x.parse().ok()).unwrap_or(0),
                     kept_due: field(7).and_then(|m| m.parse().ok()),
-                    event: shared.get(&(m.org.as_str(), m.event.as_str())).cloned().flatten(),
+                    event,
                 }))
             })
             .collect())

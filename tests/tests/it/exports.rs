@@ -305,6 +305,12 @@ async fn the_newest_event_about_a_record_is_kept_without_a_copy_and_the_rest_exp
     })
     .await;
     assert_eq!(pttl(&mut *conn, "evt_keep-2"), -1);
+    // An older event arriving late is not the newest: it is stored with its TTL at once.
+    let mut late = form_event("frm_keep", "late", "2026-11-22T10:30:00.000Z");
+    late["id"] = json!("evt_keep-late");
+    t.publisher.publish(&late).await;
+    let ttl = pttl(&mut *conn, "evt_keep-late");
+    assert!(ttl > 0, "a late, older event expires: {ttl}");
     let done = completed(&t.admin, export(&t.admin, "Form", "frm_keep", "json").await["id"].as_str().unwrap()).await;
     let body = download(&weir, done["download_url"].as_str().unwrap()).await.expect(200).json();
     assert_eq!(body["record"]["title"], "new");
@@ -328,9 +334,12 @@ async fn an_organisation_keeps_at_most_its_cap_of_snapshots_the_newest_stay() {
     let store = weir::store::Store::connect(&settings).await.unwrap();
     let p = weir::store::Partition(0);
     let org = "org_01CAPTEST0000000000000000";
-    let stored = Arc::new(
-        StoredEvent { created_at: "2026-11-22T10:00:00.000Z".into(), envelope: "{}".into(), accepted_ms: 0 }.encode(),
-    );
+    let event = Arc::new(StoredEvent {
+        created_at: "2026-11-22T10:00:00.000Z".into(),
+        envelope: "{}".into(),
+        accepted_ms: weir::time::now_millis(),
+    });
+    let stored = Arc::new(event.encode());
     let batch: Vec<Publication> = (0..400)
         .map(|i| Publication {
             org_id: org.into(),
@@ -339,10 +348,10 @@ async fn an_organisation_keeps_at_most_its_cap_of_snapshots_the_newest_stay() {
             subject: format!("Form:frm_{i:04}"),
             deleted: false,
             event_ms: 1_795_000_000_000 + i,
+            event: event.clone(),
             stored: stored.clone(),
             snapshot: true,
             webhooks: Vec::new(),
-            accepted_ms: weir::time::now_millis(),
         })
         .collect();
     for chunk in batch.chunks(10) {

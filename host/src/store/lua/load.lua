@@ -1,12 +1,13 @@
 -- Reads what the attempts of claimed deliveries need, counting each attempt as it starts
 -- (a delivery sent again after its worker died carries the next number).
--- KEYS: the deliveries, then their events (each once)
+-- KEYS: the deliveries, then the events the caller does not hold already (each once)
 -- ARGV: 1 number of deliveries
--- Returns per delivery {n, s, k, b, h, p, x, m} (attempt number, status, budget, rendered
--- body, extra headers, plugin outcomes, manual extra attempts so far, the due time a manual
--- retry of a waiting delivery kept), false when the record is gone, or 'error:' and why
--- (one record that cannot be read fails only its own reply); then per event its stored
--- value or false.
+-- Returns per delivery its attempt number alone when the record holds nothing more (a
+-- delivery not yet attempted or changed: most of them), else {n, s, k, b, h, p, x, m}
+-- (attempt number, status, budget, rendered body, extra headers, plugin outcomes, manual
+-- extra attempts so far, the due time a manual retry of a waiting delivery kept); false
+-- when the record is gone, or 'error:' and why (one record that cannot be read fails only
+-- its own reply); then per event its stored value or false.
 local n = tonumber(ARGV[1])
 local function load(key)
   local count = redis.call('HINCRBY', key, 'n', 1)
@@ -16,7 +17,10 @@ local function load(key)
     redis.call('DEL', key)
     return false
   end
-  return {count, f[2], f[3], f[4], f[5], f[6], f[7], f[8]}
+  for i = 2, 8 do
+    if f[i] then return {count, f[2], f[3], f[4], f[5], f[6], f[7], f[8]} end
+  end
+  return count
 end
 local out = {}
 for i = 1, n do

@@ -73,14 +73,14 @@ while ai <= #ARGV do
   local ms, deleted, snapshot, n = ARGV[ai + 5], ARGV[ai + 6] == '1', ARGV[ai + 7], tonumber(ARGV[ai + 8])
   local ekey, skey = KEYS[ki], KEYS[ki + 1]
   ai, ki = ai + 9, ki + 2
-  if redis.call('EXISTS', ekey) == 1 then
+  -- Stored without a TTL, as the newest snapshot of its record (the usual case), else
+  -- given one right after: one call either way for most events.
+  if not redis.call('SET', ekey, value, 'NX') then
     replies[#replies + 1] = 'dup'
   else
     local newest = (snapshot ~= 'n' or deleted) and keep_snapshot(skey, org, evt, subject, ms, deleted, snapshot == 'c')
-    if newest then
-      redis.call('SET', ekey, value)
-    else
-      redis.call('SET', ekey, value, 'PX', retention)
+    if not newest then
+      redis.call('PEXPIRE', ekey, retention)
     end
     for d = 0, n - 1 do
       local dlv, wh = ARGV[ai + 2 * d], ARGV[ai + 2 * d + 1]
