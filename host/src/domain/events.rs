@@ -41,21 +41,30 @@ pub struct Event<'a> {
 impl Event<'_> {
     /// The envelope (service document §2), with the snapshot's bytes as published.
     pub fn envelope(&self, org_id: &str) -> String {
-        let s = |v: &str| Value::String(v.to_owned()).to_string();
-        let deleted = if self.deleted { ",\"deleted\":true" } else { "" };
-        format!(
-            "{{\"id\":{},\"action\":{},\"created_at\":{},\"organisation\":{{\"id\":{}}},\"creator\":{{\"id\":{},\"name\":{}}},\"subject\":{{\"type\":{},\"id\":{}{deleted}}},\"{}\":{}}}",
-            s(&self.id),
-            s(&self.action),
-            s(&self.created_at),
-            s(org_id),
-            s(&self.creator_id),
-            s(&self.creator_name),
-            s(&self.subject_type),
-            s(&self.subject_id),
-            self.snapshot_key,
-            self.snapshot.get(),
-        )
+        let mut out = Vec::with_capacity(200 + self.snapshot.get().len());
+        let mut push = |text: &str, value: &str| {
+            out.extend_from_slice(text.as_bytes());
+            // Writing a string into a Vec cannot fail.
+            let _ = serde_json::to_writer(&mut out, value);
+        };
+        push("{\"id\":", &self.id);
+        push(",\"action\":", &self.action);
+        push(",\"created_at\":", &self.created_at);
+        push(",\"organisation\":{\"id\":", org_id);
+        push("},\"creator\":{\"id\":", &self.creator_id);
+        push(",\"name\":", &self.creator_name);
+        push("},\"subject\":{\"type\":", &self.subject_type);
+        push(",\"id\":", &self.subject_id);
+        if self.deleted {
+            out.extend_from_slice(b",\"deleted\":true");
+        }
+        out.extend_from_slice(b"},\"");
+        out.extend_from_slice(self.snapshot_key.as_bytes());
+        out.extend_from_slice(b"\":");
+        out.extend_from_slice(self.snapshot.get().as_bytes());
+        out.push(b'}');
+        // Only JSON text and valid UTF-8 strings went in.
+        String::from_utf8(out).unwrap_or_default()
     }
 }
 
@@ -322,4 +331,39 @@ fn object_fields(
         }
     }
     (errors.len() == before).then_some(values)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_envelope_is_the_documents_shape_with_every_string_escaped() {
+        let snapshot = RawValue::from_string("{\"id\":\"wo_1\",\"title\":\"Pump \\\"A\\\"\"}".into()).unwrap();
+        let mut event = Event {
+            id: "evt_1".into(),
+            action: "work_order_deleted".into(),
+            created_at: "2026-11-25T10:00:00.000Z".into(),
+            creator_id: "usr_1".into(),
+            creator_name: "Zoë \"Z\" \\ O'Neil\n".into(),
+            subject_type: "WorkOrder".into(),
+            subject_id: "wo_1".into(),
+            deleted: true,
+            snapshot_key: "work_order",
+            snapshot: &snapshot,
+        };
+        let envelope = event.envelope("org_1");
+        assert_eq!(
+            envelope,
+            "{\"id\":\"evt_1\",\"action\":\"work_order_deleted\",\"created_at\":\"2026-11-25T10:00:00.000Z\",\
+             \"organisation\":{\"id\":\"org_1\"},\"creator\":{\"id\":\"usr_1\",\"name\":\"Zoë \\\"Z\\\" \\\\ O'Neil\\n\"},\
+             \"subject\":{\"type\":\"WorkOrder\",\"id\":\"wo_1\",\"deleted\":true},\
+             \"work_order\":{\"id\":\"wo_1\",\"title\":\"Pump \\\"A\\\"\"}}"
+        );
+        let parsed: Value = serde_json::from_str(&envelope).unwrap();
+        assert_eq!(parsed["creator"]["name"], "Zoë \"Z\" \\ O'Neil\n");
+        event.deleted = false;
+        let parsed: Value = serde_json::from_str(&event.envelope("org_1")).unwrap();
+        assert_eq!(parsed["subject"], serde_json::json!({"type": "WorkOrder", "id": "wo_1"}));
+    }
 }

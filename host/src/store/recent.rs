@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 use super::events::StoredEvent;
 
 /// Most events kept.
-const MAX_ENTRIES: usize = 16_384;
+const MAX_ENTRIES: usize = 4096;
 /// Most bytes of envelopes kept.
-const MAX_BYTES: usize = 16 << 20;
+const MAX_BYTES: usize = 8 << 20;
 /// How long an entry serves loads.
 const FRESH: Duration = Duration::from_secs(60);
 
@@ -30,7 +30,9 @@ pub(crate) struct Recent {
 
 #[derive(Debug, Default)]
 struct Inner {
-    entries: HashMap<Name, Entry>,
+    /// By organisation, then event id (so a lookup borrows its names).
+    entries: HashMap<String, HashMap<String, Entry>>,
+    count: usize,
     /// Names in the order they were kept, with the number of their keeping (a name kept
     /// again leaves its earlier place stale).
     order: VecDeque<(Name, u64)>,
@@ -49,41 +51,65 @@ fn size(event: &StoredEvent) -> usize {
     event.envelope.len() + event.created_at.len()
 }
 
+impl Inner {
+    fn entry(&self, (org, event): &Name) -> Option<&Entry> {
+        self.entries.get(org)?.get(event)
+    }
+
+    fn insert(&mut self, (org, event): Name, entry: Entry) {
+        self.bytes += size(&entry.event);
+        match self.entries.entry(org).or_default().insert(event, entry) {
+            Some(old) => self.bytes -= size(&old.event),
+            None => self.count += 1,
+        }
+    }
+
+    fn remove(&mut self, (org, event): &Name) {
+        let Some(events) = self.entries.get_mut(org) else { return };
+        if let Some(old) = events.remove(event) {
+            self.bytes -= size(&old.event);
+            self.count -= 1;
+        }
+        if events.is_empty() {
+            self.entries.remove(org);
+        }
+    }
+
+    fn is_live(&self, name: &Name, number: u64) -> bool {
+        self.entry(name).is_some_and(|e| e.number == number)
+    }
+}
+
 impl Recent {
     /// Keeps an event this process has just stored.
     pub(crate) fn keep(&self, org_id: &str, event_id: &str, event: Arc<StoredEvent>) {
-        let bytes = size(&event);
-        if bytes > MAX_BYTES / 16 {
+        if size(&event) > MAX_BYTES / 16 {
             return;
         }
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         inner.kept += 1;
         let number = inner.kept;
         let name = (org_id.to_owned(), event_id.to_owned());
-        inner.bytes += bytes;
-        if let Some(old) = inner.entries.insert(name.clone(), Entry { event, at: Instant::now(), number }) {
-            inner.bytes -= size(&old.event);
-        }
+        inner.insert(name.clone(), Entry { event, at: Instant::now(), number });
         inner.order.push_back((name, number));
-        while inner.entries.len() > MAX_ENTRIES || inner.bytes > MAX_BYTES {
+        while inner.count > MAX_ENTRIES || inner.bytes > MAX_BYTES {
             let Some((name, number)) = inner.order.pop_front() else { break };
-            if inner.entries.get(&name).is_some_and(|e| e.number == number)
-                && let Some(old) = inner.entries.remove(&name)
-            {
-                inner.bytes -= size(&old.event);
+            if inner.is_live(&name, number) {
+                inner.remove(&name);
             }
         }
         // Places left stale by names kept again go once they pile up.
         if inner.order.len() > 2 * MAX_ENTRIES {
-            let Inner { entries, order, .. } = &mut *inner;
-            order.retain(|(name, n)| entries.get(name).is_some_and(|e| e.number == *n));
+            let mut order = std::mem::take(&mut inner.order);
+            order.retain(|(name, n)| inner.is_live(name, *n));
+            inner.order = order;
         }
     }
 
     /// The event, if kept lately and accepted at `accepted_ms`.
     pub(crate) fn get(&self, org_id: &str, event_id: &str, accepted_ms: u64) -> Option<Arc<StoredEvent>> {
         let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        let entry = inner.entries.get(&(org_id.to_owned(), event_id.to_owned()))?;
+        let entry = inner.entries.get(org_id)?.get(event_id)?;
         (entry.event.accepted_ms == accepted_ms && entry.at.elapsed() < FRESH).then(|| entry.event.clone())
     }
 }
@@ -117,7 +143,8 @@ mod tests {
             recent.keep("org_a", "evt_again", event(1, "{}"));
         }
         let inner = recent.inner.lock().unwrap();
-        assert!(inner.entries.len() <= MAX_ENTRIES);
+        assert!(inner.count <= MAX_ENTRIES);
+        assert_eq!(inner.count, inner.entries.values().map(HashMap::len).sum::<usize>());
         assert!(inner.order.len() <= 2 * MAX_ENTRIES, "{} places", inner.order.len());
         drop(inner);
         assert!(recent.get("org_a", "evt_0", 1).is_none(), "the oldest went first");
