@@ -110,7 +110,7 @@ pub async fn publish(app: &App, org_id: &str, event: &Event<'_>) -> Result<Publi
     let p = app.store.keys().partition_of_subject(org_id, &event.subject_type, &event.subject_id);
     let snapshot = envelope.len() <= MAX_SNAPSHOT_BYTES;
     let accepted_ms = crate::time::now_millis();
-    let stored = Arc::new(StoredEvent { created_at: event.created_at.clone(), envelope, accepted_ms });
+    let as_stored = Arc::new(StoredEvent { created_at: event.created_at.clone(), envelope, accepted_ms });
     let publication = Publication {
         org_id: org_id.to_owned(),
         event_id: event.id.clone(),
@@ -118,8 +118,8 @@ pub async fn publish(app: &App, org_id: &str, event: &Event<'_>) -> Result<Publi
         subject: format!("{}:{}", event.subject_type, event.subject_id),
         deleted: event.deleted,
         event_ms: crate::time::parse_rfc3339(&event.created_at).unwrap_or_else(crate::time::now_millis),
-        stored: Arc::new(stored.encode()),
-        event: stored,
+        stored: Arc::new(as_stored.encode()),
+        event: as_stored,
         snapshot,
         webhooks,
     };

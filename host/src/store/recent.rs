@@ -52,7 +52,7 @@ fn size(event: &StoredEvent) -> usize {
 }
 
 impl Inner {
-    fn entry(&self, (org, event): &Name) -> Option<&Entry> {
+    fn entry(&self, org: &str, event: &str) -> Option<&Entry> {
         self.entries.get(org)?.get(event)
     }
 
@@ -75,8 +75,8 @@ impl Inner {
         }
     }
 
-    fn is_live(&self, name: &Name, number: u64) -> bool {
-        self.entry(name).is_some_and(|e| e.number == number)
+    fn is_live(&self, (org, event): &Name, number: u64) -> bool {
+        self.entry(org, event).is_some_and(|e| e.number == number)
     }
 }
 
@@ -109,7 +109,7 @@ impl Recent {
     /// The event, if kept lately and accepted at `accepted_ms`.
     pub(crate) fn get(&self, org_id: &str, event_id: &str, accepted_ms: u64) -> Option<Arc<StoredEvent>> {
         let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        let entry = inner.entries.get(org_id)?.get(event_id)?;
+        let entry = inner.entry(org_id, event_id)?;
         (entry.event.accepted_ms == accepted_ms && entry.at.elapsed() < FRESH).then(|| entry.event.clone())
     }
 }
