@@ -29,7 +29,8 @@ pub struct App {
     pub passwords: crate::auth::passwords::Verifier,
     /// Publishes events in batches per partition.
     pub publisher: Publisher,
-    /// Token lookups, in batches: concurrent requests share one round trip.
+    /// Token lookups, in batches: concurrent requests share one round trip, and those
+    /// with the same token one lookup.
     tokens: Batcher<TokenQuery, Result<Option<TokenOwner>>>,
     /// One signal per partition: this process just queued work there, so its workers look
     /// at once instead of at their next poll.
@@ -47,7 +48,7 @@ impl App {
         let url_rule = UrlRule::new(config.allow_private_targets.clone());
         let publisher = Publisher::start(&store, config.delivery_retention);
         let lookups = store.clone();
-        let tokens = Batcher::spawn(LOOKUP_BATCH, move |queries: Vec<TokenQuery>| {
+        let tokens = Batcher::spawn_distinct(LOOKUP_BATCH, move |queries: Vec<TokenQuery>| {
             let store = lookups.clone();
             async move { store.lookup_tokens(&queries).await }
         });

@@ -3,7 +3,9 @@
 //! large ones (Redis pays its per-call cost once per batch); a lone request goes at once,
 //! with no timer.
 
+use std::collections::HashMap;
 use std::future::Future;
+use std::hash::Hash;
 
 use tokio::sync::{mpsc, oneshot};
 
@@ -74,6 +76,34 @@ impl<Req: Send + 'static, Resp: Send + 'static> Batcher<Req, Resp> {
         Batcher { tx }
     }
 
+    /// [`Batcher::spawn`] for lookups: identical requests of a batch (one busy publisher's
+    /// token, one organisation's subscribers of an action) are run once and each gets that
+    /// response. It is as fresh as each one's own would be: the batch runs after all of its
+    /// requests arrived.
+    pub fn spawn_distinct<F, Fut>(max: usize, run: F) -> Batcher<Req, Resp>
+    where
+        Req: Eq + Hash + Clone,
+        Resp: Clone,
+        F: Fn(Vec<Req>) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<Vec<Resp>>> + Send,
+    {
+        Batcher::spawn(max, move |requests: Vec<Req>| {
+            let (unique, places) = distinct(requests);
+            let wanted = unique.len();
+            let responses = run(unique);
+            async move {
+                let responses = responses.await?;
+                if responses.len() != wanted {
+                    return Err(StoreError::Corrupt {
+                        key: "batch".into(),
+                        reason: format!("{} replies for {wanted} requests", responses.len()),
+                    });
+                }
+                Ok(places.into_iter().map(|i| responses[i].clone()).collect())
+            }
+        })
+    }
+
     /// Runs `request` in the next batch and returns its response.
     pub async fn call(&self, request: Req) -> Result<Resp> {
         let (reply, response) = oneshot::channel();
@@ -81,6 +111,24 @@ impl<Req: Send + 'static, Resp: Send + 'static> Batcher<Req, Resp> {
         self.tx.send((request, reply)).map_err(|_| stopped())?;
         response.await.map_err(|_| stopped())?
     }
+}
+
+/// The distinct requests, in first-seen order, and for each request the index of its
+/// distinct one.
+fn distinct<T: Eq + Hash + Clone>(requests: Vec<T>) -> (Vec<T>, Vec<usize>) {
+    let mut first: HashMap<T, usize> = HashMap::with_capacity(requests.len());
+    let mut unique = Vec::new();
+    let places = requests
+        .into_iter()
+        .map(|r| {
+            let next = unique.len();
+            *first.entry(r).or_insert_with_key(|r| {
+                unique.push(r.clone());
+                next
+            })
+        })
+        .collect();
+    (unique, places)
 }
 
 #[cfg(test)]
@@ -131,6 +179,50 @@ mod tests {
         });
         assert!(matches!(batcher.call(1).await, Err(StoreError::Corrupt { .. })));
         assert_eq!(batcher.call(2).await.unwrap(), 2);
+    }
+
+    #[test]
+    fn distinct_keeps_first_seen_order_and_where_each_request_went() {
+        let (unique, places) = distinct(vec!["a", "b", "a", "c", "b", "a"]);
+        assert_eq!(unique, ["a", "b", "c"]);
+        assert_eq!(places, [0, 1, 0, 2, 1, 0]);
+        let (none, no_places) = distinct::<u8>(Vec::new());
+        assert!(none.is_empty() && no_places.is_empty());
+    }
+
+    #[tokio::test]
+    async fn identical_requests_of_a_batch_run_once_and_each_gets_the_response() {
+        let ran = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = ran.clone();
+        let batcher = Arc::new(Batcher::spawn_distinct(16, move |requests: Vec<String>| {
+            seen.lock().unwrap().push(requests.clone());
+            async move { Ok(requests.iter().map(|r| r.to_uppercase()).collect::<Vec<_>>()) }
+        }));
+        let names: [&'static str; 8] = ["a", "b", "a", "c", "b", "a", "a", "c"];
+        let calls: Vec<_> = names
+            .iter()
+            .map(|&n| {
+                let b = batcher.clone();
+                tokio::spawn(async move { b.call(n.to_owned()).await })
+            })
+            .collect();
+        for (name, call) in names.iter().zip(calls) {
+            assert_eq!(call.await.unwrap().unwrap(), name.to_uppercase());
+        }
+        let ran = ran.lock().unwrap().clone();
+        for batch in &ran {
+            let mut sorted = batch.clone();
+            sorted.sort();
+            sorted.dedup();
+            assert_eq!(sorted.len(), batch.len(), "a batch ran a request twice: {batch:?}");
+        }
+        assert!(ran.iter().map(Vec::len).sum::<usize>() < names.len(), "nothing was shared: {ran:?}");
+    }
+
+    #[tokio::test]
+    async fn a_distinct_batch_with_a_short_reply_is_an_error() {
+        let batcher = Batcher::spawn_distinct(8, |_requests: Vec<u32>| async { Ok(Vec::<u32>::new()) });
+        assert!(matches!(batcher.call(1).await, Err(StoreError::Corrupt { .. })));
     }
 
     #[tokio::test]

@@ -69,7 +69,8 @@ impl Event<'_> {
 }
 
 /// Publishes batches of events, one batcher per partition, after finding their subscribers
-/// (also in batches: concurrent publishes share one round trip).
+/// (also in batches: concurrent publishes share one round trip, and those of one
+/// organisation and action one lookup).
 #[derive(Debug)]
 pub struct Publisher {
     partitions: Vec<Batcher<Publication, Published>>,
@@ -83,7 +84,7 @@ impl Publisher {
             store.publish(p, &batch, retention).await
         });
         let lookups = store.clone();
-        let subscribers = Batcher::spawn(BATCH, move |pairs: Vec<(String, String)>| {
+        let subscribers = Batcher::spawn_distinct(BATCH, move |pairs: Vec<(String, String)>| {
             let store = lookups.clone();
             async move { store.subscribers_of(&pairs).await }
         });

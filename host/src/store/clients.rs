@@ -39,7 +39,7 @@ pub struct TokenOwner {
 }
 
 /// A token to look up: the client it names and its hash.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct TokenQuery {
     pub client_id: String,
     pub token_hash: String,
