@@ -98,7 +98,7 @@ impl Engine {
     pub fn start(app: Arc<App>) -> Result<EngineHandle, EngineError> {
         let config = &app.config;
         let tls = send::tls_config(config.extra_ca.as_deref()).map_err(EngineError)?;
-        let sender = Sender::new(app.url_rule.clone(), tls, config.delivery_timeout);
+        let sender = Sender::new(app.url_rule.clone(), tls, config.delivery_timeout, config.worker_concurrency);
         let store = app.store.clone();
         let loaders = Batcher::per_partition(&store, BATCH, |store, p, claims: Vec<Claim>| async move {
             load(&store, p, claims).await

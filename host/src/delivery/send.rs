@@ -220,11 +220,15 @@ impl std::fmt::Debug for Sender {
 }
 
 impl Sender {
-    pub fn new(rule: UrlRule, tls: rustls::ClientConfig, timeout: Duration) -> Sender {
+    /// `connections`: the most requests this process has in flight at once (its workers).
+    /// The pool keeps that many idle connections per host, so that a fan-out whose
+    /// webhooks share a host reuses every connection instead of closing those beyond a
+    /// smaller cap and connecting again for the next attempts; idle ones close after 60 s.
+    pub fn new(rule: UrlRule, tls: rustls::ClientConfig, timeout: Duration, connections: usize) -> Sender {
         let connector = GuardedConnector { rule, tls: TlsConnector::from(Arc::new(tls)) };
         let client = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(60))
-            .pool_max_idle_per_host(64)
+            .pool_max_idle_per_host(connections)
             .build(connector);
         Sender { client, timeout }
     }

@@ -554,3 +554,31 @@ async fn metrics_count_events_deliveries_and_attempts() {
     assert!(value("weir_queue_scheduled ") >= 0.0);
     assert!(value("weir_deliveries_in_flight ") >= 0.0);
 }
+
+#[tokio::test]
+async fn a_fan_out_to_webhooks_on_one_host_reuses_its_connections() {
+    // 10 webhooks on one host, 16 in flight each (the default): up to 160 requests at once
+    // to that host, more than hyper's usual idle pool per host. Every connection must be
+    // kept for the next attempts, not closed and made again.
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::Pro).await;
+    // Slow while the events are published, so that a backlog builds; then fast.
+    let receiver = Receiver::replying(Reply::Delay(Duration::from_millis(300), 200)).await;
+    let webhooks = 10;
+    for i in 0..webhooks {
+        t.admin.create_webhook(&format!("{}/{i}", receiver.url), &["work_order_created"]).await;
+    }
+    let events = 200;
+    for i in 0..events {
+        t.publisher.publish(&work_order_event(&format!("wo_{i}"))).await;
+    }
+    receiver.set(Reply::Status(200));
+    receiver.wait_for(events * webhooks, Duration::from_secs(60)).await;
+    let connections = receiver.connections();
+    assert!(
+        connections <= webhooks * 16 + 16,
+        "{connections} connections for {} deliveries, at most {} at a time: the pool closed and reopened them",
+        events * webhooks,
+        webhooks * 16
+    );
+}

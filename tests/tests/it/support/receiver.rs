@@ -5,6 +5,7 @@
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -58,6 +59,8 @@ struct State {
     /// Replies used one by one; the last one is kept for every later request.
     replies: Mutex<VecDeque<Reply>>,
     arrived: Notify,
+    /// Connections accepted.
+    connections: AtomicUsize,
 }
 
 /// A running receiver; stops when dropped.
@@ -90,6 +93,7 @@ impl Receiver {
             received: Mutex::new(Vec::new()),
             replies: Mutex::new(VecDeque::from([reply])),
             arrived: Notify::new(),
+            connections: AtomicUsize::new(0),
         });
         let scheme = if tls.is_some() { "https" } else { "http" };
         let host = if tls.is_some() { format!("localhost:{}", addr.port()) } else { addr.to_string() };
@@ -97,6 +101,7 @@ impl Receiver {
         let task = tokio::spawn(async move {
             loop {
                 let Ok((stream, _)) = listener.accept().await else { continue };
+                serving.connections.fetch_add(1, Ordering::SeqCst);
                 let state = serving.clone();
                 let tls = tls.clone();
                 tokio::spawn(async move {
@@ -130,6 +135,11 @@ impl Receiver {
 
     pub fn received(&self) -> Vec<Received> {
         self.state.received.lock().unwrap().clone()
+    }
+
+    /// How many connections it accepted.
+    pub fn connections(&self) -> usize {
+        self.state.connections.load(Ordering::SeqCst)
     }
 
     pub fn count(&self) -> usize {
