@@ -20,6 +20,12 @@
 //!
 //! `created_at` is the time in the delivery's id; the request's other headers follow from
 //! the record and the event, so they are not stored.
+//!
+//! A **plain** record holds exactly `o w e a n`: publish writes four fields, the first load
+//! adds `n`, and every other writer adds at least one field of its own and removes none of
+//! these. So a record of [`PLAIN_RECORD_FIELDS`] fields is pending and was never recorded,
+//! and `load.lua` and `record.lua` tell it by its length (`HLEN`) without reading it (most
+//! records are plain when first attempted). A writer that breaks this rule must change it.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -33,6 +39,9 @@ use super::keys::Partition;
 use super::{Result, Store};
 use crate::delivery::sign;
 use crate::ids::{self, Kind};
+
+/// How many fields a plain record (see above) has: `o w e a` and `n`.
+pub const PLAIN_RECORD_FIELDS: usize = 5;
 
 /// A delivery's status (contract §2), shared by the queue and the API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]

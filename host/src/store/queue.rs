@@ -237,7 +237,7 @@ impl Store {
         for (org, event) in &wanted {
             call.key(&self.keys().event(p, org, event));
         }
-        call.arg(members.len());
+        call.arg(members.len()).arg(super::deliveries::PLAIN_RECORD_FIELDS);
         let replies: Vec<Value> = call.run(&mut self.conn()).await?;
         if replies.len() != members.len() + wanted.len() {
             return Err(StoreError::Corrupt { key: self.keys().ready(p), reason: "load: unexpected reply".into() });
@@ -297,18 +297,12 @@ impl Store {
     pub async fn record(&self, p: Partition, outcomes: &[Recording]) -> Result<Vec<Result<Recorded>>> {
         let mut call = RECORD.call();
         call.key(&self.keys().ready(p));
-        call.arg(crate::time::now_millis());
+        call.arg(crate::time::now_millis()).arg(super::deliveries::PLAIN_RECORD_FIELDS);
         for r in outcomes {
             call.key(&self.keys().delivery(p, &r.member.delivery)).key(&self.keys().webhook_queue(p, &r.webhook));
             let due = match r.outcome {
                 Outcome::Retry { due_ms } => due_ms,
                 _ => 0,
-            };
-            let fields = if r.fields.is_empty() {
-                String::new()
-            } else {
-                let flat: Vec<&str> = r.fields.iter().flat_map(|(k, v)| [*k, v.as_str()]).collect();
-                serde_json::to_string(&flat).unwrap_or_default()
             };
             call.arg(r.member.text())
                 .arg(&r.webhook)
@@ -317,7 +311,10 @@ impl Store {
                 .arg(r.attempt_json.as_deref().unwrap_or(""))
                 .arg(r.signature.as_deref().unwrap_or(&[]))
                 .arg(due)
-                .arg(fields);
+                .arg(r.fields.len());
+            for (name, value) in &r.fields {
+                call.arg(*name).arg(value);
+            }
         }
         let statuses: Vec<String> = call.run(&mut self.conn()).await?;
         if statuses.len() != outcomes.len() {

@@ -164,6 +164,61 @@ async fn a_corrupt_delivery_record_holds_up_no_other_delivery() {
 }
 
 #[tokio::test]
+async fn a_record_is_read_in_full_as_soon_as_it_holds_more_than_publish_and_its_count() {
+    // Loads and records take a record of exactly `o w e a n` as plain by its length alone;
+    // any field more (here the budget a manual retry sets) must be read.
+    let builder = WeirBuilder::shared();
+    let api = builder.clone().env("WEIR_WORKERS", "false").start().await;
+    let t = api.tenant(Plan::Pro).await;
+    let receiver = Receiver::start().await;
+    let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    let event_id = t.publisher.publish(&work_order_event("wo_1")).await;
+    let delivery = t.admin.deliveries_of(hook["id"].as_str().unwrap()).await[0]["id"].as_str().unwrap().to_owned();
+    let keys = api.store.keys();
+    let p = keys.partition_of_delivery(&delivery).unwrap();
+    let key = keys.delivery(p, &delivery);
+    let member = weir::store::queue::Member { delivery: delivery.clone(), org: t.org_id.clone(), event: event_id };
+    let mut conn = crate::support::weir::raw_conn(&builder);
+    let fields = |conn: &mut Box<dyn redis::ConnectionLike>| {
+        let mut names: Vec<String> = redis::cmd("HKEYS").arg(&key).query(&mut **conn).unwrap();
+        names.sort();
+        names
+    };
+    assert_eq!(fields(&mut conn), ["a", "e", "o", "w"], "publish writes four fields");
+
+    let first = api.store.load(p, std::slice::from_ref(&member)).await.unwrap().remove(0).unwrap().unwrap();
+    assert_eq!(first.attempt, 1);
+    assert_eq!(fields(&mut conn), ["a", "e", "n", "o", "w"]);
+    assert_eq!(fields(&mut conn).len(), weir::store::deliveries::PLAIN_RECORD_FIELDS);
+
+    let _: () = redis::cmd("HSET").arg(&key).arg("k").arg("3").query(&mut *conn).unwrap();
+    let second = api.store.load(p, std::slice::from_ref(&member)).await.unwrap().remove(0).unwrap().unwrap();
+    assert_eq!(second.attempt, 2);
+    assert_eq!(second.budget, Some(3), "a record of six fields is read");
+
+    // A record taken as plain is recorded as one never recorded; then it is not plain.
+    let _: () = redis::cmd("HDEL").arg(&key).arg("k").query(&mut *conn).unwrap();
+    let recording = |attempt: u32| weir::store::queue::Recording {
+        webhook: hook["id"].as_str().unwrap().to_owned(),
+        member: member.clone(),
+        outcome: weir::store::queue::Outcome::Retry { due_ms: weir::time::now_millis() + 60_000 },
+        attempt,
+        attempt_json: Some(weir::store::deliveries::attempt_json(0, 5, Some(500), 3, None, Some("no"))),
+        signature: Some(vec![7; 64]),
+        fields: vec![("p", "[]".into())],
+    };
+    api.store.record(p, &[recording(2)]).await.unwrap().remove(0).unwrap();
+    api.store.record(p, &[recording(2)]).await.unwrap().remove(0).unwrap();
+    let d = t.admin.get(&format!("/api/v2/webhook_deliveries/{delivery}")).await.expect(200).json();
+    assert_eq!(d["attempts"].as_array().unwrap().len(), 1, "recorded once: {d}");
+    api.store.record(p, &[recording(3)]).await.unwrap().remove(0).unwrap();
+    let d = t.admin.get(&format!("/api/v2/webhook_deliveries/{delivery}")).await.expect(200).json();
+    assert_eq!(d["attempts"].as_array().unwrap().len(), 2, "the next attempt is added to the first: {d}");
+    assert_eq!(d["status"], "pending");
+    assert_eq!(d["plugins"], json!([]));
+}
+
+#[tokio::test]
 async fn a_fan_out_loaded_in_batches_sends_each_webhook_every_event_with_its_own_body() {
     // Loads read each event once per batch and share it among that batch's deliveries; every
     // delivery must still get its own event, signed with its own webhook's secret.

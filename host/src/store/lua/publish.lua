@@ -85,6 +85,7 @@ while ai <= #ARGV do
     for d = 0, n - 1 do
       local dlv, wh = ARGV[ai + 2 * d], ARGV[ai + 2 * d + 1]
       local base = ki + 4 * d
+      -- Exactly these four fields: with its count, a plain record (`store::deliveries`).
       redis.call('HSET', KEYS[base], 'o', org, 'w', wh, 'e', evt, 'a', action)
       -- Index entries are ids without their `dlv_` (keys::index_entry).
       local entry = string.sub(dlv, 5)

@@ -2,24 +2,33 @@
 -- commit), each as if recorded alone and in order; a record that cannot be read fails only
 -- its own reply.
 -- KEYS: 1 ready, then per outcome: 1 the delivery, 2 its webhook's queue
--- ARGV: 1 now (ms), then per outcome: 1 queue member (`dlv org evt`),
---       2 webhook id, 3 outcome, 4 attempt number, 5 attempt (JSON array, '' if no request
---       was made), 6 the request's signature, 7 next due (ms, for `retry`), 8 extra fields
---       (JSON array of field, value; '' for none)
+-- ARGV: 1 now (ms), 2 how many fields a plain record has (`store::deliveries`: one nothing
+--       but publish and its first load wrote, read by its length alone), then per outcome:
+--       1 queue member (`dlv org evt`), 2 webhook id, 3 outcome, 4 attempt number,
+--       5 attempt (JSON array, '' if no request was made), 6 the request's signature,
+--       7 next due (ms, for `retry`), 8 number of extra fields, then that many field, value
+--       pairs
 -- Outcomes: succeeded | retry | failed | filtered | cancelled ('gone' is recorded as failed;
 -- the webhook is switched off by the caller).
 -- Returns per outcome: the delivery's status after it ('pending' while a retry is due),
 -- 'missing' (expired), or 'error:' and why.
 -- Recording the same attempt twice (a retried call) changes nothing the second time.
-local now = ARGV[1]
+local now, plain = ARGV[1], tonumber(ARGV[2])
 local ready = KEYS[1]
 local FINAL = {succeeded = 'succeeded', failed = 'failed', gone = 'failed', filtered = 'filtered', cancelled = 'cancelled'}
 -- Members that leave their queues, removed with one call per queue at the end.
 local leaving = batches()
 local leave = leaving.add
 
+-- `fields`: ARGV position of the extra fields' count.
 local function record(dkey, queue, member, wh, outcome, attempt_no, attempt, signature, due, fields)
-  local f = redis.call('HMGET', dkey, 'o', 's', 'x', 'l')
+  local f
+  if redis.call('HLEN', dkey) == plain then
+    -- Plain: there, pending, never recorded.
+    f = {true, false, false, false}
+  else
+    f = redis.call('HMGET', dkey, 'o', 's', 'x', 'l')
+  end
   if not f[1] then
     leave(queue, member)
     return 'missing'
@@ -31,9 +40,7 @@ local function record(dkey, queue, member, wh, outcome, attempt_no, attempt, sig
   -- `u` (last change) only without an attempt: otherwise the attempt says when.
   local sets = {}
   if attempt == '' then sets = {'u', now} end
-  if fields ~= '' then
-    for _, v in ipairs(cjson.decode(fields)) do sets[#sets + 1] = v end
-  end
+  for i = fields + 1, fields + 2 * tonumber(ARGV[fields]) do sets[#sets + 1] = ARGV[i] end
   if attempt ~= '' then
     if not attempts or attempts == '' then
       attempts = '[' .. attempt .. ']'
@@ -67,10 +74,11 @@ local function record(dkey, queue, member, wh, outcome, attempt_no, attempt, sig
 end
 
 local replies = {}
+local a = 3
 for i = 2, #KEYS, 2 do
-  local a = 2 + (i - 2) * 4
   local ok, reply = pcall(record, KEYS[i], KEYS[i + 1], ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3],
-    ARGV[a + 4], ARGV[a + 5], ARGV[a + 6], ARGV[a + 7])
+    ARGV[a + 4], ARGV[a + 5], ARGV[a + 6], a + 7)
+  a = a + 8 + 2 * tonumber(ARGV[a + 7])
   if ok then
     replies[#replies + 1] = reply
   else
