@@ -103,7 +103,7 @@ pub async fn run(deliveries: usize, webhooks: usize) {
     let cpu = redis.cpu_seconds().await;
     let mut calls = 0;
     for batch in claimed.chunks(WORK_BATCH) {
-        let targets: Vec<(String, String)> = batch.iter().map(|(w, m)| (m.org.clone(), w.clone())).collect();
+        let targets: Vec<(&str, &str)> = batch.iter().map(|(w, m)| (m.org.as_str(), w.as_str())).collect();
         store.webhook_targets(&targets).await.expect("targets");
         calls += 1;
     }

@@ -44,11 +44,12 @@ struct Claim {
     member: Member,
 }
 
-/// What an attempt needs: the delivery as loaded, and its webhook (`None` if it is gone).
+/// What an attempt needs: the delivery as loaded, and its webhook (`None` if it is gone;
+/// shared by the deliveries of one load to it).
 #[derive(Debug)]
 struct Work {
     loaded: Loaded,
-    webhook: Option<WebhookTarget>,
+    webhook: Option<Arc<WebhookTarget>>,
 }
 
 /// A delivery this process holds (claimed, waiting, attempted, or being recorded): its
@@ -184,21 +185,21 @@ async fn load(
     claims: Vec<Claim>,
 ) -> Result<Vec<Result<Option<Work>, StoreError>>, StoreError> {
     let members: Vec<Member> = claims.iter().map(|c| c.member.clone()).collect();
-    let mut webhooks: Vec<(String, String)> =
-        claims.iter().map(|c| (c.member.org.clone(), c.webhook.clone())).collect();
+    let mut webhooks: Vec<(&str, &str)> = claims.iter().map(|c| (c.member.org.as_str(), c.webhook.as_str())).collect();
     webhooks.sort_unstable();
     webhooks.dedup();
     // Sent together: on one Redis they share a round trip.
     let (loaded, targets) = tokio::try_join!(store.load(p, &members), store.webhook_targets(&webhooks))?;
-    let targets: HashMap<(String, String), Option<WebhookTarget>> = webhooks.into_iter().zip(targets).collect();
+    let targets: Vec<Option<Arc<WebhookTarget>>> = targets.into_iter().map(|t| t.map(Arc::new)).collect();
     Ok(loaded
         .into_iter()
         .zip(&claims)
         .map(|(loaded, claim)| {
             loaded.map(|loaded| {
-                loaded.map(|loaded| Work {
-                    loaded,
-                    webhook: targets.get(&(claim.member.org.clone(), claim.webhook.clone())).cloned().flatten(),
+                loaded.map(|loaded| {
+                    let wanted = (claim.member.org.as_str(), claim.webhook.as_str());
+                    let webhook = webhooks.binary_search(&wanted).ok().and_then(|i| targets.get(i).cloned().flatten());
+                    Work { loaded, webhook }
                 })
             })
         })

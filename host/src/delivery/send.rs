@@ -247,7 +247,7 @@ impl Sender {
         let uri: Uri = url.parse().map_err(|_| SendError::Blocked(UrlError::Malformed))?;
         let mut map = HeaderMap::with_capacity(headers.len());
         for (name, value) in headers {
-            if let (Ok(n), Ok(v)) = (HeaderName::try_from(name.as_str()), HeaderValue::try_from(value.as_str())) {
+            if let (Some(n), Ok(v)) = (header_name(name), HeaderValue::try_from(value.as_str())) {
                 map.append(n, v);
             }
         }
@@ -277,6 +277,22 @@ impl Sender {
     }
 }
 
+/// A header's name; those every delivery carries without parsing or allocating.
+fn header_name(name: &str) -> Option<HeaderName> {
+    Some(match name {
+        "content-type" => hyper::header::CONTENT_TYPE,
+        "user-agent" => hyper::header::USER_AGENT,
+        "x-webhook-signature" => HeaderName::from_static("x-webhook-signature"),
+        "x-webhook-timestamp" => HeaderName::from_static("x-webhook-timestamp"),
+        "x-webhook-delivery" => HeaderName::from_static("x-webhook-delivery"),
+        "x-webhook-attempt" => HeaderName::from_static("x-webhook-attempt"),
+        "webhook-id" => HeaderName::from_static("webhook-id"),
+        "webhook-timestamp" => HeaderName::from_static("webhook-timestamp"),
+        "webhook-signature" => HeaderName::from_static("webhook-signature"),
+        other => HeaderName::try_from(other).ok()?,
+    })
+}
+
 /// Finds our connector's error in hyper's error chain, by type.
 fn classify(error: hyper_util::client::legacy::Error) -> SendError {
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&error);
@@ -292,4 +308,24 @@ fn classify(error: hyper_util::client::legacy::Error) -> SendError {
     }
     let detail = std::error::Error::source(&error).map(|s| s.to_string()).unwrap_or_default();
     SendError::Request(if detail.is_empty() { error.to_string() } else { format!("{error}: {detail}") })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::delivery::sign;
+
+    #[test]
+    fn every_header_of_a_delivery_keeps_its_name() {
+        let signatures =
+            sign::Signatures::sign(sign::Secrets { current: "whsec_AAAA", previous: None }, "dlv_1", 7, b"{}");
+        let attempt = sign::Attempt { delivery_id: "dlv_1", number: 2, event_created_at: "t", signed_at: 7 };
+        let extra = [("X-Plugin".to_owned(), "1".to_owned())];
+        let headers = sign::request_headers(attempt, &signatures, &extra);
+        assert!(headers.len() >= 10, "{headers:?}");
+        for (name, _) in &headers {
+            assert_eq!(header_name(name), HeaderName::try_from(name.as_str()).ok(), "{name}");
+        }
+        assert_eq!(header_name("Bad Name"), None);
+    }
 }

@@ -31,9 +31,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use serde::Serialize;
+use serde_json::Value;
 use serde_json::value::RawValue;
-use serde_json::{Value, json};
 
+pub use super::attempts::attempt_json;
+use super::attempts::{attempt_at, attempt_object};
 use super::events::StoredEvent;
 use super::keys::Partition;
 use super::{Result, Store};
@@ -115,38 +117,6 @@ pub struct Delivery {
     #[serde(skip)]
     #[schema(ignore)]
     pub org_id: String,
-}
-
-/// An attempt as stored: `[at, status_code, duration_ms, error, response_body]`, `at` in
-/// ms after `created_ms` (the delivery's id's time; negative if the clock of the process
-/// that made it ran ahead).
-pub fn attempt_json(
-    created_ms: u64,
-    at_ms: u64,
-    status: Option<u16>,
-    duration_ms: u64,
-    error: Option<&str>,
-    body: Option<&str>,
-) -> String {
-    let at = at_ms as i64 - created_ms as i64;
-    json!([at, status, duration_ms, error, body]).to_string()
-}
-
-/// A stored attempt's time (ms since the epoch).
-fn attempt_at(created_ms: u64, stored: &Value) -> Option<u64> {
-    stored.get(0)?.as_i64().map(|at| created_ms.saturating_add_signed(at))
-}
-
-/// A stored attempt as the API shows it.
-fn attempt_object(created_ms: u64, stored: &Value) -> Value {
-    let at = attempt_at(created_ms, stored).map(crate::time::format_millis);
-    json!({
-        "at": at,
-        "status_code": stored.get(1).cloned().unwrap_or(Value::Null),
-        "error": stored.get(3).cloned().unwrap_or(Value::Null),
-        "duration_ms": stored.get(2).cloned().unwrap_or(Value::Null),
-        "response_body": stored.get(4).cloned().unwrap_or(Value::Null),
-    })
 }
 
 /// A JSON field of a record; one that cannot be parsed reads as `default` (and is logged),

@@ -5,13 +5,15 @@
 //!   the same code runs on one Redis and on a Redis Cluster ([`conn`]).
 //! - One module per kind of record: [`orgs`], [`clients`], [`users`], [`webhooks`],
 //!   [`plugins`], [`exports`], [`rate`]; the delivery path: [`events`] (publishing),
-//!   [`queue`] (claiming, recording, retrying deliveries) and [`deliveries`] (reading them).
+//!   [`queue`] (claiming, recording, retrying deliveries) and [`deliveries`] (reading them;
+//!   `attempts`: an attempt as a record stores it).
 //! - [`managed`]: the `redis-server` Weir runs itself when none is configured.
 //!
 //! Writes that must be all-or-nothing are Lua scripts or `MULTI`, so no request leaves
 //! half-written state behind. With `WEIR_REDIS_WAIT_REPLICAS` set, a write the API
 //! acknowledges has also reached that many replicas ([`Store::acknowledged`]).
 
+mod attempts;
 pub mod clients;
 pub mod conn;
 pub mod deliveries;

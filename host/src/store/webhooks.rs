@@ -203,8 +203,8 @@ impl Store {
     }
 
     /// What attempts need of several webhooks (`None` for one that is gone), read together.
-    pub async fn webhook_targets(&self, webhooks: &[(String, String)]) -> Result<Vec<Option<WebhookTarget>>> {
-        let reads = webhooks.iter().map(|(org, id)| async move {
+    pub async fn webhook_targets(&self, webhooks: &[(&str, &str)]) -> Result<Vec<Option<WebhookTarget>>> {
+        let reads = webhooks.iter().map(|&(org, id)| async move {
             let fields: Vec<Option<String>> = redis::cmd("HMGET")
                 .arg(self.keys().webhook(org, id))
                 .arg("active")
