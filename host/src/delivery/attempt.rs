@@ -280,6 +280,8 @@ impl Engine {
     /// trying, holding the delivery (its lease is renewed meanwhile). Only a record that
     /// cannot be read gives up: it is dead-lettered. Then the webhook's streak is kept.
     async fn finish(&self, p: Partition, recording: Recording, failing: bool) {
+        // Shared with the batch, and kept for another try.
+        let recording = Arc::new(recording);
         let mut wait = Duration::from_millis(100);
         let mut tries: u32 = 0;
         let recorded = loop {

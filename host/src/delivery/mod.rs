@@ -74,7 +74,7 @@ pub struct Engine {
     freed: Notify,
     /// Loads and records go to Redis in batches per partition (group commit).
     loaders: Vec<Batcher<Claim, Result<Option<Work>, StoreError>>>,
-    recorders: Vec<Batcher<Recording, Result<Recorded, StoreError>>>,
+    recorders: Vec<Batcher<Arc<Recording>, Result<Recorded, StoreError>>>,
     /// Deliveries this process holds, by delivery id.
     held: std::sync::Mutex<HashMap<String, Held>>,
     /// Per partition: a lane there has room again.
@@ -104,7 +104,7 @@ impl Engine {
         let loaders = Batcher::per_partition(&store, BATCH, |store, p, claims: Vec<Claim>| async move {
             load(&store, p, claims).await
         });
-        let recorders = Batcher::per_partition(&store, BATCH, |store, p, outcomes: Vec<Recording>| async move {
+        let recorders = Batcher::per_partition(&store, BATCH, |store, p, outcomes: Vec<Arc<Recording>>| async move {
             store.record(p, &outcomes).await
         });
         let engine = Arc::new(Engine {
@@ -184,7 +184,7 @@ async fn load(
     p: Partition,
     claims: Vec<Claim>,
 ) -> Result<Vec<Result<Option<Work>, StoreError>>, StoreError> {
-    let members: Vec<Member> = claims.iter().map(|c| c.member.clone()).collect();
+    let members: Vec<&Member> = claims.iter().map(|c| &c.member).collect();
     let mut webhooks: Vec<(&str, &str)> = claims.iter().map(|c| (c.member.org.as_str(), c.webhook.as_str())).collect();
     webhooks.sort_unstable();
     webhooks.dedup();

@@ -14,6 +14,7 @@
 //!
 //! A queue member is `dlv org evt`: everything needed to find the delivery and its event.
 
+use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -213,7 +214,8 @@ impl Store {
     /// starts (`lua/load.lua`); one reply per delivery, in order (`None` when its record is
     /// gone; a record that cannot be read fails only its own). Events this process has just
     /// published come from memory (`recent`), the others from Redis.
-    pub async fn load(&self, p: Partition, members: &[Member]) -> Result<Vec<Result<Option<Loaded>>>> {
+    pub async fn load<M: Borrow<Member>>(&self, p: Partition, members: &[M]) -> Result<Vec<Result<Option<Loaded>>>> {
+        let members: Vec<&Member> = members.iter().map(Borrow::borrow).collect();
         let mut events: Vec<(&str, &str, &str)> =
             members.iter().map(|m| (m.org.as_str(), m.event.as_str(), m.delivery.as_str())).collect();
         events.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
@@ -231,7 +233,7 @@ impl Store {
             }
         }
         let mut call = LOAD.call();
-        for m in members {
+        for m in &members {
             call.key(&self.keys().delivery(p, &m.delivery));
         }
         for (org, event) in &wanted {
@@ -294,11 +296,12 @@ impl Store {
 
     /// Records outcomes of one partition's deliveries, each atomically and in order: one
     /// reply per outcome (a record that cannot be read fails only its own).
-    pub async fn record(&self, p: Partition, outcomes: &[Recording]) -> Result<Vec<Result<Recorded>>> {
+    pub async fn record<R: Borrow<Recording>>(&self, p: Partition, outcomes: &[R]) -> Result<Vec<Result<Recorded>>> {
+        let outcomes: Vec<&Recording> = outcomes.iter().map(Borrow::borrow).collect();
         let mut call = RECORD.call();
         call.key(&self.keys().ready(p));
         call.arg(crate::time::now_millis()).arg(super::deliveries::PLAIN_RECORD_FIELDS);
-        for r in outcomes {
+        for r in &outcomes {
             call.key(&self.keys().delivery(p, &r.member.delivery)).key(&self.keys().webhook_queue(p, &r.webhook));
             let due = match r.outcome {
                 Outcome::Retry { due_ms } => due_ms,
