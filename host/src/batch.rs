@@ -57,10 +57,7 @@ impl<Req: Send + 'static, Resp: Send + 'static> Batcher<Req, Resp> {
                         }
                     }
                     Ok(responses) => {
-                        let error = StoreError::Corrupt {
-                            key: "batch".into(),
-                            reason: format!("{} replies for {count} requests", responses.len()),
-                        };
+                        let error = reply_count_mismatch(responses.len(), count);
                         for reply in replies {
                             let _ = reply.send(Err(error.clone()));
                         }
@@ -94,10 +91,7 @@ impl<Req: Send + 'static, Resp: Send + 'static> Batcher<Req, Resp> {
             async move {
                 let responses = responses.await?;
                 if responses.len() != wanted {
-                    return Err(StoreError::Corrupt {
-                        key: "batch".into(),
-                        reason: format!("{} replies for {wanted} requests", responses.len()),
-                    });
+                    return Err(reply_count_mismatch(responses.len(), wanted));
                 }
                 Ok(places.into_iter().map(|i| responses[i].clone()).collect())
             }
@@ -111,6 +105,11 @@ impl<Req: Send + 'static, Resp: Send + 'static> Batcher<Req, Resp> {
         self.tx.send((request, reply)).map_err(|_| stopped())?;
         response.await.map_err(|_| stopped())?
     }
+}
+
+/// A batch's run answered `got` responses for `wanted` requests.
+fn reply_count_mismatch(got: usize, wanted: usize) -> StoreError {
+    StoreError::Corrupt { key: "batch".into(), reason: format!("{got} replies for {wanted} requests") }
 }
 
 /// The distinct requests, in first-seen order, and for each request the index of its

@@ -17,24 +17,27 @@ pub fn attempt_json(
     use std::io::Write;
     let at = at_ms as i64 - created_ms as i64;
     let mut out = Vec::with_capacity(40 + error.map_or(0, str::len) + body.map_or(0, str::len));
-    // Writing into a Vec cannot fail; strings are escaped by serde_json.
-    let _ = write!(out, "[{at},");
+    // Writing into a Vec cannot fail.
     let _ = match status {
-        Some(code) => write!(out, "{code}"),
-        None => out.write_all(b"null"),
+        Some(code) => write!(out, "[{at},{code},{duration_ms},"),
+        None => write!(out, "[{at},null,{duration_ms},"),
     };
-    let _ = write!(out, ",{duration_ms},");
-    for (i, text) in [error, body].into_iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        let _ = match text {
-            Some(text) => serde_json::to_writer(&mut out, text).map_err(std::io::Error::from),
-            None => out.write_all(b"null"),
-        };
-    }
+    string_or_null(&mut out, error);
+    out.push(b',');
+    string_or_null(&mut out, body);
     out.push(b']');
     String::from_utf8(out).unwrap_or_default()
+}
+
+/// A JSON string (escaped by serde_json), or `null`.
+fn string_or_null(out: &mut Vec<u8>, text: Option<&str>) {
+    match text {
+        Some(text) => {
+            // Writing into a Vec cannot fail.
+            let _ = serde_json::to_writer(&mut *out, text);
+        }
+        None => out.extend_from_slice(b"null"),
+    }
 }
 
 /// A stored attempt's time (ms since the epoch).
