@@ -6,10 +6,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use weir::store::attempts::attempt_json;
 use weir::store::clients::TokenQuery;
-use weir::store::deliveries::attempt_json;
-use weir::store::events::{Publication, StoredEvent};
-use weir::store::queue::{Ask, Member, Outcome, Recording};
+use weir::store::events::Publication;
+use weir::store::queue::{Ask, Member};
+use weir::store::stored_event::StoredEvent;
+use weir::store::work::{Outcome, Report};
 use weir::store::{Partition, Settings, Store};
 
 use crate::procs::RedisProc;
@@ -112,9 +114,9 @@ pub async fn run(deliveries: usize, webhooks: usize) {
     let cpu = redis.cpu_seconds().await;
     let mut calls = 0;
     for batch in claimed.chunks(WORK_BATCH) {
-        let recordings: Vec<Recording> = batch
+        let reports: Vec<Report> = batch
             .iter()
-            .map(|(w, m)| Recording {
+            .map(|(w, m)| Report {
                 webhook: w.clone(),
                 member: m.clone(),
                 outcome: Outcome::Succeeded,
@@ -124,7 +126,7 @@ pub async fn run(deliveries: usize, webhooks: usize) {
                 fields: Vec::new(),
             })
             .collect();
-        store.record(p, &recordings).await.expect("record");
+        store.record(p, &reports).await.expect("record");
         calls += 1;
     }
     rows.push(row("record", calls, deliveries, redis.cpu_seconds().await - cpu));

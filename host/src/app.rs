@@ -5,13 +5,13 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::Notify;
 
-use crate::batch::Batcher;
 use crate::config::Config;
-use crate::domain::events::Publisher;
 use crate::metrics::Metrics;
 use crate::netguard::UrlRule;
 use crate::plugins::Runtime;
+use crate::store::batch::Batcher;
 use crate::store::clients::{TokenOwner, TokenQuery};
+use crate::store::publisher::Publisher;
 use crate::store::{Partition, Result, Store};
 
 /// Most lookups sent to Redis in one round trip.

@@ -7,13 +7,15 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
 use super::error::{ApiError, ApiResult, FieldError};
-use super::extract::{Admin, JsonObject, Query};
-use super::openapi::{Count, Page};
-use crate::App;
+use super::extract::{Admin, JsonObject, QueryRules};
+use super::schema::{Count, Page};
+use crate::app::App;
 use crate::catalog;
 use crate::domain::deliveries;
 use crate::ids::{self, Kind};
-use crate::store::deliveries::{Filter, Status};
+use crate::store::listing::Filter;
+use crate::store::status::Status;
+use crate::web::Query;
 
 /// Most index entries one list request looks at before answering with a cursor.
 const SCAN_LIMIT: usize = 2000;
@@ -24,7 +26,7 @@ const SCAN_LIMIT: usize = 2000;
         ("webhook_id" = Option<String>, Query), ("status" = Option<Status>, Query), ("action" = Option<String>, Query),
         ("limit" = Option<u32>, Query, minimum = 1, maximum = 100), ("cursor" = Option<String>, Query),
     ),
-    responses((status = 200, description = "A page of deliveries, newest first", body = crate::api::openapi::Page<crate::store::deliveries::Delivery>)))]
+    responses((status = 200, description = "A page of deliveries, newest first", body = crate::api::schema::Page<crate::domain::deliveries::Delivery>)))]
 pub async fn list(State(app): State<Arc<App>>, Admin(caller): Admin, query: Query) -> ApiResult<Response> {
     query.only(&["webhook_id", "status", "action", "limit", "cursor"])?;
     let page = query.page(|c| deliveries::valid_cursor(&app, c))?;
@@ -58,7 +60,7 @@ pub async fn list(State(app): State<Arc<App>>, Admin(caller): Admin, query: Quer
 /// `GET /api/v2/webhook_deliveries/{id}`
 #[utoipa::path(get, path = "/api/v2/webhook_deliveries/{id}", tag = "deliveries",
     params(("id" = String, Path)),
-    responses((status = 200, description = "The delivery", body = crate::store::deliveries::Delivery)))]
+    responses((status = 200, description = "The delivery", body = crate::domain::deliveries::Delivery)))]
 pub async fn get(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id): Path<String>) -> ApiResult<Response> {
     Ok(axum::Json(deliveries::find(&app, &caller.org_id, &id).await?).into_response())
 }
@@ -68,7 +70,7 @@ pub async fn get(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id): Pa
 #[utoipa::path(post, path = "/api/v2/webhook_deliveries/{id}/retry", tag = "deliveries",
     params(("id" = String, Path)),
     responses(
-        (status = 202, description = "A new attempt is queued", body = crate::store::deliveries::Delivery),
+        (status = 202, description = "A new attempt is queued", body = crate::domain::deliveries::Delivery),
         (status = 409, description = "The webhook is inactive, or the delivery cannot be retried", body = crate::api::error::ErrorBody),
     ))]
 pub async fn retry(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id): Path<String>) -> ApiResult<Response> {
@@ -80,9 +82,9 @@ pub async fn retry(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id): 
 /// failed deliveries created at or after `since`, one attempt each.
 #[utoipa::path(post, path = "/api/v2/webhooks/{id}/retry_failed", tag = "deliveries",
     params(("id" = String, Path)),
-    request_body = crate::api::openapi::RetryFailedRequest,
+    request_body = crate::api::schema::RetryFailedRequest,
     responses(
-        (status = 202, description = "The failed deliveries re-queued", body = crate::api::openapi::Count),
+        (status = 202, description = "The failed deliveries re-queued", body = crate::api::schema::Count),
         (status = 409, description = "The webhook is inactive", body = crate::api::error::ErrorBody),
     ))]
 pub async fn retry_failed(

@@ -10,6 +10,7 @@ use crate::domain::Invalid;
 use crate::domain::deliveries::RetryError;
 use crate::domain::webhooks::WebhookError;
 use crate::store::StoreError;
+use crate::web::BodyError;
 
 pub use crate::domain::FieldError;
 
@@ -147,6 +148,15 @@ impl From<Denied> for ApiError {
             Denied::NotAdmin | Denied::NotPublisher => Code::Forbidden,
         };
         ApiError::new(code, denied.to_string())
+    }
+}
+
+impl From<BodyError> for ApiError {
+    fn from(e: BodyError) -> ApiError {
+        match e {
+            BodyError::TooLarge { .. } => ApiError::new(Code::PayloadTooLarge, e.to_string()),
+            BodyError::Unreadable => ApiError::field("body", e.to_string()),
+        }
     }
 }
 

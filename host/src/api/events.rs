@@ -12,14 +12,15 @@ use axum::response::{IntoResponse, Response};
 use serde_json::value::RawValue;
 
 use super::error::{ApiError, ApiResult, Code};
-use super::extract::{Admin, MAX_JSON_BODY, Publisher, is_json, read_body};
-use crate::App;
+use super::extract::{Admin, MAX_JSON_BODY, Publisher};
+use crate::app::App;
 use crate::domain::events;
+use crate::web::{is_json, read_body};
 
 /// `POST /api/v2/events`
 #[utoipa::path(post, path = "/api/v2/events", tag = "events",
-    request_body = crate::api::openapi::PublishRequest,
-    responses((status = 202, description = "Accepted: the event and its deliveries are stored", body = crate::api::openapi::Accepted)))]
+    request_body = crate::api::schema::PublishRequest,
+    responses((status = 202, description = "Accepted: the event and its deliveries are stored", body = crate::api::schema::Accepted)))]
 pub async fn publish(
     State(app): State<Arc<App>>,
     Publisher(caller): Publisher,
@@ -33,7 +34,7 @@ pub async fn publish(
         serde_json::from_slice(&bytes).map_err(|e| ApiError::field("body", format!("must be a JSON object: {e}")))?;
     let event = events::validate(fields)?;
     events::publish(&app, &caller.org_id, &event).await?;
-    Ok((StatusCode::ACCEPTED, axum::Json(super::openapi::Accepted { id: event.id })).into_response())
+    Ok((StatusCode::ACCEPTED, axum::Json(super::schema::Accepted { id: event.id })).into_response())
 }
 
 /// `GET /api/v2/events/{id}`: the event and the delivery to each webhook (admin and plan

@@ -8,18 +8,19 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use super::error::{ApiError, ApiResult, Code};
-use super::extract::{AnyClient, JsonObject, Query};
-use crate::App;
+use super::extract::{AnyClient, JsonObject};
+use crate::app::App;
 use crate::catalog;
 use crate::domain::fields::{Fields, bounded_text};
 use crate::exports::link::{self, LinkError};
 use crate::exports::render::Format;
 use crate::ids::{self, Kind};
 use crate::store::exports::{Export, Exportable};
+use crate::web::Query;
 
 /// `POST /api/v2/report_exports` `{"exportable": {"type", "id"}, "format": "pdf"|"csv"|"json"}`
 #[utoipa::path(post, path = "/api/v2/report_exports", tag = "report exports",
-    request_body = crate::api::openapi::ExportRequest,
+    request_body = crate::api::schema::ExportRequest,
     responses((status = 202, description = "Queued (`Location` names it)", body = Export)))]
 pub async fn create(
     State(app): State<Arc<App>>,

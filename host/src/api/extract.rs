@@ -1,20 +1,19 @@
 //! Request extractors shared by the API handlers: the authenticated caller (checked in
 //! the contract's order, with the client's request budget taken right after its token),
-//! JSON bodies with the size limit and media type, and strict
-//! query strings. Each rejects with an [`ApiError`], never a framework default.
+//! JSON bodies with the size limit and media type, and the API's rules for query
+//! strings. Each rejects with an [`ApiError`], never a framework default.
 
 use std::sync::Arc;
 
-use axum::body::Body;
 use axum::extract::{FromRef, FromRequest, FromRequestParts, Request};
 use axum::http::header;
 use axum::http::request::Parts;
-use http_body_util::BodyExt;
 use serde_json::{Map, Value};
 
 use super::error::{ApiError, Code, FieldError};
-use crate::App;
+use crate::app::App;
 use crate::auth::{Caller, Requirement, secrets};
+use crate::web::{Query, is_json, read_body};
 
 /// Largest JSON request body (contract §2).
 pub const MAX_JSON_BODY: usize = 1024 * 1024;
@@ -77,27 +76,6 @@ caller_extractor!(
     Requirement::AnyClient
 );
 
-/// Reads a request body up to `limit` bytes; 413 beyond it.
-pub async fn read_body(body: Body, limit: usize) -> Result<bytes::Bytes, ApiError> {
-    let limited = http_body_util::Limited::new(body, limit);
-    match limited.collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
-            Err(ApiError::new(Code::PayloadTooLarge, format!("the request body is larger than {} bytes", limit)))
-        }
-        Err(_) => Err(ApiError::field("body", "the request body could not be read")),
-    }
-}
-
-/// Whether a `Content-Type` is JSON (`application/json` or `application/…+json`).
-pub fn is_json(parts_content_type: Option<&header::HeaderValue>) -> bool {
-    let Some(value) = parts_content_type.and_then(|v| v.to_str().ok()) else {
-        return false;
-    };
-    let essence = value.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-    essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
-}
-
 /// A JSON object body: `application/json`, at most 1 MiB, well-formed, an object.
 #[derive(Debug)]
 pub struct JsonObject(pub Map<String, Value>);
@@ -143,43 +121,25 @@ fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, ApiError> {
     }
 }
 
-/// A query string parsed strictly: every parameter must be one the handler knows.
-#[derive(Debug, Default)]
-pub struct Query {
-    pairs: Vec<(String, String)>,
-}
-
-impl<S: Send + Sync> FromRequestParts<S> for Query {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
-        let raw = parts.uri.query().unwrap_or("");
-        let pairs: Vec<(String, String)> =
-            serde_urlencoded::from_str(raw).map_err(|_| ApiError::field("query", "malformed query string"))?;
-        Ok(Query { pairs })
-    }
-}
-
-impl Query {
-    /// The value of `name` (the last one when repeated).
-    pub fn get(&self, name: &str) -> Option<&str> {
-        self.pairs.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
-    }
-
-    /// Fails with 422 naming the first parameter not in `known`.
-    pub fn only(&self, known: &[&str]) -> Result<(), ApiError> {
-        let unknown: Vec<FieldError> = self
-            .pairs
-            .iter()
-            .filter(|(k, _)| !known.contains(&k.as_str()))
-            .map(|(k, _)| FieldError::new(k.clone(), "unknown query parameter"))
-            .collect();
-        if unknown.is_empty() { Ok(()) } else { Err(ApiError::validation(unknown)) }
-    }
+/// The API's rules for query strings ([`crate::web::Query`]): every parameter must be one
+/// the handler knows, and list endpoints take `limit` and `cursor`.
+pub trait QueryRules {
+    /// Fails with 422 naming each parameter not in `known`.
+    fn only(&self, known: &[&str]) -> Result<(), ApiError>;
 
     /// `limit` (1..=100, default 50) and `cursor` for list endpoints, with the cursor
     /// checked by `cursor_ok` (an id of the listed kind).
-    pub fn page(&self, cursor_ok: impl Fn(&str) -> bool) -> Result<Page, ApiError> {
+    fn page(&self, cursor_ok: impl Fn(&str) -> bool) -> Result<Page, ApiError>;
+}
+
+impl QueryRules for Query {
+    fn only(&self, known: &[&str]) -> Result<(), ApiError> {
+        let unknown: Vec<FieldError> =
+            self.unknown(known).into_iter().map(|k| FieldError::new(k, "unknown query parameter")).collect();
+        if unknown.is_empty() { Ok(()) } else { Err(ApiError::validation(unknown)) }
+    }
+
+    fn page(&self, cursor_ok: impl Fn(&str) -> bool) -> Result<Page, ApiError> {
         let mut errors = Vec::new();
         let limit = match self.get("limit") {
             None => 50,

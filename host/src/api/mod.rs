@@ -17,6 +17,7 @@ pub mod oauth;
 pub mod openapi;
 pub mod ops;
 pub mod plugins;
+pub mod schema;
 pub mod webhooks;
 
 use std::convert::Infallible;
@@ -34,7 +35,7 @@ use axum::routing::{get, post};
 use tower::{BoxError, ServiceBuilder};
 
 use self::error::{ApiError, Code};
-use crate::App;
+use crate::app::App;
 
 /// Longest one request may take, body included; beyond it the answer is `503`.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
@@ -42,10 +43,10 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// `503` and `Retry-After` (load shedding) rather than queued without bound.
 pub const MAX_CONCURRENT_REQUESTS: usize = 1024;
 
-/// The router under the limits every request shares: a timeout, and a concurrency limit
+/// `router` under the limits every request shares: a timeout, and a concurrency limit
 /// with load shedding. This is what the listener serves.
 pub fn service(
-    app: Arc<App>,
+    router: Router,
 ) -> impl tower::Service<
     hyper::Request<hyper::body::Incoming>,
     Response = Response,
@@ -54,7 +55,7 @@ pub fn service(
 > + Clone
 + Send
 + 'static {
-    guard(router(app), REQUEST_TIMEOUT, MAX_CONCURRENT_REQUESTS)
+    guard(router, REQUEST_TIMEOUT, MAX_CONCURRENT_REQUESTS)
 }
 
 /// `router` with a per-request `timeout` and at most `max` requests at once (the rest are
@@ -99,8 +100,9 @@ async fn overloaded(error: BoxError) -> ApiError {
     }
 }
 
-/// The whole HTTP surface of Weir.
-pub fn router(app: Arc<App>) -> Router {
+/// The API's routes: the token endpoint, `/api/v2`, the operations endpoints and export
+/// downloads.
+pub fn routes() -> Router<Arc<App>> {
     let api = Router::new()
         .route("/webhooks/events", get(webhooks::events))
         .route("/webhooks", get(webhooks::list).post(webhooks::create))
@@ -126,7 +128,13 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/metrics", get(ops::metrics))
         .route("/exports/{id}/download", get(exports::download))
         .nest("/api/v2", api)
-        .merge(crate::settings::router())
+}
+
+/// `routes` (the API's and any other surface's) with the rule that every error has the
+/// contract's shape: unknown routes and methods answer it, and any other error response
+/// that is not JSON (or an HTML page) is rewritten into it.
+pub fn with_error_shape(routes: Router<Arc<App>>, app: Arc<App>) -> Router {
+    routes
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn(error_shape))

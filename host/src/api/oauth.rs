@@ -10,11 +10,11 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde::Serialize;
 
-use super::extract::read_body;
-use crate::App;
+use crate::app::App;
 use crate::auth::secrets;
 use crate::store::StoreError;
 use crate::store::clients::Client;
+use crate::web::read_body;
 
 /// Largest token request body.
 const MAX_FORM_BODY: usize = 16 * 1024;
@@ -165,7 +165,7 @@ async fn authenticate_client(app: &App, id: &str, secret: &str) -> Result<Client
 
 /// `POST /oauth/token`
 #[utoipa::path(post, path = "/oauth/token", tag = "oauth",
-    request_body(content = crate::api::openapi::TokenRequest, content_type = "application/x-www-form-urlencoded"),
+    request_body(content = crate::api::schema::TokenRequest, content_type = "application/x-www-form-urlencoded"),
     security((), ("client" = [])),
     responses(
         (status = 200, description = "An access token (`Cache-Control: no-store`)", body = Token),
@@ -209,7 +209,7 @@ async fn issue(app: &App, request: Request) -> Result<Response, OAuthError> {
 /// `POST /oauth/revoke` (RFC 7009): the client revokes one of its tokens. The answer is
 /// 200 whether or not the token was valid.
 #[utoipa::path(post, path = "/oauth/revoke", tag = "oauth",
-    request_body(content = crate::api::openapi::RevokeRequest, content_type = "application/x-www-form-urlencoded"),
+    request_body(content = crate::api::schema::RevokeRequest, content_type = "application/x-www-form-urlencoded"),
     security((), ("client" = [])),
     responses(
         (status = 200, description = "Revoked (or it was not a live token of the client)"),

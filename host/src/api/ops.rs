@@ -8,18 +8,18 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use super::error::ApiError;
-use crate::App;
+use crate::app::App;
 
 /// `GET /healthz`: the process is up.
 #[utoipa::path(get, path = "/healthz", tag = "operations",
-    responses((status = 200, description = "The process is up", body = crate::api::openapi::Health)))]
+    responses((status = 200, description = "The process is up", body = crate::api::schema::Health)))]
 pub async fn healthz() -> Response {
     axum::Json(json!({"status": "ok"})).into_response()
 }
 
 /// `GET /readyz`: the process can serve requests (Redis answers).
 #[utoipa::path(get, path = "/readyz", tag = "operations",
-    responses((status = 200, description = "Redis answers", body = crate::api::openapi::Health)))]
+    responses((status = 200, description = "Redis answers", body = crate::api::schema::Health)))]
 pub async fn readyz(State(app): State<Arc<App>>) -> Response {
     match app.store.ping().await {
         Ok(()) => axum::Json(json!({"status": "ready"})).into_response(),

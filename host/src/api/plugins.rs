@@ -10,13 +10,14 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::error::{ApiError, ApiResult, Code};
-use super::extract::{Admin, JsonObject, Query, read_body};
-use crate::App;
-use crate::delivery::sign;
+use super::extract::{Admin, JsonObject, QueryRules};
+use crate::app::App;
 use crate::domain::fields::Fields;
 use crate::ids::{self, Kind};
 use crate::plugins::{EventMeta, Verdict};
+use crate::sign;
 use crate::store::plugins::{Deleted, MAX_PLUGINS_PER_ORG, Plugin};
+use crate::web::{Query, read_body};
 
 /// Largest plugin upload (contract §2).
 pub const MAX_PLUGIN_BYTES: usize = 10 * 1024 * 1024;
@@ -81,7 +82,7 @@ pub async fn upload(
 #[utoipa::path(get, path = "/api/v2/plugins", tag = "plugins",
     params(("limit" = Option<u32>, Query, minimum = 1, maximum = 100), ("cursor" = Option<String>, Query),
         ("name" = Option<String>, Query, description = "Only the versions uploaded under this name, newest first")),
-    responses((status = 200, description = "A page of plugins, newest first", body = crate::api::openapi::Page<Plugin>)))]
+    responses((status = 200, description = "A page of plugins, newest first", body = crate::api::schema::Page<Plugin>)))]
 pub async fn list(State(app): State<Arc<App>>, Admin(caller): Admin, query: Query) -> ApiResult<Response> {
     query.only(&["limit", "cursor", "name"])?;
     let page = query.page(|c| ids::is_valid(Kind::Plugin, c))?;
@@ -91,7 +92,7 @@ pub async fn list(State(app): State<Arc<App>>, Admin(caller): Admin, query: Quer
         }
         None => app.store.list_plugins(&caller.org_id, page.cursor.as_deref(), page.limit).await?,
     };
-    Ok(axum::Json(super::openapi::Page { data: plugins, next_cursor: next }).into_response())
+    Ok(axum::Json(super::schema::Page { data: plugins, next_cursor: next }).into_response())
 }
 
 async fn find(app: &App, org_id: &str, id: &str) -> ApiResult<Plugin> {
@@ -162,7 +163,7 @@ pub struct Header {
 /// the plugin on the event of a real delivery. `config` is the attachment's config.
 #[utoipa::path(post, path = "/api/v2/plugins/{id}/test", tag = "plugins",
     params(("id" = String, Path)),
-    request_body = crate::api::openapi::DryRunRequest,
+    request_body = crate::api::schema::DryRunRequest,
     responses((status = 200, description = "The verdict of one run", body = DryRun)))]
 pub async fn test(
     State(app): State<Arc<App>>,

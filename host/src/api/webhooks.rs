@@ -9,24 +9,25 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use super::error::ApiResult;
-use super::extract::{Admin, JsonObject, OptionalJsonObject, Query};
-use super::openapi::Page;
-use crate::App;
+use super::extract::{Admin, JsonObject, OptionalJsonObject, QueryRules};
+use super::schema::Page;
+use crate::app::App;
 use crate::catalog;
 use crate::domain::webhooks;
 use crate::ids::{self, Kind};
 use crate::store::webhooks::Webhook;
+use crate::web::Query;
 
 /// `GET /api/v2/webhooks/events`
 #[utoipa::path(get, path = "/api/v2/webhooks/events", tag = "webhooks",
-    responses((status = 200, description = "The catalogue of actions", body = crate::api::openapi::Catalogue)))]
+    responses((status = 200, description = "The catalogue of actions", body = crate::api::schema::Catalogue)))]
 pub async fn events(_caller: Admin) -> Response {
     axum::Json(json!({ "categories": catalog::CATEGORIES })).into_response()
 }
 
 /// `POST /api/v2/webhooks`
 #[utoipa::path(post, path = "/api/v2/webhooks", tag = "webhooks",
-    request_body = crate::api::openapi::WebhookCreateRequest,
+    request_body = crate::api::schema::WebhookCreateRequest,
     responses(
         (status = 201, description = "Created (`Location` names it)", body = Webhook),
         (status = 409, description = "The organisation has the most webhooks allowed", body = crate::api::error::ErrorBody),
@@ -48,7 +49,7 @@ pub async fn create(
 /// `GET /api/v2/webhooks`
 #[utoipa::path(get, path = "/api/v2/webhooks", tag = "webhooks",
     params(("limit" = Option<u32>, Query, minimum = 1, maximum = 100), ("cursor" = Option<String>, Query)),
-    responses((status = 200, description = "A page of webhooks, newest first", body = crate::api::openapi::Page<Webhook>)))]
+    responses((status = 200, description = "A page of webhooks, newest first", body = crate::api::schema::Page<Webhook>)))]
 pub async fn list(State(app): State<Arc<App>>, Admin(caller): Admin, query: Query) -> ApiResult<Response> {
     query.only(&["limit", "cursor"])?;
     let page = query.page(|c| ids::is_valid(Kind::Webhook, c))?;
@@ -67,7 +68,7 @@ pub async fn get(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id): Pa
 /// `PATCH /api/v2/webhooks/{id}`
 #[utoipa::path(patch, path = "/api/v2/webhooks/{id}", tag = "webhooks",
     params(("id" = String, Path)),
-    request_body = crate::api::openapi::WebhookUpdateRequest,
+    request_body = crate::api::schema::WebhookUpdateRequest,
     responses((status = 200, description = "The changed webhook", body = Webhook)))]
 pub async fn update(
     State(app): State<Arc<App>>,
@@ -90,7 +91,7 @@ pub async fn delete(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id):
 /// `POST /api/v2/webhooks/{id}/rotate_secret` `{"grace_period"?: "24h"}`
 #[utoipa::path(post, path = "/api/v2/webhooks/{id}/rotate_secret", tag = "webhooks",
     params(("id" = String, Path)),
-    request_body(content = Option<crate::api::openapi::RotateSecretRequest>, description = "Optional"),
+    request_body(content = Option<crate::api::schema::RotateSecretRequest>, description = "Optional"),
     responses((status = 200, description = "The webhook with its new `signing_secret`", body = Webhook)))]
 pub async fn rotate_secret(
     State(app): State<Arc<App>>,

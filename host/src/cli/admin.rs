@@ -4,11 +4,14 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use super::{AdminCommand, ClientCommand, OrgCommand, UserCommand};
+use clap::{Subcommand, ValueEnum};
+
+use super::logging::init_logging;
 use crate::auth::{CLIENT_SECRET_PREFIX, secrets};
 use crate::config::Config;
 use crate::store::Store;
 use crate::store::managed::ForCommand;
+use crate::store::orgs::Plan;
 
 /// A failed admin command: the message for stderr.
 #[derive(Debug, thiserror::Error)]
@@ -27,9 +30,107 @@ enum AdminError {
     Managed(#[from] crate::store::managed::ManagedError),
 }
 
+#[derive(Debug, Subcommand)]
+pub(super) enum AdminCommand {
+    /// Organisations (tenants).
+    Org {
+        #[command(subcommand)]
+        command: OrgCommand,
+    },
+    /// API clients (OAuth 2.0 client credentials).
+    Client {
+        #[command(subcommand)]
+        command: ClientCommand,
+    },
+    /// People who sign in to Settings > Webhooks.
+    User {
+        #[command(subcommand)]
+        command: UserCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(super) enum UserCommand {
+    /// Create a user; the password is read from standard input.
+    Create {
+        #[arg(long = "org", value_name = "ORG_ID")]
+        org_id: String,
+        #[arg(long)]
+        email: String,
+        /// May change webhooks (others may only look).
+        #[arg(long)]
+        admin: bool,
+    },
+    /// Users of an organisation (never a password hash).
+    List {
+        #[arg(long = "org", value_name = "ORG_ID")]
+        org_id: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(super) enum OrgCommand {
+    /// Create an organisation.
+    Create {
+        #[arg(long)]
+        name: String,
+        #[arg(long, value_enum)]
+        plan: PlanArg,
+    },
+    /// Change an organisation's plan.
+    SetPlan {
+        org_id: String,
+        #[arg(long, value_enum)]
+        plan: PlanArg,
+    },
+    /// Every organisation, oldest first.
+    List,
+    /// One organisation.
+    Show { org_id: String },
+}
+
+#[derive(Debug, Subcommand)]
+pub(super) enum ClientCommand {
+    /// Create an API client; its secret is printed once and stored only as a hash.
+    Create {
+        #[arg(long = "org", value_name = "ORG_ID")]
+        org_id: String,
+        #[arg(long)]
+        name: String,
+        /// May manage webhooks, deliveries and plugins.
+        #[arg(long)]
+        admin: bool,
+        /// May publish events.
+        #[arg(long)]
+        publisher: bool,
+    },
+    /// Revoke a client; its tokens stop working at once.
+    Revoke { client_id: String },
+    /// Clients of an organisation (never a secret).
+    List {
+        #[arg(long = "org", value_name = "ORG_ID")]
+        org_id: String,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(super) enum PlanArg {
+    Free,
+    Pro,
+}
+
+impl From<PlanArg> for Plan {
+    fn from(p: PlanArg) -> Plan {
+        match p {
+            PlanArg::Free => Plan::Free,
+            PlanArg::Pro => Plan::Pro,
+        }
+    }
+}
+
 pub(super) async fn run(config: Config, command: AdminCommand) -> ExitCode {
-    super::init_logging("warn", config.log_format);
-    crate::install_crypto_provider();
+    init_logging("warn", config.log_format);
+    crate::service::install_crypto_provider();
     let mut config = config;
     let managed = match config.store_settings() {
         Some(_) => None,

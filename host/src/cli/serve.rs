@@ -5,11 +5,12 @@ use std::process::ExitCode;
 
 use tokio::net::TcpListener;
 
+use super::logging::init_logging;
 use crate::config::Config;
 use crate::store::managed::Supervisor;
 
 pub(super) async fn serve(mut config: Config) -> ExitCode {
-    super::init_logging("info", config.log_format);
+    init_logging("info", config.log_format);
     let supervisor = match config.store_settings() {
         Some(_) => None,
         None => match Supervisor::start(&config.managed_redis_dir()).await {
@@ -24,7 +25,7 @@ pub(super) async fn serve(mut config: Config) -> ExitCode {
         },
     };
     let code = match TcpListener::bind(config.listen).await {
-        Ok(listener) => match crate::run(config, listener, shutdown_signal()).await {
+        Ok(listener) => match crate::service::run(config, listener, shutdown_signal()).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("weir: {e}");

@@ -227,7 +227,7 @@ impl Config {
             partitions: self.redis_partitions,
             wait_replicas: self.redis_wait_replicas,
             wait_timeout: std::time::Duration::from_secs(1),
-            snapshots_per_org: crate::store::events::MAX_SNAPSHOTS_PER_ORG,
+            snapshots_per_org: crate::store::MAX_SNAPSHOTS_PER_ORG,
         })
     }
 

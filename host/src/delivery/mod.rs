@@ -1,6 +1,5 @@
 //! Delivery: the workers that take deliveries off the queue and send them.
 //!
-//! - `sign`: the HMAC signature and the request headers of contract §4.
 //! - `send`: the HTTP(S) client; connects only to addresses the URL rule vetted.
 //! - `retry`: the policy (success, 410, schedule with jitter, `Retry-After`).
 //! - `lanes`: per-webhook in-flight caps, so one slow endpoint cannot hold every worker.
@@ -13,10 +12,11 @@
 
 mod attempt;
 mod claimer;
+mod finish;
 mod lanes;
+mod prepare;
 pub mod retry;
 pub mod send;
-pub mod sign;
 mod upkeep;
 
 use std::collections::HashMap;
@@ -26,10 +26,11 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{Notify, Semaphore, watch};
 
-use crate::App;
-use crate::batch::Batcher;
-use crate::store::queue::{Loaded, Member, Recorded, Recording};
+use crate::app::App;
+use crate::store::batch::Batcher;
+use crate::store::queue::Member;
 use crate::store::webhooks::WebhookTarget;
+use crate::store::work::{Loaded, Recorded, Report};
 use crate::store::{Partition, StoreError};
 use lanes::Lanes;
 use send::Sender;
@@ -74,7 +75,7 @@ pub struct Engine {
     freed: Notify,
     /// Loads and records go to Redis in batches per partition (group commit).
     loaders: Vec<Batcher<Claim, Result<Option<Work>, StoreError>>>,
-    recorders: Vec<Batcher<Arc<Recording>, Result<Recorded, StoreError>>>,
+    recorders: Vec<Batcher<Arc<Report>, Result<Recorded, StoreError>>>,
     /// Deliveries this process holds, by delivery id.
     held: std::sync::Mutex<HashMap<String, Held>>,
     /// Per partition: a lane there has room again.
@@ -91,20 +92,22 @@ pub struct EngineHandle {
 
 /// The engine could not start.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot start delivery workers: {0}")]
-pub struct EngineError(String);
+pub enum EngineError {
+    #[error("cannot start delivery workers: WEIR_EXTRA_CA: {0}")]
+    ExtraCa(#[from] crate::tls::TlsError),
+}
 
 impl Engine {
     /// Starts the workers of this process.
     pub fn start(app: Arc<App>) -> Result<EngineHandle, EngineError> {
         let config = &app.config;
-        let tls = send::tls_config(config.extra_ca.as_deref()).map_err(EngineError)?;
+        let tls = crate::tls::client_config(config.extra_ca.as_deref())?;
         let sender = Sender::new(app.url_rule.clone(), tls, config.delivery_timeout, config.worker_concurrency);
         let store = app.store.clone();
         let loaders = Batcher::per_partition(&store, BATCH, |store, p, claims: Vec<Claim>| async move {
             load(&store, p, claims).await
         });
-        let recorders = Batcher::per_partition(&store, BATCH, |store, p, outcomes: Vec<Arc<Recording>>| async move {
+        let recorders = Batcher::per_partition(&store, BATCH, |store, p, outcomes: Vec<Arc<Report>>| async move {
             store.record(p, &outcomes).await
         });
         let engine = Arc::new(Engine {

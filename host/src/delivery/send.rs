@@ -95,24 +95,6 @@ enum ConnectError {
     Tls(io::Error),
 }
 
-/// Builds the TLS client configuration: system roots plus the PEM file `extra_ca`.
-pub fn tls_config(extra_ca: Option<&std::path::Path>) -> Result<rustls::ClientConfig, String> {
-    let mut roots = rustls::RootCertStore::empty();
-    let native = rustls_native_certs::load_native_certs();
-    for cert in native.certs {
-        let _ = roots.add(cert);
-    }
-    if let Some(path) = extra_ca {
-        let certs = crate::server::load_certs(path).map_err(|e| format!("WEIR_EXTRA_CA: {e}"))?;
-        for cert in certs {
-            roots.add(cert).map_err(|e| format!("WEIR_EXTRA_CA {}: {e}", path.display()))?;
-        }
-    }
-    let mut config = rustls::ClientConfig::builder().with_root_certificates(roots).with_no_client_auth();
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    Ok(config)
-}
-
 /// The connector: vet, then connect to a vetted address, then TLS if `https`.
 #[derive(Clone)]
 struct GuardedConnector {
@@ -313,7 +295,7 @@ fn classify(error: hyper_util::client::legacy::Error) -> SendError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::delivery::sign;
+    use crate::sign;
 
     #[test]
     fn every_header_of_a_delivery_keeps_its_name() {

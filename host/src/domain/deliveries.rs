@@ -1,15 +1,23 @@
-//! Deliveries: finding them for an organisation, and retrying them by hand (one, or every
-//! failed one of a webhook since a time).
+//! Deliveries: how the API and the settings pages show one (the view of its row, with the
+//! request of its latest attempt rebuilt), finding them for an organisation, and retrying
+//! them by hand (one, or every failed one of a webhook since a time).
 
+use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use utoipa::ToSchema;
 
 use super::Invalid;
 use super::fields::Fields;
-use crate::App;
+use crate::app::App;
 use crate::ids::{self, Kind};
+use crate::sign;
 use crate::store::StoreError;
-use crate::store::deliveries::{Cursor, Delivery, Filter, Index, Status};
-use crate::store::queue::RetryRefused;
+use crate::store::attempts::{attempt_at, attempt_object};
+use crate::store::listing::{Cursor, Filter, Index};
+use crate::store::requeue::RetryRefused;
+use crate::store::row::DeliveryRow;
+use crate::store::status::Status;
 
 /// Most deliveries one bulk retry re-queues.
 pub const MAX_BULK_RETRY: usize = 10_000;
@@ -39,6 +47,138 @@ impl From<Invalid> for RetryError {
     }
 }
 
+/// An attempt of a delivery.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Attempt {
+    pub at: String,
+    /// `null` when no response came (the error says why).
+    pub status_code: Option<u16>,
+    pub error: Option<String>,
+    pub duration_ms: u64,
+    /// The first 1 KiB of the response body.
+    pub response_body: Option<String>,
+}
+
+/// What one attached plugin did to a delivery.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PluginRun {
+    pub plugin_id: String,
+    /// `deliver`, `drop` or `error`.
+    pub outcome: String,
+    pub logs: Vec<String>,
+    pub error: Option<String>,
+}
+
+/// The request of a delivery: the exact headers of its latest attempt and the body.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = DeliveryRequest)]
+pub struct Request {
+    #[schema(value_type = std::collections::HashMap<String, String>)]
+    pub headers: Box<RawValue>,
+    pub body: String,
+}
+
+/// A delivery record as the API shows it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Delivery {
+    pub id: String,
+    pub webhook_id: String,
+    pub event_id: String,
+    pub action: String,
+    pub status: Status,
+    #[schema(value_type = Vec<Attempt>)]
+    pub attempts: Vec<Value>,
+    pub next_attempt_at: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+    pub request: Request,
+    #[schema(value_type = Vec<PluginRun>)]
+    pub plugins: Box<RawValue>,
+    /// Why the delivery was taken out of the queue without an outcome (a record that could
+    /// not be read); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(skip)]
+    #[schema(ignore)]
+    pub org_id: String,
+}
+
+impl Delivery {
+    /// The view of a delivery's row, with the request of its latest attempt rebuilt: the
+    /// headers follow from the row (its signatures, the plugins' headers) and the event.
+    pub fn of(row: DeliveryRow) -> Delivery {
+        let id = row.id.as_str();
+        let created_ms = ids::millis_of(Kind::Delivery, id).unwrap_or(0);
+        let created_at = crate::time::format_millis(created_ms);
+        let mut error = row.dead_letter.clone();
+        let status = row.status.unwrap_or_else(|| {
+            // A damaged row shows as failed (the workers dead-letter it when they meet it).
+            error.get_or_insert_with(|| "the delivery record cannot be read: unknown status".into());
+            Status::Failed
+        });
+        let next_attempt_at = match status {
+            Status::Pending => row.due_ms.map(crate::time::format_millis).or_else(|| Some(created_at.clone())),
+            _ => None,
+        };
+        let attempts: Vec<Value> = row.attempts.iter().map(|a| attempt_object(created_ms, a)).collect();
+        let headers = request_headers(&row, created_ms);
+        let body = match &row.body {
+            Some(body) => body.clone(),
+            None => row.event.as_ref().map(|e| e.envelope.clone()).unwrap_or_default(),
+        };
+        let updated = updated_ms(row.updated_ms, created_ms, &row.attempts);
+        Delivery {
+            webhook_id: row.webhook_id.clone(),
+            event_id: row.event_id.clone(),
+            action: row.action.clone(),
+            status,
+            attempts,
+            next_attempt_at,
+            updated_at: updated.map(crate::time::format_millis).unwrap_or_else(|| created_at.clone()),
+            created_at,
+            request: Request { headers: raw(id, Some(headers), "{}"), body },
+            plugins: raw(id, row.plugins.clone(), "[]"),
+            error,
+            org_id: row.org_id.clone(),
+            id: row.id,
+        }
+    }
+}
+
+/// The headers of a delivery's latest attempt as they were sent, as a JSON object; `{}`
+/// before its first attempt.
+fn request_headers(row: &DeliveryRow, created_ms: u64) -> String {
+    let signatures = row.signatures.as_deref().filter(|_| row.latest > 0).and_then(sign::Signatures::decode);
+    let Some(signatures) = signatures else { return "{}".to_owned() };
+    let extra: Vec<(String, String)> =
+        row.headers.as_deref().and_then(|h| serde_json::from_str(h).ok()).unwrap_or_default();
+    // The latest attempt was signed when it started.
+    let signed_at = row.attempts.last().and_then(|a| attempt_at(created_ms, a)).unwrap_or(0) / 1000;
+    let event_created_at = row.event.as_ref().map(|e| e.created_at.as_str()).unwrap_or_default();
+    let attempt = sign::Attempt { delivery_id: &row.id, number: row.latest, event_created_at, signed_at };
+    let pairs = sign::request_headers(attempt, &signatures, &extra);
+    let map: Map<String, Value> = pairs.into_iter().map(|(k, v)| (k, Value::String(v))).collect();
+    Value::Object(map).to_string()
+}
+
+/// A JSON field of a row; one that cannot be parsed reads as `default` (and is logged), so
+/// that one damaged row cannot make a listing fail.
+fn raw(id: &str, text: Option<String>, default: &'static str) -> Box<RawValue> {
+    let text = text.filter(|t| !t.is_empty()).unwrap_or_else(|| default.to_owned());
+    RawValue::from_string(text).unwrap_or_else(|e| {
+        tracing::warn!(delivery_id = %id, error = %e, "a delivery row has a field that is not JSON");
+        RawValue::from_string(default.to_owned()).unwrap_or_default()
+    })
+}
+
+/// When a delivery last changed: its latest attempt's end, or `updated` when something
+/// later changed it without an attempt (a manual retry, its webhook going away).
+fn updated_ms(updated: Option<u64>, created_ms: u64, attempts: &[Value]) -> Option<u64> {
+    let attempted =
+        attempts.last().and_then(|a| Some(attempt_at(created_ms, a)? + a.get(2).and_then(Value::as_u64).unwrap_or(0)));
+    updated.max(attempted)
+}
+
 /// The first day whose delivery indexes may still list records.
 fn oldest_day(app: &App) -> u32 {
     let retention = app.config.delivery_retention.as_millis() as u64;
@@ -65,8 +205,15 @@ pub async fn list(
         _ => Index::Org(org_id),
     };
     let (ids, next) = app.store.list_deliveries(index, filter, cursor, limit, scan, oldest_day(app)).await?;
-    let deliveries =
-        app.store.get_deliveries(&ids).await?.into_iter().flatten().filter(|d| d.org_id == org_id).collect();
+    let deliveries = app
+        .store
+        .get_deliveries(&ids)
+        .await?
+        .into_iter()
+        .flatten()
+        .filter(|d| d.org_id == org_id)
+        .map(Delivery::of)
+        .collect();
     Ok((deliveries, next))
 }
 
@@ -75,7 +222,7 @@ pub async fn find(app: &App, org_id: &str, id: &str) -> Result<Delivery, RetryEr
     if !ids::is_valid(Kind::Delivery, id) {
         return Err(RetryError::NotFound);
     }
-    app.store.get_delivery(org_id, id).await?.ok_or(RetryError::NotFound)
+    app.store.get_delivery(org_id, id).await?.map(Delivery::of).ok_or(RetryError::NotFound)
 }
 
 /// One more attempt of a delivery, same body, signed with the webhook's current secret.

@@ -11,15 +11,13 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::{FieldError, Invalid};
-use crate::App;
-use crate::batch::Batcher;
+use crate::app::App;
 use crate::catalog;
 use crate::ids::{self, Kind};
-use crate::store::events::{EventDelivery, MAX_SNAPSHOT_BYTES, Publication, Published, StoredEvent};
-use crate::store::{Partition, Store, StoreError};
+use crate::store::StoreError;
+use crate::store::events::{EventDelivery, MAX_SNAPSHOT_BYTES, Publication, Published};
+use crate::store::stored_event::StoredEvent;
 
-/// Most events sent to Redis in one publish call.
-const BATCH: usize = 64;
 /// How far in the future an event's `created_at` may be (clock skew, not time travel).
 const MAX_FUTURE_MS: u64 = 24 * 3600 * 1000;
 
@@ -65,42 +63,6 @@ impl Event<'_> {
         out.push(b'}');
         // Only JSON text and valid UTF-8 strings went in.
         String::from_utf8(out).unwrap_or_default()
-    }
-}
-
-/// Publishes batches of events, one batcher per partition, after finding their subscribers
-/// (also in batches: concurrent publishes share one round trip, and those of one
-/// organisation and action one lookup).
-#[derive(Debug)]
-pub struct Publisher {
-    partitions: Vec<Batcher<Publication, Published>>,
-    subscribers: Batcher<(String, String), Result<Vec<String>, StoreError>>,
-}
-
-impl Publisher {
-    /// Starts the batchers (inside a Tokio runtime).
-    pub fn start(store: &Store, retention: std::time::Duration) -> Publisher {
-        let partitions = Batcher::per_partition(store, BATCH, move |store, p, batch: Vec<Publication>| async move {
-            store.publish(p, &batch, retention).await
-        });
-        let lookups = store.clone();
-        let subscribers = Batcher::spawn_distinct(BATCH, move |pairs: Vec<(String, String)>| {
-            let store = lookups.clone();
-            async move { store.subscribers_of(&pairs).await }
-        });
-        Publisher { partitions, subscribers }
-    }
-
-    /// The active webhooks of the organisation subscribed to the action.
-    async fn subscribers(&self, org_id: &str, action: &str) -> Result<Vec<String>, StoreError> {
-        self.subscribers.call((org_id.to_owned(), action.to_owned())).await?
-    }
-
-    async fn publish(&self, p: Partition, publication: Publication) -> Result<Published, StoreError> {
-        match self.partitions.get(usize::from(p.0)) {
-            Some(batcher) => batcher.call(publication).await,
-            None => Err(StoreError::Corrupt { key: format!("partition {}", p.0), reason: "no such partition".into() }),
-        }
     }
 }
 

@@ -7,11 +7,11 @@ use serde_json::{Value, json};
 
 use super::fields::{Fields, bounded_text};
 use super::{FieldError, Invalid};
-use crate::App;
+use crate::app::App;
 use crate::catalog;
 use crate::ids::{self, Kind};
 use crate::store::StoreError;
-use crate::store::deliveries::Status;
+use crate::store::status::Status;
 use crate::store::webhooks::{
     Attachment, Created, MAX_WEBHOOKS_PER_ORG, Off, OnError, Updated, Webhook, WebhookChange,
 };
@@ -74,7 +74,7 @@ pub async fn create(app: &App, org_id: &str, body: serde_json::Map<String, Value
         active: true,
         subscribed_actions: actions,
         plugins,
-        signing_secret: crate::delivery::sign::new_secret(),
+        signing_secret: crate::sign::new_secret(),
         previous_secret: None,
         previous_secret_expires_at: None,
         created_at: now.clone(),
@@ -150,7 +150,7 @@ pub async fn rotate_secret(
     fields.finish()?;
     let grace = grace.unwrap_or(DEFAULT_GRACE);
     let ends = (!grace.is_zero()).then(|| crate::time::now_millis() + grace.as_millis() as u64);
-    let secret = crate::delivery::sign::new_secret();
+    let secret = crate::sign::new_secret();
     if !app.store.rotate_secret(org_id, id, &secret, ends).await? {
         return Err(WebhookError::NotFound);
     }

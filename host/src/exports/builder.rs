@@ -13,7 +13,7 @@ use tokio::sync::watch;
 
 use super::render::{self, Document, Format};
 use super::{MAX_EXPORT_BYTES, link};
-use crate::App;
+use crate::app::App;
 use crate::store::exports::Export;
 use crate::store::{Result, StoreError};
 

@@ -17,16 +17,8 @@ mod generated {
 #[allow(unreachable_pub)]
 pub struct EventHandle;
 
-pub(super) use generated::FilterPre;
 pub(super) use generated::weir::plugin::host::Host as LogHost;
 #[cfg(test)]
 pub(super) use generated::weir::plugin::types::{Delivery, Header};
 pub(super) use generated::weir::plugin::types::{Host as TypesHost, HostEvent, Level, Verdict};
-
-/// Adds the world's imports (`host.log`, the `event` resource) to a linker.
-pub(super) fn add_to_linker(linker: &mut wasmtime::component::Linker<super::state::CallState>) -> wasmtime::Result<()> {
-    generated::Filter::add_to_linker::<super::state::CallState, wasmtime::component::HasSelf<super::state::CallState>>(
-        linker,
-        |state| state,
-    )
-}
+pub(super) use generated::{Filter, FilterPre};

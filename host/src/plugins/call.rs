@@ -4,32 +4,13 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
 use wasmtime::component::Resource;
 use wasmtime::{Store, Trap};
 
 use super::bindings::{self, EventHandle};
 use super::link::Forbidden;
-use super::state::{CallState, MemoryExceeded};
-use super::{EPOCH_TICK, Runtime};
-
-/// What a plugin can ask about the event without reading the body.
-#[derive(Debug, Clone, Default)]
-pub struct EventMeta {
-    pub id: String,
-    pub action: String,
-    pub organisation_id: String,
-    pub creator_id: String,
-    pub subject_type: String,
-    pub subject_id: String,
-}
-
-/// A line of a plugin's log.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct LogLine {
-    pub level: &'static str,
-    pub message: String,
-}
+use super::runtime::{BACKTRACE_FRAMES, EPOCH_TICK, Runtime};
+use super::state::{CallState, EventMeta, LogLine, MemoryExceeded};
 
 /// A plugin's decision, checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -164,9 +145,6 @@ impl Runtime {
         CallReport { result, logs, fuel_used, duration: started.elapsed() }
     }
 }
-
-/// Frames of a trap's backtrace kept (the innermost ones).
-pub(super) const BACKTRACE_FRAMES: usize = 256;
 
 /// Whether a trap happened deep in recursion: a full backtrace, mostly one function.
 fn runaway_recursion(backtrace: Option<&wasmtime::WasmBacktrace>) -> bool {

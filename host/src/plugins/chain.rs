@@ -6,8 +6,9 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::Runtime;
-use super::call::{EventMeta, LogLine, PluginError, Verdict};
+use super::call::{CallReport, PluginError, Verdict};
+use super::runtime::Runtime;
+use super::state::{EventMeta, LogLine};
 use crate::store::webhooks::OnError;
 
 /// One attached plugin, resolved for a call.
@@ -78,7 +79,7 @@ pub async fn run(
             Some(sha256) => {
                 runtime.call(org_id, sha256.clone(), step.wasm, event.clone(), body.clone(), step.config.clone()).await
             }
-            None => super::CallReport {
+            None => CallReport {
                 result: Err(PluginError::Unavailable("the plugin was deleted".into())),
                 logs: Vec::new(),
                 fuel_used: 0,

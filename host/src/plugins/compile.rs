@@ -9,26 +9,8 @@ use std::sync::Arc;
 use wasmtime::component::Component;
 
 use super::bindings::FilterPre;
-use super::state::CallState;
-use super::{Runtime, link};
-
-/// Why a body is not a usable plugin. Shown to the uploader.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum ValidationError {
-    #[error("not a WebAssembly component: {0}")]
-    NotComponent(String),
-    #[error("imports `{0}`, which Weir does not provide (plugins may import weir:plugin and WASI only)")]
-    UnsupportedImport(String),
-    #[error("is not a component of the weir:plugin/filter world: {0}")]
-    WrongWorld(String),
-    #[error("cannot be linked: {0}")]
-    Link(String),
-}
-
-/// A compiled, pre-instantiated plugin.
-pub(super) struct Compiled {
-    pub pre: FilterPre<CallState>,
-}
+use super::link::{self, ValidationError};
+use super::runtime::{Compiled, Runtime, sha256_hex};
 
 impl Runtime {
     fn cache_path(&self, sha256: &str) -> PathBuf {
@@ -68,7 +50,7 @@ impl Runtime {
 
     /// Checks that `wasm` is a usable plugin (and keeps it compiled). Blocking.
     pub fn validate_blocking(&self, wasm: &[u8]) -> Result<String, ValidationError> {
-        let sha256 = super::sha256_hex(wasm);
+        let sha256 = sha256_hex(wasm);
         self.compiled_blocking(&sha256, || Some(wasm.to_vec()))?;
         Ok(sha256)
     }

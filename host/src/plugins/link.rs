@@ -18,9 +18,26 @@ use wasmtime::Engine;
 use wasmtime::component::types::ComponentItem;
 use wasmtime::component::{Component, Linker, ResourceType};
 
-use super::bindings;
-use super::compile::ValidationError;
+use super::bindings::Filter;
 use super::state::CallState;
+
+/// Why a body is not a usable plugin. Shown to the uploader.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ValidationError {
+    #[error("not a WebAssembly component: {0}")]
+    NotComponent(String),
+    #[error("imports `{0}`, which Weir does not provide (plugins may import weir:plugin and WASI only)")]
+    UnsupportedImport(String),
+    #[error("is not a component of the weir:plugin/filter world: {0}")]
+    WrongWorld(String),
+    #[error("cannot be linked: {0}")]
+    Link(String),
+}
+
+/// Adds the world's imports (`host.log`, the `event` resource) to a linker.
+fn add_world(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+    Filter::add_to_linker::<CallState, wasmtime::component::HasSelf<CallState>>(linker, |state| state)
+}
 
 /// A plugin called a WASI function that plugins cannot use.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -65,7 +82,7 @@ fn in_wasmtime_wasi(interface: &str) -> bool {
 pub(super) fn linker_for(engine: &Engine, component: &Component) -> Result<Linker<CallState>, ValidationError> {
     let mut linker: Linker<CallState> = Linker::new(engine);
     let setup = |e: wasmtime::Error| ValidationError::Link(e.to_string());
-    bindings::add_to_linker(&mut linker).map_err(setup)?;
+    add_world(&mut linker).map_err(setup)?;
     wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(setup)?;
     linker.allow_shadowing(true);
 

@@ -7,10 +7,31 @@ use wasmtime::component::{Resource, ResourceTable};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use super::MAX_LOG_BYTES;
+use serde::Serialize;
+
 use super::bindings::{EventHandle, HostEvent, Level, LogHost, TypesHost};
-use super::call::{EventMeta, LogLine};
 use super::pointer;
+
+/// Largest log a call keeps, bytes; the rest is cut.
+pub const MAX_LOG_BYTES: usize = 1024;
+
+/// What a plugin can ask about the event without reading the body.
+#[derive(Debug, Clone, Default)]
+pub struct EventMeta {
+    pub id: String,
+    pub action: String,
+    pub organisation_id: String,
+    pub creator_id: String,
+    pub subject_type: String,
+    pub subject_id: String,
+}
+
+/// A line of a plugin's log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LogLine {
+    pub level: &'static str,
+    pub message: String,
+}
 
 /// A plugin tried to grow its memory past the cap.
 #[derive(Debug, thiserror::Error)]

@@ -8,7 +8,6 @@ mod conn;
 
 use std::convert::Infallible;
 use std::future::Future;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,52 +17,13 @@ use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
 use hyper_util::server::graceful::GracefulShutdown;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_rustls::TlsAcceptor;
 use tower::ServiceExt;
 
-use crate::config::TlsFiles;
-
 /// How long in-flight requests may take to finish after shutdown begins.
 const GRACE: Duration = Duration::from_secs(20);
-
-/// A TLS certificate or key that cannot be used.
-#[derive(Debug, thiserror::Error)]
-pub enum TlsError {
-    #[error("cannot read certificate chain {path}: {reason}")]
-    Cert { path: String, reason: String },
-    #[error("cannot read private key {path}: {reason}")]
-    Key { path: String, reason: String },
-    #[error("certificate and key do not make a TLS configuration: {0}")]
-    Config(rustls::Error),
-}
-
-/// Builds the TLS acceptor from PEM files (HTTP/2 and HTTP/1.1 offered by ALPN).
-pub fn tls_acceptor(files: &TlsFiles) -> Result<TlsAcceptor, TlsError> {
-    let certs = load_certs(&files.cert)?;
-    let key = PrivateKeyDer::from_pem_file(&files.key)
-        .map_err(|e| TlsError::Key { path: files.key.display().to_string(), reason: e.to_string() })?;
-    let mut config =
-        rustls::ServerConfig::builder().with_no_client_auth().with_single_cert(certs, key).map_err(TlsError::Config)?;
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    Ok(TlsAcceptor::from(Arc::new(config)))
-}
-
-/// Every certificate in a PEM file (at least one).
-pub fn load_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
-    let cert_error = |reason: String| TlsError::Cert { path: path.display().to_string(), reason };
-    let certs = CertificateDer::pem_file_iter(path)
-        .map_err(|e| cert_error(e.to_string()))?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| cert_error(e.to_string()))?;
-    if certs.is_empty() {
-        return Err(cert_error("no certificate found".into()));
-    }
-    Ok(certs)
-}
 
 /// Serves `service` on `listener` until `shutdown` completes, then drains connections.
 /// At most `max_connections` are open at once: beyond that, new ones wait in the

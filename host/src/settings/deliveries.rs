@@ -10,18 +10,18 @@ use serde_json::Value;
 
 use super::html::{self, Notice, badge, csrf_field, esc};
 use super::session::{Change, Signed, plain, store_down};
-use crate::App;
-use crate::api::extract::Query;
+use crate::app::App;
+use crate::domain::deliveries::Delivery;
 use crate::domain::deliveries::{self as domain, RetryError};
 use crate::ids::{self, Kind};
-use crate::store::deliveries::Delivery;
+use crate::web::Query;
 
 async fn delivery(app: &App, signed: &Signed, id: &str) -> Result<Delivery, Response> {
     if !ids::is_valid(Kind::Delivery, id) {
         return Err(plain(StatusCode::NOT_FOUND, "No such delivery."));
     }
     match app.store.get_delivery(&signed.0.org_id, id).await {
-        Ok(Some(d)) => Ok(d),
+        Ok(Some(row)) => Ok(Delivery::of(row)),
         Ok(None) => Err(plain(StatusCode::NOT_FOUND, "No such delivery.")),
         Err(_) => Err(store_down()),
     }

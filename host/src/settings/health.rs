@@ -5,9 +5,11 @@
 use serde_json::Value;
 
 use super::html::{badge, esc};
-use crate::App;
+use crate::app::App;
+use crate::domain::deliveries::Delivery;
 use crate::store::StoreError;
-use crate::store::deliveries::{Delivery, Filter, Status};
+use crate::store::listing::Filter;
+use crate::store::status::Status;
 
 /// Most deliveries read per webhook for the 24-hour share.
 pub(super) const SAMPLE: usize = 100;

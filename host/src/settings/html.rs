@@ -163,7 +163,7 @@ impl Notice {
 
     /// The notice named by a page's `?notice=` parameter, rendered; empty for none or an
     /// unknown code.
-    pub fn from_query(query: &crate::api::extract::Query) -> String {
+    pub fn from_query(query: &crate::web::Query) -> String {
         query.get("notice").and_then(Notice::from_code).map(Notice::render).unwrap_or_default()
     }
 }

@@ -23,7 +23,7 @@ use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
-use crate::App;
+use crate::app::App;
 
 /// The settings routes (under `/settings`).
 pub fn router() -> Router<Arc<App>> {

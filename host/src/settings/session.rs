@@ -18,7 +18,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 
 use super::html::{self, esc};
-use crate::App;
+use crate::app::App;
 use crate::auth::{passwords, secrets};
 use crate::store::users::{MAX_EMAIL_BYTES, Session};
 
@@ -43,7 +43,7 @@ impl Form {
 
     /// Reads an `application/x-www-form-urlencoded` body (at most 1 MiB).
     pub(super) async fn read(request: Request) -> Result<Form, Response> {
-        let bytes = crate::api::extract::read_body(request.into_body(), 1024 * 1024)
+        let bytes = crate::web::read_body(request.into_body(), 1024 * 1024)
             .await
             .map_err(|_| plain(StatusCode::PAYLOAD_TOO_LARGE, "The form is too large."))?;
         serde_urlencoded::from_bytes(&bytes)

@@ -11,12 +11,13 @@ use serde_json::{Map, json};
 use super::health::attempt_words;
 use super::html::{self, Notice, badge, csrf_field, esc};
 use super::session::{Change, Signed, plain, store_down};
-use crate::App;
-use crate::api::extract::Query;
+use crate::app::App;
 use crate::catalog;
 use crate::domain::deliveries::{self as domain, RetryError};
-use crate::store::deliveries::{Filter, Status};
+use crate::store::listing::Filter;
+use crate::store::status::Status;
 use crate::store::webhooks::Webhook;
+use crate::web::Query;
 
 /// Deliveries per page.
 const PAGE: usize = 20;

@@ -12,11 +12,11 @@ use serde_json::{Map, Value, json};
 use super::html::{self, Notice, badge, csrf_field, esc};
 use super::session::{Change, Form, Signed, plain, store_down};
 use super::{health, webhook_deliveries};
-use crate::App;
-use crate::api::extract::Query;
+use crate::app::App;
 use crate::catalog;
 use crate::domain::webhooks::{self as domain, WebhookError};
 use crate::store::webhooks::{OnError, Webhook};
+use crate::web::Query;
 
 /// Field errors of a failed change, for display.
 fn problems(e: &WebhookError) -> Vec<(String, String)> {

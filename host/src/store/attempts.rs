@@ -41,12 +41,12 @@ fn string_or_null(out: &mut Vec<u8>, text: Option<&str>) {
 }
 
 /// A stored attempt's time (ms since the epoch).
-pub(super) fn attempt_at(created_ms: u64, stored: &Value) -> Option<u64> {
+pub fn attempt_at(created_ms: u64, stored: &Value) -> Option<u64> {
     stored.get(0)?.as_i64().map(|at| created_ms.saturating_add_signed(at))
 }
 
 /// A stored attempt as the API shows it.
-pub(super) fn attempt_object(created_ms: u64, stored: &Value) -> Value {
+pub fn attempt_object(created_ms: u64, stored: &Value) -> Value {
     let at = attempt_at(created_ms, stored).map(crate::time::format_millis);
     json!({
         "at": at,

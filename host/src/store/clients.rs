@@ -137,10 +137,11 @@ impl Store {
             .arg(token_hash)
             .run(&mut self.conn())
             .await?;
-        if stored == 1 {
+        let stored = super::reply::done("issue_token.lua", stored)?;
+        if stored {
             self.acknowledged(&token_key).await?;
         }
-        Ok(stored == 1)
+        Ok(stored)
     }
 
     /// Looks up many tokens in one go (group commit of concurrent requests): one answer

@@ -31,11 +31,22 @@ impl Target {
     /// For messages: the URL(s) with any password replaced.
     pub fn describe(&self) -> String {
         match self {
-            Target::Single(url) => crate::redact(url),
+            Target::Single(url) => redact(url),
             Target::Cluster(seeds) => {
-                format!("cluster {}", seeds.iter().map(|s| crate::redact(s)).collect::<Vec<_>>().join(","))
+                format!("cluster {}", seeds.iter().map(|s| redact(s)).collect::<Vec<_>>().join(","))
             }
         }
+    }
+}
+
+/// A Redis URL with any password replaced, for messages and logs.
+pub fn redact(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(Some("***"));
+            parsed.to_string()
+        }
+        _ => url.to_owned(),
     }
 }
 

@@ -13,26 +13,35 @@
 //! half-written state behind. With `WEIR_REDIS_WAIT_REPLICAS` set, a write the API
 //! acknowledges has also reached that many replicas ([`Store::acknowledged`]).
 
-mod attempts;
+pub mod attempts;
+pub mod batch;
 pub mod clients;
 pub mod conn;
 pub mod deliveries;
 pub mod events;
 pub mod exports;
 pub mod keys;
+pub mod listing;
 pub mod managed;
 pub mod orgs;
 pub mod plugins;
+pub mod publisher;
 pub mod queue;
 pub mod rate;
 mod recent;
 mod reply;
+pub mod requeue;
+pub mod row;
 mod scripts;
+pub mod status;
+pub mod stored_event;
 mod trim;
 pub mod users;
 pub mod webhooks;
+pub mod work;
 
 use std::sync::Arc;
+use std::sync::atomic::AtomicU32;
 use std::time::Duration;
 
 use redis::AsyncCommands;
@@ -53,6 +62,14 @@ pub enum StoreError {
     Redis(redis::RedisError),
     #[error("record {key} is corrupt: {reason}")]
     Corrupt { key: String, reason: String },
+    /// A script or a batch answered something this version of Weir does not read.
+    #[error("{what} answered what this version cannot read: {reason}")]
+    Reply { what: &'static str, reason: String },
+    #[error("the data set has no partition {0}")]
+    NoPartition(u16),
+    /// A task the store runs (a batcher) has stopped: the process is shutting down.
+    #[error("the store's {0} has stopped")]
+    Stopped(&'static str),
     #[error(
         "this Redis holds data of an earlier Weir key layout (prefix `{0}`); this version cannot read it. \
          Point Weir at an empty Redis (or another WEIR_REDIS_PREFIX; for the managed Redis, move its \
@@ -98,6 +115,10 @@ pub fn not_ready(e: &redis::RedisError) -> bool {
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
+/// Most record snapshots kept per organisation (the least recently updated, sampled, go
+/// first); each partition keeps its share.
+pub const MAX_SNAPSHOTS_PER_ORG: usize = 50_000;
+
 /// How a store connects and what it promises about writes.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -108,7 +129,7 @@ pub struct Settings {
     /// Replicas an acknowledged write waits for (`WAIT`), and for how long.
     pub wait_replicas: u32,
     pub wait_timeout: Duration,
-    /// Most record snapshots kept per organisation ([`events::MAX_SNAPSHOTS_PER_ORG`]).
+    /// Most record snapshots kept per organisation ([`MAX_SNAPSHOTS_PER_ORG`]).
     pub snapshots_per_org: usize,
 }
 
@@ -121,7 +142,7 @@ impl Settings {
             partitions: 1,
             wait_replicas: 0,
             wait_timeout: Duration::from_secs(1),
-            snapshots_per_org: events::MAX_SNAPSHOTS_PER_ORG,
+            snapshots_per_org: MAX_SNAPSHOTS_PER_ORG,
         }
     }
 }
@@ -145,6 +166,9 @@ pub struct Store {
     snapshots_per_org: usize,
     /// Events this process published lately (`recent`).
     recent: Arc<recent::Recent>,
+    /// Snapshots this handle (and its clones) published: every
+    /// [`events::CAP_CHECK_EVERY`]th checks the organisation's cap.
+    snapshots_published: Arc<AtomicU32>,
 }
 
 impl std::fmt::Debug for Store {
@@ -188,6 +212,7 @@ impl Store {
             wait_timeout: settings.wait_timeout,
             snapshots_per_org: settings.snapshots_per_org,
             recent: Arc::default(),
+            snapshots_published: Arc::default(),
         })
     }
 

@@ -91,7 +91,7 @@ impl Store {
         let key = self.keys().org(id);
         let updated: i64 =
             super::scripts::SET_IF_EXISTS.call().key(&key).arg("plan").arg(plan.as_str()).run(&mut self.conn()).await?;
-        if updated == 0 {
+        if !super::reply::done("set_if_exists.lua", updated)? {
             return Ok(None);
         }
         self.acknowledged(&key).await?;

@@ -161,15 +161,22 @@ impl Store {
                 call.key(&self.keys().webhook(org_id, wh));
             }
             call.arg(org_id).arg(id);
-            let done: i64 = call.run(&mut self.conn()).await?;
-            match done {
-                1 => {
+            let reply: String = call.run(&mut self.conn()).await?;
+            let deleted = super::reply::name_of("plugin_delete.lua", &reply, |name| match name {
+                "deleted" => Some(Some(Deleted::Deleted)),
+                "attached" => Some(Some(Deleted::Attached)),
+                "not_found" => Some(Some(Deleted::NotFound)),
+                "changed" => Some(None),
+                _ => None,
+            })?;
+            match deleted {
+                Some(Deleted::Deleted) => {
                     self.acknowledged(&self.keys().plugins(org_id)).await?;
                     return Ok(Deleted::Deleted);
                 }
-                2 => return Ok(Deleted::Attached),
-                3 => continue,
-                _ => return Ok(Deleted::NotFound),
+                Some(other) => return Ok(other),
+                // The organisation's webhooks changed meanwhile: read them again.
+                None => continue,
             }
         }
         Ok(Deleted::Attached)

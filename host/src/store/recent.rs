@@ -11,7 +11,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::events::StoredEvent;
+use super::stored_event::StoredEvent;
 
 /// Most events kept.
 const MAX_ENTRIES: usize = 4096;

@@ -126,6 +126,49 @@ pub struct StreakRules {
     pub span: std::time::Duration,
 }
 
+/// What saving a webhook did (`lua/webhook_save.lua`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Saved {
+    Done,
+    /// Creating: the organisation has the most webhooks allowed.
+    LimitReached,
+    /// Updating: the organisation has no such webhook.
+    NotFound,
+    /// An attached plugin is not the organisation's (deleted meanwhile).
+    PluginMissing,
+}
+
+impl Saved {
+    fn parse(name: &str) -> Option<Saved> {
+        Some(match name {
+            "saved" => Saved::Done,
+            "limit" => Saved::LimitReached,
+            "not_found" => Saved::NotFound,
+            "plugin_missing" => Saved::PluginMissing,
+            _ => return None,
+        })
+    }
+}
+
+/// Why a failure streak switched a webhook off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deactivated {
+    /// Enough failed attempts in a row, over long enough (`WEIR_DEACTIVATE_AFTER_*`).
+    Failing,
+    /// An attempt got `410 Gone`.
+    Gone,
+}
+
+impl Deactivated {
+    /// The webhook's `deactivation_reason`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Deactivated::Failing => "failing",
+            Deactivated::Gone => "gone",
+        }
+    }
+}
+
 /// Why a webhook stops.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Off {
@@ -147,12 +190,12 @@ impl Store {
         let saved =
             self.save_webhook("create", &webhook.org_id, &webhook.id, &webhook.plugins, &to_fields(&webhook)).await?;
         Ok(match saved {
-            1 => {
+            Saved::Done => {
                 self.acknowledged(&key).await?;
                 Created::Ok(Box::new(webhook))
             }
-            0 => Created::LimitReached,
-            _ => Created::PluginMissing,
+            Saved::LimitReached | Saved::NotFound => Created::LimitReached,
+            Saved::PluginMissing => Created::PluginMissing,
         })
     }
 
@@ -163,7 +206,7 @@ impl Store {
         id: &str,
         plugins: &[Attachment],
         fields: &[(&str, String)],
-    ) -> Result<i64> {
+    ) -> Result<Saved> {
         let mut call = WEBHOOK_SAVE.call();
         call.key(&self.keys().webhook(org_id, id)).key(&self.keys().webhooks(org_id));
         for attachment in plugins {
@@ -177,7 +220,8 @@ impl Store {
         for (name, value) in fields {
             call.arg(*name).arg(value);
         }
-        call.run(&mut self.conn()).await
+        let reply: String = call.run(&mut self.conn()).await?;
+        super::reply::name_of("webhook_save.lua", &reply, Saved::parse)
     }
 
     /// The webhook, if it exists and belongs to `org_id`.
@@ -316,11 +360,11 @@ impl Store {
             .arg(secret)
             .arg(grace_ends_ms.map(|ms| ms.to_string()).unwrap_or_default())
             .arg(crate::time::now_rfc3339());
-        let done: i64 = call.run(&mut self.conn()).await?;
-        if done == 1 {
+        let done = super::reply::done("rotate_secret.lua", call.run(&mut self.conn()).await?)?;
+        if done {
             self.acknowledged(&key).await?;
         }
-        Ok(done == 1)
+        Ok(done)
     }
 
     /// Applies a change to the organisation's webhook.
@@ -349,12 +393,12 @@ impl Store {
         }
         let plugins = change.plugins.as_deref().unwrap_or_default();
         match self.save_webhook("update", org_id, id, plugins, &fields).await? {
-            1 => {
+            Saved::Done => {
                 self.acknowledged(&self.keys().webhook(org_id, id)).await?;
                 Ok(self.get_webhook(org_id, id).await?.map_or(Updated::NotFound, |w| Updated::Ok(Box::new(w))))
             }
-            0 => Ok(Updated::NotFound),
-            _ => Ok(Updated::PluginMissing),
+            Saved::NotFound | Saved::LimitReached => Ok(Updated::NotFound),
+            Saved::PluginMissing => Ok(Updated::PluginMissing),
         }
     }
 
@@ -371,11 +415,11 @@ impl Store {
             Off::Deactivate(reason) => ("deactivate", reason),
         };
         call.arg(org_id).arg(id).arg(crate::time::now_rfc3339()).arg(mode).arg(reason);
-        let done: i64 = call.run(&mut self.conn()).await?;
-        if done == 1 {
+        let done = super::reply::done("webhook_off.lua", call.run(&mut self.conn()).await?)?;
+        if done {
             self.acknowledged(&key).await?;
         }
-        Ok(done == 1)
+        Ok(done)
     }
 
     /// Adds recorded attempts to a webhook's failure streak; the reason if this switched it
@@ -386,7 +430,7 @@ impl Store {
         id: &str,
         streak: Streak,
         rules: StreakRules,
-    ) -> Result<Option<String>> {
+    ) -> Result<Option<Deactivated>> {
         let now = crate::time::now_millis();
         let mut call = STREAK.call();
         call.key(&self.keys().webhook(org_id, id));
@@ -400,7 +444,12 @@ impl Store {
             .arg(if streak.gone { "1" } else { "0" })
             .arg(id);
         let reason: String = call.run(&mut self.conn()).await?;
-        Ok(Some(reason).filter(|r| !r.is_empty()))
+        super::reply::name_of("streak.lua", &reason, |name| match name {
+            "" => Some(None),
+            "failing" => Some(Some(Deactivated::Failing)),
+            "gone" => Some(Some(Deactivated::Gone)),
+            _ => None,
+        })
     }
 }
 

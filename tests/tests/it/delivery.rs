@@ -23,8 +23,8 @@ async fn a_published_event_arrives_signed_with_the_contract_headers_and_envelope
 
     let got = receiver.wait_for(1, Duration::from_secs(10)).await;
     let request = &got[0];
-    assert!(weir::delivery::sign::verify(secret, &request.body, &request.header("x-webhook-signature")));
-    assert_eq!(request.header("x-webhook-signature"), weir::delivery::sign::signature(secret, &request.body));
+    assert!(weir::sign::verify(secret, &request.body, &request.header("x-webhook-signature")));
+    assert_eq!(request.header("x-webhook-signature"), weir::sign::signature(secret, &request.body));
     assert_eq!(request.header("content-type"), "application/json");
     assert!(request.header("user-agent").starts_with("Weir/"));
     assert_eq!(request.header("x-webhook-timestamp"), "2026-11-22T11:00:38.123Z");

@@ -189,21 +189,21 @@ async fn a_record_is_read_in_full_as_soon_as_it_holds_more_than_publish_and_its_
     let first = api.store.load(p, std::slice::from_ref(&member)).await.unwrap().remove(0).unwrap().unwrap();
     assert_eq!(first.attempt, 1);
     assert_eq!(fields(&mut conn), ["a", "e", "n", "o", "w"]);
-    assert_eq!(fields(&mut conn).len(), weir::store::deliveries::PLAIN_RECORD_FIELDS);
+    assert_eq!(fields(&mut conn).len(), weir::store::row::PLAIN_ROW_FIELDS);
 
     let _: () = redis::cmd("HSET").arg(&key).arg("k").arg("3").query(&mut *conn).unwrap();
     let second = api.store.load(p, std::slice::from_ref(&member)).await.unwrap().remove(0).unwrap().unwrap();
     assert_eq!(second.attempt, 2);
-    assert_eq!(second.budget, Some(3), "a record of six fields is read");
+    assert_eq!(second.last_place, Some(3), "a row of six fields is read");
 
     // A record taken as plain is recorded as one never recorded; then it is not plain.
     let _: () = redis::cmd("HDEL").arg(&key).arg("k").query(&mut *conn).unwrap();
-    let recording = |attempt: u32| weir::store::queue::Recording {
+    let recording = |attempt: u32| weir::store::work::Report {
         webhook: hook["id"].as_str().unwrap().to_owned(),
         member: member.clone(),
-        outcome: weir::store::queue::Outcome::Retry { due_ms: weir::time::now_millis() + 60_000 },
+        outcome: weir::store::work::Outcome::Retry { due_ms: weir::time::now_millis() + 60_000 },
         attempt,
-        attempt_json: Some(weir::store::deliveries::attempt_json(0, 5, Some(500), 3, None, Some("no"))),
+        attempt_json: Some(weir::store::attempts::attempt_json(0, 5, Some(500), 3, None, Some("no"))),
         signature: Some(vec![7; 64]),
         fields: vec![("p", "[]".into())],
     };
@@ -243,7 +243,7 @@ async fn a_fan_out_loaded_in_batches_sends_each_webhook_every_event_with_its_own
         let records = t.admin.deliveries_of(hook["id"].as_str().unwrap()).await;
         let mut seen = HashSet::new();
         for request in &got {
-            assert!(weir::delivery::sign::verify(secret, &request.body, &request.header("x-webhook-signature")));
+            assert!(weir::sign::verify(secret, &request.body, &request.header("x-webhook-signature")));
             let body = request.json();
             let event_id = body["id"].as_str().unwrap().to_owned();
             assert_eq!(body["subject"]["id"].as_str(), published.get(&event_id).map(String::as_str), "{body}");
@@ -269,7 +269,7 @@ async fn deliveries_go_over_https_with_an_extra_ca_by_http2_or_http11() {
     t.publisher.publish(&work_order_event("wo_1")).await;
     let got = h2.wait_for(1, Duration::from_secs(10)).await;
     assert_eq!(got[0].version, hyper::Version::HTTP_2);
-    assert!(weir::delivery::sign::verify(&secret_h2, &got[0].body, &got[0].header("x-webhook-signature")));
+    assert!(weir::sign::verify(&secret_h2, &got[0].body, &got[0].header("x-webhook-signature")));
     let got = h1.wait_for(1, Duration::from_secs(10)).await;
     assert_eq!(got[0].version, hyper::Version::HTTP_11);
 

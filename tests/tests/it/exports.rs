@@ -326,7 +326,8 @@ async fn the_newest_event_about_a_record_is_kept_without_a_copy_and_the_rest_exp
 
 #[tokio::test]
 async fn an_organisation_keeps_at_most_its_cap_of_snapshots_the_newest_stay() {
-    use weir::store::events::{Publication, StoredEvent};
+    use weir::store::events::Publication;
+    use weir::store::stored_event::StoredEvent;
     let builder = WeirBuilder::shared();
     let mut settings = builder.config().store_settings().expect("redis");
     settings.snapshots_per_org = 40;

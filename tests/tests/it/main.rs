@@ -12,6 +12,7 @@ mod errors;
 mod events_api;
 mod example_receiver;
 mod exports;
+mod floors;
 mod listener;
 mod managed_redis;
 mod oauth;

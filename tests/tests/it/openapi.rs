@@ -176,5 +176,5 @@ async fn a_client_generated_from_the_document_creates_publishes_and_lists() {
     let request = receiver.wait_for(1, Duration::from_secs(5)).await.remove(0);
     assert_eq!(request.header("x-webhook-delivery"), deliveries[0]["id"].as_str().unwrap());
     let secret = got["signing_secret"].as_str().unwrap();
-    assert!(weir::delivery::sign::verify(secret, &request.body, &request.header("x-webhook-signature")));
+    assert!(weir::sign::verify(secret, &request.body, &request.header("x-webhook-signature")));
 }

@@ -203,7 +203,7 @@ async fn report_export_filter_narrows_exports_by_type_id_and_creator() {
     assert_eq!(exports.len(), 1);
     assert_eq!(exports[0]["report_export"]["id"], "rex_match");
     let secret = webhook["signing_secret"].as_str().unwrap();
-    assert!(got.iter().all(|r| weir::delivery::sign::verify(secret, &r.body, &r.header("x-webhook-signature"))));
+    assert!(got.iter().all(|r| weir::sign::verify(secret, &r.body, &r.header("x-webhook-signature"))));
 
     let filtered: Vec<&Value> = deliveries.iter().filter(|d| d["status"] == "filtered").collect();
     assert_eq!(filtered.len(), 3);
@@ -248,11 +248,7 @@ async fn redact_and_slack_message_reshape_the_signed_body_in_chain_order() {
     assert!(body["report_export"].get("download_url").is_none());
     assert_eq!(body["report_export"]["id"], "rex_9");
     assert!(
-        weir::delivery::sign::verify(
-            w1["signing_secret"].as_str().unwrap(),
-            &got[0].body,
-            &got[0].header("x-webhook-signature")
-        ),
+        weir::sign::verify(w1["signing_secret"].as_str().unwrap(), &got[0].body, &got[0].header("x-webhook-signature")),
         "signed after the plugin"
     );
     let d = &t.admin.settled(w1["id"].as_str().unwrap(), 1).await[0];
@@ -388,7 +384,7 @@ async fn plugin_headers_are_sent_but_never_the_hosts_own() {
     assert_eq!(got[0].body, &b"{\"rewritten\":true}"[..]);
     let signature = got[0].header("x-webhook-signature");
     assert_ne!(signature, "forged");
-    assert!(weir::delivery::sign::verify(w["signing_secret"].as_str().unwrap(), &got[0].body, &signature));
+    assert!(weir::sign::verify(w["signing_secret"].as_str().unwrap(), &got[0].body, &signature));
 }
 
 #[tokio::test]

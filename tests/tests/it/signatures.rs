@@ -59,14 +59,14 @@ async fn every_delivery_verifies_with_the_standard_webhooks_and_svix_libraries()
     let ts: u64 = request.header("webhook-timestamp").parse().unwrap();
     assert!(ts.abs_diff(unix_now()) <= 5, "signed when sent: {ts}");
     assert!(request.header("webhook-signature").starts_with("v1,"));
-    assert!(weir::delivery::sign::verify(secret, &request.body, &request.header("x-webhook-signature")));
+    assert!(weir::sign::verify(secret, &request.body, &request.header("x-webhook-signature")));
 
     assert!(accepted(&verify(secret, &request, None, 0)), "{}", verify(secret, &request, None, 0));
     let mut tampered = request.body.to_vec();
     tampered.pop();
     tampered.extend_from_slice(b",\"x\":1}");
     assert!(refused(&verify(secret, &request, Some(&tampered), 0)), "a tampered body is refused");
-    let other = weir::delivery::sign::new_secret();
+    let other = weir::sign::new_secret();
     assert!(refused(&verify(&other, &request, None, 0)), "a wrong secret is refused");
     let late = verify(secret, &request, None, 6 * 60);
     assert!(refused(&late), "a replay 6 minutes later is refused: {late}");
@@ -137,7 +137,7 @@ async fn rotation_signs_with_both_secrets_during_the_grace_period_and_only_the_n
     assert_eq!(during.header("webhook-signature").split(' ').count(), 2, "new, then previous");
     assert!(accepted(&verify(&s1, &during, None, 0)), "the new secret verifies");
     assert!(accepted(&verify(&s0, &during, None, 0)), "the old secret verifies during the grace period");
-    assert!(weir::delivery::sign::verify(&s1, &during.body, &during.header("x-webhook-signature")));
+    assert!(weir::sign::verify(&s1, &during.body, &during.header("x-webhook-signature")));
 
     // Rotating again keeps only the latest previous secret.
     let s2 = rotate(&t.admin, id, "1h").await["signing_secret"].as_str().unwrap().to_owned();
@@ -218,7 +218,7 @@ async fn a_secret_made_before_standard_webhooks_signs_both_header_families() {
     redis::cmd("HSET").arg(&key).arg("signing_secret").arg(&old).exec(conn.as_mut()).unwrap();
 
     let request = deliver(&t, &receiver, "wo_old").await;
-    assert!(weir::delivery::sign::verify(&old, &request.body, &request.header("x-webhook-signature")));
+    assert!(weir::sign::verify(&old, &request.body, &request.header("x-webhook-signature")));
     let equivalent = format!("whsec_{}", STANDARD.encode(bytes));
     assert!(accepted(&verify(&equivalent, &request, None, 0)), "the key is the URL-safe decoding of the secret");
 

@@ -1,9 +1,9 @@
 -- Records the outcomes of attempts of one partition's deliveries, many per call (group
--- commit), each as if recorded alone and in order; a record that cannot be read fails only
+-- commit), each as if recorded alone and in order; a row that cannot be read fails only
 -- its own reply.
 -- KEYS: 1 ready, then per outcome: 1 the delivery, 2 its webhook's queue
--- ARGV: 1 now (ms), 2 how many fields a plain record has (`store::deliveries`: one nothing
---       but publish and its first load wrote, read by its length alone), then per outcome:
+-- ARGV: 1 now (ms), 2 how many fields a plain row has (`store::row`: one nothing but
+--       publish and its first load wrote, read by its length alone), then per outcome:
 --       1 queue member (`dlv org evt`), 2 webhook id, 3 outcome, 4 attempt number,
 --       5 attempt (JSON array, '' if no request was made), 6 the request's signature,
 --       7 next due (ms, for `retry`), 8 number of extra fields, then that many field, value
@@ -11,7 +11,7 @@
 -- Outcomes: succeeded | retry | failed | filtered | cancelled ('gone' is recorded as failed;
 -- the webhook is switched off by the caller).
 -- Returns per outcome: the delivery's status after it ('pending' while a retry is due),
--- 'missing' (expired), or 'error:' and why.
+-- 'missing' (expired), or {'error', why}.
 -- Recording the same attempt twice (a retried call) changes nothing the second time.
 local now, plain = ARGV[1], tonumber(ARGV[2])
 local ready = KEYS[1]
@@ -82,7 +82,7 @@ for i = 2, #KEYS, 2 do
   if ok then
     replies[#replies + 1] = reply
   else
-    replies[#replies + 1] = 'error:' .. (type(reply) == 'table' and reply.err or tostring(reply))
+    replies[#replies + 1] = {'error', type(reply) == 'table' and reply.err or tostring(reply)}
   end
 end
 leaving.send('ZREM')

@@ -1,21 +1,22 @@
 -- Creates or changes a webhook, and its place in the subscription index, in one step.
--- KEYS: 1 the webhook, 2 the organisation's webhooks, then per attached plugin: its record,
+-- KEYS: 1 the webhook, 2 the organisation's webhooks, then per attached plugin: its hash,
 --       then per action of the catalogue: its subscribers set
 -- ARGV: 1 'create' | 'update', 2 organisation, 3 webhook id, 4 most webhooks per
 --       organisation, 5 number of attached plugins, 6 number of actions, then the actions'
 --       names (in the order of their sets), then field, value pairs to set
--- Returns 1 done, 0 (create: the organisation is at its limit; update: no such webhook of
--- the organisation), -1 an attached plugin is not the organisation's (deleted meanwhile).
+-- Returns 'saved', 'limit' (create: the organisation has the most webhooks allowed),
+-- 'not_found' (update: no such webhook of the organisation) or 'plugin_missing' (an attached
+-- plugin is not the organisation's: deleted meanwhile).
 local key, index = KEYS[1], KEYS[2]
 local mode, org, wh, limit = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 local plugins, n_actions = tonumber(ARGV[5]), tonumber(ARGV[6])
 if mode == 'create' then
-  if redis.call('ZCARD', index) >= limit then return 0 end
+  if redis.call('ZCARD', index) >= limit then return 'limit' end
 elseif redis.call('HGET', key, 'org_id') ~= org then
-  return 0
+  return 'not_found'
 end
 for i = 3, 2 + plugins do
-  if redis.call('HGET', KEYS[i], 'org_id') ~= org then return -1 end
+  if redis.call('HGET', KEYS[i], 'org_id') ~= org then return 'plugin_missing' end
 end
 local sets, actions = {}, {}
 for i = 1, n_actions do
@@ -25,4 +26,4 @@ end
 redis.call('HSET', key, unpack(ARGV, 7 + n_actions))
 if mode == 'create' then redis.call('ZADD', index, 0, wh) end
 index_subscriptions(key, wh, sets, actions)
-return 1
+return 'saved'

@@ -9,7 +9,7 @@ use std::hash::Hash;
 
 use tokio::sync::{mpsc, oneshot};
 
-use crate::store::{Partition, Result, Store, StoreError};
+use super::{Partition, Result, Store, StoreError};
 
 type Waiting<Req, Resp> = (Req, oneshot::Sender<Result<Resp>>);
 
@@ -101,7 +101,7 @@ impl<Req: Send + 'static, Resp: Send + 'static> Batcher<Req, Resp> {
     /// Runs `request` in the next batch and returns its response.
     pub async fn call(&self, request: Req) -> Result<Resp> {
         let (reply, response) = oneshot::channel();
-        let stopped = || StoreError::Corrupt { key: "batch".into(), reason: "the batch task stopped".into() };
+        let stopped = || StoreError::Stopped("batch task");
         self.tx.send((request, reply)).map_err(|_| stopped())?;
         response.await.map_err(|_| stopped())?
     }
@@ -109,7 +109,7 @@ impl<Req: Send + 'static, Resp: Send + 'static> Batcher<Req, Resp> {
 
 /// A batch's run answered `got` responses for `wanted` requests.
 fn reply_count_mismatch(got: usize, wanted: usize) -> StoreError {
-    StoreError::Corrupt { key: "batch".into(), reason: format!("{got} replies for {wanted} requests") }
+    StoreError::Reply { what: "a batch", reason: format!("{got} replies for {wanted} requests") }
 }
 
 /// The distinct requests, in first-seen order, and for each request the index of its
@@ -221,12 +221,12 @@ mod tests {
     #[tokio::test]
     async fn a_distinct_batch_with_a_short_reply_is_an_error() {
         let batcher = Batcher::spawn_distinct(8, |_requests: Vec<u32>| async { Ok(Vec::<u32>::new()) });
-        assert!(matches!(batcher.call(1).await, Err(StoreError::Corrupt { .. })));
+        assert!(matches!(batcher.call(1).await, Err(StoreError::Reply { .. })));
     }
 
     #[tokio::test]
     async fn a_short_reply_is_an_error_not_a_mismatch() {
         let batcher = Batcher::spawn(8, |_requests: Vec<u32>| async { Ok(Vec::<u32>::new()) });
-        assert!(matches!(batcher.call(1).await, Err(StoreError::Corrupt { .. })));
+        assert!(matches!(batcher.call(1).await, Err(StoreError::Reply { .. })));
     }
 }

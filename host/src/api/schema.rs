@@ -1,0 +1,166 @@
+//! The shapes the API documents but handlers do not build as records: request bodies the
+//! handlers validate field by field (the `*Request` types: they only describe), pages, and
+//! small answers. `openapi` collects them into the document.
+
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// A page of a list, newest first (contract §2).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Page<T: ToSchema> {
+    pub data: Vec<T>,
+    /// Give it back as `?cursor=` for the next page; `null` on the last.
+    pub next_cursor: Option<String>,
+}
+
+/// `POST /api/v2/webhooks`
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WebhookCreateRequest {
+    /// Defaults to the URL's host.
+    #[schema(max_length = 200)]
+    pub name: Option<String>,
+    /// `http` or `https` to a public address (contract §2, URL rule).
+    pub url: String,
+    /// Actions of the catalogue (`GET /api/v2/webhooks/events`); unknown ones are dropped.
+    pub subscribed_actions: Vec<String>,
+    pub plugins: Option<Vec<AttachmentRequest>>,
+}
+
+/// `PATCH /api/v2/webhooks/{id}`: fields left out keep their value.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WebhookUpdateRequest {
+    #[schema(max_length = 200)]
+    pub name: Option<String>,
+    pub url: Option<String>,
+    pub subscribed_actions: Option<Vec<String>>,
+    pub plugins: Option<Vec<AttachmentRequest>>,
+    /// `true` reactivates a deactivated webhook and clears its failure streak.
+    pub active: Option<bool>,
+}
+
+/// A plugin to attach (contract §5).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AttachmentRequest {
+    pub plugin_id: String,
+    /// Given to the plugin as JSON text (at most 64 KiB).
+    #[schema(value_type = Option<Object>)]
+    pub config: Option<serde_json::Value>,
+    /// Default `drop`.
+    pub on_error: Option<crate::store::webhooks::OnError>,
+}
+
+/// `POST /api/v2/webhooks/{id}/rotate_secret`
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RotateSecretRequest {
+    /// How long the old secret keeps signing beside the new one: `0s` to `7d`, default `24h`.
+    #[schema(example = "24h")]
+    pub grace_period: Option<String>,
+}
+
+/// `POST /api/v2/webhooks/{id}/retry_failed`
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RetryFailedRequest {
+    /// Failed deliveries created at or after this time (RFC 3339) are re-queued.
+    pub since: String,
+}
+
+/// How many deliveries were re-queued.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Count {
+    pub count: u64,
+}
+
+/// An event to publish (contract §2): exactly one snapshot key (`work_order`, `form`, …)
+/// matching the subject type, besides these fields.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PublishRequest {
+    /// Replaying an id already accepted creates nothing new.
+    pub id: Option<String>,
+    pub action: String,
+    pub created_at: Option<String>,
+    pub creator: Creator,
+    pub subject: Subject,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Creator {
+    pub id: String,
+    pub name: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Subject {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub id: String,
+    pub deleted: Option<bool>,
+}
+
+/// The id of an accepted event.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Accepted {
+    pub id: String,
+}
+
+/// `POST /api/v2/report_exports`
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExportRequest {
+    pub exportable: crate::store::exports::Exportable,
+    /// `pdf`, `csv` or `json`.
+    pub format: String,
+}
+
+/// `POST /api/v2/plugins/{id}/test`: either `event` (as published, or the envelope as a
+/// subscriber received it) or `delivery_id` (rerun on a real delivery's event).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DryRunRequest {
+    #[schema(value_type = Option<Object>)]
+    pub event: Option<serde_json::Value>,
+    pub delivery_id: Option<String>,
+    #[schema(value_type = Option<Object>)]
+    pub config: Option<serde_json::Value>,
+}
+
+/// The catalogue of actions (contract §3).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Catalogue {
+    pub categories: Vec<CatalogueCategory>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CatalogueCategory {
+    pub key: String,
+    pub name: String,
+    pub events: Vec<String>,
+}
+
+/// `POST /oauth/token` (form-encoded; the client's credentials in the form or HTTP Basic).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TokenRequest {
+    /// `client_credentials`.
+    pub grant_type: String,
+    pub client_id: Option<String>,
+    pub client_secret: Option<String>,
+}
+
+/// `POST /oauth/revoke` (RFC 7009).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RevokeRequest {
+    pub token: String,
+    pub token_type_hint: Option<String>,
+    pub client_id: Option<String>,
+    pub client_secret: Option<String>,
+}
+
+/// A health answer.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Health {
+    pub status: String,
+}

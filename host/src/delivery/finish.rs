@@ -1,0 +1,197 @@
+//! What follows an attempt: its lane slot frees at once, its outcome is recorded (a row
+//! that cannot be read is dead-lettered instead), the webhook's failure streak is kept — a
+//! webhook it switches off has its queued deliveries failed — and the delivery's permit
+//! comes back. Writes the queue depends on are retried by one rule ([`until_stored`]).
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::Engine;
+use crate::store::queue::Member;
+use crate::store::status::Status;
+use crate::store::webhooks::{Deactivated, Streak, StreakRules};
+use crate::store::work::{Outcome, Recorded, Report};
+use crate::store::{Partition, StoreError};
+
+/// Runs a write the queue depends on until Redis takes it: while Redis cannot serve
+/// ([`StoreError::is_unavailable`]: unreachable, loading, busy, out of memory) it tries
+/// again, waiting from 100 ms up to 5 s between tries; any other error is returned at once
+/// (trying again would not help). `what` and `delivery` name the write in the log. Returns
+/// the write's result and how many tries failed first.
+async fn until_stored<T, F, Fut>(what: &str, delivery: &str, mut write: F) -> (Result<T, StoreError>, u32)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, StoreError>>,
+{
+    let mut wait = Duration::from_millis(100);
+    let mut failed: u32 = 0;
+    loop {
+        match write().await {
+            Err(e) if e.is_unavailable() => {
+                failed += 1;
+                if failed.is_power_of_two() {
+                    tracing::warn!(error = %e, delivery_id = %delivery, tries = failed, "cannot {what} yet; retrying");
+                }
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(Duration::from_secs(5));
+            }
+            result => return (result, failed),
+        }
+    }
+}
+
+impl Engine {
+    /// Frees the lane slot of an ended attempt: the next waiting delivery of the webhook
+    /// starts at once, and the partitions with more for it are asked for a refill.
+    pub(super) fn release_lane(self: &Arc<Self>, webhook: &str) {
+        let freed = self.lanes.release(webhook);
+        if let Some(next) = freed.next {
+            self.begin(webhook.to_owned(), next);
+        }
+        for p in freed.refill {
+            if let Some(room) = self.room.get(usize::from(p.0)) {
+                room.notify_one();
+            }
+        }
+    }
+
+    /// Records an outcome. An outcome not recorded would be sent again (a duplicate), so
+    /// while Redis cannot take it this keeps trying, holding the delivery (its lease is
+    /// renewed meanwhile). A row that cannot be read is dead-lettered; any other failure
+    /// leaves the delivery to its lease (it is attempted again). Then the webhook's streak
+    /// is kept.
+    pub(super) async fn finish(&self, p: Partition, report: Report, failing: bool) {
+        // Shared with the batch, and kept for another try.
+        let report = Arc::new(report);
+        let delivery = &report.member.delivery;
+        let record = || async { self.recorders[usize::from(p.0)].call(report.clone()).await.and_then(|r| r) };
+        let recorded = match until_stored("record a delivery outcome", delivery, record).await {
+            (Ok(recorded), failed) => {
+                if failed > 0 {
+                    tracing::info!(delivery_id = %delivery, tries = failed + 1, "recorded the outcome after Redis recovered");
+                }
+                recorded
+            }
+            (Err(StoreError::Corrupt { reason, .. }), _) => {
+                self.dead_letter(p, &report.webhook, &report.member, &reason).await;
+                return;
+            }
+            (Err(e), _) => {
+                tracing::error!(error = %e, delivery_id = %delivery, "cannot record a delivery outcome; its lease will run out and it is attempted again");
+                return;
+            }
+        };
+        if let Recorded::Status(status) = recorded
+            && status != Status::Pending
+        {
+            self.app.metrics.delivery_finished(status.as_str());
+        }
+        self.keep_streak(&report, failing).await;
+    }
+
+    /// Adds a recorded attempt to its webhook's failure streak (a success ends one), and
+    /// ends the webhook's queued deliveries if that switched it off.
+    async fn keep_streak(&self, report: &Report, failing: bool) {
+        let request_made = report.attempt_json.is_some();
+        let streak = match report.outcome {
+            Outcome::Succeeded if failing => Streak { success_first: true, failures: 0, gone: false },
+            Outcome::Retry { .. } | Outcome::Failed if request_made => Streak { failures: 1, ..Streak::default() },
+            Outcome::Gone => Streak { failures: 1, gone: true, ..Streak::default() },
+            _ => return,
+        };
+        let rules =
+            StreakRules { failures: self.app.config.deactivate_after_failures, span: self.app.config.deactivate_after };
+        let (org, webhook) = (&report.member.org, &report.webhook);
+        match self.app.store.add_to_streak(org, webhook, streak, rules).await {
+            Ok(Some(reason)) => {
+                self.app.metrics.webhook_deactivated(reason.as_str());
+                let why = match reason {
+                    Deactivated::Gone => "the endpoint answered 410 Gone".to_owned(),
+                    Deactivated::Failing => format!(
+                        "{} or more failed attempts in a row, failing for at least {} (WEIR_DEACTIVATE_AFTER_FAILURES, WEIR_DEACTIVATE_AFTER)",
+                        rules.failures,
+                        humantime::format_duration(rules.span)
+                    ),
+                };
+                // (The attempt that tipped it was logged just before, with its cause.)
+                tracing::warn!(webhook_id = %webhook, org_id = %org, reason = reason.as_str(), "webhook deactivated: {why}");
+                let store = self.app.store.clone();
+                let webhook = webhook.clone();
+                let app = self.app.clone();
+                tokio::spawn(async move {
+                    match store.end_pending(&webhook, Status::Failed).await {
+                        Ok(n) => (0..n).for_each(|_| app.metrics.delivery_finished("failed")),
+                        Err(e) => {
+                            tracing::warn!(error = %e, webhook_id = %webhook, "cannot fail a deactivated webhook's deliveries yet")
+                        }
+                    }
+                });
+            }
+            Ok(None) => {}
+            Err(e) => {
+                tracing::warn!(error = %e, webhook_id = %webhook, org_id = %org, "cannot keep the webhook's failure streak")
+            }
+        }
+    }
+
+    /// Takes a delivery whose row cannot be read out of the queue for good: it becomes
+    /// `failed`, with `error` saying why (the deliveries API shows it), and is counted in
+    /// `weir_dead_letters_total`. Retried while Redis cannot serve, like an outcome.
+    pub(super) async fn dead_letter(&self, p: Partition, webhook: &str, member: &Member, reason: &str) {
+        let reason = format!("the delivery record cannot be read: {reason}");
+        tracing::error!(delivery_id = %member.delivery, org_id = %member.org, webhook_id = %webhook, %reason, "dead-lettering a delivery");
+        let write = || self.app.store.dead_letter(p, webhook, member, &reason);
+        match until_stored("dead-letter the delivery", &member.delivery, write).await {
+            (Ok(()), _) => {
+                self.app.metrics.dead_letters.inc();
+                self.app.metrics.delivery_finished("failed");
+            }
+            // Not even that could be written: leave it to its lease for an operator.
+            (Err(e), _) => {
+                tracing::error!(error = %e, delivery_id = %member.delivery, org_id = %member.org, "cannot dead-letter the delivery")
+            }
+        }
+    }
+
+    /// A held delivery is done with: its permit comes back.
+    pub(super) fn done(&self, delivery: &str) {
+        if self.held().remove(delivery).is_some() {
+            self.permits.add_permits(1);
+            self.freed.notify_waiters();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    use super::*;
+
+    fn unavailable() -> StoreError {
+        StoreError::NotReplicated { acked: 0, wanted: 1 }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_write_is_tried_again_while_redis_cannot_serve_and_not_after_another_error() {
+        let calls = AtomicU32::new(0);
+        let (result, failed) = until_stored("test", "dlv_1", || async {
+            match calls.fetch_add(1, Ordering::SeqCst) {
+                0..3 => Err(unavailable()),
+                n => Ok(n),
+            }
+        })
+        .await;
+        assert_eq!((result.ok(), failed), (Some(3), 3), "three unavailable tries, then the write");
+
+        let calls = AtomicU32::new(0);
+        let (result, failed) = until_stored("test", "dlv_1", || async {
+            calls.fetch_add(1, Ordering::SeqCst);
+            Err::<(), _>(StoreError::Corrupt { key: "k".into(), reason: "unreadable".into() })
+        })
+        .await;
+        assert!(matches!(result, Err(StoreError::Corrupt { .. })));
+        assert_eq!((failed, calls.load(Ordering::SeqCst)), (0, 1), "a corrupt row is not tried again");
+    }
+}

@@ -1,0 +1,121 @@
+//! Preparing a delivery's body: its webhook's plugins run on the first attempt, once,
+//! before anything is signed; later attempts send what they produced then.
+
+use std::sync::Arc;
+
+use super::Engine;
+use crate::plugins::EventMeta;
+use crate::plugins::chain::{self, ChainOutcome, PluginRecord, Step};
+use crate::store::queue::Member;
+use crate::store::row::field;
+use crate::store::stored_event::StoredEvent;
+use crate::store::webhooks::{Attachment, WebhookTarget};
+use crate::store::work::Loaded;
+
+/// What to do with a delivery once its plugins have run.
+pub(super) enum Prepared {
+    /// Send this body with these extra headers; store `fields` (rendered body, headers,
+    /// plugin outcomes) with the outcome.
+    Send { body: String, extra_headers: Vec<(String, String)>, fields: Vec<(&'static str, String)> },
+    /// A plugin dropped it.
+    Filtered { fields: Vec<(&'static str, String)> },
+    /// The event expired before its first attempt.
+    EventMissing,
+    /// What an earlier attempt stored cannot be read.
+    Corrupt(String),
+    /// The store could not be read.
+    StoreDown,
+}
+
+impl Engine {
+    /// Runs the webhook's plugins on the first attempt; later attempts send what they
+    /// produced then (the same body every time). Any failure to read the attachments, load
+    /// or run a plugin follows the attachment's `on_error` (default `drop`): the body is
+    /// never sent unfiltered.
+    pub(super) async fn prepare(
+        &self,
+        member: &Member,
+        loaded: &mut Loaded,
+        event: Option<&StoredEvent>,
+        webhook: &WebhookTarget,
+    ) -> Prepared {
+        if loaded.plugins.is_some() {
+            let extra_headers = match loaded.headers.as_deref() {
+                None | Some("") => Vec::new(),
+                Some(h) => match serde_json::from_str::<Vec<(String, String)>>(h) {
+                    Ok(headers) => headers,
+                    Err(e) => {
+                        return Prepared::Corrupt(format!("the headers its plugins produced cannot be read: {e}"));
+                    }
+                },
+            };
+            let Some(body) = loaded.body.take().or_else(|| event.map(|e| e.envelope.clone())) else {
+                return Prepared::EventMissing;
+            };
+            return Prepared::Send { body, extra_headers, fields: Vec::new() };
+        }
+        let Some(envelope) = event.map(|e| e.envelope.clone()) else { return Prepared::EventMissing };
+        let attachments: Vec<Attachment> = match webhook.plugins.as_deref() {
+            None | Some("") => Vec::new(),
+            Some(text) => match serde_json::from_str(text) {
+                Ok(attachments) => attachments,
+                Err(e) => {
+                    let error = format!("the webhook's plugin attachments cannot be read ({e}); dropped by default");
+                    tracing::error!(delivery_id = %member.delivery, org_id = %member.org, "{error}");
+                    let plugins =
+                        serde_json::to_string(&[PluginRecord::failed("", error)]).unwrap_or_else(|_| "[]".into());
+                    return Prepared::Filtered { fields: vec![(field::PLUGINS, plugins)] };
+                }
+            },
+        };
+        if attachments.is_empty() {
+            return Prepared::Send {
+                body: envelope,
+                extra_headers: Vec::new(),
+                fields: vec![(field::PLUGINS, "[]".into())],
+            };
+        }
+        let mut steps = Vec::with_capacity(attachments.len());
+        for attachment in attachments {
+            let sha256 = match self.app.plugin_hash(&member.org, &attachment.plugin_id).await {
+                Ok(sha) => sha,
+                Err(_) => return Prepared::StoreDown,
+            };
+            let wasm = match &sha256 {
+                Some(sha) if !self.app.plugins.is_compiled(sha) => {
+                    match self.app.store.get_plugin_wasm(&member.org, &attachment.plugin_id).await {
+                        Ok(wasm) => wasm,
+                        Err(_) => return Prepared::StoreDown,
+                    }
+                }
+                _ => None,
+            };
+            steps.push(Step {
+                plugin_id: attachment.plugin_id,
+                sha256,
+                wasm,
+                config: attachment.config.to_string(),
+                on_error: attachment.on_error,
+            });
+        }
+        let meta = EventMeta::from_envelope(&envelope).unwrap_or_default();
+        let (outcome, runs) = chain::run(&self.app.plugins, &member.org, steps, Arc::new(meta), &envelope).await;
+        let mut fields = vec![(field::PLUGINS, serde_json::to_string(&runs).unwrap_or_else(|_| "[]".into()))];
+        match outcome {
+            ChainOutcome::Filtered { .. } => Prepared::Filtered { fields },
+            ChainOutcome::Deliver { body, headers } => {
+                if !headers.is_empty() {
+                    fields.push((field::HEADERS, serde_json::to_string(&headers).unwrap_or_else(|_| "[]".into())));
+                }
+                let body = match body {
+                    Some(body) => {
+                        fields.push((field::BODY, body.clone()));
+                        body
+                    }
+                    None => envelope,
+                };
+                Prepared::Send { body, extra_headers: headers, fields }
+            }
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! The plugin runtime of one process: the wasmtime engine (fuel, epoch deadlines, the
+//! pooling allocator), the compiled plugins, the slots calls run in, and its counters. Its
+//! methods live beside what they do: compiling in `compile`, calling in `call`.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use prometheus_client::metrics::counter::Counter;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use wasmtime::{Config as EngineConfig, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+use super::bindings::FilterPre;
+use super::pool::Pool;
+use super::state::CallState;
+
+/// The limits of one plugin call.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Deterministic CPU budget, in wasmtime fuel units (about one per instruction).
+    pub fuel: u64,
+    /// Wall-clock deadline.
+    pub timeout: Duration,
+    /// Largest linear memory, bytes.
+    pub memory: usize,
+    /// Largest body a plugin may return, bytes.
+    pub max_output: usize,
+    /// Most calls at once in this process.
+    pub concurrency: usize,
+    /// Most calls of one organisation at once in this process.
+    pub concurrency_per_org: usize,
+}
+
+/// Why the runtime could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error("cannot start the plugin runtime: {0}")]
+    Engine(wasmtime::Error),
+    #[error("cannot start the plugin runtime: {path}: {source}")]
+    CacheDir { path: PathBuf, source: std::io::Error },
+    #[error("cannot start the plugin runtime: the epoch thread: {0}")]
+    Ticker(std::io::Error),
+}
+
+/// A compiled, pre-instantiated plugin.
+pub(super) struct Compiled {
+    pub pre: FilterPre<CallState>,
+}
+
+/// Frames of a trap's backtrace kept (the innermost ones).
+pub(super) const BACKTRACE_FRAMES: usize = 256;
+
+/// Counters `/metrics` shows (clones share their value).
+#[derive(Debug, Default, Clone)]
+pub struct Counters {
+    /// Components compiled from WebAssembly (not loaded from a cache).
+    pub compiled: Counter,
+    /// Components loaded from the disk cache.
+    pub cache_loads: Counter,
+    /// Calls made.
+    pub calls: Counter,
+}
+
+/// The plugin runtime of one process. Cheap to share behind an `Arc`.
+pub struct Runtime {
+    pub(super) engine: Engine,
+    pub(super) limits: Limits,
+    pub(super) cache_dir: PathBuf,
+    pub(super) compiled: Mutex<HashMap<String, Arc<Compiled>>>,
+    pub(super) pool: Pool,
+    pub counters: Counters,
+    stop_ticker: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime").field("limits", &self.limits).finish_non_exhaustive()
+    }
+}
+
+/// How often the wall-clock deadline is checked.
+pub(super) const EPOCH_TICK: Duration = Duration::from_millis(1);
+
+impl Runtime {
+    pub fn new(limits: Limits, cache_dir: PathBuf) -> Result<Runtime, RuntimeError> {
+        let mut config = EngineConfig::new();
+        config.wasm_component_model(true);
+        config.consume_fuel(true);
+        config.epoch_interruption(true);
+        config.max_wasm_stack(512 * 1024);
+        // Enough frames to tell runaway recursion from an ordinary trap (see `call::classify`).
+        config.wasm_backtrace_max_frames(std::num::NonZeroUsize::new(BACKTRACE_FRAMES));
+        let slots = (limits.concurrency as u32 + 4).max(8);
+        let mut pool = PoolingAllocationConfig::default();
+        pool.total_component_instances(slots)
+            .total_core_instances(slots * 16)
+            .total_memories(slots * 2)
+            .total_tables(slots * 16)
+            .max_core_instances_per_component(16)
+            .max_memories_per_component(2)
+            .max_tables_per_component(16)
+            .max_memory_size(limits.memory)
+            // Reset only the pages a call dirtied, in place, instead of unmapping them
+            // (no page faults on the next call); needs Linux 6.7+, else falls back.
+            .pagemap_scan(wasmtime::Enabled::No)
+            .linear_memory_keep_resident(512 * 1024)
+            .table_keep_resident(64 * 1024);
+        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        let engine = Engine::new(&config).map_err(RuntimeError::Engine)?;
+        std::fs::create_dir_all(&cache_dir)
+            .map_err(|source| RuntimeError::CacheDir { path: cache_dir.clone(), source })?;
+
+        // One thread advances the epoch: a call's deadline is a number of ticks.
+        let stop_ticker = Arc::new(AtomicBool::new(false));
+        let (ticker_engine, stop) = (engine.clone(), stop_ticker.clone());
+        std::thread::Builder::new()
+            .name("weir-plugin-epoch".into())
+            .spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(EPOCH_TICK);
+                    ticker_engine.increment_epoch();
+                }
+            })
+            .map_err(RuntimeError::Ticker)?;
+
+        Ok(Runtime {
+            engine,
+            limits,
+            cache_dir,
+            compiled: Mutex::new(HashMap::new()),
+            pool: Pool::new(limits.concurrency, limits.concurrency_per_org),
+            counters: Counters::default(),
+            stop_ticker,
+        })
+    }
+
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        self.stop_ticker.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Hex SHA-256 of a plugin's bytes: its identity for compilation and caching.
+pub fn sha256_hex(wasm: &[u8]) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(wasm))
+}

@@ -1,0 +1,78 @@
+//! The whole service on an already-bound listener: connects to the store, starts the
+//! plugin runtime, the delivery engine and the export builders, and serves the API and the
+//! settings pages until told to stop. Tests start it on port 0 in-process and stop it
+//! through the shutdown future (as mini-redis's `server::run`).
+
+use std::future::Future;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+
+use crate::app::App;
+use crate::config::Config;
+use crate::store::{Store, StoreError};
+use crate::{api, delivery, exports, plugins, server, settings, store, tls};
+
+/// Why the service could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("no Redis to use: set WEIR_REDIS_URL, or let `weir serve` manage one")]
+    NoRedis,
+    #[error("cannot reach Redis at {url}: {source}")]
+    Redis { url: String, source: StoreError },
+    #[error("WEIR_TLS_CERT / WEIR_TLS_KEY: {0}")]
+    Tls(#[from] tls::TlsError),
+    #[error("{0}")]
+    Engine(#[from] delivery::EngineError),
+    #[error("{0}")]
+    Plugins(#[from] plugins::RuntimeError),
+}
+
+/// Installs rustls' process-wide crypto provider (ring). Safe to call more than once.
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// Runs Weir on `listener` until `shutdown` completes.
+pub async fn run(
+    mut config: Config,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), StartError> {
+    install_crypto_provider();
+    // Links default to the address actually bound (WEIR_LISTEN may ask for port 0).
+    if config.public_url.is_none()
+        && let Ok(addr) = listener.local_addr()
+    {
+        config.listen = addr;
+    }
+    let settings = config.store_settings().ok_or(StartError::NoRedis)?;
+    let tls = config.tls.as_ref().map(|files| tls::acceptor(&files.cert, &files.key)).transpose()?;
+    let store = Store::connect(&settings)
+        .await
+        .map_err(|source| StartError::Redis { url: settings.target.describe(), source })?;
+    if let Some(value) = store.small_listpack_values().await {
+        tracing::warn!(
+            hash_max_listpack_value = value,
+            recommended = store::LISTPACK_VALUE,
+            "this Redis keeps finished delivery records in hash tables (about 2.4 times the memory): set hash-max-listpack-value to the recommended value"
+        );
+    }
+    let plugins = Arc::new(plugins::Runtime::new(config.plugin_limits(), config.data_dir.join("plugin-cache"))?);
+    let app = Arc::new(App::new(config, store, plugins));
+    let engine = if app.config.workers { Some(delivery::Engine::start(app.clone())?) } else { None };
+    let builders = app.config.workers.then(|| exports::builder::BuilderHandle::start(app.clone()));
+    let routes = api::routes().merge(settings::router());
+    let service = api::service(api::with_error_shape(routes, app.clone()));
+    let addr = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
+    tracing::info!(%addr, tls = tls.is_some(), workers = engine.is_some(), "weir is serving");
+    server::serve(listener, service, tls, app.config.max_connections, shutdown).await;
+    if let Some(builders) = builders {
+        builders.stop().await;
+    }
+    if let Some(engine) = engine {
+        engine.stop().await;
+    }
+    tracing::info!("weir stopped");
+    Ok(())
+}

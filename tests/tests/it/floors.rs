@@ -1,0 +1,541 @@
+//! The floors of `host/src` (README, "Architecture"): every import runs down. Each file's
+//! imports — `use` trees and paths that start with `crate::`, `super::`, `self::` or a child
+//! module's name — are read from its source and resolved to the file that defines what they
+//! name. An import from one room (a top-level module: a folder or a file) may only go to a
+//! room on a lower floor of [`FLOORS`]; inside a folder, files may import each other only
+//! where no circle forms. Test modules (`#[cfg(test)]`) are not part of the house.
+//!
+//! Plain `std` only, so it can also run on its own:
+//! `rustc --edition 2024 --test tests/tests/it/floors.rs -o target/floors && target/floors`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The rooms of `host/src` from the top floor down. `lib` is the crate map (`lib.rs`).
+const FLOORS: &[&[&str]] = &[
+    &["lib"],
+    &["cli"],
+    &["service"],
+    &["api", "settings"],
+    &["exports", "delivery", "server"],
+    &["domain"],
+    &["app"],
+    &["config", "metrics", "auth"],
+    &["plugins"],
+    &["store"],
+    &["sign", "web", "tls", "ids", "time", "catalog", "netguard"],
+];
+
+/// One source file of the crate.
+#[derive(Debug)]
+struct File {
+    path: PathBuf,
+    /// Its module path (`["store", "queue"]`; `[]` for `lib.rs`).
+    module: Vec<String>,
+}
+
+impl File {
+    fn room(&self) -> &str {
+        self.module.first().map_or("lib", String::as_str)
+    }
+
+    fn name(&self, root: &Path) -> String {
+        self.path.strip_prefix(root).unwrap_or(&self.path).display().to_string()
+    }
+}
+
+fn source_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<PathBuf> =
+        std::fs::read_dir(dir).expect("host/src is readable").map(|e| e.expect("an entry").path()).collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            source_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+fn module_of(root: &Path, path: &Path) -> Vec<String> {
+    let rel = path.strip_prefix(root).expect("under the root").with_extension("");
+    let mut module: Vec<String> = rel.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+    if matches!(module.last().map(String::as_str), Some("mod" | "lib")) {
+        module.pop();
+    }
+    module
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Token {
+    Ident(String),
+    PathSep,
+    Punct(char),
+}
+
+/// The tokens of a Rust source, without comments, string and character literals.
+fn tokens(src: &str) -> Vec<Token> {
+    let chars: Vec<char> = src.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let at = |i: usize| chars.get(i).copied().unwrap_or('\0');
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_whitespace() {
+            i += 1;
+        } else if c == '/' && at(i + 1) == '/' {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+        } else if c == '/' && at(i + 1) == '*' {
+            let mut depth = 0;
+            while i < chars.len() {
+                if chars[i] == '/' && at(i + 1) == '*' {
+                    depth += 1;
+                    i += 2;
+                } else if chars[i] == '*' && at(i + 1) == '/' {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+        } else if c == '"' || ((c == 'b' || c == 'c') && at(i + 1) == '"') {
+            i += if c == '"' { 1 } else { 2 };
+            while i < chars.len() && chars[i] != '"' {
+                i += if chars[i] == '\\' { 2 } else { 1 };
+            }
+            i += 1;
+        } else if (c == 'r' || (c == 'b' && at(i + 1) == 'r')) && {
+            let start = if c == 'r' { i + 1 } else { i + 2 };
+            let mut j = start;
+            while at(j) == '#' {
+                j += 1;
+            }
+            at(j) == '"'
+        } {
+            let start = if c == 'r' { i + 1 } else { i + 2 };
+            let mut j = start;
+            while at(j) == '#' {
+                j += 1;
+            }
+            let hashes = j - start;
+            i = j + 1;
+            loop {
+                if i >= chars.len() {
+                    break;
+                }
+                if chars[i] == '"' && (0..hashes).all(|k| at(i + 1 + k) == '#') {
+                    i += 1 + hashes;
+                    break;
+                }
+                i += 1;
+            }
+        } else if c == '\'' {
+            // A character literal, or a lifetime / label.
+            if at(i + 1) == '\\' {
+                i += 2;
+                while i < chars.len() && chars[i] != '\'' {
+                    i += 1;
+                }
+                i += 1;
+            } else if at(i + 2) == '\'' {
+                i += 3;
+            } else {
+                i += 1;
+                while at(i).is_alphanumeric() || at(i) == '_' {
+                    i += 1;
+                }
+            }
+        } else if c.is_alphabetic() || c == '_' {
+            let start = i;
+            while at(i).is_alphanumeric() || at(i) == '_' {
+                i += 1;
+            }
+            out.push(Token::Ident(chars[start..i].iter().collect()));
+        } else if c.is_ascii_digit() {
+            while at(i).is_alphanumeric() || at(i) == '_' || (at(i) == '.' && at(i + 1).is_ascii_digit()) {
+                i += 1;
+            }
+        } else if c == ':' && at(i + 1) == ':' {
+            out.push(Token::PathSep);
+            i += 2;
+        } else {
+            out.push(Token::Punct(c));
+            i += 1;
+        }
+    }
+    out
+}
+
+fn ident(t: Option<&Token>) -> Option<&str> {
+    match t {
+        Some(Token::Ident(s)) => Some(s),
+        _ => None,
+    }
+}
+
+/// Drops `#[cfg(test)]` items (a test module, a test-only import) from the tokens.
+fn without_tests(tokens: Vec<Token>) -> Vec<Token> {
+    let cfg_test = [Token::Punct('#'), Token::Punct('['), ident_token("cfg"), Token::Punct('('), ident_token("test")];
+    let mut out = Vec::with_capacity(tokens.len());
+    let mut i = 0;
+    while i < tokens.len() {
+        if tokens[i..].starts_with(&cfg_test) {
+            // Skip the attribute, then the item: up to its `;` or its closing brace.
+            while i < tokens.len() && tokens[i] != Token::Punct(']') {
+                i += 1;
+            }
+            i += 1;
+            let mut depth = 0;
+            while i < tokens.len() {
+                match &tokens[i] {
+                    Token::Punct('{') => depth += 1,
+                    Token::Punct('}') => {
+                        depth -= 1;
+                        if depth == 0 {
+                            i += 1;
+                            break;
+                        }
+                    }
+                    Token::Punct(';') if depth == 0 => {
+                        i += 1;
+                        break;
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+            continue;
+        }
+        out.push(tokens[i].clone());
+        i += 1;
+    }
+    out
+}
+
+fn ident_token(s: &str) -> Token {
+    Token::Ident(s.to_owned())
+}
+
+/// The leaf paths of a `use` tree starting at `tokens[i]`; returns them and where it ended.
+fn use_tree(tokens: &[Token], mut i: usize, prefix: &[String], out: &mut Vec<Vec<String>>) -> usize {
+    let mut path = prefix.to_vec();
+    if tokens.get(i) == Some(&Token::PathSep) {
+        i += 1;
+    }
+    loop {
+        match tokens.get(i) {
+            Some(Token::Ident(s)) => {
+                if s == "self" && !path.is_empty() {
+                    // `a::b::{self}` names `a::b`.
+                } else {
+                    path.push(s.clone());
+                }
+                i += 1;
+                if tokens.get(i) == Some(&Token::PathSep) {
+                    i += 1;
+                    continue;
+                }
+                if ident(tokens.get(i)) == Some("as") {
+                    i += 2;
+                }
+                out.push(path);
+                return i;
+            }
+            Some(Token::Punct('{')) => {
+                i += 1;
+                loop {
+                    match tokens.get(i) {
+                        Some(Token::Punct('}')) => return i + 1,
+                        Some(Token::Punct(',')) => i += 1,
+                        None => return i,
+                        _ => i = use_tree(tokens, i, &path, out),
+                    }
+                }
+            }
+            Some(Token::Punct('*')) => {
+                out.push(path);
+                return i + 1;
+            }
+            _ => {
+                out.push(path);
+                return i;
+            }
+        }
+    }
+}
+
+/// Every path a file names, made absolute (from the crate root).
+fn imports(file: &File, src: &str, modules: &BTreeSet<Vec<String>>) -> Vec<Vec<String>> {
+    let tokens = without_tests(tokens(src));
+    let mut out = Vec::new();
+    // The module the tokens are in: the file's, then inline `mod x { … }` inside it.
+    let mut scope: Vec<(String, usize)> = Vec::new();
+    let mut depth = 0usize;
+    let current = |scope: &[(String, usize)]| {
+        let mut m = file.module.clone();
+        m.extend(scope.iter().map(|(n, _)| n.clone()));
+        m
+    };
+    let absolute = |path: &[String], here: &[String]| -> Option<Vec<String>> {
+        let (first, rest) = path.split_first()?;
+        let mut base = match first.as_str() {
+            "crate" => Vec::new(),
+            "self" => here.to_vec(),
+            "super" => here[..here.len().saturating_sub(1)].to_vec(),
+            child => {
+                let mut m = here.to_vec();
+                m.push(child.to_owned());
+                if !modules.contains(&m) {
+                    return None;
+                }
+                m
+            }
+        };
+        for seg in rest {
+            if seg == "super" {
+                base.pop();
+            } else {
+                base.push(seg.clone());
+            }
+        }
+        Some(base)
+    };
+    let mut i = 0;
+    while i < tokens.len() {
+        match &tokens[i] {
+            Token::Punct('{') => {
+                depth += 1;
+                i += 1;
+            }
+            Token::Punct('}') => {
+                if scope.last().is_some_and(|(_, d)| *d == depth) {
+                    scope.pop();
+                }
+                depth = depth.saturating_sub(1);
+                i += 1;
+            }
+            Token::Ident(kw) if kw == "mod" && tokens.get(i + 2) == Some(&Token::Punct('{')) => {
+                if let Some(name) = ident(tokens.get(i + 1)) {
+                    depth += 1;
+                    scope.push((name.to_owned(), depth));
+                }
+                i += 3;
+            }
+            Token::Ident(kw) if kw == "use" => {
+                let mut leaves = Vec::new();
+                i = use_tree(&tokens, i + 1, &[], &mut leaves);
+                let here = current(&scope);
+                out.extend(leaves.iter().filter_map(|p| absolute(p, &here)));
+            }
+            Token::Ident(first) if tokens.get(i + 1) == Some(&Token::PathSep) => {
+                let prev_dollar = i > 0 && tokens[i - 1] == Token::Punct('$');
+                let mut path = vec![first.clone()];
+                let mut j = i + 1;
+                while tokens.get(j) == Some(&Token::PathSep) {
+                    match ident(tokens.get(j + 1)) {
+                        Some(s) => path.push(s.to_owned()),
+                        None => break,
+                    }
+                    j += 2;
+                }
+                if !prev_dollar && let Some(abs) = absolute(&path, &current(&scope)) {
+                    out.push(abs);
+                }
+                i = j;
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+/// The file that defines what an absolute path names: the longest module prefix.
+fn resolve<'a>(path: &[String], by_module: &BTreeMap<Vec<String>, &'a File>) -> Option<&'a File> {
+    (0..=path.len()).rev().find_map(|n| by_module.get(&path[..n]).copied())
+}
+
+/// Every import between files of the crate: (from, to) → the names taken.
+fn arrows(root: &Path, files: &[File]) -> BTreeMap<(usize, usize), BTreeSet<String>> {
+    let by_module: BTreeMap<Vec<String>, &File> = files.iter().map(|f| (f.module.clone(), f)).collect();
+    let index: BTreeMap<&Path, usize> = files.iter().enumerate().map(|(i, f)| (f.path.as_path(), i)).collect();
+    let modules: BTreeSet<Vec<String>> = files.iter().map(|f| f.module.clone()).collect();
+    let mut out: BTreeMap<(usize, usize), BTreeSet<String>> = BTreeMap::new();
+    for (from, file) in files.iter().enumerate() {
+        let src = std::fs::read_to_string(&file.path).expect("a source file is readable");
+        for path in imports(file, &src, &modules) {
+            let Some(target) = resolve(&path, &by_module) else { continue };
+            let to = index[target.path.as_path()];
+            if to != from {
+                let name = path.last().cloned().unwrap_or_else(|| target.name(root));
+                out.entry((from, to)).or_default().insert(name);
+            }
+        }
+    }
+    out
+}
+
+fn floor_of(room: &str) -> Option<usize> {
+    FLOORS.iter().position(|floor| floor.contains(&room))
+}
+
+/// The files of one room that import each other in a loop (each circle once).
+fn circles(members: &[usize], arrows: &BTreeMap<(usize, usize), BTreeSet<String>>) -> Vec<Vec<usize>> {
+    // Tarjan's strongly connected components over the room's own arrows.
+    struct Walk<'a> {
+        next: &'a BTreeMap<usize, Vec<usize>>,
+        index: BTreeMap<usize, usize>,
+        low: BTreeMap<usize, usize>,
+        stack: Vec<usize>,
+        counter: usize,
+        found: Vec<Vec<usize>>,
+    }
+    impl Walk<'_> {
+        fn visit(&mut self, v: usize) {
+            self.index.insert(v, self.counter);
+            self.low.insert(v, self.counter);
+            self.counter += 1;
+            self.stack.push(v);
+            for &w in self.next.get(&v).map(Vec::as_slice).unwrap_or_default() {
+                if !self.index.contains_key(&w) {
+                    self.visit(w);
+                    let lw = self.low[&w];
+                    let lv = self.low.get_mut(&v).expect("visited");
+                    *lv = (*lv).min(lw);
+                } else if self.stack.contains(&w) {
+                    let iw = self.index[&w];
+                    let lv = self.low.get_mut(&v).expect("visited");
+                    *lv = (*lv).min(iw);
+                }
+            }
+            if self.low[&v] == self.index[&v] {
+                let mut component = Vec::new();
+                while let Some(w) = self.stack.pop() {
+                    component.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                if component.len() > 1 {
+                    component.sort();
+                    self.found.push(component);
+                }
+            }
+        }
+    }
+    let mut next: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for &(a, b) in arrows.keys() {
+        if members.contains(&a) && members.contains(&b) {
+            next.entry(a).or_default().push(b);
+        }
+    }
+    let mut walk = Walk {
+        next: &next,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        counter: 0,
+        found: Vec::new(),
+    };
+    for &m in members {
+        if !walk.index.contains_key(&m) {
+            walk.visit(m);
+        }
+    }
+    walk.found
+}
+
+/// What breaks the floors, in words (empty when nothing does).
+fn faults(root: &Path) -> Vec<String> {
+    let mut paths = Vec::new();
+    source_files(root, &mut paths);
+    let files: Vec<File> = paths
+        .into_iter()
+        // `main.rs` is the binary (it uses the library from outside); `tests.rs` files are
+        // test modules.
+        .filter(|p| p.file_name().is_some_and(|n| n != "main.rs" && n != "tests.rs"))
+        .map(|path| File { module: module_of(root, &path), path })
+        .collect();
+    let arrows = arrows(root, &files);
+    let mut faults = Vec::new();
+    for file in &files {
+        if floor_of(file.room()).is_none() {
+            faults.push(format!("{}: its room `{}` stands on no floor of FLOORS", file.name(root), file.room()));
+        }
+    }
+    for ((a, b), names) in &arrows {
+        let (from, to) = (&files[*a], &files[*b]);
+        if from.room() == to.room() {
+            continue;
+        }
+        let (Some(fa), Some(fb)) = (floor_of(from.room()), floor_of(to.room())) else { continue };
+        if fa >= fb {
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            faults.push(format!(
+                "{} -> {}: an import that does not run down ({} is on floor {}, {} on floor {}): {}",
+                from.name(root),
+                to.name(root),
+                from.room(),
+                fa + 1,
+                to.room(),
+                fb + 1,
+                names.join(", ")
+            ));
+        }
+    }
+    let rooms: BTreeSet<&str> = files.iter().map(File::room).collect();
+    for room in rooms {
+        let members: Vec<usize> = (0..files.len()).filter(|&i| files[i].room() == room).collect();
+        for circle in circles(&members, &arrows) {
+            let mut text = format!("a circle of {} files in {room}:", circle.len());
+            for ((a, b), names) in &arrows {
+                if circle.contains(a) && circle.contains(b) {
+                    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                    text.push_str(&format!(
+                        "\n    {} -> {}: {}",
+                        files[*a].name(root),
+                        files[*b].name(root),
+                        names.join(", ")
+                    ));
+                }
+            }
+            faults.push(text);
+        }
+    }
+    faults
+}
+
+fn host_src() -> PathBuf {
+    // Under cargo, from the tests crate; on its own, from the workspace root.
+    let here = PathBuf::from(option_env!("CARGO_MANIFEST_DIR").unwrap_or("."));
+    [here.join("../host/src"), here.join("host/src")].into_iter().find(|p| p.is_dir()).expect("host/src is found")
+}
+
+#[test]
+fn every_import_runs_down_and_no_files_import_each_other_in_a_circle() {
+    let faults = faults(&host_src());
+    assert!(faults.is_empty(), "{} faults of the floors:\n{}", faults.len(), faults.join("\n"));
+}
+
+#[test]
+fn the_reader_sees_imports_through_use_trees_paths_and_child_modules() {
+    let modules: BTreeSet<Vec<String>> =
+        [vec![], vec!["a".to_owned()], vec!["a".to_owned(), "b".to_owned()]].into_iter().collect();
+    let file = File { path: PathBuf::from("a/mod.rs"), module: vec!["a".to_owned()] };
+    let src = r#"
+        //! `crate::ignored::in_a_comment`
+        use crate::x::{self, y::{Z, W as V}};
+        use super::q;
+        use b::Thing;
+        fn f() { let s = "crate::not::a_path"; crate::p::f(); b::g(); 'l: loop { break 'l; } }
+        mod inner { use super::super::r; }
+        #[cfg(test)]
+        mod tests { use crate::test_only; }
+    "#;
+    let found: Vec<String> = imports(&file, src, &modules).iter().map(|p| p.join("::")).collect();
+    assert_eq!(found, ["x", "x::y::Z", "x::y::W", "q", "a::b::Thing", "p::f", "a::b::g", "r"]);
+}
