@@ -73,7 +73,7 @@ pub struct Secrets<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Signatures {
     /// `X-Webhook-Signature`'s MAC (with the current secret).
-    legacy: Tag,
+    body_mac: Tag,
     /// `webhook-signature`'s MACs: the current secret's, then the previous one's. Empty for
     /// attempts recorded before Weir signed the Standard Webhooks way.
     standard: Vec<Tag>,
@@ -87,25 +87,25 @@ impl Signatures {
             |secret: &str| hmac(&standard_key(secret), &[delivery_id.as_bytes(), b".", ts.as_bytes(), b".", body]);
         let mut tags = vec![standard(secrets.current)];
         tags.extend(secrets.previous.map(standard));
-        Signatures { legacy: hmac(secrets.current.as_bytes(), &[body]), standard: tags }
+        Signatures { body_mac: hmac(secrets.current.as_bytes(), &[body]), standard: tags }
     }
 
     /// `X-Webhook-Signature`.
-    pub fn legacy_header(&self) -> String {
-        hex::encode(self.legacy)
+    pub fn x_webhook_signature(&self) -> String {
+        hex::encode(self.body_mac)
     }
 
     /// `webhook-signature` (`None` for an attempt recorded before it existed).
-    pub fn standard_header(&self) -> Option<String> {
+    pub fn webhook_signature(&self) -> Option<String> {
         let entries: Vec<String> = self.standard.iter().map(|t| format!("v1,{}", STANDARD.encode(t))).collect();
         (!entries.is_empty()).then(|| entries.join(" "))
     }
 
-    /// The stored form (a delivery record's `g`): the MACs one after another (32 bytes
+    /// The stored form (a delivery row's `g`, `store::row`): the MACs one after another (32 bytes
     /// each, raw), `X-Webhook-Signature`'s first.
     pub fn encode(&self) -> Vec<u8> {
         let mut bytes = Vec::with_capacity(32 * (1 + self.standard.len()));
-        bytes.extend_from_slice(&self.legacy);
+        bytes.extend_from_slice(&self.body_mac);
         for tag in &self.standard {
             bytes.extend_from_slice(tag);
         }
@@ -115,8 +115,8 @@ impl Signatures {
     /// Reads [`Signatures::encode`]'s form.
     pub fn decode(bytes: &[u8]) -> Option<Signatures> {
         let (tags, rest) = bytes.as_chunks::<32>();
-        let (legacy, standard) = tags.split_first().filter(|_| rest.is_empty())?;
-        Some(Signatures { legacy: *legacy, standard: standard.to_vec() })
+        let (body_mac, standard) = tags.split_first().filter(|_| rest.is_empty())?;
+        Some(Signatures { body_mac: *body_mac, standard: standard.to_vec() })
     }
 }
 
@@ -142,12 +142,12 @@ pub fn request_headers(
     let mut headers = vec![
         ("content-type".to_owned(), "application/json".to_owned()),
         ("user-agent".to_owned(), USER_AGENT.to_owned()),
-        ("x-webhook-signature".to_owned(), signatures.legacy_header()),
+        ("x-webhook-signature".to_owned(), signatures.x_webhook_signature()),
         ("x-webhook-timestamp".to_owned(), attempt.event_created_at.to_owned()),
         ("x-webhook-delivery".to_owned(), attempt.delivery_id.to_owned()),
         ("x-webhook-attempt".to_owned(), attempt.number.to_string()),
     ];
-    if let Some(standard) = signatures.standard_header() {
+    if let Some(standard) = signatures.webhook_signature() {
         headers.push(("webhook-id".to_owned(), attempt.delivery_id.to_owned()));
         headers.push(("webhook-timestamp".to_owned(), attempt.signed_at.to_string()));
         headers.push(("webhook-signature".to_owned(), standard));
@@ -211,8 +211,8 @@ mod tests {
         let secrets = Secrets { current: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", previous: None };
         let body = br#"{"test": 2432232314}"#;
         let sigs = Signatures::sign(secrets, "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330, body);
-        assert_eq!(sigs.standard_header().as_deref(), Some("v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="));
-        assert_eq!(sigs.legacy_header(), signature(secrets.current, body));
+        assert_eq!(sigs.webhook_signature().as_deref(), Some("v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="));
+        assert_eq!(sigs.x_webhook_signature(), signature(secrets.current, body));
     }
 
     #[test]
@@ -232,20 +232,24 @@ mod tests {
         let both = Secrets { current: "whsec_AAAA", previous: Some("whsec_BBBB") };
         let sigs = Signatures::sign(both, "dlv_1", 1, b"{}");
         let alone = |s| Signatures::sign(Secrets { current: s, previous: None }, "dlv_1", 1, b"{}");
-        let header = sigs.standard_header().unwrap_or_default();
+        let header = sigs.webhook_signature().unwrap_or_default();
         let expected = format!(
             "{} {}",
-            alone("whsec_AAAA").standard_header().unwrap_or_default(),
-            alone("whsec_BBBB").standard_header().unwrap_or_default()
+            alone("whsec_AAAA").webhook_signature().unwrap_or_default(),
+            alone("whsec_BBBB").webhook_signature().unwrap_or_default()
         );
         assert_eq!(header, expected);
-        assert_eq!(sigs.legacy_header(), signature("whsec_AAAA", b"{}"), "the legacy header uses the new secret");
+        assert_eq!(
+            sigs.x_webhook_signature(),
+            signature("whsec_AAAA", b"{}"),
+            "X-Webhook-Signature uses the new secret"
+        );
     }
 
     #[test]
     fn stored_signatures_read_back() {
         let sigs = Signatures::sign(Secrets { current: "whsec_AAAA", previous: Some("whsec_BB") }, "d", 7, b"x");
-        assert_eq!(sigs.encode().len(), 96, "legacy, then one standard MAC per secret");
+        assert_eq!(sigs.encode().len(), 96, "the body MAC, then one standard MAC per secret");
         assert_eq!(Signatures::decode(&sigs.encode()), Some(sigs.clone()));
         assert_eq!(Signatures::decode(&[1u8; 31]), None);
         assert_eq!(Signatures::decode(&[]), None);

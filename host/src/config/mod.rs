@@ -6,9 +6,8 @@
 //! layer it came from, so an operator knows what to fix. Nothing else reads the environment.
 
 pub mod duration;
+mod layers;
 
-use std::collections::BTreeMap;
-use std::fmt;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -16,47 +15,8 @@ use std::time::Duration;
 use ipnet::IpNet;
 
 use crate::store::rate::RateLimit;
-
-/// The reference configuration, with every default.
-pub const DEFAULT_TOML: &str = include_str!("../../config.default.toml");
-
-/// Every setting Weir knows. A key `foo_bar` is overridden by `WEIR_FOO_BAR`.
-pub const KEYS: &[&str] = &[
-    "redis_url",
-    "redis_cluster",
-    "redis_wait_replicas",
-    "redis_partitions",
-    "redis_prefix",
-    "data_dir",
-    "listen",
-    "max_connections",
-    "runtime_threads",
-    "log_format",
-    "public_url",
-    "tls_cert",
-    "tls_key",
-    "allow_private_targets",
-    "extra_ca",
-    "token_ttl",
-    "api_rate_limit",
-    "api_rate_burst",
-    "retry_schedule",
-    "deactivate_after_failures",
-    "deactivate_after",
-    "delivery_timeout",
-    "max_in_flight_per_webhook",
-    "worker_concurrency",
-    "delivery_retention",
-    "export_url_ttl",
-    "takeover_after",
-    "workers",
-    "plugin_fuel",
-    "plugin_timeout",
-    "plugin_memory_mib",
-    "plugin_max_output_kib",
-    "plugin_concurrency",
-    "plugin_concurrency_per_org",
-];
+use layers::Layers;
+pub use layers::{ConfigError, DEFAULT_TOML, KEYS, Origin};
 
 /// The validated configuration of one Weir process.
 #[derive(Debug, Clone)]
@@ -121,47 +81,6 @@ pub struct TlsFiles {
     pub key: PathBuf,
 }
 
-/// A configuration that cannot be used, with the key and layer at fault.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    #[error("cannot read config file {path}: {source}")]
-    ReadFile { path: PathBuf, source: std::io::Error },
-    #[error("config file {path} is not valid TOML: {message}")]
-    Syntax { path: PathBuf, message: String },
-    #[error("unknown setting `{key}` in {path} (known settings: see config.default.toml)")]
-    UnknownKey { path: PathBuf, key: String },
-    #[error("{origin}: {message}")]
-    Invalid { origin: Origin, message: String },
-}
-
-/// Where a setting's value came from, for error messages.
-#[derive(Debug, Clone)]
-pub enum Origin {
-    Default(&'static str),
-    File(PathBuf, &'static str),
-    Env(String),
-}
-
-impl fmt::Display for Origin {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Origin::Default(key) => write!(f, "`{key}` in config.default.toml"),
-            Origin::File(path, key) => write!(f, "`{key}` in {}", path.display()),
-            Origin::Env(var) => write!(f, "{var}"),
-        }
-    }
-}
-
-enum Raw {
-    Toml(toml::Value),
-    Env(String),
-}
-
-/// The merged, not yet validated settings.
-struct Layers {
-    values: BTreeMap<&'static str, (Raw, Origin)>,
-}
-
 impl Config {
     /// Loads the configuration from the defaults, `file`, and the process environment.
     pub fn load(file: Option<&Path>) -> Result<Config, ConfigError> {
@@ -170,25 +89,7 @@ impl Config {
 
     /// Loads the configuration with `env` standing in for the process environment.
     pub fn load_with(file: Option<&Path>, env: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
-        let mut layers = Layers { values: BTreeMap::new() };
-        let defaults: toml::Table = toml::from_str(DEFAULT_TOML)
-            .map_err(|e| ConfigError::Syntax { path: "config.default.toml".into(), message: e.to_string() })?;
-        layers.add_table(defaults, Origin::Default, Path::new("config.default.toml"))?;
-        if let Some(path) = file {
-            let text = std::fs::read_to_string(path)
-                .map_err(|source| ConfigError::ReadFile { path: path.to_owned(), source })?;
-            let table: toml::Table = toml::from_str(&text)
-                .map_err(|e| ConfigError::Syntax { path: path.to_owned(), message: e.to_string() })?;
-            let owned = path.to_owned();
-            layers.add_table(table, |key| Origin::File(owned.clone(), key), path)?;
-        }
-        for key in KEYS {
-            let var = format!("WEIR_{}", key.to_ascii_uppercase());
-            if let Some(value) = env(&var) {
-                layers.values.insert(key, (Raw::Env(value), Origin::Env(var)));
-            }
-        }
-        layers.validate()
+        Layers::load(file, env)?.validate()
     }
 
     /// The base URL used in links Weir hands out.
@@ -238,103 +139,6 @@ impl Config {
 }
 
 impl Layers {
-    fn add_table(
-        &mut self,
-        table: toml::Table,
-        origin: impl Fn(&'static str) -> Origin,
-        path: &Path,
-    ) -> Result<(), ConfigError> {
-        for (name, value) in table {
-            let Some(key) = KEYS.iter().find(|k| **k == name) else {
-                return Err(ConfigError::UnknownKey { path: path.to_owned(), key: name });
-            };
-            self.values.insert(key, (Raw::Toml(value), origin(key)));
-        }
-        Ok(())
-    }
-
-    fn invalid(&self, key: &'static str, message: impl Into<String>) -> ConfigError {
-        let origin = self.values.get(key).map(|(_, o)| o.clone()).unwrap_or(Origin::Default(key));
-        ConfigError::Invalid { origin, message: message.into() }
-    }
-
-    fn string(&self, key: &'static str) -> Result<Option<String>, ConfigError> {
-        match self.values.get(key) {
-            None => Ok(None),
-            Some((Raw::Env(s), _)) => Ok(Some(s.trim().to_owned()).filter(|s| !s.is_empty())),
-            Some((Raw::Toml(toml::Value::String(s)), _)) => Ok(Some(s.clone())),
-            Some(_) => Err(self.invalid(key, "must be a string")),
-        }
-    }
-
-    fn required_string(&self, key: &'static str) -> Result<String, ConfigError> {
-        self.string(key)?.ok_or_else(|| self.invalid(key, "must be set"))
-    }
-
-    fn uint(&self, key: &'static str, min: u64, max: u64) -> Result<u64, ConfigError> {
-        let n = match self.values.get(key) {
-            Some((Raw::Env(s), _)) => {
-                s.trim().parse::<u64>().map_err(|_| self.invalid(key, format!("`{s}` is not a whole number")))?
-            }
-            Some((Raw::Toml(toml::Value::Integer(i)), _)) => {
-                u64::try_from(*i).map_err(|_| self.invalid(key, "must not be negative"))?
-            }
-            Some(_) => return Err(self.invalid(key, "must be a whole number")),
-            None => return Err(self.invalid(key, "must be set")),
-        };
-        if n < min || n > max {
-            return Err(self.invalid(key, format!("must be between {min} and {max}, got {n}")));
-        }
-        Ok(n)
-    }
-
-    fn duration(&self, key: &'static str, max: Duration) -> Result<Duration, ConfigError> {
-        let d = duration::parse(&self.required_string(key)?).map_err(|m| self.invalid(key, m))?;
-        self.at_most(key, d, max)
-    }
-
-    /// A duration that may be zero.
-    fn span(&self, key: &'static str, max: Duration) -> Result<Duration, ConfigError> {
-        let d = duration::parse_span(&self.required_string(key)?).map_err(|m| self.invalid(key, m))?;
-        self.at_most(key, d, max)
-    }
-
-    fn at_most(&self, key: &'static str, d: Duration, max: Duration) -> Result<Duration, ConfigError> {
-        if d > max {
-            return Err(self.invalid(key, format!("must be at most {}", duration::format(max))));
-        }
-        Ok(d)
-    }
-
-    fn boolean(&self, key: &'static str) -> Result<bool, ConfigError> {
-        match self.values.get(key) {
-            Some((Raw::Toml(toml::Value::Boolean(b)), _)) => Ok(*b),
-            Some((Raw::Env(s), _)) => match s.trim().to_ascii_lowercase().as_str() {
-                "true" | "1" | "yes" | "on" => Ok(true),
-                "false" | "0" | "no" | "off" => Ok(false),
-                other => Err(self.invalid(key, format!("`{other}` is not true or false"))),
-            },
-            Some(_) => Err(self.invalid(key, "must be true or false")),
-            None => Err(self.invalid(key, "must be set")),
-        }
-    }
-
-    fn list(&self, key: &'static str) -> Result<Vec<String>, ConfigError> {
-        match self.values.get(key) {
-            None => Ok(Vec::new()),
-            Some((Raw::Env(s), _)) if s.trim().is_empty() => Ok(Vec::new()),
-            Some((Raw::Env(s), _)) => Ok(s.split(',').map(|item| item.trim().to_owned()).collect()),
-            Some((Raw::Toml(toml::Value::Array(items)), _)) => items
-                .iter()
-                .map(|v| match v {
-                    toml::Value::String(s) => Ok(s.clone()),
-                    _ => Err(self.invalid(key, "must be a list of strings")),
-                })
-                .collect(),
-            Some(_) => Err(self.invalid(key, "must be a list of strings")),
-        }
-    }
-
     fn validate(self) -> Result<Config, ConfigError> {
         const YEAR: Duration = Duration::from_secs(365 * 86_400);
 
@@ -415,11 +219,10 @@ impl Layers {
 
         let extra_ca = self.string("extra_ca")?.map(PathBuf::from);
 
-        let token_ttl = match self.values.get("token_ttl") {
-            Some((Raw::Toml(toml::Value::Integer(_)), _)) => {
-                Duration::from_secs(self.uint("token_ttl", 1, 31_536_000)?)
-            }
-            _ => {
+        // Seconds (a number), or a duration.
+        let token_ttl = match self.is_toml_integer("token_ttl") {
+            true => Duration::from_secs(self.uint("token_ttl", 1, 31_536_000)?),
+            false => {
                 let text = self.required_string("token_ttl")?;
                 match text.parse::<u64>() {
                     Ok(_) => Duration::from_secs(self.uint("token_ttl", 1, 31_536_000)?),

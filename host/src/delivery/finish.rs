@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::Engine;
 use crate::store::queue::Member;
 use crate::store::status::Status;
-use crate::store::webhooks::{Deactivated, Streak, StreakRules};
+use crate::store::streak::{Deactivated, Streak, StreakRules};
 use crate::store::work::{Outcome, Recorded, Report};
 use crate::store::{Partition, StoreError};
 

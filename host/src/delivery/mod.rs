@@ -29,13 +29,13 @@ use tokio::sync::{Notify, Semaphore, watch};
 use crate::app::App;
 use crate::store::batch::Batcher;
 use crate::store::queue::Member;
-use crate::store::webhooks::WebhookTarget;
+use crate::store::targets::WebhookTarget;
 use crate::store::work::{Loaded, Recorded, Report};
 use crate::store::{Partition, StoreError};
 use lanes::Lanes;
 use send::Sender;
 
-/// Most loads or records sent to Redis in one script call.
+/// Most loads or outcomes sent to Redis in one script call.
 const BATCH: usize = 64;
 
 /// A claimed delivery to load: its webhook and queue member.
@@ -73,7 +73,7 @@ pub struct Engine {
     permits: Arc<Semaphore>,
     /// A delivery was done with: claimers waiting for permits look again.
     freed: Notify,
-    /// Loads and records go to Redis in batches per partition (group commit).
+    /// Loads and outcomes go to Redis in batches per partition (group commit).
     loaders: Vec<Batcher<Claim, Result<Option<Work>, StoreError>>>,
     recorders: Vec<Batcher<Arc<Report>, Result<Recorded, StoreError>>>,
     /// Deliveries this process holds, by delivery id.

@@ -5,11 +5,12 @@ use std::sync::Arc;
 
 use super::Engine;
 use crate::plugins::EventMeta;
-use crate::plugins::chain::{self, ChainOutcome, PluginRecord, Step};
+use crate::plugins::chain::{self, ChainOutcome, PluginRun, Step};
 use crate::store::queue::Member;
 use crate::store::row::field;
 use crate::store::stored_event::StoredEvent;
-use crate::store::webhooks::{Attachment, WebhookTarget};
+use crate::store::targets::WebhookTarget;
+use crate::store::webhooks::Attachment;
 use crate::store::work::Loaded;
 
 /// What to do with a delivery once its plugins have run.
@@ -63,7 +64,7 @@ impl Engine {
                     let error = format!("the webhook's plugin attachments cannot be read ({e}); dropped by default");
                     tracing::error!(delivery_id = %member.delivery, org_id = %member.org, "{error}");
                     let plugins =
-                        serde_json::to_string(&[PluginRecord::failed("", error)]).unwrap_or_else(|_| "[]".into());
+                        serde_json::to_string(&[PluginRun::failed("", error)]).unwrap_or_else(|_| "[]".into());
                     return Prepared::Filtered { fields: vec![(field::PLUGINS, plugins)] };
                 }
             },

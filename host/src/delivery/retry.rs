@@ -28,15 +28,16 @@ pub enum Next {
 }
 
 /// Decides what follows attempt number `attempt` (1-based) of a delivery allowed
-/// `budget` attempts, under `schedule`. `jitter` is a number in `[-1, 1]`.
-pub fn next(result: &AttemptResult, attempt: usize, budget: usize, schedule: &[Duration], jitter: f64) -> Next {
+/// attempts up to place `last_place` of `schedule` (the schedule's end, or where a manual
+/// retry stopped it). `jitter` is a number in `[-1, 1]`.
+pub fn next(result: &AttemptResult, attempt: usize, last_place: usize, schedule: &[Duration], jitter: f64) -> Next {
     let retry_after = match result {
         AttemptResult::Status { code: 200..=299, .. } => return Next::Succeeded,
         AttemptResult::Status { code: 410, .. } => return Next::Gone,
         AttemptResult::Status { code: 429 | 503, retry_after } => retry_after.as_deref().and_then(parse_retry_after),
         _ => None,
     };
-    if attempt >= budget || attempt == 0 || attempt > schedule.len() {
+    if attempt >= last_place || attempt == 0 || attempt > schedule.len() {
         return Next::Failed;
     }
     let scheduled = schedule[attempt - 1];
@@ -82,7 +83,7 @@ mod tests {
     }
 
     #[test]
-    fn a_manual_retry_budget_ends_after_its_attempt() {
+    fn a_manual_retrys_last_place_ends_after_its_attempt() {
         assert_eq!(next(&status(500), 5, 5, &schedule(), 0.0), Next::Failed);
         assert_eq!(next(&status(500), 1, 1, &schedule(), 0.0), Next::Failed);
     }

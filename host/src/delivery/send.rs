@@ -26,7 +26,7 @@ use tokio_rustls::client::TlsStream;
 
 use crate::netguard::{UrlError, UrlRule};
 
-/// How much of a response body is kept in the delivery record.
+/// How much of a response body is kept in the delivery's row.
 pub const KEPT_RESPONSE_BYTES: usize = 1024;
 /// How much of a response body is read (so the connection can be reused); beyond this the
 /// connection is dropped.

@@ -179,7 +179,7 @@ fn updated_ms(updated: Option<u64>, created_ms: u64, attempts: &[Value]) -> Opti
     updated.max(attempted)
 }
 
-/// The first day whose delivery indexes may still list records.
+/// The first day whose delivery indexes may still list deliveries.
 fn oldest_day(app: &App) -> u32 {
     let retention = app.config.delivery_retention.as_millis() as u64;
     crate::store::keys::day_of(crate::time::now_millis().saturating_sub(retention)).saturating_sub(1)

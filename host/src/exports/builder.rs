@@ -14,14 +14,25 @@ use tokio::sync::watch;
 use super::render::{self, Document, Format};
 use super::{MAX_EXPORT_BYTES, link};
 use crate::app::App;
+use crate::domain::Invalid;
+use crate::store::StoreError;
 use crate::store::exports::Export;
-use crate::store::{Result, StoreError};
 
 /// How long a builder holds an export before another may take it over (it renews the
 /// lease while building).
 const LEASE: Duration = Duration::from_secs(60);
 /// How often an idle builder looks for queued exports.
 const POLL: Duration = Duration::from_millis(500);
+
+/// Why an export could not be built now (it is taken over later).
+#[derive(Debug, thiserror::Error)]
+enum BuildError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The completion event Weir made does not pass its own validation (a bug, not data).
+    #[error("the report_export_completed event is not valid: {0:?}")]
+    Event(Invalid),
+}
 
 /// The running builders of a process.
 #[derive(Debug)]
@@ -89,7 +100,7 @@ async fn run(app: Arc<App>, mut stopped: watch::Receiver<bool>) {
 }
 
 /// Builds one export (or finishes publishing it). `Ok` means nothing is left to do.
-async fn build(app: &App, id: &str) -> Result<()> {
+async fn build(app: &App, id: &str) -> Result<(), BuildError> {
     let Some(export) = app.store.export_any_org(id).await? else { return Ok(()) };
     match export.status.as_str() {
         "failed" => return Ok(()),
@@ -142,14 +153,14 @@ async fn build(app: &App, id: &str) -> Result<()> {
     publish(app, &completed).await
 }
 
-async fn fail(app: &App, id: &str, reason: &str) -> Result<()> {
+async fn fail(app: &App, id: &str, reason: &str) -> Result<(), BuildError> {
     tracing::info!(export = id, reason, "report export failed");
-    app.store.set_export_fields(id, &[("status", "failed"), ("error", reason)]).await
+    Ok(app.store.set_export_fields(id, &[("status", "failed"), ("error", reason)]).await?)
 }
 
 /// Emits `report_export_completed` (service document §6) for a completed export. The event
 /// id derives from the export id, so doing it twice publishes once.
-async fn publish(app: &App, export: &Export) -> Result<()> {
+async fn publish(app: &App, export: &Export) -> Result<(), BuildError> {
     let body = json!({
         "id": format!("evt_{}", export.id),
         "action": "report_export_completed",
@@ -167,10 +178,9 @@ async fn publish(app: &App, export: &Export) -> Result<()> {
         },
     })
     .to_string();
-    let fields: BTreeMap<String, &RawValue> = serde_json::from_str(&body)
-        .map_err(|e| StoreError::Corrupt { key: export.id.clone(), reason: e.to_string() })?;
-    let event = crate::domain::events::validate(fields)
-        .map_err(|e| StoreError::Corrupt { key: export.id.clone(), reason: format!("{:?}", e.0) })?;
+    let fields: BTreeMap<String, &RawValue> =
+        serde_json::from_str(&body).map_err(|e| BuildError::Event(Invalid::field("body", e.to_string())))?;
+    let event = crate::domain::events::validate(fields).map_err(BuildError::Event)?;
     crate::domain::events::publish(app, &export.org_id, &event).await?;
-    app.store.set_export_fields(&export.id, &[("published", "1")]).await
+    Ok(app.store.set_export_fields(&export.id, &[("published", "1")]).await?)
 }

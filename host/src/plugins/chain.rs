@@ -25,7 +25,7 @@ pub struct Step {
 
 /// What one plugin did, as recorded on the delivery.
 #[derive(Debug, Clone, Serialize)]
-pub struct PluginRecord {
+pub struct PluginRun {
     pub plugin_id: String,
     /// `deliver`, `drop` or `error`.
     pub outcome: &'static str,
@@ -38,10 +38,10 @@ pub struct PluginRecord {
     pub duration_us: u64,
 }
 
-impl PluginRecord {
+impl PluginRun {
     /// A plugin that could not run at all.
-    pub fn failed(plugin_id: &str, error: String) -> PluginRecord {
-        PluginRecord {
+    pub fn failed(plugin_id: &str, error: String) -> PluginRun {
+        PluginRun {
             plugin_id: plugin_id.to_owned(),
             outcome: "error",
             logs: Vec::new(),
@@ -69,7 +69,7 @@ pub async fn run(
     steps: Vec<Step>,
     event: Arc<EventMeta>,
     envelope: &str,
-) -> (ChainOutcome, Vec<PluginRecord>) {
+) -> (ChainOutcome, Vec<PluginRun>) {
     let mut body: Arc<str> = Arc::from(envelope);
     let mut changed = false;
     let mut headers: Vec<(String, String)> = Vec::new();
@@ -86,7 +86,7 @@ pub async fn run(
                 duration: Default::default(),
             },
         };
-        let mut record = PluginRecord {
+        let mut record = PluginRun {
             plugin_id: step.plugin_id.clone(),
             outcome: "deliver",
             logs: report.logs,

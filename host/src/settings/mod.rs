@@ -14,6 +14,7 @@ mod health;
 pub mod html;
 mod session;
 mod webhook_deliveries;
+mod webhook_forms;
 mod webhooks;
 
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! Attempts as a delivery record stores them (its `x` field, a JSON array of these) and as
+//! Attempts as a delivery row stores them (its `x` field, a JSON array of these) and as
 //! the API shows them.
 
 use serde_json::{Value, json};

@@ -195,7 +195,7 @@ impl Store {
             .filter_map(|(id, row)| {
                 let [o, w, e, s] = <[Option<String>; 4]>::try_from(row).ok()?;
                 (o.as_deref() == Some(org_id) && e.as_deref() == Some(event_id)).then_some(())?;
-                // (A damaged record shows as failed, as the deliveries API shows it.)
+                // (A damaged row shows as failed, as the deliveries API shows it.)
                 let status = Status::stored(s.as_deref()).unwrap_or(Status::Failed);
                 Some(EventDelivery { id, webhook_id: w?, status })
             })

@@ -10,7 +10,7 @@
 //!   goes to the partition of its subject (`org`, type, id), so one organisation's traffic is
 //!   spread over all partitions, and the partitions' tags are chosen so that their slots are
 //!   evenly spaced over the slot space (and so over the masters).
-//! - **one record** looked up by its own id (an API client and its tokens, a session, a
+//! - **one thing** looked up by its own id (an API client and its tokens, a session, a
 //!   sign-in counter); report exports, which are rare, share one group.
 //!
 //! `P` below is the key prefix (`WEIR_REDIS_PREFIX`), `{o}` an organisation's tag, `{q}`
@@ -228,7 +228,7 @@ impl Keys {
         self.tagged(org, &["user", user])
     }
 
-    // --- one record ----------------------------------------------------------------------
+    // --- one thing -----------------------------------------------------------------------
 
     pub fn client(&self, client: &str) -> String {
         self.tagged(client, &["client"])

@@ -164,7 +164,7 @@ fn spawn(layout: &Layout) -> Result<Child, ManagedError> {
         .arg("--pidfile")
         .arg(&layout.pidfile)
         .args(["--appendonly", "yes", "--appendfsync", "everysec", "--save", "", "--daemonize", "no"])
-        // A finished delivery's record holds its signature and attempts: values past the
+        // A finished delivery's row holds its signature and attempts: values past the
         // default 64 bytes would turn its compact listpack into a hash table (2.4× the memory).
         .args(["--hash-max-listpack-value", super::LISTPACK_VALUE])
         .arg("--logfile")

@@ -1,12 +1,12 @@
-//! The Redis store: every durable record of Weir, and the only module that speaks Redis.
+//! The Redis store: everything Weir keeps, and the only module that speaks Redis.
 //!
 //! - [`keys`] names every key (the layout table is there) and `lua/` holds every script;
 //!   scripts get all their keys through `KEYS`, and every script's keys share one slot, so
 //!   the same code runs on one Redis and on a Redis Cluster ([`conn`]).
-//! - One module per kind of record: [`orgs`], [`clients`], [`users`], [`webhooks`],
+//! - One module per kind of thing kept: [`orgs`], [`clients`], [`users`], [`webhooks`],
 //!   [`plugins`], [`exports`], [`rate`]; the delivery path: [`events`] (publishing),
 //!   [`queue`] (claiming, recording, retrying deliveries) and [`deliveries`] (reading them;
-//!   `attempts`: an attempt as a record stores it).
+//!   `row`: a delivery's fields; `attempts`: an attempt as a row stores it).
 //! - [`managed`]: the `redis-server` Weir runs itself when none is configured.
 //!
 //! Writes that must be all-or-nothing are Lua scripts or `MULTI`, so no request leaves
@@ -35,6 +35,8 @@ pub mod row;
 mod scripts;
 pub mod status;
 pub mod stored_event;
+pub mod streak;
+pub mod targets;
 mod trim;
 pub mod users;
 pub mod webhooks;
@@ -60,11 +62,15 @@ pub enum StoreError {
     NotReplicated { acked: u32, wanted: u32 },
     #[error("Redis error: {0}")]
     Redis(redis::RedisError),
-    #[error("record {key} is corrupt: {reason}")]
+    #[error("key {key} holds what cannot be read: {reason}")]
     Corrupt { key: String, reason: String },
     /// A script or a batch answered something this version of Weir does not read.
     #[error("{what} answered what this version cannot read: {reason}")]
     Reply { what: &'static str, reason: String },
+    /// A layout mistake: a script was given keys of different hash slots (refused on one
+    /// Redis as on a cluster).
+    #[error("{script} was called with keys of different hash slots ({key})")]
+    CrossSlot { script: &'static str, key: String },
     #[error("the data set has no partition {0}")]
     NoPartition(u16),
     /// A task the store runs (a batcher) has stopped: the process is shutting down.
@@ -147,8 +153,8 @@ impl Settings {
     }
 }
 
-/// The `hash-max-listpack-value` Weir's records want (the managed Redis runs with it): a
-/// finished delivery's record holds its signature and attempts, past Redis's default of 64
+/// The `hash-max-listpack-value` Weir's hashes want (the managed Redis runs with it): a
+/// finished delivery's row holds its signature and attempts, past Redis's default of 64
 /// bytes, which would make it a hash table of about 2.4 times the memory.
 pub const LISTPACK_VALUE: &str = "512";
 

@@ -47,8 +47,8 @@ pub struct Org {
 }
 
 impl Store {
-    /// Creates an organisation. Its record is written first, then the index of all
-    /// organisations (a different slot): an interrupted create leaves an unlisted record,
+    /// Creates an organisation. Its hash is written first, then the index of all
+    /// organisations (a different slot): an interrupted create leaves an unlisted hash,
     /// never a listed id without one.
     pub async fn create_org(&self, name: &str, plan: Plan) -> Result<Org> {
         let id = ids::new(Kind::Org);

@@ -1,6 +1,6 @@
 //! Every Lua script of the store. Each file in `lua/` opens with its contract (`KEYS`,
 //! `ARGV`, reply); the typed wrapper that builds its keys and reads its reply lives beside
-//! the records it changes. [`Lua::call`] refuses a call whose keys do not share one hash
+//! what it changes. [`Lua::call`] refuses a call whose keys do not share one hash
 //! slot — on one Redis as on a cluster, so a layout mistake fails every test, not only the
 //! cluster's.
 
@@ -102,10 +102,7 @@ impl Call<'_> {
     /// that goes to the masters the client knows, which may not include the new one.)
     pub(crate) async fn run<T: FromRedisValue>(&self, conn: &mut Conn) -> Result<T> {
         if let Some(key) = &self.cross_slot {
-            return Err(StoreError::Corrupt {
-                key: key.clone(),
-                reason: format!("{} was called with keys of different hash slots", self.lua.name),
-            });
+            return Err(StoreError::CrossSlot { script: self.lua.name, key: key.clone() });
         }
         match self.command("EVALSHA", &self.lua.hash).query_async(conn).await {
             Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {

@@ -25,7 +25,7 @@ impl Status {
         })
     }
 
-    /// The status a record's `s` field says: absent or empty is `pending`; `None` when it
+    /// The status a row's `s` field says: absent or empty is `pending`; `None` when it
     /// cannot be read.
     pub fn stored(s: Option<&str>) -> Option<Status> {
         s.filter(|s| !s.is_empty()).map_or(Some(Status::Pending), Status::parse)

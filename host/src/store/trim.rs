@@ -1,8 +1,8 @@
-//! Retention: delivery records carry no TTL of their own (it would cost Redis an expiry
+//! Retention: delivery rows carry no TTL of their own (it would cost Redis an expiry
 //! entry and a command per delivery); they go with their day. Every partition remembers,
 //! per organisation, the last day it trimmed, so a trim that did not run for a while (or a
 //! new process) picks up from there and nothing is left behind: each day past the
-//! retention period has its organisation index read in chunks, its records removed
+//! retention period has its organisation index read in chunks, its rows removed
 //! (`lua/trim.lua`), and its index lists dropped. Events keep their own TTLs.
 
 use std::time::Duration;
@@ -11,13 +11,13 @@ use super::keys::{Partition, day_of};
 use super::scripts::TRIM;
 use super::{Result, Store};
 
-/// Records removed per script call.
+/// Rows removed per script call.
 const CHUNK: isize = 500;
 
 impl Store {
     /// Removes the deliveries made on days before the day of `cutoff_ms`, with their index
-    /// lists, in every partition and organisation. A record still pending gets `retention`
-    /// as its TTL instead. How many records were looked at.
+    /// lists, in every partition and organisation. A row still pending gets `retention`
+    /// as its TTL instead. How many rows were looked at.
     pub async fn trim_deliveries(&self, cutoff_ms: u64, retention: Duration) -> Result<usize> {
         let cutoff = day_of(cutoff_ms);
         let mut seen = 0;

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use redis::AsyncCommands;
 use serde::{Deserialize, Serialize};
 
-use super::scripts::{Call, ROTATE_SECRET, STREAK, WEBHOOK_OFF, WEBHOOK_SAVE};
+use super::scripts::{Call, ROTATE_SECRET, WEBHOOK_OFF, WEBHOOK_SAVE};
 use super::{Result, Store, StoreError, flag, flag_str};
 use crate::catalog;
 
@@ -37,7 +37,7 @@ pub struct Attachment {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum OnError {
-    /// Record the delivery as `filtered`, with the error.
+    /// The delivery ends `filtered`, with the error.
     Drop,
     /// Go on with the body as it was before the failing plugin.
     Deliver,
@@ -96,36 +96,6 @@ pub enum Updated {
     PluginMissing,
 }
 
-/// What an attempt needs of its webhook.
-#[derive(Debug, Clone, Default)]
-pub struct WebhookTarget {
-    pub active: bool,
-    pub url: String,
-    pub signing_secret: String,
-    /// The previous secret and when its grace period ends (ms).
-    pub previous_secret: Option<(String, u64)>,
-    /// Attachments (JSON), as stored.
-    pub plugins: Option<String>,
-    /// The webhook has a failure streak (a success must end it).
-    pub failing: bool,
-}
-
-/// The failure streak to add to a webhook after recorded attempts, in order: a success
-/// (if any) ends the streak, then `failures` failed attempts follow it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Streak {
-    pub success_first: bool,
-    pub failures: u32,
-    pub gone: bool,
-}
-
-/// When a failure streak deactivates a webhook.
-#[derive(Debug, Clone, Copy)]
-pub struct StreakRules {
-    pub failures: u32,
-    pub span: std::time::Duration,
-}
-
 /// What saving a webhook did (`lua/webhook_save.lua`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Saved {
@@ -150,25 +120,6 @@ impl Saved {
     }
 }
 
-/// Why a failure streak switched a webhook off.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Deactivated {
-    /// Enough failed attempts in a row, over long enough (`WEIR_DEACTIVATE_AFTER_*`).
-    Failing,
-    /// An attempt got `410 Gone`.
-    Gone,
-}
-
-impl Deactivated {
-    /// The webhook's `deactivation_reason`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Deactivated::Failing => "failing",
-            Deactivated::Gone => "gone",
-        }
-    }
-}
-
 /// Why a webhook stops.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Off {
@@ -179,7 +130,7 @@ pub enum Off {
 impl Store {
     /// A call of a script that changes a webhook's subscriptions, with the webhook's keys
     /// and the subscription sets of every action declared.
-    fn with_subscription_sets(&self, call: &mut Call<'_>, org_id: &str) {
+    pub(super) fn with_subscription_sets(&self, call: &mut Call<'_>, org_id: &str) {
         for action in catalog::actions() {
             call.key(&self.keys().subscribers(org_id, action));
         }
@@ -238,43 +189,6 @@ impl Store {
     pub async fn webhook_exists(&self, org_id: &str, id: &str) -> Result<bool> {
         let org: Option<String> = self.conn().hget(self.keys().webhook(org_id, id), "org_id").await?;
         Ok(org.as_deref() == Some(org_id))
-    }
-
-    /// The webhook's failure streak: failed attempts in a row since its last success.
-    pub async fn failure_streak(&self, org_id: &str, id: &str) -> Result<u32> {
-        let count: Option<String> = self.conn().hget(self.keys().webhook(org_id, id), "fail_count").await?;
-        Ok(count.and_then(|c| c.parse().ok()).unwrap_or(0))
-    }
-
-    /// What attempts need of several webhooks (`None` for one that is gone), read together.
-    pub async fn webhook_targets(&self, webhooks: &[(&str, &str)]) -> Result<Vec<Option<WebhookTarget>>> {
-        let reads = webhooks.iter().map(|&(org, id)| async move {
-            let fields: Vec<Option<String>> = redis::cmd("HMGET")
-                .arg(self.keys().webhook(org, id))
-                .arg("active")
-                .arg("url")
-                .arg("signing_secret")
-                .arg("plugins")
-                .arg("fail_count")
-                .arg("previous_secret")
-                .arg("previous_secret_expires")
-                .query_async(&mut self.conn())
-                .await?;
-            let Ok([active, url, signing_secret, plugins, fail_count, previous, expires]) =
-                <[Option<String>; 7]>::try_from(fields)
-            else {
-                return Ok(None);
-            };
-            Ok::<_, StoreError>(url.map(|url| WebhookTarget {
-                active: active.as_deref() == Some("1"),
-                url,
-                signing_secret: signing_secret.unwrap_or_default(),
-                previous_secret: previous_secret(previous, expires.as_deref(), crate::time::now_millis()),
-                plugins,
-                failing: fail_count.is_some_and(|c| c != "0"),
-            }))
-        });
-        futures_util::future::try_join_all(reads).await
     }
 
     /// The active webhooks of an organisation subscribed to an action.
@@ -421,36 +335,6 @@ impl Store {
         }
         Ok(done)
     }
-
-    /// Adds recorded attempts to a webhook's failure streak; the reason if this switched it
-    /// off (`failing`, or `gone` after a 410).
-    pub async fn add_to_streak(
-        &self,
-        org_id: &str,
-        id: &str,
-        streak: Streak,
-        rules: StreakRules,
-    ) -> Result<Option<Deactivated>> {
-        let now = crate::time::now_millis();
-        let mut call = STREAK.call();
-        call.key(&self.keys().webhook(org_id, id));
-        self.with_subscription_sets(&mut call, org_id);
-        call.arg(now)
-            .arg(crate::time::format_millis(now))
-            .arg(rules.failures)
-            .arg(rules.span.as_millis() as u64)
-            .arg(if streak.success_first { "1" } else { "0" })
-            .arg(streak.failures)
-            .arg(if streak.gone { "1" } else { "0" })
-            .arg(id);
-        let reason: String = call.run(&mut self.conn()).await?;
-        super::reply::name_of("streak.lua", &reason, |name| match name {
-            "" => Some(None),
-            "failing" => Some(Some(Deactivated::Failing)),
-            "gone" => Some(Some(Deactivated::Gone)),
-            _ => None,
-        })
-    }
 }
 
 fn json<T: Serialize>(value: &T) -> String {
@@ -510,7 +394,7 @@ fn from_fields(key: &str, f: &HashMap<String, String>) -> Result<Webhook> {
 }
 
 /// The previous secret and the end of its grace period, if it still signs at `now_ms`.
-fn previous_secret(secret: Option<String>, expires: Option<&str>, now_ms: u64) -> Option<(String, u64)> {
+pub(super) fn previous_secret(secret: Option<String>, expires: Option<&str>, now_ms: u64) -> Option<(String, u64)> {
     let expires = expires.and_then(|e| e.parse::<u64>().ok()).filter(|&ms| ms > now_ms)?;
     secret.filter(|s| !s.is_empty()).map(|s| (s, expires))
 }

@@ -1,7 +1,7 @@
 //! What an attempt reads and writes of its delivery: [`Store::load`] reads what it needs
 //! (counting the attempt as it starts, `lua/load.lua`), [`Store::record`] writes its outcome
 //! (`lua/record.lua`: the delivery ends, or waits for its retry), and [`Store::dead_letter`]
-//! takes a delivery whose row cannot be read out of the queue. Loads and records come in
+//! takes a delivery whose row cannot be read out of the queue. Loads and recorded outcomes come in
 //! batches of a partition's deliveries (group commit, `store::batch`).
 
 use std::borrow::Borrow;
@@ -44,7 +44,7 @@ pub struct Loaded {
 }
 
 impl Loaded {
-    /// A pending delivery whose record holds nothing beyond its attempt count.
+    /// A pending delivery whose row holds nothing beyond its attempt count.
     fn plain(attempt: u32, event: Option<Arc<StoredEvent>>) -> Loaded {
         Loaded {
             attempt,

@@ -1,6 +1,6 @@
 -- Members gathered per key, in the order keys were first seen, then sent with one variadic
 -- command per key (in chunks of 4000, under Lua's unpack limit). Shared by scripts that
--- change many keys per call (publish, record).
+-- change many keys per call (publish, recording outcomes).
 local function batches()
   local by_key, order = {}, {}
   local b = {}

@@ -1,6 +1,6 @@
--- Takes a delivery whose record cannot be read out of the queue for good: it becomes
+-- Takes a delivery whose row cannot be read out of the queue for good: it becomes
 -- `failed` with `r` (the reason), and leaves its webhook's queue. A key that is no longer
--- a hash is replaced by a minimal record, so the deliveries API can show what happened;
+-- a hash is replaced by a minimal row, so the deliveries API can show what happened;
 -- JSON fields that cannot be parsed are dropped.
 -- KEYS: 1 the delivery, 2 its webhook's queue
 -- ARGV: 1 queue member, 2 now (ms), 3 reason, 4 organisation, 5 webhook id

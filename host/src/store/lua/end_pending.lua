@@ -2,7 +2,7 @@
 -- deactivated (retriable after reactivation), 'cancelled' when it was deleted. The caller
 -- moves its new deliveries to its sorted queue (`drain_new.lua`), lists the queue's
 -- members and calls again until the queue is empty.
--- KEYS: 1 ready, 2 the webhook's queue, then per listed delivery: its record
+-- KEYS: 1 ready, 2 the webhook's queue, then per listed delivery: its row
 -- ARGV: 1 now (ms), 2 the status to give, 3 webhook id, then per delivery: its queue member
 -- Returns how many members are left in the webhook's queue.
 local ready, queue, now, status, wh = KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3]

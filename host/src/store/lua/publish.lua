@@ -11,7 +11,7 @@
 --       snapshot in eight, so the check costs little; each check evicts up to 16),
 --       9 number of deliveries, then per delivery: 1 delivery id, 2 webhook id
 -- Returns per event: 'new' or 'dup'.
--- A delivery record holds only what cannot be derived: `o` organisation, `w` webhook, `e`
+-- A delivery row (`store::row`) holds only what cannot be derived: `o` organisation, `w` webhook, `e`
 -- event, `a` action (created_at is in its id, pending is the absence of `s`).
 -- Numbers that only go back to Redis stay strings: Lua would format them again.
 local now, retention, cap = ARGV[1], ARGV[2], tonumber(ARGV[3])
@@ -85,7 +85,7 @@ while ai <= #ARGV do
     for d = 0, n - 1 do
       local dlv, wh = ARGV[ai + 2 * d], ARGV[ai + 2 * d + 1]
       local base = ki + 4 * d
-      -- Exactly these four fields: with its count, a plain record (`store::deliveries`).
+      -- Exactly these four fields: with its count, a plain row (`store::row`).
       redis.call('HSET', KEYS[base], 'o', org, 'w', wh, 'e', evt, 'a', action)
       -- Index entries are ids without their `dlv_` (keys::index_entry).
       local entry = string.sub(dlv, 5)

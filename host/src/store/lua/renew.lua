@@ -1,7 +1,7 @@
 -- Extends the leases of deliveries a live worker holds, so no one else takes them over.
 -- A member whose score is its recorded retry time (`q`) is not being attempted any more:
 -- it is left as it is, so a renewal racing a recorded retry cannot delay that retry.
--- KEYS: per delivery: 1 its webhook's queue, 2 its record
+-- KEYS: per delivery: 1 its webhook's queue, 2 its row
 -- ARGV: 1 lease until (ms), then per delivery: its queue member
 -- Returns how many leases were extended.
 local renewed = 0

@@ -1,9 +1,9 @@
 -- Queues one more attempt of deliveries by hand (the API's retry, and the bulk retry of a
 -- webhook's failed deliveries), within one partition. The caller has checked that each
 -- belongs to the organisation and that its webhook is active.
--- Record fields used here: 'v' manual extra attempts of a waiting delivery (they take no
+-- Row fields used here: 'v' manual extra attempts of a waiting delivery (they take no
 -- place in the retry schedule), 'm' the due time such an extra attempt kept.
--- KEYS: 1 ready, then per delivery: 1 its record, 2 its webhook's queue, 3 its event
+-- KEYS: 1 ready, then per delivery: 1 its row, 2 its webhook's queue, 3 its event
 -- ARGV: 1 now (ms), 2 retention (ms), 3 'any' (also succeeded and pending ones) or 'failed'
 --       (failed ones only), then per delivery: 1 queue member, 2 webhook id
 -- Returns per delivery: 'queued', or why not: 'missing', 'skipped' (not failed, in bulk),
@@ -36,10 +36,10 @@ for i = 2, #KEYS, 3 do
     end
   else
     redis.call('HDEL', dkey, 's')
-    -- The budget counts places in the schedule: this attempt is the last one.
+    -- 'k' is the last place in the schedule allowed: this attempt's.
     local attempts = tonumber(f[3] or '0') or 0
     redis.call('HSET', dkey, 'k', tostring(attempts + 1 - extra), 'q', now, 'u', now, 'm', '')
-    -- (A record the trim found pending past its day has a TTL: this one is pending again.)
+    -- (A row the trim found pending past its day has a TTL: this one is pending again.)
     redis.call('PERSIST', dkey)
     redis.call('ZADD', queue, now, member)
     redis.call('ZADD', ready, 'LT', now, wh)
