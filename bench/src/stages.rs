@@ -9,7 +9,7 @@ use std::time::Duration;
 use weir::store::attempts::attempt_json;
 use weir::store::clients::TokenQuery;
 use weir::store::events::Publication;
-use weir::store::queue::{Ask, Member};
+use weir::store::queue::{Ask, ClaimRequest, Member};
 use weir::store::stored_event::StoredEvent;
 use weir::store::work::{Outcome, Report};
 use weir::store::{Partition, Settings, Store};
@@ -87,7 +87,15 @@ pub async fn run(deliveries: usize, webhooks: usize) {
     let mut calls = 0;
     while claimed.len() < deliveries && calls < deliveries {
         let asks: Vec<Ask> = hooks.iter().map(|w| Ask { webhook: w.clone(), limit: CLAIM_LIMIT }).collect();
-        let got = store.claim(p, &asks, CLAIM_LIMIT * webhooks, 32, now, now + 60_000).await.expect("claim");
+        let got = store
+            .claim(
+                p,
+                &ClaimRequest { asks: &asks, excluded: &[], budget: CLAIM_LIMIT * webhooks, hints_wanted: 32 },
+                now,
+                now + 60_000,
+            )
+            .await
+            .expect("claim");
         calls += 1;
         claimed.extend(got.deliveries);
     }

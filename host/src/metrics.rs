@@ -36,6 +36,12 @@ pub struct Metrics {
     pub queue_ready: Gauge,
     pub queue_scheduled: Gauge,
     pub in_flight: Gauge,
+    endpoint_changes: Family<Labels, Counter>,
+    /// Endpoints this process probes one attempt at a time, or holds paused.
+    pub endpoints_probing: Gauge,
+    pub endpoints_paused: Gauge,
+    /// Attempts in flight here past a second without an answer (the slow share in use).
+    pub attempts_slow: Gauge,
 }
 
 impl Metrics {
@@ -53,6 +59,10 @@ impl Metrics {
             queue_ready: Gauge::default(),
             queue_scheduled: Gauge::default(),
             in_flight: Gauge::default(),
+            endpoint_changes: Family::default(),
+            endpoints_probing: Gauge::default(),
+            endpoints_paused: Gauge::default(),
+            attempts_slow: Gauge::default(),
             registry: Mutex::new(Registry::default()),
         };
         let r = &mut registry;
@@ -99,6 +109,26 @@ impl Metrics {
         );
         r.register("deliveries_in_flight", "Delivery attempts in flight in this process", metrics.in_flight.clone());
         r.register(
+            "endpoint_changes",
+            "Changes of webhook endpoints' state seen by this process, by the state entered (probing, healthy, paused)",
+            metrics.endpoint_changes.clone(),
+        );
+        r.register(
+            "endpoints_probing",
+            "Webhook endpoints this process sends one attempt at a time until one succeeds",
+            metrics.endpoints_probing.clone(),
+        );
+        r.register(
+            "endpoints_paused",
+            "Webhook endpoints this process holds paused (they answered 429 or 503 with Retry-After)",
+            metrics.endpoints_paused.clone(),
+        );
+        r.register(
+            "attempts_slow",
+            "Attempts in flight in this process for more than a second without an answer (they use the slow share of the workers)",
+            metrics.attempts_slow.clone(),
+        );
+        r.register(
             "plugin_compilations",
             "Plugins compiled from WebAssembly by this process",
             plugins.compiled.clone(),
@@ -130,6 +160,11 @@ impl Metrics {
         let result = if class == "2xx" { "success" } else { "failure" };
         self.attempts.get_or_create(&vec![("result", result), ("class", class)]).inc();
         self.attempt_seconds.get_or_create(&vec![("result", result)]).observe(seconds);
+    }
+
+    /// A webhook's endpoint entered `state` (probing, healthy, paused).
+    pub fn endpoint_changed(&self, state: &'static str) {
+        self.endpoint_changes.get_or_create(&vec![("state", state)]).inc();
     }
 
     /// A webhook was switched off automatically (`failing` or `gone`).

@@ -181,6 +181,6 @@ mod tests {
     #[test]
     fn the_document_is_the_one_pinned() {
         let hash = hex::encode(sha2::Sha256::digest(DOCUMENT.as_bytes()));
-        assert_eq!(hash, "d4acef419eeabc013ae1e0a29d4b24f515528e183965c08b56fb45dd9d9ad0e6");
+        assert_eq!(hash, "398190d06e46fc718acb9fa9d82f35b2ebb7b08398b4d5ab43b255d95b960eb1");
     }
 }

@@ -25,6 +25,10 @@ pub struct WebhookCreateRequest {
     /// Actions of the catalogue (`GET /api/v2/webhooks/events`); unknown ones are dropped.
     pub subscribed_actions: Vec<String>,
     pub plugins: Option<Vec<AttachmentRequest>>,
+    /// Deliveries per second to this webhook, every Weir process together (1 to 10,000);
+    /// `null` or absent: no limit. Deliveries over it wait in the queue.
+    #[schema(minimum = 1, maximum = 10_000)]
+    pub rate_limit: Option<u32>,
 }
 
 /// `PATCH /api/v2/webhooks/{id}`: fields left out keep their value.
@@ -38,6 +42,9 @@ pub struct WebhookUpdateRequest {
     pub plugins: Option<Vec<AttachmentRequest>>,
     /// `true` reactivates a deactivated webhook and clears its failure streak.
     pub active: Option<bool>,
+    /// Deliveries per second (1 to 10,000); `null` removes the limit.
+    #[schema(minimum = 1, maximum = 10_000)]
+    pub rate_limit: Option<u32>,
 }
 
 /// A plugin to attach (contract §5).

@@ -8,9 +8,10 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use super::lanes::Waiting;
+use super::lanes::{SLOW_AFTER, Signal};
 use super::prepare::Prepared;
 use super::retry::{self, AttemptResult, Next};
-use super::send::Sent;
+use super::send::{SendError, Sent};
 use super::{Claim, Engine, Work};
 use crate::sign;
 use crate::store::StoreError;
@@ -27,13 +28,34 @@ impl Engine {
 
     async fn attempt(self: Arc<Self>, webhook: String, waiting: Waiting) {
         let Waiting { partition: p, member } = waiting;
+        if let Some(until) = self.lanes.paused_until(&webhook) {
+            // Paused since it was claimed: back to the queue for the pause's end, unloaded.
+            self.release_lane(&webhook, &member.delivery);
+            self.give_back(vec![(webhook, Waiting { partition: p, member })], until).await;
+            return;
+        }
         let claim = Claim { webhook: webhook.clone(), member: member.clone() };
         let report = match self.loaders[usize::from(p.0)].call(claim).await {
-            Ok(Ok(Some(work))) => self.work(&webhook, &member, work).await,
+            Ok(Ok(Some(work))) => {
+                let paused = work.webhook.as_ref().and_then(|target| {
+                    self.lanes.learned(&webhook, target.rate_limit, &target.endpoint);
+                    target.endpoint.paused_at(crate::time::now_millis())
+                });
+                if let Some(until) = paused {
+                    // Another process got the pause: back to the queue, the attempt uncounted.
+                    self.release_lane(&webhook, &member.delivery);
+                    if let Err(e) = self.app.store.put_back(p, &webhook, &member, until).await {
+                        tracing::warn!(error = %e, delivery_id = %member.delivery, "cannot put a paused webhook's delivery back; its lease will run out");
+                    }
+                    self.done(&member.delivery);
+                    return;
+                }
+                self.work(&webhook, &member, work).await
+            }
             // The row is gone: drop the queue member.
             Ok(Ok(None)) => Some((self.report(&webhook, &member, Outcome::Cancelled, 0), false)),
             Ok(Err(StoreError::Corrupt { reason, .. })) => {
-                self.release_lane(&webhook);
+                self.release_lane(&webhook, &member.delivery);
                 self.dead_letter(p, &webhook, &member, &reason).await;
                 self.done(&member.delivery);
                 return;
@@ -43,7 +65,7 @@ impl Engine {
                 None
             }
         };
-        self.release_lane(&webhook);
+        self.release_lane(&webhook, &member.delivery);
         if let Some((report, failing)) = report {
             self.finish(p, report, failing).await;
         }
@@ -65,7 +87,7 @@ impl Engine {
 
     /// The attempt itself: the report of its outcome, and whether the webhook had a
     /// failure streak (a success must end it). `None` when nothing is to be recorded now.
-    async fn work(&self, webhook_id: &str, member: &Member, work: Work) -> Option<(Report, bool)> {
+    async fn work(self: &Arc<Self>, webhook_id: &str, member: &Member, work: Work) -> Option<(Report, bool)> {
         let Work { mut loaded, webhook } = work;
         let attempt_no = loaded.attempt.max(1);
         if loaded.status.is_some() {
@@ -113,7 +135,7 @@ impl Engine {
         let headers = sign::request_headers(this, &signatures, &extra_headers);
         let signature = Some(signatures.encode());
         self.app.metrics.in_flight.inc();
-        let sent = self.sender.post(&webhook.url, &headers, Bytes::from(body)).await;
+        let sent = self.send_watched(webhook_id, &member.delivery, &webhook.url, &headers, Bytes::from(body)).await;
         self.app.metrics.in_flight.dec();
         let created_ms = crate::ids::millis_of(crate::ids::Kind::Delivery, &member.delivery).unwrap_or(at);
         let (result, attempt, cause) = describe(&sent, created_ms, at);
@@ -124,6 +146,17 @@ impl Engine {
         // was waiting keeps its time.
         let place = attempt_no.saturating_sub(loaded.extra).max(1) as usize;
         let mut fields = fields;
+        let signal = match (&sent.result, retry::pause(&result, place, &self.app.config.retry_schedule)) {
+            (_, Some(pause)) => Signal::Pause {
+                until_ms: crate::time::now_millis() + pause.as_millis() as u64,
+                reason: cause.clone().map(|c| format!("{c} with Retry-After")).unwrap_or_default(),
+            },
+            (Ok(response), None) if (200..300).contains(&response.status) => Signal::Success,
+            (Ok(_), None) => Signal::Failed(cause.clone().unwrap_or_default()),
+            (Err(SendError::Blocked(_)), None) => Signal::Failed(cause.clone().unwrap_or_default()),
+            (Err(_), None) => Signal::NoAnswer(cause.clone().unwrap_or_default()),
+        };
+        self.endpoint_signal(&member.org, webhook_id, signal);
         let outcome = match retry::next(&result, place, last_place, &self.app.config.retry_schedule, jitter) {
             Next::Succeeded => Outcome::Succeeded,
             Next::Gone => Outcome::Gone,
@@ -157,6 +190,29 @@ impl Engine {
             fields,
         };
         Some((report, webhook.failing))
+    }
+}
+
+impl Engine {
+    /// Sends an attempt; past [`SLOW_AFTER`] without an answer it becomes slow: its permit
+    /// goes back to the workers and it counts against the slow share until it ends.
+    async fn send_watched(
+        &self,
+        webhook: &str,
+        delivery: &str,
+        url: &str,
+        headers: &[(String, String)],
+        body: Bytes,
+    ) -> Sent {
+        let send = self.sender.post(url, headers, body);
+        tokio::pin!(send);
+        tokio::select! {
+            sent = &mut send => sent,
+            () = tokio::time::sleep(SLOW_AFTER) => {
+                self.became_slow(webhook, delivery);
+                send.await
+            }
+        }
     }
 }
 

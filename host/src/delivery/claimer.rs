@@ -1,8 +1,12 @@
-//! One claim loop per partition: ask for the webhooks the last claim named (hints), each
-//! within its lane's room, start what can start, keep the rest waiting in the lanes. With
-//! nothing to claim it sleeps until the partition's next due time, a publish by this
-//! process, room in a lane that partition has work for, or a poll interval that grows
-//! while idle (so other processes' work is found too).
+//! One claim loop per partition: ask for the webhooks the last claim named (hints) and those
+//! parked here, each within its lane's room — taking a rate-limited webhook's deliveries
+//! from its budget first — start what can start, keep the rest waiting in the lanes.
+//! Webhooks whose lanes have no room (at their window, probing behind the slow share,
+//! paused, over their rate) are *parked*: the claim leaves them out of its hints, so the
+//! webhooks that can go are found at once however many cannot. With nothing to claim it
+//! sleeps until the partition's next due time, a publish by this process, room in a lane
+//! that partition has work for, or a poll interval that grows while idle (so other
+//! processes' work is found too).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -10,25 +14,39 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
-use super::lanes::Waiting;
+use super::lanes::{Room, Waiting};
 use super::{Engine, Held};
 use crate::store::Partition;
-use crate::store::queue::Ask;
+use crate::store::queue::{Ask, ClaimRequest};
 
 /// Most deliveries one claim takes.
 const CLAIM_MAX: usize = 256;
-/// Webhooks a claim reply names to ask for next (beyond those at their cap here).
+/// Webhooks a claim reply names to ask for next.
 const HINTS: usize = 32;
-/// While every webhook known to have work in the partition is at its cap, how often a claim
-/// still looks for other webhooks' work.
+/// Most parked webhooks a claim leaves out of its hints by name.
+const PARKED_MAX: usize = 512;
+/// While every webhook known to have work in the partition is parked, how often a claim
+/// still looks for other webhooks' work (and parked ones are looked at again).
 const LOOK_AROUND: Duration = Duration::from_millis(10);
 /// Poll interval of an idle partition: from the first to the last, doubling.
 const IDLE_MIN: Duration = Duration::from_millis(2);
 const IDLE_MAX: Duration = Duration::from_millis(200);
+/// How long a webhook's claims wait when its rate budget was read without an answer.
+const RATE_RETRY: Duration = Duration::from_millis(100);
+
+/// A webhook a claim asks for: what its lane reserved, and what the claim may take.
+struct Asked {
+    webhook: String,
+    reserved: usize,
+    limit: usize,
+    /// Taken from the webhook's rate budget (all of `limit`).
+    rate_limit: Option<u32>,
+}
 
 impl Engine {
     pub(super) async fn claim_loop(self: Arc<Self>, p: Partition, mut stopped: watch::Receiver<bool>) {
         let mut hints: Vec<String> = Vec::new();
+        let mut parked: Vec<String> = Vec::new();
         let mut idle = IDLE_MIN;
         let mut last_look = Instant::now();
         let lease = self.app.config.takeover_after.as_millis() as u64;
@@ -53,20 +71,21 @@ impl Engine {
                 tokio::task::yield_now().await;
                 continue;
             };
-            let mut asks = Vec::new();
-            let mut reserved: HashMap<String, usize> = HashMap::new();
-            let mut saturated = 0;
-            for webhook in &hints {
+            let mut asked = Vec::new();
+            let mut still_parked = Vec::new();
+            for webhook in hints.iter().chain(parked.iter().filter(|w| !hints.contains(w))) {
                 match self.lanes.reserve(webhook) {
-                    0 => saturated += 1,
-                    room => {
-                        asks.push(Ask { webhook: webhook.clone(), limit: room });
-                        reserved.insert(webhook.clone(), room);
+                    Room { room: 0, .. } => still_parked.push(webhook.clone()),
+                    Room { room, rate_limit } => {
+                        asked.push(Asked { webhook: webhook.clone(), reserved: room, limit: room, rate_limit })
                     }
                 }
             }
-            if asks.is_empty() && !hints.is_empty() && last_look.elapsed() < LOOK_AROUND {
-                // Every webhook known to have work here is at its cap: a claim would take
+            parked = still_parked;
+            parked.truncate(PARKED_MAX);
+            let asked = self.take_from_budgets(asked, &mut parked).await;
+            if asked.is_empty() && !parked.is_empty() && last_look.elapsed() < LOOK_AROUND {
+                // Every webhook known to have work here is parked: a claim would take
                 // nothing. Wait for room, or until it is time to look for other webhooks.
                 drop(permits);
                 tokio::select! {
@@ -76,18 +95,22 @@ impl Engine {
                 }
                 continue;
             }
-            if asks.is_empty() {
+            if asked.is_empty() {
                 last_look = Instant::now();
             }
+            let asks: Vec<Ask> = asked.iter().map(|a| Ask { webhook: a.webhook.clone(), limit: a.limit }).collect();
             let now = crate::time::now_millis();
-            let claimed = match self.app.store.claim(p, &asks, budget, HINTS + saturated, now, now + lease).await {
+            let request = ClaimRequest { asks: &asks, excluded: &parked, budget, hints_wanted: HINTS };
+            let claim = self.app.store.claim(p, &request, now, now + lease);
+            let claimed = match claim.await {
                 Ok(claimed) => claimed,
                 Err(e) => {
                     drop(permits);
                     self.freed.notify_waiters();
-                    for (webhook, room) in reserved {
-                        self.lanes.claimed(&webhook, room, Vec::new());
+                    for a in &asked {
+                        self.lanes.claimed(&a.webhook, a.reserved, Vec::new());
                     }
+                    self.give_back_budgets(&asked, &HashMap::new());
                     tracing::warn!(error = %e, partition = p.0, "cannot claim deliveries; retrying");
                     tokio::select! {
                         _ = tokio::time::sleep(Duration::from_secs(1)) => {}
@@ -110,7 +133,13 @@ impl Engine {
                     }
                     held.insert(
                         member.delivery.clone(),
-                        Held { partition: p, webhook: webhook.clone(), member: member.clone(), claimed: at },
+                        Held {
+                            partition: p,
+                            webhook: webhook.clone(),
+                            member: member.clone(),
+                            claimed: at,
+                            slow: false,
+                        },
                     );
                     by_webhook.entry(webhook).or_default().push(Waiting { partition: p, member });
                     count += 1;
@@ -125,34 +154,36 @@ impl Engine {
                 drop(permits);
                 self.freed.notify_waiters();
             }
-            for (webhook, room) in reserved {
-                let list = by_webhook.remove(&webhook).unwrap_or_default();
-                for start in self.lanes.claimed(&webhook, room, list) {
-                    self.begin(webhook.clone(), start);
+            self.give_back_budgets(&asked, &by_webhook);
+            for a in &asked {
+                let list = by_webhook.remove(&a.webhook).unwrap_or_default();
+                for start in self.lanes.claimed(&a.webhook, a.reserved, list) {
+                    self.begin(a.webhook.clone(), start);
                 }
             }
             // The lanes learn which partitions have work for them (for refills).
-            for webhook in &hints {
-                if !claimed.hints.contains(webhook) {
-                    self.lanes.hinted(webhook, p, false);
+            for a in &asked {
+                if !claimed.hints.contains(&a.webhook) {
+                    self.lanes.hinted(&a.webhook, p, false);
                 }
             }
             for webhook in &claimed.hints {
                 self.lanes.hinted(webhook, p, true);
             }
-            let asked: Vec<String> = std::mem::replace(&mut hints, claimed.hints);
+            let was: Vec<String> = std::mem::replace(&mut hints, claimed.hints);
             if count > 0 {
                 idle = IDLE_MIN;
                 continue;
             }
             // Nothing claimed: ask at once if the reply named webhooks not asked for yet.
-            if hints.iter().any(|h| !asked.contains(h)) {
+            if hints.iter().any(|h| !was.contains(h)) {
                 continue;
             }
             let wait = match claimed.next_due {
                 Some(due) if due > now => Duration::from_millis(due - now).min(idle),
                 _ => idle,
             };
+            let wait = if parked.is_empty() { wait } else { wait.min(LOOK_AROUND) };
             tokio::select! {
                 _ = tokio::time::sleep(wait) => {}
                 _ = self.app.arrival(p) => {}
@@ -160,6 +191,60 @@ impl Engine {
                 _ = stopped.changed() => {}
             }
             idle = (idle * 2).min(IDLE_MAX);
+        }
+    }
+
+    /// Takes the deliveries of rate-limited webhooks from their budgets (every process
+    /// shares them, `store::rate`): each such ask is cut to what its budget grants, and one
+    /// granted nothing is parked until its budget has room.
+    async fn take_from_budgets(&self, asked: Vec<Asked>, parked: &mut Vec<String>) -> Vec<Asked> {
+        let takes = asked.iter().map(|a| async move {
+            match a.rate_limit {
+                None => None,
+                Some(rate) => Some(self.app.store.take_deliveries(&a.webhook, rate, a.limit).await),
+            }
+        });
+        let grants = futures_util::future::join_all(takes).await;
+        let mut out = Vec::with_capacity(asked.len());
+        for (mut a, grant) in asked.into_iter().zip(grants) {
+            match grant {
+                None => out.push(a),
+                Some(Ok(grant)) if grant.granted > 0 => {
+                    a.limit = grant.granted;
+                    out.push(a);
+                }
+                Some(result) => {
+                    let wait = match result {
+                        Ok(grant) => grant.wait.unwrap_or(RATE_RETRY),
+                        Err(e) => {
+                            tracing::warn!(error = %e, webhook_id = %a.webhook, "cannot read a webhook's rate budget");
+                            RATE_RETRY
+                        }
+                    };
+                    self.lanes.claimed(&a.webhook, a.reserved, Vec::new());
+                    self.lanes.limited(&a.webhook, wait);
+                    parked.push(a.webhook);
+                }
+            }
+        }
+        out
+    }
+
+    /// Gives back to their budgets the deliveries rate-limited asks were granted but did
+    /// not claim (their queues had fewer due).
+    fn give_back_budgets(&self, asked: &[Asked], claimed: &HashMap<String, Vec<Waiting>>) {
+        for a in asked {
+            let Some(rate) = a.rate_limit else { continue };
+            let unused = a.limit.saturating_sub(claimed.get(&a.webhook).map_or(0, Vec::len));
+            if unused == 0 {
+                continue;
+            }
+            let (store, webhook) = (self.app.store.clone(), a.webhook.clone());
+            tokio::spawn(async move {
+                if let Err(e) = store.give_back_deliveries(&webhook, rate, unused).await {
+                    tracing::debug!(error = %e, webhook_id = %webhook, "cannot give back a webhook's unused rate budget");
+                }
+            });
         }
     }
 }

@@ -42,17 +42,23 @@ where
 }
 
 impl Engine {
-    /// Frees the lane slot of an ended attempt: the next waiting delivery of the webhook
-    /// starts at once, and the partitions with more for it are asked for a refill.
-    pub(super) fn release_lane(self: &Arc<Self>, webhook: &str) {
-        let freed = self.lanes.release(webhook);
-        if let Some(next) = freed.next {
+    /// Frees the lane slot of `delivery`'s ended attempt: the next waiting deliveries of
+    /// the webhook start at once, and the partitions with more for it are asked for a
+    /// refill — every partition when the attempt was slow (its end makes room in the slow
+    /// share for probing webhooks anywhere).
+    pub(super) fn release_lane(self: &Arc<Self>, webhook: &str, delivery: &str) {
+        let was_slow = self.held().get(delivery).is_some_and(|h| h.slow);
+        let freed = self.lanes.release(webhook, was_slow);
+        for next in freed.next {
             self.begin(webhook.to_owned(), next);
         }
-        for p in freed.refill {
-            if let Some(room) = self.room.get(usize::from(p.0)) {
-                room.notify_one();
-            }
+        let rooms: Vec<&tokio::sync::Notify> = if was_slow {
+            self.room.iter().collect()
+        } else {
+            freed.refill.iter().filter_map(|p| self.room.get(usize::from(p.0))).collect()
+        };
+        for room in rooms {
+            room.notify_one();
         }
     }
 
@@ -154,9 +160,10 @@ impl Engine {
         }
     }
 
-    /// A held delivery is done with: its permit comes back.
+    /// A held delivery is done with: its permit comes back (a slow one's came back when it
+    /// became slow).
     pub(super) fn done(&self, delivery: &str) {
-        if self.held().remove(delivery).is_some() {
+        if self.held().remove(delivery).is_some_and(|h| !h.slow) {
             self.permits.add_permits(1);
             self.freed.notify_waiters();
         }

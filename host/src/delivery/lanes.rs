@@ -1,107 +1,166 @@
-//! Per-webhook lanes: at most `cap` attempts of one webhook in flight in this process, and
-//! up to `cap` more claimed and waiting here to start the moment a slot frees. Claims ask
-//! for no more than a lane has room for ([`Lanes::reserve`]), so a slow or dead endpoint
-//! holds at most `cap` workers, its other deliveries wait in its Redis queue for any worker
-//! with room, and nothing is ever parked and brought back.
+//! Per-webhook lanes: how many attempts of a webhook this process may have in flight, and
+//! the deliveries claimed for it waiting to start. A lane is also this process's view of the
+//! webhook's endpoint (flow control, contract §7 "Isolation"):
+//!
+//! - **A window that follows the endpoint** (AIMD, as TCP's): a lane starts with one attempt
+//!   in flight; each success widens it by one, up to `WEIR_MAX_IN_FLIGHT_PER_WEBHOOK`; a
+//!   failed attempt halves it. An attempt that gets no answer (a timeout, a refused
+//!   connection), or a failure at a window of one, turns the lane to **probing**: one attempt
+//!   at a time until one succeeds.
+//! - **A bounded share for slow attempts.** An attempt without an answer after
+//!   [`SLOW_AFTER`] is *slow*: it stops counting against the process's workers (the engine
+//!   gives its permit back), and counts against the slow share instead. A lane that has slow
+//!   attempts, or is probing, starts an attempt only while the slow share has room. So
+//!   endpoints that hang hold at most the slow share's sockets after their first second,
+//!   and healthy endpoints always find workers.
+//! - **Look-ahead only for healthy lanes**: a healthy lane may hold as many claimed
+//!   deliveries waiting as its window; a probing, slow or new one holds none (its deliveries
+//!   wait in Redis, holding nothing).
+//! - **Pauses** asked for by the endpoint (`429`/`503` with `Retry-After`), and the wait the
+//!   webhook's `rate_limit` sets: nothing is claimed until they end.
+//!
+//! Lanes are kept while idle (the state must outlive a quiet minute) and swept after
+//! [`FORGET_AFTER`] unused.
 
-use std::collections::{HashMap, VecDeque};
+mod lane;
+
+use std::collections::HashMap;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use crate::store::Partition;
-use crate::store::queue::Member;
+use crate::store::endpoint::{EndpointChange, EndpointFields};
+pub(super) use lane::Waiting;
+use lane::{Health, Lane};
 
-/// A claimed delivery waiting in its lane.
+/// An attempt without an answer for this long is slow.
+pub(super) const SLOW_AFTER: Duration = Duration::from_secs(1);
+/// An idle lane is forgotten after this long unused.
+const FORGET_AFTER: Duration = Duration::from_secs(600);
+
+/// What an attempt's end says about the endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Waiting {
-    pub(super) partition: Partition,
-    pub(super) member: Member,
-}
-
-#[derive(Debug, Default)]
-struct Lane {
-    in_flight: usize,
-    waiting: VecDeque<Waiting>,
-    /// Slots promised to claims still in progress.
-    reserved: usize,
-    /// Partitions whose claims last named this webhook as having work.
-    hinted: Vec<Partition>,
-}
-
-impl Lane {
-    fn idle(&self) -> bool {
-        self.in_flight == 0 && self.waiting.is_empty() && self.reserved == 0 && self.hinted.is_empty()
-    }
+pub(super) enum Signal {
+    /// A 2xx.
+    Success,
+    /// An answer that fails the attempt.
+    Failed(String),
+    /// No answer: a timeout, a connection or TLS failure.
+    NoAnswer(String),
+    /// `429`/`503` with `Retry-After`: pause until then (ms), with the reason.
+    Pause { until_ms: u64, reason: String },
 }
 
 #[derive(Debug)]
 pub(super) struct Lanes {
     cap: usize,
-    lanes: Mutex<HashMap<String, Lane>>,
+    slow_share: usize,
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    lanes: HashMap<String, Lane>,
+    /// Slow attempts in flight, every lane together.
+    slow: usize,
 }
 
 /// What to do when an attempt ends.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) struct Freed {
-    /// The next waiting delivery, to start now.
-    pub(super) next: Option<Waiting>,
+    /// The next waiting deliveries, to start now.
+    pub(super) next: Vec<Waiting>,
     /// The lane's waiting queue is low: ask these partitions' claimers to refill it.
     pub(super) refill: Vec<Partition>,
 }
 
+/// A claim's reservation of a lane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Room {
+    pub(super) room: usize,
+    /// The webhook's `rate_limit`: take the deliveries from its budget first.
+    pub(super) rate_limit: Option<u32>,
+}
+
+/// What this process sees of the endpoints (for `/metrics`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Census {
+    pub(super) probing: usize,
+    pub(super) paused: usize,
+    pub(super) slow: usize,
+}
+
 impl Lanes {
-    pub(super) fn new(cap: usize) -> Lanes {
-        Lanes { cap: cap.max(1), lanes: Mutex::new(HashMap::new()) }
+    /// Lanes of at most `cap` attempts in flight each, with `slow_share` slow attempts in
+    /// all.
+    pub(super) fn new(cap: usize, slow_share: usize) -> Lanes {
+        Lanes { cap: cap.max(1), slow_share: slow_share.max(1), state: Mutex::default() }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Lane>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         // A panic while holding this lock leaves counts that are still usable.
-        self.lanes.lock().unwrap_or_else(|e| e.into_inner())
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// How many deliveries of `webhook` a claim may take now (in flight plus waiting may
-    /// reach twice the cap), and promises them to that claim. While deliveries still wait
-    /// here, a claim waits until half a cap's worth has room: claims come in batches, not
-    /// one per finished attempt (each claim costs Redis the same however much it takes).
-    pub(super) fn reserve(&self, webhook: &str) -> usize {
-        let mut lanes = self.lock();
-        let lane = lanes.entry(webhook.to_owned()).or_default();
-        let room = (2 * self.cap).saturating_sub(lane.in_flight + lane.waiting.len() + lane.reserved);
-        let worth = if lane.waiting.is_empty() { 1 } else { (self.cap / 2).max(1) };
+    /// How many deliveries of `webhook` a claim may take now, promised to that claim.
+    /// While deliveries still wait here, a claim waits until half its holding has room:
+    /// claims come in batches, not one per finished attempt (each claim costs Redis the
+    /// same however much it takes).
+    pub(super) fn reserve(&self, webhook: &str) -> Room {
+        let now = Instant::now();
+        let mut state = self.lock();
+        let slow_full = state.slow >= self.slow_share;
+        let lane = state.lanes.entry(webhook.to_owned()).or_insert_with(Lane::new);
+        lane.used = now;
+        let rate_limit = lane.rate_limit;
+        let none = Room { room: 0, rate_limit };
+        if lane.paused().is_some() || lane.not_before.is_some_and(|t| t > now) || (lane.suspect() && slow_full) {
+            return none;
+        }
+        let room = lane.holding().saturating_sub(lane.in_flight + lane.waiting.len() + lane.reserved);
+        let worth = if lane.waiting.is_empty() { 1 } else { (lane.holding() / 4).max(1) };
         if room < worth {
-            return 0;
+            return none;
         }
         lane.reserved += room;
-        room
+        Room { room, rate_limit }
     }
 
     /// A claim that reserved `reserved` slots of `webhook` took `claimed` deliveries: they
     /// wait in the lane, and the rest of the reservation is given back. Returns the ones to
-    /// start now (the lane's free in-flight slots).
+    /// start now.
     pub(super) fn claimed(&self, webhook: &str, reserved: usize, claimed: Vec<Waiting>) -> Vec<Waiting> {
-        let mut lanes = self.lock();
-        let lane = lanes.entry(webhook.to_owned()).or_default();
+        let mut state = self.lock();
+        let slow = state.slow;
+        let lane = state.lanes.entry(webhook.to_owned()).or_insert_with(Lane::new);
         lane.reserved = lane.reserved.saturating_sub(reserved);
         lane.waiting.extend(claimed);
+        self.start(lane, slow)
+    }
+
+    /// Takes the waiting deliveries the lane may start now.
+    fn start(&self, lane: &mut Lane, slow: usize) -> Vec<Waiting> {
         let mut start = Vec::new();
-        while lane.in_flight < self.cap
+        if lane.paused().is_some() {
+            return start;
+        }
+        while lane.in_flight < lane.limit()
+            && !(lane.suspect() && slow + start.len() >= self.slow_share)
             && let Some(next) = lane.waiting.pop_front()
         {
             lane.in_flight += 1;
             start.push(next);
-        }
-        if lane.idle() {
-            lanes.remove(webhook);
         }
         start
     }
 
     /// Notes which partitions last said `webhook` has work (for [`Freed::refill`]).
     pub(super) fn hinted(&self, webhook: &str, p: Partition, has_work: bool) {
-        let mut lanes = self.lock();
-        if !has_work && !lanes.contains_key(webhook) {
+        let mut state = self.lock();
+        if !has_work && !state.lanes.contains_key(webhook) {
             return;
         }
-        let lane = lanes.entry(webhook.to_owned()).or_default();
+        let lane = state.lanes.entry(webhook.to_owned()).or_insert_with(Lane::new);
         match (has_work, lane.hinted.iter().position(|h| *h == p)) {
             (true, None) => lane.hinted.push(p),
             (false, Some(i)) => {
@@ -109,112 +168,164 @@ impl Lanes {
             }
             _ => {}
         }
-        if lane.idle() {
-            lanes.remove(webhook);
+    }
+
+    /// An attempt of `webhook` has had no answer for [`SLOW_AFTER`].
+    pub(super) fn became_slow(&self, webhook: &str) {
+        let mut state = self.lock();
+        state.slow += 1;
+        if let Some(lane) = state.lanes.get_mut(webhook) {
+            lane.slow += 1;
         }
     }
 
-    /// An attempt of `webhook` ended: start the next waiting one, and ask for more when the
-    /// waiting queue runs low.
-    pub(super) fn release(&self, webhook: &str) -> Freed {
-        let mut lanes = self.lock();
-        let Some(lane) = lanes.get_mut(webhook) else { return Freed { next: None, refill: Vec::new() } };
+    /// An attempt of `webhook` ended (`was_slow`: it had become slow): start what may start
+    /// now, and ask for more when the waiting queue runs low.
+    pub(super) fn release(&self, webhook: &str, was_slow: bool) -> Freed {
+        let mut state = self.lock();
+        if was_slow {
+            state.slow = state.slow.saturating_sub(1);
+        }
+        let slow = state.slow;
+        let Some(lane) = state.lanes.get_mut(webhook) else { return Freed { next: Vec::new(), refill: Vec::new() } };
         lane.in_flight = lane.in_flight.saturating_sub(1);
-        let next = lane.waiting.pop_front();
-        if next.is_some() {
-            lane.in_flight += 1;
+        if was_slow {
+            lane.slow = lane.slow.saturating_sub(1);
         }
-        let refill = if lane.waiting.len() < self.cap / 2 + 1 { lane.hinted.clone() } else { Vec::new() };
-        if lane.idle() {
-            lanes.remove(webhook);
-        }
+        lane.used = Instant::now();
+        let next = self.start(lane, slow);
+        let refill = if lane.waiting.len() <= lane.holding() / 2 { lane.hinted.clone() } else { Vec::new() };
         Freed { next, refill }
+    }
+
+    /// What an attempt's end says about its endpoint: the window and state change, and a
+    /// change to keep in the webhook (probing, healthy again, paused) is returned.
+    pub(super) fn signal(&self, webhook: &str, signal: Signal) -> Option<EndpointChange> {
+        let mut state = self.lock();
+        let lane = state.lanes.entry(webhook.to_owned()).or_insert_with(Lane::new);
+        let at_ms = crate::time::now_millis();
+        let change = match signal {
+            Signal::Success => {
+                let was = lane.health;
+                lane.health = Health::Healthy;
+                lane.window = (lane.window + 1).min(self.cap);
+                (was == Health::Probing).then_some(EndpointChange::Healthy { at_ms })
+            }
+            Signal::Failed(reason) => {
+                let was_one = lane.limit() == 1;
+                lane.window = (lane.window / 2).max(1);
+                match lane.health {
+                    Health::Probing => None,
+                    Health::Healthy if !was_one => None,
+                    _ => {
+                        lane.health = Health::Probing;
+                        Some(EndpointChange::Probing { at_ms, reason })
+                    }
+                }
+            }
+            Signal::NoAnswer(reason) => {
+                lane.window = 1;
+                match lane.health {
+                    Health::Probing => None,
+                    _ => {
+                        lane.health = Health::Probing;
+                        Some(EndpointChange::Probing { at_ms, reason })
+                    }
+                }
+            }
+            Signal::Pause { until_ms, reason } => {
+                lane.paused_until = Some(lane.paused_until.map_or(until_ms, |p| p.max(until_ms)));
+                Some(EndpointChange::Paused { at_ms, until_ms, reason })
+            }
+        };
+        if let Some(change) = &change {
+            lane.shared_since_ms = match change {
+                EndpointChange::Healthy { at_ms }
+                | EndpointChange::Probing { at_ms, .. }
+                | EndpointChange::Paused { at_ms, .. } => *at_ms,
+            };
+        }
+        change
+    }
+
+    /// What the webhook says (read with each load): its `rate_limit`, and an endpoint state
+    /// another process found since this lane last took or kept one.
+    pub(super) fn learned(&self, webhook: &str, rate_limit: Option<u32>, shared: &EndpointFields) {
+        let mut state = self.lock();
+        let lane = state.lanes.entry(webhook.to_owned()).or_insert_with(Lane::new);
+        lane.rate_limit = rate_limit;
+        let now_ms = crate::time::now_millis();
+        if let Some(until_ms) = shared.paused_at(now_ms) {
+            lane.paused_until = Some(lane.paused_until.map_or(until_ms, |p| p.max(until_ms)));
+        }
+        if let Some(since) = shared.since_ms.filter(|since| *since > lane.shared_since_ms) {
+            lane.shared_since_ms = since;
+            if shared.probing {
+                lane.health = Health::Probing;
+                lane.window = 1;
+            } else if lane.health == Health::Probing {
+                lane.health = Health::Healthy;
+                lane.window = lane.window.max(2);
+            }
+        }
+    }
+
+    /// The webhook's rate budget has no room for `wait`.
+    pub(super) fn limited(&self, webhook: &str, wait: Duration) {
+        if let Some(lane) = self.lock().lanes.get_mut(webhook) {
+            lane.not_before = Some(Instant::now() + wait);
+        }
+    }
+
+    /// The end (ms) of the pause `webhook` is in, if any.
+    pub(super) fn paused_until(&self, webhook: &str) -> Option<u64> {
+        self.lock().lanes.get_mut(webhook).and_then(Lane::paused)
+    }
+
+    /// Takes the deliveries waiting in `webhook`'s lane (to give back to the queue when it
+    /// turns probing or paused: they would hold workers waiting).
+    pub(super) fn take_waiting_of(&self, webhook: &str) -> Vec<Waiting> {
+        self.lock().lanes.get_mut(webhook).map(|lane| lane.waiting.drain(..).collect()).unwrap_or_default()
     }
 
     /// Takes every waiting delivery (on shutdown, to give back to the queue).
     pub(super) fn take_waiting(&self) -> Vec<(String, Waiting)> {
-        let mut lanes = self.lock();
-        lanes
+        let mut state = self.lock();
+        state
+            .lanes
             .iter_mut()
             .flat_map(|(wh, lane)| lane.waiting.drain(..).map(|w| (wh.clone(), w)).collect::<Vec<_>>())
             .collect()
     }
 
+    /// Forgets lanes unused for [`FORGET_AFTER`]; counts what is left (for `/metrics`).
+    pub(super) fn sweep(&self) -> Census {
+        let now = Instant::now();
+        let mut state = self.lock();
+        state.lanes.retain(|_, lane| lane.busy() || now.duration_since(lane.used) < FORGET_AFTER);
+        let mut census = Census { slow: state.slow, ..Census::default() };
+        for lane in state.lanes.values_mut() {
+            if lane.paused().is_some() {
+                census.paused += 1;
+            } else if lane.health == Health::Probing {
+                census.probing += 1;
+            }
+        }
+        census
+    }
+
     /// Attempts in flight for `webhook` (tests).
     #[cfg(test)]
     fn in_flight(&self, webhook: &str) -> usize {
-        self.lock().get(webhook).map_or(0, |l| l.in_flight)
+        self.lock().lanes.get(webhook).map_or(0, |l| l.in_flight)
+    }
+
+    /// Whether `webhook`'s lane is probing (tests).
+    #[cfg(test)]
+    fn probing(&self, webhook: &str) -> bool {
+        self.lock().lanes.get(webhook).is_some_and(|l| l.health == Health::Probing)
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn waiting(n: usize) -> Waiting {
-        Waiting {
-            partition: Partition(0),
-            member: Member { delivery: format!("dlv_{n}"), org: "org_1".into(), event: format!("evt_{n}") },
-        }
-    }
-
-    #[test]
-    fn claims_never_take_more_than_twice_the_cap_and_start_only_the_cap() {
-        let lanes = Lanes::new(2);
-        assert_eq!(lanes.reserve("slow"), 4);
-        let started = lanes.claimed("slow", 4, (0..4).map(waiting).collect());
-        assert_eq!(started, vec![waiting(0), waiting(1)], "two in flight, two waiting");
-        assert_eq!(lanes.reserve("slow"), 0, "a full lane asks for nothing");
-        assert_eq!(lanes.reserve("fast"), 4, "other webhooks are untouched");
-    }
-
-    #[test]
-    fn a_reservation_holds_room_against_a_concurrent_claim_until_settled() {
-        let lanes = Lanes::new(2);
-        assert_eq!(lanes.reserve("w"), 4);
-        assert_eq!(lanes.reserve("w"), 0, "a second partition's claim gets nothing meanwhile");
-        lanes.claimed("w", 4, vec![waiting(1)]);
-        assert_eq!(lanes.reserve("w"), 3, "the unused part came back");
-    }
-
-    #[test]
-    fn an_ended_attempt_starts_the_next_waiting_one_and_asks_for_a_refill() {
-        let lanes = Lanes::new(2);
-        lanes.hinted("w", Partition(3), true);
-        lanes.reserve("w");
-        lanes.claimed("w", 4, (0..4).map(waiting).collect());
-        let freed = lanes.release("w");
-        assert_eq!(freed.next, Some(waiting(2)));
-        assert_eq!(freed.refill, vec![Partition(3)], "one waiting left: below half the cap plus one");
-        assert_eq!(lanes.in_flight("w"), 2);
-        lanes.hinted("w", Partition(3), false);
-        lanes.release("w");
-        let freed = lanes.release("w");
-        assert_eq!(freed.next, None);
-        assert!(freed.refill.is_empty(), "no partition has work for it any more");
-    }
-
-    #[test]
-    fn while_deliveries_wait_a_claim_waits_for_half_a_cap_of_room() {
-        let lanes = Lanes::new(4);
-        assert_eq!(lanes.reserve("w"), 8);
-        lanes.claimed("w", 8, (0..8).map(waiting).collect());
-        lanes.release("w");
-        assert_eq!(lanes.reserve("w"), 0, "one slot free, three waiting: not worth a claim yet");
-        lanes.release("w");
-        assert_eq!(lanes.reserve("w"), 2, "half a cap");
-        lanes.claimed("w", 2, Vec::new());
-        for _ in 0..4 {
-            lanes.release("w");
-        }
-        assert_eq!(lanes.reserve("w"), 6, "nothing waits: any room is worth a claim");
-    }
-
-    #[test]
-    fn shutdown_takes_the_waiting_deliveries() {
-        let lanes = Lanes::new(1);
-        lanes.reserve("a");
-        lanes.claimed("a", 2, vec![waiting(1), waiting(2)]);
-        assert_eq!(lanes.take_waiting(), vec![("a".to_owned(), waiting(2))]);
-    }
-}
+mod tests;

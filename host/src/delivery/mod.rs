@@ -2,7 +2,8 @@
 //!
 //! - `send`: the HTTP(S) client; connects only to addresses the URL rule vetted.
 //! - `retry`: the policy (success, 410, schedule with jitter, `Retry-After`).
-//! - `lanes`: per-webhook in-flight caps, so one slow endpoint cannot hold every worker.
+//! - `lanes`: per-webhook windows that follow the endpoint (AIMD, probing, pauses, the
+//!   slow share), so endpoints that fail or hang cannot hold the workers healthy ones need.
 //! - `claimer`: one loop per partition claiming what the lanes have room for.
 //! - `attempt`: one delivery's work, from loading it to recording the outcome.
 //! - `upkeep`: keeping held leases alive, trimming indexes, releasing old snapshots.
@@ -12,6 +13,7 @@
 
 mod attempt;
 mod claimer;
+mod endpoint;
 mod finish;
 mod lanes;
 mod prepare;
@@ -61,6 +63,9 @@ struct Held {
     webhook: String,
     member: Member,
     claimed: Instant,
+    /// Its attempt had no answer for `lanes::SLOW_AFTER`: its permit went back (it counts
+    /// against the slow share instead).
+    slow: bool,
 }
 
 /// The delivery workers of one process.
@@ -81,6 +86,12 @@ pub struct Engine {
     /// Per partition: a lane there has room again.
     room: Vec<Notify>,
     stopping: AtomicBool,
+}
+
+/// Attempts that may be slow at once (`lanes`): a quarter of the workers. The rest stay for
+/// endpoints that answer.
+fn slow_share(workers: usize) -> usize {
+    (workers / 4).max(1)
 }
 
 /// A running engine; [`EngineHandle::stop`] finishes in-flight attempts and returns.
@@ -112,7 +123,7 @@ impl Engine {
         });
         let engine = Arc::new(Engine {
             sender,
-            lanes: Lanes::new(config.max_in_flight_per_webhook),
+            lanes: Lanes::new(config.max_in_flight_per_webhook, slow_share(config.worker_concurrency)),
             permits: Arc::new(Semaphore::new(config.worker_concurrency)),
             freed: Notify::new(),
             loaders,
@@ -155,7 +166,8 @@ impl Engine {
         for claimer in claimers {
             let _ = claimer.await;
         }
-        self.give_back_waiting().await;
+        let waiting = self.lanes.take_waiting();
+        self.give_back(waiting, crate::time::now_millis()).await;
         // Attempts in flight finish (each is bounded by the delivery timeout).
         let total = self.app.config.worker_concurrency as u32;
         let grace = self.app.config.delivery_timeout + Duration::from_secs(10);
@@ -163,20 +175,22 @@ impl Engine {
         let _ = upkeep.await;
     }
 
-    /// Deliveries claimed but not started go back to their queues, due now, for any worker.
-    async fn give_back_waiting(&self) {
-        let waiting = self.lanes.take_waiting();
+    /// Deliveries claimed but not started go back to their queues, due at `due_ms`, for any
+    /// worker (on shutdown; when their webhook turns probing or paused).
+    async fn give_back(&self, waiting: Vec<(String, lanes::Waiting)>, due_ms: u64) {
         let mut by_partition: HashMap<Partition, Vec<(String, Member)>> = HashMap::new();
+        let mut delivered = Vec::with_capacity(waiting.len());
         for (webhook, w) in waiting {
-            if self.held().remove(&w.member.delivery).is_some() {
-                self.permits.add_permits(1);
-            }
+            delivered.push(w.member.delivery.clone());
             by_partition.entry(w.partition).or_default().push((webhook, w.member));
         }
         for (p, items) in by_partition {
-            if let Err(e) = self.app.store.give_back(p, &items, crate::time::now_millis()).await {
+            if let Err(e) = self.app.store.give_back(p, &items, due_ms).await {
                 tracing::warn!(error = %e, "cannot give back waiting deliveries; their leases will run out");
             }
+        }
+        for delivery in delivered {
+            self.done(&delivery);
         }
     }
 }

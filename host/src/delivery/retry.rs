@@ -48,6 +48,16 @@ pub fn next(result: &AttemptResult, attempt: usize, last_place: usize, schedule:
     Next::RetryIn(delay)
 }
 
+/// How long a `429` or `503` with `Retry-After` pauses the whole webhook (contract §7): what
+/// it asked for, up to double the delay scheduled after attempt `place` (after the last
+/// place, the last delay). `None` for any other answer.
+pub fn pause(result: &AttemptResult, place: usize, schedule: &[Duration]) -> Option<Duration> {
+    let AttemptResult::Status { code: 429 | 503, retry_after: Some(value) } = result else { return None };
+    let asked = parse_retry_after(value)?;
+    let scheduled = schedule.get(place.clamp(1, schedule.len().max(1)) - 1).copied().unwrap_or_default();
+    Some(asked.min(scheduled * 2)).filter(|d| !d.is_zero())
+}
+
 /// A `Retry-After` value: delay-seconds or an HTTP date.
 pub fn parse_retry_after(value: &str) -> Option<Duration> {
     let value = value.trim();
@@ -106,6 +116,18 @@ mod tests {
         assert_eq!(next(&asked("1", 429), 1, 4, &s, 0.0), Next::RetryIn(Duration::from_secs(5)));
         // Only on 429 and 503.
         assert_eq!(next(&asked("8", 500), 1, 4, &s, 0.0), Next::RetryIn(Duration::from_secs(5)));
+    }
+
+    #[test]
+    fn a_retry_after_pauses_the_webhook_up_to_double_the_scheduled_delay() {
+        let s = schedule();
+        let asked = |secs: &str, code| AttemptResult::Status { code, retry_after: Some(secs.into()) };
+        assert_eq!(pause(&asked("8", 429), 1, &s), Some(Duration::from_secs(8)));
+        assert_eq!(pause(&asked("3600", 503), 1, &s), Some(Duration::from_secs(10)), "capped at twice 5s");
+        assert_eq!(pause(&asked("3600", 503), 9, &s), Some(Duration::from_secs(3600)), "after the last place: 2 × 30m");
+        assert_eq!(pause(&asked("8", 500), 1, &s), None, "only 429 and 503");
+        assert_eq!(pause(&status(429), 1, &s), None, "only with Retry-After");
+        assert_eq!(pause(&asked("0", 429), 1, &s), None);
     }
 
     #[test]

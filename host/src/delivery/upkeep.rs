@@ -1,5 +1,6 @@
 //! What a live engine keeps doing besides attempts: renewing the leases of deliveries it
-//! holds for long (so no other worker takes them over), giving superseded snapshot events
+//! holds for long (so no other worker takes them over), forgetting idle lanes and counting
+//! the endpoints' states for `/metrics`, giving superseded snapshot events
 //! their TTL back, and removing deliveries past the retention period.
 
 use std::collections::HashMap;
@@ -28,6 +29,10 @@ impl Engine {
                 _ = stopped.changed() => {}
             }
             self.renew_leases().await;
+            let census = self.lanes.sweep();
+            self.app.metrics.endpoints_probing.set(census.probing as i64);
+            self.app.metrics.endpoints_paused.set(census.paused as i64);
+            self.app.metrics.attempts_slow.set(census.slow as i64);
             if self.stopping() {
                 // Keep renewing until the held deliveries are done, then stop.
                 if self.held().is_empty() {

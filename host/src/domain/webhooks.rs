@@ -11,6 +11,7 @@ use crate::app::App;
 use crate::catalog;
 use crate::ids::{self, Kind};
 use crate::store::StoreError;
+use crate::store::endpoint::EndpointFields;
 use crate::store::status::Status;
 use crate::store::webhooks::{
     Attachment, Created, MAX_WEBHOOKS_PER_ORG, Off, OnError, Updated, Webhook, WebhookChange,
@@ -24,6 +25,8 @@ pub const DEFAULT_GRACE: std::time::Duration = std::time::Duration::from_secs(86
 const MAX_NAME: usize = 200;
 /// Most plugins attached to one webhook.
 pub const MAX_ATTACHMENTS: usize = 8;
+/// The largest `rate_limit` (deliveries per second).
+pub const MAX_RATE_LIMIT: u32 = 10_000;
 
 /// Why a webhook change did not happen.
 #[derive(Debug, thiserror::Error)]
@@ -51,6 +54,7 @@ pub async fn create(app: &App, org_id: &str, body: serde_json::Map<String, Value
     let url = fields.required_string("url");
     let actions = fields.string_array("subscribed_actions", true);
     let plugins = fields.value("plugins");
+    let limit = rate_limit(&mut fields);
     let name = name.and_then(|n| bounded_text(&mut fields, "name", n, MAX_NAME));
     let actions = actions.map(known_actions);
     let plugins = match plugins {
@@ -81,6 +85,8 @@ pub async fn create(app: &App, org_id: &str, body: serde_json::Map<String, Value
         updated_at: now,
         deactivated_at: None,
         deactivation_reason: None,
+        rate_limit: limit.flatten(),
+        endpoint: EndpointFields::default().view(0),
     };
     match app.store.create_webhook(webhook).await? {
         Created::Ok(webhook) => Ok(*webhook),
@@ -105,6 +111,7 @@ pub async fn update(
         name: fields.string("name"),
         subscribed_actions: fields.string_array("subscribed_actions", false).map(known_actions),
         active: fields.bool("active"),
+        rate_limit: rate_limit(&mut fields),
         ..WebhookChange::default()
     };
     change.name = change.name.and_then(|n| bounded_text(&mut fields, "name", n, MAX_NAME));
@@ -204,6 +211,24 @@ pub fn known_actions(actions: Vec<String>) -> Vec<String> {
         }
     }
     kept
+}
+
+/// `rate_limit`: absent (`None`), `null` (`Some(None)`: no limit) or deliveries per second
+/// from 1 to [`MAX_RATE_LIMIT`].
+pub fn rate_limit(fields: &mut Fields) -> Option<Option<u32>> {
+    match fields.value("rate_limit")? {
+        Value::Null => Some(None),
+        Value::Number(n) if n.as_u64().is_some_and(|n| (1..=u64::from(MAX_RATE_LIMIT)).contains(&n)) => {
+            Some(n.as_u64().and_then(|n| u32::try_from(n).ok()))
+        }
+        _ => {
+            fields.error(
+                "rate_limit",
+                format!("must be a whole number of deliveries per second from 1 to {MAX_RATE_LIMIT}, or null"),
+            );
+            None
+        }
+    }
 }
 
 /// Applies the URL rule; on failure records the reason on `url`.

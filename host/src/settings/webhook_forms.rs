@@ -8,6 +8,7 @@ use super::session::{Form, Signed};
 use crate::app::App;
 use crate::catalog;
 use crate::domain::webhooks::WebhookError;
+use crate::store::endpoint::EndpointState;
 use crate::store::webhooks::{OnError, Webhook};
 
 /// Field errors of a failed change, for display.
@@ -36,15 +37,38 @@ pub(super) fn actions_fieldset(checked: &[String]) -> String {
     out
 }
 
-/// Name, URL and events.
-pub(super) fn webhook_form(
-    action: &str,
-    csrf: &str,
-    name: &str,
-    url: &str,
-    checked: &[String],
-    submit: &str,
-) -> String {
+/// What the webhook form shows: a webhook's values, or what was sent.
+#[derive(Debug, Default)]
+pub(super) struct FormValues {
+    pub(super) name: String,
+    pub(super) url: String,
+    pub(super) checked: Vec<String>,
+    /// Deliveries per second, as typed (empty: no limit).
+    pub(super) rate_limit: String,
+}
+
+impl FormValues {
+    pub(super) fn of(w: &Webhook) -> FormValues {
+        FormValues {
+            name: w.name.clone(),
+            url: w.url.clone(),
+            checked: w.subscribed_actions.clone(),
+            rate_limit: w.rate_limit.map(|l| l.to_string()).unwrap_or_default(),
+        }
+    }
+
+    pub(super) fn sent(form: &Form) -> FormValues {
+        FormValues {
+            name: form.get("name").unwrap_or("").to_owned(),
+            url: form.get("url").unwrap_or("").to_owned(),
+            checked: form.all("subscribed_actions").into_iter().map(str::to_owned).collect(),
+            rate_limit: form.get("rate_limit").unwrap_or("").to_owned(),
+        }
+    }
+}
+
+/// Name, URL, events and rate limit.
+pub(super) fn webhook_form(action: &str, csrf: &str, values: &FormValues, submit: &str) -> String {
     format!(
         r#"<form method="post" action="{action}">{csrf}
 <label for="name">Name</label>
@@ -54,18 +78,22 @@ pub(super) fn webhook_form(
 <input id="url" name="url" type="url" required value="{url}" aria-describedby="url-help">
 <p id="url-help" class="muted">http or https, and the host must resolve to a public address.</p>
 {actions}
+<label for="rate_limit">Rate limit</label>
+<input id="rate_limit" name="rate_limit" type="number" min="1" max="10000" step="1" value="{rate}" aria-describedby="rate-help">
+<p id="rate-help" class="muted">Deliveries per second, all of Weir together; empty for no limit. Deliveries over it wait in the queue.</p>
 <button type="submit">{submit}</button>
 </form>"#,
         action = esc(action),
         csrf = csrf_field(csrf),
-        name = esc(name),
-        url = esc(url),
-        actions = actions_fieldset(checked),
+        name = esc(&values.name),
+        url = esc(&values.url),
+        actions = actions_fieldset(&values.checked),
+        rate = esc(&values.rate_limit),
         submit = esc(submit),
     )
 }
 
-/// The name, URL and events of a form, as the API takes them.
+/// The name, URL, events and rate limit of a form, as the API takes them.
 pub(super) fn webhook_fields(form: &Form) -> Map<String, Value> {
     let mut body = Map::new();
     let name = form.get("name").unwrap_or("").trim();
@@ -74,13 +102,41 @@ pub(super) fn webhook_fields(form: &Form) -> Map<String, Value> {
     }
     body.insert("url".into(), json!(form.get("url").unwrap_or("").trim()));
     body.insert("subscribed_actions".into(), json!(form.all("subscribed_actions")));
+    let rate = form.get("rate_limit").unwrap_or("").trim();
+    // Empty: no limit; a number as a number; anything else as it is, refused by the rules.
+    let rate = match rate {
+        "" => Value::Null,
+        text => text.parse::<u64>().map_or_else(|_| json!(text), |n| json!(n)),
+    };
+    body.insert("rate_limit".into(), rate);
     body
 }
 
-/// Active, or why and since when it is not.
+/// Active — with how its endpoint is doing when it is not healthy — or why and since when
+/// it is not active.
 pub(super) fn status_html(w: &Webhook) -> String {
     if w.active {
-        return badge("active");
+        let e = &w.endpoint;
+        let note = |what: &str| {
+            let reason = e.endpoint_state_reason.as_deref().map(|r| format!(" ({})", esc(r))).unwrap_or_default();
+            let since = e.endpoint_state_since.as_deref().unwrap_or("");
+            format!(r#" <span class="muted">{what}{reason} since <time>{}</time></span>"#, esc(since))
+        };
+        return match e.endpoint_state {
+            EndpointState::Healthy => badge("active"),
+            EndpointState::Probing => {
+                format!("{}{}", badge("probing"), note("one attempt at a time until one succeeds"))
+            }
+            EndpointState::Paused => {
+                let until = e.paused_until.as_deref().unwrap_or("");
+                format!(
+                    "{}{} <span class=\"muted\">until <time>{}</time></span>",
+                    badge("paused"),
+                    note("the endpoint asked for a pause"),
+                    esc(until)
+                )
+            }
+        };
     }
     let why = match w.deactivation_reason.as_deref() {
         Some("failing") => "switched off: kept failing",

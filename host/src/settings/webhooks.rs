@@ -12,7 +12,9 @@ use serde_json::{Map, Value, json};
 
 use super::html::{self, Notice, badge, csrf_field, esc};
 use super::session::{Change, Form, Signed, plain, store_down};
-use super::webhook_forms::{plugin_names, plugins_form, problems, status_html, webhook_fields, webhook_form};
+use super::webhook_forms::{
+    FormValues, plugin_names, plugins_form, problems, status_html, webhook_fields, webhook_form,
+};
 use super::{health, webhook_deliveries};
 use crate::app::App;
 use crate::domain::webhooks::{self as domain, WebhookError};
@@ -64,7 +66,12 @@ pub(super) async fn new_form(signed: Signed) -> Response {
     }
     let body = format!(
         "<h1>New webhook</h1>{}",
-        webhook_form("/settings/webhooks", &signed.0.csrf, "", "https://", &[], "Create webhook")
+        webhook_form(
+            "/settings/webhooks",
+            &signed.0.csrf,
+            &FormValues { url: "https://".into(), ..FormValues::default() },
+            "Create webhook"
+        )
     );
     html::page(StatusCode::OK, "New webhook", Some(&signed.viewer()), &body)
 }
@@ -75,18 +82,10 @@ pub(super) async fn create(State(app): State<Arc<App>>, Change(signed, form): Ch
         Ok(webhook) => html::see_other(&format!("/settings/webhooks/{}?notice={}", webhook.id, Notice::Created.code())),
         Err(WebhookError::Store(_)) => store_down(),
         Err(e) => {
-            let checked: Vec<String> = form.all("subscribed_actions").into_iter().map(str::to_owned).collect();
             let body = format!(
                 "<h1>New webhook</h1>{}{}",
                 html::errors(&problems(&e)),
-                webhook_form(
-                    "/settings/webhooks",
-                    &signed.0.csrf,
-                    form.get("name").unwrap_or(""),
-                    form.get("url").unwrap_or(""),
-                    &checked,
-                    "Create webhook"
-                )
+                webhook_form("/settings/webhooks", &signed.0.csrf, &FormValues::sent(&form), "Create webhook")
             );
             html::page(StatusCode::UNPROCESSABLE_ENTITY, "New webhook", Some(&signed.viewer()), &body)
         }
@@ -183,23 +182,9 @@ async fn render_show(
             secret = esc(&w.signing_secret),
             csrf = csrf_field(csrf),
         ));
-        let (name, url, checked) = match edited {
-            Some(f) => (
-                f.get("name").unwrap_or("").to_owned(),
-                f.get("url").unwrap_or("").to_owned(),
-                f.all("subscribed_actions").into_iter().map(str::to_owned).collect(),
-            ),
-            None => (w.name.clone(), w.url.clone(), w.subscribed_actions.clone()),
-        };
+        let values = edited.map_or_else(|| FormValues::of(w), FormValues::sent);
         body.push_str("<h2>Edit</h2>");
-        body.push_str(&webhook_form(
-            &format!("/settings/webhooks/{}", w.id),
-            csrf,
-            &name,
-            &url,
-            &checked,
-            "Save changes",
-        ));
+        body.push_str(&webhook_form(&format!("/settings/webhooks/{}", w.id), csrf, &values, "Save changes"));
         body.push_str(&plugins_form(app, signed, w).await);
         body.push_str("<h2>Status and removal</h2>");
         if w.active {

@@ -33,6 +33,7 @@
 //! | `P:{cli}:tokens` | zset | hashes of the client's live tokens, by expiry (ms) |
 //! | `P:{cli}:token:{sha256}` | string, TTL | a live access token of the client |
 //! | `P:{cli}:rate` | string, TTL | the client's API request budget (`store::rate`) |
+//! | `P:{wh}:limiter` | string, TTL | a webhook's delivery rate budget, for its `rate_limit` (`store::rate`) |
 //! | `P:user-email:{email}` | string | `org_id user_id` of a (lower-cased) email |
 //! | `P:session:{sha256}` | hash, TTL | a signed-in session |
 //! | `P:login:{email}` | counter, TTL | sign-in attempts for an email in the current window |
@@ -244,6 +245,10 @@ impl Keys {
 
     pub fn rate(&self, client: &str) -> String {
         self.tagged(client, &["rate"])
+    }
+
+    pub fn webhook_limiter(&self, webhook: &str) -> String {
+        self.tagged(webhook, &["limiter"])
     }
 
     pub fn user_email(&self, email: &str) -> String {

@@ -18,6 +18,7 @@ pub mod batch;
 pub mod clients;
 pub mod conn;
 pub mod deliveries;
+pub mod endpoint;
 pub mod events;
 pub mod exports;
 pub mod keys;
@@ -39,6 +40,7 @@ pub mod streak;
 pub mod targets;
 mod trim;
 pub mod users;
+mod webhook;
 pub mod webhooks;
 pub mod work;
 

@@ -52,6 +52,17 @@ pub struct Ask {
     pub limit: usize,
 }
 
+/// What a worker claims: due deliveries of the webhooks in `asks` (within each one's limit
+/// and `budget` in all), and up to `hints_wanted` webhooks with due deliveries to ask for
+/// next — other than `excluded` (those it has no room for now).
+#[derive(Debug, Clone, Copy)]
+pub struct ClaimRequest<'a> {
+    pub asks: &'a [Ask],
+    pub excluded: &'a [String],
+    pub budget: usize,
+    pub hints_wanted: usize,
+}
+
 /// What a claim took, and where to look next.
 #[derive(Debug, Default)]
 pub struct Claimed {
@@ -64,20 +75,21 @@ pub struct Claimed {
 }
 
 impl Store {
-    /// Claims due deliveries of the webhooks in `asks` (within each one's limit and
-    /// `budget` in all), leasing them until `lease_until` (ms).
+    /// Claims due deliveries as `request` asks, leasing them until `lease_until_ms`.
     pub async fn claim(
         &self,
         p: Partition,
-        asks: &[Ask],
-        budget: usize,
-        hints_wanted: usize,
+        request: &ClaimRequest<'_>,
         now_ms: u64,
         lease_until_ms: u64,
     ) -> Result<Claimed> {
+        let ClaimRequest { asks, excluded, budget, hints_wanted } = *request;
         let mut call = CLAIM.call();
         call.key(&self.keys().ready(p));
-        call.arg(now_ms).arg(lease_until_ms).arg(budget).arg(hints_wanted);
+        call.arg(now_ms).arg(lease_until_ms).arg(budget).arg(hints_wanted).arg(excluded.len());
+        for webhook in excluded {
+            call.arg(webhook);
+        }
         for ask in asks {
             call.key(&self.keys().webhook_queue(p, &ask.webhook)).key(&self.keys().webhook_new(p, &ask.webhook));
             call.arg(&ask.webhook).arg(ask.limit);

@@ -40,6 +40,7 @@ lua!(PUBLISH, "batches.lua", "publish.lua");
 lua!(CLAIM, "lease.lua", "claim.lua");
 lua!(CLAIM_JOBS, "lease.lua", "claim_jobs.lua");
 lua!(LOAD, "load.lua");
+lua!(PUT_BACK, "put_back.lua");
 lua!(RECORD, "batches.lua", "record.lua");
 lua!(RENEW, "renew.lua");
 lua!(RETRY, "retry.lua");
@@ -59,6 +60,7 @@ lua!(REVOKE_CLIENT, "revoke_client.lua");
 lua!(REVOKE_TOKEN, "revoke_token.lua");
 lua!(EXPORT_CREATE, "export_create.lua");
 lua!(RATE, "rate.lua");
+lua!(LIMIT, "limit.lua");
 lua!(TRIM, "trim.lua");
 
 impl Lua {

@@ -1,7 +1,8 @@
 //! What a delivery attempt needs of its webhook, read for a batch of attempts at once
 //! (`HMGET` of a few fields, not the whole hash).
 
-use super::webhooks::previous_secret;
+use super::endpoint::{EndpointFields, FIELDS};
+use super::webhook::previous_secret;
 use super::{Result, Store, StoreError};
 
 /// What an attempt needs of its webhook.
@@ -16,7 +17,23 @@ pub struct WebhookTarget {
     pub plugins: Option<String>,
     /// The webhook has a failure streak (a success must end it).
     pub failing: bool,
+    /// Deliveries per second to it, every process together.
+    pub rate_limit: Option<u32>,
+    /// Its endpoint's state as the processes keep it (`store::endpoint`).
+    pub endpoint: EndpointFields,
 }
+
+/// The fields read, in order: the attempt's, then the endpoint's.
+const READ: [&str; 8] = [
+    "active",
+    "url",
+    "signing_secret",
+    "plugins",
+    "fail_count",
+    "previous_secret",
+    "previous_secret_expires",
+    "rate_limit",
+];
 
 impl Store {
     /// What attempts need of several webhooks (`None` for one that is gone), read together.
@@ -24,17 +41,13 @@ impl Store {
         let reads = webhooks.iter().map(|&(org, id)| async move {
             let fields: Vec<Option<String>> = redis::cmd("HMGET")
                 .arg(self.keys().webhook(org, id))
-                .arg("active")
-                .arg("url")
-                .arg("signing_secret")
-                .arg("plugins")
-                .arg("fail_count")
-                .arg("previous_secret")
-                .arg("previous_secret_expires")
+                .arg(&READ[..])
+                .arg(&FIELDS[..])
                 .query_async(&mut self.conn())
                 .await?;
-            let Ok([active, url, signing_secret, plugins, fail_count, previous, expires]) =
-                <[Option<String>; 7]>::try_from(fields)
+            let (mine, endpoint) = fields.split_at(READ.len().min(fields.len()));
+            let Ok([active, url, signing_secret, plugins, fail_count, previous, expires, rate_limit]) =
+                <[Option<String>; 8]>::try_from(mine.to_vec())
             else {
                 return Ok(None);
             };
@@ -45,6 +58,8 @@ impl Store {
                 previous_secret: previous_secret(previous, expires.as_deref(), crate::time::now_millis()),
                 plugins,
                 failing: fail_count.is_some_and(|c| c != "0"),
+                rate_limit: rate_limit.and_then(|l| l.parse().ok()).filter(|l| *l > 0),
+                endpoint: EndpointFields::read(endpoint),
             }))
         });
         futures_util::future::try_join_all(reads).await

@@ -14,59 +14,16 @@
 use std::collections::HashMap;
 
 use redis::AsyncCommands;
-use serde::{Deserialize, Serialize};
 
+use super::endpoint::reset_fields;
 use super::scripts::{Call, ROTATE_SECRET, WEBHOOK_OFF, WEBHOOK_SAVE};
-use super::{Result, Store, StoreError, flag, flag_str};
+pub use super::webhook::{Attachment, OnError, Webhook};
+use super::webhook::{from_fields, json, to_fields};
+use super::{Result, Store, StoreError};
 use crate::catalog;
 
 /// Most webhooks one organisation may have.
 pub const MAX_WEBHOOKS_PER_ORG: usize = 500;
-
-/// A plugin attached to a webhook (contract §5).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct Attachment {
-    pub plugin_id: String,
-    /// Given to the plugin as JSON text.
-    #[schema(value_type = Object)]
-    pub config: serde_json::Value,
-    pub on_error: OnError,
-}
-
-/// What happens to a delivery when an attached plugin fails.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum OnError {
-    /// The delivery ends `filtered`, with the error.
-    Drop,
-    /// Go on with the body as it was before the failing plugin.
-    Deliver,
-}
-
-/// A webhook subscription.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-pub struct Webhook {
-    pub id: String,
-    #[serde(skip)]
-    #[schema(ignore)]
-    pub org_id: String,
-    pub name: String,
-    pub url: String,
-    pub active: bool,
-    pub subscribed_actions: Vec<String>,
-    pub plugins: Vec<Attachment>,
-    pub signing_secret: String,
-    /// The secret before the latest rotation, while its grace period lasts.
-    #[serde(skip)]
-    #[schema(ignore)]
-    pub previous_secret: Option<String>,
-    /// When the previous secret stops signing (`null` when there is none).
-    pub previous_secret_expires_at: Option<String>,
-    pub created_at: String,
-    pub updated_at: String,
-    pub deactivated_at: Option<String>,
-    pub deactivation_reason: Option<String>,
-}
 
 /// Fields a change may set. `None` leaves a field as it is.
 #[derive(Debug, Default, Clone)]
@@ -76,6 +33,8 @@ pub struct WebhookChange {
     pub subscribed_actions: Option<Vec<String>>,
     pub plugins: Option<Vec<Attachment>>,
     pub active: Option<bool>,
+    /// `Some(None)` removes the limit.
+    pub rate_limit: Option<Option<u32>>,
 }
 
 /// The outcome of creating a webhook.
@@ -290,6 +249,11 @@ impl Store {
         }
         if let Some(url) = &change.url {
             fields.push(("url", url.clone()));
+            // A new endpoint starts healthy.
+            fields.extend(reset_fields());
+        }
+        if let Some(limit) = change.rate_limit {
+            fields.push(("rate_limit", limit.map(|l| l.to_string()).unwrap_or_default()));
         }
         if let Some(actions) = &change.subscribed_actions {
             fields.push(("subscribed_actions", json(actions)));
@@ -304,6 +268,9 @@ impl Store {
             fields.push(("deactivation_reason", String::new()));
             fields.push(("fail_count", "0".into()));
             fields.push(("fail_since", String::new()));
+            if change.url.is_none() {
+                fields.extend(reset_fields());
+            }
         }
         let plugins = change.plugins.as_deref().unwrap_or_default();
         match self.save_webhook("update", org_id, id, plugins, &fields).await? {
@@ -335,66 +302,4 @@ impl Store {
         }
         Ok(done)
     }
-}
-
-fn json<T: Serialize>(value: &T) -> String {
-    serde_json::to_string(value).unwrap_or_else(|_| "[]".into())
-}
-
-fn to_fields(w: &Webhook) -> Vec<(&'static str, String)> {
-    vec![
-        ("id", w.id.clone()),
-        ("org_id", w.org_id.clone()),
-        ("name", w.name.clone()),
-        ("url", w.url.clone()),
-        ("active", flag_str(w.active).into()),
-        ("subscribed_actions", json(&w.subscribed_actions)),
-        ("plugins", json(&w.plugins)),
-        ("signing_secret", w.signing_secret.clone()),
-        ("previous_secret", String::new()),
-        ("previous_secret_expires", String::new()),
-        ("created_at", w.created_at.clone()),
-        ("updated_at", w.updated_at.clone()),
-        ("deactivated_at", w.deactivated_at.clone().unwrap_or_default()),
-        ("deactivation_reason", w.deactivation_reason.clone().unwrap_or_default()),
-        ("fail_count", "0".into()),
-        ("fail_since", String::new()),
-    ]
-}
-
-fn from_fields(key: &str, f: &HashMap<String, String>) -> Result<Webhook> {
-    let text = |name: &str| f.get(name).cloned().unwrap_or_default();
-    let optional = |name: &str| f.get(name).filter(|v| !v.is_empty()).cloned();
-    let corrupt = |reason: String| StoreError::Corrupt { key: key.to_owned(), reason };
-    let subscribed_actions = serde_json::from_str(f.get("subscribed_actions").map_or("[]", |s| s))
-        .map_err(|e| corrupt(format!("subscribed_actions: {e}")))?;
-    let plugins =
-        serde_json::from_str(f.get("plugins").map_or("[]", |s| s)).map_err(|e| corrupt(format!("plugins: {e}")))?;
-    let previous = previous_secret(
-        f.get("previous_secret").cloned(),
-        f.get("previous_secret_expires").map(String::as_str),
-        crate::time::now_millis(),
-    );
-    Ok(Webhook {
-        id: text("id"),
-        org_id: text("org_id"),
-        name: text("name"),
-        url: text("url"),
-        active: flag(f.get("active")),
-        subscribed_actions,
-        plugins,
-        signing_secret: text("signing_secret"),
-        previous_secret: previous.as_ref().map(|(s, _)| s.clone()),
-        previous_secret_expires_at: previous.map(|(_, ms)| crate::time::format_millis(ms)),
-        created_at: text("created_at"),
-        updated_at: text("updated_at"),
-        deactivated_at: optional("deactivated_at"),
-        deactivation_reason: optional("deactivation_reason"),
-    })
-}
-
-/// The previous secret and the end of its grace period, if it still signs at `now_ms`.
-pub(super) fn previous_secret(secret: Option<String>, expires: Option<&str>, now_ms: u64) -> Option<(String, u64)> {
-    let expires = expires.and_then(|e| e.parse::<u64>().ok()).filter(|&ms| ms > now_ms)?;
-    secret.filter(|s| !s.is_empty()).map(|s| (s, expires))
 }

@@ -14,7 +14,7 @@ use super::keys::Partition;
 use super::queue::Member;
 use super::reply::{Named, name_of, text, unexpected};
 use super::row::{PLAIN_ROW_FIELDS, field};
-use super::scripts::{DEAD_LETTER, LOAD, RECORD};
+use super::scripts::{DEAD_LETTER, LOAD, PUT_BACK, RECORD};
 use super::status::Status;
 use super::stored_event::StoredEvent;
 use super::{Result, Store, StoreError};
@@ -272,6 +272,22 @@ impl Store {
             .arg(reason)
             .arg(&member.org)
             .arg(webhook)
+            .run(&mut self.conn())
+            .await?;
+        Ok(())
+    }
+
+    /// Puts a loaded delivery that was not attempted back in its webhook's queue, due at
+    /// `due_ms`, its attempt uncounted (`lua/put_back.lua`: its webhook is paused).
+    pub async fn put_back(&self, p: Partition, webhook: &str, member: &Member, due_ms: u64) -> Result<()> {
+        let _: i64 = PUT_BACK
+            .call()
+            .key(&self.keys().ready(p))
+            .key(&self.keys().webhook_queue(p, webhook))
+            .key(&self.keys().delivery(p, &member.delivery))
+            .arg(member.text())
+            .arg(webhook)
+            .arg(due_ms)
             .run(&mut self.conn())
             .await?;
         Ok(())

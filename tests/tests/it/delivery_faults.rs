@@ -38,7 +38,7 @@ async fn a_hanging_endpoint_never_delays_another_webhook() {
     }
     // Without per-webhook caps the 30 hanging deliveries would hold all 8 workers for 60s.
     fast.wait_for(5, Duration::from_secs(20)).await;
-    assert_eq!(slow.count(), 2, "the hanging endpoint holds exactly its cap of workers");
+    assert!((1..=2).contains(&slow.count()), "the hanging endpoint holds at most its cap of workers");
     let waiting = t.admin.deliveries_of(slow_hook["id"].as_str().unwrap()).await;
     assert_eq!(waiting.len(), 30);
     assert!(waiting.iter().all(|d| d["status"] == "pending"), "nothing of the slow webhook is lost");

@@ -6,15 +6,18 @@
 -- KEYS: 1 ready (webhooks with queued deliveries, by next due), then per webhook asked for:
 --       1 its sorted queue (retries, leases), 2 its list of new deliveries
 -- ARGV: 1 now (ms), 2 lease until (ms), 3 most deliveries to take, 4 most webhooks to hint,
---       then per webhook asked for: 1 its id, 2 most to take of it
+--       5 number of webhooks not to hint (the worker has no room for them now), then their
+--       ids, then per webhook asked for: 1 its id, 2 most to take of it
 -- Returns {'claimed', {webhook, member, webhook, member, ...}, 'hints', {webhook, ...},
 --          'next_due', ms of the earliest due webhook or -1}
 local ready, now, lease_until = KEYS[1], ARGV[1], ARGV[2]
-local budget, hints_wanted = tonumber(ARGV[3]), tonumber(ARGV[4])
+local budget, hints_wanted, n_excluded = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local excluded = {}
+for j = 6, 5 + n_excluded do excluded[ARGV[j]] = true end
 local claimed = {}
 for i = 2, #KEYS, 2 do
   local queue, new = KEYS[i], KEYS[i + 1]
-  local a = 5 + (i - 2)
+  local a = 6 + n_excluded + (i - 2)
   local wh, limit = ARGV[a], math.min(tonumber(ARGV[a + 1]), budget)
   local taken = take(queue, now, lease_until, limit)
   if #taken < limit then
@@ -47,6 +50,10 @@ for i = 2, #KEYS, 2 do
     end
   end
 end
-local hints = redis.call('ZRANGE', ready, '-inf', now, 'BYSCORE', 'LIMIT', 0, hints_wanted)
+local hints = {}
+local due = redis.call('ZRANGE', ready, '-inf', now, 'BYSCORE', 'LIMIT', 0, hints_wanted + n_excluded)
+for _, wh in ipairs(due) do
+  if not excluded[wh] and #hints < hints_wanted then hints[#hints + 1] = wh end
+end
 local earliest = redis.call('ZRANGE', ready, 0, 0, 'WITHSCORES')
 return {'claimed', claimed, 'hints', hints, 'next_due', tonumber(earliest[2] or '-1')}

@@ -1,0 +1,103 @@
+//! One webhook's lane: its attempts in flight and deliveries waiting here, and what this
+//! process knows of its endpoint (window, health, slow attempts, pause, rate).
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use crate::store::Partition;
+use crate::store::queue::Member;
+
+/// A claimed delivery waiting in its lane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Waiting {
+    pub(crate) partition: Partition,
+    pub(crate) member: Member,
+}
+
+/// What a lane knows of its endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Health {
+    /// No attempt has ended here yet.
+    New,
+    Healthy,
+    Probing,
+}
+
+#[derive(Debug)]
+pub(super) struct Lane {
+    pub(super) in_flight: usize,
+    pub(super) waiting: VecDeque<Waiting>,
+    /// Slots promised to claims still in progress.
+    pub(super) reserved: usize,
+    /// Partitions whose claims last named this webhook as having work.
+    pub(super) hinted: Vec<Partition>,
+    /// Attempts in flight allowed while healthy.
+    pub(super) window: usize,
+    pub(super) health: Health,
+    /// Attempts in flight past `SLOW_AFTER`.
+    pub(super) slow: usize,
+    /// The end of a pause the endpoint asked for (ms).
+    pub(super) paused_until: Option<u64>,
+    /// The webhook's `rate_limit`, and when its budget has room again.
+    pub(super) rate_limit: Option<u32>,
+    pub(super) not_before: Option<Instant>,
+    /// The time (ms) of the endpoint state last taken from or written to the webhook.
+    pub(super) shared_since_ms: u64,
+    pub(super) used: Instant,
+}
+
+impl Lane {
+    pub(super) fn new() -> Lane {
+        Lane {
+            in_flight: 0,
+            waiting: VecDeque::new(),
+            reserved: 0,
+            hinted: Vec::new(),
+            window: 1,
+            health: Health::New,
+            slow: 0,
+            paused_until: None,
+            rate_limit: None,
+            not_before: None,
+            shared_since_ms: 0,
+            used: Instant::now(),
+        }
+    }
+
+    pub(super) fn busy(&self) -> bool {
+        self.in_flight > 0 || !self.waiting.is_empty() || self.reserved > 0 || !self.hinted.is_empty()
+    }
+
+    /// The end of the pause under way (ms).
+    pub(super) fn paused(&mut self) -> Option<u64> {
+        match self.paused_until {
+            Some(until) if until > crate::time::now_millis() => Some(until),
+            Some(_) => {
+                self.paused_until = None;
+                None
+            }
+            None => None,
+        }
+    }
+
+    /// Whether its attempts may be slow: they count against the slow share.
+    pub(super) fn suspect(&self) -> bool {
+        self.health == Health::Probing || self.slow > 0
+    }
+
+    /// Attempts in flight allowed now.
+    pub(super) fn limit(&self) -> usize {
+        match self.health {
+            Health::Healthy => self.window,
+            Health::New | Health::Probing => 1,
+        }
+    }
+
+    /// Deliveries it may hold claimed: its limit, plus as many waiting when healthy.
+    pub(super) fn holding(&self) -> usize {
+        match (self.health, self.slow) {
+            (Health::Healthy, 0) => 2 * self.window,
+            _ => self.limit(),
+        }
+    }
+}
