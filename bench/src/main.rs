@@ -15,6 +15,11 @@
 //!   workers), so every delivery stays queued; then once delivered. On one Redis and (when
 //!   a cluster scenario ran) on the cluster.
 //!
+//! - `1 webhook, rate_limit 1000/s`: the first load with the webhook limited (the rate reached,
+//!   and the CPU it costs).
+//! - `isolation`: one healthy webhook published to at 200 events/s, alone and beside 400
+//!   webhooks whose endpoint accepts and never answers (each sent 30 events first):
+//!   publish→receipt p50/p99/max, and the sockets the hanging endpoints held.
 //! - `1 webhook, report exports` (with and without the `report-export-filter` plugin):
 //!   the export scenario of issue 5, ~1 KB `report_export_completed` events.
 //! - The cost of one plugin call, in process.
@@ -28,6 +33,7 @@
 
 #![allow(unreachable_pub, missing_debug_implementations)]
 
+mod flow;
 mod load;
 mod plugin;
 mod procs;
@@ -107,6 +113,13 @@ async fn main() {
             plugin: true,
             ..Scenario::new("1 webhook, report exports + report-export-filter", 1, n(20_000), Kind::ReportExport)
         },
+        Scenario { rate_limit: Some(1_000), ..Scenario::new("1 webhook, rate_limit 1000/s", 1, n(20_000), wo) },
+        Scenario {
+            rate_limit: Some(1_000),
+            paced: Some(1_000.0),
+            ..Scenario::new("1 webhook, rate_limit 1000/s, published at 1000/s", 1, n(20_000), wo)
+        },
+        Scenario { paced: Some(1_000.0), ..Scenario::new("1 webhook, published at 1000/s", 1, n(20_000), wo) },
         Scenario { cluster: true, ..Scenario::new("1 webhook, 3-master cluster", 1, n(20_000), wo) },
         Scenario { cluster: true, ..Scenario::new("10 webhooks, 3-master cluster", 10, n(2_000), wo) },
     ];
@@ -125,6 +138,13 @@ async fn main() {
         weir.stop();
         store.flush().await;
     }
+    // A healthy webhook beside hundreds whose endpoints never answer (and alone).
+    let isolation = if only.is_none() || only.as_deref() == Some("isolation") {
+        let (events, rate) = (n(2_000), 200.0);
+        vec![flow::isolation(&redis, 0, events, rate).await, flow::isolation(&redis, 400, events, rate).await]
+    } else {
+        Vec::new()
+    };
     // Open loop at half the saturation rate measured above: latency as users see it.
     let latency = match rows.iter().find(|r| r.name == "1 webhook") {
         Some(r) if only.is_none() => Some(open_loop(&redis, (r.delivery_rate / 2.0).round(), n(20_000)).await),
@@ -176,6 +196,26 @@ async fn main() {
             "| {} | {:.0} µs | {:.0} µs | {} | {:.0} µs |",
             r.name, r.cpu_us_per_delivery, r.redis_cpu_us_per_delivery, shares, r.bench_cpu_us_per_delivery
         );
+    }
+    if !isolation.is_empty() {
+        println!();
+        println!(
+            "| isolation (shipped defaults) | events | publish rate | publish→receipt p50 | p99 | max | sockets to the hanging endpoints: opened / most at once |"
+        );
+        println!("|---|---|---|---|---|---|---|");
+        for i in &isolation {
+            let sockets = i.sockets.map_or_else(|| "—".to_owned(), |(opened, most)| format!("{opened} / {most}"));
+            println!(
+                "| {} | {} | {:.0}/s | {} | {} | {} | {} |",
+                i.name,
+                i.events,
+                i.rate,
+                ms(i.p50),
+                ms(i.p99),
+                ms(i.max),
+                sockets
+            );
+        }
     }
     if let Some(l) = latency {
         println!();
@@ -259,16 +299,30 @@ struct Scenario {
     env: &'static [(&'static str, &'static str)],
     /// On a 3-master Redis Cluster instead of one Redis.
     cluster: bool,
+    /// The webhooks' `rate_limit`.
+    rate_limit: Option<u32>,
+    /// Events published at this rate (open loop) instead of as fast as Weir takes them.
+    paced: Option<f64>,
 }
 
 impl Scenario {
     fn new(name: &'static str, webhooks: usize, events: usize, kind: Kind) -> Scenario {
-        Scenario { name, webhooks, events, kind, plugin: false, env: &[], cluster: false }
+        Scenario {
+            name,
+            webhooks,
+            events,
+            kind,
+            plugin: false,
+            env: &[],
+            cluster: false,
+            rate_limit: None,
+            paced: None,
+        }
     }
 }
 
 async fn run(weir: &WeirProc, redis: &RedisProc, s: Scenario) -> Row {
-    let Scenario { name, webhooks, events, kind, plugin, .. } = s;
+    let Scenario { name, webhooks, events, kind, plugin, rate_limit, paced, .. } = s;
     let tenant = weir.tenant().await;
     let receiver = FastReceiver::start().await;
     let plugins = if plugin {
@@ -278,7 +332,13 @@ async fn run(weir: &WeirProc, redis: &RedisProc, s: Scenario) -> Row {
         serde_json::json!([])
     };
     for _ in 0..webhooks {
-        tenant.create_webhook(&weir.base, &receiver.url(), plugins.clone()).await;
+        // (`rate_limit` only when set: earlier builds, run for comparison, do not know it.)
+        let mut extra = serde_json::json!({"plugins": plugins.clone()});
+        if let Some(limit) = rate_limit {
+            extra["rate_limit"] = limit.into();
+        }
+        let actions = ["work_order_created", "report_export_completed"];
+        tenant.create_webhook_for(&weir.base, &receiver.url(), &actions, extra).await;
     }
     let deliveries = events * webhooks;
     let publisher = Publisher::new(&weir.base, &tenant.publisher_token);
@@ -286,7 +346,10 @@ async fn run(weir: &WeirProc, redis: &RedisProc, s: Scenario) -> Row {
     let redis_before = redis.cpu_by_node().await;
     let bench_before = cpu_seconds(std::process::id());
     let started = Instant::now();
-    let published = publisher.run(events, 32, kind).await;
+    let published = match paced {
+        Some(rate) => publisher.run_paced(events, rate, kind).await,
+        None => publisher.run(events, 32, kind).await,
+    };
     let publish_elapsed = started.elapsed();
     receiver.wait_for(deliveries, Duration::from_secs(600)).await;
     let delivered_at = receiver.last_arrival().unwrap_or_else(Instant::now);

@@ -325,7 +325,16 @@ impl WeirProc {
 impl Tenant {
     /// Subscribes `url` to the bench's events, with `plugins` attached.
     pub async fn create_webhook(&self, base: &str, url: &str, plugins: serde_json::Value) {
-        let body = serde_json::json!({"url": url, "subscribed_actions": ["work_order_created", "report_export_completed"], "plugins": plugins});
+        let extra = serde_json::json!({ "plugins": plugins });
+        self.create_webhook_for(base, url, &["work_order_created", "report_export_completed"], extra).await;
+    }
+
+    /// Subscribes `url` to `actions`, with `extra` fields (plugins, rate_limit…).
+    pub async fn create_webhook_for(&self, base: &str, url: &str, actions: &[&str], extra: serde_json::Value) {
+        let mut body = serde_json::json!({"url": url, "subscribed_actions": actions});
+        if let (Some(body), Some(extra)) = (body.as_object_mut(), extra.as_object()) {
+            body.extend(extra.clone());
+        }
         let (status, text) = Http::connect(base)
             .await
             .send(

@@ -83,3 +83,49 @@ async fn record(
     }
     Ok(Response::new(Full::new(Bytes::from_static(b"ok"))))
 }
+
+/// An endpoint that accepts connections and never answers: it reads what comes and holds
+/// the socket. Counts the connections opened and the most open at once.
+pub struct HangingReceiver {
+    addr: SocketAddr,
+    counts: Arc<Mutex<(usize, usize, usize)>>,
+}
+
+impl HangingReceiver {
+    pub async fn start() -> HangingReceiver {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        // (opened, open now, most open at once)
+        let counts = Arc::new(Mutex::new((0usize, 0usize, 0usize)));
+        let shared = counts.clone();
+        tokio::spawn(async move {
+            loop {
+                let Ok((mut stream, _)) = listener.accept().await else { continue };
+                let counts = shared.clone();
+                if let Ok(mut c) = counts.lock() {
+                    c.0 += 1;
+                    c.1 += 1;
+                    c.2 = c.2.max(c.1);
+                }
+                tokio::spawn(async move {
+                    use tokio::io::AsyncReadExt;
+                    let mut buf = vec![0u8; 16 * 1024];
+                    while matches!(stream.read(&mut buf).await, Ok(n) if n > 0) {}
+                    if let Ok(mut c) = counts.lock() {
+                        c.1 -= 1;
+                    }
+                });
+            }
+        });
+        HangingReceiver { addr, counts }
+    }
+
+    pub fn url(&self, n: usize) -> String {
+        format!("http://{}/hang/{n}", self.addr)
+    }
+
+    /// Connections opened, and the most open at once.
+    pub fn connections(&self) -> (usize, usize) {
+        self.counts.lock().map(|c| (c.0, c.2)).unwrap_or_default()
+    }
+}

@@ -44,7 +44,7 @@ impl Engine {
                 if let Some(until) = paused {
                     // Another process got the pause: back to the queue, the attempt uncounted.
                     self.release_lane(&webhook, &member.delivery);
-                    if let Err(e) = self.app.store.put_back(p, &webhook, &member, until).await {
+                    if let Err(e) = self.store.put_back(p, &webhook, &member, until).await {
                         tracing::warn!(error = %e, delivery_id = %member.delivery, "cannot put a paused webhook's delivery back; its lease will run out");
                     }
                     self.done(&member.delivery);
@@ -112,7 +112,7 @@ impl Engine {
                 return Some((self.report(webhook_id, member, Outcome::Failed, attempt_no), false));
             }
             Prepared::Corrupt(reason) => {
-                let p = self.app.store.keys().partition_of_delivery(&member.delivery)?;
+                let p = self.store.keys().partition_of_delivery(&member.delivery)?;
                 self.dead_letter(p, webhook_id, member, &reason).await;
                 return None;
             }

@@ -25,9 +25,15 @@ const CLAIM_MAX: usize = 256;
 const HINTS: usize = 32;
 /// Most parked webhooks a claim leaves out of its hints by name.
 const PARKED_MAX: usize = 512;
+/// Most webhooks whose endpoints have not proven themselves (new, probing, slow) one claim
+/// asks for, besides the healthy ones (which always come first): a crowd of them cannot
+/// make one claim, and the loads behind it, long.
+const UNPROVEN_ASKS: usize = 32;
 /// While every webhook known to have work in the partition is parked, how often a claim
-/// still looks for other webhooks' work (and parked ones are looked at again).
+/// still looks for other webhooks' work: from the first to the last, doubling while it finds
+/// none. (Parked lanes are looked at again when they have room, or their wait ends.)
 const LOOK_AROUND: Duration = Duration::from_millis(10);
+const LOOK_AROUND_MAX: Duration = Duration::from_millis(200);
 /// Poll interval of an idle partition: from the first to the last, doubling.
 const IDLE_MIN: Duration = Duration::from_millis(2);
 const IDLE_MAX: Duration = Duration::from_millis(200);
@@ -41,6 +47,7 @@ struct Asked {
     limit: usize,
     /// Taken from the webhook's rate budget (all of `limit`).
     rate_limit: Option<u32>,
+    proven: bool,
 }
 
 impl Engine {
@@ -49,6 +56,7 @@ impl Engine {
         let mut parked: Vec<String> = Vec::new();
         let mut idle = IDLE_MIN;
         let mut last_look = Instant::now();
+        let mut look = LOOK_AROUND;
         let lease = self.app.config.takeover_after.as_millis() as u64;
         while !*stopped.borrow() {
             // Registered before looking, so a delivery finishing in between is not missed.
@@ -72,36 +80,52 @@ impl Engine {
                 continue;
             };
             let mut asked = Vec::new();
+            let mut unproven = 0;
             let mut still_parked = Vec::new();
             for webhook in hints.iter().chain(parked.iter().filter(|w| !hints.contains(w))) {
                 match self.lanes.reserve(webhook) {
                     Room { room: 0, .. } => still_parked.push(webhook.clone()),
-                    Room { room, rate_limit } => {
-                        asked.push(Asked { webhook: webhook.clone(), reserved: room, limit: room, rate_limit })
+                    Room { room, proven: false, .. } if unproven == UNPROVEN_ASKS => {
+                        self.lanes.claimed(webhook, room, Vec::new());
+                        still_parked.push(webhook.clone());
+                    }
+                    Room { room, rate_limit, proven } => {
+                        unproven += usize::from(!proven);
+                        asked.push(Asked { webhook: webhook.clone(), reserved: room, limit: room, rate_limit, proven })
                     }
                 }
             }
+            // The healthy first: when the claim's budget runs short, they are served.
+            asked.sort_by_key(|a| !a.proven);
             parked = still_parked;
             parked.truncate(PARKED_MAX);
             let asked = self.take_from_budgets(asked, &mut parked).await;
-            if asked.is_empty() && !parked.is_empty() && last_look.elapsed() < LOOK_AROUND {
+            if asked.is_empty() && !parked.is_empty() && last_look.elapsed() < look {
                 // Every webhook known to have work here is parked: a claim would take
-                // nothing. Wait for room, or until it is time to look for other webhooks.
+                // nothing. Wait for room, a parked lane's wait to end, new work published
+                // here, or the time to look for other webhooks' work.
                 drop(permits);
+                let until =
+                    self.lanes.next_change(&parked).map_or(look, |t| t.saturating_duration_since(Instant::now()));
                 tokio::select! {
-                    _ = tokio::time::sleep(LOOK_AROUND.saturating_sub(last_look.elapsed())) => {}
+                    _ = tokio::time::sleep(look.saturating_sub(last_look.elapsed()).min(until)) => {}
                     _ = self.room[usize::from(p.0)].notified() => {}
+                    _ = self.app.arrival(p) => {
+                        // New work here: the claim that finds it goes at once.
+                        look = Duration::ZERO;
+                    }
                     _ = stopped.changed() => {}
                 }
                 continue;
             }
             if asked.is_empty() {
                 last_look = Instant::now();
+                look = look.max(LOOK_AROUND);
             }
             let asks: Vec<Ask> = asked.iter().map(|a| Ask { webhook: a.webhook.clone(), limit: a.limit }).collect();
             let now = crate::time::now_millis();
             let request = ClaimRequest { asks: &asks, excluded: &parked, budget, hints_wanted: HINTS };
-            let claim = self.app.store.claim(p, &request, now, now + lease);
+            let claim = self.store.claim(p, &request, now, now + lease);
             let claimed = match claim.await {
                 Ok(claimed) => claimed,
                 Err(e) => {
@@ -173,7 +197,11 @@ impl Engine {
             let was: Vec<String> = std::mem::replace(&mut hints, claimed.hints);
             if count > 0 {
                 idle = IDLE_MIN;
+                look = LOOK_AROUND;
                 continue;
+            }
+            if asked.is_empty() {
+                look = (look * 2).min(LOOK_AROUND_MAX);
             }
             // Nothing claimed: ask at once if the reply named webhooks not asked for yet.
             if hints.iter().any(|h| !was.contains(h)) {
@@ -183,7 +211,8 @@ impl Engine {
                 Some(due) if due > now => Duration::from_millis(due - now).min(idle),
                 _ => idle,
             };
-            let wait = if parked.is_empty() { wait } else { wait.min(LOOK_AROUND) };
+            let next_change = self.lanes.next_change(&parked).map(|t| t.saturating_duration_since(Instant::now()));
+            let wait = next_change.map_or(wait, |change| wait.min(change));
             tokio::select! {
                 _ = tokio::time::sleep(wait) => {}
                 _ = self.app.arrival(p) => {}
@@ -201,7 +230,7 @@ impl Engine {
         let takes = asked.iter().map(|a| async move {
             match a.rate_limit {
                 None => None,
-                Some(rate) => Some(self.app.store.take_deliveries(&a.webhook, rate, a.limit).await),
+                Some(rate) => Some(self.store.take_deliveries(&a.webhook, rate, a.limit).await),
             }
         });
         let grants = futures_util::future::join_all(takes).await;
@@ -211,6 +240,10 @@ impl Engine {
                 None => out.push(a),
                 Some(Ok(grant)) if grant.granted > 0 => {
                     a.limit = grant.granted;
+                    if let Some(wait) = grant.wait {
+                        // The budget is spent: the next claim of it waits for a batch.
+                        self.lanes.limited(&a.webhook, wait);
+                    }
                     out.push(a);
                 }
                 Some(result) => {
@@ -239,7 +272,7 @@ impl Engine {
             if unused == 0 {
                 continue;
             }
-            let (store, webhook) = (self.app.store.clone(), a.webhook.clone());
+            let (store, webhook) = (self.store.clone(), a.webhook.clone());
             tokio::spawn(async move {
                 if let Err(e) = store.give_back_deliveries(&webhook, rate, unused).await {
                     tracing::debug!(error = %e, webhook_id = %webhook, "cannot give back a webhook's unused rate budget");

@@ -48,7 +48,7 @@ impl Engine {
                     engine.give_back(items, due_ms).await;
                 }
             }
-            if let Err(e) = engine.app.store.set_endpoint_state(&org_id, &webhook, &change).await {
+            if let Err(e) = engine.store.set_endpoint_state(&org_id, &webhook, &change).await {
                 tracing::warn!(error = %e, webhook_id = %webhook, "cannot keep the endpoint's state in its webhook");
             }
         });

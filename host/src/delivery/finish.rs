@@ -109,7 +109,7 @@ impl Engine {
         let rules =
             StreakRules { failures: self.app.config.deactivate_after_failures, span: self.app.config.deactivate_after };
         let (org, webhook) = (&report.member.org, &report.webhook);
-        match self.app.store.add_to_streak(org, webhook, streak, rules).await {
+        match self.store.add_to_streak(org, webhook, streak, rules).await {
             Ok(Some(reason)) => {
                 self.app.metrics.webhook_deactivated(reason.as_str());
                 let why = match reason {
@@ -122,7 +122,7 @@ impl Engine {
                 };
                 // (The attempt that tipped it was logged just before, with its cause.)
                 tracing::warn!(webhook_id = %webhook, org_id = %org, reason = reason.as_str(), "webhook deactivated: {why}");
-                let store = self.app.store.clone();
+                let store = self.store.clone();
                 let webhook = webhook.clone();
                 let app = self.app.clone();
                 tokio::spawn(async move {
@@ -147,7 +147,7 @@ impl Engine {
     pub(super) async fn dead_letter(&self, p: Partition, webhook: &str, member: &Member, reason: &str) {
         let reason = format!("the delivery record cannot be read: {reason}");
         tracing::error!(delivery_id = %member.delivery, org_id = %member.org, webhook_id = %webhook, %reason, "dead-lettering a delivery");
-        let write = || self.app.store.dead_letter(p, webhook, member, &reason);
+        let write = || self.store.dead_letter(p, webhook, member, &reason);
         match until_stored("dead-letter the delivery", &member.delivery, write).await {
             (Ok(()), _) => {
                 self.app.metrics.dead_letters.inc();

@@ -63,6 +63,15 @@ struct State {
     lanes: HashMap<String, Lane>,
     /// Slow attempts in flight, every lane together.
     slow: usize,
+    /// Attempts of suspect lanes (probing, or with slow attempts) in flight and not slow
+    /// yet, and reserved for them: with `slow`, what the slow share bounds.
+    unproven: usize,
+}
+
+impl State {
+    fn share_used(&self) -> usize {
+        self.slow + self.unproven
+    }
 }
 
 /// What to do when an attempt ends.
@@ -80,6 +89,8 @@ pub(super) struct Room {
     pub(super) room: usize,
     /// The webhook's `rate_limit`: take the deliveries from its budget first.
     pub(super) rate_limit: Option<u32>,
+    /// Its endpoint answers (healthy, nothing slow): claims ask for it first.
+    pub(super) proven: bool,
 }
 
 /// What this process sees of the endpoints (for `/metrics`).
@@ -109,21 +120,30 @@ impl Lanes {
     pub(super) fn reserve(&self, webhook: &str) -> Room {
         let now = Instant::now();
         let mut state = self.lock();
-        let slow_full = state.slow >= self.slow_share;
+        let share_left = self.slow_share.saturating_sub(state.share_used());
         let lane = state.lanes.entry(webhook.to_owned()).or_insert_with(Lane::new);
         lane.used = now;
         let rate_limit = lane.rate_limit;
-        let none = Room { room: 0, rate_limit };
-        if lane.paused().is_some() || lane.not_before.is_some_and(|t| t > now) || (lane.suspect() && slow_full) {
+        let proven = lane.health == Health::Healthy && lane.slow == 0;
+        let none = Room { room: 0, rate_limit, proven };
+        if lane.paused().is_some() || lane.not_before.is_some_and(|t| t > now) {
             return none;
         }
-        let room = lane.holding().saturating_sub(lane.in_flight + lane.waiting.len() + lane.reserved);
+        let mut room = lane.holding().saturating_sub(lane.in_flight + lane.waiting.len() + lane.reserved);
+        let suspect = lane.suspect();
+        if suspect {
+            room = room.min(share_left);
+        }
         let worth = if lane.waiting.is_empty() { 1 } else { (lane.holding() / 4).max(1) };
         if room < worth {
             return none;
         }
         lane.reserved += room;
-        Room { room, rate_limit }
+        if suspect {
+            lane.reserved_unproven += room;
+            state.unproven += room;
+        }
+        Room { room, rate_limit, proven }
     }
 
     /// A claim that reserved `reserved` slots of `webhook` took `claimed` deliveries: they
@@ -131,23 +151,31 @@ impl Lanes {
     /// start now.
     pub(super) fn claimed(&self, webhook: &str, reserved: usize, claimed: Vec<Waiting>) -> Vec<Waiting> {
         let mut state = self.lock();
-        let slow = state.slow;
-        let lane = state.lanes.entry(webhook.to_owned()).or_insert_with(Lane::new);
+        let State { lanes, slow, unproven } = &mut *state;
+        let lane = lanes.entry(webhook.to_owned()).or_insert_with(Lane::new);
         lane.reserved = lane.reserved.saturating_sub(reserved);
+        let was_unproven = lane.reserved_unproven.min(reserved);
+        lane.reserved_unproven -= was_unproven;
+        *unproven = unproven.saturating_sub(was_unproven);
         lane.waiting.extend(claimed);
-        self.start(lane, slow)
+        self.start(lane, *slow, unproven)
     }
 
-    /// Takes the waiting deliveries the lane may start now.
-    fn start(&self, lane: &mut Lane, slow: usize) -> Vec<Waiting> {
+    /// Takes the waiting deliveries the lane may start now (a suspect lane's count in the
+    /// slow share).
+    fn start(&self, lane: &mut Lane, slow: usize, unproven: &mut usize) -> Vec<Waiting> {
         let mut start = Vec::new();
         if lane.paused().is_some() {
             return start;
         }
         while lane.in_flight < lane.limit()
-            && !(lane.suspect() && slow + start.len() >= self.slow_share)
+            && !(lane.suspect() && slow + *unproven >= self.slow_share)
             && let Some(next) = lane.waiting.pop_front()
         {
+            if lane.suspect() {
+                lane.unproven += 1;
+                *unproven += 1;
+            }
             lane.in_flight += 1;
             start.push(next);
         }
@@ -173,9 +201,14 @@ impl Lanes {
     /// An attempt of `webhook` has had no answer for [`SLOW_AFTER`].
     pub(super) fn became_slow(&self, webhook: &str) {
         let mut state = self.lock();
-        state.slow += 1;
-        if let Some(lane) = state.lanes.get_mut(webhook) {
+        let State { lanes, slow, unproven } = &mut *state;
+        *slow += 1;
+        if let Some(lane) = lanes.get_mut(webhook) {
             lane.slow += 1;
+            if lane.unproven > 0 {
+                lane.unproven -= 1;
+                *unproven = unproven.saturating_sub(1);
+            }
         }
     }
 
@@ -183,17 +216,20 @@ impl Lanes {
     /// now, and ask for more when the waiting queue runs low.
     pub(super) fn release(&self, webhook: &str, was_slow: bool) -> Freed {
         let mut state = self.lock();
+        let State { lanes, slow, unproven } = &mut *state;
         if was_slow {
-            state.slow = state.slow.saturating_sub(1);
+            *slow = slow.saturating_sub(1);
         }
-        let slow = state.slow;
-        let Some(lane) = state.lanes.get_mut(webhook) else { return Freed { next: Vec::new(), refill: Vec::new() } };
+        let Some(lane) = lanes.get_mut(webhook) else { return Freed { next: Vec::new(), refill: Vec::new() } };
         lane.in_flight = lane.in_flight.saturating_sub(1);
         if was_slow {
             lane.slow = lane.slow.saturating_sub(1);
+        } else if lane.unproven > 0 {
+            lane.unproven -= 1;
+            *unproven = unproven.saturating_sub(1);
         }
         lane.used = Instant::now();
-        let next = self.start(lane, slow);
+        let next = self.start(lane, *slow, unproven);
         let refill = if lane.waiting.len() <= lane.holding() / 2 { lane.hinted.clone() } else { Vec::new() };
         Freed { next, refill }
     }
@@ -268,6 +304,25 @@ impl Lanes {
                 lane.window = lane.window.max(2);
             }
         }
+    }
+
+    /// The earliest time one of `webhooks`' lanes stops waiting for a pause or its rate
+    /// budget to end (the other waits end with room in a lane, which is notified).
+    pub(super) fn next_change(&self, webhooks: &[String]) -> Option<Instant> {
+        let state = self.lock();
+        let now_ms = crate::time::now_millis();
+        let now = Instant::now();
+        webhooks
+            .iter()
+            .filter_map(|w| state.lanes.get(w))
+            .filter_map(|lane| {
+                let pause = lane
+                    .paused_until
+                    .filter(|until| *until > now_ms)
+                    .map(|until| now + Duration::from_millis(until - now_ms));
+                pause.into_iter().chain(lane.not_before.filter(|t| *t > now)).max()
+            })
+            .min()
     }
 
     /// The webhook's rate budget has no room for `wait`.

@@ -33,7 +33,7 @@ use crate::store::batch::Batcher;
 use crate::store::queue::Member;
 use crate::store::targets::WebhookTarget;
 use crate::store::work::{Loaded, Recorded, Report};
-use crate::store::{Partition, StoreError};
+use crate::store::{Partition, Store, StoreError};
 use lanes::Lanes;
 use send::Sender;
 
@@ -72,6 +72,8 @@ struct Held {
 #[derive(Debug)]
 pub struct Engine {
     app: Arc<App>,
+    /// The store over this engine's own connection.
+    store: Store,
     sender: Sender,
     lanes: Lanes,
     /// One permit per claimed delivery, until its outcome is recorded.
@@ -98,7 +100,8 @@ fn slow_share(workers: usize) -> usize {
 #[derive(Debug)]
 pub struct EngineHandle {
     stop: watch::Sender<bool>,
-    task: tokio::task::JoinHandle<()>,
+    done: tokio::sync::oneshot::Receiver<()>,
+    thread: std::thread::JoinHandle<()>,
 }
 
 /// The engine could not start.
@@ -106,22 +109,46 @@ pub struct EngineHandle {
 pub enum EngineError {
     #[error("cannot start delivery workers: WEIR_EXTRA_CA: {0}")]
     ExtraCa(#[from] crate::tls::TlsError),
+    #[error("cannot start delivery workers: {0}")]
+    Thread(std::io::Error),
 }
 
 impl Engine {
-    /// Starts the workers of this process.
+    /// Starts the workers of this process on a thread of their own, with a runtime and a
+    /// Redis connection of their own: the API's requests never wait behind delivery work
+    /// for a turn of the scheduler, however much of it there is (contract §7).
     pub fn start(app: Arc<App>) -> Result<EngineHandle, EngineError> {
         let config = &app.config;
         let tls = crate::tls::client_config(config.extra_ca.as_deref())?;
+        let runtime =
+            tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(EngineError::Thread)?;
+        let (stop, mut stopped) = watch::channel(false);
+        let (finished, done) = tokio::sync::oneshot::channel();
+        let thread = std::thread::Builder::new()
+            .name("weir-delivery".into())
+            .spawn(move || {
+                runtime.block_on(async move {
+                    if let Some(store) = own_connection(&app, &mut stopped).await {
+                        Engine::new(app, store, tls).run(stopped).await;
+                    }
+                });
+                let _ = finished.send(());
+            })
+            .map_err(EngineError::Thread)?;
+        Ok(EngineHandle { stop, done, thread })
+    }
+
+    /// The engine, inside its runtime (its batchers start here).
+    fn new(app: Arc<App>, store: Store, tls: rustls::ClientConfig) -> Arc<Engine> {
+        let config = &app.config;
         let sender = Sender::new(app.url_rule.clone(), tls, config.delivery_timeout, config.worker_concurrency);
-        let store = app.store.clone();
         let loaders = Batcher::per_partition(&store, BATCH, |store, p, claims: Vec<Claim>| async move {
             load(&store, p, claims).await
         });
         let recorders = Batcher::per_partition(&store, BATCH, |store, p, outcomes: Vec<Arc<Report>>| async move {
             store.record(p, &outcomes).await
         });
-        let engine = Arc::new(Engine {
+        Arc::new(Engine {
             sender,
             lanes: Lanes::new(config.max_in_flight_per_webhook, slow_share(config.worker_concurrency)),
             permits: Arc::new(Semaphore::new(config.worker_concurrency)),
@@ -131,11 +158,9 @@ impl Engine {
             held: std::sync::Mutex::new(HashMap::new()),
             room: store.keys().partitions().map(|_| Notify::new()).collect(),
             stopping: AtomicBool::new(false),
+            store,
             app,
-        });
-        let (stop, stopped) = watch::channel(false);
-        let task = tokio::spawn(engine.run(stopped));
-        Ok(EngineHandle { stop, task })
+        })
     }
 
     fn held(&self) -> std::sync::MutexGuard<'_, HashMap<String, Held>> {
@@ -147,19 +172,17 @@ impl Engine {
     }
 
     /// Runs the claimers and the upkeep until told to stop; then gives waiting deliveries
-    /// back to the queue and lets attempts in flight finish.
+    /// back to the queue and lets attempts in flight finish. When its handle is dropped
+    /// without being stopped (the service's future dropped, as a test's runtime does), it
+    /// ends at once: what it held is left to its leases.
     async fn run(self: Arc<Self>, mut stopped: watch::Receiver<bool>) {
-        let claimers: Vec<_> = self
-            .app
-            .store
-            .keys()
-            .partitions()
-            .map(|p| tokio::spawn(self.clone().claim_loop(p, stopped.clone())))
-            .collect();
+        let claimers: Vec<_> =
+            self.store.keys().partitions().map(|p| tokio::spawn(self.clone().claim_loop(p, stopped.clone()))).collect();
         let upkeep = tokio::spawn(self.clone().upkeep_loop(stopped.clone()));
         while !*stopped.borrow() {
             if stopped.changed().await.is_err() {
-                break;
+                self.stopping.store(true, Ordering::Relaxed);
+                return;
             }
         }
         self.stopping.store(true, Ordering::Relaxed);
@@ -185,7 +208,7 @@ impl Engine {
             by_partition.entry(w.partition).or_default().push((webhook, w.member));
         }
         for (p, items) in by_partition {
-            if let Err(e) = self.app.store.give_back(p, &items, due_ms).await {
+            if let Err(e) = self.store.give_back(p, &items, due_ms).await {
                 tracing::warn!(error = %e, "cannot give back waiting deliveries; their leases will run out");
             }
         }
@@ -228,6 +251,24 @@ impl EngineHandle {
     /// flight to finish (they are bounded by the delivery timeout).
     pub async fn stop(self) {
         let _ = self.stop.send(true);
-        let _ = self.task.await;
+        let _ = self.done.await;
+        let _ = self.thread.join();
+    }
+}
+
+/// The engine's own connection to the store, tried again until it opens or the engine is
+/// told to stop (`None`).
+async fn own_connection(app: &App, stopped: &mut watch::Receiver<bool>) -> Option<Store> {
+    let mut wait = Duration::from_millis(100);
+    loop {
+        match app.store.another_connection().await {
+            Ok(store) => return Some(store),
+            Err(e) => tracing::warn!(error = %e, "the delivery workers cannot connect to Redis yet; retrying"),
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = stopped.changed() => return None,
+        }
+        wait = (wait * 2).min(Duration::from_secs(5));
     }
 }

@@ -84,7 +84,7 @@ impl Engine {
             };
             let wasm = match &sha256 {
                 Some(sha) if !self.app.plugins.is_compiled(sha) => {
-                    match self.app.store.get_plugin_wasm(&member.org, &attachment.plugin_id).await {
+                    match self.store.get_plugin_wasm(&member.org, &attachment.plugin_id).await {
                         Ok(wasm) => wasm,
                         Err(_) => return Prepared::StoreDown,
                     }

@@ -46,7 +46,7 @@ impl Engine {
                 trimmed = Some(Instant::now());
                 let cutoff =
                     crate::time::now_millis().saturating_sub(self.app.config.delivery_retention.as_millis() as u64);
-                if let Err(e) = self.app.store.trim_deliveries(cutoff, self.app.config.delivery_retention).await {
+                if let Err(e) = self.store.trim_deliveries(cutoff, self.app.config.delivery_retention).await {
                     tracing::warn!(error = %e, "cannot remove deliveries past the retention period");
                 }
             }
@@ -65,7 +65,7 @@ impl Engine {
         }
         let until = crate::time::now_millis() + lease.as_millis() as u64;
         for (p, held) in by_partition {
-            if let Err(e) = self.app.store.renew(p, &held, until).await {
+            if let Err(e) = self.store.renew(p, &held, until).await {
                 tracing::warn!(error = %e, "cannot renew held deliveries' leases");
             }
         }
@@ -73,8 +73,8 @@ impl Engine {
 
     async fn release_snapshots(&self) {
         let retention = self.app.config.delivery_retention;
-        for p in self.app.store.keys().partitions() {
-            if let Err(e) = self.app.store.release_snapshots(p, retention, 500).await {
+        for p in self.store.keys().partitions() {
+            if let Err(e) = self.store.release_snapshots(p, retention, 500).await {
                 tracing::warn!(error = %e, "cannot release superseded snapshots");
                 return;
             }

@@ -168,6 +168,8 @@ pub const CLUSTER_PARTITIONS: u16 = 16;
 #[derive(Clone)]
 pub struct Store {
     conn: Conn,
+    /// Where it connected (for [`Store::another_connection`]).
+    target: Arc<Target>,
     keys: Arc<Keys>,
     wait_replicas: u32,
     wait_timeout: Duration,
@@ -215,6 +217,7 @@ impl Store {
         }
         Ok(Store {
             conn,
+            target: Arc::new(settings.target.clone()),
             keys: Arc::new(Keys::new(&settings.prefix, partitions)),
             wait_replicas: settings.wait_replicas,
             wait_timeout: settings.wait_timeout,
@@ -222,6 +225,12 @@ impl Store {
             recent: Arc::default(),
             snapshots_published: Arc::default(),
         })
+    }
+
+    /// The same store over a connection of its own, driven by the calling runtime (the
+    /// delivery workers run on a thread of their own). Everything else is shared.
+    pub async fn another_connection(&self) -> Result<Store> {
+        Ok(Store { conn: Conn::open(&self.target).await?, ..self.clone() })
     }
 
     /// The shared connection.

@@ -34,6 +34,10 @@ pub(super) struct Lane {
     /// Attempts in flight allowed while healthy.
     pub(super) window: usize,
     pub(super) health: Health,
+    /// Attempts started while the lane was suspect, in flight and not slow yet; and
+    /// deliveries reserved while it was.
+    pub(super) unproven: usize,
+    pub(super) reserved_unproven: usize,
     /// Attempts in flight past `SLOW_AFTER`.
     pub(super) slow: usize,
     /// The end of a pause the endpoint asked for (ms).
@@ -56,6 +60,8 @@ impl Lane {
             window: 1,
             health: Health::New,
             slow: 0,
+            unproven: 0,
+            reserved_unproven: 0,
             paused_until: None,
             rate_limit: None,
             not_before: None,

@@ -106,7 +106,7 @@ fn a_state_found_by_another_process_is_taken_up_only_when_newer() {
     }
     let probing = EndpointFields { probing: true, since_ms: Some(5), ..EndpointFields::default() };
     lanes.learned("w", Some(20), &probing);
-    assert_eq!(lanes.reserve("w"), Room { room: 1, rate_limit: Some(20) });
+    assert_eq!(lanes.reserve("w"), Room { room: 1, rate_limit: Some(20), proven: false });
     lanes.claimed("w", 1, Vec::new());
     let healthy = EndpointFields { since_ms: Some(6), ..EndpointFields::default() };
     lanes.learned("w", None, &healthy);
