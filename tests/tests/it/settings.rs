@@ -479,3 +479,43 @@ async fn other_organisations_webhooks_are_unreachable_and_readers_cannot_change(
     assert_eq!(resp.status, 403);
     let _ = work_order_event;
 }
+
+#[tokio::test]
+async fn the_rate_limit_is_set_and_refused_by_the_apis_rules_and_the_endpoint_state_shows() {
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::Pro).await;
+    user(&weir, &t.org_id, "rate@example.com", true).await;
+    let http = weir.http();
+    let (_, session) = http_sign_in(&http, "rate@example.com", PASSWORD).await;
+    let (pair, csrf) = session.unwrap();
+    let create = |rate: &'static str| {
+        vec![
+            ("_csrf", csrf.clone()),
+            ("url", "http://127.0.0.1:9/x".to_owned()),
+            ("subscribed_actions", "form_completed".to_owned()),
+            ("rate_limit", rate.to_owned()),
+        ]
+    };
+    for bad in ["0", "10001", "fast"] {
+        let form = create(bad);
+        let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let resp = http.post("/settings/webhooks").header("cookie", &pair).form(&pairs).send().await;
+        assert_eq!(resp.status, 422, "rate_limit {bad}");
+        assert!(resp.text().contains("rate_limit"), "the error names the field");
+    }
+    let form = create("25");
+    let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let resp = http.post("/settings/webhooks").header("cookie", &pair).form(&pairs).send().await;
+    assert_eq!(resp.status, 303, "{}", resp.text());
+    let hooks = weir.store.all_webhooks(&t.org_id).await.unwrap();
+    assert_eq!(hooks[0].rate_limit, Some(25));
+    let page = http.get(&format!("/settings/webhooks/{}", hooks[0].id)).header("cookie", &pair).send().await;
+    assert!(page.text().contains(r#"name="rate_limit" type="number" min="1" max="10000" step="1" value="25""#));
+    let change = weir::store::endpoint::EndpointChange::Probing {
+        at_ms: weir::time::now_millis(),
+        reason: "timed out after 10s".into(),
+    };
+    weir.store.set_endpoint_state(&t.org_id, &hooks[0].id, &change).await.unwrap();
+    let list = http.get("/settings/webhooks").header("cookie", &pair).send().await.text();
+    assert!(list.contains("probing") && list.contains("timed out after 10s"), "{list}");
+}
