@@ -4,12 +4,17 @@
 //! (JSON errors for the API, pages for the settings).
 
 use std::convert::Infallible;
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::FromRequestParts;
 use axum::http::header::HeaderValue;
 use axum::http::request::Parts;
 use http_body_util::BodyExt;
+
+/// How long a request body may go without a byte before the request is given up as a
+/// client's fault (`408`, and the connection closes).
+pub const BODY_STALL: Duration = Duration::from_secs(10);
 
 /// Why a request body was not read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -18,16 +23,52 @@ pub enum BodyError {
     TooLarge { limit: usize },
     #[error("the request body could not be read")]
     Unreadable,
+    /// The client stopped sending it.
+    #[error("the request body stopped arriving (nothing for {}s)", BODY_STALL.as_secs())]
+    Stalled,
 }
 
-/// Reads a request body up to `limit` bytes.
+/// Reads a request body up to `limit` bytes; one that stops arriving for [`BODY_STALL`]
+/// is given up.
 pub async fn read_body(body: Body, limit: usize) -> Result<bytes::Bytes, BodyError> {
-    let limited = http_body_util::Limited::new(body, limit);
-    match limited.collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(BodyError::TooLarge { limit }),
-        Err(_) => Err(BodyError::Unreadable),
+    let mut body = http_body_util::Limited::new(body, limit);
+    let mut out = bytes::BytesMut::new();
+    loop {
+        match tokio::time::timeout(BODY_STALL, body.frame()).await {
+            Err(_) => return Err(BodyError::Stalled),
+            Ok(None) => return Ok(out.freeze()),
+            Ok(Some(Ok(frame))) => {
+                if let Ok(data) = frame.into_data() {
+                    out.extend_from_slice(&data);
+                }
+            }
+            Ok(Some(Err(e))) if e.is::<http_body_util::LengthLimitError>() => {
+                return Err(BodyError::TooLarge { limit });
+            }
+            Ok(Some(Err(_))) => return Err(BodyError::Unreadable),
+        }
     }
+}
+
+/// Reads an `application/x-www-form-urlencoded` body strictly: the pairs in order, or the
+/// name of the first field whose name or value is not UTF-8 once decoded (a lossy decoding
+/// would store replacement characters where the API refuses the text).
+pub fn parse_form(body: &[u8]) -> Result<Vec<(String, String)>, String> {
+    let decode = |part: &[u8]| {
+        let spaced: Vec<u8> = part.iter().map(|b| if *b == b'+' { b' ' } else { *b }).collect();
+        String::from_utf8(percent_encoding::percent_decode(&spaced).collect())
+    };
+    let mut pairs = Vec::new();
+    for pair in body.split(|b| *b == b'&').filter(|p| !p.is_empty()) {
+        let (name, value) = match pair.iter().position(|b| *b == b'=') {
+            Some(at) => (&pair[..at], &pair[at + 1..]),
+            None => (pair, &pair[pair.len()..]),
+        };
+        let name = decode(name).map_err(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())?;
+        let value = decode(value).map_err(|_| name.clone())?;
+        pairs.push((name, value));
+    }
+    Ok(pairs)
 }
 
 /// Whether a `Content-Type` is JSON (`application/json` or `application/…+json`).
@@ -84,6 +125,16 @@ mod tests {
         assert_eq!(q.unknown(&["a"]), ["b", "c d"]);
         let odd = Query::parse("a=%ZZ&b=%FF&flag");
         assert_eq!((odd.get("a"), odd.get("b"), odd.get("flag")), (Some("%ZZ"), Some("\u{FFFD}"), Some("")));
+    }
+
+    #[test]
+    fn a_form_is_read_strictly() {
+        let pairs = parse_form(b"name=Bill%C3%A9+%26+Co&x=&flag&a%20b=1").unwrap();
+        assert_eq!(
+            pairs,
+            [("name", "Billé & Co"), ("x", ""), ("flag", ""), ("a b", "1")].map(|(a, b)| (a.to_owned(), b.to_owned()))
+        );
+        assert_eq!(parse_form(b"url=x&name=%FF%FE"), Err("name".to_owned()), "not UTF-8: refused, naming the field");
     }
 
     #[test]

@@ -2,18 +2,19 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
 use super::error::{ApiError, ApiResult, FieldError};
-use super::extract::{Admin, JsonObject, QueryRules};
+use super::extract::{Admin, Id, JsonObject, QueryRules};
 use super::schema::{Count, Page};
 use crate::app::App;
 use crate::catalog;
 use crate::domain::deliveries;
 use crate::ids::{self, Kind};
 use crate::store::listing::Filter;
+use crate::store::requeue::Retried;
 use crate::store::status::Status;
 use crate::web::Query;
 
@@ -61,7 +62,7 @@ pub async fn list(State(app): State<Arc<App>>, Admin(caller): Admin, query: Quer
 #[utoipa::path(get, path = "/api/v2/webhook_deliveries/{id}", tag = "deliveries",
     params(("id" = String, Path)),
     responses((status = 200, description = "The delivery", body = crate::domain::deliveries::Delivery)))]
-pub async fn get(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id): Path<String>) -> ApiResult<Response> {
+pub async fn get(State(app): State<Arc<App>>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
     Ok(axum::Json(deliveries::find(&app, &caller.org_id, &id).await?).into_response())
 }
 
@@ -71,11 +72,17 @@ pub async fn get(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id): Pa
     params(("id" = String, Path)),
     responses(
         (status = 202, description = "A new attempt is queued", body = crate::domain::deliveries::Delivery),
+        (status = 200, description = "An attempt of this delivery was already queued or in flight: this retry joined it, and no second attempt is queued", body = crate::domain::deliveries::Delivery),
         (status = 409, description = "The webhook is inactive, or the delivery cannot be retried", body = crate::api::error::ErrorBody),
     ))]
-pub async fn retry(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id): Path<String>) -> ApiResult<Response> {
-    let delivery = deliveries::retry(&app, &caller.org_id, &id).await?;
-    Ok((StatusCode::ACCEPTED, axum::Json(delivery)).into_response())
+pub async fn retry(State(app): State<Arc<App>>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
+    let (delivery, retried) = deliveries::retry(&app, &caller.org_id, &id).await?;
+    let status = match retried {
+        Retried::Queued => StatusCode::ACCEPTED,
+        // Nothing new was accepted: the attempt already queued (or in flight) stands.
+        Retried::Merged => StatusCode::OK,
+    };
+    Ok((status, axum::Json(delivery)).into_response())
 }
 
 /// `POST /api/v2/webhooks/{id}/retry_failed` `{"since": ts}`: re-queues the webhook's
@@ -90,7 +97,7 @@ pub async fn retry(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id): 
 pub async fn retry_failed(
     State(app): State<Arc<App>>,
     Admin(caller): Admin,
-    Path(id): Path<String>,
+    Id(id): Id,
     JsonObject(body): JsonObject,
 ) -> ApiResult<Response> {
     let count = deliveries::retry_failed(&app, &caller.org_id, &id, body).await?;

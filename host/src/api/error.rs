@@ -22,6 +22,7 @@ pub enum Code {
     Forbidden,
     NotFound,
     MethodNotAllowed,
+    RequestTimeout,
     Conflict,
     Gone,
     PayloadTooLarge,
@@ -40,6 +41,7 @@ impl Code {
             Code::Forbidden => "forbidden",
             Code::NotFound => "not_found",
             Code::MethodNotAllowed => "method_not_allowed",
+            Code::RequestTimeout => "request_timeout",
             Code::Conflict => "conflict",
             Code::Gone => "gone",
             Code::PayloadTooLarge => "payload_too_large",
@@ -58,6 +60,7 @@ impl Code {
             Code::Forbidden => StatusCode::FORBIDDEN,
             Code::NotFound => StatusCode::NOT_FOUND,
             Code::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Code::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             Code::Conflict => StatusCode::CONFLICT,
             Code::Gone => StatusCode::GONE,
             Code::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
@@ -77,6 +80,7 @@ impl Code {
             403 => Code::Forbidden,
             404 => Code::NotFound,
             405 => Code::MethodNotAllowed,
+            408 => Code::RequestTimeout,
             409 => Code::Conflict,
             410 => Code::Gone,
             413 => Code::PayloadTooLarge,
@@ -156,6 +160,7 @@ impl From<BodyError> for ApiError {
         match e {
             BodyError::TooLarge { .. } => ApiError::new(Code::PayloadTooLarge, e.to_string()),
             BodyError::Unreadable => ApiError::field("body", e.to_string()),
+            BodyError::Stalled => ApiError::new(Code::RequestTimeout, e.to_string()),
         }
     }
 }
@@ -235,6 +240,10 @@ impl IntoResponse for ApiError {
         }
         if let Some(secs) = self.retry_after {
             headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        if self.code == Code::RequestTimeout {
+            // The client stopped sending: what is left of its request cannot be read.
+            headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
         }
         response
     }

@@ -6,13 +6,13 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use axum::extract::{Path, Request, State};
+use axum::extract::{Request, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::value::RawValue;
 
 use super::error::{ApiError, ApiResult, Code};
-use super::extract::{Admin, MAX_JSON_BODY, Publisher};
+use super::extract::{Admin, Id, MAX_JSON_BODY, Publisher};
 use crate::app::App;
 use crate::domain::events;
 use crate::web::{is_json, read_body};
@@ -42,7 +42,7 @@ pub async fn publish(
 #[utoipa::path(get, path = "/api/v2/events/{id}", tag = "events",
     params(("id" = String, Path)),
     responses((status = 200, description = "The event and its deliveries", body = events::EventView)))]
-pub async fn get(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id): Path<String>) -> ApiResult<Response> {
+pub async fn get(State(app): State<Arc<App>>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
     match events::lookup(&app, &caller.org_id, &id).await? {
         Some(event) => Ok(axum::Json(event).into_response()),
         None => Err(ApiError::not_found("event")),

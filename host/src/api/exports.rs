@@ -3,15 +3,15 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use super::error::{ApiError, ApiResult, Code};
-use super::extract::{AnyClient, JsonObject};
+use super::extract::{AnyClient, Id, JsonObject};
 use crate::app::App;
 use crate::catalog;
-use crate::domain::fields::{Fields, bounded_text};
+use crate::domain::fields::{Fields, short_text};
 use crate::exports::link::{self, LinkError};
 use crate::exports::render::Format;
 use crate::ids::{self, Kind};
@@ -42,7 +42,7 @@ pub async fn create(
     if let Some(map) = exportable {
         let mut inner = Fields::new(map);
         let kind = inner.required_string("type");
-        let id = inner.required_string("id").and_then(|id| bounded_text(&mut inner, "id", id, 200));
+        let id = inner.required_string("id").and_then(|id| short_text(&mut inner, "id", id));
         if let Some(k) = &kind
             && catalog::snapshot_key_of_type(k).is_none()
         {
@@ -94,11 +94,7 @@ pub async fn create(
 #[utoipa::path(get, path = "/api/v2/report_exports/{id}", tag = "report exports",
     params(("id" = String, Path)),
     responses((status = 200, description = "The export", body = Export)))]
-pub async fn get(
-    State(app): State<Arc<App>>,
-    AnyClient(caller): AnyClient,
-    Path(id): Path<String>,
-) -> ApiResult<Response> {
+pub async fn get(State(app): State<Arc<App>>, AnyClient(caller): AnyClient, Id(id): Id) -> ApiResult<Response> {
     if !ids::is_valid(Kind::ReportExport, &id) {
         return Err(ApiError::not_found("report export"));
     }
@@ -116,7 +112,7 @@ pub async fn get(
         (status = 403, description = "The link was altered", body = crate::api::error::ErrorBody),
         (status = 410, description = "The link expired, or the export is gone", body = crate::api::error::ErrorBody),
     ))]
-pub async fn download(State(app): State<Arc<App>>, Path(id): Path<String>, query: Query) -> ApiResult<Response> {
+pub async fn download(State(app): State<Arc<App>>, Id(id): Id, query: Query) -> ApiResult<Response> {
     let expires = query.get("expires").unwrap_or("");
     let sig = query.get("sig").unwrap_or("");
     let key = app.export_link_key().await?;

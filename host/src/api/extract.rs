@@ -121,6 +121,22 @@ fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, ApiError> {
     }
 }
 
+/// A resource's id from the path. One that is not text once decoded (`%ff`) names nothing:
+/// `404`, as any id that does not exist.
+#[derive(Debug)]
+pub struct Id(pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for Id {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        match axum::extract::Path::<String>::from_request_parts(parts, state).await {
+            Ok(axum::extract::Path(id)) => Ok(Id(id)),
+            Err(_) => Err(ApiError::new(Code::NotFound, "no such resource")),
+        }
+    }
+}
+
 /// The API's rules for query strings ([`crate::web::Query`]): every parameter must be one
 /// the handler knows, and list endpoints take `limit` and `cursor`.
 pub trait QueryRules {

@@ -10,11 +10,12 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde::Serialize;
 
+use super::error::ApiError;
 use crate::app::App;
 use crate::auth::secrets;
 use crate::store::StoreError;
 use crate::store::clients::Client;
-use crate::web::read_body;
+use crate::web::{BodyError, read_body};
 
 /// Largest token request body.
 const MAX_FORM_BODY: usize = 16 * 1024;
@@ -26,6 +27,8 @@ enum OAuthError {
     InvalidClient,
     UnsupportedGrantType,
     Unavailable,
+    /// The body stopped arriving: the API's `408 request_timeout`.
+    Stalled,
 }
 
 /// The body of an RFC 6749 §5.2 error.
@@ -51,7 +54,11 @@ pub struct Token {
 
 impl IntoResponse for OAuthError {
     fn into_response(self) -> Response {
+        if self == OAuthError::Stalled {
+            return ApiError::from(BodyError::Stalled).into_response();
+        }
         let (status, error, error_description) = match self {
+            OAuthError::Stalled => (StatusCode::REQUEST_TIMEOUT, "invalid_request", "the request stopped arriving"),
             OAuthError::InvalidRequest(why) => (StatusCode::BAD_REQUEST, "invalid_request", why),
             OAuthError::InvalidClient => (StatusCode::UNAUTHORIZED, "invalid_client", "client authentication failed"),
             OAuthError::UnsupportedGrantType => {
@@ -104,9 +111,10 @@ async fn read_form(request: Request) -> Result<(HeaderMap, Form), OAuthError> {
     if content_type.as_deref() != Some("application/x-www-form-urlencoded") {
         return Err(OAuthError::InvalidRequest("the body must be application/x-www-form-urlencoded"));
     }
-    let bytes = read_body(body, MAX_FORM_BODY)
-        .await
-        .map_err(|_| OAuthError::InvalidRequest("the request body is too large"))?;
+    let bytes = read_body(body, MAX_FORM_BODY).await.map_err(|e| match e {
+        BodyError::Stalled => OAuthError::Stalled,
+        _ => OAuthError::InvalidRequest("the request body is too large"),
+    })?;
     let pairs: Vec<(String, String)> =
         serde_urlencoded::from_bytes(&bytes).map_err(|_| OAuthError::InvalidRequest("malformed form body"))?;
     for (i, (name, _)) in pairs.iter().enumerate() {

@@ -101,6 +101,7 @@ fn add_errors(path: &str, method: &str, operation: &mut Operation) {
     }
     if operation.request_body.is_some() {
         errors.push(("413", "The request body is too large"));
+        errors.push(("408", "The request body stopped arriving (the connection closes)"));
         if api {
             errors.push(("415", "Wrong Content-Type"));
         }
@@ -181,6 +182,6 @@ mod tests {
     #[test]
     fn the_document_is_the_one_pinned() {
         let hash = hex::encode(sha2::Sha256::digest(DOCUMENT.as_bytes()));
-        assert_eq!(hash, "398190d06e46fc718acb9fa9d82f35b2ebb7b08398b4d5ab43b255d95b960eb1");
+        assert_eq!(hash, "b2db1bce964b79064cabe5dadb3fb6e2cb161c66b4b8e4bb03dbeaa6bb624020");
     }
 }

@@ -3,16 +3,17 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use axum::extract::{Path, Request, State};
+use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::error::{ApiError, ApiResult, Code};
-use super::extract::{Admin, JsonObject, QueryRules};
+use super::extract::{Admin, Id, JsonObject, QueryRules};
 use crate::app::App;
 use crate::domain::fields::Fields;
+use crate::domain::rules;
 use crate::ids::{self, Kind};
 use crate::plugins::{EventMeta, Verdict};
 use crate::sign;
@@ -44,9 +45,9 @@ pub async fn upload(
             "upload the component with Content-Type: application/wasm",
         ));
     }
-    let name = match query.get("name").map(str::trim) {
-        Some(n) if !n.is_empty() && n.chars().count() <= 100 && !n.chars().any(char::is_control) => n.to_owned(),
-        Some(_) => return Err(ApiError::field("name", "must be 1 to 100 characters")),
+    let name = match query.get("name").map(|n| rules::name(n, 100)) {
+        Some(Ok(name)) => name,
+        Some(Err(why)) => return Err(ApiError::field("name", why)),
         None => return Err(ApiError::field("name", "is required (?name=…)")),
     };
     let bytes = read_body(request.into_body(), MAX_PLUGIN_BYTES).await?;
@@ -106,7 +107,7 @@ async fn find(app: &App, org_id: &str, id: &str) -> ApiResult<Plugin> {
 #[utoipa::path(get, path = "/api/v2/plugins/{id}", tag = "plugins",
     params(("id" = String, Path)),
     responses((status = 200, description = "The plugin", body = Plugin)))]
-pub async fn get(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id): Path<String>) -> ApiResult<Response> {
+pub async fn get(State(app): State<Arc<App>>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
     Ok(axum::Json(find(&app, &caller.org_id, &id).await?).into_response())
 }
 
@@ -117,7 +118,7 @@ pub async fn get(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id): Pa
         (status = 204, description = "Deleted"),
         (status = 409, description = "Attached to a webhook", body = crate::api::error::ErrorBody),
     ))]
-pub async fn delete(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id): Path<String>) -> ApiResult<Response> {
+pub async fn delete(State(app): State<Arc<App>>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
     if !ids::is_valid(Kind::Plugin, &id) {
         return Err(ApiError::not_found("plugin"));
     }
@@ -168,7 +169,7 @@ pub struct Header {
 pub async fn test(
     State(app): State<Arc<App>>,
     Admin(caller): Admin,
-    Path(id): Path<String>,
+    Id(id): Id,
     JsonObject(body): JsonObject,
 ) -> ApiResult<Response> {
     let plugin = find(&app, &caller.org_id, &id).await?;

@@ -3,13 +3,13 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use super::error::ApiResult;
-use super::extract::{Admin, JsonObject, OptionalJsonObject, QueryRules};
+use super::extract::{Admin, Id, JsonObject, OptionalJsonObject, QueryRules};
 use super::schema::Page;
 use crate::app::App;
 use crate::catalog;
@@ -61,7 +61,7 @@ pub async fn list(State(app): State<Arc<App>>, Admin(caller): Admin, query: Quer
 #[utoipa::path(get, path = "/api/v2/webhooks/{id}", tag = "webhooks",
     params(("id" = String, Path)),
     responses((status = 200, description = "The webhook", body = Webhook)))]
-pub async fn get(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id): Path<String>) -> ApiResult<Response> {
+pub async fn get(State(app): State<Arc<App>>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
     Ok(axum::Json(webhooks::find(&app, &caller.org_id, &id).await?).into_response())
 }
 
@@ -73,7 +73,7 @@ pub async fn get(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id): Pa
 pub async fn update(
     State(app): State<Arc<App>>,
     Admin(caller): Admin,
-    Path(id): Path<String>,
+    Id(id): Id,
     JsonObject(body): JsonObject,
 ) -> ApiResult<Response> {
     Ok(axum::Json(webhooks::update(&app, &caller.org_id, &id, body).await?).into_response())
@@ -83,7 +83,7 @@ pub async fn update(
 #[utoipa::path(delete, path = "/api/v2/webhooks/{id}", tag = "webhooks",
     params(("id" = String, Path)),
     responses((status = 204, description = "Deleted; its queued deliveries are cancelled")))]
-pub async fn delete(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id): Path<String>) -> ApiResult<Response> {
+pub async fn delete(State(app): State<Arc<App>>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
     webhooks::delete(&app, &caller.org_id, &id).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
@@ -96,7 +96,7 @@ pub async fn delete(State(app): State<Arc<App>>, Admin(caller): Admin, Path(id):
 pub async fn rotate_secret(
     State(app): State<Arc<App>>,
     Admin(caller): Admin,
-    Path(id): Path<String>,
+    Id(id): Id,
     OptionalJsonObject(body): OptionalJsonObject,
 ) -> ApiResult<Response> {
     Ok(axum::Json(webhooks::rotate_secret(&app, &caller.org_id, &id, body).await?).into_response())

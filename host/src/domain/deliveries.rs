@@ -15,7 +15,7 @@ use crate::sign;
 use crate::store::StoreError;
 use crate::store::attempts::{attempt_at, attempt_object};
 use crate::store::listing::{Cursor, Filter, Index};
-use crate::store::requeue::RetryRefused;
+use crate::store::requeue::{Retried, RetryRefused};
 use crate::store::row::DeliveryRow;
 use crate::store::status::Status;
 
@@ -225,8 +225,11 @@ pub async fn find(app: &App, org_id: &str, id: &str) -> Result<Delivery, RetryEr
     app.store.get_delivery(org_id, id).await?.map(Delivery::of).ok_or(RetryError::NotFound)
 }
 
-/// One more attempt of a delivery, same body, signed with the webhook's current secret.
-pub async fn retry(app: &App, org_id: &str, id: &str) -> Result<Delivery, RetryError> {
+/// One more attempt of a delivery, same body, signed with the webhook's current secret: the
+/// delivery, and whether this call queued the attempt ([`Retried::Queued`]) or joined one
+/// already queued or in flight ([`Retried::Merged`]: a retry never queues a second attempt
+/// of a delivery beside one that has not gone out).
+pub async fn retry(app: &App, org_id: &str, id: &str) -> Result<(Delivery, Retried), RetryError> {
     let delivery = find(app, org_id, id).await?;
     match app.store.get_webhook(org_id, &delivery.webhook_id).await? {
         None => return Err(RetryError::WebhookGone),
@@ -237,16 +240,16 @@ pub async fn retry(app: &App, org_id: &str, id: &str) -> Result<Delivery, RetryE
         .store
         .retry_deliveries(org_id, std::slice::from_ref(&delivery.id), false, app.config.delivery_retention)
         .await?;
-    match replies.into_iter().next() {
-        Some(Ok(())) => {}
+    let retried = match replies.into_iter().next() {
+        Some(Ok(retried)) => retried,
         Some(Err(RetryRefused::Filtered)) => return Err(RetryError::Filtered),
         Some(Err(RetryRefused::WebhookGone | RetryRefused::Inactive)) => return Err(RetryError::WebhookGone),
         Some(Err(_)) | None => return Err(RetryError::NotFound),
-    }
+    };
     if let Some(p) = app.store.keys().partition_of_delivery(&delivery.id) {
         app.work_arrived(p);
     }
-    find(app, org_id, id).await
+    Ok((find(app, org_id, id).await?, retried))
 }
 
 /// One more attempt of each failed delivery of a webhook created at or after `since`
@@ -288,7 +291,7 @@ pub async fn retry_failed(
     }
     candidates.truncate(MAX_BULK_RETRY);
     let replies = app.store.retry_deliveries(org_id, &candidates, true, app.config.delivery_retention).await?;
-    let queued = replies.iter().filter(|r| r.is_ok()).count();
+    let queued = replies.iter().filter(|r| matches!(r, Ok(Retried::Queued))).count();
     if queued > 0 {
         for p in app.store.keys().partitions() {
             app.work_arrived(p);

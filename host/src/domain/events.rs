@@ -7,10 +7,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::{FieldError, Invalid};
+use super::{FieldError, Invalid, rules};
 use crate::app::App;
 use crate::catalog;
 use crate::ids::{self, Kind};
@@ -180,29 +179,27 @@ pub fn validate(mut fields: BTreeMap<String, &RawValue>) -> Result<Event<'_>, In
     let (creator_id, creator_name) = match fields.remove("creator") {
         None => {
             error("creator", "is required");
-            Default::default()
+            None
         }
         Some(raw) => object_fields(raw, "creator", &["id", "name"], &[], &mut errors),
     }
-    .map_or((String::new(), String::new()), |m| (m[0].clone(), m[1].clone()));
+    .map_or((String::new(), String::new()), |(m, _)| (m[0].clone(), m[1].clone()));
     let mut deleted = false;
     let (subject_type, subject_id) = match fields.remove("subject") {
         None => {
             errors.push(FieldError::new("subject", "is required"));
             None
         }
-        Some(raw) => {
-            if let Ok(Value::Object(map)) = serde_json::from_str::<Value>(raw.get()) {
-                match map.get("deleted") {
-                    None | Some(Value::Bool(false)) => {}
-                    Some(Value::Bool(true)) => deleted = true,
-                    Some(_) => errors.push(FieldError::new("subject.deleted", "must be true or false")),
-                }
-            }
-            object_fields(raw, "subject", &["type", "id"], &["deleted"], &mut errors)
-        }
+        Some(raw) => object_fields(raw, "subject", &["type", "id"], &["deleted"], &mut errors),
     }
-    .map_or((String::new(), String::new()), |m| (m[0].clone(), m[1].clone()));
+    .map_or((String::new(), String::new()), |(m, optional)| {
+        match optional.get("deleted").map(|raw| raw.get()) {
+            None | Some("false") => {}
+            Some("true") => deleted = true,
+            Some(_) => errors.push(FieldError::new("subject.deleted", "must be true or false")),
+        }
+        (m[0].clone(), m[1].clone())
+    });
 
     // What is left must be exactly one snapshot key; with several, the one matching the
     // subject is kept and the others are reported.
@@ -231,6 +228,8 @@ pub fn validate(mut fields: BTreeMap<String, &RawValue>) -> Result<Event<'_>, In
     };
     if !snapshot.get().trim_start().starts_with('{') {
         errors.push(FieldError::new(snapshot_key, "must be an object"));
+    } else if let Err(why) = rules::readable_json(snapshot.get(), rules::MAX_SNAPSHOT_DEPTH) {
+        errors.push(FieldError::new(snapshot_key, why));
     } else if !subject_type.is_empty() && expected != Some(snapshot_key) {
         errors.push(FieldError::new(
             snapshot_key,
@@ -262,42 +261,64 @@ pub fn validate(mut fields: BTreeMap<String, &RawValue>) -> Result<Event<'_>, In
     })
 }
 
-/// Reads an object with required string fields `required` (non-empty, at most 200
-/// characters) and optional fields `optional` (checked by the caller); other fields are
-/// refused. Returns the required values in order.
-fn object_fields(
-    raw: &RawValue,
+/// Reads an object with required string fields `required` (each an id or short text:
+/// [`rules::short_text`]) and optional fields `optional` (checked by the caller, given
+/// back as raw JSON); other fields are refused. Returns the required values in order, and
+/// the optional ones present. Each error names the field at fault and what is wrong.
+fn object_fields<'a>(
+    raw: &'a RawValue,
     name: &str,
     required: &[&str],
     optional: &[&str],
     errors: &mut Vec<FieldError>,
-) -> Option<Vec<String>> {
-    let Ok(Value::Object(map)) = serde_json::from_str::<Value>(raw.get()) else {
+) -> Option<(Vec<String>, BTreeMap<String, &'a RawValue>)> {
+    if !raw.get().trim_start().starts_with('{') {
         errors.push(FieldError::new(name, "must be an object"));
         return None;
+    }
+    let mut map: BTreeMap<String, &RawValue> = match serde_json::from_str(raw.get()) {
+        Ok(map) => map,
+        Err(_) => {
+            let why = rules::readable_json(raw.get(), 1).err().unwrap_or_else(|| "must be an object".into());
+            errors.push(FieldError::new(name, why));
+            return None;
+        }
     };
     let mut values = Vec::new();
     let before = errors.len();
     for field in required {
-        match map.get(*field) {
-            Some(Value::String(s)) if !s.trim().is_empty() && s.chars().count() <= 200 => values.push(s.clone()),
-            Some(Value::String(_)) => {
-                errors.push(FieldError::new(format!("{name}.{field}"), "must be 1 to 200 characters"))
+        let at = format!("{name}.{field}");
+        let Some(value) = map.remove(*field) else {
+            errors.push(FieldError::new(at, "is required"));
+            continue;
+        };
+        match serde_json::from_str::<String>(value.get()) {
+            Ok(text) => match rules::short_text(&text) {
+                Ok(()) => values.push(text),
+                Err(why) => errors.push(FieldError::new(at, why)),
+            },
+            Err(_) if value.get().starts_with('"') => {
+                let why = rules::readable_json(value.get(), 0).err().unwrap_or_else(|| "must be a string".into());
+                errors.push(FieldError::new(at, why));
             }
-            Some(_) => errors.push(FieldError::new(format!("{name}.{field}"), "must be a string")),
-            None => errors.push(FieldError::new(format!("{name}.{field}"), "is required")),
+            Err(_) => errors.push(FieldError::new(at, "must be a string")),
         }
     }
-    for key in map.keys() {
-        if !required.contains(&key.as_str()) && !optional.contains(&key.as_str()) {
+    let mut present = BTreeMap::new();
+    for (key, value) in map {
+        if optional.contains(&key.as_str()) {
+            present.insert(key, value);
+        } else {
             errors.push(FieldError::new(format!("{name}.{key}"), "unknown field"));
         }
     }
-    (errors.len() == before).then_some(values)
+    (errors.len() == before).then_some((values, present))
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::Value;
+
     use super::*;
 
     #[test]

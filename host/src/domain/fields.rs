@@ -121,22 +121,28 @@ impl Fields {
     }
 }
 
-/// A string that must not be empty (after trimming) and at most `max` characters.
+/// A display name ([`super::rules::name`]): trimmed, 1 to `max` characters, no control
+/// characters; an error on `name` otherwise.
 pub fn bounded_text(fields: &mut Fields, name: &str, value: String, max: usize) -> Option<String> {
-    let trimmed = value.trim();
-    if trimmed.is_empty() {
-        fields.error(name, "must not be empty");
-        return None;
+    match super::rules::name(&value, max) {
+        Ok(text) => Some(text),
+        Err(why) => {
+            fields.error(name, why);
+            None
+        }
     }
-    if trimmed.chars().count() > max {
-        fields.error(name, format!("must be at most {max} characters"));
-        return None;
+}
+
+/// An id or short text ([`super::rules::short_text`]), kept as given; an error on `name`
+/// otherwise.
+pub fn short_text(fields: &mut Fields, name: &str, value: String) -> Option<String> {
+    match super::rules::short_text(&value) {
+        Ok(()) => Some(value),
+        Err(why) => {
+            fields.error(name, why);
+            None
+        }
     }
-    if trimmed.chars().any(char::is_control) {
-        fields.error(name, "must not contain control characters");
-        return None;
-    }
-    Some(trimmed.to_owned())
 }
 
 #[cfg(test)]

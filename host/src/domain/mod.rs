@@ -6,6 +6,7 @@
 pub mod deliveries;
 pub mod events;
 pub mod fields;
+pub mod rules;
 pub mod webhooks;
 
 use serde::Serialize;

@@ -114,7 +114,12 @@ async fn build(app: &App, id: &str) -> Result<(), BuildError> {
     let Some(snapshot) = app.store.snapshot(&export.org_id, &kind, &record_id).await? else {
         return fail(app, id, &format!("Weir no longer has a snapshot of {kind} {record_id}")).await;
     };
-    let record: Value = serde_json::from_str(&snapshot).unwrap_or(Value::Null);
+    // Publish refuses what cannot be read back; a snapshot stored before it did fails the
+    // export with why, never an empty success.
+    let record: Value = match serde_json::from_str(&snapshot) {
+        Ok(record) => record,
+        Err(e) => return fail(app, id, &format!("the snapshot of {kind} {record_id} cannot be read: {e}")).await,
+    };
     let Some(format) = Format::parse(&export.format) else {
         return fail(app, id, "unknown format").await;
     };

@@ -3,13 +3,13 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::Value;
 
 use super::html::{self, Notice, badge, csrf_field, esc};
-use super::session::{Change, Signed, plain, store_down};
+use super::session::{Change, Id, Signed, plain, store_down};
 use crate::app::App;
 use crate::domain::deliveries::Delivery;
 use crate::domain::deliveries::{self as domain, RetryError};
@@ -35,12 +35,7 @@ fn pretty(text: &str) -> String {
 }
 
 /// `GET /settings/deliveries/{id}`
-pub(super) async fn show(
-    State(app): State<Arc<App>>,
-    signed: Signed,
-    Path(id): Path<String>,
-    query: Query,
-) -> Response {
+pub(super) async fn show(State(app): State<Arc<App>>, signed: Signed, Id(id): Id, query: Query) -> Response {
     let d = match delivery(&app, &signed, &id).await {
         Ok(d) => d,
         Err(r) => return r,
@@ -112,11 +107,7 @@ pub(super) async fn show(
 }
 
 /// `POST /settings/deliveries/{id}/retry`
-pub(super) async fn retry(
-    State(app): State<Arc<App>>,
-    Path(id): Path<String>,
-    Change(signed, _form): Change,
-) -> Response {
+pub(super) async fn retry(State(app): State<Arc<App>>, Id(id): Id, Change(signed, _form): Change) -> Response {
     if let Err(r) = delivery(&app, &signed, &id).await {
         return r;
     }

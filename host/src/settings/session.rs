@@ -21,6 +21,7 @@ use super::html::{self, esc};
 use crate::app::App;
 use crate::auth::{passwords, secrets};
 use crate::store::users::{MAX_EMAIL_BYTES, Session};
+use crate::web::BodyError;
 
 const SESSION_COOKIE: &str = "weir_session";
 const LOGIN_COOKIE: &str = "weir_login";
@@ -41,14 +42,38 @@ impl Form {
         self.0.iter().filter(|(k, _)| k == name).map(|(_, v)| v.as_str()).collect()
     }
 
-    /// Reads an `application/x-www-form-urlencoded` body (at most 1 MiB).
+    /// Reads an `application/x-www-form-urlencoded` body (at most 1 MiB). Text that is not
+    /// UTF-8 is refused (the API refuses it too), never stored with replacement characters.
     pub(super) async fn read(request: Request) -> Result<Form, Response> {
-        let bytes = crate::web::read_body(request.into_body(), 1024 * 1024)
-            .await
-            .map_err(|_| plain(StatusCode::PAYLOAD_TOO_LARGE, "The form is too large."))?;
-        serde_urlencoded::from_bytes(&bytes)
-            .map(Form)
-            .map_err(|_| plain(StatusCode::BAD_REQUEST, "The form could not be read."))
+        let bytes = crate::web::read_body(request.into_body(), 1024 * 1024).await.map_err(|e| match e {
+            BodyError::TooLarge { .. } => plain(StatusCode::PAYLOAD_TOO_LARGE, "The form is too large."),
+            BodyError::Stalled => {
+                let mut page = plain(StatusCode::REQUEST_TIMEOUT, "The form stopped arriving.");
+                page.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+                page
+            }
+            BodyError::Unreadable => plain(StatusCode::BAD_REQUEST, "The form could not be read."),
+        })?;
+        crate::web::parse_form(&bytes).map(Form).map_err(|name| {
+            let message = format!("The form's {name} is not UTF-8 text.");
+            plain(StatusCode::UNPROCESSABLE_ENTITY, &message)
+        })
+    }
+}
+
+/// A resource's id from a settings path. One that is not text once decoded (`%ff`) names
+/// nothing: the 404 page.
+#[derive(Debug)]
+pub(super) struct Id(pub(super) String);
+
+impl<S: Send + Sync> FromRequestParts<S> for Id {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Response> {
+        match axum::extract::Path::<String>::from_request_parts(parts, state).await {
+            Ok(axum::extract::Path(id)) => Ok(Id(id)),
+            Err(_) => Err(plain(StatusCode::NOT_FOUND, "Not found.")),
+        }
     }
 }
 
@@ -202,12 +227,15 @@ pub(super) async fn login(State(app): State<Arc<App>>, request: Request) -> Resp
     // The attempt is counted as it starts, so parallel guesses cannot pass the check together.
     match app.store.login_attempt(&email, FAILURE_WINDOW).await {
         Ok(n) if n > MAX_FAILURES => {
-            return login_page(
+            let mut page = login_page(
                 &app,
                 StatusCode::TOO_MANY_REQUESTS,
                 Some("Too many failed sign-ins for this email. Try again in 15 minutes."),
                 &email,
             );
+            // The window's length: the attempts counted in it expire by then at the latest.
+            page.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(FAILURE_WINDOW.as_secs()));
+            return page;
         }
         Ok(_) => {}
         Err(_) => return store_down(),

@@ -4,13 +4,13 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::response::Response;
 use serde_json::{Map, json};
 
 use super::health::attempt_words;
 use super::html::{self, Notice, badge, csrf_field, esc};
-use super::session::{Change, Signed, plain, store_down};
+use super::session::{Change, Id, Signed, plain, store_down};
 use crate::app::App;
 use crate::catalog;
 use crate::domain::deliveries::{self as domain, RetryError};
@@ -156,11 +156,7 @@ fn since_rfc3339(text: &str) -> Option<String> {
 }
 
 /// `POST /settings/webhooks/{id}/retry_failed` with `since`.
-pub(super) async fn retry_failed(
-    State(app): State<Arc<App>>,
-    Path(id): Path<String>,
-    Change(signed, form): Change,
-) -> Response {
+pub(super) async fn retry_failed(State(app): State<Arc<App>>, Id(id): Id, Change(signed, form): Change) -> Response {
     let Some(since) = form.get("since").and_then(since_rfc3339) else {
         return html::see_other(&format!("/settings/webhooks/{id}?notice={}#deliveries", Notice::SinceInvalid.code()));
     };

@@ -5,18 +5,19 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{Map, Value, json};
 
 use super::html::{self, Notice, badge, csrf_field, esc};
-use super::session::{Change, Form, Signed, plain, store_down};
+use super::session::{Change, Form, Id, Signed, plain, store_down};
 use super::webhook_forms::{
     FormValues, plugin_names, plugins_form, problems, status_html, webhook_fields, webhook_form,
 };
 use super::{health, webhook_deliveries};
 use crate::app::App;
+use crate::domain::rules;
 use crate::domain::webhooks::{self as domain, WebhookError};
 use crate::store::webhooks::Webhook;
 use crate::web::Query;
@@ -102,12 +103,7 @@ async fn webhook(app: &App, signed: &Signed, id: &str) -> Result<Webhook, Respon
 }
 
 /// `GET /settings/webhooks/{id}`
-pub(super) async fn show(
-    State(app): State<Arc<App>>,
-    signed: Signed,
-    Path(id): Path<String>,
-    query: Query,
-) -> Response {
+pub(super) async fn show(State(app): State<Arc<App>>, signed: Signed, Id(id): Id, query: Query) -> Response {
     let mut notice = Notice::from_query(&query);
     if let (Some("retried_failed"), Some(n)) = (query.get("notice"), webhook_deliveries::queued(&query)) {
         notice = html::notice("ok", &format!("{n} failed deliveries queued for a new attempt."));
@@ -200,15 +196,12 @@ async fn render_show(
         esc(&w.created_at),
         esc(&w.updated_at)
     ));
-    html::page(StatusCode::OK, &w.name, Some(&signed.viewer()), &body)
+    let status = if errors.is_empty() { StatusCode::OK } else { StatusCode::UNPROCESSABLE_ENTITY };
+    html::page(status, &w.name, Some(&signed.viewer()), &body)
 }
 
 /// `POST /settings/webhooks/{id}`: name, URL, events.
-pub(super) async fn update(
-    State(app): State<Arc<App>>,
-    Path(id): Path<String>,
-    Change(signed, form): Change,
-) -> Response {
+pub(super) async fn update(State(app): State<Arc<App>>, Id(id): Id, Change(signed, form): Change) -> Response {
     let w = match webhook(&app, &signed, &id).await {
         Ok(w) => w,
         Err(r) => return r,
@@ -225,11 +218,7 @@ pub(super) async fn update(
 }
 
 /// `POST /settings/webhooks/{id}/plugins`
-pub(super) async fn update_plugins(
-    State(app): State<Arc<App>>,
-    Path(id): Path<String>,
-    Change(signed, form): Change,
-) -> Response {
+pub(super) async fn update_plugins(State(app): State<Arc<App>>, Id(id): Id, Change(signed, form): Change) -> Response {
     let w = match webhook(&app, &signed, &id).await {
         Ok(w) => w,
         Err(r) => return r,
@@ -266,12 +255,15 @@ pub(super) async fn update_plugins(
 }
 
 /// `POST /settings/webhooks/{id}/active` with `active=true|false`.
-pub(super) async fn set_active(
-    State(app): State<Arc<App>>,
-    Path(id): Path<String>,
-    Change(signed, form): Change,
-) -> Response {
-    let active = form.get("active") == Some("true");
+pub(super) async fn set_active(State(app): State<Arc<App>>, Id(id): Id, Change(signed, form): Change) -> Response {
+    let Some(active) = form.get("active").and_then(rules::flag) else {
+        let w = match webhook(&app, &signed, &id).await {
+            Ok(w) => w,
+            Err(r) => return r,
+        };
+        let errors = [("active".to_owned(), "must be true or false".to_owned())];
+        return render_show(&app, &signed, &w, "", &errors, None, &Query::default()).await;
+    };
     let mut body = Map::new();
     body.insert("active".into(), json!(active));
     match domain::update(&app, &signed.0.org_id, &id, body).await {
@@ -286,11 +278,7 @@ pub(super) async fn set_active(
 
 /// `POST /settings/webhooks/{id}/rotate_secret` with `grace_period`: a new signing secret
 /// (the same rotation as the API's).
-pub(super) async fn rotate_secret(
-    State(app): State<Arc<App>>,
-    Path(id): Path<String>,
-    Change(signed, form): Change,
-) -> Response {
+pub(super) async fn rotate_secret(State(app): State<Arc<App>>, Id(id): Id, Change(signed, form): Change) -> Response {
     let mut body = Map::new();
     if let Some(grace) = form.get("grace_period") {
         body.insert("grace_period".into(), json!(grace));
@@ -307,7 +295,7 @@ pub(super) async fn rotate_secret(
 }
 
 /// `GET /settings/webhooks/{id}/delete`: asks first.
-pub(super) async fn delete_confirm(State(app): State<Arc<App>>, signed: Signed, Path(id): Path<String>) -> Response {
+pub(super) async fn delete_confirm(State(app): State<Arc<App>>, signed: Signed, Id(id): Id) -> Response {
     if !signed.0.admin {
         return plain(StatusCode::FORBIDDEN, "Only organisation admins can change webhooks.");
     }
@@ -328,11 +316,7 @@ pub(super) async fn delete_confirm(State(app): State<Arc<App>>, signed: Signed, 
 }
 
 /// `POST /settings/webhooks/{id}/delete`
-pub(super) async fn delete(
-    State(app): State<Arc<App>>,
-    Path(id): Path<String>,
-    Change(signed, _form): Change,
-) -> Response {
+pub(super) async fn delete(State(app): State<Arc<App>>, Id(id): Id, Change(signed, _form): Change) -> Response {
     if let Err(r) = webhook(&app, &signed, &id).await {
         return r;
     }

@@ -12,6 +12,15 @@ use super::scripts::{DRAIN_NEW, END_PENDING, RETRY};
 use super::status::Status;
 use super::{Result, Store};
 
+/// What a manual retry of a delivery did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retried {
+    /// An attempt is queued.
+    Queued,
+    /// An attempt of it was already queued or in flight: this retry joined it.
+    Merged,
+}
+
 /// Why a manual retry did not queue a delivery.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RetryRefused {
@@ -32,8 +41,9 @@ impl Store {
         deliveries: &[String],
         only_failed: bool,
         retention: Duration,
-    ) -> Result<Vec<std::result::Result<(), RetryRefused>>> {
-        let mut out: Vec<std::result::Result<(), RetryRefused>> = vec![Err(RetryRefused::NotFound); deliveries.len()];
+    ) -> Result<Vec<std::result::Result<Retried, RetryRefused>>> {
+        let mut out: Vec<std::result::Result<Retried, RetryRefused>> =
+            vec![Err(RetryRefused::NotFound); deliveries.len()];
         let mut by_partition: std::collections::BTreeMap<Partition, Vec<(usize, String, Member)>> = Default::default();
         for (i, id) in deliveries.iter().enumerate() {
             let Some(p) = self.keys().partition_of_delivery(id) else { continue };
@@ -72,7 +82,8 @@ impl Store {
                 }
                 for ((i, _, _), reply) in chunk.iter().zip(replies) {
                     out[*i] = name_of("retry.lua", &reply, |name| match name {
-                        "queued" => Some(Ok(())),
+                        "queued" => Some(Ok(Retried::Queued)),
+                        "merged" => Some(Ok(Retried::Merged)),
                         "missing" => Some(Err(RetryRefused::NotFound)),
                         "filtered" => Some(Err(RetryRefused::Filtered)),
                         "cancelled" => Some(Err(RetryRefused::WebhookGone)),

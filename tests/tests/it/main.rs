@@ -13,6 +13,7 @@ mod events_api;
 mod example_receiver;
 mod exports;
 mod floors;
+mod inputs;
 mod isolation;
 mod listener;
 mod managed_redis;

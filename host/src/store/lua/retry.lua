@@ -6,8 +6,10 @@
 -- KEYS: 1 ready, then per delivery: 1 its row, 2 its webhook's queue, 3 its event
 -- ARGV: 1 now (ms), 2 retention (ms), 3 'any' (also succeeded and pending ones) or 'failed'
 --       (failed ones only), then per delivery: 1 queue member, 2 webhook id
--- Returns per delivery: 'queued', or why not: 'missing', 'skipped' (not failed, in bulk),
--- 'filtered' (nothing to send), 'cancelled' (its webhook was deleted).
+-- Returns per delivery: 'queued' (this call queued an attempt), 'merged' (an attempt of it
+-- was already queued or in flight: this call joins it, nothing more is sent), or why not:
+-- 'missing', 'skipped' (not failed, in bulk), 'filtered' (nothing to send), 'cancelled'
+-- (its webhook was deleted).
 local ready, now, retention, mode = KEYS[1], ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local replies = {}
 for i = 2, #KEYS, 3 do
@@ -25,14 +27,18 @@ for i = 2, #KEYS, 3 do
   elseif status == 'filtered' or status == 'cancelled' then
     reply = status
   elseif not status then
-    -- Pending: one extra attempt now. The retry it was waiting for keeps its time ('m')
-    -- and its place in the schedule ('v' counts extra attempts, which use no place).
-    -- One already in flight, or already brought forward, goes on as it is.
+    -- Pending and waiting for a retry still ahead: one extra attempt now. The retry it was
+    -- waiting for keeps its time ('m') and its place in the schedule ('v' counts extra
+    -- attempts, which use no place). One due, in flight or already brought forward goes on
+    -- as it is: this call is merged with it.
     local score = redis.call('ZSCORE', queue, member)
-    if score and f[4] and f[4] ~= '' and tonumber(score) == tonumber(f[4]) and (f[6] or '') == '' then
+    local due = tonumber(f[4] or '')
+    if score and due and tonumber(score) == due and due > tonumber(now) and (f[6] or '') == '' then
       redis.call('ZADD', queue, now, member)
       redis.call('ZADD', ready, 'LT', now, wh)
       redis.call('HSET', dkey, 'q', now, 'm', f[4], 'v', tostring(extra + 1))
+    else
+      reply = 'merged'
     end
   else
     redis.call('HDEL', dkey, 's')
