@@ -22,6 +22,10 @@
 //!   publish→receipt p50/p99/max, and the sockets the hanging endpoints held.
 //! - `1 webhook, report exports` (with and without the `report-export-filter` plugin):
 //!   the export scenario of issue 5, ~1 KB `report_export_completed` events.
+//! - `recovery`: Redis memory per retained event that nothing subscribed to (with the event
+//!   log, and with `WEIR_EVENT_RETENTION=0s`); a replay of 100,000 retained events to a new
+//!   webhook (queued in, delivered in), alone and while the `1 webhook` load runs beside it,
+//!   and that load's figures alone and beside the replay.
 //! - The cost of one plugin call, in process.
 //!
 //! Run it with `scripts/bench.sh` (which builds in release mode first). Knobs:
@@ -38,6 +42,7 @@ mod load;
 mod plugin;
 mod procs;
 mod receiver;
+mod recovery;
 mod stages;
 
 use std::time::{Duration, Instant};
@@ -145,6 +150,12 @@ async fn main() {
     } else {
         Vec::new()
     };
+    // Recovery: what retention costs, and a replay alone and beside the ordinary load.
+    let recovery = if only.is_none() || only.as_deref() == Some("recovery") {
+        Some(recovery_figures(&redis, n(10_000), n(100_000), n(20_000)).await)
+    } else {
+        None
+    };
     // Open loop at half the saturation rate measured above: latency as users see it.
     let latency = match rows.iter().find(|r| r.name == "1 webhook") {
         Some(r) if only.is_none() => Some(open_loop(&redis, (r.delivery_rate / 2.0).round(), n(20_000)).await),
@@ -216,6 +227,9 @@ async fn main() {
                 sockets
             );
         }
+    }
+    if let Some(r) = &recovery {
+        print_recovery(r);
     }
     if let Some(l) = latency {
         println!();
@@ -396,4 +410,69 @@ async fn queued_memory(redis: &RedisProc, events: usize) -> (f64, f64) {
     weir.stop();
     let per = |after: u64| after.saturating_sub(before) as f64 / events as f64;
     (per(queued), per(delivered))
+}
+
+/// The recovery scenarios' figures.
+struct Recovery {
+    retained: (f64, f64),
+    alone: recovery::Replayed,
+    beside: recovery::Replayed,
+    load_alone: Row,
+    load_beside: Row,
+}
+
+async fn recovery_figures(redis: &RedisProc, retained: usize, replayed: usize, load: usize) -> Recovery {
+    let retained = recovery::retained_memory(redis, retained).await;
+    let weir = WeirProc::start(redis, "recovery", &[]);
+    let p = recovery::prepare(&weir, replayed).await;
+    let started = recovery::start(&weir, redis, &p).await;
+    let alone = recovery::finish(&weir, redis, p, started).await;
+    let load_alone = run(&weir, redis, Scenario::new("1 webhook, alone", 1, load, Kind::WorkOrder)).await;
+    let p = recovery::prepare(&weir, replayed).await;
+    let started = recovery::start(&weir, redis, &p).await;
+    let load_beside = run(&weir, redis, Scenario::new("1 webhook, beside the replay", 1, load, Kind::WorkOrder)).await;
+    let beside = recovery::finish(&weir, redis, p, started).await;
+    weir.stop();
+    redis.flush().await;
+    Recovery { retained, alone, beside, load_alone, load_beside }
+}
+
+fn print_recovery(r: &Recovery) {
+    let (with_log, without) = r.retained;
+    println!();
+    println!(
+        "Redis memory per retained event nothing subscribed to (~1 KB, each about a new record): {with_log:.0} bytes with the event log (shipped), {without:.0} bytes with WEIR_EVENT_RETENTION=0s: the log costs {:.0} bytes per event",
+        with_log - without
+    );
+    println!();
+    println!(
+        "| replay to a new webhook | events | queued in | queued/s | delivered in | delivered/s | Weir CPU per event | Redis CPU per event |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    for (name, x) in [("alone", &r.alone), ("beside the 1 webhook load", &r.beside)] {
+        println!(
+            "| {name} | {} | {:.2} s | {:.0} | {:.2} s | {:.0} | {:.0} µs | {:.0} µs |",
+            x.events,
+            x.queued.as_secs_f64(),
+            x.events as f64 / x.queued.as_secs_f64(),
+            x.delivered.as_secs_f64(),
+            x.events as f64 / x.delivered.as_secs_f64(),
+            x.weir_cpu_us_per_event,
+            x.redis_cpu_us_per_event
+        );
+    }
+    println!();
+    println!("| the 1 webhook load | events | deliveries/s | publish→receipt p50 | p99 | publish p99 |");
+    println!("|---|---|---|---|---|---|");
+    for row in [&r.load_alone, &r.load_beside] {
+        println!(
+            "| {} | {} | {:.0} | {} | {} | {} |",
+            row.name,
+            row.events,
+            row.delivery_rate,
+            ms(row.e2e_p50),
+            ms(row.e2e_p99),
+            ms(row.publish_p99)
+        );
+    }
 }

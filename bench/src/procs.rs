@@ -329,8 +329,14 @@ impl Tenant {
         self.create_webhook_for(base, url, &["work_order_created", "report_export_completed"], extra).await;
     }
 
-    /// Subscribes `url` to `actions`, with `extra` fields (plugins, rate_limit…).
-    pub async fn create_webhook_for(&self, base: &str, url: &str, actions: &[&str], extra: serde_json::Value) {
+    /// Subscribes `url` to `actions`, with `extra` fields (plugins, rate_limit…); its id.
+    pub async fn create_webhook_for(
+        &self,
+        base: &str,
+        url: &str,
+        actions: &[&str],
+        extra: serde_json::Value,
+    ) -> String {
         let mut body = serde_json::json!({"url": url, "subscribed_actions": actions});
         if let (Some(body), Some(extra)) = (body.as_object_mut(), extra.as_object()) {
             body.extend(extra.clone());
@@ -346,6 +352,8 @@ impl Tenant {
             )
             .await;
         assert_eq!(status, 201, "create webhook: {text}");
+        let created: serde_json::Value = serde_json::from_str(&text).expect("json");
+        created["id"].as_str().expect("webhook id").to_owned()
     }
 
     /// Uploads `report-export-filter`; returns its id.

@@ -35,7 +35,9 @@ pub async fn run(deliveries: usize, webhooks: usize) {
     let redis = RedisProc::start();
     let store = Store::connect(&Settings::single(&redis.url(), "stages")).await.expect("store");
     let p = Partition(0);
-    let retention = Duration::from_secs(7 * 86_400);
+    let week = Duration::from_secs(7 * 86_400);
+    // The shipped defaults: deliveries and the event log kept a week.
+    let retention = weir::store::events::Retention { deliveries: week, events: week };
     let org = "org_01M84FP5M57Y3F9SNPRVGM36PE";
     let hooks: Vec<String> = (0..webhooks).map(|i| format!("wh_01M84FP5M57Y3F9SNPRVGM3{i:03}")).collect();
     let events = deliveries / webhooks;
@@ -53,6 +55,7 @@ pub async fn run(deliveries: usize, webhooks: usize) {
             subject: format!("WorkOrder:wo_{i}"),
             deleted: false,
             event_ms: 1_795_345_238_000 + i as u64,
+            logged_action: Some("work_order_created"),
             event: event.clone(),
             stored: stored.clone(),
             snapshot: true,

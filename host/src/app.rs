@@ -11,6 +11,7 @@ use crate::netguard::UrlRule;
 use crate::plugins::Runtime;
 use crate::store::batch::Batcher;
 use crate::store::clients::{TokenOwner, TokenQuery};
+use crate::store::events::Retention;
 use crate::store::publisher::Publisher;
 use crate::store::{Partition, Result, Store};
 
@@ -46,7 +47,8 @@ impl App {
     /// Builds the shared state (inside a Tokio runtime: the publisher's batches start here).
     pub fn new(config: Config, store: Store, plugins: Arc<Runtime>) -> App {
         let url_rule = UrlRule::new(config.allow_private_targets.clone());
-        let publisher = Publisher::start(&store, config.delivery_retention);
+        let retention = Retention { deliveries: config.delivery_retention, events: config.event_retention };
+        let publisher = Publisher::start(&store, retention);
         let lookups = store.clone();
         let tokens = Batcher::spawn_distinct(LOOKUP_BATCH, move |queries: Vec<TokenQuery>| {
             let store = lookups.clone();

@@ -89,7 +89,19 @@ pub const CATEGORIES: &[Category] = &[
         ],
     },
     Category { key: "exports", name: "Exports", events: &["report_export_completed"] },
+    Category {
+        key: "webhooks",
+        name: "Webhooks",
+        events: &["webhook_deactivated", "webhook_reactivated", "webhook_delivery_failed"],
+    },
 ];
+
+/// The category of operational events: Weir emits them itself (contract §7); publishers
+/// cannot.
+pub const OPERATIONAL: &str = "webhooks";
+
+/// The snapshot keys of operational events (never a publisher's record).
+pub const OPERATIONAL_SNAPSHOT_KEYS: &[&str] = &["webhook", "webhook_delivery"];
 
 /// The snapshot keys allowed in an envelope (service document §2).
 pub const SNAPSHOT_KEYS: &[&str] = &[
@@ -112,6 +124,16 @@ pub fn actions() -> impl Iterator<Item = &'static str> {
     CATEGORIES.iter().flat_map(|c| c.events.iter().copied())
 }
 
+/// Whether `action` is one Weir emits itself (its category is [`OPERATIONAL`]).
+pub fn is_operational(action: &str) -> bool {
+    CATEGORIES.iter().any(|c| c.key == OPERATIONAL && c.events.contains(&action))
+}
+
+/// The catalogue's name of `action`, if it is one.
+pub fn named(action: &str) -> Option<&'static str> {
+    actions().find(|a| *a == action)
+}
+
 /// Whether `action` is in the catalogue.
 pub fn is_known(action: &str) -> bool {
     CATEGORIES.iter().any(|c| c.events.contains(&action))
@@ -127,6 +149,7 @@ pub fn snapshot_key_for(action: &str) -> Option<&'static str> {
     // to `work_order_task`, not `work_order`; `form_review_approved` to `form`.
     SNAPSHOT_KEYS
         .iter()
+        .chain(OPERATIONAL_SNAPSHOT_KEYS)
         .filter(|key| action.strip_prefix(**key).is_some_and(|rest| rest.starts_with('_')))
         .max_by_key(|key| key.len())
         .copied()
@@ -164,7 +187,7 @@ mod tests {
         let all: Vec<&str> = CATEGORIES.iter().flat_map(|c| c.events.iter().copied()).collect();
         let unique: std::collections::HashSet<&str> = all.iter().copied().collect();
         assert_eq!(all.len(), unique.len(), "no action is listed twice");
-        assert_eq!(CATEGORIES.len(), 15);
+        assert_eq!(CATEGORIES.len(), 16);
         for name in all {
             assert!(name.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{name}");
         }
@@ -175,6 +198,9 @@ mod tests {
         for category in CATEGORIES {
             for action in category.events {
                 match snapshot_key_for(action) {
+                    Some(key) if is_operational(action) => {
+                        assert!(OPERATIONAL_SNAPSHOT_KEYS.contains(&key), "{action}")
+                    }
                     Some(key) => assert!(SNAPSHOT_KEYS.contains(&key), "{action}"),
                     None => assert!(*action == "note_created" || action.starts_with("document_"), "{action}"),
                 }
@@ -185,6 +211,10 @@ mod tests {
         assert_eq!(snapshot_key_for("form_review_approved"), Some("form"));
         assert_eq!(snapshot_key_for("report_export_completed"), Some("report_export"));
         assert_eq!(snapshot_key_for("action_item_completed"), Some("action_item"));
+        assert_eq!(snapshot_key_for("webhook_delivery_failed"), Some("webhook_delivery"));
+        assert_eq!(snapshot_key_for("webhook_deactivated"), Some("webhook"));
+        assert!(is_operational("webhook_reactivated") && !is_operational("work_order_created"));
+        assert_eq!(snapshot_key_of_type("Webhook"), None, "publishers never send a webhook's snapshot");
     }
 
     #[test]

@@ -10,6 +10,7 @@ use tokio::net::TcpListener;
 
 use crate::app::App;
 use crate::config::Config;
+use crate::domain::replay::Replayer;
 use crate::store::{Store, StoreError};
 use crate::{api, delivery, exports, plugins, server, settings, store, tls};
 
@@ -62,6 +63,12 @@ pub async fn run(
     let app = Arc::new(App::new(config, store, plugins));
     let engine = if app.config.workers { Some(delivery::Engine::start(app.clone())?) } else { None };
     let builders = app.config.workers.then(|| exports::builder::BuilderHandle::start(app.clone()));
+    // Replays a request left to the background, or whose process died, go on here.
+    let (stop_replays, replays_stopped) = tokio::sync::watch::channel(false);
+    let replays = app.config.workers.then(|| {
+        let app = app.clone();
+        tokio::spawn(async move { Replayer::of(&app).run_worker(replays_stopped).await })
+    });
     let routes = api::routes().merge(settings::router());
     let service = api::service(api::with_error_shape(routes, app.clone()));
     let addr = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
@@ -69,6 +76,10 @@ pub async fn run(
     server::serve(listener, service, tls, app.config.max_connections, shutdown).await;
     if let Some(builders) = builders {
         builders.stop().await;
+    }
+    let _ = stop_replays.send(true);
+    if let Some(replays) = replays {
+        let _ = replays.await;
     }
     if let Some(engine) = engine {
         engine.stop().await;

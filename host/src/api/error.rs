@@ -8,6 +8,7 @@ use serde::Serialize;
 use crate::auth::Denied;
 use crate::domain::Invalid;
 use crate::domain::deliveries::RetryError;
+use crate::domain::replay::ReplayError;
 use crate::domain::webhooks::WebhookError;
 use crate::store::StoreError;
 use crate::web::BodyError;
@@ -206,6 +207,22 @@ impl From<RetryError> for ApiError {
             }
             RetryError::Filtered => ApiError::conflict("a plugin filtered this delivery: there is no request to send"),
             RetryError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<ReplayError> for ApiError {
+    fn from(e: ReplayError) -> ApiError {
+        match e {
+            ReplayError::NotFound => ApiError::not_found("webhook"),
+            ReplayError::Invalid(invalid) => invalid.into(),
+            ReplayError::Inactive => {
+                ApiError::conflict("the webhook is inactive; reactivate it first (PATCH active: true)")
+            }
+            ReplayError::Running => ApiError::conflict(
+                "a replay of this webhook is still running (GET /api/v2/webhooks/{id}/replay shows how far it got)",
+            ),
+            ReplayError::Store(e) => e.into(),
         }
     }
 }

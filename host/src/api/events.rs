@@ -1,5 +1,6 @@
-//! `POST /api/v2/events`: the source of events (contract §2), and `GET /api/v2/events/{id}`. A `publisher` client sends
-//! the event; `crate::domain::events` validates it, builds the envelope and publishes it.
+//! `POST /api/v2/events`: the source of events (contract §2); `GET /api/v2/events` (the
+//! event log) and `GET /api/v2/events/{id}`. A `publisher` client sends the event;
+//! `crate::domain::events` validates it, builds the envelope and publishes it.
 //! The answer `202` comes only once the event and all its deliveries are in Redis.
 //! Publishing the same `id` again returns the first result and creates nothing.
 
@@ -11,11 +12,14 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::value::RawValue;
 
-use super::error::{ApiError, ApiResult, Code};
-use super::extract::{Admin, Id, MAX_JSON_BODY, Publisher};
+use super::error::{ApiError, ApiResult, Code, FieldError};
+use super::extract::{Admin, Id, MAX_JSON_BODY, Publisher, QueryRules};
+use super::schema::Page;
 use crate::app::App;
+use crate::catalog;
+use crate::domain::event_log::{self, Bounds};
 use crate::domain::events;
-use crate::web::{is_json, read_body};
+use crate::web::{Query, is_json, read_body};
 
 /// `POST /api/v2/events`
 #[utoipa::path(post, path = "/api/v2/events", tag = "events",
@@ -47,4 +51,45 @@ pub async fn get(State(app): State<Arc<App>>, Admin(caller): Admin, Id(id): Id) 
         Some(event) => Ok(axum::Json(event).into_response()),
         None => Err(ApiError::not_found("event")),
     }
+}
+
+/// `GET /api/v2/events?action=&since=&until=&limit=&cursor=`: the event log, newest first
+/// (admin and plan rules apply).
+#[utoipa::path(get, path = "/api/v2/events", tag = "events",
+    params(
+        ("action" = Option<String>, Query), ("since" = Option<String>, Query, description = "accepted at or after (RFC 3339)"),
+        ("until" = Option<String>, Query, description = "accepted before (RFC 3339)"),
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100), ("cursor" = Option<String>, Query),
+    ),
+    responses((status = 200, description = "A page of events, newest first", body = crate::api::schema::Page<crate::domain::event_log::LoggedEvent>)))]
+pub async fn list(State(app): State<Arc<App>>, Admin(caller): Admin, query: Query) -> ApiResult<Response> {
+    query.only(&["action", "since", "until", "limit", "cursor"])?;
+    let page = query.page(|c| event_log::valid_cursor(&app, c))?;
+    let mut errors = Vec::new();
+    let action = query.get("action").filter(|s| !s.is_empty());
+    if let Some(a) = action
+        && !catalog::is_known(a)
+    {
+        errors.push(FieldError::new("action", "is not an event in the catalogue"));
+    }
+    let mut time = |name: &str| {
+        let text = query.get(name).filter(|s| !s.is_empty())?;
+        let ms = crate::time::parse_rfc3339(text);
+        if ms.is_none() {
+            errors.push(FieldError::new(name, "must be an RFC 3339 UTC timestamp such as 2026-11-22T11:00:38.123Z"));
+        }
+        ms
+    };
+    let (since_ms, until_ms) = (time("since"), time("until"));
+    if let (Some(since), Some(until)) = (since_ms, until_ms)
+        && until <= since
+    {
+        errors.push(FieldError::new("until", "must be after since"));
+    }
+    if !errors.is_empty() {
+        return Err(ApiError::validation(errors));
+    }
+    let bounds = Bounds { since_ms, until_ms, action };
+    let (events, next) = event_log::list(&app, &caller.org_id, bounds, page.cursor.as_deref(), page.limit).await?;
+    Ok(axum::Json(Page { data: events, next_cursor: next }).into_response())
 }

@@ -17,6 +17,7 @@ pub mod oauth;
 pub mod openapi;
 pub mod ops;
 pub mod plugins;
+pub mod replay;
 pub mod schema;
 pub mod webhooks;
 
@@ -109,7 +110,8 @@ pub fn routes() -> Router<Arc<App>> {
         .route("/webhooks/{id}", get(webhooks::get).patch(webhooks::update).delete(webhooks::delete))
         .route("/webhooks/{id}/retry_failed", post(deliveries::retry_failed))
         .route("/webhooks/{id}/rotate_secret", post(webhooks::rotate_secret))
-        .route("/events", post(events::publish))
+        .route("/webhooks/{id}/replay", get(replay::status).post(replay::replay))
+        .route("/events", get(events::list).post(events::publish))
         .route("/events/{id}", get(events::get))
         .route("/webhook_deliveries", get(deliveries::list))
         .route("/webhook_deliveries/{id}", get(deliveries::get))

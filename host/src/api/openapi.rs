@@ -17,7 +17,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement
 use utoipa::openapi::{Content, Ref, RefOr, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
 
-use super::{deliveries, events, exports, oauth, ops, plugins, webhooks};
+use super::{deliveries, events, exports, oauth, ops, plugins, replay, webhooks};
 
 /// Adds the security schemes, and each operation's security and the error responses every
 /// operation of its kind can give.
@@ -135,7 +135,10 @@ fn add_errors(path: &str, method: &str, operation: &mut Operation) {
         webhooks::delete,
         webhooks::rotate_secret,
         deliveries::retry_failed,
+        replay::replay,
+        replay::status,
         events::publish,
+        events::list,
         events::get,
         deliveries::list,
         deliveries::get,
@@ -182,6 +185,6 @@ mod tests {
     #[test]
     fn the_document_is_the_one_pinned() {
         let hash = hex::encode(sha2::Sha256::digest(DOCUMENT.as_bytes()));
-        assert_eq!(hash, "b2db1bce964b79064cabe5dadb3fb6e2cb161c66b4b8e4bb03dbeaa6bb624020");
+        assert_eq!(hash, "59b844ab7e89a9cd5766ccf2839a37ba439e255e6098d5461f9ffb2e61a5b16c");
     }
 }

@@ -76,6 +76,16 @@ pub struct RetryFailedRequest {
     pub since: String,
 }
 
+/// `POST /api/v2/webhooks/{id}/replay`
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReplayRequest {
+    /// Events accepted at or after this time (RFC 3339; within `WEIR_EVENT_RETENTION`).
+    pub since: String,
+    /// Events accepted before this time (RFC 3339; default: now).
+    pub until: Option<String>,
+}
+
 /// How many deliveries were re-queued.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Count {

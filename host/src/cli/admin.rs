@@ -1,6 +1,7 @@
 //! `weir admin …`: operator commands against the store, printing JSON.
 
 use std::process::ExitCode;
+use std::time::Duration;
 
 use serde_json::json;
 
@@ -9,6 +10,7 @@ use clap::{Subcommand, ValueEnum};
 use super::logging::init_logging;
 use crate::auth::{CLIENT_SECRET_PREFIX, secrets};
 use crate::config::Config;
+use crate::domain::replay::{ReplayError, Replayer};
 use crate::store::Store;
 use crate::store::managed::ForCommand;
 use crate::store::orgs::Plan;
@@ -24,6 +26,8 @@ enum AdminError {
     NoClient(String),
     #[error("a user with email {0} already exists")]
     EmailTaken(String),
+    #[error("{0}")]
+    Replay(String),
     #[error("{0}")]
     Store(#[from] crate::store::StoreError),
     #[error("{0}")]
@@ -46,6 +50,28 @@ pub(super) enum AdminCommand {
     User {
         #[command(subcommand)]
         command: UserCommand,
+    },
+    /// Webhooks.
+    Webhook {
+        #[command(subcommand)]
+        command: WebhookCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(super) enum WebhookCommand {
+    /// Replay the events accepted in a window to a webhook (as `POST
+    /// /api/v2/webhooks/{id}/replay`), waiting until every one is queued.
+    Replay {
+        webhook_id: String,
+        #[arg(long = "org", value_name = "ORG_ID")]
+        org_id: String,
+        /// RFC 3339, within WEIR_EVENT_RETENTION.
+        #[arg(long)]
+        since: String,
+        /// RFC 3339 (default: now).
+        #[arg(long)]
+        until: Option<String>,
     },
 }
 
@@ -158,7 +184,7 @@ pub(super) async fn run(config: Config, command: AdminCommand) -> ExitCode {
     let settings = config.store_settings();
     let result = match settings {
         Some(settings) => match Store::connect(&settings).await {
-            Ok(store) => execute(&store, command).await,
+            Ok(store) => execute(&store, &config, command).await,
             Err(e) => Err(AdminError::Usage(format!("cannot reach Redis at {}: {e}", settings.target.describe()))),
         },
         None => Err(AdminError::Usage("no Redis to use".into())),
@@ -195,8 +221,32 @@ async fn known_org(store: &Store, org_id: &str) -> Result<(), AdminError> {
     Ok(())
 }
 
-async fn execute(store: &Store, command: AdminCommand) -> Result<serde_json::Value, AdminError> {
+async fn execute(store: &Store, config: &Config, command: AdminCommand) -> Result<serde_json::Value, AdminError> {
     match command {
+        AdminCommand::Webhook { command: WebhookCommand::Replay { webhook_id, org_id, since, until } } => {
+            known_org(store, &org_id).await?;
+            let replayer = Replayer {
+                store,
+                delivery_retention: config.delivery_retention,
+                event_retention: config.event_retention,
+                app: None,
+            };
+            let mut body = serde_json::Map::new();
+            body.insert("since".into(), json!(since));
+            if let Some(until) = until {
+                body.insert("until".into(), json!(until));
+            }
+            // To the end: an operator's command waits for its work.
+            let done = replayer.request(&org_id, &webhook_id, body, Duration::from_secs(24 * 3600)).await;
+            match done {
+                Ok(view) => Ok(json!(view)),
+                Err(ReplayError::Store(e)) => Err(e.into()),
+                Err(ReplayError::Invalid(invalid)) => Err(AdminError::Replay(
+                    invalid.0.iter().map(|e| format!("--{} {}", e.field, e.message)).collect::<Vec<_>>().join("; "),
+                )),
+                Err(e) => Err(AdminError::Replay(format!("webhook {webhook_id}: {e}"))),
+            }
+        }
         AdminCommand::Org { command: OrgCommand::Create { name, plan } } => {
             let org = store.create_org(&non_empty("--name", &name)?, plan.into()).await?;
             Ok(json!(org))

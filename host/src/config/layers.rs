@@ -39,6 +39,7 @@ pub const KEYS: &[&str] = &[
     "max_in_flight_per_webhook",
     "worker_concurrency",
     "delivery_retention",
+    "event_retention",
     "export_url_ttl",
     "takeover_after",
     "workers",
@@ -128,6 +129,11 @@ impl Layers {
             self.values.insert(key, (Raw::Toml(value), origin(key)));
         }
         Ok(())
+    }
+
+    /// Whether `key` keeps the reference file's value (no file or variable set it).
+    pub(super) fn is_default(&self, key: &'static str) -> bool {
+        matches!(self.values.get(key), None | Some((_, Origin::Default(_))))
     }
 
     pub(super) fn invalid(&self, key: &'static str, message: impl Into<String>) -> ConfigError {

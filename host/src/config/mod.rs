@@ -53,6 +53,8 @@ pub struct Config {
     pub max_in_flight_per_webhook: usize,
     pub worker_concurrency: usize,
     pub delivery_retention: Duration,
+    /// How far back the event log and replays reach (zero: no event log).
+    pub event_retention: Duration,
     pub export_url_ttl: Duration,
     pub takeover_after: Duration,
     pub workers: bool,
@@ -264,6 +266,7 @@ impl Layers {
         let max_in_flight_per_webhook = self.uint("max_in_flight_per_webhook", 1, 10_000)? as usize;
         let worker_concurrency = self.uint("worker_concurrency", 1, 100_000)? as usize;
         let delivery_retention = self.duration("delivery_retention", YEAR)?;
+        let event_retention = self.span("event_retention", YEAR)?;
         let export_url_ttl = self.duration("export_url_ttl", Duration::from_secs(7 * 86_400))?;
         let takeover_after = self.duration("takeover_after", Duration::from_secs(3600))?;
         let workers = self.boolean("workers")?;
@@ -295,6 +298,21 @@ impl Layers {
             ));
         }
 
+        // The default follows a shorter delivery retention; a value set on purpose must fit.
+        let event_retention = match self.is_default("event_retention") {
+            true => event_retention.min(delivery_retention),
+            false => event_retention,
+        };
+        if event_retention > delivery_retention {
+            return Err(self.invalid(
+                "event_retention",
+                format!(
+                    "must be at most delivery_retention ({}): a replayed event becomes a delivery, kept that long",
+                    duration::format(delivery_retention)
+                ),
+            ));
+        }
+
         Ok(Config {
             redis_url,
             redis_cluster,
@@ -319,6 +337,7 @@ impl Layers {
             max_in_flight_per_webhook,
             worker_concurrency,
             delivery_retention,
+            event_retention,
             export_url_ttl,
             takeover_after,
             workers,

@@ -178,3 +178,13 @@ fn runtime_threads_default_to_half_the_cores_and_may_be_set() {
     let err = load(&[("WEIR_RUNTIME_THREADS", "many")]).unwrap_err().to_string();
     assert!(err.contains("WEIR_RUNTIME_THREADS"), "{err}");
 }
+
+#[test]
+fn event_retention_defaults_to_a_week_follows_a_shorter_delivery_retention_and_must_fit() {
+    assert_eq!(load(&[]).unwrap().event_retention, Duration::from_secs(7 * 86_400));
+    let short = [("WEIR_DELIVERY_RETENTION", "1h"), ("WEIR_RETRY_SCHEDULE", "1s,2s")];
+    assert_eq!(load(&short).unwrap().event_retention, Duration::from_secs(3600), "the default follows");
+    assert_eq!(load(&[("WEIR_EVENT_RETENTION", "0s")]).unwrap().event_retention, Duration::ZERO);
+    let err = load(&[short[0], short[1], ("WEIR_EVENT_RETENTION", "2h")]).unwrap_err().to_string();
+    assert!(err.starts_with("WEIR_EVENT_RETENTION") && err.contains("delivery_retention"), "{err}");
+}

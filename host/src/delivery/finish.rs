@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::Engine;
+use crate::domain::notices::Notice;
 use crate::store::queue::Member;
 use crate::store::status::Status;
 use crate::store::streak::{Deactivated, Streak, StreakRules};
@@ -92,6 +93,11 @@ impl Engine {
             && status != Status::Pending
         {
             self.app.metrics.delivery_finished(status.as_str());
+            // Retries exhausted: a request was made and no attempt is left (not a delivery
+            // that failed because its webhook was switched off).
+            if status == Status::Failed && matches!(report.outcome, Outcome::Failed) && report.attempt_json.is_some() {
+                self.tell_failed(&report.member.org, delivery).await;
+            }
         }
         self.keep_streak(&report, failing).await;
     }
@@ -122,15 +128,11 @@ impl Engine {
                 };
                 // (The attempt that tipped it was logged just before, with its cause.)
                 tracing::warn!(webhook_id = %webhook, org_id = %org, reason = reason.as_str(), "webhook deactivated: {why}");
-                let store = self.store.clone();
-                let webhook = webhook.clone();
+                let (org, webhook) = (org.clone(), webhook.clone());
                 let app = self.app.clone();
                 tokio::spawn(async move {
-                    match store.end_pending(&webhook, Status::Failed).await {
-                        Ok(n) => (0..n).for_each(|_| app.metrics.delivery_finished("failed")),
-                        Err(e) => {
-                            tracing::warn!(error = %e, webhook_id = %webhook, "cannot fail a deactivated webhook's deliveries yet")
-                        }
+                    if let Err(e) = crate::domain::webhooks::after_deactivation(&app, &org, &webhook).await {
+                        tracing::warn!(error = %e, webhook_id = %webhook, "cannot fail a deactivated webhook's deliveries yet")
                     }
                 });
             }
@@ -138,6 +140,15 @@ impl Engine {
             Err(e) => {
                 tracing::warn!(error = %e, webhook_id = %webhook, org_id = %org, "cannot keep the webhook's failure streak")
             }
+        }
+    }
+
+    /// Tells the organisation that a delivery's retries are exhausted
+    /// (`webhook_delivery_failed`).
+    async fn tell_failed(&self, org: &str, delivery: &str) {
+        match crate::domain::deliveries::find(&self.app, org, delivery).await {
+            Ok(d) => crate::domain::notices::emit(&self.app, org, Notice::DeliveryFailed(&d)).await,
+            Err(e) => tracing::warn!(error = %e, delivery_id = %delivery, "cannot read a failed delivery to report it"),
         }
     }
 

@@ -67,10 +67,23 @@ impl Event<'_> {
 
 /// Publishes a validated event for an organisation. Idempotent on the event id.
 pub async fn publish(app: &App, org_id: &str, event: &Event<'_>) -> Result<Published, StoreError> {
+    publish_except(app, org_id, event, None).await
+}
+
+/// Publishes an event to the organisation's subscribed webhooks but `except` (an
+/// operational event is never delivered to the webhook it is about).
+pub async fn publish_except(
+    app: &App,
+    org_id: &str,
+    event: &Event<'_>,
+    except: Option<&str>,
+) -> Result<Published, StoreError> {
     let envelope = event.envelope(org_id);
-    let webhooks = app.publisher.subscribers(org_id, &event.action).await?;
+    let mut webhooks = app.publisher.subscribers(org_id, &event.action).await?;
+    webhooks.retain(|w| Some(w.as_str()) != except);
     let p = app.store.keys().partition_of_subject(org_id, &event.subject_type, &event.subject_id);
-    let snapshot = envelope.len() <= MAX_SNAPSHOT_BYTES;
+    // Operational events are about Weir's own resources: no report exports them.
+    let snapshot = envelope.len() <= MAX_SNAPSHOT_BYTES && !catalog::is_operational(&event.action);
     let accepted_ms = crate::time::now_millis();
     let as_stored = Arc::new(StoredEvent { created_at: event.created_at.clone(), envelope, accepted_ms });
     let publication = Publication {
@@ -80,6 +93,7 @@ pub async fn publish(app: &App, org_id: &str, event: &Event<'_>) -> Result<Publi
         subject: format!("{}:{}", event.subject_type, event.subject_id),
         deleted: event.deleted,
         event_ms: crate::time::parse_rfc3339(&event.created_at).unwrap_or_else(crate::time::now_millis),
+        logged_action: catalog::named(&event.action),
         stored: Arc::new(as_stored.encode()),
         event: as_stored,
         snapshot,
@@ -149,6 +163,10 @@ pub fn validate(mut fields: BTreeMap<String, &RawValue>) -> Result<Event<'_>, In
     let action = match fields.remove("action").map(text) {
         None => {
             error("action", "is required");
+            String::new()
+        }
+        Some(Some(a)) if catalog::is_operational(&a) => {
+            error("action", "is an operational event: only Weir emits it");
             String::new()
         }
         Some(Some(a)) if catalog::is_known(&a) => a,

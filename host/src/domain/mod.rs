@@ -4,8 +4,11 @@
 //! typed errors; none of them builds a key or a store call of its own for these.
 
 pub mod deliveries;
+pub mod event_log;
 pub mod events;
 pub mod fields;
+pub mod notices;
+pub mod replay;
 pub mod rules;
 pub mod webhooks;
 

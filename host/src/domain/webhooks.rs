@@ -6,6 +6,7 @@
 use serde_json::{Value, json};
 
 use super::fields::{Fields, bounded_text};
+use super::notices::{self, Notice};
 use super::{FieldError, Invalid};
 use crate::app::App;
 use crate::catalog;
@@ -124,6 +125,10 @@ pub async fn update(
     fields.finish()?;
     let webhook = match app.store.update_webhook(org_id, id, &change).await? {
         Updated::Ok(webhook) => *webhook,
+        Updated::Reactivated(webhook) => {
+            notices::emit(app, org_id, Notice::Reactivated(&webhook)).await;
+            *webhook
+        }
         Updated::NotFound => return Err(WebhookError::NotFound),
         Updated::PluginMissing => return Err(Invalid::field("plugins", "an attached plugin was just deleted").into()),
     };
@@ -132,6 +137,22 @@ pub async fn update(
         return find(app, org_id, id).await;
     }
     Ok(webhook)
+}
+
+/// What follows a webhook's deactivation, by hand or by the delivery workers: its pending
+/// deliveries fail (retriable after reactivation; they emit nothing), and the organisation
+/// is told with one `webhook_deactivated`. How many deliveries ended.
+pub async fn after_deactivation(app: &App, org_id: &str, id: &str) -> Result<usize, StoreError> {
+    let ended = app.store.end_pending(id, Status::Failed).await?;
+    for _ in 0..ended {
+        app.metrics.delivery_finished(Status::Failed.as_str());
+    }
+    if let Some(webhook) = app.store.get_webhook(org_id, id).await?
+        && !webhook.active
+    {
+        notices::emit(app, org_id, Notice::Deactivated(&webhook)).await;
+    }
+    Ok(ended)
 }
 
 /// Gives the organisation's webhook a new signing secret (`{"grace_period"?: "24h"}`,
@@ -179,17 +200,15 @@ pub async fn stop(app: &App, org_id: &str, id: &str, off: Off) -> Result<bool, S
     if !app.store.webhook_off(org_id, id, off).await? {
         return Ok(false);
     }
-    let status = match off {
-        Off::Delete => Status::Cancelled,
-        Off::Deactivate(_) => Status::Failed,
-    };
-    let ended = app.store.end_pending(id, status).await?;
+    if let Off::Deactivate(_) = off {
+        after_deactivation(app, org_id, id).await?;
+        return Ok(true);
+    }
+    let ended = app.store.end_pending(id, Status::Cancelled).await?;
     for _ in 0..ended {
-        app.metrics.delivery_finished(status.as_str());
+        app.metrics.delivery_finished(Status::Cancelled.as_str());
     }
-    if off == Off::Delete {
-        app.store.drop_webhook_index(id, app.config.delivery_retention).await?;
-    }
+    app.store.drop_webhook_index(id, app.config.delivery_retention).await?;
     Ok(true)
 }
 

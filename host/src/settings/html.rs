@@ -96,10 +96,13 @@ pub enum Notice {
     Rotated,
     RetriedFailed,
     SinceInvalid,
+    Replayed,
+    ReplayRunning,
+    ReplayWindowInvalid,
 }
 
 impl Notice {
-    const ALL: [Notice; 13] = [
+    const ALL: [Notice; 16] = [
         Notice::Created,
         Notice::Saved,
         Notice::Deleted,
@@ -113,6 +116,9 @@ impl Notice {
         Notice::Rotated,
         Notice::RetriedFailed,
         Notice::SinceInvalid,
+        Notice::Replayed,
+        Notice::ReplayRunning,
+        Notice::ReplayWindowInvalid,
     ];
 
     /// The code carried in the URL.
@@ -131,6 +137,9 @@ impl Notice {
             Notice::Rotated => "rotated",
             Notice::RetriedFailed => "retried_failed",
             Notice::SinceInvalid => "since_invalid",
+            Notice::Replayed => "replayed",
+            Notice::ReplayRunning => "replay_running",
+            Notice::ReplayWindowInvalid => "replay_window_invalid",
         }
     }
 
@@ -157,6 +166,11 @@ impl Notice {
             }
             Notice::RetriedFailed => ("ok", "A new attempt of the failed deliveries since that time is queued."),
             Notice::SinceInvalid => ("error", "Choose a date and time to retry failed deliveries from."),
+            Notice::Replayed => ("ok", "Replay queued; how far it got is shown under Replay."),
+            Notice::ReplayRunning => ("error", "A replay of this webhook is still running: wait for it to end."),
+            Notice::ReplayWindowInvalid => {
+                ("error", "Choose a window within the event retention: since in the past, until (if any) after since.")
+            }
         };
         notice(kind, text)
     }

@@ -8,10 +8,12 @@
 //! - `webhooks`: the list, create, edit, plugins, rotate the secret, deactivate/reactivate,
 //!   delete.
 //! - `deliveries`: one delivery, and retrying it.
+//! - `replay`: a webhook's replay form and its latest replay.
 
 mod deliveries;
 mod health;
 pub mod html;
+mod replay;
 mod session;
 mod webhook_deliveries;
 mod webhook_forms;
@@ -39,6 +41,7 @@ pub fn router() -> Router<Arc<App>> {
         .route("/settings/webhooks/{id}/active", post(webhooks::set_active))
         .route("/settings/webhooks/{id}/rotate_secret", post(webhooks::rotate_secret))
         .route("/settings/webhooks/{id}/retry_failed", post(webhook_deliveries::retry_failed))
+        .route("/settings/webhooks/{id}/replay", post(replay::replay))
         .route("/settings/webhooks/{id}/delete", get(webhooks::delete_confirm).post(webhooks::delete))
         .route("/settings/deliveries/{id}", get(deliveries::show))
         .route("/settings/deliveries/{id}/retry", post(deliveries::retry))

@@ -142,7 +142,7 @@ pub(super) async fn section(app: &App, signed: &Signed, w: &Webhook, query: &Que
 
 /// A `since` from the form: `datetime-local` text (`2026-11-23T10:00` or with seconds),
 /// taken as UTC, or an RFC 3339 timestamp.
-fn since_rfc3339(text: &str) -> Option<String> {
+pub(super) fn since_rfc3339(text: &str) -> Option<String> {
     let text = text.trim();
     if crate::time::parse_rfc3339(text).is_some() {
         return Some(text.to_owned());

@@ -15,7 +15,7 @@ use super::session::{Change, Form, Id, Signed, plain, store_down};
 use super::webhook_forms::{
     FormValues, plugin_names, plugins_form, problems, status_html, webhook_fields, webhook_form,
 };
-use super::{health, webhook_deliveries};
+use super::{health, replay, webhook_deliveries};
 use crate::app::App;
 use crate::domain::rules;
 use crate::domain::webhooks::{self as domain, WebhookError};
@@ -159,6 +159,7 @@ async fn render_show(
     ));
     // The deliveries come first: the settings forms below are long.
     body.push_str(&webhook_deliveries::section(app, signed, w, query).await);
+    body.push_str(&replay::section(app, signed, w).await);
     if admin {
         let previous = match &w.previous_secret_expires_at {
             Some(until) => format!(

@@ -14,7 +14,8 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use super::keys::Partition;
+use super::event_log::LogEntry;
+use super::keys::{HOUR_MS, Partition};
 use super::reply::{name_of, unexpected};
 use super::scripts::{PUBLISH, RELEASE};
 use super::status::Status;
@@ -30,6 +31,15 @@ pub(super) const CAP_CHECK_EVERY: u32 = 8;
 /// Largest event kept as a record's snapshot (its envelope, uncompressed).
 pub const MAX_SNAPSHOT_BYTES: usize = 256 * 1024;
 
+/// How long what a publish writes is kept.
+#[derive(Debug, Clone, Copy)]
+pub struct Retention {
+    /// Events, and the deliveries they carry (`WEIR_DELIVERY_RETENTION`).
+    pub deliveries: Duration,
+    /// The event log (`WEIR_EVENT_RETENTION`; zero: no log).
+    pub events: Duration,
+}
+
 /// An event to publish, with the webhooks it goes to.
 #[derive(Debug, Clone)]
 pub struct Publication {
@@ -42,6 +52,8 @@ pub struct Publication {
     pub deleted: bool,
     /// The event's time (ms): newer snapshots replace older ones, whatever the arrival order.
     pub event_ms: u64,
+    /// Its action as the catalogue names it, for the event log (`None`: not logged).
+    pub logged_action: Option<&'static str>,
     /// The event as stored, and its stored form ([`StoredEvent::encode`] of it: encoded by
     /// the caller, so that concurrent publishes compress in parallel).
     pub event: Arc<StoredEvent>,
@@ -77,14 +89,18 @@ pub enum Published {
 impl Store {
     /// Publishes events of one partition (all or nothing each), and waits for replicas when
     /// configured: once this returns, every `New` event is acknowledged.
-    pub async fn publish(&self, p: Partition, batch: &[Publication], retention: Duration) -> Result<Vec<Published>> {
+    pub async fn publish(&self, p: Partition, batch: &[Publication], retention: Retention) -> Result<Vec<Published>> {
         let keys = self.keys();
         let mut call = PUBLISH.call();
         call.key(&keys.ready(p)).key(&keys.released_events(p));
         let cap = self.snapshots_per_org.div_ceil(usize::from(keys.partition_count()));
-        call.arg(crate::time::now_millis()).arg(retention.as_millis() as u64).arg(cap);
+        call.arg(crate::time::now_millis()).arg(retention.deliveries.as_millis() as u64).arg(cap);
         for event in batch {
-            call.key(&keys.event(p, &event.org_id, &event.event_id)).key(&keys.snapshots(p, &event.org_id));
+            let accepted_ms = event.event.accepted_ms;
+            let hour = super::keys::hour_of(accepted_ms);
+            call.key(&keys.event(p, &event.org_id, &event.event_id))
+                .key(&keys.snapshots(p, &event.org_id))
+                .key(&keys.event_log(p, &event.org_id, hour));
             call.arg(&event.event_id)
                 .arg(&event.org_id)
                 .arg(event.stored.as_slice())
@@ -104,8 +120,14 @@ impl Store {
                     true => "y",
                 })
                 .arg(event.webhooks.len());
+            match (retention.events.as_millis() as u64, event.logged_action) {
+                (0, _) | (_, None) => call.arg("").arg(""),
+                (keep, Some(action)) => {
+                    let entry = LogEntry::of(&event.org_id, &event.event_id, accepted_ms, action);
+                    call.arg(entry.encode().as_slice()).arg((u64::from(hour) + 1) * HOUR_MS + keep)
+                }
+            };
             // Its deliveries' ids are derived from the time it was accepted.
-            let accepted_ms = event.event.accepted_ms;
             let day = super::keys::day_of(accepted_ms);
             // In id order, so the indexes list one event's deliveries (which share a time)
             // newest first by id too.

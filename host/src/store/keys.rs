@@ -45,6 +45,9 @@
 //! | `P:{q}:release` | list | events no longer the newest of their record, to be given back their TTL |
 //! | `P:{q}:d:{dlv}` | hash | a delivery (`store::deliveries`; `{dlv}` its id without `dlv_`); no TTL: removed with its day (`store::trim`) |
 //! | `P:{q}:od:{org}:{day}`, `P:{q}:wd:{wh}:{day}` | list | deliveries of an organisation / a webhook made here on a day (UTC, days since the epoch), in the order they were made: their ids without `dlv_` ([`index_entry`]) |
+//! | `P:{q}:el:{org}:{hour}` | list, TTL | the event log: events of an organisation accepted here in an hour (hours since the epoch), in the order they were accepted, 22 bytes each (`store::event_log`); expires `WEIR_EVENT_RETENTION` after its hour |
+//! | `P:{replays}:jobs` | zset | replays to run, by due time or end of lease (ms) (replays are rare: they share one slot) |
+//! | `P:{replays}:r:{wh}` | hash, TTL once done | the latest replay of a webhook and how far it got (`store::replay`) |
 //! | `P:{q}:trimmed` | hash | organisation → the last day whose deliveries were removed here |
 //! | `P:{q}:ready` | zset | webhooks with queued deliveries here, by when the next one is due (ms) |
 //! | `P:{q}:wn:{wh}` | list | a webhook's new deliveries here, not yet claimed (`dlv org evt`), oldest first |
@@ -70,12 +73,33 @@ pub fn day_of(ms: u64) -> u32 {
     (ms / 86_400_000) as u32
 }
 
-/// The name of an event in its key: the first 128 bits of SHA-256 of its organisation and
-/// id, base64url (22 characters, where the two ids take about 60). Event ids are chosen by
-/// publishers, so the organisation is part of it.
+/// The hour (since the epoch) of a time in ms: the event log is kept by the hour.
+pub fn hour_of(ms: u64) -> u32 {
+    (ms / HOUR_MS) as u32
+}
+
+/// An hour in ms.
+pub const HOUR_MS: u64 = 3_600_000;
+
+/// The digest that names an event: the first 128 bits of SHA-256 of its organisation and
+/// id. Event ids are chosen by publishers, so the organisation is part of it.
+pub fn event_digest(org: &str, event: &str) -> [u8; 16] {
+    let digest = ids::digest(&[org, event]);
+    let mut out = [0; 16];
+    out.copy_from_slice(&digest[..16]);
+    out
+}
+
+/// The name of an event in its key: its [`event_digest`], base64url (22 characters, where
+/// the two ids take about 60).
 pub fn event_name(org: &str, event: &str) -> String {
+    name_of_digest(&event_digest(org, event))
+}
+
+/// The name of an event in its key, from its digest.
+pub fn name_of_digest(digest: &[u8; 16]) -> String {
     use base64::Engine;
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&ids::digest(&[org, event])[..16])
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(digest)
 }
 
 /// A delivery as its day's indexes hold it: its id without `dlv_`.
@@ -275,6 +299,14 @@ impl Keys {
         self.tagged("exports", &["jobs"])
     }
 
+    pub fn replay_jobs(&self) -> String {
+        self.tagged("replays", &["jobs"])
+    }
+
+    pub fn replay(&self, webhook: &str) -> String {
+        self.tagged("replays", &["r", webhook])
+    }
+
     pub fn export_link_secret(&self) -> String {
         self.k(&["secret", "export-links"])
     }
@@ -282,7 +314,16 @@ impl Keys {
     // --- a partition ---------------------------------------------------------------------
 
     pub fn event(&self, p: Partition, org: &str, event: &str) -> String {
-        self.part(p, &["e", &event_name(org, event)])
+        self.event_named(p, &event_name(org, event))
+    }
+
+    /// An event's key from its name ([`event_name`]).
+    pub fn event_named(&self, p: Partition, name: &str) -> String {
+        self.part(p, &["e", name])
+    }
+
+    pub fn event_log(&self, p: Partition, org: &str, hour: u32) -> String {
+        self.part(p, &["el", org, &hour.to_string()])
     }
 
     pub fn snapshots(&self, p: Partition, org: &str) -> String {
@@ -360,6 +401,7 @@ mod tests {
             assert_eq!(slot(&keys.org_deliveries(p, "org_1", 20_000)), s);
             assert_eq!(slot(&keys.webhook_new(p, "wh_1")), s);
             assert_eq!(slot(&keys.snapshots(p, "org_1")), s);
+            assert_eq!(slot(&keys.event_log(p, "org_1", 495_000)), s);
             assert_eq!(u32::from(s) / (SLOTS / 16), u32::from(p.0), "partition {p:?} in its slice");
         }
         // Three masters with the default contiguous ranges: at most 6 of 16 partitions each.
@@ -383,6 +425,7 @@ mod tests {
             assert_eq!(slot(&key), s, "{key}");
         }
         assert_eq!(slot(&keys.client("cli_1")), slot(&keys.token("cli_1", "abc")));
+        assert_eq!(slot(&keys.replay("wh_1")), slot(&keys.replay_jobs()));
     }
 
     #[test]

@@ -30,25 +30,40 @@ pub enum Index<'a> {
     Webhook(&'a str),
 }
 
-/// Where a listing stands in one partition: the day it reads, and how many of that day's
-/// entries (counted from the day's first) are still to be listed — `None`: all of them as
-/// the day's list is when first read. Lists only grow at their end (a day goes whole), so
-/// a position stays valid.
+/// Where a listing stands in one partition: the bucket (a day of deliveries, an hour of the
+/// event log) it reads, and how many of that bucket's entries (counted from its first) are
+/// still to be listed — `None`: all of them as its list is when first read. Lists only grow
+/// at their end (a bucket goes whole), so a position stays valid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Position {
-    day: u32,
-    end: Option<u64>,
+pub(super) struct Position {
+    pub(super) bucket: u32,
+    pub(super) end: Option<u64>,
 }
 
 /// A listing's cursor: its position in every partition (`None` once one is exhausted). As
-/// text: `day.end` (`day.x` for the whole day) or `-` per partition, comma-separated.
+/// text: `bucket.end` (`bucket.x` for the whole bucket) or `-` per partition,
+/// comma-separated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cursor(Vec<Option<Position>>);
 
 impl Cursor {
-    /// The first page's cursor: every partition from the end of `today`.
-    fn start(partitions: u16, today: u32) -> Cursor {
-        Cursor((0..partitions).map(|_| Some(Position { day: today, end: None })).collect())
+    /// The first page's cursor: every partition from the end of bucket `newest`.
+    pub(super) fn start(partitions: u16, newest: u32) -> Cursor {
+        Cursor((0..partitions).map(|_| Some(Position { bucket: newest, end: None })).collect())
+    }
+
+    /// A cursor at the end of everything.
+    pub(super) fn done(partitions: u16) -> Cursor {
+        Cursor(vec![None; usize::from(partitions)])
+    }
+
+    pub(super) fn positions(&mut self) -> &mut [Option<Position>] {
+        &mut self.0
+    }
+
+    /// Its text, or `None` when every partition is exhausted.
+    pub(super) fn text_unless_exhausted(&self) -> Option<String> {
+        (!self.exhausted()).then(|| self.text())
     }
 
     /// A cursor given back by a client, if it is one of a data set with `partitions`.
@@ -58,9 +73,9 @@ impl Cursor {
             .map(|part| match part {
                 "-" => Some(None),
                 _ => {
-                    let (day, end) = part.split_once('.')?;
+                    let (bucket, end) = part.split_once('.')?;
                     let end = if end == "x" { None } else { Some(end.parse().ok()?) };
-                    Some(Some(Position { day: day.parse().ok()?, end }))
+                    Some(Some(Position { bucket: bucket.parse().ok()?, end }))
                 }
             })
             .collect();
@@ -72,8 +87,8 @@ impl Cursor {
             .0
             .iter()
             .map(|p| match p {
-                Some(Position { day, end: Some(end) }) => format!("{day}.{end}"),
-                Some(Position { day, end: None }) => format!("{day}.x"),
+                Some(Position { bucket, end: Some(end) }) => format!("{bucket}.{end}"),
+                Some(Position { bucket, end: None }) => format!("{bucket}.x"),
                 None => "-".to_owned(),
             })
             .collect();
@@ -109,9 +124,7 @@ impl Store {
         let partitions = self.keys().partition_count();
         let today = super::keys::day_of(crate::time::now_millis());
         let mut cursor = match cursor {
-            Some(text) => {
-                Cursor::parse(text, partitions).unwrap_or_else(|| Cursor(vec![None; usize::from(partitions)]))
-            }
+            Some(text) => Cursor::parse(text, partitions).unwrap_or_else(|| Cursor::done(partitions)),
             None => Cursor::start(partitions, today),
         };
         let batch = limit.clamp(10, 200) as u64;
@@ -158,12 +171,12 @@ impl Store {
                 {
                     kept.push(id);
                     if kept.len() == limit {
-                        return Ok((kept, (!cursor.exhausted()).then(|| cursor.text())));
+                        return Ok((kept, cursor.text_unless_exhausted()));
                     }
                 }
             }
             if scanned >= scan {
-                return Ok((kept, (!cursor.exhausted()).then(|| cursor.text())));
+                return Ok((kept, cursor.text_unless_exhausted()));
             }
         }
     }
@@ -181,11 +194,11 @@ impl Store {
         oldest_day: u32,
     ) -> Result<()> {
         while let Some(at) = *position {
-            if at.day < oldest_day {
+            if at.bucket < oldest_day {
                 *position = None;
                 break;
             }
-            let key = self.index_key(p, index, at.day);
+            let key = self.index_key(p, index, at.bucket);
             // Where the unread part ends: the cursor's position, or the index's length on its
             // first page. Two commands, not a transaction: mid-reshard only a command alone
             // follows its key to the node it moves to (`ASK`). An index only grows at its
@@ -202,11 +215,11 @@ impl Store {
                 }
             };
             if ids.is_empty() {
-                *position = Some(Position { day: at.day.saturating_sub(1), end: None }).filter(|_| at.day > 0);
+                *position = Some(Position { bucket: at.bucket.saturating_sub(1), end: None }).filter(|_| at.bucket > 0);
                 continue;
             }
             let start = end.saturating_sub(ids.len() as u64);
-            *position = Some(Position { day: at.day, end: Some(end) });
+            *position = Some(Position { bucket: at.bucket, end: Some(end) });
             buffer.extend(
                 ids.iter().enumerate().map(|(k, entry)| (start + k as u64, super::keys::delivery_of_entry(entry))),
             );
@@ -251,8 +264,11 @@ mod tests {
 
     #[test]
     fn cursors_read_back_and_refuse_what_they_are_not() {
-        let cursor =
-            Cursor(vec![Some(Position { day: 20_415, end: Some(17) }), None, Some(Position { day: 3, end: None })]);
+        let cursor = Cursor(vec![
+            Some(Position { bucket: 20_415, end: Some(17) }),
+            None,
+            Some(Position { bucket: 3, end: None }),
+        ]);
         assert_eq!(cursor.text(), "20415.17,-,3.x");
         assert_eq!(Cursor::parse("20415.17,-,3.x", 3), Some(cursor));
         assert_eq!(Cursor::parse("20415.17", 3), None, "one position per partition");

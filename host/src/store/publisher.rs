@@ -4,7 +4,7 @@
 //! organisation and action one lookup).
 
 use super::batch::Batcher;
-use super::events::{Publication, Published};
+use super::events::{Publication, Published, Retention};
 use super::{Partition, Store, StoreError};
 
 /// Most events sent to Redis in one publish call.
@@ -21,7 +21,7 @@ pub struct Publisher {
 
 impl Publisher {
     /// Starts the batchers (inside a Tokio runtime).
-    pub fn start(store: &Store, retention: std::time::Duration) -> Publisher {
+    pub fn start(store: &Store, retention: Retention) -> Publisher {
         let partitions = Batcher::per_partition(store, BATCH, move |store, p, batch: Vec<Publication>| async move {
             store.publish(p, &batch, retention).await
         });

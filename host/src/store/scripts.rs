@@ -62,6 +62,8 @@ lua!(EXPORT_CREATE, "export_create.lua");
 lua!(RATE, "rate.lua");
 lua!(LIMIT, "limit.lua");
 lua!(TRIM, "trim.lua");
+lua!(REPLAY, "batches.lua", "replay.lua");
+lua!(REPLAY_JOB, "replay_job.lua");
 
 impl Lua {
     /// A call of this script, to which keys and arguments are added.

@@ -50,6 +50,8 @@ pub enum Created {
 #[derive(Debug)]
 pub enum Updated {
     Ok(Box<Webhook>),
+    /// Changed, and this change switched it back on (it was inactive).
+    Reactivated(Box<Webhook>),
     NotFound,
     /// An attached plugin is gone.
     PluginMissing,
@@ -59,6 +61,8 @@ pub enum Updated {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Saved {
     Done,
+    /// Updating: done, and the webhook was inactive before.
+    Reactivated,
     /// Creating: the organisation has the most webhooks allowed.
     LimitReached,
     /// Updating: the organisation has no such webhook.
@@ -71,6 +75,7 @@ impl Saved {
     fn parse(name: &str) -> Option<Saved> {
         Some(match name {
             "saved" => Saved::Done,
+            "reactivated" => Saved::Reactivated,
             "limit" => Saved::LimitReached,
             "not_found" => Saved::NotFound,
             "plugin_missing" => Saved::PluginMissing,
@@ -100,7 +105,7 @@ impl Store {
         let saved =
             self.save_webhook("create", &webhook.org_id, &webhook.id, &webhook.plugins, &to_fields(&webhook)).await?;
         Ok(match saved {
-            Saved::Done => {
+            Saved::Done | Saved::Reactivated => {
                 self.acknowledged(&key).await?;
                 Created::Ok(Box::new(webhook))
             }
@@ -274,9 +279,12 @@ impl Store {
         }
         let plugins = change.plugins.as_deref().unwrap_or_default();
         match self.save_webhook("update", org_id, id, plugins, &fields).await? {
-            Saved::Done => {
+            saved @ (Saved::Done | Saved::Reactivated) => {
                 self.acknowledged(&self.keys().webhook(org_id, id)).await?;
-                Ok(self.get_webhook(org_id, id).await?.map_or(Updated::NotFound, |w| Updated::Ok(Box::new(w))))
+                Ok(self.get_webhook(org_id, id).await?.map_or(Updated::NotFound, |w| match saved {
+                    Saved::Reactivated => Updated::Reactivated(Box::new(w)),
+                    _ => Updated::Ok(Box::new(w)),
+                }))
             }
             Saved::NotFound | Saved::LimitReached => Ok(Updated::NotFound),
             Saved::PluginMissing => Ok(Updated::PluginMissing),

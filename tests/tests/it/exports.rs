@@ -349,6 +349,7 @@ async fn an_organisation_keeps_at_most_its_cap_of_snapshots_the_newest_stay() {
             subject: format!("Form:frm_{i:04}"),
             deleted: false,
             event_ms: 1_795_000_000_000 + i,
+            logged_action: None,
             event: event.clone(),
             stored: stored.clone(),
             snapshot: true,
@@ -356,7 +357,14 @@ async fn an_organisation_keeps_at_most_its_cap_of_snapshots_the_newest_stay() {
         })
         .collect();
     for chunk in batch.chunks(10) {
-        store.publish(p, chunk, Duration::from_secs(600)).await.unwrap();
+        store
+            .publish(
+                p,
+                chunk,
+                weir::store::events::Retention { deliveries: Duration::from_secs(600), events: Duration::ZERO },
+            )
+            .await
+            .unwrap();
     }
     let mut conn = crate::support::weir::raw_conn(&builder);
     let kept: std::collections::HashMap<String, String> =

@@ -102,12 +102,20 @@ async fn an_export_whose_snapshot_cannot_be_read_fails_with_the_reason() {
         subject: "WorkOrder:wo_deep".into(),
         deleted: false,
         event_ms: weir::time::now_millis(),
+        logged_action: None,
         stored: Arc::new(event.encode()),
         event,
         snapshot: true,
         webhooks: Vec::new(),
     };
-    weir.store.publish(p, &[publication], Duration::from_secs(600)).await.unwrap();
+    weir.store
+        .publish(
+            p,
+            &[publication],
+            weir::store::events::Retention { deliveries: Duration::from_secs(600), events: Duration::ZERO },
+        )
+        .await
+        .unwrap();
     let body = json!({"exportable": {"type": "WorkOrder", "id": "wo_deep"}, "format": "csv"});
     let export = t.admin.post("/api/v2/report_exports", &body).await.expect(202).json();
     let id = export["id"].as_str().unwrap().to_owned();

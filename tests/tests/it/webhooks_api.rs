@@ -159,8 +159,16 @@ async fn events_catalogue_is_grouped_by_category() {
             "notes",
             "documents",
             "work_instructions",
-            "exports"
+            "exports",
+            "webhooks"
         ]
+    );
+    // Weir's own events (contract §7).
+    let webhooks = categories.iter().find(|c| c["key"] == "webhooks").unwrap();
+    assert_eq!(webhooks["name"], "Webhooks");
+    assert_eq!(
+        webhooks["events"],
+        serde_json::json!(["webhook_deactivated", "webhook_reactivated", "webhook_delivery_failed"])
     );
     let all: Vec<&str> =
         categories.iter().flat_map(|c| c["events"].as_array().unwrap().iter().map(|e| e.as_str().unwrap())).collect();

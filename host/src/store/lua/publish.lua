@@ -1,15 +1,16 @@
 -- Accepts events of one partition and fans each out, each event all or nothing: a batch of
 -- publishes in one call (group commit). An event id seen before changes nothing.
 -- KEYS: 1 ready (the partition's webhooks with work), 2 released events (list), then per
---       event: 1 its key, 2 its organisation's snapshots (hash), then per delivery: 1 the
---       delivery, 2 the organisation's index of the day, 3 the webhook's index of the day, 4
---       the webhook's list of new deliveries
+--       event: 1 its key, 2 its organisation's snapshots (hash), 3 its organisation's event
+--       log of the hour, then per delivery: 1 the delivery, 2 the organisation's index of
+--       the day, 3 the webhook's index of the day, 4 the webhook's list of new deliveries
 -- ARGV: 1 now (ms), 2 retention (ms), 3 most snapshots per organisation, then per event:
 --       1 event id, 2 organisation, 3 stored value, 4 action, 5 subject (`Type:id`), 6 event
 --       time (ms), 7 '1' if the subject was deleted, 8 snapshot: 'n' not kept (too large), 'y'
 --       kept, 'c' kept and the organisation's cap enforced (the caller asks this of one
 --       snapshot in eight, so the check costs little; each check evicts up to 16),
---       9 number of deliveries, then per delivery: 1 delivery id, 2 webhook id
+--       9 number of deliveries, 10 its event log entry ('' when there is no log), 11 when
+--       the log's hour expires (ms), then per delivery: 1 delivery id, 2 webhook id
 -- Returns per event: 'new' or 'dup'.
 -- A delivery row (`store::row`) holds only what cannot be derived: `o` organisation, `w` webhook, `e`
 -- event, `a` action (created_at is in its id, pending is the absence of `s`).
@@ -22,6 +23,9 @@ local replies = {}
 local pushes = batches()
 local push = pushes.add
 local ready_lt = {}
+-- Event log entries likewise, and when each log touched expires.
+local logs = batches()
+local log_expiry = {}
 
 -- Keeps the newest event about each record (for report exports): a pointer in the
 -- organisation's snapshot hash; that event keeps no TTL while it is the newest. Superseded
@@ -71,8 +75,9 @@ end
 while ai <= #ARGV do
   local evt, org, value, action, subject = ARGV[ai], ARGV[ai + 1], ARGV[ai + 2], ARGV[ai + 3], ARGV[ai + 4]
   local ms, deleted, snapshot, n = ARGV[ai + 5], ARGV[ai + 6] == '1', ARGV[ai + 7], tonumber(ARGV[ai + 8])
-  local ekey, skey = KEYS[ki], KEYS[ki + 1]
-  ai, ki = ai + 9, ki + 2
+  local entry, log_expires = ARGV[ai + 9], ARGV[ai + 10]
+  local ekey, skey, lkey = KEYS[ki], KEYS[ki + 1], KEYS[ki + 2]
+  ai, ki = ai + 11, ki + 3
   -- Stored without a TTL, as the newest snapshot of its record (the usual case), else
   -- given one right after: one call either way for most events.
   if not redis.call('SET', ekey, value, 'NX') then
@@ -81,6 +86,10 @@ while ai <= #ARGV do
     local newest = (snapshot ~= 'n' or deleted) and keep_snapshot(skey, org, evt, subject, ms, deleted, snapshot == 'c')
     if not newest then
       redis.call('PEXPIRE', ekey, retention)
+    end
+    if entry ~= '' then
+      logs.add(lkey, entry)
+      log_expiry[lkey] = log_expires
     end
     for d = 0, n - 1 do
       local dlv, wh = ARGV[ai + 2 * d], ARGV[ai + 2 * d + 1]
@@ -100,6 +109,9 @@ while ai <= #ARGV do
 end
 
 pushes.send('RPUSH')
+logs.send('RPUSH')
+-- A log's hour expires once (NX: a list that has its expiry keeps it).
+for lkey, at in pairs(log_expiry) do redis.call('PEXPIREAT', lkey, at, 'NX') end
 local lt = {}
 for wh in pairs(ready_lt) do
   lt[#lt + 1] = now

@@ -4,7 +4,8 @@
 -- ARGV: 1 'create' | 'update', 2 organisation, 3 webhook id, 4 most webhooks per
 --       organisation, 5 number of attached plugins, 6 number of actions, then the actions'
 --       names (in the order of their sets), then field, value pairs to set
--- Returns 'saved', 'limit' (create: the organisation has the most webhooks allowed),
+-- Returns 'saved', 'reactivated' (update: saved, and it set 'active' on a webhook that was
+-- inactive), 'limit' (create: the organisation has the most webhooks allowed),
 -- 'not_found' (update: no such webhook of the organisation) or 'plugin_missing' (an attached
 -- plugin is not the organisation's: deleted meanwhile).
 local key, index = KEYS[1], KEYS[2]
@@ -23,7 +24,9 @@ for i = 1, n_actions do
   sets[i] = KEYS[2 + plugins + i]
   actions[i] = ARGV[6 + i]
 end
+local was_active = redis.call('HGET', key, 'active')
 redis.call('HSET', key, unpack(ARGV, 7 + n_actions))
 if mode == 'create' then redis.call('ZADD', index, 0, wh) end
 index_subscriptions(key, wh, sets, actions)
+if mode == 'update' and was_active ~= '1' and redis.call('HGET', key, 'active') == '1' then return 'reactivated' end
 return 'saved'

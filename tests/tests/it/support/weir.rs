@@ -118,6 +118,11 @@ impl WeirBuilder {
         weir
     }
 
+    /// The `WEIR_*` variables of these settings (for running the binary).
+    pub fn vars(&self) -> impl Iterator<Item = (&String, &String)> {
+        self.env.iter()
+    }
+
     /// Starts the `weir serve` binary with these settings on a free port.
     pub fn spawn(&self) -> WeirProcess {
         self.spawn_in(None, None)

@@ -1,0 +1,102 @@
+//! The event log (`GET /api/v2/events`): the organisation's events newest first, whether or
+//! not anything subscribed, for as long as `WEIR_EVENT_RETENTION` keeps them.
+
+use serde::{Deserialize, Serialize};
+
+use crate::app::App;
+use crate::store::StoreError;
+use crate::store::event_log::Window;
+use crate::store::listing::Cursor;
+
+/// Most log entries one request looks at before answering with a cursor (a filter that
+/// keeps few events may answer a short page).
+pub const SCAN_LIMIT: usize = 5000;
+
+/// How far past now the default end of a window reaches: events accepted by a process whose
+/// clock runs a little ahead are listed too.
+const CLOCK_SKEW_MS: u64 = 60_000;
+
+/// An event as the log lists it.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct LoggedEvent {
+    pub id: String,
+    pub action: String,
+    pub created_at: String,
+    /// When Weir accepted it: replay windows (`POST /webhooks/{id}/replay`) are in this time.
+    pub accepted_at: String,
+    pub subject: Subject,
+}
+
+/// What an event is about.
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Subject {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub id: String,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deleted: bool,
+}
+
+/// What the log reads of an envelope.
+#[derive(Deserialize)]
+struct Head {
+    id: String,
+    action: String,
+    created_at: String,
+    subject: Subject,
+}
+
+/// A listing's bounds: acceptance times (ms), each `None` for the default.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Bounds<'a> {
+    pub since_ms: Option<u64>,
+    pub until_ms: Option<u64>,
+    pub action: Option<&'a str>,
+}
+
+/// Whether `cursor` is one a listing of this data set gave out.
+pub fn valid_cursor(app: &App, cursor: &str) -> bool {
+    Cursor::parse(cursor, app.store.keys().partition_count()).is_some()
+}
+
+/// A page of the organisation's event log, newest first, from `cursor`.
+pub async fn list(
+    app: &App,
+    org_id: &str,
+    bounds: Bounds<'_>,
+    cursor: Option<&str>,
+    limit: usize,
+) -> Result<(Vec<LoggedEvent>, Option<String>), StoreError> {
+    let now = crate::time::now_millis();
+    let retention = app.config.event_retention.as_millis() as u64;
+    if retention == 0 {
+        return Ok((Vec::new(), None));
+    }
+    let oldest = now.saturating_sub(retention);
+    let window = Window {
+        since_ms: bounds.since_ms.unwrap_or(0).max(oldest),
+        until_ms: bounds.until_ms.unwrap_or(now + CLOCK_SKEW_MS),
+        action: bounds.action,
+    };
+    if window.until_ms <= window.since_ms {
+        return Ok((Vec::new(), None));
+    }
+    let (entries, next) = app.store.list_event_log(org_id, window, cursor, limit, SCAN_LIMIT).await?;
+    let events = app.store.logged_events(&entries).await?;
+    let listed = entries
+        .iter()
+        .zip(events)
+        .filter_map(|((_, entry), event)| {
+            let event = event?;
+            let head: Head = serde_json::from_str(&event.envelope).ok()?;
+            Some(LoggedEvent {
+                id: head.id,
+                action: head.action,
+                created_at: head.created_at,
+                accepted_at: crate::time::format_millis(entry.accepted_ms),
+                subject: head.subject,
+            })
+        })
+        .collect();
+    Ok((listed, next))
+}

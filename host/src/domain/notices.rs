@@ -1,0 +1,118 @@
+//! Operational events (contract §7): Weir tells an organisation's own webhooks when one of
+//! its webhooks is deactivated or reactivated, and when a delivery's retries are exhausted.
+//! They are ordinary events of the organisation (published, logged, signed and delivered
+//! like any other, through plugins too), with three rules of their own:
+//! - an event about webhook W never goes to W (a dead endpoint is not told it is dead, and
+//!   two failing webhooks cannot keep notifying each other);
+//! - they carry no secret: the webhook's snapshot has no `signing_secret`;
+//! - one change, one event: deactivating a webhook with many pending deliveries emits one
+//!   `webhook_deactivated` (its deliveries ending with it emit nothing), and a delivery of an
+//!   operational event that fails emits no `webhook_delivery_failed` (no chains).
+//!
+//! Each event's id is derived from what it reports, so reporting the same change twice
+//! publishes it once.
+//!
+//! Emitted after the change is stored: a process that dies in between loses the notice
+//! (the change itself stands, and shows on the webhook and the delivery).
+
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+use super::events::{Event, publish_except};
+use crate::app::App;
+use crate::catalog;
+use crate::ids;
+use crate::store::webhooks::Webhook;
+
+/// The creator of every operational event.
+const WEIR: (&str, &str) = ("weir", "Weir");
+
+/// A change Weir reports.
+#[derive(Debug)]
+pub enum Notice<'a> {
+    Deactivated(&'a Webhook),
+    Reactivated(&'a Webhook),
+    /// A delivery's retries are exhausted: the delivery as the API shows it.
+    DeliveryFailed(&'a super::deliveries::Delivery),
+}
+
+impl Notice<'_> {
+    fn action(&self) -> &'static str {
+        match self {
+            Notice::Deactivated(_) => "webhook_deactivated",
+            Notice::Reactivated(_) => "webhook_reactivated",
+            Notice::DeliveryFailed(_) => "webhook_delivery_failed",
+        }
+    }
+
+    /// The webhook it is about (never told).
+    fn webhook_id(&self) -> &str {
+        match self {
+            Notice::Deactivated(w) | Notice::Reactivated(w) => &w.id,
+            Notice::DeliveryFailed(d) => &d.webhook_id,
+        }
+    }
+
+    /// Subject type and id, snapshot, and what makes this occurrence one (for its id).
+    fn parts(&self) -> (&'static str, String, Value, String) {
+        match self {
+            Notice::Deactivated(w) => {
+                ("Webhook", w.id.clone(), webhook_snapshot(w), w.deactivated_at.clone().unwrap_or_default())
+            }
+            Notice::Reactivated(w) => ("Webhook", w.id.clone(), webhook_snapshot(w), w.updated_at.clone()),
+            Notice::DeliveryFailed(d) => {
+                let last = d.attempts.last().map(|a| serde_json::to_value(a).unwrap_or(Value::Null));
+                let snapshot = json!({
+                    "id": d.id,
+                    "webhook_id": d.webhook_id,
+                    "event_id": d.event_id,
+                    "action": d.action,
+                    "status": d.status,
+                    "last_attempt": last,
+                });
+                ("WebhookDelivery", d.id.clone(), snapshot, d.attempts.len().to_string())
+            }
+        }
+    }
+}
+
+/// A webhook as an operational event shows it: the resource without its secrets.
+pub fn webhook_snapshot(w: &Webhook) -> Value {
+    let mut value = serde_json::to_value(w).unwrap_or(Value::Null);
+    if let Some(map) = value.as_object_mut() {
+        map.remove("signing_secret");
+    }
+    value
+}
+
+/// Publishes a notice to the organisation's webhooks that subscribe to it (not the one it is
+/// about). A failure is logged, not returned: the change it reports is stored already.
+pub async fn emit(app: &App, org_id: &str, notice: Notice<'_>) {
+    if let Notice::DeliveryFailed(d) = &notice
+        && catalog::is_operational(&d.action)
+    {
+        return;
+    }
+    let action = notice.action();
+    let (subject_type, subject_id, snapshot, occasion) = notice.parts();
+    // Derived from the occasion alone: the same change reported twice is one event.
+    let id = format!("evt_weir_{}", hex::encode(&ids::digest(&["weir", action, &subject_id, &occasion])[..12]));
+    let Some(snapshot_key) = catalog::snapshot_key_for(action) else { return };
+    let Ok(snapshot) = RawValue::from_string(snapshot.to_string()) else { return };
+    let event = Event {
+        id,
+        action: action.to_owned(),
+        created_at: crate::time::now_rfc3339(),
+        creator_id: WEIR.0.to_owned(),
+        creator_name: WEIR.1.to_owned(),
+        subject_type: subject_type.to_owned(),
+        subject_id,
+        deleted: false,
+        snapshot_key,
+        snapshot: &snapshot,
+    };
+    match publish_except(app, org_id, &event, Some(notice.webhook_id())).await {
+        Ok(_) => tracing::info!(org_id = %org_id, event_id = %event.id, action, "operational event published"),
+        Err(e) => tracing::warn!(error = %e, org_id = %org_id, action, "cannot publish an operational event"),
+    }
+}

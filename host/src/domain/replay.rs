@@ -1,0 +1,427 @@
+//! Replaying a window of the event log to a webhook (contract §7): backfill for a new
+//! webhook, and recovery after an outage or a deactivation. Every event of the organisation
+//! accepted in `[since, until)` whose action the webhook subscribes to is sent to it through
+//! its current plugins: an event with no delivery to it gets one, a delivery that ended
+//! `failed` or `cancelled` gets one more attempt, and nothing else is touched — so a replay
+//! run twice, or taken over after a crash, sends nothing twice.
+//!
+//! A replay is a job (`store::replay`): the request queues it and works on it for up to
+//! [`INLINE`] (a window of some tens of thousands of events completes within it, and the
+//! answer says so); a larger one goes on in the background, in batches of [`BATCH`] log
+//! entries (each a few milliseconds of Redis), leased like deliveries so that another
+//! process finishes it if this one dies.
+
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use tokio::sync::watch;
+
+use super::Invalid;
+use super::fields::Fields;
+use crate::app::App;
+use crate::catalog;
+use crate::ids::{self, Kind};
+use crate::store::event_log::{LogEntry, Window};
+use crate::store::events::delivery_id;
+use crate::store::keys::{self, Partition};
+use crate::store::replay::{JobWrite, Replay, ReplayItem, ReplayPlace, ReplayState, Replayed};
+use crate::store::{Store, StoreError};
+
+/// How long a replay request works before answering (the rest goes on in the background).
+pub const INLINE: Duration = Duration::from_millis(500);
+/// Log entries read (and events replayed, at most) per step.
+pub const BATCH: usize = 256;
+/// How long a process holds a replay before another may take it over.
+const LEASE: Duration = Duration::from_secs(30);
+/// How long an ended replay stays readable (`GET /api/v2/webhooks/{id}/replay`).
+const KEEP_ENDED: Duration = Duration::from_secs(7 * 86_400);
+/// How often an idle worker looks for replays to take over.
+const POLL: Duration = Duration::from_secs(1);
+
+/// Why a replay was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error("webhook not found")]
+    NotFound,
+    #[error("the request is not valid")]
+    Invalid(Invalid),
+    #[error("the webhook is inactive")]
+    Inactive,
+    #[error("a replay of this webhook is still running")]
+    Running,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<Invalid> for ReplayError {
+    fn from(invalid: Invalid) -> ReplayError {
+        ReplayError::Invalid(invalid)
+    }
+}
+
+/// A replay as the API shows it.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ReplayView {
+    /// Deliveries queued (so far, while `state` is `running`).
+    pub count: u64,
+    pub state: ReplayStatus,
+    /// The window of acceptance times replayed (`null` when there is no replay).
+    pub since: Option<String>,
+    pub until: Option<String>,
+    pub started_at: Option<String>,
+    pub finished_at: Option<String>,
+    /// Why it stopped before completing.
+    pub reason: Option<String>,
+}
+
+/// Where a webhook's latest replay is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ReplayStatus {
+    /// The webhook was never replayed (or its last replay ended more than 7 days ago).
+    None,
+    Running,
+    /// Every event of its window was looked at.
+    Completed,
+    /// Its webhook was deactivated or deleted before it completed.
+    Stopped,
+}
+
+impl ReplayStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReplayStatus::None => "none",
+            ReplayStatus::Running => "running",
+            ReplayStatus::Completed => "completed",
+            ReplayStatus::Stopped => "stopped",
+        }
+    }
+}
+
+impl ReplayView {
+    fn of(r: &Replay) -> ReplayView {
+        ReplayView {
+            count: r.queued,
+            state: match r.state {
+                ReplayState::Running => ReplayStatus::Running,
+                ReplayState::Completed => ReplayStatus::Completed,
+                ReplayState::Stopped => ReplayStatus::Stopped,
+            },
+            since: Some(crate::time::format_millis(r.since_ms)),
+            until: Some(crate::time::format_millis(r.until_ms)),
+            started_at: Some(r.started_at.clone()),
+            finished_at: r.finished_at.clone(),
+            reason: r.reason.clone(),
+        }
+    }
+
+    /// A webhook that was never replayed.
+    fn none() -> ReplayView {
+        ReplayView {
+            count: 0,
+            state: ReplayStatus::None,
+            since: None,
+            until: None,
+            started_at: None,
+            finished_at: None,
+            reason: None,
+        }
+    }
+}
+
+/// What a replay needs: the store, the retention settings, and the process whose delivery
+/// workers to tell of new work.
+#[derive(Debug)]
+pub struct Replayer<'a> {
+    pub store: &'a Store,
+    pub delivery_retention: Duration,
+    pub event_retention: Duration,
+    /// `None` from `weir admin`: the delivery workers of the serving processes find the
+    /// work on their own (within their poll).
+    pub app: Option<&'a App>,
+}
+
+impl<'a> Replayer<'a> {
+    /// The replayer of a serving process.
+    pub fn of(app: &'a App) -> Replayer<'a> {
+        Replayer {
+            store: &app.store,
+            delivery_retention: app.config.delivery_retention,
+            event_retention: app.config.event_retention,
+            app: Some(app),
+        }
+    }
+
+    /// Validates a replay request (`{"since": ts, "until"?: ts}`) for the organisation's
+    /// webhook, queues it and works on it for up to `inline`.
+    pub async fn request(
+        &self,
+        org_id: &str,
+        webhook_id: &str,
+        body: Map<String, Value>,
+        inline: Duration,
+    ) -> Result<ReplayView, ReplayError> {
+        if !ids::is_valid(Kind::Webhook, webhook_id) {
+            return Err(ReplayError::NotFound);
+        }
+        let webhook = self.store.get_webhook(org_id, webhook_id).await?.ok_or(ReplayError::NotFound)?;
+        let now = crate::time::now_millis();
+        let (since_ms, until_ms) = self.window(body, now)?;
+        if !webhook.active {
+            return Err(ReplayError::Inactive);
+        }
+        let mut replay = Replay {
+            org_id: org_id.to_owned(),
+            webhook_id: webhook_id.to_owned(),
+            since_ms,
+            until_ms,
+            actions: webhook.subscribed_actions.clone(),
+            started_at: crate::time::format_millis(now),
+            finished_at: None,
+            queued: 0,
+            state: ReplayState::Running,
+            reason: None,
+            place: ReplayPlace { hour: keys::hour_of(since_ms), partition: 0, offset: 0 },
+        };
+        if self.store.create_replay(&replay, LEASE).await? == JobWrite::Running {
+            return Err(ReplayError::Running);
+        }
+        self.work(&mut replay, Instant::now() + inline).await?;
+        if replay.state == ReplayState::Running {
+            // Due at once: a worker (of any process) goes on with it.
+            self.store.renew_replay(webhook_id, Duration::ZERO).await?;
+        }
+        Ok(ReplayView::of(&replay))
+    }
+
+    /// `[since, until)` from the request, checked against the retention (contract §7).
+    fn window(&self, body: Map<String, Value>, now: u64) -> Result<(u64, u64), Invalid> {
+        let mut fields = Fields::new(body);
+        let since = fields.required_string("since");
+        let until = fields.string("until");
+        let format = "must be an RFC 3339 UTC timestamp such as 2026-11-22T11:00:38.123Z";
+        let since_ms = since.as_deref().and_then(|s| match crate::time::parse_rfc3339(s) {
+            None => {
+                fields.error("since", format);
+                None
+            }
+            Some(ms) if ms > now => {
+                fields.error("since", "must not be in the future");
+                None
+            }
+            Some(_) if self.event_retention.is_zero() => {
+                fields.error("since", "is before the event retention: the event log is off (WEIR_EVENT_RETENTION=0s)");
+                None
+            }
+            Some(ms) if ms < now.saturating_sub(self.event_retention.as_millis() as u64) => {
+                fields.error(
+                    "since",
+                    format!(
+                        "is older than the event retention ({}, WEIR_EVENT_RETENTION): earlier events are not kept",
+                        crate::config::duration::format(self.event_retention)
+                    ),
+                );
+                None
+            }
+            Some(ms) => Some(ms),
+        });
+        let until_ms = match until.as_deref().map(crate::time::parse_rfc3339) {
+            None => Some(now),
+            Some(None) => {
+                fields.error("until", format);
+                None
+            }
+            Some(Some(ms)) if since_ms.is_some_and(|since| ms <= since) => {
+                fields.error("until", "must be after since");
+                None
+            }
+            // Nothing was accepted after now yet.
+            Some(Some(ms)) => Some(ms.min(now)),
+        };
+        fields.finish()?;
+        match (since_ms, until_ms) {
+            (Some(since), Some(until)) => Ok((since, until)),
+            _ => Err(Invalid::field("since", "is required")),
+        }
+    }
+
+    /// The organisation's webhook's latest replay (`None`: no such webhook).
+    pub async fn status(&self, org_id: &str, webhook_id: &str) -> Result<Option<ReplayView>, StoreError> {
+        if !ids::is_valid(Kind::Webhook, webhook_id) || self.store.get_webhook(org_id, webhook_id).await?.is_none() {
+            return Ok(None);
+        }
+        let replay = self.store.get_replay(webhook_id).await?;
+        Ok(Some(replay.filter(|r| r.org_id == org_id).as_ref().map_or_else(ReplayView::none, ReplayView::of)))
+    }
+
+    /// Works on a running replay until it ends or `deadline` passes, saving how far it got
+    /// after every step and keeping its lease; ends it (completed, or stopped when its
+    /// webhook is no longer active). The caller holds the lease when it starts.
+    pub async fn work(&self, replay: &mut Replay, deadline: Instant) -> Result<(), StoreError> {
+        let partitions = self.store.keys().partition_count();
+        let last_hour = keys::hour_of(replay.until_ms.saturating_sub(1));
+        let window = Window { since_ms: replay.since_ms, until_ms: replay.until_ms, action: None };
+        let mut renewed = Instant::now();
+        while replay.state == ReplayState::Running {
+            if renewed.elapsed() > LEASE / 3 {
+                // Still ours: no other process takes it over while this one works on it.
+                self.store.renew_replay(&replay.webhook_id, LEASE).await?;
+                renewed = Instant::now();
+            }
+            if replay.place.hour > last_hour || replay.until_ms <= replay.since_ms {
+                return self.end(replay, ReplayState::Completed, None).await;
+            }
+            match self.store.get_webhook(&replay.org_id, &replay.webhook_id).await? {
+                None => return self.end(replay, ReplayState::Stopped, Some("the webhook was deleted")).await,
+                Some(w) if !w.active => {
+                    return self.end(replay, ReplayState::Stopped, Some("the webhook was deactivated")).await;
+                }
+                Some(_) => {}
+            }
+            if Instant::now() >= deadline {
+                return Ok(());
+            }
+            let place = replay.place;
+            let p = Partition(place.partition);
+            let entries = self.store.read_log(p, &replay.org_id, place.hour, place.offset, BATCH).await?;
+            if entries.is_empty() {
+                replay.place = match place.partition + 1 {
+                    next if next < partitions => ReplayPlace { partition: next, offset: 0, ..place },
+                    _ => ReplayPlace { hour: place.hour + 1, partition: 0, offset: 0 },
+                };
+            } else {
+                let read = entries.len() as u64;
+                let wanted: Vec<(Partition, LogEntry)> = entries
+                    .into_iter()
+                    .flatten()
+                    .filter(|e| window.keeps(e) && replay.actions.iter().any(|a| a == e.action))
+                    .map(|e| (p, e))
+                    .collect();
+                let queued = self.step(replay, p, &wanted).await?;
+                replay.queued += queued;
+                replay.place = ReplayPlace { offset: place.offset + read, ..place };
+            }
+            if self.store.replay_progress(&replay.webhook_id, replay.place, replay.queued).await? == JobWrite::Missing {
+                // Ended elsewhere (a process that took it over meanwhile finished it).
+                replay.state = ReplayState::Stopped;
+            }
+        }
+        Ok(())
+    }
+
+    /// Replays one batch of log entries of partition `p`: how many were queued.
+    async fn step(&self, replay: &Replay, p: Partition, wanted: &[(Partition, LogEntry)]) -> Result<u64, StoreError> {
+        if wanted.is_empty() {
+            return Ok(0);
+        }
+        // The log holds each event's digest; its delivery's id derives from its id, which
+        // only the stored event tells.
+        let events = self.store.logged_events(wanted).await?;
+        let items: Vec<ReplayItem> = wanted
+            .iter()
+            .zip(events)
+            .filter_map(|((_, entry), event)| {
+                let event = event?;
+                let head: Head = serde_json::from_str(&event.envelope).ok()?;
+                if catalog::is_operational(entry.action) && head.is_about(&replay.webhook_id) {
+                    return None;
+                }
+                Some(ReplayItem {
+                    delivery_id: delivery_id(p, event.accepted_ms, &replay.org_id, &head.id, &replay.webhook_id),
+                    event_id: head.id,
+                    accepted_ms: event.accepted_ms,
+                    action: entry.action,
+                })
+            })
+            .collect();
+        let replayed =
+            self.store.replay_batch(p, &replay.org_id, &replay.webhook_id, &items, self.delivery_retention).await?;
+        let queued = replayed.iter().filter(|r| **r == Replayed::Queued).count() as u64;
+        if queued > 0
+            && let Some(app) = self.app
+        {
+            app.work_arrived(p);
+        }
+        Ok(queued)
+    }
+
+    async fn end(&self, replay: &mut Replay, state: ReplayState, reason: Option<&str>) -> Result<(), StoreError> {
+        self.store.end_replay(&replay.webhook_id, state, reason, replay.queued, KEEP_ENDED).await?;
+        replay.state = state;
+        replay.reason = reason.map(str::to_owned);
+        replay.finished_at = Some(crate::time::now_rfc3339());
+        Ok(())
+    }
+
+    /// Takes over replays whose process stopped working on them (or that a request left to
+    /// the background) until `stopped`, renewing each one's lease while working on it.
+    pub async fn run_worker(&self, mut stopped: watch::Receiver<bool>) {
+        while !*stopped.borrow() {
+            let claimed = match self.store.claim_replays(1, LEASE).await {
+                Ok(claimed) => claimed,
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot look for replays to run");
+                    Vec::new()
+                }
+            };
+            if claimed.is_empty() {
+                tokio::select! {
+                    _ = tokio::time::sleep(POLL) => {}
+                    _ = stopped.changed() => {}
+                }
+                continue;
+            }
+            for webhook in claimed {
+                if let Err(e) = self.take_over(&webhook, &stopped).await {
+                    tracing::warn!(error = %e, webhook_id = %webhook, "cannot go on with a replay now; it will be taken over");
+                }
+            }
+        }
+    }
+
+    async fn take_over(&self, webhook: &str, stopped: &watch::Receiver<bool>) -> Result<(), StoreError> {
+        let Some(mut replay) = self.store.get_replay(webhook).await? else { return Ok(()) };
+        while replay.state == ReplayState::Running && !*stopped.borrow() {
+            self.store.renew_replay(webhook, LEASE).await?;
+            // Slices well inside the lease.
+            self.work(&mut replay, Instant::now() + LEASE / 3).await?;
+        }
+        if replay.state == ReplayState::Running {
+            // Stopping: due at once for another process.
+            self.store.renew_replay(webhook, Duration::ZERO).await?;
+        } else {
+            tracing::info!(webhook_id = %webhook, queued = replay.queued, state = ?replay.state, "replay ended");
+        }
+        Ok(())
+    }
+}
+
+/// What a replay reads of an event: its id (its deliveries' ids derive from it) and, for an
+/// operational event, what it is about.
+#[derive(Deserialize)]
+struct Head {
+    id: String,
+    #[serde(default)]
+    subject: Option<Subject>,
+    #[serde(default)]
+    webhook_delivery: Option<AboutDelivery>,
+}
+
+#[derive(Deserialize)]
+struct Subject {
+    id: String,
+}
+
+#[derive(Deserialize)]
+struct AboutDelivery {
+    webhook_id: String,
+}
+
+impl Head {
+    /// Whether this operational event is about `webhook` (it never goes to it).
+    fn is_about(&self, webhook: &str) -> bool {
+        self.subject.as_ref().is_some_and(|s| s.id == webhook)
+            || self.webhook_delivery.as_ref().is_some_and(|d| d.webhook_id == webhook)
+    }
+}
