@@ -103,6 +103,7 @@ impl Publisher {
                     let id = format!("evt_b{run_id}x{i}");
                     let body = match kind {
                         Kind::WorkOrder => event(&id, i),
+                        Kind::WorkOrderUpdate => event(&id, i % UPDATED_RECORDS),
                         Kind::ReportExport => {
                             let mut e: serde_json::Value =
                                 serde_json::from_slice(&export_event(&format!("rex_{i}"), "frm_1", "cli_bench"))
@@ -133,10 +134,17 @@ impl Publisher {
     }
 }
 
+/// How many records [`Kind::WorkOrderUpdate`] events are about.
+const UPDATED_RECORDS: usize = 100;
+
 /// Which events the publisher sends.
 #[derive(Debug, Clone, Copy)]
 pub enum Kind {
+    /// ~1 KB `work_order_created`, each about a new work order.
     WorkOrder,
+    /// The same, about 100 work orders over and over (each event supersedes the last
+    /// snapshot of its record).
+    WorkOrderUpdate,
     ReportExport,
 }
 

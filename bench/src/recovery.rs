@@ -8,15 +8,15 @@ use crate::load::{Http, Kind, Publisher};
 use crate::procs::{RedisProc, Tenant, WeirProc, cpu_seconds};
 use crate::receiver::FastReceiver;
 
-/// Redis memory per retained event with no subscriber (bytes): with the shipped event log,
-/// and with `WEIR_EVENT_RETENTION=0s` (the event alone, as before the log).
-pub async fn retained_memory(redis: &RedisProc, events: usize) -> (f64, f64) {
+/// Redis memory per retained event with no subscriber (bytes) of `kind`: with the shipped
+/// event log, and with `WEIR_EVENT_RETENTION=0s` (the event alone, as before the log).
+pub async fn retained_memory(redis: &RedisProc, events: usize, kind: Kind) -> (f64, f64) {
     let mut per_event = Vec::new();
     for env in [&[("WEIR_WORKERS", "false")][..], &[("WEIR_WORKERS", "false"), ("WEIR_EVENT_RETENTION", "0s")]] {
         let weir = WeirProc::start(redis, "retained", env);
         let tenant = weir.tenant().await;
         let before = redis.used_memory().await;
-        Publisher::new(&weir.base, &tenant.publisher_token).run(events, 32, Kind::WorkOrder).await;
+        Publisher::new(&weir.base, &tenant.publisher_token).run(events, 32, kind).await;
         let after = redis.used_memory().await;
         per_event.push(after.saturating_sub(before) as f64 / events as f64);
         weir.stop();

@@ -6,10 +6,15 @@
 //! run twice, or taken over after a crash, sends nothing twice.
 //!
 //! A replay is a job (`store::replay`): the request queues it and works on it for up to
-//! [`INLINE`] (a window of some tens of thousands of events completes within it, and the
-//! answer says so); a larger one goes on in the background, in batches of [`BATCH`] log
-//! entries (each a few milliseconds of Redis), leased like deliveries so that another
-//! process finishes it if this one dies.
+//! [`INLINE`] (a window of some thousands of events completes within it, and the answer
+//! says so); a larger one goes on in the background, in batches of [`BATCH`] log entries
+//! (each a few milliseconds of Redis), leased like deliveries so that another process
+//! finishes it if this one dies.
+//!
+//! A replay is background work: it queues more only while fewer than [`WAITING`] of its
+//! deliveries wait unclaimed in the partition (it queues as fast as they go out, not
+//! faster), and once another webhook was seen with work due there it queues one batch per
+//! [`YIELD`] only, so live traffic keeps its pace and a replay still moves.
 
 use std::time::{Duration, Instant};
 
@@ -32,6 +37,12 @@ use crate::store::{Store, StoreError};
 pub const INLINE: Duration = Duration::from_millis(500);
 /// Log entries read (and events replayed, at most) per step.
 pub const BATCH: usize = 256;
+/// Most of a replay's deliveries waiting unclaimed in a partition before it queues more.
+const WAITING: u64 = 64;
+/// Once other work was seen due, a replay queues one batch per this long (for this long).
+pub const YIELD: Duration = Duration::from_secs(1);
+/// How long a replay waits before looking at the pressure again.
+const BACKOFF: Duration = Duration::from_millis(20);
 /// How long a process holds a replay before another may take it over.
 const LEASE: Duration = Duration::from_secs(30);
 /// How long an ended replay stays readable (`GET /api/v2/webhooks/{id}/replay`).
@@ -263,6 +274,8 @@ impl<'a> Replayer<'a> {
         let last_hour = keys::hour_of(replay.until_ms.saturating_sub(1));
         let window = Window { since_ms: replay.since_ms, until_ms: replay.until_ms, action: None };
         let mut renewed = Instant::now();
+        let mut last_step = Instant::now() - YIELD;
+        let mut busy_until = Instant::now();
         while replay.state == ReplayState::Running {
             if renewed.elapsed() > LEASE / 3 {
                 // Still ours: no other process takes it over while this one works on it.
@@ -284,6 +297,15 @@ impl<'a> Replayer<'a> {
             }
             let place = replay.place;
             let p = Partition(place.partition);
+            let (backlog, others_due) = self.store.replay_pressure(p, &replay.webhook_id).await?;
+            if others_due {
+                busy_until = Instant::now() + YIELD;
+            }
+            if backlog >= WAITING || (Instant::now() < busy_until && last_step.elapsed() < YIELD) {
+                tokio::time::sleep(BACKOFF).await;
+                continue;
+            }
+            last_step = Instant::now();
             let entries = self.store.read_log(p, &replay.org_id, place.hour, place.offset, BATCH).await?;
             if entries.is_empty() {
                 replay.place = match place.partition + 1 {

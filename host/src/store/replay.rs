@@ -232,6 +232,29 @@ impl Store {
         Ok(())
     }
 
+    /// How busy partition `p` is for a replay to `webhook`: the webhook's deliveries
+    /// waiting there unclaimed, and whether another webhook has work due there now.
+    pub async fn replay_pressure(&self, p: Partition, webhook: &str) -> Result<(u64, bool)> {
+        let k = self.keys();
+        let mut pipe = redis::pipe();
+        pipe.cmd("LLEN").arg(k.webhook_new(p, webhook));
+        pipe.cmd("ZRANGE")
+            .arg(k.ready(p))
+            .arg("-inf")
+            .arg(crate::time::now_millis())
+            .arg("BYSCORE")
+            .arg("LIMIT")
+            .arg(0)
+            .arg(2);
+        let replies: Vec<redis::Value> = self.conn().query_reads(&pipe).await?;
+        let mut replies = replies.into_iter();
+        let mut next =
+            || replies.next().ok_or_else(|| super::reply::unexpected("replay pressure", "two replies expected"));
+        let backlog: u64 = redis::from_redis_value(next()?).map_err(redis::RedisError::from)?;
+        let due: Vec<String> = redis::from_redis_value(next()?).map_err(redis::RedisError::from)?;
+        Ok((backlog, due.iter().any(|w| w != webhook)))
+    }
+
     /// Replays a batch of logged events of partition `p` to a webhook (`lua/replay.lua`).
     pub async fn replay_batch(
         &self,
