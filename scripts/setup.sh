@@ -3,7 +3,8 @@
 #   - redis-server and redis-cli (Debian/Ubuntu packages), used by `weir serve` and by the
 #     tests (redis-cli builds the local Redis Cluster the cluster tests run on)
 #   - the wasm32-wasip2 Rust target, used to build the plugins in plugins/
-#   - with --tests: poppler-utils (pdftotext, to read exported PDFs in tests), Debian's
+#   - with --tests: poppler-utils (pdftotext, to read exported PDFs in tests), tinyproxy (the
+#     HTTP proxy the egress tests deliver through), Debian's
 #     chromium and chromium-driver (the settings pages are tested in a real browser), and a
 #     Python virtual environment in target/pyenv with tests/python/requirements.txt from PyPI
 #     (Standard Webhooks verifiers, schemathesis, openapi-spec-validator, a client generator)
@@ -26,6 +27,7 @@ fi
 if [ "${1:-}" = "--tests" ]; then
   missing=""
   command -v pdftotext >/dev/null 2>&1 || missing="$missing poppler-utils"
+  command -v tinyproxy >/dev/null 2>&1 || missing="$missing tinyproxy"
   command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
   command -v chromedriver >/dev/null 2>&1 || missing="$missing chromium-driver"
   python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing="$missing python3-venv"

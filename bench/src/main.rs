@@ -26,6 +26,8 @@
 //!   log, and with `WEIR_EVENT_RETENTION=0s`); a replay of 100,000 retained events to a new
 //!   webhook (queued in, delivered in), alone and while the `1 webhook` load runs beside it,
 //!   and that load's figures alone and beside the replay.
+//! - `egress`: the `1 webhook` load delivered directly and through `tinyproxy`
+//!   (`WEIR_EGRESS_PROXY`), three interleaved rounds, with the proxy's CPU and tunnels.
 //! - The cost of one plugin call, in process.
 //!
 //! Run it with `scripts/bench.sh` (which builds in release mode first). Knobs:
@@ -37,6 +39,7 @@
 
 #![allow(unreachable_pub, missing_debug_implementations)]
 
+mod egress;
 mod flow;
 mod load;
 mod plugin;
@@ -156,6 +159,12 @@ async fn main() {
     } else {
         None
     };
+    // Egress: the same load direct and through an HTTP proxy.
+    let egress = if only.is_none() || only.as_deref() == Some("egress") {
+        egress::figures(&redis, n(20_000)).await
+    } else {
+        Vec::new()
+    };
     // Open loop at half the saturation rate measured above: latency as users see it.
     let latency = match rows.iter().find(|r| r.name == "1 webhook") {
         Some(r) if only.is_none() => Some(open_loop(&redis, (r.delivery_rate / 2.0).round(), n(20_000)).await),
@@ -230,6 +239,9 @@ async fn main() {
     }
     if let Some(r) = &recovery {
         print_recovery(r);
+    }
+    if !egress.is_empty() {
+        egress::print(&egress);
     }
     if let Some(l) = latency {
         println!();

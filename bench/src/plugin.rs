@@ -43,7 +43,8 @@ pub fn call_cost(calls: usize) -> (Duration, Duration, u64) {
 /// With the per-organisation share, B's p50 should stay close to idle.
 pub async fn fairness(calls: usize) -> (Duration, Duration) {
     // The shipped defaults, unless WEIR_PLUGIN_* variables ask for others.
-    let config = weir::config::Config::load(None).expect("configuration");
+    // (Read without refusing the bench's own WEIR_BENCH_* variables.)
+    let config = weir::config::Config::load_with(None, |k| std::env::var(k).ok()).expect("configuration");
     let dir = std::env::temp_dir().join(format!("weir-bench-fairness-{}", std::process::id()));
     let runtime = Arc::new(Runtime::new(config.plugin_limits(), dir.clone()).expect("runtime"));
     let exe = std::env::current_exe().expect("exe");

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use crate::load::Http;
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("free port")
 }
 
@@ -227,6 +227,18 @@ fn spawn_node(port: u16, dir: &std::path::Path, extra: &[&str]) -> (Child, u16) 
     (child, port)
 }
 
+/// A command running `weir` without the bench's own `WEIR_BENCH_*` variables (`weir`
+/// refuses a `WEIR_` variable that is no setting of its own).
+fn weir_command() -> Command {
+    let mut command = Command::new(weir_binary());
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_some_and(|n| n.starts_with("WEIR_BENCH_")) {
+            command.env_remove(&name);
+        }
+    }
+    command
+}
+
 /// The `weir` binary under test: `WEIR_BENCH_WEIR` if set (to compare builds with the
 /// same harness), else the release build next to this binary.
 pub fn weir_binary() -> PathBuf {
@@ -255,7 +267,7 @@ impl WeirProc {
     /// Starts `weir serve` with the shipped defaults, plus `env`.
     pub fn start(redis: &RedisProc, prefix: &str, env: &[(&str, &str)]) -> WeirProc {
         let port = free_port();
-        let mut command = Command::new(weir_binary());
+        let mut command = weir_command();
         command
             .arg("serve")
             .env(redis.weir_env().0, redis.weir_env().1)
@@ -278,7 +290,7 @@ impl WeirProc {
 
     /// Runs `weir admin ARGS` against this process's Redis; its JSON output.
     fn admin(&self, args: &[&str]) -> serde_json::Value {
-        let out = Command::new(weir_binary())
+        let out = weir_command()
             .arg("admin")
             .args(args)
             .env(self.redis.0, &self.redis.1)

@@ -44,8 +44,12 @@ pub async fn run(deliveries: usize, webhooks: usize) {
     let mut rows = Vec::new();
 
     let now = weir::time::now_millis();
-    let event =
-        Arc::new(StoredEvent { created_at: "2026-11-22T11:00:38.123Z".into(), envelope: envelope(), accepted_ms: now });
+    let event = Arc::new(StoredEvent {
+        created_at: "2026-11-22T11:00:38.123Z".into(),
+        envelope: envelope(),
+        accepted_ms: now,
+        trace: None,
+    });
     let stored = Arc::new(event.encode());
     let publications: Vec<Publication> = (0..events)
         .map(|i| Publication {
@@ -135,6 +139,7 @@ pub async fn run(deliveries: usize, webhooks: usize) {
                 attempt_json: Some(attempt_json(now, now + 5, Some(200), 3, None, Some("ok"))),
                 signature: Some(vec![0xab; 64]),
                 fields: Vec::new(),
+                proxy_failed: false,
             })
             .collect();
         store.record(p, &reports).await.expect("record");

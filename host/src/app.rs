@@ -41,6 +41,8 @@ pub struct App {
     plugin_hashes: Mutex<HashMap<String, (String, String)>>,
     /// The key that signs export download links (read from Redis once).
     link_key: tokio::sync::OnceCell<Vec<u8>>,
+    /// The key sealing secrets at rest (`secret_key`), once known.
+    secret_key: std::sync::OnceLock<crate::config::SecretKey>,
 }
 
 impl App {
@@ -69,7 +71,21 @@ impl App {
             arrivals,
             plugin_hashes: Mutex::default(),
             link_key: tokio::sync::OnceCell::new(),
+            secret_key: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The key sealing secrets at rest: `WEIR_SECRET_KEY`'s, else the data directory's key
+    /// file (made on first use).
+    pub fn secret_key(&self) -> std::result::Result<crate::config::SecretKey, String> {
+        if let Some(key) = self.secret_key.get() {
+            return Ok(key.clone());
+        }
+        let key = match &self.config.secret_key {
+            Some(key) => key.clone(),
+            None => crate::config::SecretKey::of_data_dir(&self.config.data_dir)?,
+        };
+        Ok(self.secret_key.get_or_init(|| key).clone())
     }
 
     /// The client and plan a live token belongs to (`None`: unknown, expired or revoked).

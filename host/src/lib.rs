@@ -28,6 +28,7 @@ pub mod api;
 pub mod app;
 pub mod auth;
 pub mod catalog;
+pub mod certs;
 pub mod cli;
 pub mod config;
 pub mod delivery;
@@ -44,6 +45,8 @@ pub mod sign;
 pub mod store;
 pub mod time;
 pub mod tls;
+pub mod trace;
+pub mod vault;
 pub mod web;
 
 pub use service::{StartError, install_crypto_provider, run};

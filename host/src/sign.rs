@@ -15,7 +15,7 @@ use sha2::Sha256;
 /// One HMAC-SHA256.
 type Tag = [u8; 32];
 
-fn hmac(key: &[u8], parts: &[&[u8]]) -> Tag {
+pub(crate) fn hmac(key: &[u8], parts: &[&[u8]]) -> Tag {
     let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes keys of any length");
     for part in parts {
         mac.update(part);
@@ -164,7 +164,7 @@ pub fn request_headers(
 /// `User-Agent` of every delivery.
 pub const USER_AGENT: &str = concat!("Weir/", env!("CARGO_PKG_VERSION"));
 
-/// Headers a plugin may not set.
+/// Headers Weir or the HTTP layer sets: neither a plugin nor a webhook's `headers` may.
 pub fn is_reserved(lower_name: &str) -> bool {
     lower_name.starts_with("x-webhook-")
         || lower_name.starts_with("webhook-")
@@ -182,6 +182,8 @@ pub fn is_reserved(lower_name: &str) -> bool {
                 | "trailer"
                 | "proxy-authorization"
                 | "proxy-connection"
+                | "traceparent"
+                | "tracestate"
         )
 }
 

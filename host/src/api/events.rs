@@ -19,6 +19,7 @@ use crate::app::App;
 use crate::catalog;
 use crate::domain::event_log::{self, Bounds};
 use crate::domain::events;
+use crate::trace::TraceContext;
 use crate::web::{Query, is_json, read_body};
 
 /// `POST /api/v2/events`
@@ -33,10 +34,15 @@ pub async fn publish(
     if !is_json(request.headers().get(header::CONTENT_TYPE)) {
         return Err(ApiError::new(Code::UnsupportedMediaType, "the request body must be application/json"));
     }
+    let trace = {
+        let header = |name| request.headers().get(name).and_then(|v| v.to_str().ok());
+        header("traceparent").and_then(|parent| TraceContext::parse(parent, header("tracestate")))
+    };
     let bytes = read_body(request.into_body(), MAX_JSON_BODY).await?;
     let fields: BTreeMap<String, &RawValue> =
         serde_json::from_slice(&bytes).map_err(|e| ApiError::field("body", format!("must be a JSON object: {e}")))?;
-    let event = events::validate(fields)?;
+    let mut event = events::validate(fields)?;
+    event.trace = trace;
     events::publish(&app, &caller.org_id, &event).await?;
     Ok((StatusCode::ACCEPTED, axum::Json(super::schema::Accepted { id: event.id })).into_response())
 }

@@ -185,6 +185,6 @@ mod tests {
     #[test]
     fn the_document_is_the_one_pinned() {
         let hash = hex::encode(sha2::Sha256::digest(DOCUMENT.as_bytes()));
-        assert_eq!(hash, "59b844ab7e89a9cd5766ccf2839a37ba439e255e6098d5461f9ffb2e61a5b16c");
+        assert_eq!(hash, "28f3f1a361673129d9d6cdc784d21be6421bdf4ae73c66bbe592899ecdab0db1");
     }
 }

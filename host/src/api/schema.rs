@@ -29,6 +29,11 @@ pub struct WebhookCreateRequest {
     /// `null` or absent: no limit. Deliveries over it wait in the queue.
     #[schema(minimum = 1, maximum = 10_000)]
     pub rate_limit: Option<u32>,
+    /// Extra request headers sent with every delivery (at most 20; names Weir sets itself
+    /// are refused); `null` or absent: none.
+    pub headers: Option<std::collections::BTreeMap<String, String>>,
+    /// A client certificate for endpoints that require mutual TLS; `null` removes it.
+    pub client_certificate: Option<ClientCertificateRequest>,
 }
 
 /// `PATCH /api/v2/webhooks/{id}`: fields left out keep their value.
@@ -45,6 +50,21 @@ pub struct WebhookUpdateRequest {
     /// Deliveries per second (1 to 10,000); `null` removes the limit.
     #[schema(minimum = 1, maximum = 10_000)]
     pub rate_limit: Option<u32>,
+    /// Extra request headers sent with every delivery (at most 20; names Weir sets itself
+    /// are refused); `null` or absent: none.
+    pub headers: Option<std::collections::BTreeMap<String, String>>,
+    /// A client certificate for endpoints that require mutual TLS; `null` removes it.
+    pub client_certificate: Option<ClientCertificateRequest>,
+}
+
+/// A client certificate and its private key, both PEM (the key is write-only: reads show
+/// the certificate's fingerprint, subject and expiry).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ClientCertificateRequest {
+    /// PEM certificate, its chain may follow.
+    pub certificate: String,
+    /// PEM private key (PKCS#8, PKCS#1 or SEC1) matching the certificate.
+    pub private_key: String,
 }
 
 /// A plugin to attach (contract §5).

@@ -29,6 +29,8 @@ pub const KEYS: &[&str] = &[
     "tls_key",
     "allow_private_targets",
     "extra_ca",
+    "egress_proxy",
+    "secret_key",
     "token_ttl",
     "api_rate_limit",
     "api_rate_burst",
@@ -62,6 +64,32 @@ pub enum ConfigError {
     UnknownKey { path: PathBuf, key: String },
     #[error("{origin}: {message}")]
     Invalid { origin: Origin, message: String },
+    #[error("unknown setting {var}{}: every WEIR_ variable must be a known setting (see config.default.toml)", closest.as_ref().map(|c| format!(" (did you mean {c}?)")).unwrap_or_default())]
+    UnknownVariable { var: String, closest: Option<String> },
+}
+
+/// Variables Weir reads that are not settings of the file.
+const OTHER_VARIABLES: &[&str] = &["WEIR_LOG"];
+
+/// Refuses a `WEIR_` variable that is no known setting (a typo, or a setting this build
+/// does not know), naming the closest known one.
+pub fn check_variables<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<(), ConfigError> {
+    let known: Vec<String> = KEYS
+        .iter()
+        .map(|k| format!("WEIR_{}", k.to_ascii_uppercase()))
+        .chain(OTHER_VARIABLES.iter().map(|v| (*v).to_owned()))
+        .collect();
+    let mut unknown: Vec<&str> =
+        names.into_iter().filter(|n| n.starts_with("WEIR_") && !known.iter().any(|k| k == n)).collect();
+    unknown.sort_unstable();
+    let Some(var) = unknown.first() else { return Ok(()) };
+    let closest = known
+        .iter()
+        .map(|k| (strsim::damerau_levenshtein(k, var), k))
+        .filter(|(d, k)| *d <= 3.max(k.len() / 4))
+        .min()
+        .map(|(_, k)| k.clone());
+    Err(ConfigError::UnknownVariable { var: (*var).to_owned(), closest })
 }
 
 /// Where a setting's value came from, for error messages.

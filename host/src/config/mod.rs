@@ -6,6 +6,7 @@
 //! layer it came from, so an operator knows what to fix. Nothing else reads the environment.
 
 pub mod duration;
+mod egress;
 mod layers;
 
 use std::net::SocketAddr;
@@ -15,8 +16,9 @@ use std::time::Duration;
 use ipnet::IpNet;
 
 use crate::store::rate::RateLimit;
+pub use egress::{EgressProxy, SecretKey};
 use layers::Layers;
-pub use layers::{ConfigError, DEFAULT_TOML, KEYS, Origin};
+pub use layers::{ConfigError, DEFAULT_TOML, KEYS, Origin, check_variables};
 
 /// The validated configuration of one Weir process.
 #[derive(Debug, Clone)]
@@ -43,6 +45,11 @@ pub struct Config {
     pub tls: Option<TlsFiles>,
     pub allow_private_targets: Vec<IpNet>,
     pub extra_ca: Option<PathBuf>,
+    /// The HTTP proxy every delivery attempt tunnels through (`CONNECT`).
+    pub egress_proxy: Option<EgressProxy>,
+    /// The operator's key for secrets kept in Redis (client certificates' keys); `None`:
+    /// the data directory's own key file.
+    pub secret_key: Option<SecretKey>,
     pub token_ttl: Duration,
     /// Per-client API request budget; `None`: unlimited.
     pub api_rate_limit: Option<RateLimit>,
@@ -85,7 +92,10 @@ pub struct TlsFiles {
 
 impl Config {
     /// Loads the configuration from the defaults, `file`, and the process environment.
+    /// A `WEIR_` variable that is no setting is refused ([`check_variables`]).
     pub fn load(file: Option<&Path>) -> Result<Config, ConfigError> {
+        let names: Vec<String> = std::env::vars_os().filter_map(|(k, _)| k.into_string().ok()).collect();
+        check_variables(names.iter().map(String::as_str))?;
         Config::load_with(file, |name| std::env::var(name).ok())
     }
 
@@ -220,6 +230,20 @@ impl Layers {
             .collect::<Result<Vec<_>, _>>()?;
 
         let extra_ca = self.string("extra_ca")?.map(PathBuf::from);
+        let egress_proxy = match self.string("egress_proxy")? {
+            Some(url) => Some(EgressProxy::parse(&url).map_err(|m| self.invalid("egress_proxy", m))?),
+            None => None,
+        };
+        let secret_key = match self.string("secret_key")? {
+            Some(text) if text.len() < 16 => {
+                return Err(self.invalid(
+                    "secret_key",
+                    "must be at least 16 characters (32 random bytes, e.g. `openssl rand -hex 32`)",
+                ));
+            }
+            Some(text) => Some(SecretKey::derive(text.as_bytes())),
+            None => None,
+        };
 
         // Seconds (a number), or a duration.
         let token_ttl = match self.is_toml_integer("token_ttl") {
@@ -328,6 +352,8 @@ impl Layers {
             tls,
             allow_private_targets,
             extra_ca,
+            egress_proxy,
+            secret_key,
             token_ttl,
             api_rate_limit,
             retry_schedule,

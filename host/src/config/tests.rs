@@ -188,3 +188,32 @@ fn event_retention_defaults_to_a_week_follows_a_shorter_delivery_retention_and_m
     let err = load(&[short[0], short[1], ("WEIR_EVENT_RETENTION", "2h")]).unwrap_err().to_string();
     assert!(err.starts_with("WEIR_EVENT_RETENTION") && err.contains("delivery_retention"), "{err}");
 }
+
+#[test]
+fn an_unknown_weir_variable_is_refused_with_the_closest_name() {
+    use super::check_variables;
+    assert!(check_variables(["PATH", "WEIR_LISTEN", "WEIR_LOG", "WEIR_EGRESS_PROXY", "HOME"]).is_ok());
+    let err = check_variables(["WEIR_EGRES_PROXY"]).unwrap_err().to_string();
+    assert!(err.contains("WEIR_EGRES_PROXY") && err.contains("did you mean WEIR_EGRESS_PROXY?"), "{err}");
+    let err = check_variables(["WEIR_REDIS_URLS", "WEIR_LISTEN"]).unwrap_err().to_string();
+    assert!(err.contains("did you mean WEIR_REDIS_URL?"), "{err}");
+    let err = check_variables(["WEIR_SOMETHING_ELSE_ENTIRELY"]).unwrap_err().to_string();
+    assert!(err.contains("WEIR_SOMETHING_ELSE_ENTIRELY") && !err.contains("did you mean"), "{err}");
+}
+
+#[test]
+fn the_egress_proxy_and_the_secret_key_are_read_and_checked() {
+    let c = load(&[("WEIR_EGRESS_PROXY", "http://u:p@127.0.0.1:3128"), ("WEIR_SECRET_KEY", "0123456789abcdef0123")])
+        .unwrap();
+    let proxy = c.egress_proxy.clone().unwrap();
+    assert_eq!(proxy.address, "127.0.0.1:3128");
+    assert!(proxy.authorization.is_some());
+    assert!(c.secret_key.is_some());
+    let shown = format!("{c:?}");
+    assert!(!shown.contains("0123456789abcdef") && !shown.contains("dTpw"), "{shown}");
+    assert!(load(&[]).unwrap().egress_proxy.is_none());
+    let err = load(&[("WEIR_EGRESS_PROXY", "socks5://127.0.0.1:1080")]).unwrap_err().to_string();
+    assert!(err.contains("WEIR_EGRESS_PROXY"), "{err}");
+    let err = load(&[("WEIR_SECRET_KEY", "short")]).unwrap_err().to_string();
+    assert!(err.contains("WEIR_SECRET_KEY") && err.contains("16"), "{err}");
+}

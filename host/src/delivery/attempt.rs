@@ -2,6 +2,7 @@
 //! sign, send (the URL rule is checked as it connects), and decide what follows by the retry
 //! policy; `finish` frees the lane slot and records the outcome.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,14 +12,17 @@ use super::lanes::Waiting;
 use super::lanes::{SLOW_AFTER, Signal};
 use super::prepare::Prepared;
 use super::retry::{self, AttemptResult, Next};
-use super::send::{SendError, Sent};
+use super::send::{Presented, SendError, Sent};
 use super::{Claim, Engine, Work};
+use crate::domain::deliveries::attempt_headers;
+use crate::domain::egress;
 use crate::sign;
 use crate::store::StoreError;
 use crate::store::attempts::attempt_json;
 use crate::store::queue::Member;
 use crate::store::row::field;
 use crate::store::work::{Outcome, Report};
+use crate::trace::TraceContext;
 
 impl Engine {
     /// Starts the attempt of a claimed delivery (its lane slot is already taken).
@@ -82,6 +86,7 @@ impl Engine {
             attempt_json: None,
             signature: None,
             fields: Vec::new(),
+            proxy_failed: false,
         }
     }
 
@@ -132,10 +137,26 @@ impl Engine {
             event_created_at: created_at,
             signed_at: at / 1000,
         };
-        let headers = sign::request_headers(this, &signatures, &extra_headers);
+        let own_headers: Vec<(String, String)> = match webhook.headers.as_deref() {
+            None => Vec::new(),
+            Some(text) => match serde_json::from_str::<BTreeMap<String, String>>(text) {
+                Ok(map) => map.into_iter().collect(),
+                Err(e) => {
+                    tracing::error!(webhook_id, error = %e, "the webhook's headers cannot be read; sent without them");
+                    Vec::new()
+                }
+            },
+        };
+        let trace =
+            event.as_ref().map_or_else(|| TraceContext::for_event(&member.event), |e| e.trace_of(&member.event));
+        let headers = attempt_headers(this, &signatures, &own_headers, &extra_headers, &trace);
         let signature = Some(signatures.encode());
+        let context = egress::key_context(&member.org, webhook_id);
+        let presented =
+            webhook.client_certificate.as_ref().map(|certificate| Presented { certificate, context: &context });
         self.app.metrics.in_flight.inc();
-        let sent = self.send_watched(webhook_id, &member.delivery, &webhook.url, &headers, Bytes::from(body)).await;
+        let sent =
+            self.send_watched(webhook_id, &member.delivery, &webhook.url, &headers, Bytes::from(body), presented).await;
         self.app.metrics.in_flight.dec();
         let created_ms = crate::ids::millis_of(crate::ids::Kind::Delivery, &member.delivery).unwrap_or(at);
         let (result, attempt, cause) = describe(&sent, created_ms, at);
@@ -147,16 +168,20 @@ impl Engine {
         let place = attempt_no.saturating_sub(loaded.extra).max(1) as usize;
         let mut fields = fields;
         let signal = match (&sent.result, retry::pause(&result, place, &self.app.config.retry_schedule)) {
-            (_, Some(pause)) => Signal::Pause {
+            (_, Some(pause)) => Some(Signal::Pause {
                 until_ms: crate::time::now_millis() + pause.as_millis() as u64,
                 reason: cause.clone().map(|c| format!("{c} with Retry-After")).unwrap_or_default(),
-            },
-            (Ok(response), None) if (200..300).contains(&response.status) => Signal::Success,
-            (Ok(_), None) => Signal::Failed(cause.clone().unwrap_or_default()),
-            (Err(SendError::Blocked(_)), None) => Signal::Failed(cause.clone().unwrap_or_default()),
-            (Err(_), None) => Signal::NoAnswer(cause.clone().unwrap_or_default()),
+            }),
+            (Ok(response), None) if (200..300).contains(&response.status) => Some(Signal::Success),
+            (Ok(_), None) => Some(Signal::Failed(cause.clone().unwrap_or_default())),
+            (Err(SendError::Blocked(_)), None) => Some(Signal::Failed(cause.clone().unwrap_or_default())),
+            // The proxy's failure says nothing of the endpoint.
+            (Err(SendError::Proxy(_)), None) => None,
+            (Err(_), None) => Some(Signal::NoAnswer(cause.clone().unwrap_or_default())),
         };
-        self.endpoint_signal(&member.org, webhook_id, signal);
+        if let Some(signal) = signal {
+            self.endpoint_signal(&member.org, webhook_id, signal);
+        }
         let outcome = match retry::next(&result, place, last_place, &self.app.config.retry_schedule, jitter) {
             Next::Succeeded => Outcome::Succeeded,
             Next::Gone => Outcome::Gone,
@@ -169,12 +194,16 @@ impl Engine {
         if loaded.kept_due.is_some() {
             fields.push((field::KEPT_DUE, String::new()));
         }
+        if !own_headers.is_empty() {
+            fields.push((field::WEBHOOK_HEADERS, serde_json::to_string(&own_headers).unwrap_or_default()));
+        }
         if let Some(cause) = &cause {
             tracing::warn!(
                 delivery_id = %member.delivery,
                 webhook_id,
                 org_id = %member.org,
                 attempt = attempt_no,
+                trace_id = %trace.trace_id_hex(),
                 %cause,
                 next = %next_in_words(&outcome),
                 "delivery attempt failed: {cause}"
@@ -188,6 +217,7 @@ impl Engine {
             attempt_json: Some(attempt),
             signature,
             fields,
+            proxy_failed: matches!(sent.result, Err(SendError::Proxy(_))),
         };
         Some((report, webhook.failing))
     }
@@ -203,8 +233,9 @@ impl Engine {
         url: &str,
         headers: &[(String, String)],
         body: Bytes,
+        presented: Option<Presented<'_>>,
     ) -> Sent {
-        let send = self.sender.post(url, headers, body);
+        let send = self.sender.post(url, headers, body, presented);
         tokio::pin!(send);
         tokio::select! {
             sent = &mut send => sent,

@@ -105,7 +105,7 @@ impl Engine {
     /// Adds a recorded attempt to its webhook's failure streak (a success ends one), and
     /// ends the webhook's queued deliveries if that switched it off.
     async fn keep_streak(&self, report: &Report, failing: bool) {
-        let request_made = report.attempt_json.is_some();
+        let request_made = report.attempt_json.is_some() && !report.proxy_failed;
         let streak = match report.outcome {
             Outcome::Succeeded if failing => Streak { success_first: true, failures: 0, gone: false },
             Outcome::Retry { .. } | Outcome::Failed if request_made => Streak { failures: 1, ..Streak::default() },

@@ -13,6 +13,7 @@
 
 mod attempt;
 mod claimer;
+mod connect;
 mod endpoint;
 mod finish;
 mod lanes;
@@ -141,7 +142,15 @@ impl Engine {
     /// The engine, inside its runtime (its batchers start here).
     fn new(app: Arc<App>, store: Store, tls: rustls::ClientConfig) -> Arc<Engine> {
         let config = &app.config;
-        let sender = Sender::new(app.url_rule.clone(), tls, config.delivery_timeout, config.worker_concurrency);
+        let keys = app.clone();
+        let sender = Sender::new(
+            app.url_rule.clone(),
+            tls,
+            config.egress_proxy.clone(),
+            Arc::new(move || keys.secret_key()),
+            config.delivery_timeout,
+            config.worker_concurrency,
+        );
         let loaders = Batcher::per_partition(&store, BATCH, |store, p, claims: Vec<Claim>| async move {
             load(&store, p, claims).await
         });

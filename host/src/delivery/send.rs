@@ -1,14 +1,11 @@
-//! The HTTP sender: one shared, pooling hyper client whose connector applies the URL rule
-//! at connect time and connects only to the addresses it vetted (so a DNS answer cannot
-//! change between check and connect), with rustls for `https` (system roots plus
-//! `WEIR_EXTRA_CA`; HTTP/2 or HTTP/1.1 by ALPN). Redirects are never followed.
+//! The HTTP sender: shared, pooling hyper clients whose connector (`connect`) applies the
+//! URL rule at connect time, goes through the egress proxy when there is one, and speaks
+//! rustls for `https` (system roots plus `WEIR_EXTRA_CA`; HTTP/2 or HTTP/1.1 by ALPN).
+//! Webhooks with a client certificate get a pool of their own (connections made with one
+//! certificate are never used with another). Redirects are never followed.
 
-use std::future::Future;
-use std::io;
-use std::net::SocketAddr;
-use std::pin::Pin;
-use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -16,15 +13,18 @@ use http_body_util::{BodyExt, Full};
 use hyper::Uri;
 use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::{Connected, Connection};
-use hyper_util::rt::{TokioExecutor, TokioIo};
-use rustls::pki_types::ServerName;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::TcpStream;
+use hyper_util::rt::TokioExecutor;
+use sha2::{Digest, Sha256};
 use tokio_rustls::TlsConnector;
-use tokio_rustls::client::TlsStream;
 
+use super::connect::{ConnectError, GuardedConnector};
+use crate::certs::CertificateView;
+use crate::config::{EgressProxy, SecretKey};
 use crate::netguard::{UrlError, UrlRule};
+use crate::store::targets::ClientCertificate;
+
+/// Most client certificates whose pools a process keeps (beyond it, they start over).
+const MAX_CERTIFICATE_POOLS: usize = 256;
 
 /// How much of a response body is kept in the delivery's row.
 pub const KEPT_RESPONSE_BYTES: usize = 1024;
@@ -45,6 +45,9 @@ pub enum SendError {
     Timeout(Duration),
     #[error("request failed: {0}")]
     Request(String),
+    /// The egress proxy failed: not the endpoint's fault (its message names the proxy).
+    #[error("{0}")]
+    Proxy(String),
 }
 
 /// A response, as recorded.
@@ -65,7 +68,7 @@ pub struct Sent {
 
 impl Sent {
     /// What the attempt got, as a metrics label: the status class (`2xx`…`5xx`), or why
-    /// there was no answer (`timeout`, `connect`, `tls`, `blocked`, `request`).
+    /// there was no answer (`timeout`, `connect`, `tls`, `blocked`, `request`, `proxy`).
     pub fn class(&self) -> &'static str {
         match &self.result {
             Ok(response) => match response.status {
@@ -80,119 +83,27 @@ impl Sent {
             Err(SendError::Tls(_)) => "tls",
             Err(SendError::Blocked(_)) => "blocked",
             Err(SendError::Request(_)) => "request",
+            Err(SendError::Proxy(_)) => "proxy",
         }
     }
 }
 
-/// Errors of the connector, carried through hyper's error chain and recognised by type.
-#[derive(Debug, thiserror::Error)]
-enum ConnectError {
-    #[error("{0}")]
-    Blocked(UrlError),
-    #[error("{0}")]
-    Tcp(io::Error),
-    #[error("{0}")]
-    Tls(io::Error),
-}
+/// Where a process's secret key comes from (read when a client certificate is first used).
+pub type KeySource = Arc<dyn Fn() -> Result<SecretKey, String> + Send + Sync>;
 
-/// The connector: vet, then connect to a vetted address, then TLS if `https`.
-#[derive(Clone)]
-struct GuardedConnector {
-    rule: UrlRule,
-    tls: TlsConnector,
-}
+type Pool = Client<GuardedConnector, Full<Bytes>>;
 
-impl tower::Service<Uri> for GuardedConnector {
-    type Response = TokioIo<Stream>;
-    type Error = ConnectError;
-    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, ConnectError>> + Send>>;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), ConnectError>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, uri: Uri) -> Self::Future {
-        let rule = self.rule.clone();
-        let tls = self.tls.clone();
-        Box::pin(async move {
-            let vetted = rule.vet(&uri.to_string()).await.map_err(ConnectError::Blocked)?;
-            let tcp = connect_any(&vetted.addrs).await.map_err(ConnectError::Tcp)?;
-            let _ = tcp.set_nodelay(true);
-            if uri.scheme_str() != Some("https") {
-                return Ok(TokioIo::new(Stream::Plain(tcp)));
-            }
-            let host = uri.host().unwrap_or_default().trim_start_matches('[').trim_end_matches(']').to_owned();
-            let name = ServerName::try_from(host)
-                .map_err(|e| ConnectError::Tls(io::Error::new(io::ErrorKind::InvalidInput, e)))?;
-            let stream = tls.connect(name, tcp).await.map_err(ConnectError::Tls)?;
-            Ok(TokioIo::new(Stream::Tls(Box::new(stream))))
-        })
-    }
-}
-
-async fn connect_any(addrs: &[SocketAddr]) -> io::Result<TcpStream> {
-    let mut last = io::Error::new(io::ErrorKind::NotFound, "no address to connect to");
-    for addr in addrs {
-        match TcpStream::connect(addr).await {
-            Ok(stream) => return Ok(stream),
-            Err(e) => last = e,
-        }
-    }
-    Err(last)
-}
-
-/// A plain or TLS connection to a subscriber.
-enum Stream {
-    Plain(TcpStream),
-    Tls(Box<TlsStream<TcpStream>>),
-}
-
-impl Connection for Stream {
-    fn connected(&self) -> Connected {
-        match self {
-            Stream::Tls(s) if s.get_ref().1.alpn_protocol() == Some(b"h2") => Connected::new().negotiated_h2(),
-            _ => Connected::new(),
-        }
-    }
-}
-
-impl AsyncRead for Stream {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Stream::Plain(s) => Pin::new(s).poll_read(cx, buf),
-            Stream::Tls(s) => Pin::new(s).poll_read(cx, buf),
-        }
-    }
-}
-
-impl AsyncWrite for Stream {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        match self.get_mut() {
-            Stream::Plain(s) => Pin::new(s).poll_write(cx, buf),
-            Stream::Tls(s) => Pin::new(s).poll_write(cx, buf),
-        }
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Stream::Plain(s) => Pin::new(s).poll_flush(cx),
-            Stream::Tls(s) => Pin::new(s).poll_flush(cx),
-        }
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Stream::Plain(s) => Pin::new(s).poll_shutdown(cx),
-            Stream::Tls(s) => Pin::new(s).poll_shutdown(cx),
-        }
-    }
-}
-
-/// Sends deliveries. Cloning shares the connection pool.
+/// Sends deliveries. Cloning shares the connection pools.
 #[derive(Clone)]
 pub struct Sender {
-    client: Client<GuardedConnector, Full<Bytes>>,
+    client: Pool,
+    connector: GuardedConnector,
+    tls: Arc<rustls::ClientConfig>,
+    /// Pools of the client certificates in use, by [`certificate_id`].
+    with_certificates: Arc<Mutex<HashMap<[u8; 32], Pool>>>,
+    secret: KeySource,
     timeout: Duration,
+    connections: usize,
 }
 
 impl std::fmt::Debug for Sender {
@@ -201,62 +112,163 @@ impl std::fmt::Debug for Sender {
     }
 }
 
+/// What an attempt presents for mutual TLS: the webhook's certificate and what its sealed
+/// key is bound to.
+#[derive(Debug, Clone, Copy)]
+pub struct Presented<'a> {
+    pub certificate: &'a ClientCertificate,
+    pub context: &'a str,
+}
+
 impl Sender {
     /// `connections`: the most requests this process has in flight at once (its workers).
-    /// The pool keeps that many idle connections per host, so that a fan-out whose
-    /// webhooks share a host reuses every connection instead of closing those beyond a
-    /// smaller cap and connecting again for the next attempts; idle ones close after 60 s.
-    pub fn new(rule: UrlRule, tls: rustls::ClientConfig, timeout: Duration, connections: usize) -> Sender {
-        let connector = GuardedConnector { rule, tls: TlsConnector::from(Arc::new(tls)) };
-        let client = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(Duration::from_secs(60))
-            .pool_max_idle_per_host(connections)
-            .build(connector);
-        Sender { client, timeout }
+    /// A pool keeps that many idle connections per host, so that a fan-out whose webhooks
+    /// share a host reuses every connection instead of closing those beyond a smaller cap
+    /// and connecting again for the next attempts; idle ones close after 60 s.
+    pub fn new(
+        rule: UrlRule,
+        tls: rustls::ClientConfig,
+        proxy: Option<EgressProxy>,
+        secret: KeySource,
+        timeout: Duration,
+        connections: usize,
+    ) -> Sender {
+        let tls = Arc::new(tls);
+        let connector = GuardedConnector { rule, tls: TlsConnector::from(tls.clone()), proxy: proxy.map(Arc::new) };
+        Sender {
+            client: pool(connector.clone(), connections),
+            connector,
+            tls,
+            with_certificates: Arc::default(),
+            secret,
+            timeout,
+            connections,
+        }
     }
 
-    /// POSTs `body` to `url` with `headers`, within the delivery timeout.
-    pub async fn post(&self, url: &str, headers: &[(String, String)], body: Bytes) -> Sent {
+    /// The pool of a client certificate, made on its first use: its key unsealed, checked,
+    /// and given to TLS. An expired certificate is refused before anything is sent.
+    fn pool_for(&self, presented: Presented<'_>) -> Result<Pool, SendError> {
+        let certificate = presented.certificate;
+        let view: Option<CertificateView> = certificate.view.as_deref().and_then(|v| serde_json::from_str(v).ok());
+        if let Some(view) = &view
+            && crate::time::parse_rfc3339(&view.not_after).is_some_and(|end| end <= crate::time::now_millis())
+        {
+            return Err(SendError::Tls(format!(
+                "the webhook's client certificate expired at {} (subject {}): upload a new one",
+                view.not_after, view.subject
+            )));
+        }
+        let id = certificate_id(certificate);
+        let mut pools = self.with_certificates.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(pool) = pools.get(&id) {
+            return Ok(pool.clone());
+        }
+        let unusable = |why: String| SendError::Tls(format!("the webhook's client certificate cannot be used: {why}"));
+        let secret = (self.secret)().map_err(unusable)?;
+        let key = crate::vault::open(&secret, presented.context, &certificate.sealed_key)
+            .map_err(|e| unusable(e.to_string()))?;
+        let key = String::from_utf8(key).map_err(|_| unusable("its key is not PEM text".into()))?;
+        let identity = crate::certs::identity(&certificate.chain_pem, &key).map_err(|e| unusable(e.to_string()))?;
+        let provider = rustls::crypto::ring::default_provider();
+        let certified = rustls::sign::CertifiedKey::from_der(identity.chain, identity.key, &provider)
+            .map_err(|e| unusable(e.to_string()))?;
+        let mut tls = (*self.tls).clone();
+        tls.client_auth_cert_resolver = Arc::new(OneCertificate(Arc::new(certified)));
+        let connector = GuardedConnector { tls: TlsConnector::from(Arc::new(tls)), ..self.connector.clone() };
+        let pool = pool(connector, self.connections.min(64));
+        if pools.len() >= MAX_CERTIFICATE_POOLS {
+            pools.clear();
+        }
+        pools.insert(id, pool.clone());
+        Ok(pool)
+    }
+
+    /// POSTs `body` to `url` with `headers` (presenting a client certificate if given),
+    /// within the delivery timeout.
+    pub async fn post(
+        &self,
+        url: &str,
+        headers: &[(String, String)],
+        body: Bytes,
+        presented: Option<Presented<'_>>,
+    ) -> Sent {
         let started = Instant::now();
-        let result = match tokio::time::timeout(self.timeout, self.exchange(url, headers, body)).await {
+        let client = match presented {
+            None => self.client.clone(),
+            Some(presented) => match self.pool_for(presented) {
+                Ok(pool) => pool,
+                Err(e) => return Sent { result: Err(e), duration: started.elapsed() },
+            },
+        };
+        let result = match tokio::time::timeout(self.timeout, exchange(&client, url, headers, body)).await {
             Ok(result) => result,
             Err(_) => Err(SendError::Timeout(self.timeout)),
         };
         Sent { result, duration: started.elapsed() }
     }
+}
 
-    async fn exchange(&self, url: &str, headers: &[(String, String)], body: Bytes) -> Result<Response, SendError> {
-        let uri: Uri = url.parse().map_err(|_| SendError::Blocked(UrlError::Malformed))?;
-        let mut map = HeaderMap::with_capacity(headers.len());
-        for (name, value) in headers {
-            if let (Some(n), Ok(v)) = (header_name(name), HeaderValue::try_from(value.as_str())) {
-                map.append(n, v);
-            }
-        }
-        let mut request =
-            hyper::Request::post(uri).body(Full::new(body)).map_err(|e| SendError::Request(e.to_string()))?;
-        *request.headers_mut() = map;
-        let response = self.client.request(request).await.map_err(classify)?;
-        let status = response.status().as_u16();
-        let retry_after =
-            response.headers().get(hyper::header::RETRY_AFTER).and_then(|v| v.to_str().ok()).map(str::to_owned);
-        let mut body = response.into_body();
-        let mut kept = Vec::with_capacity(KEPT_RESPONSE_BYTES);
-        let mut read = 0usize;
-        while read < READ_RESPONSE_BYTES {
-            match body.frame().await {
-                Some(Ok(frame)) => {
-                    if let Ok(data) = frame.into_data() {
-                        read += data.len();
-                        let room = KEPT_RESPONSE_BYTES.saturating_sub(kept.len());
-                        kept.extend_from_slice(&data[..data.len().min(room)]);
-                    }
-                }
-                Some(Err(_)) | None => break,
-            }
-        }
-        Ok(Response { status, retry_after, body: String::from_utf8_lossy(&kept).into_owned() })
+/// Which pool a certificate's connections belong to: its chain and its sealed key.
+fn certificate_id(certificate: &ClientCertificate) -> [u8; 32] {
+    Sha256::digest([certificate.chain_pem.as_bytes(), b"\0", certificate.sealed_key.as_bytes()].concat()).into()
+}
+
+fn pool(connector: GuardedConnector, connections: usize) -> Pool {
+    Client::builder(TokioExecutor::new())
+        .pool_idle_timeout(Duration::from_secs(60))
+        .pool_max_idle_per_host(connections)
+        .build(connector)
+}
+
+/// Presents one certificate to every server that asks for one.
+#[derive(Debug)]
+struct OneCertificate(Arc<rustls::sign::CertifiedKey>);
+
+impl rustls::client::ResolvesClientCert for OneCertificate {
+    fn resolve(
+        &self,
+        _issuers: &[&[u8]],
+        _schemes: &[rustls::SignatureScheme],
+    ) -> Option<Arc<rustls::sign::CertifiedKey>> {
+        Some(self.0.clone())
     }
+
+    fn has_certs(&self) -> bool {
+        true
+    }
+}
+
+async fn exchange(client: &Pool, url: &str, headers: &[(String, String)], body: Bytes) -> Result<Response, SendError> {
+    let uri: Uri = url.parse().map_err(|_| SendError::Blocked(UrlError::Malformed))?;
+    let mut map = HeaderMap::with_capacity(headers.len());
+    for (name, value) in headers {
+        if let (Some(n), Ok(v)) = (header_name(name), HeaderValue::try_from(value.as_str())) {
+            map.append(n, v);
+        }
+    }
+    let mut request = hyper::Request::post(uri).body(Full::new(body)).map_err(|e| SendError::Request(e.to_string()))?;
+    *request.headers_mut() = map;
+    let response = client.request(request).await.map_err(classify)?;
+    let status = response.status().as_u16();
+    let retry_after =
+        response.headers().get(hyper::header::RETRY_AFTER).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let mut body = response.into_body();
+    let mut kept = Vec::with_capacity(KEPT_RESPONSE_BYTES);
+    let mut read = 0usize;
+    while read < READ_RESPONSE_BYTES {
+        match body.frame().await {
+            Some(Ok(frame)) => {
+                if let Ok(data) = frame.into_data() {
+                    read += data.len();
+                    let room = KEPT_RESPONSE_BYTES.saturating_sub(kept.len());
+                    kept.extend_from_slice(&data[..data.len().min(room)]);
+                }
+            }
+            Some(Err(_)) | None => break,
+        }
+    }
+    Ok(Response { status, retry_after, body: String::from_utf8_lossy(&kept).into_owned() })
 }
 
 /// A header's name; those every delivery carries without parsing or allocating.
@@ -284,7 +296,18 @@ fn classify(error: hyper_util::client::legacy::Error) -> SendError {
                 ConnectError::Blocked(url) => SendError::Blocked(url.clone()),
                 ConnectError::Tcp(io) => SendError::Connect(io.to_string()),
                 ConnectError::Tls(io) => SendError::Tls(io.to_string()),
+                ConnectError::Proxy(message) => SendError::Proxy(message.clone()),
             };
+        }
+        // TLS failing after the handshake (TLS 1.3 servers refuse a client certificate, or
+        // the lack of one, with an alert the client reads with the response).
+        let tls = e.downcast_ref::<rustls::Error>().or_else(|| {
+            e.downcast_ref::<std::io::Error>()
+                .and_then(|io| io.get_ref())
+                .and_then(|i| i.downcast_ref::<rustls::Error>())
+        });
+        if let Some(tls) = tls {
+            return SendError::Tls(tls.to_string());
         }
         source = e.source();
     }

@@ -18,6 +18,7 @@ use crate::store::listing::{Cursor, Filter, Index};
 use crate::store::requeue::{Retried, RetryRefused};
 use crate::store::row::DeliveryRow;
 use crate::store::status::Status;
+use crate::trace::TraceContext;
 
 /// Most deliveries one bulk retry re-queues.
 pub const MAX_BULK_RETRY: usize = 10_000;
@@ -150,15 +151,42 @@ impl Delivery {
 fn request_headers(row: &DeliveryRow, created_ms: u64) -> String {
     let signatures = row.signatures.as_deref().filter(|_| row.latest > 0).and_then(sign::Signatures::decode);
     let Some(signatures) = signatures else { return "{}".to_owned() };
-    let extra: Vec<(String, String)> =
-        row.headers.as_deref().and_then(|h| serde_json::from_str(h).ok()).unwrap_or_default();
+    let pairs = |text: Option<&str>| -> Vec<(String, String)> {
+        text.and_then(|h| serde_json::from_str(h).ok()).unwrap_or_default()
+    };
+    let (webhook, plugins) = (pairs(row.webhook_headers.as_deref()), pairs(row.headers.as_deref()));
     // The latest attempt was signed when it started.
     let signed_at = row.attempts.last().and_then(|a| attempt_at(created_ms, a)).unwrap_or(0) / 1000;
     let event_created_at = row.event.as_ref().map(|e| e.created_at.as_str()).unwrap_or_default();
     let attempt = sign::Attempt { delivery_id: &row.id, number: row.latest, event_created_at, signed_at };
-    let pairs = sign::request_headers(attempt, &signatures, &extra);
+    let trace = match &row.event {
+        Some(event) => event.trace_of(&row.event_id),
+        None => TraceContext::for_event(&row.event_id),
+    };
+    let pairs = attempt_headers(attempt, &signatures, &webhook, &plugins, &trace);
     let map: Map<String, Value> = pairs.into_iter().map(|(k, v)| (k, Value::String(v))).collect();
     Value::Object(map).to_string()
+}
+
+/// The headers of an attempt, as sent and as its delivery record shows them: Weir's with
+/// the signatures, the webhook's own `headers` (but those a plugin set: the plugin's win),
+/// the plugins', and the trace context (a parent id of the attempt's own).
+pub fn attempt_headers(
+    attempt: sign::Attempt<'_>,
+    signatures: &sign::Signatures,
+    webhook: &[(String, String)],
+    plugins: &[(String, String)],
+    trace: &TraceContext,
+) -> Vec<(String, String)> {
+    let mut extra: Vec<(String, String)> = webhook
+        .iter()
+        .filter(|(name, _)| !plugins.iter().any(|(set, _)| set.eq_ignore_ascii_case(name)))
+        .cloned()
+        .collect();
+    extra.extend(plugins.iter().cloned());
+    let mut headers = sign::request_headers(attempt, signatures, &extra);
+    headers.extend(trace.headers(attempt.delivery_id, attempt.number));
+    headers
 }
 
 /// A JSON field of a row; one that cannot be parsed reads as `default` (and is logged), so

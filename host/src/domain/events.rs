@@ -33,6 +33,8 @@ pub struct Event<'a> {
     pub deleted: bool,
     pub snapshot_key: &'static str,
     pub snapshot: &'a RawValue,
+    /// The W3C trace context the publisher sent (contract §7), if valid.
+    pub trace: Option<crate::trace::TraceContext>,
 }
 
 impl Event<'_> {
@@ -85,7 +87,12 @@ pub async fn publish_except(
     // Operational events are about Weir's own resources: no report exports them.
     let snapshot = envelope.len() <= MAX_SNAPSHOT_BYTES && !catalog::is_operational(&event.action);
     let accepted_ms = crate::time::now_millis();
-    let as_stored = Arc::new(StoredEvent { created_at: event.created_at.clone(), envelope, accepted_ms });
+    let as_stored = Arc::new(StoredEvent {
+        created_at: event.created_at.clone(),
+        envelope,
+        accepted_ms,
+        trace: event.trace.clone(),
+    });
     let publication = Publication {
         org_id: org_id.to_owned(),
         event_id: event.id.clone(),
@@ -276,6 +283,7 @@ pub fn validate(mut fields: BTreeMap<String, &RawValue>) -> Result<Event<'_>, In
         deleted,
         snapshot_key,
         snapshot,
+        trace: None,
     })
 }
 
@@ -353,6 +361,7 @@ mod tests {
             deleted: true,
             snapshot_key: "work_order",
             snapshot: &snapshot,
+            trace: None,
         };
         let envelope = event.envelope("org_1");
         assert_eq!(

@@ -4,6 +4,7 @@
 //! typed errors; none of them builds a key or a store call of its own for these.
 
 pub mod deliveries;
+pub mod egress;
 pub mod event_log;
 pub mod events;
 pub mod fields;

@@ -4,7 +4,7 @@
 //! like any other, through plugins too), with three rules of their own:
 //! - an event about webhook W never goes to W (a dead endpoint is not told it is dead, and
 //!   two failing webhooks cannot keep notifying each other);
-//! - they carry no secret: the webhook's snapshot has no `signing_secret`;
+//! - they carry no secret: the webhook's snapshot has no `signing_secret` nor header values;
 //! - one change, one event: deactivating a webhook with many pending deliveries emits one
 //!   `webhook_deactivated` (its deliveries ending with it emit nothing), and a delivery of an
 //!   operational event that fails emits no `webhook_delivery_failed` (no chains).
@@ -76,11 +76,16 @@ impl Notice<'_> {
     }
 }
 
-/// A webhook as an operational event shows it: the resource without its secrets.
+/// A webhook as an operational event shows it: the resource without its secrets (no
+/// `signing_secret`; its `headers` by name, each value empty; the client certificate's
+/// view only, as always).
 pub fn webhook_snapshot(w: &Webhook) -> Value {
     let mut value = serde_json::to_value(w).unwrap_or(Value::Null);
     if let Some(map) = value.as_object_mut() {
         map.remove("signing_secret");
+        let names: serde_json::Map<String, Value> =
+            w.headers.keys().map(|name| (name.clone(), Value::String(String::new()))).collect();
+        map.insert("headers".into(), Value::Object(names));
     }
     value
 }
@@ -110,9 +115,46 @@ pub async fn emit(app: &App, org_id: &str, notice: Notice<'_>) {
         deleted: false,
         snapshot_key,
         snapshot: &snapshot,
+        trace: None,
     };
     match publish_except(app, org_id, &event, Some(notice.webhook_id())).await {
         Ok(_) => tracing::info!(org_id = %org_id, event_id = %event.id, action, "operational event published"),
         Err(e) => tracing::warn!(error = %e, org_id = %org_id, action, "cannot publish an operational event"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::endpoint::EndpointFields;
+
+    #[test]
+    fn a_webhooks_snapshot_has_no_secret_and_header_names_only() {
+        let webhook = Webhook {
+            id: "wh_1".into(),
+            org_id: "org_1".into(),
+            name: "n".into(),
+            url: "https://127.0.0.1/x".into(),
+            active: false,
+            subscribed_actions: vec!["work_order_created".into()],
+            plugins: Vec::new(),
+            signing_secret: "whsec_SECRET".into(),
+            previous_secret: None,
+            previous_secret_expires_at: None,
+            created_at: "t".into(),
+            updated_at: "t".into(),
+            deactivated_at: Some("t".into()),
+            deactivation_reason: Some("failing".into()),
+            rate_limit: None,
+            headers: [("Authorization".to_owned(), "Bearer gateway-key".to_owned())].into(),
+            client_certificate: None,
+            client_secret: None,
+            endpoint: EndpointFields::default().view(0),
+        };
+        let snapshot = webhook_snapshot(&webhook);
+        let text = snapshot.to_string();
+        assert!(!text.contains("whsec_SECRET") && !text.contains("gateway-key"), "{text}");
+        assert_eq!(snapshot["headers"], json!({"Authorization": ""}));
+        assert_eq!(snapshot["id"], "wh_1");
     }
 }

@@ -5,6 +5,7 @@
 
 use serde_json::{Value, json};
 
+use super::egress;
 use super::fields::{Fields, bounded_text};
 use super::notices::{self, Notice};
 use super::{FieldError, Invalid};
@@ -48,7 +49,8 @@ impl From<Invalid> for WebhookError {
     }
 }
 
-/// Validates a new webhook (`name`?, `url`, `subscribed_actions`, `plugins`?) and stores it.
+/// Validates a new webhook (`name`?, `url`, `subscribed_actions`, `plugins`?, `rate_limit`?,
+/// `headers`?, `client_certificate`?) and stores it.
 pub async fn create(app: &App, org_id: &str, body: serde_json::Map<String, Value>) -> Result<Webhook, WebhookError> {
     let mut fields = Fields::new(body);
     let name = fields.string("name");
@@ -56,6 +58,9 @@ pub async fn create(app: &App, org_id: &str, body: serde_json::Map<String, Value
     let actions = fields.string_array("subscribed_actions", true);
     let plugins = fields.value("plugins");
     let limit = rate_limit(&mut fields);
+    let id = ids::new(Kind::Webhook);
+    let headers = egress::headers(&mut fields);
+    let certificate = egress::client_certificate(app, org_id, &id, &mut fields);
     let name = name.and_then(|n| bounded_text(&mut fields, "name", n, MAX_NAME));
     let actions = actions.map(known_actions);
     let plugins = match plugins {
@@ -72,7 +77,7 @@ pub async fn create(app: &App, org_id: &str, body: serde_json::Map<String, Value
     };
     let now = crate::time::now_rfc3339();
     let webhook = Webhook {
-        id: ids::new(Kind::Webhook),
+        id,
         org_id: org_id.to_owned(),
         name: name.unwrap_or_else(|| default_name(&url)),
         url,
@@ -87,6 +92,9 @@ pub async fn create(app: &App, org_id: &str, body: serde_json::Map<String, Value
         deactivated_at: None,
         deactivation_reason: None,
         rate_limit: limit.flatten(),
+        headers: headers.unwrap_or_default(),
+        client_certificate: certificate.as_ref().and_then(|c| c.as_ref().map(|c| c.view.clone())),
+        client_secret: certificate.flatten(),
         endpoint: EndpointFields::default().view(0),
     };
     match app.store.create_webhook(webhook).await? {
@@ -98,7 +106,7 @@ pub async fn create(app: &App, org_id: &str, body: serde_json::Map<String, Value
     }
 }
 
-/// Validates a change (`name`, `url`, `subscribed_actions`, `plugins`, `active`) and applies
+/// Validates a change (any field of a new webhook, and `active`) and applies
 /// it; deactivating ends the webhook's pending deliveries (they fail).
 pub async fn update(
     app: &App,
@@ -113,6 +121,8 @@ pub async fn update(
         subscribed_actions: fields.string_array("subscribed_actions", false).map(known_actions),
         active: fields.bool("active"),
         rate_limit: rate_limit(&mut fields),
+        headers: egress::headers(&mut fields),
+        client_certificate: egress::client_certificate(app, org_id, id, &mut fields),
         ..WebhookChange::default()
     };
     change.name = change.name.and_then(|n| bounded_text(&mut fields, "name", n, MAX_NAME));

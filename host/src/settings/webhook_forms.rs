@@ -45,6 +45,10 @@ pub(super) struct FormValues {
     pub(super) checked: Vec<String>,
     /// Deliveries per second, as typed (empty: no limit).
     pub(super) rate_limit: String,
+    /// Extra headers, one `Name: value` a line.
+    pub(super) headers: String,
+    /// The client certificate's view, when it has one (its key is never shown).
+    pub(super) certificate: Option<String>,
 }
 
 impl FormValues {
@@ -54,6 +58,11 @@ impl FormValues {
             url: w.url.clone(),
             checked: w.subscribed_actions.clone(),
             rate_limit: w.rate_limit.map(|l| l.to_string()).unwrap_or_default(),
+            headers: w.headers.iter().map(|(name, value)| format!("{name}: {value}\n")).collect(),
+            certificate: w
+                .client_certificate
+                .as_ref()
+                .map(|c| format!("{} (SHA-256 {}), expires {}", c.subject, c.fingerprint_sha256, c.not_after)),
         }
     }
 
@@ -63,11 +72,13 @@ impl FormValues {
             url: form.get("url").unwrap_or("").to_owned(),
             checked: form.all("subscribed_actions").into_iter().map(str::to_owned).collect(),
             rate_limit: form.get("rate_limit").unwrap_or("").to_owned(),
+            headers: form.get("headers").unwrap_or("").to_owned(),
+            certificate: None,
         }
     }
 }
 
-/// Name, URL, events and rate limit.
+/// Name, URL, events, rate limit, headers and client certificate.
 pub(super) fn webhook_form(action: &str, csrf: &str, values: &FormValues, submit: &str) -> String {
     format!(
         r#"<form method="post" action="{action}">{csrf}
@@ -81,6 +92,17 @@ pub(super) fn webhook_form(action: &str, csrf: &str, values: &FormValues, submit
 <label for="rate_limit">Rate limit</label>
 <input id="rate_limit" name="rate_limit" type="number" min="1" max="10000" step="1" value="{rate}" aria-describedby="rate-help">
 <p id="rate-help" class="muted">Deliveries per second, all of Weir together; empty for no limit. Deliveries over it wait in the queue.</p>
+<label for="headers">Headers</label>
+<textarea id="headers" name="headers" aria-describedby="headers-help">{headers}</textarea>
+<p id="headers-help" class="muted">Sent with every delivery, one <code>Name: value</code> a line (at most 20), e.g. an API gateway's key. Headers Weir sets itself cannot be replaced.</p>
+<fieldset><legend>Client certificate (mutual TLS)</legend>
+<p class="muted">{current}</p>
+<label for="client_certificate">Certificate (PEM, its chain may follow)</label>
+<textarea id="client_certificate" name="client_certificate" autocomplete="off"></textarea>
+<label for="client_key">Private key (PEM; stored encrypted, never shown again)</label>
+<textarea id="client_key" name="client_key" autocomplete="off"></textarea>
+<label class="check"><input type="checkbox" name="remove_certificate" value="1"> Remove the client certificate</label>
+</fieldset>
 <button type="submit">{submit}</button>
 </form>"#,
         action = esc(action),
@@ -89,11 +111,16 @@ pub(super) fn webhook_form(action: &str, csrf: &str, values: &FormValues, submit
         url = esc(&values.url),
         actions = actions_fieldset(&values.checked),
         rate = esc(&values.rate_limit),
+        headers = esc(&values.headers),
+        current = match &values.certificate {
+            Some(view) => format!("Current: {}. Paste a new certificate and key to replace it.", esc(view)),
+            None => "None. Paste a certificate and its key for endpoints that require one.".to_owned(),
+        },
         submit = esc(submit),
     )
 }
 
-/// The name, URL, events and rate limit of a form, as the API takes them.
+/// The fields of a webhook form, as the API takes them.
 pub(super) fn webhook_fields(form: &Form) -> Map<String, Value> {
     let mut body = Map::new();
     let name = form.get("name").unwrap_or("").trim();
@@ -109,7 +136,26 @@ pub(super) fn webhook_fields(form: &Form) -> Map<String, Value> {
         text => text.parse::<u64>().map_or_else(|_| json!(text), |n| json!(n)),
     };
     body.insert("rate_limit".into(), rate);
+    body.insert("headers".into(), headers_field(form.get("headers").unwrap_or("")));
+    let certificate = form.get("client_certificate").unwrap_or("").trim();
+    let key = form.get("client_key").unwrap_or("").trim();
+    if form.get("remove_certificate") == Some("1") {
+        body.insert("client_certificate".into(), Value::Null);
+    } else if !certificate.is_empty() || !key.is_empty() {
+        body.insert("client_certificate".into(), json!({"certificate": certificate, "private_key": key}));
+    }
     body
+}
+
+/// The headers text (`Name: value` lines) as the API takes it: an object, `null` when
+/// empty; a line without a colon goes as it is (a string), which the rules refuse.
+fn headers_field(text: &str) -> Value {
+    let mut map = Map::new();
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let Some((name, value)) = line.split_once(':') else { return json!(line) };
+        map.insert(name.trim().to_owned(), json!(value.trim()));
+    }
+    if map.is_empty() { Value::Null } else { Value::Object(map) }
 }
 
 /// Active — with how its endpoint is doing when it is not healthy — or why and since when

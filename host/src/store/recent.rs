@@ -119,7 +119,12 @@ mod tests {
     use super::*;
 
     fn event(accepted_ms: u64, envelope: &str) -> Arc<StoredEvent> {
-        Arc::new(StoredEvent { created_at: "2026-11-25T10:00:00.000Z".into(), envelope: envelope.into(), accepted_ms })
+        Arc::new(StoredEvent {
+            created_at: "2026-11-25T10:00:00.000Z".into(),
+            envelope: envelope.into(),
+            accepted_ms,
+            trace: None,
+        })
     }
 
     #[test]

@@ -15,6 +15,7 @@
 //! | `v` | manual extra attempts made while a retry waited (they take no place in the schedule) | retry |
 //! | `m` | the time the waiting retry was due, kept by such an extra attempt until it is recorded | retry, record |
 //! | `b`, `h`, `p` | once plugins ran: the rendered body (absent: the envelope), extra headers, plugin outcomes | record |
+//! | `c` | the webhook's own `headers` the latest attempt sent (JSON pairs; absent when none) | record |
 //! | `r` | why it was dead-lettered | dead letter |
 //! | `u` | last change without an attempt (ms); else the latest attempt's end is | record, retry |
 //!
@@ -52,6 +53,7 @@ pub mod field {
     pub const KEPT_DUE: &str = "m";
     pub const BODY: &str = "b";
     pub const HEADERS: &str = "h";
+    pub const WEBHOOK_HEADERS: &str = "c";
     pub const PLUGINS: &str = "p";
     pub const DEAD_LETTER: &str = "r";
     pub const UPDATED: &str = "u";
@@ -86,6 +88,8 @@ pub struct DeliveryRow {
     pub body: Option<String>,
     pub headers: Option<String>,
     pub plugins: Option<String>,
+    /// The webhook's own headers the latest attempt sent (JSON pairs).
+    pub webhook_headers: Option<String>,
     /// Last change without an attempt (ms).
     pub updated_ms: Option<u64>,
     /// The event, while it is kept.
@@ -120,6 +124,7 @@ impl DeliveryRow {
                 field::BODY => row.body = nonempty(),
                 field::HEADERS => row.headers = nonempty(),
                 field::PLUGINS => row.plugins = nonempty(),
+                field::WEBHOOK_HEADERS => row.webhook_headers = nonempty(),
                 field::UPDATED => row.updated_ms = text.parse().ok(),
                 field::ATTEMPTS if !text.is_empty() => {
                     row.attempts = serde_json::from_str(&text).unwrap_or_else(|e| {

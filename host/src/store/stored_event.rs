@@ -5,6 +5,11 @@
 //! keys, id prefixes, the catalogue's actions and snapshot keys), its frame without the magic
 //! number and the dictionary's id (the same for every event): about a third of a typical
 //! envelope's size, and less for small ones.
+//!
+//! An event published with a W3C trace context is stored as `W4`: the same, with the trace
+//! (`crate::trace::TraceContext::encode`) after `created_at`.
+
+use crate::trace::TraceContext;
 
 /// zstd level: fast, and most of the gain on small JSON documents.
 const LEVEL: i32 = 3;
@@ -18,11 +23,15 @@ pub struct StoredEvent {
     pub envelope: String,
     /// When Weir accepted it (ms): the time of its deliveries' ids.
     pub accepted_ms: u64,
+    /// The publisher's trace context, when it sent one.
+    pub trace: Option<TraceContext>,
 }
 
 /// The tag of the stored form (its version: events of an older form are not read), and the
 /// byte saying a `created_at` follows as a time.
 const TAG: &[u8; 2] = b"W3";
+/// The tag of the same form with a trace context.
+const TAG_TRACED: &[u8; 2] = b"W4";
 const CREATED_MS: u8 = 0xFF;
 /// zstd's magic number, which stored frames leave out.
 const ZSTD_MAGIC: [u8; 4] = 0xFD2F_B528_u32.to_le_bytes();
@@ -33,7 +42,7 @@ impl StoredEvent {
         let compressed = CONTEXTS.with_borrow_mut(|c| c.compress(self.envelope.as_bytes()));
         let frame = compressed.strip_prefix(&ZSTD_MAGIC).unwrap_or(&compressed);
         let mut out = Vec::with_capacity(20 + frame.len());
-        out.extend_from_slice(TAG);
+        out.extend_from_slice(if self.trace.is_some() { TAG_TRACED } else { TAG });
         out.extend_from_slice(&self.accepted_ms.to_be_bytes());
         match crate::time::parse_rfc3339(&self.created_at)
             .filter(|ms| crate::time::format_millis(*ms) == self.created_at)
@@ -48,13 +57,24 @@ impl StoredEvent {
                 out.extend_from_slice(text);
             }
         }
+        if let Some(trace) = &self.trace {
+            trace.encode(&mut out);
+        }
         out.extend_from_slice(frame);
         out
     }
 
+    /// The trace its deliveries continue: the publisher's, or the one Weir starts for it.
+    pub fn trace_of(&self, event_id: &str) -> TraceContext {
+        self.trace.clone().unwrap_or_else(|| TraceContext::for_event(event_id))
+    }
+
     /// Reads a stored event; `None` if it is not one.
     pub fn decode(bytes: &[u8]) -> Option<StoredEvent> {
-        let rest = bytes.strip_prefix(TAG)?;
+        let (traced, rest) = match bytes.strip_prefix(TAG) {
+            Some(rest) => (false, rest),
+            None => (true, bytes.strip_prefix(TAG_TRACED)?),
+        };
         let (ms, rest) = rest.split_first_chunk::<8>()?;
         let (&len, rest) = rest.split_first()?;
         let (created_at, frame) = if len == CREATED_MS {
@@ -64,6 +84,10 @@ impl StoredEvent {
             let (text, rest) = rest.split_at_checked(usize::from(len))?;
             (String::from_utf8(text.to_vec()).ok()?, rest)
         };
+        let (trace, frame) = match traced {
+            true => TraceContext::decode(frame).map(|(t, rest)| (Some(t), rest))?,
+            false => (None, frame),
+        };
         let mut whole = Vec::with_capacity(4 + frame.len());
         whole.extend_from_slice(&ZSTD_MAGIC);
         whole.extend_from_slice(frame);
@@ -72,6 +96,7 @@ impl StoredEvent {
             created_at,
             envelope: String::from_utf8(envelope).ok()?,
             accepted_ms: u64::from_be_bytes(*ms),
+            trace,
         })
     }
 }
@@ -137,8 +162,12 @@ mod tests {
     fn a_stored_event_reads_back_and_is_smaller() {
         let envelope =
             format!(r#"{{"id":"evt_1","work_order":{{"description":"{}"}}}}"#, "Replace the seal. ".repeat(40));
-        let event =
-            StoredEvent { created_at: "2026-11-22T11:00:38.123Z".into(), envelope, accepted_ms: 1_700_000_000_000 };
+        let event = StoredEvent {
+            created_at: "2026-11-22T11:00:38.123Z".into(),
+            envelope,
+            accepted_ms: 1_700_000_000_000,
+            trace: None,
+        };
         let stored = event.encode();
         assert!(stored.len() < event.envelope.len() / 2, "{} of {}", stored.len(), event.envelope.len());
         assert_eq!(StoredEvent::decode(&stored).as_ref(), Some(&event));
@@ -149,5 +178,13 @@ mod tests {
         let odd = StoredEvent { created_at: "2026-11-22T11:00:38Z".into(), ..event.clone() };
         assert_eq!(StoredEvent::decode(&odd.encode()).as_ref(), Some(&odd));
         assert_eq!(odd.encode().len(), stored.len() + 20 - 8, "the canonical form is stored as 8 bytes");
+        // With a publisher's trace context: `W4`, the trace kept.
+        let parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        let traced = StoredEvent { trace: TraceContext::parse(parent, Some("k=v")), ..event.clone() };
+        let bytes = traced.encode();
+        assert!(bytes.starts_with(b"W4"));
+        assert_eq!(StoredEvent::decode(&bytes).as_ref(), Some(&traced));
+        assert_eq!(traced.trace_of("evt_1").trace_id_hex(), "4bf92f3577b34da6a3ce929d0e0e4736");
+        assert_eq!(event.trace_of("evt_1"), TraceContext::for_event("evt_1"));
     }
 }

@@ -19,12 +19,25 @@ pub struct WebhookTarget {
     pub failing: bool,
     /// Deliveries per second to it, every process together.
     pub rate_limit: Option<u32>,
+    /// Extra request headers (JSON object), as stored.
+    pub headers: Option<String>,
+    /// The client certificate, when it has one.
+    pub client_certificate: Option<ClientCertificate>,
     /// Its endpoint's state as the processes keep it (`store::endpoint`).
     pub endpoint: EndpointFields,
 }
 
+/// A webhook's client certificate as an attempt needs it: the chain, the sealed key, and
+/// the view (for its expiry).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientCertificate {
+    pub chain_pem: String,
+    pub sealed_key: String,
+    pub view: Option<String>,
+}
+
 /// The fields read, in order: the attempt's, then the endpoint's.
-const READ: [&str; 8] = [
+const READ: [&str; 12] = [
     "active",
     "url",
     "signing_secret",
@@ -33,6 +46,10 @@ const READ: [&str; 8] = [
     "previous_secret",
     "previous_secret_expires",
     "rate_limit",
+    "headers",
+    "client_cert",
+    "client_key",
+    "client_cert_view",
 ];
 
 impl Store {
@@ -46,8 +63,22 @@ impl Store {
                 .query_async(&mut self.conn())
                 .await?;
             let (mine, endpoint) = fields.split_at(READ.len().min(fields.len()));
-            let Ok([active, url, signing_secret, plugins, fail_count, previous, expires, rate_limit]) =
-                <[Option<String>; 8]>::try_from(mine.to_vec())
+            let Ok(
+                [
+                    active,
+                    url,
+                    signing_secret,
+                    plugins,
+                    fail_count,
+                    previous,
+                    expires,
+                    rate_limit,
+                    headers,
+                    client_cert,
+                    client_key,
+                    client_cert_view,
+                ],
+            ) = <[Option<String>; 12]>::try_from(mine.to_vec())
             else {
                 return Ok(None);
             };
@@ -59,6 +90,13 @@ impl Store {
                 plugins,
                 failing: fail_count.is_some_and(|c| c != "0"),
                 rate_limit: rate_limit.and_then(|l| l.parse().ok()).filter(|l| *l > 0),
+                headers: headers.filter(|h| !h.is_empty()),
+                client_certificate: match (client_cert, client_key) {
+                    (Some(chain_pem), Some(sealed_key)) if !chain_pem.is_empty() => {
+                        Some(ClientCertificate { chain_pem, sealed_key, view: client_cert_view })
+                    }
+                    _ => None,
+                },
                 endpoint: EndpointFields::read(endpoint),
             }))
         });

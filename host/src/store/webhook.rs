@@ -2,7 +2,7 @@
 //! `store::keys`) — written from a [`Webhook`] and read back into one. `store::webhooks`
 //! says what each field holds and changes them.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
@@ -10,6 +10,7 @@ use serde::Deserialize;
 
 use super::endpoint::{EndpointFields, EndpointView, FIELDS};
 use super::{Result, StoreError, flag, flag_str};
+use crate::certs::CertificateView;
 
 /// A plugin attached to a webhook (contract §5).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -57,8 +58,36 @@ pub struct Webhook {
     /// Deliveries per second to this webhook, every process together (`null`: no limit).
     #[schema(minimum = 1, maximum = 10_000)]
     pub rate_limit: Option<u32>,
+    /// Extra request headers sent with every delivery.
+    pub headers: BTreeMap<String, String>,
+    /// The client certificate for mutual TLS (never its key).
+    pub client_certificate: Option<CertificateView>,
+    /// Set only to store a new webhook's certificate; never read back.
+    #[serde(skip)]
+    #[schema(ignore)]
+    pub client_secret: Option<StoredCertificate>,
     #[serde(flatten)]
     pub endpoint: EndpointView,
+}
+
+/// A client certificate as stored: the PEM chain, the key sealed by `crate::vault`, and the
+/// view reads show.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredCertificate {
+    pub chain_pem: String,
+    pub sealed_key: String,
+    pub view: CertificateView,
+}
+
+impl StoredCertificate {
+    /// Its hash fields (`client_cert`, `client_key`, `client_cert_view`); empty values for none.
+    pub(super) fn fields(this: Option<&StoredCertificate>) -> [(&'static str, String); 3] {
+        [
+            ("client_cert", this.map(|c| c.chain_pem.clone()).unwrap_or_default()),
+            ("client_key", this.map(|c| c.sealed_key.clone()).unwrap_or_default()),
+            ("client_cert_view", this.map(|c| json(&c.view)).unwrap_or_default()),
+        ]
+    }
 }
 
 pub(super) fn json<T: Serialize>(value: &T) -> String {
@@ -84,7 +113,16 @@ pub(super) fn to_fields(w: &Webhook) -> Vec<(&'static str, String)> {
         ("fail_count", "0".into()),
         ("fail_since", String::new()),
         ("rate_limit", w.rate_limit.map(|l| l.to_string()).unwrap_or_default()),
+        ("headers", headers_json(&w.headers)),
     ]
+    .into_iter()
+    .chain(StoredCertificate::fields(w.client_secret.as_ref()))
+    .collect()
+}
+
+/// The stored form of `headers` (empty for none).
+pub(super) fn headers_json(headers: &BTreeMap<String, String>) -> String {
+    if headers.is_empty() { String::new() } else { json(headers) }
 }
 
 pub(super) fn from_fields(key: &str, f: &HashMap<String, String>) -> Result<Webhook> {
@@ -116,6 +154,15 @@ pub(super) fn from_fields(key: &str, f: &HashMap<String, String>) -> Result<Webh
         deactivated_at: optional("deactivated_at"),
         deactivation_reason: optional("deactivation_reason"),
         rate_limit: optional("rate_limit").and_then(|l| l.parse().ok()),
+        headers: match optional("headers") {
+            Some(text) => serde_json::from_str(&text).map_err(|e| corrupt(format!("headers: {e}")))?,
+            None => BTreeMap::new(),
+        },
+        client_certificate: match optional("client_cert_view") {
+            Some(text) => Some(serde_json::from_str(&text).map_err(|e| corrupt(format!("client_cert_view: {e}")))?),
+            None => None,
+        },
+        client_secret: None,
         endpoint: EndpointFields::read(&FIELDS.map(|name| f.get(name).cloned())).view(crate::time::now_millis()),
     })
 }

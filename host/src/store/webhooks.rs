@@ -7,18 +7,20 @@
 //! `plugins` (JSON arrays), `signing_secret`, `previous_secret` and
 //! `previous_secret_expires` (ms) during a rotation's grace period (empty otherwise; read as
 //! absent once expired), `created_at`, `updated_at`, `deactivated_at` and
-//! `deactivation_reason` (empty while healthy), and the failure streak kept by the
+//! `deactivation_reason` (empty while healthy), `rate_limit`, `headers` (a JSON object,
+//! empty for none), `client_cert` (PEM chain), `client_key` (sealed by `crate::vault`) and
+//! `client_cert_view` (JSON, what reads show), and the failure streak kept by the
 //! delivery workers: `fail_count`, `fail_since` (ms). Being a hash lets the API and the
 //! workers change different fields at once without overwriting each other.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use redis::AsyncCommands;
 
 use super::endpoint::reset_fields;
 use super::scripts::{Call, ROTATE_SECRET, WEBHOOK_OFF, WEBHOOK_SAVE};
-pub use super::webhook::{Attachment, OnError, Webhook};
-use super::webhook::{from_fields, json, to_fields};
+pub use super::webhook::{Attachment, OnError, StoredCertificate, Webhook};
+use super::webhook::{from_fields, headers_json, json, to_fields};
 use super::{Result, Store, StoreError};
 use crate::catalog;
 
@@ -35,6 +37,10 @@ pub struct WebhookChange {
     pub active: Option<bool>,
     /// `Some(None)` removes the limit.
     pub rate_limit: Option<Option<u32>>,
+    /// `Some` replaces every header (empty: none).
+    pub headers: Option<BTreeMap<String, String>>,
+    /// `Some(None)` removes the certificate.
+    pub client_certificate: Option<Option<StoredCertificate>>,
 }
 
 /// The outcome of creating a webhook.
@@ -259,6 +265,12 @@ impl Store {
         }
         if let Some(limit) = change.rate_limit {
             fields.push(("rate_limit", limit.map(|l| l.to_string()).unwrap_or_default()));
+        }
+        if let Some(headers) = &change.headers {
+            fields.push(("headers", headers_json(headers)));
+        }
+        if let Some(certificate) = &change.client_certificate {
+            fields.extend(StoredCertificate::fields(certificate.as_ref()));
         }
         if let Some(actions) = &change.subscribed_actions {
             fields.push(("subscribed_actions", json(actions)));

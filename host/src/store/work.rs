@@ -105,8 +105,11 @@ pub struct Report {
     /// The signatures of that request (`crate::sign::Signatures::encode`).
     pub signature: Option<Vec<u8>>,
     /// Row fields to set ([`field::BODY`], [`field::HEADERS`], [`field::PLUGINS`],
-    /// [`field::KEPT_DUE`]).
+    /// [`field::WEBHOOK_HEADERS`], [`field::KEPT_DUE`]).
     pub fields: Vec<(&'static str, String)>,
+    /// The attempt failed at the egress proxy, not at the endpoint: it never counts toward
+    /// the webhook's auto-deactivation.
+    pub proxy_failed: bool,
 }
 
 /// The status a delivery has once its outcome is recorded; `Missing` when its row expired.

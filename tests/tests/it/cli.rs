@@ -1,17 +1,17 @@
 //! The `weir` binary: operator commands (contract §1) and the managed Redis.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
 use crate::support::http::Http;
 use crate::support::redis::RedisServer;
 use crate::support::temp_dir;
-use crate::support::weir::{WeirBuilder, weir_binary};
+use crate::support::weir::WeirBuilder;
 
 fn admin(env: &[(&str, &str)], args: &[&str]) -> Output {
-    let mut command = Command::new(weir_binary());
+    let mut command = crate::support::weir::weir_command();
     command.arg("admin").args(args).env_clear().env("PATH", std::env::var("PATH").unwrap_or_default());
     for (k, v) in env {
         command.env(k, v);
@@ -185,7 +185,7 @@ async fn managed_redis_is_started_shared_with_admin_and_keeps_data_across_restar
 #[test]
 fn serve_without_redis_explains_what_to_do() {
     let dir = temp_dir("noredis");
-    let output = Command::new(weir_binary())
+    let output = crate::support::weir::weir_command()
         .arg("serve")
         .env_clear()
         .env("PATH", "/nonexistent")
@@ -197,7 +197,7 @@ fn serve_without_redis_explains_what_to_do() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("redis-server") && stderr.contains("WEIR_REDIS_URL"), "{stderr}");
 
-    let output = Command::new(weir_binary())
+    let output = crate::support::weir::weir_command()
         .arg("serve")
         .env_clear()
         .env("WEIR_REDIS_URL", "redis://127.0.0.1:1")
@@ -217,7 +217,7 @@ async fn users_are_created_with_a_password_from_standard_input() {
     let org = json_out(&admin(&env, &["org", "create", "--name", "Acme", "--plan", "free"]));
     let org_id = org["id"].as_str().unwrap();
     let create = |email: &str, password: &str, admin_flag: bool| {
-        let mut command = Command::new(weir_binary());
+        let mut command = crate::support::weir::weir_command();
         command.arg("admin").args(["user", "create", "--org", org_id, "--email", email]).env_clear();
         if admin_flag {
             command.arg("--admin");

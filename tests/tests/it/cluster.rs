@@ -14,7 +14,7 @@ use weir::store::orgs::Plan;
 use crate::support::cluster::{self, RedisCluster};
 use crate::support::eventually;
 use crate::support::receiver::Receiver;
-use crate::support::weir::{Api, WeirBuilder, weir_binary, work_order_event};
+use crate::support::weir::{Api, WeirBuilder, work_order_event};
 
 /// Keys with `prefix` on each master (SCAN: a test may look at the whole key space).
 fn keys_by_master(cluster: &RedisCluster, prefix: &str) -> HashMap<u16, Vec<String>> {
@@ -95,7 +95,7 @@ async fn admin_commands_run_against_the_cluster() {
     let cluster = cluster::shared();
     let builder = WeirBuilder::cluster(cluster);
     let admin = |args: &[&str]| -> Value {
-        let out = Command::new(weir_binary())
+        let out = crate::support::weir::weir_command()
             .arg("admin")
             .args(args)
             .env_clear()

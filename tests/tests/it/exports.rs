@@ -339,6 +339,7 @@ async fn an_organisation_keeps_at_most_its_cap_of_snapshots_the_newest_stay() {
         created_at: "2026-11-22T10:00:00.000Z".into(),
         envelope: "{}".into(),
         accepted_ms: weir::time::now_millis(),
+        trace: None,
     });
     let stored = Arc::new(event.encode());
     let batch: Vec<Publication> = (0..400)

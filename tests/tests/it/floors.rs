@@ -20,10 +20,12 @@ const FLOORS: &[&[&str]] = &[
     &["exports", "delivery", "server"],
     &["domain"],
     &["app"],
+    &["vault"],
     &["config", "metrics", "auth"],
     &["plugins"],
     &["store"],
-    &["sign", "web", "tls", "ids", "time", "catalog", "netguard"],
+    &["certs"],
+    &["sign", "web", "tls", "ids", "time", "catalog", "netguard", "trace"],
 ];
 
 /// One source file of the crate.

@@ -93,6 +93,7 @@ async fn an_export_whose_snapshot_cannot_be_read_fails_with_the_reason() {
         created_at: "2026-11-22T10:00:00.000Z".into(),
         envelope,
         accepted_ms: weir::time::now_millis(),
+        trace: None,
     });
     let p = weir.store.keys().partition_of_subject(&t.org_id, "WorkOrder", "wo_deep");
     let publication = Publication {

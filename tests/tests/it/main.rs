@@ -8,6 +8,7 @@ mod cli;
 mod cluster;
 mod delivery;
 mod delivery_faults;
+mod egress;
 mod errors;
 mod events_api;
 mod example_receiver;

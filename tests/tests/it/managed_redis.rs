@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::support::receiver::{Receiver, Reply};
-use crate::support::weir::{WeirBuilder, WeirProcess, weir_binary, work_order_event};
+use crate::support::weir::{WeirBuilder, WeirProcess, work_order_event};
 use crate::support::{eventually, temp_dir};
 
 /// Pids of the `redis-server` processes serving `dir` (by the socket path in their command line).
@@ -45,7 +45,7 @@ impl Drop for Cleanup {
 }
 
 fn admin(dir: &Path, args: &[&str]) -> Value {
-    let out = Command::new(weir_binary())
+    let out = crate::support::weir::weir_command()
         .arg("admin")
         .args(args)
         .env_clear()

@@ -287,6 +287,7 @@ async fn published_directly(weir: &crate::support::weir::Weir, org: &str, n: usi
             created_at: "2026-11-25T10:00:00.000Z".into(),
             envelope,
             accepted_ms: weir::time::now_millis(),
+            trace: None,
         });
         let p = weir.store.keys().partition_of_subject(org, "WorkOrder", &wo);
         by_partition.entry(p).or_default().push(Publication {
@@ -327,7 +328,7 @@ async fn weir_admin_replays_to_the_end_and_the_settings_page_offers_it() {
     let id = hook["id"].as_str().unwrap().to_owned();
 
     // `weir admin webhook replay`: the same rules, waiting until the window is queued.
-    let mut command = std::process::Command::new(crate::support::weir::weir_binary());
+    let mut command = crate::support::weir::weir_command();
     command.args(["admin", "webhook", "replay", &id, "--org", &t.org_id, "--since", &since]);
     for (name, value) in builder.vars() {
         command.env(name, value);

@@ -127,7 +127,7 @@ fn bad_tls_files_stop_the_start_with_a_clear_message() {
     let dir = crate::support::temp_dir("badtls");
     let cert = dir.join("cert.pem");
     std::fs::write(&cert, "not a certificate").unwrap();
-    let output = std::process::Command::new(crate::support::weir::weir_binary())
+    let output = crate::support::weir::weir_command()
         .arg("serve")
         .env_clear()
         .env("WEIR_REDIS_URL", crate::support::redis::shared().url())

@@ -36,7 +36,7 @@ fn set_cookies(resp: &Resp) -> Vec<String> {
 }
 
 /// Signs in over raw HTTP; returns the session cookie pair and the page's CSRF token.
-async fn http_sign_in(http: &Http, email: &str, password: &str) -> (Resp, Option<(String, String)>) {
+pub(crate) async fn http_sign_in(http: &Http, email: &str, password: &str) -> (Resp, Option<(String, String)>) {
     let form = http.get("/settings/login").send().await.expect(200);
     let login_cookie = set_cookies(&form).into_iter().find(|c| c.starts_with("weir_login=")).unwrap();
     let login_cookie = login_cookie.split(';').next().unwrap().to_owned();

@@ -5,6 +5,8 @@
 pub mod browser;
 pub mod cluster;
 pub mod http;
+pub mod mtls;
+pub mod proxy;
 pub mod python;
 pub mod receiver;
 pub mod redis;

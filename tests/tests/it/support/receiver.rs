@@ -86,6 +86,11 @@ impl Receiver {
         Receiver::start_with(Some(tokio_rustls::TlsAcceptor::from(ca.server_config(alpn))), Reply::Status(200)).await
     }
 
+    /// An HTTPS receiver with a TLS configuration of the test's own (mutual TLS).
+    pub async fn https_with(config: Arc<rustls::ServerConfig>) -> Receiver {
+        Receiver::start_with(Some(tokio_rustls::TlsAcceptor::from(config)), Reply::Status(200)).await
+    }
+
     async fn start_with(tls: Option<tokio_rustls::TlsAcceptor>, reply: Reply) -> Receiver {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind receiver");
         let addr = listener.local_addr().expect("addr");

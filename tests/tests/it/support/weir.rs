@@ -142,7 +142,7 @@ impl WeirBuilder {
     fn spawn_in(&self, group: Option<i32>, log: Option<std::fs::File>) -> WeirProcess {
         use std::os::unix::process::CommandExt;
         let port = free_port();
-        let mut command = Command::new(weir_binary());
+        let mut command = weir_command();
         command.arg("serve").env_clear().env("PATH", std::env::var("PATH").unwrap_or_default());
         for (k, v) in &self.env {
             command.env(k, v);
@@ -332,6 +332,18 @@ pub fn weir_binary() -> PathBuf {
     let bin = dir.join("weir");
     assert!(bin.exists(), "{} is missing: build it first (`cargo build -p weir`; the test script does)", bin.display());
     bin
+}
+
+/// A command running the `weir` binary with none of the harness's own `WEIR_*` variables
+/// (`WEIR_TEST_REDIS`…): `weir` refuses a `WEIR_` variable that is no setting of its own.
+pub fn weir_command() -> Command {
+    let mut command = Command::new(weir_binary());
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_some_and(|n| n.starts_with("WEIR_")) {
+            command.env_remove(&name);
+        }
+    }
+    command
 }
 
 /// `weir serve` as a child process.

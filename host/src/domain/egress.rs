@@ -1,0 +1,184 @@
+//! A webhook's egress fields (contract §7): `headers` sent with every delivery and the
+//! `client_certificate` for mutual TLS, validated here for the API and the settings pages,
+//! the certificate's key sealed (`crate::vault`) before it is stored.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::fields::Fields;
+use crate::app::App;
+use crate::certs;
+use crate::store::webhooks::StoredCertificate;
+
+/// Most extra headers per webhook.
+pub const MAX_HEADERS: usize = 20;
+/// Longest header value, in bytes.
+pub const MAX_HEADER_VALUE: usize = 4096;
+/// Longest header name.
+const MAX_HEADER_NAME: usize = 256;
+
+/// Why a header cannot be one of a webhook's, if it cannot.
+pub fn header_problem(name: &str, value: &str) -> Option<String> {
+    let token = |c: u8| c.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&c);
+    if name.is_empty() || name.len() > MAX_HEADER_NAME || !name.bytes().all(token) {
+        return Some(format!("`{name}` is not an HTTP header name (letters, digits and !#$%&'*+-.^_`|~)"));
+    }
+    // Weir's own (`content-type`, `user-agent`, `x-webhook-*`, `webhook-*`, `traceparent`…)
+    // and the HTTP layer's (`host`, `content-length`, `connection`…).
+    if crate::sign::is_reserved(&name.to_ascii_lowercase()) {
+        return Some(format!("`{name}` is set by Weir and cannot be replaced"));
+    }
+    if value.len() > MAX_HEADER_VALUE {
+        return Some(format!("the value of `{name}` is longer than {MAX_HEADER_VALUE} bytes"));
+    }
+    if value.starts_with([' ', '\t']) || value.ends_with([' ', '\t']) {
+        return Some(format!("the value of `{name}` must not start or end with spaces or tabs (HTTP drops them)"));
+    }
+    if value.bytes().any(|b| matches!(b, b'\r' | b'\n' | 0)) || value.parse::<hyper::header::HeaderValue>().is_err() {
+        return Some(format!("the value of `{name}` must not hold CR, LF, NUL or other control characters"));
+    }
+    None
+}
+
+/// `headers`: absent → `None`; `null` → no headers; else an object of at most
+/// [`MAX_HEADERS`] names to string values (an error on `headers` otherwise).
+pub fn headers(fields: &mut Fields) -> Option<BTreeMap<String, String>> {
+    let value = fields.value("headers")?;
+    let map = match value {
+        Value::Null => return Some(BTreeMap::new()),
+        Value::Object(map) => map,
+        _ => {
+            fields.error("headers", "must be an object of header names to string values, or null");
+            return None;
+        }
+    };
+    if map.len() > MAX_HEADERS {
+        fields.error("headers", format!("at most {MAX_HEADERS} headers"));
+        return None;
+    }
+    let mut out = BTreeMap::new();
+    let mut seen = Vec::new();
+    for (name, value) in map {
+        let Value::String(value) = value else {
+            fields.error("headers", format!("the value of `{name}` must be a string"));
+            return None;
+        };
+        if let Some(problem) = header_problem(&name, &value) {
+            fields.error("headers", problem);
+            return None;
+        }
+        let lower = name.to_ascii_lowercase();
+        if seen.contains(&lower) {
+            fields.error("headers", format!("`{name}` is given twice (names are case-insensitive)"));
+            return None;
+        }
+        seen.push(lower);
+        out.insert(name, value);
+    }
+    Some(out)
+}
+
+/// `client_certificate`: absent → `None`; `null` → `Some(None)` (remove); else
+/// `{"certificate": PEM, "private_key": PEM}`, checked and its key sealed for this webhook.
+pub fn client_certificate(
+    app: &App,
+    org_id: &str,
+    webhook_id: &str,
+    fields: &mut Fields,
+) -> Option<Option<StoredCertificate>> {
+    let object = match fields.value("client_certificate")? {
+        Value::Null => return Some(None),
+        Value::Object(object) => object,
+        _ => {
+            fields.error("client_certificate", "must be {\"certificate\": PEM, \"private_key\": PEM} or null");
+            return None;
+        }
+    };
+    let mut inner = Fields::new(object);
+    let certificate = inner.required_string("certificate");
+    let key = inner.required_string("private_key");
+    let problems = match inner.finish() {
+        Ok(()) => Vec::new(),
+        Err(invalid) => invalid.0,
+    };
+    if let Some(problem) = problems.first() {
+        fields.error("client_certificate", format!("{}: {}", problem.field, problem.message));
+        return None;
+    }
+    let (Some(certificate), Some(key)) = (certificate, key) else { return None };
+    let view = match certs::check(&certificate, &key) {
+        Ok((view, _)) => view,
+        Err(e) => {
+            fields.error("client_certificate", e.to_string());
+            return None;
+        }
+    };
+    let sealed = app.secret_key().map_err(|e| e.to_string()).and_then(|secret| {
+        crate::vault::seal(&secret, &key_context(org_id, webhook_id), key.as_bytes()).map_err(|e| e.to_string())
+    });
+    match sealed {
+        Ok(sealed_key) => Some(Some(StoredCertificate { chain_pem: certificate, sealed_key, view })),
+        Err(e) => {
+            tracing::error!(error = %e, "cannot seal a client certificate's key");
+            fields.error("client_certificate", "the key cannot be stored now (the server's secret key is unavailable)");
+            None
+        }
+    }
+}
+
+/// What a webhook's sealed key is bound to.
+pub fn key_context(org_id: &str, webhook_id: &str) -> String {
+    format!("client_key {org_id} {webhook_id}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn headers_of(v: Value) -> Result<Option<BTreeMap<String, String>>, String> {
+        let Value::Object(map) = json!({ "headers": v }) else { unreachable!() };
+        let mut fields = Fields::new(map);
+        let out = headers(&mut fields);
+        match fields.finish() {
+            Ok(()) => Ok(out),
+            Err(e) => Err(e.0.iter().map(|f| format!("{}: {}", f.field, f.message)).collect::<Vec<_>>().join("; ")),
+        }
+    }
+
+    #[test]
+    fn headers_follow_the_contracts_rule() {
+        let ok = headers_of(json!({"Authorization": "Bearer abc", "X-Api-Key": "k  e y"})).unwrap().unwrap();
+        assert_eq!(ok["Authorization"], "Bearer abc");
+        assert_eq!(headers_of(json!(null)).unwrap(), Some(BTreeMap::new()));
+        for bad in [
+            json!({"Content-Type": "text/plain"}),
+            json!({"x-webhook-signature": "x"}),
+            json!({"Webhook-Id": "x"}),
+            json!({"traceparent": "x"}),
+            json!({"TraceState": "x"}),
+            json!({"Host": "x"}),
+            json!({"User-Agent": "x"}),
+            json!({"Content-Length": "1"}),
+            json!({"Bad Name": "x"}),
+            json!({"": "x"}),
+            json!({"X-A": "a\r\nX-B: b"}),
+            json!({"X-A": "nul\u{0}"}),
+            json!({"X-A": " leading"}),
+            json!({"X-A": "trailing\t"}),
+            json!({"X-A": "x".repeat(MAX_HEADER_VALUE + 1)}),
+            json!({"X-A": 1}),
+            json!({"X-A": "1", "x-a": "2"}),
+            json!(["X-A"]),
+            json!("X-A: 1"),
+        ] {
+            let err = headers_of(bad.clone()).unwrap_err();
+            assert!(err.starts_with("headers:"), "{bad}: {err}");
+        }
+        let many: serde_json::Map<String, Value> = (0..=MAX_HEADERS).map(|i| (format!("X-{i}"), json!("v"))).collect();
+        assert!(headers_of(Value::Object(many)).is_err());
+        let value = "v".repeat(MAX_HEADER_VALUE);
+        assert!(headers_of(json!({"X-Long": value})).is_ok());
+    }
+}
