@@ -104,6 +104,7 @@ impl Publisher {
                     let body = match kind {
                         Kind::WorkOrder => event(&id, i),
                         Kind::WorkOrderUpdate => event(&id, i % UPDATED_RECORDS),
+                        Kind::Subjects(n) => event(&id, i % n.max(1)),
                         Kind::ReportExport => {
                             let mut e: serde_json::Value =
                                 serde_json::from_slice(&export_event(&format!("rex_{i}"), "frm_1", "cli_bench"))
@@ -145,6 +146,8 @@ pub enum Kind {
     /// The same, about 100 work orders over and over (each event supersedes the last
     /// snapshot of its record).
     WorkOrderUpdate,
+    /// The same, about this many work orders in turn.
+    Subjects(usize),
     ReportExport,
 }
 

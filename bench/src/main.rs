@@ -26,6 +26,8 @@
 //!   log, and with `WEIR_EVENT_RETENTION=0s`); a replay of 100,000 retained events to a new
 //!   webhook (queued in, delivered in), alone and while the `1 webhook` load runs beside it,
 //!   and that load's figures alone and beside the replay.
+//! - `ordering`: 20,000 events over 1,000 subjects to one webhook with `ordering: "subject"`
+//!   against the same without (three interleaved rounds), and 5,000 events about one subject.
 //! - `egress`: the `1 webhook` load delivered directly and through `tinyproxy`
 //!   (`WEIR_EGRESS_PROXY`), three interleaved rounds, with the proxy's CPU and tunnels.
 //! - The cost of one plugin call, in process.
@@ -42,6 +44,7 @@
 mod egress;
 mod flow;
 mod load;
+mod ordering;
 mod plugin;
 mod procs;
 mod receiver;
@@ -165,6 +168,12 @@ async fn main() {
     } else {
         Vec::new()
     };
+    // Ordering: one webhook with each subject's order kept, against without.
+    let ordered = if only.is_none() || only.as_deref() == Some("ordering") {
+        Some(ordering::figures(&redis, n(20_000), n(5_000)).await)
+    } else {
+        None
+    };
     // Open loop at half the saturation rate measured above: latency as users see it.
     let latency = match rows.iter().find(|r| r.name == "1 webhook") {
         Some(r) if only.is_none() => Some(open_loop(&redis, (r.delivery_rate / 2.0).round(), n(20_000)).await),
@@ -242,6 +251,9 @@ async fn main() {
     }
     if !egress.is_empty() {
         egress::print(&egress);
+    }
+    if let Some(o) = &ordered {
+        ordering::print(o);
     }
     if let Some(l) = latency {
         println!();
@@ -329,6 +341,8 @@ struct Scenario {
     rate_limit: Option<u32>,
     /// Events published at this rate (open loop) instead of as fast as Weir takes them.
     paced: Option<f64>,
+    /// The webhooks keep each subject's order (`ordering: "subject"`).
+    ordered: bool,
 }
 
 impl Scenario {
@@ -343,12 +357,13 @@ impl Scenario {
             cluster: false,
             rate_limit: None,
             paced: None,
+            ordered: false,
         }
     }
 }
 
 async fn run(weir: &WeirProc, redis: &RedisProc, s: Scenario) -> Row {
-    let Scenario { name, webhooks, events, kind, plugin, rate_limit, paced, .. } = s;
+    let Scenario { name, webhooks, events, kind, plugin, rate_limit, paced, ordered, .. } = s;
     let tenant = weir.tenant().await;
     let receiver = FastReceiver::start().await;
     let plugins = if plugin {
@@ -362,6 +377,9 @@ async fn run(weir: &WeirProc, redis: &RedisProc, s: Scenario) -> Row {
         let mut extra = serde_json::json!({"plugins": plugins.clone()});
         if let Some(limit) = rate_limit {
             extra["rate_limit"] = limit.into();
+        }
+        if ordered {
+            extra["ordering"] = "subject".into();
         }
         let actions = ["work_order_created", "report_export_completed"];
         tenant.create_webhook_for(&weir.base, &receiver.url(), &actions, extra).await;

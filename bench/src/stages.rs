@@ -11,6 +11,7 @@ use weir::store::clients::TokenQuery;
 use weir::store::events::Publication;
 use weir::store::queue::{Ask, ClaimRequest, Member};
 use weir::store::stored_event::StoredEvent;
+use weir::store::webhooks::Subscriber;
 use weir::store::work::{Outcome, Report};
 use weir::store::{Partition, Settings, Store};
 
@@ -63,7 +64,7 @@ pub async fn run(deliveries: usize, webhooks: usize) {
             event: event.clone(),
             stored: stored.clone(),
             snapshot: true,
-            webhooks: hooks.clone(),
+            webhooks: hooks.iter().map(|w| Subscriber { webhook: w.clone(), ordered: false }).collect(),
         })
         .collect();
     let cpu = redis.cpu_seconds().await;
@@ -140,6 +141,7 @@ pub async fn run(deliveries: usize, webhooks: usize) {
                 signature: Some(vec![0xab; 64]),
                 fields: Vec::new(),
                 proxy_failed: false,
+                ordered: false,
             })
             .collect();
         store.record(p, &reports).await.expect("record");

@@ -185,6 +185,6 @@ mod tests {
     #[test]
     fn the_document_is_the_one_pinned() {
         let hash = hex::encode(sha2::Sha256::digest(DOCUMENT.as_bytes()));
-        assert_eq!(hash, "28f3f1a361673129d9d6cdc784d21be6421bdf4ae73c66bbe592899ecdab0db1");
+        assert_eq!(hash, "e3a77b413b68aff0d9a71a318907bd446e663fda9792203940f5302f2b633721");
     }
 }

@@ -29,6 +29,9 @@ pub struct WebhookCreateRequest {
     /// `null` or absent: no limit. Deliveries over it wait in the queue.
     #[schema(minimum = 1, maximum = 10_000)]
     pub rate_limit: Option<u32>,
+    /// `"subject"`: deliveries of events about one subject go one at a time, in the order
+    /// the events were accepted; `"none"` (default, also `null`): no order.
+    pub ordering: Option<crate::store::webhooks::Ordering>,
     /// Extra request headers sent with every delivery (at most 20; names Weir sets itself
     /// are refused); `null` or absent: none.
     pub headers: Option<std::collections::BTreeMap<String, String>>,
@@ -50,6 +53,9 @@ pub struct WebhookUpdateRequest {
     /// Deliveries per second (1 to 10,000); `null` removes the limit.
     #[schema(minimum = 1, maximum = 10_000)]
     pub rate_limit: Option<u32>,
+    /// `"subject"`: deliveries of events about one subject go one at a time, in the order
+    /// the events were accepted; `"none"` (default, also `null`): no order.
+    pub ordering: Option<crate::store::webhooks::Ordering>,
     /// Extra request headers sent with every delivery (at most 20; names Weir sets itself
     /// are refused); `null` or absent: none.
     pub headers: Option<std::collections::BTreeMap<String, String>>,

@@ -87,6 +87,7 @@ impl Engine {
             signature: None,
             fields: Vec::new(),
             proxy_failed: false,
+            ordered: false,
         }
     }
 
@@ -109,7 +110,11 @@ impl Engine {
         let (body, extra_headers, fields) = match self.prepare(member, &mut loaded, event.as_deref(), &webhook).await {
             Prepared::Send { body, extra_headers, fields } => (body, extra_headers, fields),
             Prepared::Filtered { fields } => {
-                let report = Report { fields, ..self.report(webhook_id, member, Outcome::Filtered, attempt_no) };
+                let report = Report {
+                    fields,
+                    ordered: webhook.ordered,
+                    ..self.report(webhook_id, member, Outcome::Filtered, attempt_no)
+                };
                 return Some((report, false));
             }
             Prepared::EventMissing => {
@@ -218,6 +223,7 @@ impl Engine {
             signature,
             fields,
             proxy_failed: matches!(sent.result, Err(SendError::Proxy(_))),
+            ordered: webhook.ordered,
         };
         Some((report, webhook.failing))
     }

@@ -92,6 +92,10 @@ impl Engine {
         if let Recorded::Status(status) = recorded
             && status != Status::Pending
         {
+            if report.ordered {
+                // Its subject's next may be queued now: look at once, not at the next poll.
+                self.app.work_arrived(p);
+            }
             self.app.metrics.delivery_finished(status.as_str());
             // Retries exhausted: a request was made and no attempt is left (not a delivery
             // that failed because its webhook was switched off).

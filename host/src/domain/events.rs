@@ -82,7 +82,7 @@ pub async fn publish_except(
 ) -> Result<Published, StoreError> {
     let envelope = event.envelope(org_id);
     let mut webhooks = app.publisher.subscribers(org_id, &event.action).await?;
-    webhooks.retain(|w| Some(w.as_str()) != except);
+    webhooks.retain(|w| Some(w.webhook.as_str()) != except);
     let p = app.store.keys().partition_of_subject(org_id, &event.subject_type, &event.subject_id);
     // Operational events are about Weir's own resources: no report exports them.
     let snapshot = envelope.len() <= MAX_SNAPSHOT_BYTES && !catalog::is_operational(&event.action);

@@ -146,6 +146,7 @@ mod tests {
             deactivated_at: Some("t".into()),
             deactivation_reason: Some("failing".into()),
             rate_limit: None,
+            ordering: Default::default(),
             headers: [("Authorization".to_owned(), "Bearer gateway-key".to_owned())].into(),
             client_certificate: None,
             client_secret: None,

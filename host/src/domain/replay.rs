@@ -340,6 +340,12 @@ impl<'a> Replayer<'a> {
         // The log holds each event's digest; its delivery's id derives from its id, which
         // only the stored event tells.
         let events = self.store.logged_events(wanted).await?;
+        // An ordered webhook's replayed deliveries queue behind their subjects' pending ones.
+        let ordered = self
+            .store
+            .get_webhook(&replay.org_id, &replay.webhook_id)
+            .await?
+            .is_some_and(|w| w.ordering == crate::store::webhooks::Ordering::Subject);
         let items: Vec<ReplayItem> = wanted
             .iter()
             .zip(events)
@@ -354,6 +360,7 @@ impl<'a> Replayer<'a> {
                     event_id: head.id,
                     accepted_ms: event.accepted_ms,
                     action: entry.action,
+                    subject: head.subject.filter(|_| ordered).map(|s| format!("{}:{}", s.kind, s.id)),
                 })
             })
             .collect();
@@ -432,6 +439,8 @@ struct Head {
 
 #[derive(Deserialize)]
 struct Subject {
+    #[serde(rename = "type")]
+    kind: String,
     id: String,
 }
 

@@ -16,7 +16,7 @@ use crate::store::StoreError;
 use crate::store::endpoint::EndpointFields;
 use crate::store::status::Status;
 use crate::store::webhooks::{
-    Attachment, Created, MAX_WEBHOOKS_PER_ORG, Off, OnError, Updated, Webhook, WebhookChange,
+    Attachment, Created, MAX_WEBHOOKS_PER_ORG, Off, OnError, Ordering, Updated, Webhook, WebhookChange,
 };
 
 /// Longest grace period of a secret rotation.
@@ -59,6 +59,7 @@ pub async fn create(app: &App, org_id: &str, body: serde_json::Map<String, Value
     let plugins = fields.value("plugins");
     let limit = rate_limit(&mut fields);
     let id = ids::new(Kind::Webhook);
+    let ordering = ordering(&mut fields);
     let headers = egress::headers(&mut fields);
     let certificate = egress::client_certificate(app, org_id, &id, &mut fields);
     let name = name.and_then(|n| bounded_text(&mut fields, "name", n, MAX_NAME));
@@ -92,6 +93,7 @@ pub async fn create(app: &App, org_id: &str, body: serde_json::Map<String, Value
         deactivated_at: None,
         deactivation_reason: None,
         rate_limit: limit.flatten(),
+        ordering: ordering.unwrap_or_default(),
         headers: headers.unwrap_or_default(),
         client_certificate: certificate.as_ref().and_then(|c| c.as_ref().map(|c| c.view.clone())),
         client_secret: certificate.flatten(),
@@ -121,6 +123,7 @@ pub async fn update(
         subscribed_actions: fields.string_array("subscribed_actions", false).map(known_actions),
         active: fields.bool("active"),
         rate_limit: rate_limit(&mut fields),
+        ordering: ordering(&mut fields),
         headers: egress::headers(&mut fields),
         client_certificate: egress::client_certificate(app, org_id, id, &mut fields),
         ..WebhookChange::default()
@@ -255,6 +258,18 @@ pub fn rate_limit(fields: &mut Fields) -> Option<Option<u32>> {
                 "rate_limit",
                 format!("must be a whole number of deliveries per second from 1 to {MAX_RATE_LIMIT}, or null"),
             );
+            None
+        }
+    }
+}
+
+/// `ordering`: `"none"` or `"subject"`; `null` is the default (`"none"`).
+pub fn ordering(fields: &mut Fields) -> Option<Ordering> {
+    match fields.value("ordering")? {
+        Value::Null => Some(Ordering::None),
+        Value::String(text) if text == "none" || text == "subject" => Ordering::parse(&text),
+        _ => {
+            fields.error("ordering", "must be \"none\" or \"subject\"");
             None
         }
     }

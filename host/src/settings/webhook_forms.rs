@@ -45,6 +45,8 @@ pub(super) struct FormValues {
     pub(super) checked: Vec<String>,
     /// Deliveries per second, as typed (empty: no limit).
     pub(super) rate_limit: String,
+    /// `none` or `subject`.
+    pub(super) ordering: String,
     /// Extra headers, one `Name: value` a line.
     pub(super) headers: String,
     /// The client certificate's view, when it has one (its key is never shown).
@@ -58,6 +60,7 @@ impl FormValues {
             url: w.url.clone(),
             checked: w.subscribed_actions.clone(),
             rate_limit: w.rate_limit.map(|l| l.to_string()).unwrap_or_default(),
+            ordering: w.ordering.as_str().to_owned(),
             headers: w.headers.iter().map(|(name, value)| format!("{name}: {value}\n")).collect(),
             certificate: w
                 .client_certificate
@@ -72,6 +75,7 @@ impl FormValues {
             url: form.get("url").unwrap_or("").to_owned(),
             checked: form.all("subscribed_actions").into_iter().map(str::to_owned).collect(),
             rate_limit: form.get("rate_limit").unwrap_or("").to_owned(),
+            ordering: form.get("ordering").unwrap_or("none").to_owned(),
             headers: form.get("headers").unwrap_or("").to_owned(),
             certificate: None,
         }
@@ -92,6 +96,9 @@ pub(super) fn webhook_form(action: &str, csrf: &str, values: &FormValues, submit
 <label for="rate_limit">Rate limit</label>
 <input id="rate_limit" name="rate_limit" type="number" min="1" max="10000" step="1" value="{rate}" aria-describedby="rate-help">
 <p id="rate-help" class="muted">Deliveries per second, all of Weir together; empty for no limit. Deliveries over it wait in the queue.</p>
+<label for="ordering">Order</label>
+<select id="ordering" name="ordering" aria-describedby="ordering-help"><option value="none"{unordered}>none: fastest</option><option value="subject"{by_subject}>per subject: each record's events in order</option></select>
+<p id="ordering-help" class="muted">Per subject: events about one record (one work order, one form…) are delivered one at a time, in the order they were published; a delivery waiting for a retry holds only its record's later ones.</p>
 <label for="headers">Headers</label>
 <textarea id="headers" name="headers" aria-describedby="headers-help">{headers}</textarea>
 <p id="headers-help" class="muted">Sent with every delivery, one <code>Name: value</code> a line (at most 20), e.g. an API gateway's key. Headers Weir sets itself cannot be replaced.</p>
@@ -111,6 +118,8 @@ pub(super) fn webhook_form(action: &str, csrf: &str, values: &FormValues, submit
         url = esc(&values.url),
         actions = actions_fieldset(&values.checked),
         rate = esc(&values.rate_limit),
+        unordered = if values.ordering == "subject" { "" } else { " selected" },
+        by_subject = if values.ordering == "subject" { " selected" } else { "" },
         headers = esc(&values.headers),
         current = match &values.certificate {
             Some(view) => format!("Current: {}. Paste a new certificate and key to replace it.", esc(view)),
@@ -136,6 +145,7 @@ pub(super) fn webhook_fields(form: &Form) -> Map<String, Value> {
         text => text.parse::<u64>().map_or_else(|_| json!(text), |n| json!(n)),
     };
     body.insert("rate_limit".into(), rate);
+    body.insert("ordering".into(), json!(form.get("ordering").unwrap_or("none")));
     body.insert("headers".into(), headers_field(form.get("headers").unwrap_or("")));
     let certificate = form.get("client_certificate").unwrap_or("").trim();
     let key = form.get("client_key").unwrap_or("").trim();

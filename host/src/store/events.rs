@@ -20,6 +20,7 @@ use super::reply::{name_of, unexpected};
 use super::scripts::{PUBLISH, RELEASE};
 use super::status::Status;
 use super::stored_event::StoredEvent;
+use super::webhooks::Subscriber;
 use super::{Result, Store, StoreError};
 use crate::ids::{self, Kind};
 
@@ -61,7 +62,7 @@ pub struct Publication {
     /// The envelope may be kept as its record's snapshot (it is small enough).
     pub snapshot: bool,
     /// The active webhooks subscribed to the action.
-    pub webhooks: Vec<String>,
+    pub webhooks: Vec<Subscriber>,
 }
 
 /// The id of the delivery of an event to a webhook (see the module's documentation).
@@ -131,18 +132,25 @@ impl Store {
             let day = super::keys::day_of(accepted_ms);
             // In id order, so the indexes list one event's deliveries (which share a time)
             // newest first by id too.
-            let mut fan_out: Vec<(String, &String)> = event
+            let mut fan_out: Vec<(String, &Subscriber)> = event
                 .webhooks
                 .iter()
-                .map(|w| (delivery_id(p, accepted_ms, &event.org_id, &event.event_id, w), w))
+                .map(|w| (delivery_id(p, accepted_ms, &event.org_id, &event.event_id, &w.webhook), w))
                 .collect();
             fan_out.sort();
-            for (delivery, webhook) in &fan_out {
+            for (delivery, to) in &fan_out {
+                let webhook = &to.webhook;
                 call.key(&keys.delivery(p, delivery))
                     .key(&keys.org_deliveries(p, &event.org_id, day))
                     .key(&keys.webhook_deliveries(p, webhook, day))
                     .key(&keys.webhook_new(p, webhook));
                 call.arg(delivery).arg(webhook);
+                if to.ordered {
+                    call.key(&keys.order_heads(p, webhook)).key(&keys.order_held(p, webhook));
+                    call.arg("s");
+                } else {
+                    call.arg("");
+                }
             }
         }
         let replies: Vec<String> = call.run(&mut self.conn()).await?;

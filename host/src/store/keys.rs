@@ -52,6 +52,8 @@
 //! | `P:{q}:ready` | zset | webhooks with queued deliveries here, by when the next one is due (ms) |
 //! | `P:{q}:wn:{wh}` | list | a webhook's new deliveries here, not yet claimed (`dlv org evt`), oldest first |
 //! | `P:{q}:w:{wh}` | zset | a webhook's other queued deliveries here (`dlv org evt`): waiting for a retry (by its time) or being attempted (by the end of the lease) |
+//! | `P:{q}:oh:{wh}` | hash | an ordered webhook's heads here (`lua/order.lua`): `s` + subject (`Type:id`) → the delivery of that subject that is queued, being attempted or waiting for its retry; `#` the last hold's number |
+//! | `P:{q}:oq:{wh}` | zset (lex) | an ordered webhook's deliveries held here behind their subject's head: `subject NUL number NUL member`, the number (12 digits) in acceptance order |
 //!
 //! Names a key holds per delivery are kept short (each is paid once per delivery for the
 //! retention period): the event's is a digest, the delivery's drops its id's prefix.
@@ -360,6 +362,16 @@ impl Keys {
 
     pub fn webhook_queue(&self, p: Partition, webhook: &str) -> String {
         self.part(p, &["w", webhook])
+    }
+
+    /// An ordered webhook's heads here: which delivery of each subject may go now.
+    pub fn order_heads(&self, p: Partition, webhook: &str) -> String {
+        self.part(p, &["oh", webhook])
+    }
+
+    /// An ordered webhook's deliveries held here behind their subject's head.
+    pub fn order_held(&self, p: Partition, webhook: &str) -> String {
+        self.part(p, &["oq", webhook])
     }
 }
 

@@ -5,6 +5,7 @@
 
 use super::batch::Batcher;
 use super::events::{Publication, Published, Retention};
+use super::webhooks::Subscriber;
 use super::{Partition, Store, StoreError};
 
 /// Most events sent to Redis in one publish call.
@@ -16,7 +17,7 @@ const BATCH: usize = 64;
 #[derive(Debug)]
 pub struct Publisher {
     partitions: Vec<Batcher<Publication, Published>>,
-    subscribers: Batcher<(String, String), Result<Vec<String>, StoreError>>,
+    subscribers: Batcher<(String, String), Result<Vec<Subscriber>, StoreError>>,
 }
 
 impl Publisher {
@@ -34,7 +35,7 @@ impl Publisher {
     }
 
     /// The active webhooks of the organisation subscribed to the action.
-    pub async fn subscribers(&self, org_id: &str, action: &str) -> Result<Vec<String>, StoreError> {
+    pub async fn subscribers(&self, org_id: &str, action: &str) -> Result<Vec<Subscriber>, StoreError> {
         self.subscribers.call((org_id.to_owned(), action.to_owned())).await?
     }
 

@@ -124,6 +124,8 @@ pub struct ReplayItem {
     /// Its delivery to the webhook ([`super::events::delivery_id`] of the event: the same id publishing
     /// gives it, so an event is never given two deliveries to one webhook).
     pub delivery_id: String,
+    /// `Type:id` of its subject when the webhook keeps each subject's order.
+    pub subject: Option<String>,
 }
 
 /// What replaying one event did.
@@ -278,8 +280,10 @@ impl Store {
                 .key(&k.org_deliveries(p, org, day))
                 .key(&k.webhook_deliveries(p, webhook, day))
                 .key(&k.webhook_new(p, webhook))
-                .key(&k.webhook_queue(p, webhook));
-            call.arg(&item.delivery_id).arg(&item.event_id).arg(item.action);
+                .key(&k.webhook_queue(p, webhook))
+                .key(&k.order_heads(p, webhook))
+                .key(&k.order_held(p, webhook));
+            call.arg(&item.delivery_id).arg(&item.event_id).arg(item.action).arg(item.subject.as_deref().unwrap_or(""));
         }
         let replies: Vec<String> = call.run(&mut self.conn()).await?;
         let replayed = replies

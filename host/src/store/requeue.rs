@@ -73,7 +73,9 @@ impl Store {
                 for (_, webhook, member) in chunk {
                     call.key(&self.keys().delivery(p, &member.delivery))
                         .key(&self.keys().webhook_queue(p, webhook))
-                        .key(&self.keys().event(p, &member.org, &member.event));
+                        .key(&self.keys().event(p, &member.org, &member.event))
+                        .key(&self.keys().order_heads(p, webhook))
+                        .key(&self.keys().order_held(p, webhook));
                     call.arg(member.text()).arg(webhook);
                 }
                 let replies: Vec<String> = call.run(&mut self.conn()).await?;
@@ -109,6 +111,8 @@ impl Store {
                     .call()
                     .key(&new)
                     .key(&queue)
+                    .key(&self.keys().order_heads(p, webhook))
+                    .key(&self.keys().order_held(p, webhook))
                     .arg(crate::time::now_millis())
                     .arg(500)
                     .run(&mut self.conn())

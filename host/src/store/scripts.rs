@@ -29,26 +29,26 @@ macro_rules! lua {
         pub(crate) static $static: LazyLock<Lua> =
             LazyLock::new(|| Lua::new($file, include_str!(concat!("lua/", $file))));
     };
-    ($static:ident, $lib:literal, $file:literal) => {
+    ($static:ident, [$($lib:literal),+], $file:literal) => {
         pub(crate) static $static: LazyLock<Lua> = LazyLock::new(|| {
-            Lua::new($file, concat!(include_str!(concat!("lua/", $lib)), "\n", include_str!(concat!("lua/", $file))))
+            Lua::new($file, concat!($(include_str!(concat!("lua/", $lib)), "\n",)+ include_str!(concat!("lua/", $file))))
         });
     };
 }
 
-lua!(PUBLISH, "batches.lua", "publish.lua");
-lua!(CLAIM, "lease.lua", "claim.lua");
-lua!(CLAIM_JOBS, "lease.lua", "claim_jobs.lua");
+lua!(PUBLISH, ["batches.lua", "order.lua"], "publish.lua");
+lua!(CLAIM, ["lease.lua"], "claim.lua");
+lua!(CLAIM_JOBS, ["lease.lua"], "claim_jobs.lua");
 lua!(LOAD, "load.lua");
 lua!(PUT_BACK, "put_back.lua");
-lua!(RECORD, "batches.lua", "record.lua");
+lua!(RECORD, ["batches.lua", "order.lua"], "record.lua");
 lua!(RENEW, "renew.lua");
-lua!(RETRY, "retry.lua");
+lua!(RETRY, ["order.lua"], "retry.lua");
 lua!(END_PENDING, "end_pending.lua");
 lua!(DRAIN_NEW, "drain_new.lua");
-lua!(DEAD_LETTER, "dead_letter.lua");
+lua!(DEAD_LETTER, ["order.lua"], "dead_letter.lua");
 lua!(RELEASE, "release.lua");
-lua!(WEBHOOK_SAVE, "subscriptions.lua", "webhook_save.lua");
+lua!(WEBHOOK_SAVE, ["subscriptions.lua"], "webhook_save.lua");
 lua!(WEBHOOK_OFF, "webhook_off.lua");
 lua!(STREAK, "streak.lua");
 lua!(ROTATE_SECRET, "rotate_secret.lua");
@@ -62,7 +62,7 @@ lua!(EXPORT_CREATE, "export_create.lua");
 lua!(RATE, "rate.lua");
 lua!(LIMIT, "limit.lua");
 lua!(TRIM, "trim.lua");
-lua!(REPLAY, "batches.lua", "replay.lua");
+lua!(REPLAY, ["batches.lua", "order.lua"], "replay.lua");
 lua!(REPLAY_JOB, "replay_job.lua");
 
 impl Lua {

@@ -32,6 +32,34 @@ pub enum OnError {
     Deliver,
 }
 
+/// Whether a webhook's deliveries keep their subject's order (contract §7 `ordering`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Ordering {
+    /// No order (the default): deliveries go out as workers take them.
+    #[default]
+    None,
+    /// Deliveries of events about one subject go one at a time, in acceptance order.
+    Subject,
+}
+
+impl Ordering {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Ordering::None => "none",
+            Ordering::Subject => "subject",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Ordering> {
+        match text {
+            "none" | "" => Some(Ordering::None),
+            "subject" => Some(Ordering::Subject),
+            _ => None,
+        }
+    }
+}
+
 /// A webhook subscription.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Webhook {
@@ -58,6 +86,8 @@ pub struct Webhook {
     /// Deliveries per second to this webhook, every process together (`null`: no limit).
     #[schema(minimum = 1, maximum = 10_000)]
     pub rate_limit: Option<u32>,
+    /// Order of deliveries per subject.
+    pub ordering: Ordering,
     /// Extra request headers sent with every delivery.
     pub headers: BTreeMap<String, String>,
     /// The client certificate for mutual TLS (never its key).
@@ -114,6 +144,7 @@ pub(super) fn to_fields(w: &Webhook) -> Vec<(&'static str, String)> {
         ("fail_since", String::new()),
         ("rate_limit", w.rate_limit.map(|l| l.to_string()).unwrap_or_default()),
         ("headers", headers_json(&w.headers)),
+        ("ordering", w.ordering.as_str().into()),
     ]
     .into_iter()
     .chain(StoredCertificate::fields(w.client_secret.as_ref()))
@@ -154,6 +185,7 @@ pub(super) fn from_fields(key: &str, f: &HashMap<String, String>) -> Result<Webh
         deactivated_at: optional("deactivated_at"),
         deactivation_reason: optional("deactivation_reason"),
         rate_limit: optional("rate_limit").and_then(|l| l.parse().ok()),
+        ordering: Ordering::parse(&text("ordering")).unwrap_or_default(),
         headers: match optional("headers") {
             Some(text) => serde_json::from_str(&text).map_err(|e| corrupt(format!("headers: {e}")))?,
             None => BTreeMap::new(),

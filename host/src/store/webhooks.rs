@@ -7,7 +7,8 @@
 //! `plugins` (JSON arrays), `signing_secret`, `previous_secret` and
 //! `previous_secret_expires` (ms) during a rotation's grace period (empty otherwise; read as
 //! absent once expired), `created_at`, `updated_at`, `deactivated_at` and
-//! `deactivation_reason` (empty while healthy), `rate_limit`, `headers` (a JSON object,
+//! `deactivation_reason` (empty while healthy), `rate_limit`, `ordering` (`none` or
+//! `subject`; the subscription index names ordered webhooks so), `headers` (a JSON object,
 //! empty for none), `client_cert` (PEM chain), `client_key` (sealed by `crate::vault`) and
 //! `client_cert_view` (JSON, what reads show), and the failure streak kept by the
 //! delivery workers: `fail_count`, `fail_since` (ms). Being a hash lets the API and the
@@ -19,7 +20,7 @@ use redis::AsyncCommands;
 
 use super::endpoint::reset_fields;
 use super::scripts::{Call, ROTATE_SECRET, WEBHOOK_OFF, WEBHOOK_SAVE};
-pub use super::webhook::{Attachment, OnError, StoredCertificate, Webhook};
+pub use super::webhook::{Attachment, OnError, Ordering, StoredCertificate, Webhook};
 use super::webhook::{from_fields, headers_json, json, to_fields};
 use super::{Result, Store, StoreError};
 use crate::catalog;
@@ -37,10 +38,29 @@ pub struct WebhookChange {
     pub active: Option<bool>,
     /// `Some(None)` removes the limit.
     pub rate_limit: Option<Option<u32>>,
+    pub ordering: Option<Ordering>,
     /// `Some` replaces every header (empty: none).
     pub headers: Option<BTreeMap<String, String>>,
     /// `Some(None)` removes the certificate.
     pub client_certificate: Option<Option<StoredCertificate>>,
+}
+
+/// A webhook an event goes to, as the subscription index names it (`lua/subscriptions.lua`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Subscriber {
+    pub webhook: String,
+    /// Its deliveries keep their subject's order (`ordering: "subject"`).
+    pub ordered: bool,
+}
+
+impl Subscriber {
+    /// A member of a subscription set: `wh_…`, or `wh_… subject` when ordered.
+    fn of(member: &str) -> Subscriber {
+        match member.split_once(' ') {
+            Some((webhook, _)) => Subscriber { webhook: webhook.to_owned(), ordered: true },
+            None => Subscriber { webhook: member.to_owned(), ordered: false },
+        }
+    }
 }
 
 /// The outcome of creating a webhook.
@@ -162,13 +182,14 @@ impl Store {
     }
 
     /// The active webhooks of an organisation subscribed to an action.
-    pub async fn subscribers(&self, org_id: &str, action: &str) -> Result<Vec<String>> {
-        self.members(&self.keys().subscribers(org_id, action)).await
+    pub async fn subscribers(&self, org_id: &str, action: &str) -> Result<Vec<Subscriber>> {
+        let members = self.members(&self.keys().subscribers(org_id, action)).await?;
+        Ok(members.iter().map(|m| Subscriber::of(m)).collect())
     }
 
     /// [`Store::subscribers`] of many (organisation, action) pairs in one go (group
     /// commit of concurrent publishes): one answer per pair, in order.
-    pub async fn subscribers_of(&self, pairs: &[(String, String)]) -> Result<Vec<Result<Vec<String>>>> {
+    pub async fn subscribers_of(&self, pairs: &[(String, String)]) -> Result<Vec<Result<Vec<Subscriber>>>> {
         let pipes: Vec<redis::Pipeline> = pairs
             .iter()
             .map(|(org, action)| {
@@ -183,10 +204,11 @@ impl Store {
             .zip(pairs)
             .map(|(reply, (org, action))| {
                 let value = reply?.pop().unwrap_or(redis::Value::Nil);
-                redis::from_redis_value(value).map_err(|e| StoreError::Corrupt {
+                let members: Vec<String> = redis::from_redis_value(value).map_err(|e| StoreError::Corrupt {
                     key: self.keys().subscribers(org, action),
                     reason: e.to_string(),
-                })
+                })?;
+                Ok(members.iter().map(|m| Subscriber::of(m)).collect())
             })
             .collect())
     }
@@ -265,6 +287,9 @@ impl Store {
         }
         if let Some(limit) = change.rate_limit {
             fields.push(("rate_limit", limit.map(|l| l.to_string()).unwrap_or_default()));
+        }
+        if let Some(ordering) = change.ordering {
+            fields.push(("ordering", ordering.as_str().into()));
         }
         if let Some(headers) = &change.headers {
             fields.push(("headers", headers_json(headers)));

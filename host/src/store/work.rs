@@ -110,6 +110,8 @@ pub struct Report {
     /// The attempt failed at the egress proxy, not at the endpoint: it never counts toward
     /// the webhook's auto-deactivation.
     pub proxy_failed: bool,
+    /// Its webhook keeps each subject's order: a final outcome may queue the next.
+    pub ordered: bool,
 }
 
 /// The status a delivery has once its outcome is recorded; `Missing` when its row expired.
@@ -235,7 +237,11 @@ impl Store {
         call.key(&self.keys().ready(p));
         call.arg(crate::time::now_millis()).arg(PLAIN_ROW_FIELDS);
         for r in &outcomes {
-            call.key(&self.keys().delivery(p, &r.member.delivery)).key(&self.keys().webhook_queue(p, &r.webhook));
+            call.key(&self.keys().delivery(p, &r.member.delivery))
+                .key(&self.keys().webhook_queue(p, &r.webhook))
+                .key(&self.keys().order_heads(p, &r.webhook))
+                .key(&self.keys().order_held(p, &r.webhook))
+                .key(&self.keys().webhook_new(p, &r.webhook));
             let due = match r.outcome {
                 Outcome::Retry { due_ms } => due_ms,
                 _ => 0,
@@ -270,6 +276,10 @@ impl Store {
             .call()
             .key(&self.keys().delivery(p, &member.delivery))
             .key(&self.keys().webhook_queue(p, webhook))
+            .key(&self.keys().order_heads(p, webhook))
+            .key(&self.keys().order_held(p, webhook))
+            .key(&self.keys().webhook_new(p, webhook))
+            .key(&self.keys().ready(p))
             .arg(member.text())
             .arg(crate::time::now_millis())
             .arg(reason)

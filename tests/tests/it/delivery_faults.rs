@@ -207,6 +207,7 @@ async fn a_record_is_read_in_full_as_soon_as_it_holds_more_than_publish_and_its_
         signature: Some(vec![7; 64]),
         fields: vec![("p", "[]".into())],
         proxy_failed: false,
+        ordered: false,
     };
     api.store.record(p, &[recording(2)]).await.unwrap().remove(0).unwrap();
     api.store.record(p, &[recording(2)]).await.unwrap().remove(0).unwrap();

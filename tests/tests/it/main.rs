@@ -22,6 +22,7 @@ mod notices;
 mod oauth;
 mod observability;
 mod openapi;
+mod ordering;
 mod plugin_authoring;
 mod plugin_sandbox;
 mod plugins;

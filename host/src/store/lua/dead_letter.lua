@@ -2,9 +2,12 @@
 -- `failed` with `r` (the reason), and leaves its webhook's queue. A key that is no longer
 -- a hash is replaced by a minimal row, so the deliveries API can show what happened;
 -- JSON fields that cannot be parsed are dropped.
--- KEYS: 1 the delivery, 2 its webhook's queue
+-- An ordered delivery (its row has `z`) releases its subject's next (`order.lua`).
+-- KEYS: 1 the delivery, 2 its webhook's queue, 3 its webhook's heads, 4 held deliveries,
+--       5 list of new deliveries, 6 the partition's ready webhooks
 -- ARGV: 1 queue member, 2 now (ms), 3 reason, 4 organisation, 5 webhook id
 local dkey, queue = KEYS[1], KEYS[2]
+local subject = redis.call('TYPE', dkey)['ok'] == 'hash' and redis.call('HGET', dkey, 'z')
 if redis.call('TYPE', dkey)['ok'] ~= 'hash' then
   redis.call('DEL', dkey)
   redis.call('HSET', dkey, 'o', ARGV[4], 'w', ARGV[5], 'e', '', 'a', '')
@@ -15,4 +18,8 @@ for _, field in ipairs({'x', 'p', 'h'}) do
 end
 redis.call('HSET', dkey, 's', 'failed', 'r', ARGV[3], 'q', '', 'u', ARGV[2])
 redis.call('ZREM', queue, ARGV[1])
+if subject then
+  local dlv = string.sub(ARGV[1], 1, string.find(ARGV[1], ' ', 1, true) - 1)
+  order_release(KEYS[3], KEYS[4], KEYS[5], KEYS[6], ARGV[2], ARGV[5], subject, dlv)
+end
 return 1

@@ -3,14 +3,19 @@
 -- KEYS: 1 ready (the partition's webhooks with work), 2 released events (list), then per
 --       event: 1 its key, 2 its organisation's snapshots (hash), 3 its organisation's event
 --       log of the hour, then per delivery: 1 the delivery, 2 the organisation's index of
---       the day, 3 the webhook's index of the day, 4 the webhook's list of new deliveries
+--       the day, 3 the webhook's index of the day, 4 the webhook's list of new deliveries,
+--       and for a webhook with ordered deliveries 5 its heads, 6 its held deliveries
+--       (`order.lua`)
 -- ARGV: 1 now (ms), 2 retention (ms), 3 most snapshots per organisation, then per event:
 --       1 event id, 2 organisation, 3 stored value, 4 action, 5 subject (`Type:id`), 6 event
 --       time (ms), 7 '1' if the subject was deleted, 8 snapshot: 'n' not kept (too large), 'y'
 --       kept, 'c' kept and the organisation's cap enforced (the caller asks this of one
 --       snapshot in eight, so the check costs little; each check evicts up to 16),
 --       9 number of deliveries, 10 its event log entry ('' when there is no log), 11 when
---       the log's hour expires (ms), then per delivery: 1 delivery id, 2 webhook id
+--       the log's hour expires (ms), then per delivery: 1 delivery id, 2 webhook id, 3 's'
+--       when the webhook's deliveries keep their subject's order, else ''
+-- An ordered delivery's row also has `z`, its subject; it is queued only when it is its
+-- subject's head, else held (`order.lua`).
 -- Returns per event: 'new' or 'dup'.
 -- A delivery row (`store::row`) holds only what cannot be derived: `o` organisation, `w` webhook, `e`
 -- event, `a` action (created_at is in its id, pending is the absence of `s`).
@@ -91,21 +96,33 @@ while ai <= #ARGV do
       logs.add(lkey, entry)
       log_expiry[lkey] = log_expires
     end
+    local base = ki
     for d = 0, n - 1 do
-      local dlv, wh = ARGV[ai + 2 * d], ARGV[ai + 2 * d + 1]
-      local base = ki + 4 * d
-      -- Exactly these four fields: with its count, a plain row (`store::row`).
-      redis.call('HSET', KEYS[base], 'o', org, 'w', wh, 'e', evt, 'a', action)
+      local dlv, wh, ordered = ARGV[ai + 3 * d], ARGV[ai + 3 * d + 1], ARGV[ai + 3 * d + 2] == 's'
+      local member = dlv .. ' ' .. org .. ' ' .. evt
+      local queued = true
+      if ordered then
+        redis.call('HSET', KEYS[base], 'o', org, 'w', wh, 'e', evt, 'a', action, 'z', subject)
+        queued = order_admit(KEYS[base + 4], KEYS[base + 5], subject, dlv, member)
+      else
+        -- Exactly these four fields: with its count, a plain row (`store::row`).
+        redis.call('HSET', KEYS[base], 'o', org, 'w', wh, 'e', evt, 'a', action)
+      end
       -- Index entries are ids without their `dlv_` (keys::index_entry).
       local entry = string.sub(dlv, 5)
       push(KEYS[base + 1], entry)
       push(KEYS[base + 2], entry)
-      push(KEYS[base + 3], dlv .. ' ' .. org .. ' ' .. evt)
-      ready_lt[wh] = true
+      if queued then
+        push(KEYS[base + 3], member)
+        ready_lt[wh] = true
+      end
+      base = base + (ordered and 6 or 4)
     end
     replies[#replies + 1] = 'new'
   end
-  ai, ki = ai + 2 * n, ki + 4 * n
+  -- (A duplicate's deliveries' keys and arguments are skipped alike.)
+  for d = 0, n - 1 do ki = ki + (ARGV[ai + 3 * d + 2] == 's' and 6 or 4) end
+  ai = ai + 3 * n
 end
 
 pushes.send('RPUSH')

@@ -1,7 +1,8 @@
 -- Records the outcomes of attempts of one partition's deliveries, many per call (group
 -- commit), each as if recorded alone and in order; a row that cannot be read fails only
 -- its own reply.
--- KEYS: 1 ready, then per outcome: 1 the delivery, 2 its webhook's queue
+-- KEYS: 1 ready, then per outcome: 1 the delivery, 2 its webhook's queue, 3 its webhook's
+--       heads and 4 held deliveries (`order.lua`), 5 its webhook's list of new deliveries
 -- ARGV: 1 now (ms), 2 how many fields a plain row has (`store::row`: one nothing but
 --       publish and its first load wrote, read by its length alone), then per outcome:
 --       1 queue member (`dlv org evt`), 2 webhook id, 3 outcome, 4 attempt number,
@@ -13,6 +14,7 @@
 -- Returns per outcome: the delivery's status after it ('pending' while a retry is due),
 -- 'missing' (expired), or {'error', why}.
 -- Recording the same attempt twice (a retried call) changes nothing the second time.
+-- A final outcome of an ordered delivery (its row has `z`) releases its subject's next.
 local now, plain = ARGV[1], tonumber(ARGV[2])
 local ready = KEYS[1]
 local FINAL = {succeeded = 'succeeded', failed = 'failed', gone = 'failed', filtered = 'filtered', cancelled = 'cancelled'}
@@ -21,13 +23,13 @@ local leaving = batches()
 local leave = leaving.add
 
 -- `fields`: ARGV position of the extra fields' count.
-local function record(dkey, queue, member, wh, outcome, attempt_no, attempt, signature, due, fields)
+local function record(dkey, queue, order, member, wh, outcome, attempt_no, attempt, signature, due, fields)
   local f
   if redis.call('HLEN', dkey) == plain then
-    -- Plain: there, pending, never recorded.
-    f = {true, false, false, false}
+    -- Plain: there, pending, never recorded (and not ordered).
+    f = {true, false, false, false, false}
   else
-    f = redis.call('HMGET', dkey, 'o', 's', 'x', 'l')
+    f = redis.call('HMGET', dkey, 'o', 's', 'x', 'l', 'z')
   end
   if not f[1] then
     leave(queue, member)
@@ -67,6 +69,9 @@ local function record(dkey, queue, member, wh, outcome, attempt_no, attempt, sig
     sets[#sets + 1] = 's'
     sets[#sets + 1] = new_status
     leave(queue, member)
+    if f[5] then
+      order_release(order[1], order[2], order[3], ready, now, wh, f[5], string.sub(member, 1, string.find(member, ' ', 1, true) - 1))
+    end
   end
   -- (No TTL: records go with their day's index, `trim.lua`.)
   redis.call('HSET', dkey, unpack(sets))
@@ -75,8 +80,9 @@ end
 
 local replies = {}
 local a = 3
-for i = 2, #KEYS, 2 do
-  local ok, reply = pcall(record, KEYS[i], KEYS[i + 1], ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3],
+for i = 2, #KEYS, 5 do
+  local order = {KEYS[i + 2], KEYS[i + 3], KEYS[i + 4]}
+  local ok, reply = pcall(record, KEYS[i], KEYS[i + 1], order, ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3],
     ARGV[a + 4], ARGV[a + 5], ARGV[a + 6], a + 7)
   a = a + 8 + 2 * tonumber(ARGV[a + 7])
   if ok then

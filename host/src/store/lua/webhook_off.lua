@@ -15,5 +15,5 @@ else
   redis.call('DEL', key)
   redis.call('ZREM', index, wh)
 end
-for i = 3, #KEYS do redis.call('SREM', KEYS[i], wh) end
+for i = 3, #KEYS do redis.call('SREM', KEYS[i], wh, wh .. ' subject') end
 return 1

@@ -1,0 +1,76 @@
+//! Ordering: one webhook keeping each subject's order (`ordering: "subject"`) against the
+//! same without, 20,000 events over 1,000 subjects, in interleaved rounds (this machine's
+//! speed drifts between minutes); and one hot subject, sequential by definition.
+
+use super::procs::{RedisProc, WeirProc};
+use super::{Row, Scenario, load::Kind, ms, run};
+
+/// Rounds of unordered and ordered runs.
+const ROUNDS: usize = 3;
+/// Subjects the events are about.
+const SUBJECTS: usize = 1_000;
+
+/// Per round the unordered and the ordered row; then the hot subject's.
+pub(super) struct Figures {
+    rounds: Vec<(Row, Row)>,
+    hot: Row,
+}
+
+pub(super) async fn figures(redis: &RedisProc, events: usize, hot_events: usize) -> Figures {
+    let mut rounds = Vec::new();
+    for round in 0..ROUNDS {
+        let mut unordered = None;
+        let mut ordered = None;
+        for ordered_first in [round % 2 == 1, round % 2 == 0] {
+            let weir = WeirProc::start(redis, "ordering", &[]);
+            let kind = Kind::Subjects(SUBJECTS);
+            if ordered_first {
+                let s = Scenario::new("1 webhook, 1,000 subjects, ordering subject", 1, events, kind);
+                ordered = Some(run(&weir, redis, Scenario { ordered: true, ..s }).await);
+            } else {
+                let s = Scenario::new("1 webhook, 1,000 subjects, ordering none", 1, events, kind);
+                unordered = Some(run(&weir, redis, s).await);
+            }
+            weir.stop();
+            redis.flush().await;
+        }
+        if let (Some(u), Some(o)) = (unordered, ordered) {
+            rounds.push((u, o));
+        }
+    }
+    let weir = WeirProc::start(redis, "ordering", &[]);
+    let s = Scenario::new("1 webhook, 1 subject, ordering subject", 1, hot_events, Kind::Subjects(1));
+    let hot = run(&weir, redis, Scenario { ordered: true, ..s }).await;
+    weir.stop();
+    redis.flush().await;
+    Figures { rounds, hot }
+}
+
+pub(super) fn print(f: &Figures) {
+    println!();
+    println!(
+        "| ordering (rounds interleaved) | events | deliveries/s | publish→receipt p50 | p99 | Weir CPU per delivery | Redis CPU per delivery |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    for row in f.rounds.iter().flat_map(|(u, o)| [u, o]).chain(std::iter::once(&f.hot)) {
+        println!(
+            "| {} | {} | {:.0} | {} | {} | {:.0} µs | {:.0} µs |",
+            row.name,
+            row.events,
+            row.delivery_rate,
+            ms(row.e2e_p50),
+            ms(row.e2e_p99),
+            row.cpu_us_per_delivery,
+            row.redis_cpu_us_per_delivery
+        );
+    }
+    let ratio = |pick: fn(&Row) -> f64| {
+        let mut r: Vec<f64> = f.rounds.iter().map(|(u, o)| pick(o) / pick(u)).collect();
+        r.sort_by(f64::total_cmp);
+        format!("{} (median {:.2})", r.iter().map(|x| format!("{x:.2}")).collect::<Vec<_>>().join(", "), r[r.len() / 2])
+    };
+    println!();
+    println!("Ordered ÷ unordered, per round: deliveries/s {}", ratio(|r| r.delivery_rate));
+    println!("  Weir CPU per delivery {}", ratio(|r| r.cpu_us_per_delivery));
+    println!("  Redis CPU per delivery {}", ratio(|r| r.redis_cpu_us_per_delivery));
+}
