@@ -96,15 +96,17 @@ impl Engine {
     async fn work(self: &Arc<Self>, webhook_id: &str, member: &Member, work: Work) -> Option<(Report, bool)> {
         let Work { mut loaded, webhook } = work;
         let attempt_no = loaded.attempt.max(1);
+        let ending =
+            |outcome| Report { ordered: loaded.ordered, ..self.report(webhook_id, member, outcome, attempt_no) };
         if loaded.status.is_some() {
             // Already final (ended with its webhook, or recorded by an earlier lease holder).
-            return Some((self.report(webhook_id, member, Outcome::Failed, attempt_no), false));
+            return Some((ending(Outcome::Failed), false));
         }
         let Some(webhook) = webhook else {
-            return Some((self.report(webhook_id, member, Outcome::Cancelled, attempt_no), false));
+            return Some((ending(Outcome::Cancelled), false));
         };
         if !webhook.active {
-            return Some((self.report(webhook_id, member, Outcome::Failed, attempt_no), false));
+            return Some((ending(Outcome::Failed), false));
         }
         let event = loaded.event.take();
         let (body, extra_headers, fields) = match self.prepare(member, &mut loaded, event.as_deref(), &webhook).await {
@@ -112,7 +114,7 @@ impl Engine {
             Prepared::Filtered { fields } => {
                 let report = Report {
                     fields,
-                    ordered: webhook.ordered,
+                    ordered: loaded.ordered,
                     ..self.report(webhook_id, member, Outcome::Filtered, attempt_no)
                 };
                 return Some((report, false));
@@ -223,7 +225,7 @@ impl Engine {
             signature,
             fields,
             proxy_failed: matches!(sent.result, Err(SendError::Proxy(_))),
-            ordered: webhook.ordered,
+            ordered: loaded.ordered,
         };
         Some((report, webhook.failing))
     }

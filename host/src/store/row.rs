@@ -16,6 +16,7 @@
 //! | `m` | the time the waiting retry was due, kept by such an extra attempt until it is recorded | retry, record |
 //! | `b`, `h`, `p` | once plugins ran: the rendered body (absent: the envelope), extra headers, plugin outcomes | record |
 //! | `c` | the webhook's own `headers` the latest attempt sent (JSON pairs; absent when none) | record |
+//! | `z` | the event's subject (`Type:id`), when the webhook kept each subject's order as it was made (`lua/order.lua`): such a row is never plain | publish, replay |
 //! | `r` | why it was dead-lettered | dead letter |
 //! | `u` | last change without an attempt (ms); else the latest attempt's end is | record, retry |
 //!
@@ -54,6 +55,7 @@ pub mod field {
     pub const BODY: &str = "b";
     pub const HEADERS: &str = "h";
     pub const WEBHOOK_HEADERS: &str = "c";
+    pub const SUBJECT: &str = "z";
     pub const PLUGINS: &str = "p";
     pub const DEAD_LETTER: &str = "r";
     pub const UPDATED: &str = "u";

@@ -19,8 +19,6 @@ pub struct WebhookTarget {
     pub failing: bool,
     /// Deliveries per second to it, every process together.
     pub rate_limit: Option<u32>,
-    /// Its deliveries keep their subject's order.
-    pub ordered: bool,
     /// Extra request headers (JSON object), as stored.
     pub headers: Option<String>,
     /// The client certificate, when it has one.
@@ -39,7 +37,7 @@ pub struct ClientCertificate {
 }
 
 /// The fields read, in order: the attempt's, then the endpoint's.
-const READ: [&str; 13] = [
+const READ: [&str; 12] = [
     "active",
     "url",
     "signing_secret",
@@ -52,7 +50,6 @@ const READ: [&str; 13] = [
     "client_cert",
     "client_key",
     "client_cert_view",
-    "ordering",
 ];
 
 impl Store {
@@ -80,9 +77,8 @@ impl Store {
                     client_cert,
                     client_key,
                     client_cert_view,
-                    ordering,
                 ],
-            ) = <[Option<String>; 13]>::try_from(mine.to_vec())
+            ) = <[Option<String>; 12]>::try_from(mine.to_vec())
             else {
                 return Ok(None);
             };
@@ -94,7 +90,6 @@ impl Store {
                 plugins,
                 failing: fail_count.is_some_and(|c| c != "0"),
                 rate_limit: rate_limit.and_then(|l| l.parse().ok()).filter(|l| *l > 0),
-                ordered: ordering.as_deref() == Some("subject"),
                 headers: headers.filter(|h| !h.is_empty()),
                 client_certificate: match (client_cert, client_key) {
                     (Some(chain_pem), Some(sealed_key)) if !chain_pem.is_empty() => {

@@ -41,6 +41,8 @@ pub struct Loaded {
     pub plugins: Option<String>,
     /// The event (shared by every delivery of it in a batch); `None` once expired.
     pub event: Option<Arc<StoredEvent>>,
+    /// It keeps its subject's order (its row has a subject): its end releases the next.
+    pub ordered: bool,
 }
 
 impl Loaded {
@@ -56,6 +58,7 @@ impl Loaded {
             headers: None,
             plugins: None,
             event,
+            ordered: false,
         }
     }
 }
@@ -110,7 +113,8 @@ pub struct Report {
     /// The attempt failed at the egress proxy, not at the endpoint: it never counts toward
     /// the webhook's auto-deactivation.
     pub proxy_failed: bool,
-    /// Its webhook keeps each subject's order: a final outcome may queue the next.
+    /// It keeps its subject's order (its row says so, whatever its webhook's setting is
+    /// now): recording its end may queue its subject's next.
     pub ordered: bool,
 }
 
@@ -156,6 +160,7 @@ impl Loaded {
             extra: small(field::EXTRA).unwrap_or(0),
             kept_due: number(field::KEPT_DUE),
             event,
+            ordered: named.text(field::SUBJECT).is_some(),
         }))
     }
 }
@@ -237,16 +242,18 @@ impl Store {
         call.key(&self.keys().ready(p));
         call.arg(crate::time::now_millis()).arg(PLAIN_ROW_FIELDS);
         for r in &outcomes {
-            call.key(&self.keys().delivery(p, &r.member.delivery))
-                .key(&self.keys().webhook_queue(p, &r.webhook))
-                .key(&self.keys().order_heads(p, &r.webhook))
-                .key(&self.keys().order_held(p, &r.webhook))
-                .key(&self.keys().webhook_new(p, &r.webhook));
+            call.key(&self.keys().delivery(p, &r.member.delivery)).key(&self.keys().webhook_queue(p, &r.webhook));
+            if r.ordered {
+                call.key(&self.keys().order_heads(p, &r.webhook))
+                    .key(&self.keys().order_held(p, &r.webhook))
+                    .key(&self.keys().webhook_new(p, &r.webhook));
+            }
             let due = match r.outcome {
                 Outcome::Retry { due_ms } => due_ms,
                 _ => 0,
             };
-            call.arg(r.member.text())
+            call.arg(if r.ordered { "o" } else { "" })
+                .arg(r.member.text())
                 .arg(&r.webhook)
                 .arg(r.outcome.as_str())
                 .arg(r.attempt)

@@ -7,7 +7,8 @@
 -- delivery not yet attempted or changed: most of them), else the fields it has of
 -- {'n', attempt number, 's' status, 'k' last place in the schedule, 'b' rendered body,
 -- 'h' extra headers, 'p' plugin outcomes, 'v' manual extra attempts so far, 'm' the due
--- time a manual retry of a waiting delivery kept}, by name; false when the row is gone, or
+-- time a manual retry of a waiting delivery kept, 'z' its subject when its webhook keeps
+-- each subject's order (`order.lua`)}, by name; false when the row is gone, or
 -- {'error', why} (one row that cannot be read fails only its own reply); then per event its
 -- stored value or false.
 local n, plain = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -15,15 +16,15 @@ local function load(key)
   local count = redis.call('HINCRBY', key, 'n', 1)
   -- A plain row is known by its length: nothing else of it needs reading.
   if redis.call('HLEN', key) == plain then return count end
-  local f = redis.call('HMGET', key, 'o', 's', 'k', 'b', 'h', 'p', 'v', 'm')
+  local f = redis.call('HMGET', key, 'o', 's', 'k', 'b', 'h', 'p', 'v', 'm', 'z')
   if not f[1] then
     -- There was no row (HINCRBY made one): leave nothing behind.
     redis.call('DEL', key)
     return false
   end
-  local names = {'s', 'k', 'b', 'h', 'p', 'v', 'm'}
+  local names = {'s', 'k', 'b', 'h', 'p', 'v', 'm', 'z'}
   local named = {'n', count}
-  for i = 2, 8 do
+  for i = 2, 9 do
     if f[i] then
       named[#named + 1] = names[i - 1]
       named[#named + 1] = f[i]

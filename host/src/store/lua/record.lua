@@ -1,14 +1,15 @@
 -- Records the outcomes of attempts of one partition's deliveries, many per call (group
 -- commit), each as if recorded alone and in order; a row that cannot be read fails only
 -- its own reply.
--- KEYS: 1 ready, then per outcome: 1 the delivery, 2 its webhook's queue, 3 its webhook's
---       heads and 4 held deliveries (`order.lua`), 5 its webhook's list of new deliveries
+-- KEYS: 1 ready, then per outcome: 1 the delivery, 2 its webhook's queue, and for an
+--       ordered delivery 3 its webhook's heads, 4 held deliveries (`order.lua`), 5 list of
+--       new deliveries
 -- ARGV: 1 now (ms), 2 how many fields a plain row has (`store::row`: one nothing but
 --       publish and its first load wrote, read by its length alone), then per outcome:
---       1 queue member (`dlv org evt`), 2 webhook id, 3 outcome, 4 attempt number,
---       5 attempt (JSON array, '' if no request was made), 6 the request's signature,
---       7 next due (ms, for `retry`), 8 number of extra fields, then that many field, value
---       pairs
+--       1 'o' for an ordered delivery (its row has `z`; three more keys), else '', 2 queue
+--       member (`dlv org evt`), 3 webhook id, 4 outcome, 5 attempt number, 6 attempt (JSON
+--       array, '' if no request was made), 7 the request's signature, 8 next due (ms, for
+--       `retry`), 9 number of extra fields, then that many field, value pairs
 -- Outcomes: succeeded | retry | failed | filtered | cancelled ('gone' is recorded as failed;
 -- the webhook is switched off by the caller).
 -- Returns per outcome: the delivery's status after it ('pending' while a retry is due),
@@ -69,7 +70,7 @@ local function record(dkey, queue, order, member, wh, outcome, attempt_no, attem
     sets[#sets + 1] = 's'
     sets[#sets + 1] = new_status
     leave(queue, member)
-    if f[5] then
+    if f[5] and order then
       order_release(order[1], order[2], order[3], ready, now, wh, f[5], string.sub(member, 1, string.find(member, ' ', 1, true) - 1))
     end
   end
@@ -79,12 +80,14 @@ local function record(dkey, queue, order, member, wh, outcome, attempt_no, attem
 end
 
 local replies = {}
-local a = 3
-for i = 2, #KEYS, 5 do
-  local order = {KEYS[i + 2], KEYS[i + 3], KEYS[i + 4]}
-  local ok, reply = pcall(record, KEYS[i], KEYS[i + 1], order, ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3],
-    ARGV[a + 4], ARGV[a + 5], ARGV[a + 6], a + 7)
-  a = a + 8 + 2 * tonumber(ARGV[a + 7])
+local a, k = 3, 2
+while k <= #KEYS do
+  local order = false
+  if ARGV[a] == 'o' then order = {KEYS[k + 2], KEYS[k + 3], KEYS[k + 4]} end
+  local ok, reply = pcall(record, KEYS[k], KEYS[k + 1], order, ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4],
+    ARGV[a + 5], ARGV[a + 6], ARGV[a + 7], a + 8)
+  k = k + (order and 5 or 2)
+  a = a + 9 + 2 * tonumber(ARGV[a + 8])
   if ok then
     replies[#replies + 1] = reply
   else
