@@ -4,5 +4,5 @@
 # either command the other starts without compiling anything again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/build-plugins.sh
+./scripts/build-plugins.sh "$@"
 cargo build --locked -p weir -p weir-receiver --bins

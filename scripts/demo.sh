@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 STARTED=$(date +%s.%N)
 
 ./scripts/setup.sh
-./scripts/build.sh
+./scripts/build.sh --rust-only
 WEIR=target/debug/weir
 RECEIVER_BIN=target/debug/weir-receiver
 

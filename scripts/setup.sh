@@ -8,6 +8,9 @@
 #     chromium and chromium-driver (the settings pages are tested in a real browser), and a
 #     Python virtual environment in target/pyenv with tests/python/requirements.txt from PyPI
 #     (Standard Webhooks verifiers, schemathesis, openapi-spec-validator, a client generator)
+#   - with --plugin-toolchains (scripts/build-plugins.sh asks for it): ComponentizeJS from npm
+#     into target/js-toolchain and componentize-py from PyPI into target/py-toolchain, pinned,
+#     to build JavaScript and Python plugins (Node.js and npm from Debian if missing)
 # Safe to run again: it only installs what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +25,36 @@ if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/nul
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools >/dev/null
   # The Debian package starts a system Redis on port 6379; Weir does not need it.
   as_root systemctl disable --now redis-server >/dev/null 2>&1 || true
+fi
+
+COMPONENTIZE_JS=0.23.0
+COMPONENTIZE_PY=0.25.1
+if [ "${1:-}" = "--plugin-toolchains" ]; then
+  if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    echo "setup: installing nodejs and npm" >&2
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
+  fi
+  js=target/js-toolchain
+  if [ "$(cat "$js/.version" 2>/dev/null)" != "$COMPONENTIZE_JS" ]; then
+    echo "setup: installing @bytecodealliance/componentize-js $COMPONENTIZE_JS into $js" >&2
+    rm -rf "$js" && mkdir -p "$js"
+    echo '{"name":"weir-js-toolchain","private":true}' > "$js/package.json"
+    (cd "$js" && npm install --no-audit --no-fund --silent --save-exact "@bytecodealliance/componentize-js@$COMPONENTIZE_JS")
+    echo "$COMPONENTIZE_JS" > "$js/.version"
+  fi
+  py=target/py-toolchain
+  if [ "$(cat "$py/.version" 2>/dev/null)" != "$COMPONENTIZE_PY" ]; then
+    echo "setup: installing componentize-py $COMPONENTIZE_PY into $py" >&2
+    python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || {
+      as_root apt-get update -qq
+      as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
+    }
+    rm -rf "$py" && python3 -m venv "$py"
+    "$py/bin/pip" install -q --disable-pip-version-check "componentize-py==$COMPONENTIZE_PY"
+    echo "$COMPONENTIZE_PY" > "$py/.version"
+  fi
+  exit 0
 fi
 
 if [ "${1:-}" = "--tests" ]; then

@@ -100,6 +100,10 @@ async fn main() {
         print_fairness(n(2_000)).await;
         return;
     }
+    if std::env::var("WEIR_BENCH_ONLY").as_deref() == Ok("languages") {
+        print_languages(&plugin::language_costs(n(2_000)));
+        return;
+    }
     if std::env::var("WEIR_BENCH_ONLY").as_deref() == Ok("stages") {
         stages::run(n(20_000), 1).await;
         println!();
@@ -475,6 +479,28 @@ async fn recovery_figures(redis: &RedisProc, retained: usize, replayed: usize, l
     weir.stop();
     redis.flush().await;
     Recovery { retained, retained_updates, alone, rounds }
+}
+
+fn print_languages(costs: &[Result<plugin::LanguageCost, String>]) {
+    println!();
+    println!(
+        "| report-export-filter in | component size | compile (once per process and hash) | call p50 | call p99 | fuel per call |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for cost in costs {
+        match cost {
+            Ok(c) => println!(
+                "| {} | {} KiB | {:.0} ms | {:.1} µs | {:.1} µs | {} |",
+                c.language,
+                c.size_kib,
+                c.compile.as_secs_f64() * 1000.0,
+                c.p50.as_secs_f64() * 1e6,
+                c.p99.as_secs_f64() * 1e6,
+                c.fuel
+            ),
+            Err(e) => println!("| failed: {e} | | | | | |"),
+        }
+    }
 }
 
 fn print_recovery(r: &Recovery) {

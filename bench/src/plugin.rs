@@ -97,3 +97,66 @@ pub async fn fairness(calls: usize) -> (Duration, Duration) {
     let _ = std::fs::remove_dir_all(dir);
     (idle, busy)
 }
+
+/// One language's `report-export-filter`: compile time, then p50 and p99 of a call in a
+/// fresh instance, fuel per call, and the linear memory an instance ends with.
+pub struct LanguageCost {
+    pub language: &'static str,
+    pub size_kib: usize,
+    pub compile: Duration,
+    pub p50: Duration,
+    pub p99: Duration,
+    pub fuel: u64,
+}
+
+/// The same filter built from Rust, JavaScript and Python, on the same event and config.
+/// Limits: the shipped defaults, unless `WEIR_PLUGIN_*` variables ask for others.
+pub fn language_costs(calls: usize) -> Vec<Result<LanguageCost, String>> {
+    let config = weir::config::Config::load_with(None, |k| std::env::var(k).ok()).expect("configuration");
+    let exe = std::env::current_exe().expect("exe");
+    let target = exe.parent().and_then(|d| d.parent()).expect("target");
+    let root = target.parent().expect("repository");
+    let builds = [
+        ("Rust", target.join("wasm32-wasip2/release/report_export_filter.wasm")),
+        ("JavaScript", root.join("plugins/dist/report-export-filter-js.wasm")),
+        ("Python", root.join("plugins/dist/report-export-filter-py.wasm")),
+    ];
+    let envelope: Arc<str> = Arc::from(crate::load::export_envelope("rex_1", "frm_1", "cli_bench").as_str());
+    let meta = Arc::new(EventMeta::from_envelope(&envelope).expect("meta"));
+    let filter = r#"{"exportable_types":["Form"],"exportable_ids":["frm_1"],"creator_ids":["cli_bench"]}"#;
+    builds
+        .into_iter()
+        .map(|(language, path)| {
+            let wasm = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let dir = std::env::temp_dir().join(format!("weir-bench-lang-{}-{language}", std::process::id()));
+            let runtime = Runtime::new(config.plugin_limits(), dir.clone()).map_err(|e| e.to_string())?;
+            let started = Instant::now();
+            let sha256 = runtime.validate_blocking(&wasm).map_err(|e| format!("{language}: {e}"))?;
+            let compile = started.elapsed();
+            let mut times = Vec::with_capacity(calls);
+            let mut fuel = 0;
+            for i in 0..calls + 20 {
+                let started = Instant::now();
+                let report = runtime.call_blocking(&sha256, None, meta.clone(), envelope.clone(), filter);
+                let took = started.elapsed();
+                match &report.result {
+                    Ok(Verdict::Deliver { .. }) => {}
+                    other => return Err(format!("{language}: {other:?}")),
+                }
+                fuel = report.fuel_used;
+                if i >= 20 {
+                    times.push(took);
+                }
+            }
+            let _ = std::fs::remove_dir_all(dir);
+            Ok(LanguageCost {
+                language,
+                size_kib: wasm.len() / 1024,
+                compile,
+                p50: percentile(&mut times.clone(), 50.0),
+                p99: percentile(&mut times, 99.0),
+                fuel,
+            })
+        })
+        .collect()
+}

@@ -21,7 +21,7 @@ use crate::store::plugins::{Deleted, MAX_PLUGINS_PER_ORG, Plugin};
 use crate::web::{Query, read_body};
 
 /// Largest plugin upload (contract §2).
-pub const MAX_PLUGIN_BYTES: usize = 10 * 1024 * 1024;
+pub const MAX_PLUGIN_BYTES: usize = 32 * 1024 * 1024;
 
 /// `POST /api/v2/plugins?name=NAME` with `Content-Type: application/wasm`.
 #[utoipa::path(post, path = "/api/v2/plugins", tag = "plugins",

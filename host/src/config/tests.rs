@@ -31,7 +31,7 @@ fn defaults_match_the_contract() {
     let limits = c.plugin_limits();
     assert_eq!(limits.fuel, 10_000_000);
     assert_eq!(limits.timeout, Duration::from_millis(50));
-    assert_eq!(limits.memory, 32 * 1024 * 1024);
+    assert_eq!(limits.memory, 64 * 1024 * 1024);
     assert_eq!(limits.max_output, 1024 * 1024);
     assert!(c.workers);
     assert_eq!(c.api_rate_limit, None);

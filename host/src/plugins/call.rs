@@ -170,7 +170,7 @@ fn classify(e: &wasmtime::Error, fuel: u64, timeout: Duration, logs: &[LogLine])
             // A guest's own stack lives in its linear memory: recursing past its end shows
             // up as an access out of bounds, deep in the same calls.
             Trap::MemoryOutOfBounds if runaway_recursion(e.downcast_ref()) => PluginError::StackOverflow,
-            Trap::UnreachableCodeReached => match panic_message(logs) {
+            Trap::UnreachableCodeReached => match panic_message(logs).or_else(|| uncaught(logs)) {
                 Some(message) => PluginError::Panicked(message),
                 None => PluginError::Trap("reached unreachable code (a panic or abort)".into()),
             },
@@ -204,6 +204,13 @@ fn panic_message(logs: &[LogLine]) -> Option<String> {
         (false, true) => message.to_owned(),
         (true, _) => format!("at {location}"),
     })
+}
+
+/// An exception the JavaScript or Python SDK logged as it left the plugin (`uncaught …`):
+/// the language's own message and the line it came from.
+fn uncaught(logs: &[LogLine]) -> Option<String> {
+    let line = logs.iter().rev().find(|l| l.level == "error" && l.message.starts_with("uncaught "))?;
+    Some(line.message.trim_start_matches("uncaught ").to_owned())
 }
 
 /// Checks a verdict: body size and JSON, header names and values.

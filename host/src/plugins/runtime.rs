@@ -85,6 +85,7 @@ pub(super) const EPOCH_TICK: Duration = Duration::from_millis(1);
 
 impl Runtime {
     pub fn new(limits: Limits, cache_dir: PathBuf) -> Result<Runtime, RuntimeError> {
+        const CORE_INSTANCES: u32 = 64;
         let mut config = EngineConfig::new();
         config.wasm_component_model(true);
         config.consume_fuel(true);
@@ -94,19 +95,24 @@ impl Runtime {
         config.wasm_backtrace_max_frames(std::num::NonZeroUsize::new(BACKTRACE_FRAMES));
         let slots = (limits.concurrency as u32 + 4).max(8);
         let mut pool = PoolingAllocationConfig::default();
+        // A Python component (CPython and its adapters) has some 40 core instances and
+        // tables; JavaScript and Rust ones a handful.
         pool.total_component_instances(slots)
-            .total_core_instances(slots * 16)
+            .total_core_instances(slots * CORE_INSTANCES)
             .total_memories(slots * 2)
-            .total_tables(slots * 16)
-            .max_core_instances_per_component(16)
+            .total_tables(slots * CORE_INSTANCES)
+            .max_core_instances_per_component(CORE_INSTANCES)
             .max_memories_per_component(2)
-            .max_tables_per_component(16)
+            .max_tables_per_component(CORE_INSTANCES)
             .max_memory_size(limits.memory)
-            // Reset only the pages a call dirtied, in place, instead of unmapping them
-            // (no page faults on the next call); needs Linux 6.7+, else falls back.
-            .pagemap_scan(wasmtime::Enabled::No)
-            .linear_memory_keep_resident(512 * 1024)
-            .table_keep_resident(64 * 1024);
+            // Reset only the pages a call dirtied, in place, instead of unmapping them (no
+            // page faults on the next call; Linux 6.7+, else it falls back): up to 16 MiB of
+            // memory and 1 MiB of tables stay resident per slot. Interpreters (JavaScript,
+            // Python) dirty megabytes of their pre-initialised heap each call: this halves
+            // a JavaScript call (measured: 0.89 → 0.45 ms) and shortens a Python one.
+            .pagemap_scan(wasmtime::Enabled::Auto)
+            .linear_memory_keep_resident(16 * 1024 * 1024)
+            .table_keep_resident(1024 * 1024);
         config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
         let engine = Engine::new(&config).map_err(RuntimeError::Engine)?;
         std::fs::create_dir_all(&cache_dir)

@@ -44,8 +44,13 @@ impl Guest for ReportExportFilter {
         if event.action() != "report_export_completed" {
             return deliver_unchanged();
         }
-        let config: Config = match serde_json::from_str(&config) {
-            Ok(c) => c,
+        // An object only (serde would also take an array, its fields by position).
+        let config: Config = match serde_json::from_str::<serde_json::Value>(&config) {
+            Ok(value) if value.is_object() => match serde_json::from_value(value) {
+                Ok(c) => c,
+                Err(e) => return Verdict::Drop(format!("invalid config: {e}")),
+            },
+            Ok(_) => return Verdict::Drop("invalid config: not an object".into()),
             Err(e) => return Verdict::Drop(format!("invalid config: {e}")),
         };
         let kind = event.get_string("/report_export/exportable/type");

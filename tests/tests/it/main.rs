@@ -24,6 +24,7 @@ mod observability;
 mod openapi;
 mod ordering;
 mod plugin_authoring;
+mod plugin_languages;
 mod plugin_sandbox;
 mod plugins;
 mod redis_not_ready;

@@ -70,7 +70,7 @@ async fn uploads_that_are_not_plugins_are_refused_with_the_reason() {
     upload(plugin_wasm("redact"), "application/octet-stream", "?name=x").await.expect(415);
     assert_eq!(upload(plugin_wasm("redact"), "application/wasm", "").await.expect(422).error_fields(), vec!["name"]);
     upload(plugin_wasm("redact"), "application/wasm", "?name=x&colour=red").await.expect(422);
-    upload(vec![0u8; 10 * 1024 * 1024 + 1], "application/wasm", "?name=x").await.expect(413);
+    upload(vec![0u8; 32 * 1024 * 1024 + 1], "application/wasm", "?name=x").await.expect(413);
     assert_eq!(t.admin.get("/api/v2/plugins").await.expect(200).json()["data"], json!([]));
 }
 

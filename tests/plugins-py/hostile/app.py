@@ -1,0 +1,23 @@
+"""A hostile Python plugin for the sandbox tests: config {"mode": …} chooses what it does.
+"raise": raises; "loop": never returns; "bomb": allocates until memory runs out; anything
+else: delivers."""
+
+import json
+
+from weir_sdk import Plugin, deliver
+
+
+class WitWorld(Plugin):
+    def filter(self, event, config_text):
+        mode = json.loads(config_text).get("mode")
+        if mode == "raise":
+            raise ValueError(f"refusing {event.action()} on purpose")
+        if mode == "loop":
+            n = 0
+            while True:
+                n += 1
+        if mode == "bomb":
+            hoard = []
+            while True:
+                hoard.append(bytearray(16 << 20))
+        return deliver()
