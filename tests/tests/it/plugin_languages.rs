@@ -220,3 +220,52 @@ async fn javascript_and_python_plugins_upload_dry_run_and_filter_deliveries_thro
     assert_eq!(statuses, ["filtered", "succeeded"]);
     weir.stop().await;
 }
+
+#[tokio::test]
+async fn a_tenants_looping_javascript_and_python_plugins_do_not_stop_another_tenants_deliveries() {
+    use crate::support::receiver::Receiver;
+    use crate::support::weir::{WeirBuilder, plugin_wasm, work_order_event};
+    use std::time::{Duration, Instant};
+    use weir::store::orgs::Plan;
+
+    let warm = runtime();
+    for file in ["hostile-js.wasm", "hostile-py.wasm"] {
+        warm.validate_blocking(&dist(file)).unwrap();
+    }
+    let weir = WeirBuilder::shared().env("WEIR_DATA_DIR", &data_dir().display().to_string()).start().await;
+    let hostile = weir.tenant(Plan::Pro).await;
+    let mut hooks = Vec::new();
+    for (name, file) in [("loop-js", "hostile-js.wasm"), ("loop-py", "hostile-py.wasm")] {
+        let plugin = hostile.admin.upload_plugin(name, dist(file)).await;
+        let attached = json!([{"plugin_id": plugin["id"], "config": {"mode": "loop"}}]);
+        let hook =
+            hostile.admin.create_webhook_with("http://127.0.0.1:9/never", &["work_order_created"], attached).await;
+        hooks.push(hook["id"].as_str().unwrap().to_owned());
+    }
+    let other = weir.tenant(Plan::Pro).await;
+    let receiver = Receiver::start().await;
+    let filter = other.admin.upload_plugin("filter", plugin_wasm("report_export_filter")).await;
+    other.admin.create_webhook_with(&receiver.url, &["work_order_created"], json!([{"plugin_id": filter["id"]}])).await;
+    // The hostile tenant's interpreters spin to their budget on every delivery...
+    for i in 0..12 {
+        hostile.publisher.publish(&work_order_event(&format!("bad_{i}"))).await;
+    }
+    // ...while the other tenant's deliveries go through.
+    let started = Instant::now();
+    for i in 0..5 {
+        other.publisher.publish(&work_order_event(&format!("good_{i}"))).await;
+    }
+    receiver.wait_for(5, Duration::from_secs(30)).await;
+    eprintln!("the other tenant's 5 deliveries took {:?} beside 24 looping interpreter calls", started.elapsed());
+    for hook in &hooks {
+        let settled = hostile.admin.settled(hook, 12).await;
+        assert!(
+            settled.iter().all(|d| d["status"] == "filtered"
+                && d["plugins"][0]["error"]
+                    .as_str()
+                    .is_some_and(|e| e.contains("CPU budget") || e.contains("time limit"))),
+            "{settled:?}"
+        );
+    }
+    weir.stop().await;
+}
