@@ -102,6 +102,15 @@ async fn main() {
     }
     if std::env::var("WEIR_BENCH_ONLY").as_deref() == Ok("languages") {
         print_languages(&plugin::language_costs(n(2_000)));
+        for (language, file) in [("JavaScript", "hostile-js.wasm"), ("Python", "hostile-py.wasm")] {
+            let (idle, busy) = plugin::fairness_beside_interpreter(n(2_000), file).await;
+            println!(
+                "Plugin fairness beside {language}: org B's report-export-filter p50 {:.1} µs alone, {:.1} µs while org A keeps 64 {language} calls looping to their fuel ({:.2}× idle)",
+                idle.as_secs_f64() * 1e6,
+                busy.as_secs_f64() * 1e6,
+                busy.as_secs_f64() / idle.as_secs_f64()
+            );
+        }
         return;
     }
     if std::env::var("WEIR_BENCH_ONLY").as_deref() == Ok("stages") {

@@ -42,6 +42,22 @@ pub fn call_cost(calls: usize) -> (Duration, Duration, u64) {
 /// org A keeps 64 calls of a plugin that spins until its time limit (50 ms) in flight.
 /// With the per-organisation share, B's p50 should stay close to idle.
 pub async fn fairness(calls: usize) -> (Duration, Duration) {
+    let exe = std::env::current_exe().expect("exe");
+    let wasm_dir = exe.parent().and_then(|d| d.parent()).expect("target").join("wasm32-wasip2/release");
+    let hostile = std::fs::read(wasm_dir.join("hostile.wasm")).expect("hostile.wasm (scripts/build-plugins.sh)");
+    fairness_beside(calls, &hostile, r#"{"mode": "forever"}"#).await
+}
+
+/// [`fairness`] with another spinner: the JavaScript or Python hostile plugin
+/// (`plugins/dist/hostile-js.wasm`, `-py.wasm`), looping until its fuel runs out.
+pub async fn fairness_beside_interpreter(calls: usize, file: &str) -> (Duration, Duration) {
+    let exe = std::env::current_exe().expect("exe");
+    let root = exe.parent().and_then(|d| d.parent()).and_then(|d| d.parent()).expect("repository");
+    let hostile = std::fs::read(root.join("plugins/dist").join(file)).expect("plugins/dist (scripts/build-plugins.sh)");
+    fairness_beside(calls, &hostile, r#"{"mode": "loop"}"#).await
+}
+
+async fn fairness_beside(calls: usize, hostile: &[u8], hostile_config: &'static str) -> (Duration, Duration) {
     // The shipped defaults, unless WEIR_PLUGIN_* variables ask for others.
     // (Read without refusing the bench's own WEIR_BENCH_* variables.)
     let config = weir::config::Config::load_with(None, |k| std::env::var(k).ok()).expect("configuration");
@@ -50,9 +66,8 @@ pub async fn fairness(calls: usize) -> (Duration, Duration) {
     let exe = std::env::current_exe().expect("exe");
     let wasm_dir = exe.parent().and_then(|d| d.parent()).expect("target").join("wasm32-wasip2/release");
     let filter = std::fs::read(wasm_dir.join("report_export_filter.wasm")).expect("report_export_filter.wasm");
-    let hostile = std::fs::read(wasm_dir.join("hostile.wasm")).expect("hostile.wasm (scripts/build-plugins.sh)");
     let filter_sha = runtime.validate_blocking(&filter).expect("valid plugin");
-    let hostile_sha = runtime.validate_blocking(&hostile).expect("valid plugin");
+    let hostile_sha = runtime.validate_blocking(hostile).expect("valid plugin");
     let envelope: Arc<str> = Arc::from(crate::load::export_envelope("rex_1", "frm_1", "cli_bench").as_str());
     let meta = Arc::new(EventMeta::from_envelope(&envelope).expect("meta"));
     let filter_config = r#"{"exportable_types":["Form"],"exportable_ids":["frm_1"],"creator_ids":["cli_bench"]}"#;
@@ -82,7 +97,7 @@ pub async fn fairness(calls: usize) -> (Duration, Duration) {
                 (runtime.clone(), hostile_sha.clone(), meta.clone(), envelope.clone(), stop.clone());
             tokio::spawn(async move {
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    let config = r#"{"mode": "forever"}"#.to_owned();
+                    let config = hostile_config.to_owned();
                     runtime.call("org_a", sha.clone(), None, meta.clone(), envelope.clone(), config).await;
                 }
             })
