@@ -122,6 +122,8 @@ pub struct LanguageCost {
     pub p50: Duration,
     pub p99: Duration,
     pub fuel: u64,
+    /// The call's linear memory at its largest (bytes).
+    pub memory: usize,
 }
 
 /// The same filter built from Rust, JavaScript and Python, on the same event and config.
@@ -149,7 +151,7 @@ pub fn language_costs(calls: usize) -> Vec<Result<LanguageCost, String>> {
             let sha256 = runtime.validate_blocking(&wasm).map_err(|e| format!("{language}: {e}"))?;
             let compile = started.elapsed();
             let mut times = Vec::with_capacity(calls);
-            let mut fuel = 0;
+            let (mut fuel, mut memory) = (0, 0);
             for i in 0..calls + 20 {
                 let started = Instant::now();
                 let report = runtime.call_blocking(&sha256, None, meta.clone(), envelope.clone(), filter);
@@ -159,12 +161,14 @@ pub fn language_costs(calls: usize) -> Vec<Result<LanguageCost, String>> {
                     other => return Err(format!("{language}: {other:?}")),
                 }
                 fuel = report.fuel_used;
+                memory = memory.max(report.memory_peak);
                 if i >= 20 {
                     times.push(took);
                 }
             }
             let _ = std::fs::remove_dir_all(dir);
             Ok(LanguageCost {
+                memory,
                 language,
                 size_kib: wasm.len() / 1024,
                 compile,

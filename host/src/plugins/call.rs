@@ -59,6 +59,8 @@ pub struct CallReport {
     pub logs: Vec<LogLine>,
     pub fuel_used: u64,
     pub duration: Duration,
+    /// The call's linear memory at its largest, every instance together (bytes).
+    pub memory_peak: usize,
 }
 
 /// Most headers a plugin may add.
@@ -89,6 +91,7 @@ impl Runtime {
                 logs: Vec::new(),
                 fuel_used: 0,
                 duration: started.elapsed(),
+                memory_peak: 0,
             };
         };
         let runtime = self.clone();
@@ -99,6 +102,7 @@ impl Runtime {
             logs: Vec::new(),
             fuel_used: 0,
             duration: started.elapsed(),
+            memory_peak: 0,
         })
     }
 
@@ -121,6 +125,7 @@ impl Runtime {
                     logs: Vec::new(),
                     fuel_used: 0,
                     duration: started.elapsed(),
+                    memory_peak: 0,
                 };
             }
         };
@@ -136,13 +141,14 @@ impl Runtime {
         });
         let fuel_used = limits.fuel.saturating_sub(store.get_fuel().unwrap_or(0));
         let state = store.data_mut();
+        let memory_peak = state.limiter.peak;
         state.collect_output();
         let logs = std::mem::take(&mut state.logs);
         let result = match outcome {
             Ok(verdict) => check(verdict, limits.max_output),
             Err(e) => Err(classify(&e, limits.fuel, limits.timeout, &logs)),
         };
-        CallReport { result, logs, fuel_used, duration: started.elapsed() }
+        CallReport { result, logs, fuel_used, duration: started.elapsed(), memory_peak }
     }
 }
 

@@ -84,6 +84,7 @@ pub async fn run(
                 logs: Vec::new(),
                 fuel_used: 0,
                 duration: Default::default(),
+                memory_peak: 0,
             },
         };
         let mut record = PluginRun {

@@ -45,13 +45,18 @@ pub(super) struct MemoryExceeded {
 #[derive(Debug)]
 pub(super) struct Limiter {
     pub memory: usize,
+    /// The linear memory of every instance of the call, together, at its largest (bytes).
+    pub(super) peak: usize,
+    in_use: usize,
 }
 
 impl ResourceLimiter for Limiter {
-    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+    fn memory_growing(&mut self, current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
         if desired > self.memory {
             return Err(wasmtime::Error::new(MemoryExceeded { limit: self.memory, asked: desired }));
         }
+        self.in_use = self.in_use.saturating_add(desired.saturating_sub(current));
+        self.peak = self.peak.max(self.in_use);
         Ok(true)
     }
 
@@ -81,7 +86,7 @@ pub(super) struct CallState {
 impl CallState {
     pub(super) fn new(event: Arc<EventMeta>, body: Arc<str>, memory: usize) -> CallState {
         CallState {
-            limiter: Limiter { memory },
+            limiter: Limiter { memory, peak: 0, in_use: 0 },
             table: ResourceTable::new(),
             wasi: None,
             stdout: MemoryOutputPipe::new(MAX_LOG_BYTES),
