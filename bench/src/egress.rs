@@ -6,7 +6,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::procs::{RedisProc, WeirProc, cpu_seconds, free_port};
-use super::{Row, Scenario, load::Kind, ms, run};
+use super::{Row, Scenario, load::Kind, ms, per_round, run};
 
 /// Rounds of direct and proxied runs.
 const ROUNDS: usize = 3;
@@ -129,12 +129,9 @@ pub(super) fn print(rounds: &[(Row, Proxied)]) {
             );
         }
     }
-    let mut ratios: Vec<f64> = rounds.iter().map(|(d, p)| p.row.delivery_rate / d.delivery_rate).collect();
-    ratios.sort_by(f64::total_cmp);
     println!();
     println!(
-        "Deliveries/s through tinyproxy ÷ direct, per round: {} (median {:.2})",
-        ratios.iter().map(|x| format!("{x:.2}")).collect::<Vec<_>>().join(", "),
-        ratios[ratios.len() / 2]
+        "Deliveries/s through tinyproxy ÷ direct, per round: {}",
+        per_round(rounds.iter().map(|(d, p)| p.row.delivery_rate / d.delivery_rate).collect())
     );
 }

@@ -559,12 +559,16 @@ fn print_recovery(r: &Recovery) {
             );
         }
     }
-    let mut ratios: Vec<f64> = r.rounds.iter().map(|(a, b, _)| b.delivery_rate / a.delivery_rate).collect();
-    ratios.sort_by(f64::total_cmp);
     println!();
     println!(
-        "Deliveries/s of the 1 webhook load beside a replay ÷ alone, per round: {} (median {:.2})",
-        ratios.iter().map(|x| format!("{x:.2}")).collect::<Vec<_>>().join(", "),
-        ratios[ratios.len() / 2]
+        "Deliveries/s of the 1 webhook load beside a replay ÷ alone, per round: {}",
+        per_round(r.rounds.iter().map(|(a, b, _)| b.delivery_rate / a.delivery_rate).collect())
     );
+}
+
+/// Ratios of interleaved rounds, smallest first, and their median: `0.92, 0.98, 0.99 (median 0.98)`.
+fn per_round(mut ratios: Vec<f64>) -> String {
+    ratios.sort_by(f64::total_cmp);
+    let listed = ratios.iter().map(|x| format!("{x:.2}")).collect::<Vec<_>>().join(", ");
+    format!("{listed} (median {:.2})", ratios[ratios.len() / 2])
 }

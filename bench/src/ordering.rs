@@ -3,7 +3,7 @@
 //! speed drifts between minutes); and one hot subject, sequential by definition.
 
 use super::procs::{RedisProc, WeirProc};
-use super::{Row, Scenario, load::Kind, ms, run};
+use super::{Row, Scenario, load::Kind, ms, per_round, run};
 
 /// Rounds of unordered and ordered runs.
 const ROUNDS: usize = 3;
@@ -64,11 +64,7 @@ pub(super) fn print(f: &Figures) {
             row.redis_cpu_us_per_delivery
         );
     }
-    let ratio = |pick: fn(&Row) -> f64| {
-        let mut r: Vec<f64> = f.rounds.iter().map(|(u, o)| pick(o) / pick(u)).collect();
-        r.sort_by(f64::total_cmp);
-        format!("{} (median {:.2})", r.iter().map(|x| format!("{x:.2}")).collect::<Vec<_>>().join(", "), r[r.len() / 2])
-    };
+    let ratio = |pick: fn(&Row) -> f64| per_round(f.rounds.iter().map(|(u, o)| pick(o) / pick(u)).collect());
     println!();
     println!("Ordered ÷ unordered, per round: deliveries/s {}", ratio(|r| r.delivery_rate));
     println!("  Weir CPU per delivery {}", ratio(|r| r.cpu_us_per_delivery));

@@ -210,20 +210,8 @@ async fn settings_forms_refuse_what_the_api_refuses() {
     let t = weir.tenant(Plan::Pro).await;
     user(&weir, &t.org_id, "doors@example.com", true).await;
     let http = weir.http();
-    let login = http.get("/settings/login").send().await;
-    let cookie = login.header("set-cookie").unwrap().split(';').next().unwrap().to_owned();
-    let login_csrf =
-        login.text().split("name=\"_csrf\" value=\"").nth(1).unwrap().split('"').next().unwrap().to_owned();
-    let form = format!("_csrf={login_csrf}&email=doors%40example.com&password={}", PASSWORD.replace(' ', "+"));
-    let signed = http
-        .post("/settings/login")
-        .header("cookie", &cookie)
-        .raw("application/x-www-form-urlencoded", form)
-        .send()
-        .await;
-    let session = signed.header("set-cookie").unwrap().split(';').next().unwrap().to_owned();
-    let page = http.get("/settings/webhooks").header("cookie", &session).send().await.text();
-    let csrf = page.split("name=\"_csrf\" value=\"").nth(1).unwrap().split('"').next().unwrap().to_owned();
+    let (_, signed_in) = crate::settings::http_sign_in(&http, "doors@example.com", PASSWORD).await;
+    let (session, csrf) = signed_in.expect("signed in");
     let post = |path: String, body: String| {
         http.post(&path).header("cookie", &session).raw("application/x-www-form-urlencoded", body).send()
     };
@@ -241,14 +229,7 @@ async fn settings_forms_refuse_what_the_api_refuses() {
     // The sign-in throttle says when to come back.
     let mut last = None;
     for _ in 0..7 {
-        let form = format!("_csrf={login_csrf}&email=doors%40example.com&password=wrong+password+here");
-        last = Some(
-            http.post("/settings/login")
-                .header("cookie", &cookie)
-                .raw("application/x-www-form-urlencoded", form)
-                .send()
-                .await,
-        );
+        last = Some(crate::settings::http_sign_in(&http, "doors@example.com", "wrong password here").await.0);
     }
     let last = last.unwrap();
     assert_eq!(last.status, 429);

@@ -350,22 +350,8 @@ async fn weir_admin_replays_to_the_end_and_the_settings_page_offers_it() {
     // Settings > Webhooks: the form, and how the latest replay went.
     crate::settings::user(&weir, &t.org_id, "replayer@example.com", true).await;
     let http = weir.http();
-    let login = http.get("/settings/login").send().await;
-    let cookie = login.header("set-cookie").unwrap().split(';').next().unwrap().to_owned();
-    let csrf_of =
-        |page: &str| page.split("name=\"_csrf\" value=\"").nth(1).unwrap().split('"').next().unwrap().to_owned();
-    let form = format!(
-        "_csrf={}&email=replayer%40example.com&password={}",
-        csrf_of(&login.text()),
-        crate::settings::PASSWORD.replace(' ', "+")
-    );
-    let signed = http
-        .post("/settings/login")
-        .header("cookie", &cookie)
-        .raw("application/x-www-form-urlencoded", form)
-        .send()
-        .await;
-    let session = signed.header("set-cookie").unwrap().split(';').next().unwrap().to_owned();
+    let (_, signed_in) = crate::settings::http_sign_in(&http, "replayer@example.com", crate::settings::PASSWORD).await;
+    let (session, csrf) = signed_in.expect("signed in");
     let page = http.get(&format!("/settings/webhooks/{id}")).header("cookie", &session).send().await.text();
     assert!(page.contains(r#"action="/settings/webhooks/"#) && page.contains("/replay\""), "the form is offered");
     assert!(page.contains("3 deliveries queued"), "the latest replay is shown");
@@ -375,7 +361,6 @@ async fn weir_admin_replays_to_the_end_and_the_settings_page_offers_it() {
             .raw("application/x-www-form-urlencoded", body)
             .send()
     };
-    let csrf = csrf_of(&page);
     let done = post(format!("_csrf={csrf}&since={}&until=", since.replace(':', "%3A"))).await;
     assert_eq!(done.status, 303);
     assert!(done.header("location").unwrap().contains("notice=replayed"));
