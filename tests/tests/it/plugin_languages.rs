@@ -4,8 +4,9 @@
 //! configs, edge cases included; and a JavaScript or Python plugin that throws, loops or
 //! hoards memory ends with the same plugin errors as a Rust one.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock, Mutex};
 
 use serde_json::{Value, json};
 use weir::plugins::{EventMeta, PluginError, Runtime, Verdict};
@@ -27,10 +28,28 @@ fn data_dir() -> PathBuf {
     root().join("target/plugin-test-data")
 }
 
-/// The plugin runtime with the shipped limits and that cache.
-fn runtime() -> Runtime {
-    let config = weir::config::Config::load_with(None, |_| None).unwrap();
-    Runtime::new(config.plugin_limits(), data_dir().join("plugin-cache")).unwrap()
+/// The plugin runtime with the shipped limits and that cache, one for every test here.
+fn runtime() -> &'static Runtime {
+    static RUNTIME: LazyLock<Runtime> = LazyLock::new(|| {
+        let config = weir::config::Config::load_with(None, |_| None).unwrap();
+        Runtime::new(config.plugin_limits(), data_dir().join("plugin-cache")).unwrap()
+    });
+    &RUNTIME
+}
+
+/// A build checked and compiled into the cache; its hash. An interpreter takes tens of
+/// seconds of both cores to compile in a debug build: each file is compiled once per run,
+/// one at a time, so these tests do not starve each other (or anything else) of CPU.
+fn compiled(language: &str, wasm: &[u8]) -> String {
+    static DONE: Mutex<BTreeMap<String, String>> = Mutex::new(BTreeMap::new());
+    let key = weir::plugins::sha256_hex(wasm);
+    let mut done = DONE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(sha) = done.get(&key) {
+        return sha.clone();
+    }
+    let sha = runtime().validate_blocking(wasm).unwrap_or_else(|e| panic!("{language}: {e}"));
+    done.insert(key, sha.clone());
+    sha
 }
 
 /// A small deterministic generator (the cases are the same on every run).
@@ -108,7 +127,7 @@ fn the_rust_javascript_and_python_filters_agree_on_hundreds_of_events_and_config
         ("Python", dist("report-export-filter-py.wasm")),
     ]
     .into_iter()
-    .map(|(language, wasm)| (language, runtime.validate_blocking(&wasm).unwrap_or_else(|e| panic!("{language}: {e}"))))
+    .map(|(language, wasm)| (language, compiled(language, &wasm)))
     .collect();
     let mut seq = Seq(29);
     let (mut delivered, mut dropped, mut invalid) = (0, 0, 0);
@@ -156,7 +175,7 @@ fn javascript_and_python_plugins_that_throw_loop_or_hoard_memory_end_with_plugin
     let body: Arc<str> = Arc::from(body.as_str());
     for (language, file, raise) in [("JavaScript", "hostile-js.wasm", "throw"), ("Python", "hostile-py.wasm", "raise")]
     {
-        let sha = runtime.validate_blocking(&dist(file)).unwrap_or_else(|e| panic!("{language}: {e}"));
+        let sha = compiled(language, &dist(file));
         let call = |mode: &str| {
             runtime.call_blocking(&sha, None, meta.clone(), body.clone(), &json!({"mode": mode}).to_string())
         };
@@ -190,9 +209,8 @@ async fn javascript_and_python_plugins_upload_dry_run_and_filter_deliveries_thro
 
     // Compiled first, into the cache this Weir reads (an upload compiles what is not cached,
     // which takes long in a debug build).
-    let warm = runtime();
     for file in ["report-export-filter-js.wasm", "report-export-filter-py.wasm"] {
-        warm.validate_blocking(&dist(file)).unwrap();
+        compiled(file, &dist(file));
     }
     let weir = WeirBuilder::shared().env("WEIR_DATA_DIR", &data_dir().display().to_string()).start().await;
     let t = weir.tenant(Plan::Pro).await;
@@ -230,9 +248,8 @@ async fn a_tenants_looping_javascript_and_python_plugins_do_not_stop_another_ten
     use std::time::{Duration, Instant};
     use weir::store::orgs::Plan;
 
-    let warm = runtime();
     for file in ["hostile-js.wasm", "hostile-py.wasm"] {
-        warm.validate_blocking(&dist(file)).unwrap();
+        compiled(file, &dist(file));
     }
     let weir = WeirBuilder::shared().env("WEIR_DATA_DIR", &data_dir().display().to_string()).start().await;
     let hostile = weir.tenant(Plan::Pro).await;

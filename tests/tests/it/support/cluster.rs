@@ -134,8 +134,11 @@ impl RedisCluster {
             .expect("redis-cli");
         assert!(out.status.success(), "add-node: {}", String::from_utf8_lossy(&out.stdout));
         self.nodes.push(node);
+        // Every running node must know it (gossip spreads it one node at a time): a slot
+        // handed to it by a node that has not heard of it yet is refused (`Unknown node`).
         let deadline = Instant::now() + Duration::from_secs(30);
-        while !self.topology().iter().any(|n| n.port == port && n.master) {
+        let knows_it = |view: Option<Vec<NodeInfo>>| view.is_some_and(|v| v.iter().any(|n| n.port == port && n.master));
+        while !self.nodes.iter().filter(|n| n.is_running()).all(|n| knows_it(self.view_of(n.port))) {
             assert!(Instant::now() < deadline, "new node never joined");
             std::thread::sleep(Duration::from_millis(100));
         }
