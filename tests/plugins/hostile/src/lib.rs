@@ -2,6 +2,7 @@
 //! each limit holds (within and beyond) and each forbidden capability is refused.
 
 use std::hint::black_box;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 wit_bindgen::generate!({ path: "../../../wit", world: "filter" });
 
@@ -9,6 +10,27 @@ use weir::plugin::host::log;
 use weir::plugin::types::{Delivery, Header, Level};
 
 struct Hostile;
+
+/// Pages of initialised data (in the memory image) and of zeroed data, for `scatter`.
+const PAGE: usize = 4096;
+const SCATTER_PAGES: usize = 160;
+static IMAGE: [AtomicU8; SCATTER_PAGES * PAGE] = [const { AtomicU8::new(7) }; SCATTER_PAGES * PAGE];
+static ZEROED: [AtomicU8; SCATTER_PAGES * PAGE] = [const { AtomicU8::new(0) }; SCATTER_PAGES * PAGE];
+
+/// Writes one byte in every other page of both arrays (160 separate runs of dirty pages),
+/// first counting those that still hold an earlier call's write: a fresh instance must
+/// find none.
+fn scatter() -> usize {
+    let mut stale = 0;
+    for (pages, pristine) in [(&IMAGE, 7), (&ZEROED, 0)] {
+        for at in (0..SCATTER_PAGES * PAGE).step_by(2 * PAGE) {
+            if pages[at].swap(0xEE, Ordering::Relaxed) != pristine {
+                stale += 1;
+            }
+        }
+    }
+    stale
+}
 
 fn config_value(config: &str, key: &str) -> Option<String> {
     let at = config.find(&format!("\"{key}\""))?;
@@ -102,6 +124,7 @@ impl Guest for Hostile {
                 event.get("/work_order/title").unwrap_or_else(|| "null".into())
             ))),
             "drop" => Verdict::Drop("dropped on purpose".into()),
+            "scatter" => deliver(Some(format!("{{\"stale\":{}}}", scatter()))),
             _ => deliver(None),
         }
     }
