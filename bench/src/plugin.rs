@@ -114,13 +114,15 @@ async fn fairness_beside(calls: usize, hostile: &[u8], hostile_config: &'static 
 }
 
 /// One language's `report-export-filter`: compile time, then p50 and p99 of a call in a
-/// fresh instance, fuel per call, and the linear memory an instance ends with.
+/// fresh instance (and p50 of its instantiation alone), fuel per call, and the linear memory
+/// an instance ends with.
 pub struct LanguageCost {
     pub language: &'static str,
     pub size_kib: usize,
     pub compile: Duration,
     pub p50: Duration,
     pub p99: Duration,
+    pub instantiation_p50: Duration,
     pub fuel: u64,
     /// The call's linear memory at its largest (bytes).
     pub memory: usize,
@@ -151,6 +153,7 @@ pub fn language_costs(calls: usize) -> Vec<Result<LanguageCost, String>> {
             let sha256 = runtime.validate_blocking(&wasm).map_err(|e| format!("{language}: {e}"))?;
             let compile = started.elapsed();
             let mut times = Vec::with_capacity(calls);
+            let mut instantiations = Vec::with_capacity(calls);
             let (mut fuel, mut memory) = (0, 0);
             for i in 0..calls + 20 {
                 let started = Instant::now();
@@ -164,6 +167,7 @@ pub fn language_costs(calls: usize) -> Vec<Result<LanguageCost, String>> {
                 memory = memory.max(report.memory_peak);
                 if i >= 20 {
                     times.push(took);
+                    instantiations.push(report.instantiation);
                 }
             }
             let _ = std::fs::remove_dir_all(dir);
@@ -174,6 +178,7 @@ pub fn language_costs(calls: usize) -> Vec<Result<LanguageCost, String>> {
                 compile,
                 p50: percentile(&mut times.clone(), 50.0),
                 p99: percentile(&mut times, 99.0),
+                instantiation_p50: percentile(&mut instantiations, 50.0),
                 fuel,
             })
         })

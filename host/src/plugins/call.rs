@@ -59,8 +59,24 @@ pub struct CallReport {
     pub logs: Vec<LogLine>,
     pub fuel_used: u64,
     pub duration: Duration,
+    /// Of `duration`, the time spent instantiating the plugin (a fresh instance per call).
+    pub instantiation: Duration,
     /// The call's linear memory at its largest, every instance together (bytes).
     pub memory_peak: usize,
+}
+
+impl CallReport {
+    /// A call that failed before the plugin ran.
+    pub fn failed(error: PluginError, duration: Duration) -> CallReport {
+        CallReport {
+            result: Err(error),
+            logs: Vec::new(),
+            fuel_used: 0,
+            duration,
+            instantiation: Duration::ZERO,
+            memory_peak: 0,
+        }
+    }
 }
 
 /// Most headers a plugin may add.
@@ -86,23 +102,16 @@ impl Runtime {
     ) -> CallReport {
         let started = Instant::now();
         let Some(_slot) = self.pool.acquire(org_id).await else {
-            return CallReport {
-                result: Err(PluginError::Unavailable("the plugin runtime is shutting down".into())),
-                logs: Vec::new(),
-                fuel_used: 0,
-                duration: started.elapsed(),
-                memory_peak: 0,
-            };
+            return CallReport::failed(
+                PluginError::Unavailable("the plugin runtime is shutting down".into()),
+                started.elapsed(),
+            );
         };
         let runtime = self.clone();
         let joined =
             tokio::task::spawn_blocking(move || runtime.call_blocking(&sha256, wasm, event, body, &config)).await;
-        joined.unwrap_or_else(|e| CallReport {
-            result: Err(PluginError::Trap(format!("the host failed running it: {e}"))),
-            logs: Vec::new(),
-            fuel_used: 0,
-            duration: started.elapsed(),
-            memory_peak: 0,
+        joined.unwrap_or_else(|e| {
+            CallReport::failed(PluginError::Trap(format!("the host failed running it: {e}")), started.elapsed())
         })
     }
 
@@ -119,15 +128,7 @@ impl Runtime {
         let limits = self.limits;
         let compiled = match self.compiled_blocking(sha256, || wasm) {
             Ok(compiled) => compiled,
-            Err(e) => {
-                return CallReport {
-                    result: Err(PluginError::Unavailable(e.to_string())),
-                    logs: Vec::new(),
-                    fuel_used: 0,
-                    duration: started.elapsed(),
-                    memory_peak: 0,
-                };
-            }
+            Err(e) => return CallReport::failed(PluginError::Unavailable(e.to_string()), started.elapsed()),
         };
         self.counters.calls.inc();
         let mut store = Store::new(&self.engine, CallState::new(event, body, limits.memory));
@@ -135,7 +136,10 @@ impl Runtime {
         let _ = store.set_fuel(limits.fuel);
         let ticks = (limits.timeout.as_micros() / EPOCH_TICK.as_micros()).max(1) as u64;
         store.set_epoch_deadline(ticks);
+        let instantiating = Instant::now();
+        let mut instantiation = Duration::ZERO;
         let outcome = compiled.pre.instantiate(&mut store).and_then(|filter| {
+            instantiation = instantiating.elapsed();
             let handle: Resource<EventHandle> = Resource::new_borrow(0);
             filter.call_handle(&mut store, handle, config)
         });
@@ -148,7 +152,7 @@ impl Runtime {
             Ok(verdict) => check(verdict, limits.max_output),
             Err(e) => Err(classify(&e, limits.fuel, limits.timeout, &logs)),
         };
-        CallReport { result, logs, fuel_used, duration: started.elapsed(), memory_peak }
+        CallReport { result, logs, fuel_used, duration: started.elapsed(), instantiation, memory_peak }
     }
 }
 

@@ -79,13 +79,7 @@ pub async fn run(
             Some(sha256) => {
                 runtime.call(org_id, sha256.clone(), step.wasm, event.clone(), body.clone(), step.config.clone()).await
             }
-            None => CallReport {
-                result: Err(PluginError::Unavailable("the plugin was deleted".into())),
-                logs: Vec::new(),
-                fuel_used: 0,
-                duration: Default::default(),
-                memory_peak: 0,
-            },
+            None => CallReport::failed(PluginError::Unavailable("the plugin was deleted".into()), Default::default()),
         };
         let mut record = PluginRun {
             plugin_id: step.plugin_id.clone(),

@@ -183,6 +183,8 @@ fn javascript_and_python_plugins_that_throw_loop_or_hoard_memory_end_with_plugin
         assert!(matches!(fine.result, Ok(Verdict::Deliver { .. })), "{language}: {:?}", fine.result);
         // Its memory is counted: an interpreter's heap, under the cap.
         assert!((4 << 20..=64 << 20).contains(&fine.memory_peak), "{language}: {}", fine.memory_peak);
+        // Its instantiation is timed, as part of the call.
+        assert!(!fine.instantiation.is_zero() && fine.instantiation < fine.duration, "{language}: {fine:?}");
         let thrown = call(raise);
         let error = thrown.result.expect_err("an exception is a plugin error");
         // The language's own message and the line it came from, as the SDK logged them.
