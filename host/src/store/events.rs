@@ -146,7 +146,7 @@ impl Store {
                     .key(&keys.webhook_new(p, webhook));
                 call.arg(delivery).arg(webhook);
                 if to.ordered {
-                    call.key(&keys.order_heads(p, webhook)).key(&keys.order_held(p, webhook));
+                    call.keys(keys.order(p, webhook));
                     call.arg("s");
                 } else {
                     call.arg("");

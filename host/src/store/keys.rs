@@ -373,6 +373,12 @@ impl Keys {
     pub fn order_held(&self, p: Partition, webhook: &str) -> String {
         self.part(p, &["oq", webhook])
     }
+
+    /// Both keys of a webhook's order here, as every order-aware script declares them:
+    /// [`Keys::order_heads`], then [`Keys::order_held`].
+    pub fn order(&self, p: Partition, webhook: &str) -> [String; 2] {
+        [self.order_heads(p, webhook), self.order_held(p, webhook)]
+    }
 }
 
 /// A hash tag for partition `i` of `n` whose slot lies in the `i`th of `n` equal slices of

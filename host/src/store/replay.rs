@@ -281,8 +281,7 @@ impl Store {
                 .key(&k.webhook_deliveries(p, webhook, day))
                 .key(&k.webhook_new(p, webhook))
                 .key(&k.webhook_queue(p, webhook))
-                .key(&k.order_heads(p, webhook))
-                .key(&k.order_held(p, webhook));
+                .keys(k.order(p, webhook));
             call.arg(&item.delivery_id).arg(&item.event_id).arg(item.action).arg(item.subject.as_deref().unwrap_or(""));
         }
         let replies: Vec<String> = call.run(&mut self.conn()).await?;

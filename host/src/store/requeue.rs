@@ -74,8 +74,7 @@ impl Store {
                     call.key(&self.keys().delivery(p, &member.delivery))
                         .key(&self.keys().webhook_queue(p, webhook))
                         .key(&self.keys().event(p, &member.org, &member.event))
-                        .key(&self.keys().order_heads(p, webhook))
-                        .key(&self.keys().order_held(p, webhook));
+                        .keys(self.keys().order(p, webhook));
                     call.arg(member.text()).arg(webhook);
                 }
                 let replies: Vec<String> = call.run(&mut self.conn()).await?;
@@ -111,8 +110,7 @@ impl Store {
                     .call()
                     .key(&new)
                     .key(&queue)
-                    .key(&self.keys().order_heads(p, webhook))
-                    .key(&self.keys().order_held(p, webhook))
+                    .keys(self.keys().order(p, webhook))
                     .arg(crate::time::now_millis())
                     .arg(500)
                     .run(&mut self.conn())

@@ -94,6 +94,14 @@ impl Call<'_> {
         self
     }
 
+    /// Declares several keys, in order.
+    pub(crate) fn keys<K: AsRef<str>>(&mut self, keys: impl IntoIterator<Item = K>) -> &mut Self {
+        for key in keys {
+            self.key(key.as_ref());
+        }
+        self
+    }
+
     pub(crate) fn arg<T: ToRedisArgs>(&mut self, arg: T) -> &mut Self {
         arg.write_redis_args(&mut self.args);
         self

@@ -244,9 +244,7 @@ impl Store {
         for r in &outcomes {
             call.key(&self.keys().delivery(p, &r.member.delivery)).key(&self.keys().webhook_queue(p, &r.webhook));
             if r.ordered {
-                call.key(&self.keys().order_heads(p, &r.webhook))
-                    .key(&self.keys().order_held(p, &r.webhook))
-                    .key(&self.keys().webhook_new(p, &r.webhook));
+                call.keys(self.keys().order(p, &r.webhook)).key(&self.keys().webhook_new(p, &r.webhook));
             }
             let due = match r.outcome {
                 Outcome::Retry { due_ms } => due_ms,
@@ -283,8 +281,7 @@ impl Store {
             .call()
             .key(&self.keys().delivery(p, &member.delivery))
             .key(&self.keys().webhook_queue(p, webhook))
-            .key(&self.keys().order_heads(p, webhook))
-            .key(&self.keys().order_held(p, webhook))
+            .keys(self.keys().order(p, webhook))
             .key(&self.keys().webhook_new(p, webhook))
             .key(&self.keys().ready(p))
             .arg(member.text())

@@ -73,7 +73,14 @@ async fn the_example_receiver_verifies_signatures_and_dedupes() {
     assert_eq!(line["headers"]["webhook-id"], delivery.as_str());
     assert_eq!(line["headers"]["x-webhook-delivery"], delivery.as_str());
 
-    // A retry of the same delivery is acknowledged but not processed twice.
+    // A retry of the same delivery is acknowledged but not processed twice. (Once Weir has
+    // recorded the first attempt: the receiver logs it before Weir reads the answer, and a
+    // retry of a delivery still in flight is merged into it.)
+    eventually("the first attempt recorded", Duration::from_secs(10), async || {
+        let d = t.admin.get(&format!("/api/v2/webhook_deliveries/{delivery}")).await.json();
+        (d["status"] == "succeeded").then_some(())
+    })
+    .await;
     t.admin.post(&format!("/api/v2/webhook_deliveries/{delivery}/retry"), &json!({})).await.expect(202);
     let d = eventually("retry answered", Duration::from_secs(10), async || {
         let d = t.admin.get(&format!("/api/v2/webhook_deliveries/{delivery}")).await.json();
