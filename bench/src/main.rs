@@ -101,7 +101,7 @@ async fn main() {
         return;
     }
     if std::env::var("WEIR_BENCH_ONLY").as_deref() == Ok("languages") {
-        print_languages(&plugin::language_costs(n(2_000)));
+        plugin::print_costs(&plugin::language_costs(n(2_000)));
         for (language, file) in [("JavaScript", "hostile-js.wasm"), ("Python", "hostile-py.wasm")] {
             let (idle, busy) = plugin::fairness_beside_interpreter(n(2_000), file).await;
             println!(
@@ -171,7 +171,7 @@ async fn main() {
     };
     // Recovery: what retention costs, and a replay alone and beside the ordinary load.
     let recovery = if only.is_none() || only.as_deref() == Some("recovery") {
-        Some(recovery_figures(&redis, n(10_000), n(100_000), n(20_000)).await)
+        Some(recovery::figures(&redis, n(10_000), n(100_000), n(20_000)).await)
     } else {
         None
     };
@@ -260,7 +260,7 @@ async fn main() {
         }
     }
     if let Some(r) = &recovery {
-        print_recovery(r);
+        recovery::print(r);
     }
     if !egress.is_empty() {
         egress::print(&egress);
@@ -453,118 +453,6 @@ async fn queued_memory(redis: &RedisProc, events: usize) -> (f64, f64) {
     weir.stop();
     let per = |after: u64| after.saturating_sub(before) as f64 / events as f64;
     (per(queued), per(delivered))
-}
-
-/// The recovery scenarios' figures.
-struct Recovery {
-    retained: (f64, f64),
-    retained_updates: (f64, f64),
-    alone: recovery::Replayed,
-    /// Per round: the `1 webhook` load alone, then beside a replay; and that replay.
-    rounds: Vec<(Row, Row, recovery::Replayed)>,
-}
-
-/// Rounds of the `1 webhook` load alone and beside a replay, interleaved (this machine's
-/// speed drifts between minutes).
-const RECOVERY_ROUNDS: usize = 3;
-
-async fn recovery_figures(redis: &RedisProc, retained: usize, replayed: usize, load: usize) -> Recovery {
-    let retained_updates = recovery::retained_memory(redis, retained, Kind::WorkOrderUpdate).await;
-    let retained = recovery::retained_memory(redis, retained, Kind::WorkOrder).await;
-    let weir = WeirProc::start(redis, "recovery", &[]);
-    let p = recovery::prepare(&weir, replayed).await;
-    let started = recovery::start(&weir, redis, &p).await;
-    let alone = recovery::finish(&weir, redis, p, started).await;
-    let mut rounds = Vec::new();
-    for _ in 0..RECOVERY_ROUNDS {
-        let load_alone = run(&weir, redis, Scenario::new("1 webhook, alone", 1, load, Kind::WorkOrder)).await;
-        let p = recovery::prepare(&weir, replayed).await;
-        let started = recovery::start(&weir, redis, &p).await;
-        let load_beside =
-            run(&weir, redis, Scenario::new("1 webhook, beside the replay", 1, load, Kind::WorkOrder)).await;
-        let beside = recovery::finish(&weir, redis, p, started).await;
-        rounds.push((load_alone, load_beside, beside));
-    }
-    weir.stop();
-    redis.flush().await;
-    Recovery { retained, retained_updates, alone, rounds }
-}
-
-fn print_languages(costs: &[Result<plugin::LanguageCost, String>]) {
-    println!();
-    println!(
-        "| report-export-filter in | component size | compile (once per process and hash) | call p50 | call p99 | of which instantiation, p50 | fuel per call | linear memory per call, at most |"
-    );
-    println!("|---|---|---|---|---|---|---|---|");
-    for cost in costs {
-        match cost {
-            Ok(c) => println!(
-                "| {} | {} KiB | {:.0} ms | {:.1} µs | {:.1} µs | {:.1} µs | {} | {:.1} MiB |",
-                c.language,
-                c.size_kib,
-                c.compile.as_secs_f64() * 1000.0,
-                c.p50.as_secs_f64() * 1e6,
-                c.p99.as_secs_f64() * 1e6,
-                c.instantiation_p50.as_secs_f64() * 1e6,
-                c.fuel,
-                c.memory as f64 / 1048576.0
-            ),
-            Err(e) => println!("| failed: {e} | | | | | | |"),
-        }
-    }
-}
-
-fn print_recovery(r: &Recovery) {
-    println!();
-    for ((with_log, without), what) in
-        [(r.retained, "each about a new record"), (r.retained_updates, "updates of 100 records")]
-    {
-        println!(
-            "Redis memory per retained event nothing subscribed to (~1 KB, {what}): {with_log:.0} bytes with the event log (shipped), {without:.0} bytes with WEIR_EVENT_RETENTION=0s: the log costs {:.0} bytes per event",
-            with_log - without
-        );
-    }
-    println!();
-    println!(
-        "| replay to a new webhook | events | queued in | queued/s | delivered in | delivered/s | Weir CPU per event | Redis CPU per event |"
-    );
-    println!("|---|---|---|---|---|---|---|---|");
-    let beside = r.rounds.iter().map(|(_, _, replayed)| ("beside the 1 webhook load", replayed));
-    for (name, x) in std::iter::once(("alone", &r.alone)).chain(beside) {
-        println!(
-            "| {name} | {} | {:.2} s | {:.0} | {:.2} s | {:.0} | {:.0} µs | {:.0} µs |",
-            x.events,
-            x.queued.as_secs_f64(),
-            x.events as f64 / x.queued.as_secs_f64(),
-            x.delivered.as_secs_f64(),
-            x.events as f64 / x.delivered.as_secs_f64(),
-            x.weir_cpu_us_per_event,
-            x.redis_cpu_us_per_event
-        );
-    }
-    println!();
-    println!(
-        "| the 1 webhook load (rounds interleaved) | events | deliveries/s | publish→receipt p50 | p99 | publish p99 |"
-    );
-    println!("|---|---|---|---|---|---|");
-    for (alone, beside, _) in &r.rounds {
-        for row in [alone, beside] {
-            println!(
-                "| {} | {} | {:.0} | {} | {} | {} |",
-                row.name,
-                row.events,
-                row.delivery_rate,
-                ms(row.e2e_p50),
-                ms(row.e2e_p99),
-                ms(row.publish_p99)
-            );
-        }
-    }
-    println!();
-    println!(
-        "Deliveries/s of the 1 webhook load beside a replay ÷ alone, per round: {}",
-        per_round(r.rounds.iter().map(|(a, b, _)| b.delivery_rate / a.delivery_rate).collect())
-    );
 }
 
 /// Ratios of interleaved rounds, smallest first, and their median: `0.92, 0.98, 0.99 (median 0.98)`.

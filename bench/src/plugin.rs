@@ -184,3 +184,28 @@ pub fn language_costs(calls: usize) -> Vec<Result<LanguageCost, String>> {
         })
         .collect()
 }
+
+/// Prints [`language_costs`] as the guide's table.
+pub fn print_costs(costs: &[Result<LanguageCost, String>]) {
+    println!();
+    println!(
+        "| report-export-filter in | component size | compile (once per process and hash) | call p50 | call p99 | of which instantiation, p50 | fuel per call | linear memory per call, at most |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    for cost in costs {
+        match cost {
+            Ok(c) => println!(
+                "| {} | {} KiB | {:.0} ms | {:.1} µs | {:.1} µs | {:.1} µs | {} | {:.1} MiB |",
+                c.language,
+                c.size_kib,
+                c.compile.as_secs_f64() * 1000.0,
+                c.p50.as_secs_f64() * 1e6,
+                c.p99.as_secs_f64() * 1e6,
+                c.instantiation_p50.as_secs_f64() * 1e6,
+                c.fuel,
+                c.memory as f64 / 1048576.0
+            ),
+            Err(e) => println!("| failed: {e} | | | | | | |"),
+        }
+    }
+}

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use crate::load::{Http, Kind, Publisher};
 use crate::procs::{RedisProc, Tenant, WeirProc, cpu_seconds};
 use crate::receiver::FastReceiver;
+use crate::{Row, Scenario, ms, per_round, run};
 
 /// Redis memory per retained event with no subscriber (bytes) of `kind`: with the shipped
 /// event log, and with `WEIR_EVENT_RETENTION=0s` (the event alone, as before the log).
@@ -103,4 +104,94 @@ pub async fn finish(weir: &WeirProc, redis: &RedisProc, p: Prepared, started: St
         weir_cpu_us_per_event: weir_cpu * 1e6 / p.events as f64,
         redis_cpu_us_per_event: redis_cpu * 1e6 / p.events as f64,
     }
+}
+
+/// The recovery scenarios' figures: memory per retained event, a replay alone, and rounds
+/// of the `1 webhook` load alone and beside a replay.
+pub struct Figures {
+    retained: (f64, f64),
+    retained_updates: (f64, f64),
+    alone: Replayed,
+    /// Per round: the `1 webhook` load alone, then beside a replay; and that replay.
+    rounds: Vec<(Row, Row, Replayed)>,
+}
+
+/// Rounds of the `1 webhook` load alone and beside a replay, interleaved (this machine's
+/// speed drifts between minutes).
+const RECOVERY_ROUNDS: usize = 3;
+
+pub async fn figures(redis: &RedisProc, retained: usize, replayed: usize, load: usize) -> Figures {
+    let retained_updates = retained_memory(redis, retained, Kind::WorkOrderUpdate).await;
+    let retained = retained_memory(redis, retained, Kind::WorkOrder).await;
+    let weir = WeirProc::start(redis, "recovery", &[]);
+    let p = prepare(&weir, replayed).await;
+    let started = start(&weir, redis, &p).await;
+    let alone = finish(&weir, redis, p, started).await;
+    let mut rounds = Vec::new();
+    for _ in 0..RECOVERY_ROUNDS {
+        let load_alone = run(&weir, redis, Scenario::new("1 webhook, alone", 1, load, Kind::WorkOrder)).await;
+        let p = prepare(&weir, replayed).await;
+        let started = start(&weir, redis, &p).await;
+        let load_beside =
+            run(&weir, redis, Scenario::new("1 webhook, beside the replay", 1, load, Kind::WorkOrder)).await;
+        let beside = finish(&weir, redis, p, started).await;
+        rounds.push((load_alone, load_beside, beside));
+    }
+    weir.stop();
+    redis.flush().await;
+    Figures { retained, retained_updates, alone, rounds }
+}
+
+/// Prints [`Figures`] as the README's tables.
+pub fn print(r: &Figures) {
+    println!();
+    for ((with_log, without), what) in
+        [(r.retained, "each about a new record"), (r.retained_updates, "updates of 100 records")]
+    {
+        println!(
+            "Redis memory per retained event nothing subscribed to (~1 KB, {what}): {with_log:.0} bytes with the event log (shipped), {without:.0} bytes with WEIR_EVENT_RETENTION=0s: the log costs {:.0} bytes per event",
+            with_log - without
+        );
+    }
+    println!();
+    println!(
+        "| replay to a new webhook | events | queued in | queued/s | delivered in | delivered/s | Weir CPU per event | Redis CPU per event |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    let beside = r.rounds.iter().map(|(_, _, replayed)| ("beside the 1 webhook load", replayed));
+    for (name, x) in std::iter::once(("alone", &r.alone)).chain(beside) {
+        println!(
+            "| {name} | {} | {:.2} s | {:.0} | {:.2} s | {:.0} | {:.0} µs | {:.0} µs |",
+            x.events,
+            x.queued.as_secs_f64(),
+            x.events as f64 / x.queued.as_secs_f64(),
+            x.delivered.as_secs_f64(),
+            x.events as f64 / x.delivered.as_secs_f64(),
+            x.weir_cpu_us_per_event,
+            x.redis_cpu_us_per_event
+        );
+    }
+    println!();
+    println!(
+        "| the 1 webhook load (rounds interleaved) | events | deliveries/s | publish→receipt p50 | p99 | publish p99 |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for (alone, beside, _) in &r.rounds {
+        for row in [alone, beside] {
+            println!(
+                "| {} | {} | {:.0} | {} | {} | {} |",
+                row.name,
+                row.events,
+                row.delivery_rate,
+                ms(row.e2e_p50),
+                ms(row.e2e_p99),
+                ms(row.publish_p99)
+            );
+        }
+    }
+    println!();
+    println!(
+        "Deliveries/s of the 1 webhook load beside a replay ÷ alone, per round: {}",
+        per_round(r.rounds.iter().map(|(a, b, _)| b.delivery_rate / a.delivery_rate).collect())
+    );
 }

@@ -487,8 +487,7 @@ mod ioctl {
         /// some bit must be set for the page to be considered.
         ///
         /// For more detail see the `pagemap_scan_is_interesting_page` function
-        /// in the Linux kernel source.
-        #[expect(dead_code, reason = "bindings for the future if we need them")]
+        /// in the Linux kernel source. (Used by Weir's backport.)
         pub fn category_anyof_mask(&mut self, flags: Categories) -> &mut PageMapScanBuilder {
             self.pm_scan_arg.category_anyof_mask = flags;
             self
