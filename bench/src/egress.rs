@@ -6,7 +6,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::procs::{RedisProc, WeirProc, cpu_seconds, free_port};
-use super::{Row, Scenario, load::Kind, ms, per_round, run};
+use super::{Row, Scenario, load::Kind, per_round, run};
 
 /// Rounds of direct and proxied runs.
 const ROUNDS: usize = 3;
@@ -117,12 +117,8 @@ pub(super) fn print(rounds: &[(Row, Proxied)]) {
     for (direct, proxied) in rounds {
         for (row, proxy) in [(direct, None), (&proxied.row, Some(proxied))] {
             println!(
-                "| {} | {} | {:.0} | {} | {} | {:.0} µs | {} | {} |",
-                row.name,
-                row.events,
-                row.delivery_rate,
-                ms(row.e2e_p50),
-                ms(row.e2e_p99),
+                "{} {:.0} µs | {} | {} |",
+                row.lead_cells(),
                 row.cpu_us_per_delivery,
                 proxy.map_or("—".to_owned(), |p| format!("{:.0} µs", p.proxy_cpu_us_per_delivery)),
                 proxy.map_or("—".to_owned(), |p| p.tunnels.to_string()),

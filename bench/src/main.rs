@@ -76,6 +76,21 @@ struct Row {
     peak_rss_mib: f64,
 }
 
+impl Row {
+    /// The first cells of the interleaved-rounds tables (egress, ordering, recovery): name,
+    /// events, deliveries/s, publish→receipt p50 and p99.
+    fn lead_cells(&self) -> String {
+        format!(
+            "| {} | {} | {:.0} | {} | {} |",
+            self.name,
+            self.events,
+            self.delivery_rate,
+            ms(self.e2e_p50),
+            ms(self.e2e_p99)
+        )
+    }
+}
+
 fn ms(d: Duration) -> String {
     format!("{:.1} ms", d.as_secs_f64() * 1000.0)
 }

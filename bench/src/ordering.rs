@@ -3,7 +3,7 @@
 //! speed drifts between minutes); and one hot subject, sequential by definition.
 
 use super::procs::{RedisProc, WeirProc};
-use super::{Row, Scenario, load::Kind, ms, per_round, run};
+use super::{Row, Scenario, load::Kind, per_round, run};
 
 /// Rounds of unordered and ordered runs.
 const ROUNDS: usize = 3;
@@ -53,16 +53,7 @@ pub(super) fn print(f: &Figures) {
     );
     println!("|---|---|---|---|---|---|---|");
     for row in f.rounds.iter().flat_map(|(u, o)| [u, o]).chain(std::iter::once(&f.hot)) {
-        println!(
-            "| {} | {} | {:.0} | {} | {} | {:.0} µs | {:.0} µs |",
-            row.name,
-            row.events,
-            row.delivery_rate,
-            ms(row.e2e_p50),
-            ms(row.e2e_p99),
-            row.cpu_us_per_delivery,
-            row.redis_cpu_us_per_delivery
-        );
+        println!("{} {:.0} µs | {:.0} µs |", row.lead_cells(), row.cpu_us_per_delivery, row.redis_cpu_us_per_delivery);
     }
     let ratio = |pick: fn(&Row) -> f64| per_round(f.rounds.iter().map(|(u, o)| pick(o) / pick(u)).collect());
     println!();
