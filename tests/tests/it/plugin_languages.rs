@@ -167,12 +167,7 @@ fn the_rust_javascript_and_python_filters_agree_on_hundreds_of_events_and_config
 #[test]
 fn javascript_and_python_plugins_that_throw_loop_or_hoard_memory_end_with_plugin_errors() {
     let runtime = runtime();
-    let body = json!({"id": "evt_1", "action": "work_order_created", "created_at": "2026-11-25T10:00:00.000Z",
-                      "organisation": {"id": "org_1"}, "creator": {"id": "u", "name": "U"},
-                      "subject": {"type": "WorkOrder", "id": "wo_1"}, "work_order": {"id": "wo_1"}})
-    .to_string();
-    let meta = Arc::new(EventMeta::from_envelope(&body).unwrap());
-    let body: Arc<str> = Arc::from(body.as_str());
+    let (meta, body) = crate::support::weir::plugin_input();
     for (language, file, raise) in [("JavaScript", "hostile-js.wasm", "throw"), ("Python", "hostile-py.wasm", "raise")]
     {
         let sha = compiled(language, &dist(file));

@@ -202,18 +202,12 @@ fn minor_faults() -> u64 {
 /// (vendor/README.md: wasmtime 48 decommitted all memory past the 32nd run).
 #[test]
 fn scattered_writes_never_reach_the_next_instance_and_its_pages_stay_resident() {
-    use std::sync::Arc;
-    use weir::plugins::{EventMeta, Runtime, Verdict};
+    use weir::plugins::{Runtime, Verdict};
 
     let config = weir::config::Config::load_with(None, |_| None).unwrap();
     let runtime = Runtime::new(config.plugin_limits(), crate::support::temp_dir("scatter")).unwrap();
     let sha = runtime.validate_blocking(&plugin_wasm("hostile")).unwrap();
-    let body = json!({"id": "evt_1", "action": "work_order_created", "created_at": "2026-11-25T10:00:00.000Z",
-                      "organisation": {"id": "org_1"}, "creator": {"id": "u", "name": "U"},
-                      "subject": {"type": "WorkOrder", "id": "wo_1"}, "work_order": {"id": "wo_1"}})
-    .to_string();
-    let meta = Arc::new(EventMeta::from_envelope(&body).unwrap());
-    let body: Arc<str> = Arc::from(body.as_str());
+    let (meta, body) = crate::support::weir::plugin_input();
     let call = || match runtime.call_blocking(&sha, None, meta.clone(), body.clone(), r#"{"mode":"scatter"}"#).result {
         Ok(Verdict::Deliver { body: Some(body), .. }) => body,
         other => panic!("{other:?}"),

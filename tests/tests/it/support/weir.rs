@@ -452,6 +452,17 @@ impl Api {
     }
 }
 
+/// A delivered `work_order_created` envelope as the plugin runtime takes it, for tests that
+/// call a plugin in-process: what the host reads of it, and its text.
+pub fn plugin_input() -> (std::sync::Arc<weir::plugins::EventMeta>, std::sync::Arc<str>) {
+    let body = json!({"id": "evt_1", "action": "work_order_created", "created_at": "2026-11-25T10:00:00.000Z",
+                      "organisation": {"id": "org_1"}, "creator": {"id": "u", "name": "U"},
+                      "subject": {"type": "WorkOrder", "id": "wo_1"}, "work_order": {"id": "wo_1"}})
+    .to_string();
+    let meta = weir::plugins::EventMeta::from_envelope(&body).expect("a valid envelope");
+    (std::sync::Arc::new(meta), std::sync::Arc::from(body.as_str()))
+}
+
 /// A plugin built by `scripts/build-plugins.sh` (`report_export_filter`, `hostile`, …).
 pub fn plugin_wasm(name: &str) -> Vec<u8> {
     let exe = std::env::current_exe().expect("test binary path");
