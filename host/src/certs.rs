@@ -62,7 +62,7 @@ pub fn check(chain_pem: &str, key_pem: &str) -> Result<(CertificateView, u64), C
             Err(_) => {}
         },
         Err(rustls::Error::InconsistentKeys(_)) => return Err(CertError::Key("does not match the certificate".into())),
-        Err(e) => return Err(CertError::Key(format!("cannot be used for TLS: {e}"))),
+        Err(e) => return Err(CertError::Key(format!("cannot be used for TLS: {}", crate::tls::describe(&e)))),
     }
     view(&identity.chain[0])
 }
@@ -86,8 +86,9 @@ pub fn identity(chain_pem: &str, key_pem: &str) -> Result<Identity, CertError> {
 
 /// The view of a leaf certificate, and its expiry (ms).
 fn view(leaf: &CertificateDer<'_>) -> Result<(CertificateView, u64), CertError> {
-    let (_, cert) = x509_parser::parse_x509_certificate(leaf.as_ref())
-        .map_err(|e| CertError::Certificate(format!("is not an X.509 certificate: {e}")))?;
+    let (_, cert) = x509_parser::parse_x509_certificate(leaf.as_ref()).map_err(|e| {
+        CertError::Certificate(format!("is not an X.509 certificate: {}", crate::tls::humanize(&e.to_string())))
+    })?;
     let not_after_s = cert.validity().not_after.timestamp();
     let not_after_ms = u64::try_from(not_after_s).unwrap_or(0).saturating_mul(1000);
     let view = CertificateView {

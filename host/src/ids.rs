@@ -154,6 +154,9 @@ pub fn is_valid(kind: Kind, id: &str) -> bool {
 /// Longest client-chosen event id, after `evt_`.
 pub const MAX_EVENT_ID: usize = 100;
 
+/// The prefix of operational events' ids (`domain::notices`): Weir's alone.
+pub const OPERATIONAL_EVENT_PREFIX: &str = "evt_weir_";
+
 /// Whether `id` is an event id: Weir's own, or one a publisher chose (`evt_` and up to
 /// 100 letters, digits, `_` or `-`).
 pub fn is_event_id(id: &str) -> bool {

@@ -42,6 +42,8 @@ pub struct Metrics {
     pub endpoints_paused: Gauge,
     /// Attempts in flight here past a second without an answer (the slow share in use).
     pub attempts_slow: Gauge,
+    /// `webhook_delivery_failed` notices not sent: their organisation's budget was spent.
+    pub notices_suppressed: Counter,
 }
 
 impl Metrics {
@@ -63,6 +65,7 @@ impl Metrics {
             endpoints_probing: Gauge::default(),
             endpoints_paused: Gauge::default(),
             attempts_slow: Gauge::default(),
+            notices_suppressed: Counter::default(),
             registry: Mutex::new(Registry::default()),
         };
         let r = &mut registry;
@@ -127,6 +130,11 @@ impl Metrics {
             "attempts_slow",
             "Attempts in flight in this process for more than a second without an answer (they use the slow share of the workers)",
             metrics.attempts_slow.clone(),
+        );
+        r.register(
+            "notices_suppressed",
+            "webhook_delivery_failed notices not published because their organisation's budget (10 a minute, 10 at once) was spent",
+            metrics.notices_suppressed.clone(),
         );
         r.register(
             "plugin_compilations",

@@ -165,26 +165,33 @@ pub fn request_headers(
 pub const USER_AGENT: &str = concat!("Weir/", env!("CARGO_PKG_VERSION"));
 
 /// Headers Weir or the HTTP layer sets: neither a plugin nor a webhook's `headers` may.
+/// The hop-by-hop ones ([`is_hop_by_hop`]) among them.
 pub fn is_reserved(lower_name: &str) -> bool {
     lower_name.starts_with("x-webhook-")
         || lower_name.starts_with("webhook-")
+        || is_hop_by_hop(lower_name)
         || matches!(
             lower_name,
-            "content-type"
-                | "content-length"
-                | "host"
-                | "user-agent"
-                | "transfer-encoding"
-                | "connection"
-                | "keep-alive"
-                | "upgrade"
-                | "te"
-                | "trailer"
-                | "proxy-authorization"
-                | "proxy-connection"
-                | "traceparent"
-                | "tracestate"
+            "content-type" | "content-length" | "host" | "user-agent" | "traceparent" | "tracestate"
         )
+}
+
+/// Hop-by-hop headers (RFC 9110 §7.6.1, with RFC 2616's `Trailers` and the unofficial
+/// `Proxy-Connection`): they concern one connection, never the endpoint.
+pub fn is_hop_by_hop(lower_name: &str) -> bool {
+    matches!(
+        lower_name,
+        "connection"
+            | "keep-alive"
+            | "proxy-authenticate"
+            | "proxy-authorization"
+            | "proxy-connection"
+            | "te"
+            | "trailer"
+            | "trailers"
+            | "transfer-encoding"
+            | "upgrade"
+    )
 }
 
 #[cfg(test)]

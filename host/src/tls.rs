@@ -63,3 +63,64 @@ pub fn client_config(extra_ca: Option<&Path>) -> Result<rustls::ClientConfig, Tl
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(config)
 }
+
+/// A rustls error in words. rustls shows some certificate problems by their Rust names
+/// (`invalid peer certificate: Other(OtherError(UnsupportedCertVersion))`); those read as
+/// text here (`invalid peer certificate: unsupported cert version`).
+pub fn describe(error: &rustls::Error) -> String {
+    humanize(&error.to_string())
+}
+
+/// An I/O error of a TLS stream in words ([`describe`] when it carries a rustls error).
+pub fn describe_io(error: &std::io::Error) -> String {
+    match error.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()) {
+        Some(tls) => describe(tls),
+        None => humanize(&error.to_string()),
+    }
+}
+
+/// Rust debug names in a message turned into words: `Other(OtherError(X))` wrappers
+/// dropped, `CamelCase` names lower-cased and spaced.
+pub fn humanize(text: &str) -> String {
+    let mut text = text.replace("Other(OtherError(", "").replace("OtherError(", "");
+    let opened = text.matches('(').count();
+    while text.ends_with(')') && text.matches(')').count() > opened {
+        text.pop();
+    }
+    text.split(' ')
+        .map(|token| {
+            let camel = token.chars().all(|c| c.is_ascii_alphanumeric())
+                && token.chars().skip(1).any(|c| c.is_ascii_uppercase())
+                && token.chars().any(|c| c.is_ascii_lowercase());
+            if !camel {
+                return token.to_owned();
+            }
+            let mut words = String::new();
+            for (i, c) in token.chars().enumerate() {
+                if c.is_ascii_uppercase() && i > 0 {
+                    words.push(' ');
+                }
+                words.push(c.to_ascii_lowercase());
+            }
+            words
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn certificate_errors_read_as_words_not_rust_names() {
+        assert_eq!(
+            humanize("invalid peer certificate: Other(OtherError(UnsupportedCertVersion))"),
+            "invalid peer certificate: unsupported cert version"
+        );
+        assert_eq!(humanize("invalid peer certificate: UnknownIssuer"), "invalid peer certificate: unknown issuer");
+        assert_eq!(humanize("received fatal alert: HandshakeFailure"), "received fatal alert: handshake failure");
+        assert_eq!(humanize("connection reset (os error 104)"), "connection reset (os error 104)");
+        assert_eq!(humanize("HTTP 503"), "HTTP 503");
+    }
+}

@@ -1,6 +1,7 @@
 //! HTTP helpers both surfaces share — the API (`crate::api`) and the settings pages
-//! (`crate::settings`): reading a request body within a limit, telling a JSON media type,
-//! and query strings read strictly. Each surface answers their failures in its own shape
+//! (`crate::settings`): reading a request body within a limit (and ahead of the request's
+//! slot, at a minimum rate), the peer a request came from, telling a JSON media type, and
+//! query strings read strictly. Each surface answers their failures in its own shape
 //! (JSON errors for the API, pages for the settings).
 
 use std::convert::Infallible;
@@ -15,6 +16,11 @@ use http_body_util::BodyExt;
 /// How long a request body may go without a byte before the request is given up as a
 /// client's fault (`408`, and the connection closes).
 pub const BODY_STALL: Duration = Duration::from_secs(10);
+/// The slowest a request body may arrive, on average, once [`BODY_GRACE`] has passed: by
+/// `t` after its headers, `(t − BODY_GRACE) × BODY_MIN_RATE` bytes must have come.
+pub const BODY_MIN_RATE: u64 = 4 * 1024;
+/// How long a request body may take before [`BODY_MIN_RATE`] counts.
+pub const BODY_GRACE: Duration = Duration::from_secs(10);
 
 /// Why a request body was not read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -23,10 +29,21 @@ pub enum BodyError {
     TooLarge { limit: usize },
     #[error("the request body could not be read")]
     Unreadable,
-    /// The client stopped sending it.
-    #[error("the request body stopped arriving (nothing for {}s)", BODY_STALL.as_secs())]
+    /// The client stopped sending it, or sent it too slowly.
+    #[error(
+        "the request body arrived too slowly (nothing for {}s, or under {} KiB/s after the first {}s)",
+        BODY_STALL.as_secs(),
+        BODY_MIN_RATE / 1024,
+        BODY_GRACE.as_secs()
+    )]
     Stalled,
 }
+
+/// A body read ahead by [`prefetch`] that arrived too slowly: reading it again fails with
+/// this, which [`read_body`] reports as [`BodyError::Stalled`].
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("the request body arrived too slowly")]
+pub struct TooSlow;
 
 /// Reads a request body up to `limit` bytes; one that stops arriving for [`BODY_STALL`]
 /// is given up.
@@ -45,10 +62,63 @@ pub async fn read_body(body: Body, limit: usize) -> Result<bytes::Bytes, BodyErr
             Ok(Some(Err(e))) if e.is::<http_body_util::LengthLimitError>() => {
                 return Err(BodyError::TooLarge { limit });
             }
+            Ok(Some(Err(e))) if caused_by_too_slow(&*e) => return Err(BodyError::Stalled),
             Ok(Some(Err(_))) => return Err(BodyError::Unreadable),
         }
     }
 }
+
+fn caused_by_too_slow(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause = Some(error);
+    while let Some(e) = cause {
+        if e.is::<TooSlow>() {
+            return true;
+        }
+        cause = e.source();
+    }
+    false
+}
+
+/// Reads a request body ahead, before the request takes one of the API's slots, so that a
+/// client sending it slowly holds nothing but its connection: up to `limit` bytes (a body
+/// past them keeps its first `limit + 1`, so the handler's own limit refuses it in its own
+/// words), at least [`BODY_MIN_RATE`] on average after [`BODY_GRACE`] and never silent for
+/// [`BODY_STALL`]. The body given back holds what was read; one that arrived too slowly
+/// fails with [`TooSlow`] when read.
+pub async fn prefetch(body: Body, limit: usize) -> Body {
+    let started = tokio::time::Instant::now();
+    let mut body = body;
+    let mut out = bytes::BytesMut::new();
+    let failed: Option<axum::BoxError> = loop {
+        let by_rate = started + BODY_GRACE + Duration::from_millis(out.len() as u64 * 1000 / BODY_MIN_RATE);
+        let deadline = by_rate.min(tokio::time::Instant::now() + BODY_STALL);
+        match tokio::time::timeout_at(deadline, body.frame()).await {
+            Err(_) => break Some(Box::new(TooSlow)),
+            Ok(None) => break None,
+            Ok(Some(Ok(frame))) => {
+                if let Ok(data) = frame.into_data() {
+                    out.extend_from_slice(&data);
+                    if out.len() > limit {
+                        break None;
+                    }
+                }
+            }
+            Ok(Some(Err(e))) => break Some(e.into()),
+        }
+    };
+    let data = out.freeze();
+    match failed {
+        None => Body::from(data),
+        Some(error) => {
+            let frames: Vec<Result<bytes::Bytes, axum::BoxError>> = vec![Ok(data), Err(error)];
+            Body::from_stream(futures_util::stream::iter(frames))
+        }
+    }
+}
+
+/// The address a request came from (the listener puts it in the request's extensions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Peer(pub std::net::SocketAddr);
 
 /// Reads an `application/x-www-form-urlencoded` body strictly: the pairs in order, or the
 /// name of the first field whose name or value is not UTF-8 once decoded (a lossy decoding

@@ -11,6 +11,7 @@ use axum::http::request::Parts;
 use serde_json::{Map, Value};
 
 use super::error::{ApiError, Code, FieldError};
+use super::intake::Authenticated;
 use crate::app::App;
 use crate::auth::{Caller, Requirement, secrets};
 use crate::web::{Query, is_json, read_body};
@@ -28,7 +29,13 @@ pub fn bearer_token(parts: &Parts) -> Option<&str> {
 async fn authenticate(parts: &Parts, app: &App, requirement: Requirement) -> Result<Caller, ApiError> {
     let token = bearer_token(parts).ok_or_else(ApiError::invalid_token)?;
     let client = crate::auth::token_client(token).ok_or_else(ApiError::invalid_token)?;
-    let owner = app.token_owner(client, &secrets::hash(token)).await?;
+    let hash = secrets::hash(token);
+    // Found at intake when the request has a body (`super::intake`): not looked up twice.
+    let found = parts.extensions.get::<Authenticated>().filter(|a| a.token_hash == hash).map(|a| a.owner.clone());
+    let owner = match found {
+        Some(owner) => Some(owner),
+        None => app.token_owner(client, &hash).await?,
+    };
     let caller = Caller::from(owner.ok_or_else(ApiError::invalid_token)?);
     if let Some(limit) = app.config.api_rate_limit
         && let Some(wait) = app.store.take_request(&caller.client_id, limit).await?

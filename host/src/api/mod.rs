@@ -12,7 +12,7 @@ pub mod error;
 pub mod events;
 pub mod exports;
 pub mod extract;
-
+pub mod intake;
 pub mod oauth;
 pub mod openapi;
 pub mod ops;
@@ -44,10 +44,12 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// `503` and `Retry-After` (load shedding) rather than queued without bound.
 pub const MAX_CONCURRENT_REQUESTS: usize = 1024;
 
-/// `router` under the limits every request shares: a timeout, and a concurrency limit
-/// with load shedding. This is what the listener serves.
+/// `router` under the limits every request shares: its body read ahead at intake (outside
+/// the slots: `intake`), a timeout, and a concurrency limit with load shedding. This is what
+/// the listener serves.
 pub fn service(
     router: Router,
+    app: Arc<App>,
 ) -> impl tower::Service<
     hyper::Request<hyper::body::Incoming>,
     Response = Response,
@@ -56,7 +58,11 @@ pub fn service(
 > + Clone
 + Send
 + 'static {
-    guard(router, REQUEST_TIMEOUT, MAX_CONCURRENT_REQUESTS)
+    let intake = axum::middleware::from_fn_with_state(intake::Intake::new(app), intake::intake);
+    ServiceBuilder::new()
+        .map_request(|request: hyper::Request<hyper::body::Incoming>| request.map(axum::body::Body::new))
+        .layer(intake)
+        .service(guard(router, REQUEST_TIMEOUT, MAX_CONCURRENT_REQUESTS))
 }
 
 /// `router` with a per-request `timeout` and at most `max` requests at once (the rest are

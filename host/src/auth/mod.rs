@@ -6,6 +6,7 @@
 //! API integrations (402), then the role (403); only then does a handler look anything up.
 
 pub mod passwords;
+pub mod plans;
 pub mod secrets;
 
 use crate::store::clients::TokenOwner;

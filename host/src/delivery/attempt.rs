@@ -202,7 +202,9 @@ impl Engine {
             fields.push((field::KEPT_DUE, String::new()));
         }
         if !own_headers.is_empty() {
-            fields.push((field::WEBHOOK_HEADERS, serde_json::to_string(&own_headers).unwrap_or_default()));
+            // Their names only: the values are the webhook's secrets (contract §8).
+            let names: Vec<(&str, &str)> = own_headers.iter().map(|(name, _)| (name.as_str(), "")).collect();
+            fields.push((field::WEBHOOK_HEADERS, serde_json::to_string(&names).unwrap_or_default()));
         }
         if let Some(cause) = &cause {
             tracing::warn!(

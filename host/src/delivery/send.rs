@@ -172,7 +172,7 @@ impl Sender {
         let identity = crate::certs::identity(&certificate.chain_pem, &key).map_err(|e| unusable(e.to_string()))?;
         let provider = rustls::crypto::ring::default_provider();
         let certified = rustls::sign::CertifiedKey::from_der(identity.chain, identity.key, &provider)
-            .map_err(|e| unusable(e.to_string()))?;
+            .map_err(|e| unusable(crate::tls::describe(&e)))?;
         let mut tls = (*self.tls).clone();
         tls.client_auth_cert_resolver = Arc::new(OneCertificate(Arc::new(certified)));
         let connector = GuardedConnector { tls: TlsConnector::from(Arc::new(tls)), ..self.connector.clone() };
@@ -295,7 +295,7 @@ fn classify(error: hyper_util::client::legacy::Error) -> SendError {
             return match connect {
                 ConnectError::Blocked(url) => SendError::Blocked(url.clone()),
                 ConnectError::Tcp(io) => SendError::Connect(io.to_string()),
-                ConnectError::Tls(io) => SendError::Tls(io.to_string()),
+                ConnectError::Tls(io) => SendError::Tls(crate::tls::describe_io(io)),
                 ConnectError::Proxy(message) => SendError::Proxy(message.clone()),
             };
         }
@@ -307,7 +307,7 @@ fn classify(error: hyper_util::client::legacy::Error) -> SendError {
                 .and_then(|i| i.downcast_ref::<rustls::Error>())
         });
         if let Some(tls) = tls {
-            return SendError::Tls(tls.to_string());
+            return SendError::Tls(crate::tls::describe(tls));
         }
         source = e.source();
     }

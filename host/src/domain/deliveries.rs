@@ -154,7 +154,11 @@ fn request_headers(row: &DeliveryRow, created_ms: u64) -> String {
     let pairs = |text: Option<&str>| -> Vec<(String, String)> {
         text.and_then(|h| serde_json::from_str(h).ok()).unwrap_or_default()
     };
-    let (webhook, plugins) = (pairs(row.webhook_headers.as_deref()), pairs(row.headers.as_deref()));
+    // The webhook's own headers by name: their values are its secrets, never kept with a
+    // delivery (rows written before that rule kept them: they are blanked here).
+    let webhook: Vec<(String, String)> =
+        pairs(row.webhook_headers.as_deref()).into_iter().map(|(name, _)| (name, String::new())).collect();
+    let plugins = pairs(row.headers.as_deref());
     // The latest attempt was signed when it started.
     let signed_at = row.attempts.last().and_then(|a| attempt_at(created_ms, a)).unwrap_or(0) / 1000;
     let event_created_at = row.event.as_ref().map(|e| e.created_at.as_str()).unwrap_or_default();
@@ -219,7 +223,8 @@ pub fn valid_cursor(app: &App, cursor: &str) -> bool {
 }
 
 /// A page of the organisation's deliveries, newest first (of one webhook when `filter`
-/// names one: its own index while it exists, else the organisation's), from `cursor`.
+/// names one: its own index while it exists, the organisation's once it was deleted, an
+/// empty last page when it was never the organisation's), from `cursor`.
 pub async fn list(
     app: &App,
     org_id: &str,
@@ -230,7 +235,11 @@ pub async fn list(
 ) -> Result<(Vec<Delivery>, Option<String>), StoreError> {
     let index = match filter.webhook {
         Some(w) if app.store.webhook_exists(org_id, w).await? => Index::Webhook(w),
-        _ => Index::Org(org_id),
+        // Deleted: its own index went with it; its deliveries are found in the organisation's.
+        Some(w) if app.store.webhook_was_deleted(org_id, w).await? => Index::Org(org_id),
+        // Never the organisation's (another's, or none): nothing to list.
+        Some(_) => return Ok((Vec::new(), None)),
+        None => Index::Org(org_id),
     };
     let (ids, next) = app.store.list_deliveries(index, filter, cursor, limit, scan, oldest_day(app)).await?;
     let deliveries = app

@@ -15,28 +15,56 @@ use crate::store::webhooks::StoredCertificate;
 pub const MAX_HEADERS: usize = 20;
 /// Longest header value, in bytes.
 pub const MAX_HEADER_VALUE: usize = 4096;
+/// Most bytes of a webhook's headers together (names and values), as HTTP servers cap a
+/// request's header block.
+pub const MAX_HEADERS_BYTES: usize = 8 * 1024;
 /// Longest header name.
 const MAX_HEADER_NAME: usize = 256;
+/// How much of a header name an error message repeats.
+const NAME_SHOWN: usize = 64;
+
+/// A header name as an error message shows it: at most [`NAME_SHOWN`] characters.
+fn shown(name: &str) -> String {
+    match name.char_indices().nth(NAME_SHOWN) {
+        Some((at, _)) => format!("{}…", &name[..at]),
+        None => name.to_owned(),
+    }
+}
+
+/// Whether a character may not appear in a header value: the control characters
+/// (Unicode category Cc, tab included) and the line and paragraph separators.
+fn forbidden_in_value(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}')
+}
 
 /// Why a header cannot be one of a webhook's, if it cannot.
 pub fn header_problem(name: &str, value: &str) -> Option<String> {
     // An HTTP token, as hyper (which sends it) reads one.
     if name.len() > MAX_HEADER_NAME || hyper::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
-        return Some(format!("`{name}` is not an HTTP header name (letters, digits and !#$%&'*+-.^_`|~)"));
+        return Some(format!(
+            "`{}` is not an HTTP header name (at most {MAX_HEADER_NAME} of letters, digits and !#$%&'*+-.^_`|~)",
+            shown(name)
+        ));
+    }
+    let lower = name.to_ascii_lowercase();
+    if crate::sign::is_hop_by_hop(&lower) {
+        return Some(format!("`{name}` is a hop-by-hop header (RFC 9110 §7.6.1): it never reaches the endpoint"));
     }
     // Weir's own (`content-type`, `user-agent`, `x-webhook-*`, `webhook-*`, `traceparent`…)
-    // and the HTTP layer's (`host`, `content-length`, `connection`…).
-    if crate::sign::is_reserved(&name.to_ascii_lowercase()) {
+    // and the HTTP layer's (`host`, `content-length`…).
+    if crate::sign::is_reserved(&lower) {
         return Some(format!("`{name}` is set by Weir and cannot be replaced"));
     }
     if value.len() > MAX_HEADER_VALUE {
         return Some(format!("the value of `{name}` is longer than {MAX_HEADER_VALUE} bytes"));
     }
-    if value.starts_with([' ', '\t']) || value.ends_with([' ', '\t']) {
-        return Some(format!("the value of `{name}` must not start or end with spaces or tabs (HTTP drops them)"));
+    if value.starts_with(' ') || value.ends_with(' ') {
+        return Some(format!("the value of `{name}` must not start or end with spaces (HTTP drops them)"));
     }
-    if value.bytes().any(|b| matches!(b, b'\r' | b'\n' | 0)) || value.parse::<hyper::header::HeaderValue>().is_err() {
-        return Some(format!("the value of `{name}` must not hold CR, LF, NUL or other control characters"));
+    if value.chars().any(forbidden_in_value) || value.parse::<hyper::header::HeaderValue>().is_err() {
+        return Some(format!(
+            "the value of `{name}` must not hold control characters (CR, LF, NUL, tab, U+0085…) nor U+2028/U+2029"
+        ));
     }
     None
 }
@@ -59,6 +87,7 @@ pub fn headers(fields: &mut Fields) -> Option<BTreeMap<String, String>> {
     }
     let mut out = BTreeMap::new();
     let mut seen = Vec::new();
+    let mut total = 0;
     for (name, value) in map {
         let Value::String(value) = value else {
             fields.error("headers", format!("the value of `{name}` must be a string"));
@@ -74,6 +103,11 @@ pub fn headers(fields: &mut Fields) -> Option<BTreeMap<String, String>> {
             return None;
         }
         seen.push(lower);
+        total += name.len() + value.len();
+        if total > MAX_HEADERS_BYTES {
+            fields.error("headers", format!("at most {MAX_HEADERS_BYTES} bytes of names and values together"));
+            return None;
+        }
         out.insert(name, value);
     }
     Some(out)
@@ -167,6 +201,18 @@ mod tests {
             json!({"X-A": "nul\u{0}"}),
             json!({"X-A": " leading"}),
             json!({"X-A": "trailing\t"}),
+            json!({"X-A": "tab\tinside"}),
+            json!({"X-A": "next\u{85}line"}),
+            json!({"X-A": "line\u{2028}sep"}),
+            json!({"X-A": "para\u{2029}sep"}),
+            json!({"X-A": "del\u{7f}"}),
+            json!({"Proxy-Authenticate": "x"}),
+            json!({"Trailers": "x"}),
+            json!({"Trailer": "x"}),
+            json!({"TE": "x"}),
+            json!({"Keep-Alive": "x"}),
+            json!({"Proxy-Connection": "x"}),
+            json!({"Upgrade": "x"}),
             json!({"X-A": "x".repeat(MAX_HEADER_VALUE + 1)}),
             json!({"X-A": 1}),
             json!({"X-A": "1", "x-a": "2"}),
@@ -180,5 +226,20 @@ mod tests {
         assert!(headers_of(Value::Object(many)).is_err());
         let value = "v".repeat(MAX_HEADER_VALUE);
         assert!(headers_of(json!({"X-Long": value})).is_ok());
+        // 8 KiB of names and values together, not 20 × 4 KiB.
+        let big: serde_json::Map<String, Value> = (0..3).map(|i| (format!("X-{i}"), json!(value.clone()))).collect();
+        let err = headers_of(Value::Object(big)).unwrap_err();
+        assert!(err.contains("8192 bytes"), "{err}");
+        assert!(headers_of(json!({"X-A": "é ünïcode ok"})).is_ok(), "text beyond ASCII that is not control");
+    }
+
+    #[test]
+    fn a_long_header_name_is_not_echoed_whole() {
+        let name = "x".repeat(100_000);
+        let err = headers_of(json!({ name: "v" })).unwrap_err();
+        assert!(err.len() < 300, "{} bytes", err.len());
+        assert!(err.contains(&format!("`{}…`", "x".repeat(64))), "{err}");
+        let hop = headers_of(json!({"Proxy-Authenticate": "x"})).unwrap_err();
+        assert!(hop.contains("hop-by-hop"), "{hop}");
     }
 }

@@ -20,6 +20,9 @@ use crate::store::stored_event::StoredEvent;
 /// How far in the future an event's `created_at` may be (clock skew, not time travel).
 const MAX_FUTURE_MS: u64 = 24 * 3600 * 1000;
 
+/// The creator id of Weir's own (operational) events: publishers may not use it.
+pub const OPERATIONAL_CREATOR: &str = "weir";
+
 /// A validated event, ready to become an envelope.
 #[derive(Debug)]
 pub struct Event<'a> {
@@ -160,6 +163,10 @@ pub fn validate(mut fields: BTreeMap<String, &RawValue>) -> Result<Event<'_>, In
     let id = match fields.remove("id") {
         None => ids::new(Kind::Event),
         Some(raw) => match text(raw) {
+            Some(id) if id.starts_with(ids::OPERATIONAL_EVENT_PREFIX) => {
+                error("id", "must not start with `evt_weir_`: those ids are Weir's own (operational events)");
+                String::new()
+            }
             Some(id) if ids::is_event_id(&id) => id,
             _ => {
                 error("id", "must be a string `evt_` followed by up to 100 letters, digits, `_` or `-`");
@@ -209,6 +216,9 @@ pub fn validate(mut fields: BTreeMap<String, &RawValue>) -> Result<Event<'_>, In
         Some(raw) => object_fields(raw, "creator", &["id", "name"], &[], &mut errors),
     }
     .map_or((String::new(), String::new()), |(m, _)| (m[0].clone(), m[1].clone()));
+    if creator_id == OPERATIONAL_CREATOR {
+        errors.push(FieldError::new("creator.id", "must not be `weir`: Weir's own events carry that creator"));
+    }
     let mut deleted = false;
     let (subject_type, subject_id) = match fields.remove("subject") {
         None => {

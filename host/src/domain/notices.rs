@@ -25,7 +25,14 @@ use crate::ids;
 use crate::store::webhooks::Webhook;
 
 /// The creator of every operational event.
-const WEIR: (&str, &str) = ("weir", "Weir");
+const WEIR: (&str, &str) = (super::events::OPERATIONAL_CREATOR, "Weir");
+
+/// An organisation's budget of `webhook_delivery_failed` notices: one every 6 s on average,
+/// 10 at once. Without it, one event failing at N webhooks that all subscribe to the notice
+/// would send N notices to N − 1 webhooks each (N² deliveries); beyond the budget notices
+/// are dropped (counted in `weir_notices_suppressed_total` and logged).
+const FAILED_NOTICE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(6);
+const FAILED_NOTICE_BURST: u32 = 10;
 
 /// A change Weir reports.
 #[derive(Debug)]
@@ -98,10 +105,29 @@ pub async fn emit(app: &App, org_id: &str, notice: Notice<'_>) {
     {
         return;
     }
+    if let Notice::DeliveryFailed(d) = &notice {
+        match app.store.take_notice(org_id, FAILED_NOTICE_INTERVAL, FAILED_NOTICE_BURST).await {
+            Ok(None) => {}
+            Ok(Some(_)) => {
+                app.metrics.notices_suppressed.inc();
+                tracing::info!(org_id = %org_id, delivery_id = %d.id, "webhook_delivery_failed not published: the organisation's notice budget is spent");
+                return;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, org_id = %org_id, "cannot take from the notice budget; the notice is not published");
+                return;
+            }
+        }
+    }
     let action = notice.action();
     let (subject_type, subject_id, snapshot, occasion) = notice.parts();
-    // Derived from the occasion alone: the same change reported twice is one event.
-    let id = format!("evt_weir_{}", hex::encode(&ids::digest(&["weir", action, &subject_id, &occasion])[..12]));
+    // Derived from the occasion alone: the same change reported twice is one event. The
+    // prefix is Weir's: publishers may not use it (`events::validate`).
+    let id = format!(
+        "{}{}",
+        ids::OPERATIONAL_EVENT_PREFIX,
+        hex::encode(&ids::digest(&["weir", action, &subject_id, &occasion])[..12])
+    );
     let Some(snapshot_key) = catalog::snapshot_key_for(action) else { return };
     let Ok(snapshot) = RawValue::from_string(snapshot.to_string()) else { return };
     let event = Event {

@@ -210,7 +210,15 @@ impl<'a> Replayer<'a> {
     fn window(&self, body: Map<String, Value>, now: u64) -> Result<(u64, u64), Invalid> {
         let mut fields = Fields::new(body);
         let since = fields.required_string("since");
-        let until = fields.string("until");
+        // `null` is the same as leaving it out: up to now.
+        let until = match fields.value("until") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(text)) => Some(text),
+            Some(_) => {
+                fields.error("until", "must be a string (an RFC 3339 UTC timestamp) or null");
+                None
+            }
+        };
         let format = "must be an RFC 3339 UTC timestamp such as 2026-11-22T11:00:38.123Z";
         let since_ms = since.as_deref().and_then(|s| match crate::time::parse_rfc3339(s) {
             None => {

@@ -99,11 +99,14 @@ pub async fn create(app: &App, org_id: &str, body: serde_json::Map<String, Value
         client_secret: certificate.flatten(),
         endpoint: EndpointFields::default().view(0),
     };
-    match app.store.create_webhook(webhook).await? {
+    let plan = app.store.org_plan(org_id).await?.unwrap_or(crate::store::orgs::Plan::Free);
+    let max = crate::auth::plans::limits(plan).webhooks.min(MAX_WEBHOOKS_PER_ORG);
+    match app.store.create_webhook(webhook, max).await? {
         Created::Ok(webhook) => Ok(*webhook),
         Created::PluginMissing => Err(Invalid::field("plugins", "an attached plugin was just deleted").into()),
         Created::LimitReached => Err(WebhookError::Conflict(format!(
-            "the organisation already has {MAX_WEBHOOKS_PER_ORG} webhooks, the most allowed"
+            "the organisation already has {max} webhooks, the most its plan ({}) allows",
+            plan.as_str()
         ))),
     }
 }
@@ -210,7 +213,7 @@ pub async fn delete(app: &App, org_id: &str, id: &str) -> Result<(), WebhookErro
 /// inactive). Its queued deliveries end: `cancelled` when deleted, `failed` (retriable after
 /// reactivation) when deactivated.
 pub async fn stop(app: &App, org_id: &str, id: &str, off: Off) -> Result<bool, StoreError> {
-    if !app.store.webhook_off(org_id, id, off).await? {
+    if !app.store.webhook_off(org_id, id, off, app.config.delivery_retention).await? {
         return Ok(false);
     }
     if let Off::Deactivate(_) = off {

@@ -1,7 +1,8 @@
 //! Which IP addresses count as public (contract §2, URL rule).
 //!
 //! An address is public unless it falls in one of the special-purpose ranges below, or is
-//! an IPv6 form that embeds an IPv4 address (IPv4-mapped, IPv4-compatible, NAT64, 6to4)
+//! an IPv6 form that embeds an IPv4 address (IPv4-mapped, IPv4-translated, IPv4-compatible,
+//! NAT64, 6to4)
 //! whose IPv4 address is not public.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -50,12 +51,16 @@ fn in_v6(ip: Ipv6Addr, (base, len): (u128, u8)) -> bool {
 }
 
 /// The IPv4 address an IPv6 address stands for, when it embeds one: IPv4-mapped
-/// (`::ffff:a.b.c.d`), IPv4-compatible (`::a.b.c.d`), NAT64 (`64:ff9b::/96` and the
+/// (`::ffff:a.b.c.d`), IPv4-translated (`::ffff:0:a.b.c.d`), IPv4-compatible (`::a.b.c.d`), NAT64 (`64:ff9b::/96` and the
 /// local-use `64:ff9b:1::/48`) and 6to4 (`2002:aabb:ccdd::/48`).
 pub fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     let bits = u128::from(ip);
     let low32 = Ipv4Addr::from(bits as u32);
     if in_v6(ip, (0xffff_u128 << 32, 96)) {
+        return Some(low32);
+    }
+    // IPv4-translated (SIIT, RFC 2765): `::ffff:0:a.b.c.d`.
+    if in_v6(ip, (0xffff_u128 << 48, 96)) {
         return Some(low32);
     }
     if in_v6(ip, (0, 96)) && bits > 1 {
@@ -206,6 +211,8 @@ mod tests {
             "::ffff:127.0.0.1",
             "::ffff:10.1.2.3",
             "::ffff:169.254.169.254",
+            "::ffff:0:127.0.0.1",
+            "::ffff:0:a9fe:a9fe",
             "::127.0.0.1",
             "64:ff9b::7f00:1",
             "64:ff9b::a00:1",
@@ -215,7 +222,7 @@ mod tests {
         ] {
             assert!(!is_public(ip(s)), "{s} should be blocked");
         }
-        for s in ["::ffff:8.8.8.8", "64:ff9b::808:808", "2002:808:808::1"] {
+        for s in ["::ffff:8.8.8.8", "::ffff:0:8.8.8.8", "64:ff9b::808:808", "2002:808:808::1"] {
             assert!(is_public(ip(s)), "{s} should be public");
         }
     }

@@ -56,7 +56,8 @@ pub async fn serve<S>(
         let stream = conn::Watched::new(stream, activity.clone());
         let hyper_service = {
             let (service, activity) = (service.clone(), activity.clone());
-            hyper::service::service_fn(move |request: Request<Incoming>| {
+            hyper::service::service_fn(move |mut request: Request<Incoming>| {
+                request.extensions_mut().insert(crate::web::Peer(peer));
                 let request_guard = activity.begin();
                 let call = service.clone().oneshot(request);
                 async move {

@@ -138,11 +138,14 @@ pub(super) fn webhook_fields(form: &Form) -> Map<String, Value> {
     }
     body.insert("url".into(), json!(form.get("url").unwrap_or("").trim()));
     body.insert("subscribed_actions".into(), json!(form.all("subscribed_actions")));
-    let rate = form.get("rate_limit").unwrap_or("").trim();
-    // Empty: no limit; a number as a number; anything else as it is, refused by the rules.
+    let rate = form.get("rate_limit").unwrap_or("");
+    // Empty: no limit; a number written as JSON writes it (digits, no sign, no leading zero,
+    // no blanks) as a number; anything else as it is, refused by the API's rule.
+    let json_integer = |t: &str| t.bytes().all(|b| b.is_ascii_digit()) && (t == "0" || !t.starts_with('0'));
     let rate = match rate {
         "" => Value::Null,
-        text => text.parse::<u64>().map_or_else(|_| json!(text), |n| json!(n)),
+        text if json_integer(text) => text.parse::<u64>().map_or_else(|_| json!(text), |n| json!(n)),
+        text => json!(text),
     };
     body.insert("rate_limit".into(), rate);
     body.insert("ordering".into(), json!(form.get("ordering").unwrap_or("none")));

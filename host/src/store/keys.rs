@@ -23,6 +23,7 @@
 //! | `P:{o}:org` | hash | an organisation: `id`, `name`, `plan`, `created_at` |
 //! | `P:{o}:clients`, `P:{o}:users` | zset (lex) | its API clients' and users' ids |
 //! | `P:{o}:webhooks` | zset (lex) | its webhooks' ids |
+//! | `P:{o}:deleted-webhooks` | zset | webhooks it deleted within the delivery retention, by when (ms): their deliveries are still listed by their id |
 //! | `P:{o}:wh:{wh}` | hash | a webhook (`store::webhooks`), with its failure streak |
 //! | `P:{o}:subs:{action}` | set | active webhooks subscribed to an action (publish reads only these) |
 //! | `P:{o}:plugins` | zset (lex) | its plugins' ids |
@@ -33,6 +34,7 @@
 //! | `P:{cli}:tokens` | zset | hashes of the client's live tokens, by expiry (ms) |
 //! | `P:{cli}:token:{sha256}` | string, TTL | a live access token of the client |
 //! | `P:{cli}:rate` | string, TTL | the client's API request budget (`store::rate`) |
+//! | `P:{o}:notice-rate` | string, TTL | the organisation's budget of `webhook_delivery_failed` notices (`store::rate`) |
 //! | `P:{wh}:limiter` | string, TTL | a webhook's delivery rate budget, for its `rate_limit` (`store::rate`) |
 //! | `P:user-email:{email}` | string | `org_id user_id` of a (lower-cased) email |
 //! | `P:session:{sha256}` | hash, TTL | a signed-in session |
@@ -227,6 +229,10 @@ impl Keys {
         self.tagged(org, &["webhooks"])
     }
 
+    pub fn deleted_webhooks(&self, org: &str) -> String {
+        self.tagged(org, &["deleted-webhooks"])
+    }
+
     pub fn webhook(&self, org: &str, webhook: &str) -> String {
         self.tagged(org, &["wh", webhook])
     }
@@ -271,6 +277,10 @@ impl Keys {
 
     pub fn rate(&self, client: &str) -> String {
         self.tagged(client, &["rate"])
+    }
+
+    pub fn notice_rate(&self, org: &str) -> String {
+        self.tagged(org, &["notice-rate"])
     }
 
     pub fn webhook_limiter(&self, webhook: &str) -> String {

@@ -1,4 +1,5 @@
-//! Rate budgets shared by every `weir serve` process: API clients' request budgets, and
+//! Rate budgets shared by every `weir serve` process: API clients' request budgets, an
+//! organisation's budget of `webhook_delivery_failed` notices, and
 //! webhooks' delivery budgets (`rate_limit`, `lua/limit.lua`: the claimer takes a webhook's
 //! deliveries from it before claiming them, and gives back what it did not claim).
 //!
@@ -75,13 +76,18 @@ impl Store {
     /// until it would be.
     pub async fn take_request(&self, client_id: &str, limit: RateLimit) -> Result<Option<Duration>> {
         let interval_us = (1_000_000 / u64::from(limit.per_second.max(1))).max(1);
-        let wait_us: u64 = RATE
-            .call()
-            .key(&self.keys().rate(client_id))
-            .arg(interval_us)
-            .arg(limit.burst.max(1))
-            .run(&mut self.conn())
-            .await?;
+        self.take_one(&self.keys().rate(client_id), interval_us, limit.burst.max(1)).await
+    }
+
+    /// Takes one operational notice from the organisation's budget: one every `interval`
+    /// on average, `burst` at once. `None` when allowed, else how long until one would be.
+    pub async fn take_notice(&self, org_id: &str, interval: Duration, burst: u32) -> Result<Option<Duration>> {
+        let interval_us = (interval.as_micros() as u64).max(1);
+        self.take_one(&self.keys().notice_rate(org_id), interval_us, burst.max(1)).await
+    }
+
+    async fn take_one(&self, key: &str, interval_us: u64, burst: u32) -> Result<Option<Duration>> {
+        let wait_us: u64 = RATE.call().key(key).arg(interval_us).arg(burst).run(&mut self.conn()).await?;
         Ok((wait_us > 0).then(|| Duration::from_micros(wait_us)))
     }
 }

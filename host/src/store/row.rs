@@ -15,7 +15,7 @@
 //! | `v` | manual extra attempts made while a retry waited (they take no place in the schedule) | retry |
 //! | `m` | the time the waiting retry was due, kept by such an extra attempt until it is recorded | retry, record |
 //! | `b`, `h`, `p` | once plugins ran: the rendered body (absent: the envelope), extra headers, plugin outcomes | record |
-//! | `c` | the webhook's own `headers` the latest attempt sent (JSON pairs; absent when none) | record |
+//! | `c` | the names of the webhook's own `headers` the latest attempt sent (JSON pairs whose values are empty: a value is a secret; absent when none) | record |
 //! | `z` | the event's subject (`Type:id`), when the webhook kept each subject's order as it was made (`lua/order.lua`): such a row is never plain | publish, replay |
 //! | `r` | why it was dead-lettered | dead letter |
 //! | `u` | last change without an attempt (ms); else the latest attempt's end is | record, retry |
@@ -90,7 +90,8 @@ pub struct DeliveryRow {
     pub body: Option<String>,
     pub headers: Option<String>,
     pub plugins: Option<String>,
-    /// The webhook's own headers the latest attempt sent (JSON pairs).
+    /// The names of the webhook's own headers the latest attempt sent (JSON pairs, each
+    /// value empty: the values are secrets; rows from before that rule may hold them).
     pub webhook_headers: Option<String>,
     /// Last change without an attempt (ms).
     pub updated_ms: Option<u64>,

@@ -15,6 +15,7 @@
 //! workers change different fields at once without overwriting each other.
 
 use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
 
 use redis::AsyncCommands;
 
@@ -25,7 +26,8 @@ use super::webhook::{from_fields, headers_json, json, to_fields};
 use super::{Result, Store, StoreError};
 use crate::catalog;
 
-/// Most webhooks one organisation may have.
+/// Most webhooks one organisation may have on any plan (`crate::auth::plans` sets each
+/// plan's own, at most this).
 pub const MAX_WEBHOOKS_PER_ORG: usize = 500;
 
 /// Fields a change may set. `None` leaves a field as it is.
@@ -126,10 +128,11 @@ impl Store {
         }
     }
 
-    pub async fn create_webhook(&self, webhook: Webhook) -> Result<Created> {
+    /// Stores a new webhook unless the organisation has `max` already.
+    pub async fn create_webhook(&self, webhook: Webhook, max: usize) -> Result<Created> {
         let key = self.keys().webhook(&webhook.org_id, &webhook.id);
-        let saved =
-            self.save_webhook("create", &webhook.org_id, &webhook.id, &webhook.plugins, &to_fields(&webhook)).await?;
+        let fields = to_fields(&webhook);
+        let saved = self.save_webhook("create", &webhook.org_id, &webhook.id, &webhook.plugins, &fields, max).await?;
         Ok(match saved {
             Saved::Done | Saved::Reactivated => {
                 self.acknowledged(&key).await?;
@@ -147,6 +150,7 @@ impl Store {
         id: &str,
         plugins: &[Attachment],
         fields: &[(&str, String)],
+        max: usize,
     ) -> Result<Saved> {
         let mut call = WEBHOOK_SAVE.call();
         call.key(&self.keys().webhook(org_id, id)).key(&self.keys().webhooks(org_id));
@@ -154,7 +158,7 @@ impl Store {
             call.key(&self.keys().plugin(org_id, &attachment.plugin_id));
         }
         self.with_subscription_sets(&mut call, org_id);
-        call.arg(mode).arg(org_id).arg(id).arg(MAX_WEBHOOKS_PER_ORG).arg(plugins.len()).arg(catalog::actions().count());
+        call.arg(mode).arg(org_id).arg(id).arg(max).arg(plugins.len()).arg(catalog::actions().count());
         for action in catalog::actions() {
             call.arg(action);
         }
@@ -244,6 +248,13 @@ impl Store {
         Ok(webhooks)
     }
 
+    /// Whether the organisation deleted this webhook within the delivery retention (its
+    /// deliveries are still kept, listed from the organisation's index).
+    pub async fn webhook_was_deleted(&self, org_id: &str, id: &str) -> Result<bool> {
+        let score: Option<f64> = self.conn().zscore(self.keys().deleted_webhooks(org_id), id).await?;
+        Ok(score.is_some())
+    }
+
     /// The ids of every webhook of the organisation.
     pub async fn webhook_ids(&self, org_id: &str) -> Result<Vec<String>> {
         Ok(self.conn().zrange(self.keys().webhooks(org_id), 0, -1).await?)
@@ -315,7 +326,7 @@ impl Store {
             }
         }
         let plugins = change.plugins.as_deref().unwrap_or_default();
-        match self.save_webhook("update", org_id, id, plugins, &fields).await? {
+        match self.save_webhook("update", org_id, id, plugins, &fields, MAX_WEBHOOKS_PER_ORG).await? {
             saved @ (Saved::Done | Saved::Reactivated) => {
                 self.acknowledged(&self.keys().webhook(org_id, id)).await?;
                 Ok(self.get_webhook(org_id, id).await?.map_or(Updated::NotFound, |w| match saved {
@@ -331,16 +342,18 @@ impl Store {
     /// Deletes or deactivates the organisation's webhook (and takes it out of the
     /// subscription index); `false` if it is not the organisation's (or, to deactivate,
     /// already inactive). Its queued deliveries are ended by [`Store::end_pending`].
-    pub async fn webhook_off(&self, org_id: &str, id: &str, off: Off) -> Result<bool> {
+    /// A deleted webhook is remembered for `retention` (see [`Store::webhook_was_deleted`]).
+    pub async fn webhook_off(&self, org_id: &str, id: &str, off: Off, retention: Duration) -> Result<bool> {
         let key = self.keys().webhook(org_id, id);
         let mut call = WEBHOOK_OFF.call();
-        call.key(&key).key(&self.keys().webhooks(org_id));
+        call.key(&key).key(&self.keys().webhooks(org_id)).key(&self.keys().deleted_webhooks(org_id));
         self.with_subscription_sets(&mut call, org_id);
         let (mode, reason) = match off {
             Off::Delete => ("delete", ""),
             Off::Deactivate(reason) => ("deactivate", reason),
         };
         call.arg(org_id).arg(id).arg(crate::time::now_rfc3339()).arg(mode).arg(reason);
+        call.arg(crate::time::now_millis()).arg(retention.as_millis() as u64);
         let done = super::reply::done("webhook_off.lua", call.run(&mut self.conn()).await?)?;
         if done {
             self.acknowledged(&key).await?;

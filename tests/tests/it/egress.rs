@@ -144,9 +144,9 @@ async fn a_webhooks_headers_are_sent_exactly_shown_on_read_and_refused_when_weir
     // Weir's own headers are still Weir's.
     assert_eq!(got[0].header("content-type"), "application/json");
     assert!(!got[0].header("x-webhook-signature").is_empty());
-    // The delivery record shows the request as sent.
+    // The delivery record names the webhook's headers, without their values (secrets).
     let delivery = t.admin.settled(&id, 1).await.remove(0);
-    assert_eq!(delivery["request"]["headers"]["authorization"], "Bearer t0k3n==", "{delivery}");
+    assert_eq!(delivery["request"]["headers"]["authorization"], "", "{delivery}");
 
     // `null` removes them.
     let changed = t.admin.patch(&format!("/api/v2/webhooks/{id}"), &json!({"headers": null})).await.expect(200).json();

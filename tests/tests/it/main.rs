@@ -14,6 +14,8 @@ mod events_api;
 mod example_receiver;
 mod exports;
 mod floors;
+mod hardening;
+mod hardening_load;
 mod inputs;
 mod isolation;
 mod listener;
