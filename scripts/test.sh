@@ -9,11 +9,11 @@ cd "$(dirname "$0")/.."
 # The demo's build (the binaries the tests run); building --workspace here would resolve
 # other dependency features and compile Weir a second time.
 ./scripts/build.sh
-cargo test --locked --workspace -- --test-threads "${WEIR_TEST_THREADS:-6}" --skip plugin_languages::
+cargo test --locked --workspace -- --test-threads "${WEIR_TEST_THREADS:-6}" --skip plugin_languages:: --skip hardening_compile::
 # The JavaScript and Python plugin tests on their own: compiling an interpreter takes both
 # cores for tens of seconds in a debug build (once per run, then it is cached in target/),
 # which would starve the timing tests above.
-cargo test --locked --workspace --test it -- --test-threads "${WEIR_TEST_THREADS:-6}" plugin_languages::
+cargo test --locked --workspace --test it -- --test-threads "${WEIR_TEST_THREADS:-6}" plugin_languages:: hardening_compile::
 # The delivery, queue, crash and API tests once more, on a local Redis Cluster of three
 # masters with a replica each (the cluster:: tests above start their own clusters).
 # (`--workspace --test it`, not `-p weir-tests`: the same features as above, so the same

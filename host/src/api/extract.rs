@@ -11,9 +11,8 @@ use axum::http::request::Parts;
 use serde_json::{Map, Value};
 
 use super::error::{ApiError, Code, FieldError};
-use super::intake::Authenticated;
 use crate::app::App;
-use crate::auth::{Caller, Requirement, secrets};
+use crate::auth::{Authenticated, Caller, Requirement, secrets};
 use crate::web::{Query, is_json, read_body};
 
 /// Largest JSON request body (contract §2).

@@ -24,8 +24,7 @@ use http_body::Body as _;
 use super::error::{ApiError, Code};
 use super::extract::{MAX_JSON_BODY, bearer_token};
 use crate::app::App;
-use crate::auth::secrets;
-use crate::store::clients::TokenOwner;
+use crate::auth::{Authenticated, secrets};
 use crate::web::{Peer, prefetch};
 
 /// Most request bodies one sender may have being read ahead at once.
@@ -81,13 +80,6 @@ impl Drop for Counted<'_> {
             }
         }
     }
-}
-
-/// The live token's owner, found at intake (the handler's extractor uses it).
-#[derive(Debug, Clone)]
-pub struct Authenticated {
-    pub token_hash: String,
-    pub owner: TokenOwner,
 }
 
 /// The most of a body the route reads, and whether it is a plugin upload.

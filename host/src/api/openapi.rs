@@ -185,6 +185,6 @@ mod tests {
     #[test]
     fn the_document_is_the_one_pinned() {
         let hash = hex::encode(sha2::Sha256::digest(DOCUMENT.as_bytes()));
-        assert_eq!(hash, "e3a77b413b68aff0d9a71a318907bd446e663fda9792203940f5302f2b633721");
+        assert_eq!(hash, "b73b8ebec788ac850ec13ba3c35329b56f537c63f7a65c0b915edbcb877ddd8d");
     }
 }

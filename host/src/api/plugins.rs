@@ -13,11 +13,12 @@ use super::error::{ApiError, ApiResult, Code};
 use super::extract::{Admin, Id, JsonObject, QueryRules};
 use crate::app::App;
 use crate::domain::fields::Fields;
+use crate::domain::plugins::{self as domain, UploadError};
 use crate::domain::rules;
 use crate::ids::{self, Kind};
 use crate::plugins::{EventMeta, Verdict};
 use crate::sign;
-use crate::store::plugins::{Deleted, MAX_PLUGINS_PER_ORG, Plugin};
+use crate::store::plugins::{Deleted, Plugin};
 use crate::web::{Query, read_body};
 
 /// Largest plugin upload (contract §2).
@@ -29,7 +30,8 @@ pub const MAX_PLUGIN_BYTES: usize = 32 * 1024 * 1024;
     request_body(content = Vec<u8>, content_type = "application/wasm", description = "A component of the weir:plugin world"),
     responses(
         (status = 201, description = "Uploaded (`Location` names it): the next version of its name", body = Plugin),
-        (status = 409, description = "The organisation has the most plugins allowed", body = crate::api::error::ErrorBody),
+        (status = 409, description = "The organisation has the most plugins, or bytes of plugin code, its plan allows", body = crate::api::error::ErrorBody),
+        (status = 429, description = "Another upload of the organisation is compiling", body = crate::api::error::ErrorBody),
     ))]
 pub async fn upload(
     State(app): State<Arc<App>>,
@@ -54,23 +56,14 @@ pub async fn upload(
     if bytes.is_empty() {
         return Err(ApiError::field("body", "is empty: send the component's bytes"));
     }
-    let runtime = app.plugins.clone();
-    let wasm = bytes.to_vec();
-    let validated = tokio::task::spawn_blocking(move || runtime.validate_blocking(&wasm))
-        .await
-        .map_err(|_| ApiError::internal())?;
-    let sha256 = validated.map_err(|e| ApiError::field("body", e.to_string()))?;
-    let plugin = Plugin {
-        id: ids::new(Kind::Plugin),
-        name,
-        sha256,
-        size: bytes.len() as u64,
-        created_at: crate::time::now_rfc3339(),
-        version: 0,
-        org_id: caller.org_id.clone(),
-    };
-    let plugin = app.store.create_plugin(&plugin, &bytes).await?.ok_or_else(|| {
-        ApiError::conflict(format!("the organisation already has {MAX_PLUGINS_PER_ORG} plugins, the most allowed"))
+    let plugin = domain::upload(&app, &caller.org_id, caller.plan, name, bytes).await.map_err(|e| match e {
+        UploadError::Invalid(why) => ApiError::field("body", why),
+        UploadError::Quota(why) => ApiError::conflict(why),
+        UploadError::OrganisationBusy(why) => {
+            ApiError { retry_after: Some(10), ..ApiError::new(Code::RateLimited, why) }
+        }
+        UploadError::Busy(why) => ApiError { retry_after: Some(10), ..ApiError::new(Code::Unavailable, why) },
+        UploadError::Store(e) => e.into(),
     })?;
     let mut response = (StatusCode::CREATED, axum::Json(&plugin)).into_response();
     if let Ok(value) = HeaderValue::from_str(&format!("/api/v2/plugins/{}", plugin.id)) {

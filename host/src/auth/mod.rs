@@ -29,6 +29,14 @@ pub fn token_client(token: &str) -> Option<&str> {
     (crate::ids::is_valid(crate::ids::Kind::Client, client) && !secret.is_empty()).then_some(client)
 }
 
+/// A request's live bearer token and its owner, found before its body was read
+/// (`crate::api::intake`); the handler's extractor uses it instead of a second lookup.
+#[derive(Debug, Clone)]
+pub struct Authenticated {
+    pub token_hash: String,
+    pub owner: TokenOwner,
+}
+
 /// The authenticated client behind a request.
 #[derive(Debug, Clone)]
 pub struct Caller {

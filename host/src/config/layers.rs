@@ -51,6 +51,7 @@ pub const KEYS: &[&str] = &[
     "plugin_max_output_kib",
     "plugin_concurrency",
     "plugin_concurrency_per_org",
+    "plugin_cache_mib",
 ];
 
 /// A configuration that cannot be used, with the key and layer at fault.

@@ -72,6 +72,8 @@ pub struct Config {
     pub plugin_concurrency: usize,
     /// Most plugin calls of one organisation at once in this process.
     pub plugin_concurrency_per_org: usize,
+    /// Most MiB of compiled plugins kept on disk.
+    pub plugin_cache_mib: u64,
 }
 
 /// How log lines are written (`log_format`, `WEIR_LOG_FORMAT`).
@@ -124,6 +126,9 @@ impl Config {
             max_output: self.plugin_max_output_kib * 1024,
             concurrency: self.plugin_concurrency,
             concurrency_per_org: self.plugin_concurrency_per_org,
+            cache_disk: self.plugin_cache_mib * 1024 * 1024,
+            // In memory, as much as on disk, at most 1 GiB.
+            cache_memory: (self.plugin_cache_mib * 1024 * 1024).min(1 << 30) as usize,
         }
     }
 
@@ -299,6 +304,7 @@ impl Layers {
         let plugin_memory_mib = self.uint("plugin_memory_mib", 1, 4096)? as usize;
         let plugin_max_output_kib = self.uint("plugin_max_output_kib", 1, 65_536)? as usize;
         let plugin_concurrency = self.uint("plugin_concurrency", 1, 256)? as usize;
+        let plugin_cache_mib = self.uint("plugin_cache_mib", 64, 1 << 20)?;
         let runtime_threads = match self.uint("runtime_threads", 0, 1024)? as usize {
             0 => half_the_cores(),
             n => n,
@@ -373,6 +379,7 @@ impl Layers {
             plugin_max_output_kib,
             plugin_concurrency,
             plugin_concurrency_per_org,
+            plugin_cache_mib,
         })
     }
 }

@@ -9,6 +9,7 @@ pub mod event_log;
 pub mod events;
 pub mod fields;
 pub mod notices;
+pub mod plugins;
 pub mod replay;
 pub mod rules;
 pub mod webhooks;

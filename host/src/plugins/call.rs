@@ -83,9 +83,10 @@ impl CallReport {
 const MAX_HEADERS: usize = 32;
 
 impl Runtime {
-    /// Whether the plugin with this hash is compiled in this process.
+    /// Whether the plugin with this hash is compiled: in this process, or in the disk
+    /// cache (either way a call needs no code).
     pub fn is_compiled(&self, sha256: &str) -> bool {
-        self.compiled.lock().unwrap_or_else(|e| e.into_inner()).contains_key(sha256)
+        self.memory.contains(sha256) || self.disk.contains(sha256)
     }
 
     /// Calls a plugin of `org_id`. `wasm` is needed only when it is not compiled yet

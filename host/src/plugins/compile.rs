@@ -1,24 +1,48 @@
-//! Compiling plugins: once per process per SHA-256, with a disk cache that survives
-//! restarts. The cache file name carries wasmtime's compatibility hash, so a different
-//! wasmtime build (or engine settings) never loads a stale artifact.
+//! Compiling plugins: once per process per SHA-256, within the compile budget (`budget`),
+//! kept in memory and on disk (`cache`).
+//!
+//! An upload is checked first (`shape`: microseconds), then compiled and linked
+//! ([`Runtime::compile_upload`]); what it made is kept ([`Runtime::keep`]) only once the
+//! plugin is stored, so an upload that is refused, fails or is abandoned leaves nothing
+//! behind. A stored plugin not compiled in this process is loaded from the disk cache, or
+//! compiled from its code, when a call first needs it ([`Runtime::compiled_blocking`]).
 
-use std::hash::{Hash, Hasher};
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use wasmtime::component::Component;
 
 use super::bindings::FilterPre;
+use super::budget::{BudgetError, UPLOAD_WAIT};
 use super::link::{self, ValidationError};
 use super::runtime::{Compiled, Runtime, sha256_hex};
 
-impl Runtime {
-    fn cache_path(&self, sha256: &str) -> PathBuf {
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        self.engine.precompile_compatibility_hash().hash(&mut hasher);
-        self.cache_dir.join(format!("{sha256}-{:016x}.cwasm", hasher.finish()))
-    }
+/// Why an upload was not compiled.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum UploadError {
+    /// Not a plugin: the uploader's fault (`422`).
+    #[error(transparent)]
+    Invalid(#[from] ValidationError),
+    /// The budget said no, or the compile took too long (`429`/`503`).
+    #[error(transparent)]
+    Budget(#[from] BudgetError),
+}
 
+/// An upload compiled and linked, not yet kept.
+pub struct Staged {
+    pub sha256: String,
+    /// Compiled now (to be written to the disk cache), not found there.
+    component: Option<Component>,
+    compiled: Arc<Compiled>,
+    size: usize,
+}
+
+impl std::fmt::Debug for Staged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Staged").field("sha256", &self.sha256).field("size", &self.size).finish_non_exhaustive()
+    }
+}
+
+impl Runtime {
     /// The compiled plugin for `sha256`, from memory, the disk cache, or `wasm` (fetched
     /// only when needed). Blocking: call it off the async workers.
     pub(super) fn compiled_blocking(
@@ -26,78 +50,93 @@ impl Runtime {
         sha256: &str,
         wasm: impl FnOnce() -> Option<Vec<u8>>,
     ) -> Result<Arc<Compiled>, ValidationError> {
-        if let Some(found) = self.compiled.lock().unwrap_or_else(|e| e.into_inner()).get(sha256) {
-            return Ok(found.clone());
+        if let Some(found) = self.memory.get(sha256) {
+            return Ok(found);
         }
-        let path = self.cache_path(sha256);
-        let component = match self.load_cached(&path) {
+        let (component, fresh) = match self.disk.load(&self.engine, sha256) {
             Some(component) => {
                 self.counters.cache_loads.inc();
-                component
+                (component, false)
             }
             None => {
                 let bytes =
                     wasm().ok_or_else(|| ValidationError::NotComponent("the plugin's code is missing".into()))?;
-                let component = self.compile(&bytes)?;
-                self.store_cached(&path, &component);
-                component
+                (self.budget.run(|| self.compile(&bytes))?, true)
             }
         };
-        let compiled = Arc::new(self.prepare(&component)?);
-        self.compiled.lock().unwrap_or_else(|e| e.into_inner()).insert(sha256.to_owned(), compiled.clone());
+        let compiled = Arc::new(prepare(&self.engine, &component)?);
+        if fresh {
+            self.disk.store(sha256, &component);
+        }
+        self.memory.insert(sha256, compiled.clone(), code_size(&component));
         Ok(compiled)
     }
 
-    /// Checks that `wasm` is a usable plugin (and keeps it compiled). Blocking.
+    /// Checks and compiles an upload of `org` within the budget, without keeping it.
+    pub async fn compile_upload(self: &Arc<Self>, org: &str, wasm: Arc<[u8]>) -> Result<Staged, UploadError> {
+        super::shape::check(&wasm)?;
+        let sha256 = sha256_hex(&wasm);
+        if let Some(compiled) = self.memory.get(&sha256) {
+            return Ok(Staged { sha256, component: None, compiled, size: 0 });
+        }
+        let turn = self.budget.turn(org)?;
+        let runtime = self.clone();
+        let sha = sha256.clone();
+        let work = tokio::task::spawn_blocking(move || {
+            let _turn = turn;
+            let (component, fresh) = match runtime.disk.load(&runtime.engine, &sha) {
+                Some(component) => (component, false),
+                None => (runtime.budget.run(|| runtime.compile(&wasm))?, true),
+            };
+            let compiled = Arc::new(prepare(&runtime.engine, &component)?);
+            let size = code_size(&component);
+            Ok::<_, ValidationError>(Staged { sha256: sha, component: fresh.then_some(component), compiled, size })
+        });
+        match tokio::time::timeout(UPLOAD_WAIT, work).await {
+            Ok(Ok(staged)) => Ok(staged?),
+            Ok(Err(_)) => Err(ValidationError::NotComponent("the compiler failed".into()).into()),
+            // Abandoned: the compile ends in the background and its result is dropped.
+            Err(_) => Err(BudgetError::TooSlow.into()),
+        }
+    }
+
+    /// Keeps a staged upload once its plugin is stored: in memory, and on disk when it was
+    /// compiled now. Blocking (it writes the cache file).
+    pub fn keep(&self, staged: Staged) {
+        if let Some(component) = &staged.component {
+            self.disk.store(&staged.sha256, component);
+        }
+        if !self.memory.contains(&staged.sha256) {
+            self.memory.insert(&staged.sha256, staged.compiled, staged.size);
+        }
+    }
+
+    /// Checks that `wasm` is a usable plugin and keeps it compiled (tools and tests: no
+    /// organisation, no budget wait). Blocking.
     pub fn validate_blocking(&self, wasm: &[u8]) -> Result<String, ValidationError> {
+        super::shape::check(wasm)?;
         let sha256 = sha256_hex(wasm);
         self.compiled_blocking(&sha256, || Some(wasm.to_vec()))?;
         Ok(sha256)
     }
 
     fn compile(&self, wasm: &[u8]) -> Result<Component, ValidationError> {
-        if wasm.len() >= 8 && wasm[..4] == *b"\0asm" && wasm[4..8] == [1, 0, 0, 0] {
-            return Err(ValidationError::NotComponent(
-                "this is a core WebAssembly module; build a component (target wasm32-wasip2)".into(),
-            ));
-        }
         self.counters.compiled.inc();
         Component::new(&self.engine, wasm).map_err(|e| ValidationError::NotComponent(first_line(&e)))
     }
+}
 
-    fn prepare(&self, component: &Component) -> Result<Compiled, ValidationError> {
-        let linker = link::linker_for(&self.engine, component)?;
-        let instance_pre = linker.instantiate_pre(component).map_err(|e| ValidationError::Link(first_line(&e)))?;
-        let pre = FilterPre::new(instance_pre).map_err(|e| ValidationError::WrongWorld(first_line(&e)))?;
-        Ok(Compiled { pre })
-    }
+fn prepare(engine: &wasmtime::Engine, component: &Component) -> Result<Compiled, ValidationError> {
+    let linker = link::linker_for(engine, component)?;
+    let instance_pre = linker.instantiate_pre(component).map_err(|e| ValidationError::Link(first_line(&e)))?;
+    let pre = FilterPre::new(instance_pre).map_err(|e| ValidationError::WrongWorld(first_line(&e)))?;
+    Ok(Compiled { pre })
+}
 
-    fn load_cached(&self, path: &std::path::Path) -> Option<Component> {
-        if !path.exists() {
-            return None;
-        }
-        // SAFETY: the file was written by `store_cached` from `Component::serialize` of
-        // this engine configuration (its name carries the compatibility hash), in a
-        // directory only Weir writes to. A file that does not load is recompiled.
-        #[allow(unsafe_code)]
-        let loaded = unsafe { Component::deserialize_file(&self.engine, path) };
-        match loaded {
-            Ok(component) => Some(component),
-            Err(e) => {
-                tracing::warn!(path = %path.display(), error = %e, "ignoring an unusable plugin cache file");
-                None
-            }
-        }
-    }
-
-    fn store_cached(&self, path: &std::path::Path, component: &Component) {
-        let Ok(bytes) = component.serialize() else { return };
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        if std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path)).is_err() {
-            let _ = std::fs::remove_file(&tmp);
-            tracing::warn!(path = %path.display(), "cannot write the plugin cache");
-        }
-    }
+/// The bytes of a component's compiled code (what it keeps in memory).
+fn code_size(component: &Component) -> usize {
+    let range = component.image_range();
+    (range.end as usize).saturating_sub(range.start as usize)
 }
 
 /// The first line of an error's message (wasmtime errors can carry long chains).

@@ -11,8 +11,12 @@
 //!   are satisfied with nothing granted: streams and stdio (captured into the log), and
 //!   every other WASI function — environment, files, clocks, randomness, sockets — traps
 //!   with [`Forbidden`] naming it. Imports from anywhere else are refused at upload.
-//! - `compile`: components compiled once per process per SHA-256, kept in memory and in a
-//!   disk cache keyed by wasmtime's compatibility hash, then pre-instantiated.
+//! - `shape`: an upload's imports and exports, read before anything is compiled.
+//! - `budget`: compiles one at a time at the lowest CPU priority, one upload per
+//!   organisation, a bounded queue and wait.
+//! - `compile`: components compiled once per process per SHA-256, then pre-instantiated;
+//!   an upload's kept only once its plugin is stored.
+//! - `cache`: compiled plugins in memory and on disk, each bounded, least recently used out.
 //! - `call`: one call in a fresh instance with a deterministic fuel budget, a wall-clock
 //!   deadline (epoch interruption), a memory cap and an output cap; never on an async
 //!   worker thread.
@@ -22,6 +26,8 @@
 //! - `pointer`: JSON pointers answered over raw JSON text, for `event.get`.
 
 mod bindings;
+mod budget;
+mod cache;
 pub mod call;
 pub mod chain;
 mod compile;
@@ -29,9 +35,12 @@ mod link;
 pub mod pointer;
 mod pool;
 mod runtime;
+mod shape;
 mod state;
 
+pub use budget::BudgetError;
 pub use call::{CallReport, PluginError, Verdict};
+pub use compile::{Staged, UploadError};
 pub use link::ValidationError;
 pub use runtime::{Counters, Limits, Runtime, RuntimeError, sha256_hex};
 pub use state::{EventMeta, LogLine, MAX_LOG_BYTES};

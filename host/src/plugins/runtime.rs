@@ -2,17 +2,19 @@
 //! pooling allocator), the compiled plugins, the slots calls run in, and its counters. Its
 //! methods live beside what they do: compiling in `compile`, calling in `call`.
 
-use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use prometheus_client::metrics::counter::Counter;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use wasmtime::{Config as EngineConfig, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 use super::bindings::FilterPre;
+use super::budget::Budget;
+use super::cache::{Disk, Memory};
 use super::pool::Pool;
 use super::state::CallState;
 
@@ -31,6 +33,10 @@ pub struct Limits {
     pub concurrency: usize,
     /// Most calls of one organisation at once in this process.
     pub concurrency_per_org: usize,
+    /// Most bytes of compiled plugins kept on disk (`WEIR_DATA_DIR/plugin-cache`).
+    pub cache_disk: u64,
+    /// Most bytes of compiled code kept in memory.
+    pub cache_memory: usize,
 }
 
 /// Why the runtime could not start.
@@ -42,6 +48,8 @@ pub enum RuntimeError {
     CacheDir { path: PathBuf, source: std::io::Error },
     #[error("cannot start the plugin runtime: the epoch thread: {0}")]
     Ticker(std::io::Error),
+    #[error("cannot start the plugin runtime: the compile threads: {0}")]
+    Compiler(std::io::Error),
 }
 
 /// A compiled, pre-instantiated plugin.
@@ -67,8 +75,9 @@ pub struct Counters {
 pub struct Runtime {
     pub(super) engine: Engine,
     pub(super) limits: Limits,
-    pub(super) cache_dir: PathBuf,
-    pub(super) compiled: Mutex<HashMap<String, Arc<Compiled>>>,
+    pub(super) memory: Memory<Compiled>,
+    pub(super) disk: Disk,
+    pub(super) budget: Arc<Budget>,
     pub(super) pool: Pool,
     pub counters: Counters,
     stop_ticker: Arc<AtomicBool>,
@@ -117,6 +126,10 @@ impl Runtime {
         let engine = Engine::new(&config).map_err(RuntimeError::Engine)?;
         std::fs::create_dir_all(&cache_dir)
             .map_err(|source| RuntimeError::CacheDir { path: cache_dir.clone(), source })?;
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        engine.precompile_compatibility_hash().hash(&mut hasher);
+        let disk = Disk::new(cache_dir, format!("{:016x}", hasher.finish()), limits.cache_disk);
+        let budget = Arc::new(Budget::new().map_err(RuntimeError::Compiler)?);
 
         // One thread advances the epoch: a call's deadline is a number of ticks.
         let stop_ticker = Arc::new(AtomicBool::new(false));
@@ -134,8 +147,9 @@ impl Runtime {
         Ok(Runtime {
             engine,
             limits,
-            cache_dir,
-            compiled: Mutex::new(HashMap::new()),
+            memory: Memory::new(limits.cache_memory),
+            disk,
+            budget,
             pool: Pool::new(limits.concurrency, limits.concurrency_per_org),
             counters: Counters::default(),
             stop_ticker,

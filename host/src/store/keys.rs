@@ -28,7 +28,10 @@
 //! | `P:{o}:subs:{action}` | set | active webhooks subscribed to an action (publish reads only these) |
 //! | `P:{o}:plugins` | zset (lex) | its plugins' ids |
 //! | `P:{o}:plugin-versions` | hash | the last version number given to each plugin name |
-//! | `P:{o}:plg:{id}`, `P:{o}:plg:{id}:wasm` | hash, string | a plugin and its code |
+//! | `P:{o}:plg:{id}` | hash | a plugin (`shared` = 1: its code is the organisation's `code:{sha256}`) |
+//! | `P:{o}:code:{sha256}` | string | plugin code, stored once per organisation and hash |
+//! | `P:{o}:code-refs` | hash | hash → plugins using that code; `bytes`: the code stored in all |
+//! | `P:{o}:plg:{id}:wasm` | string | the code of a plugin stored before code was shared |
 //! | `P:{o}:user:{id}` | hash | a person who signs in to the settings pages |
 //! | `P:{cli}:client` | hash | an API client; `secret_hash` is SHA-256 of the secret |
 //! | `P:{cli}:tokens` | zset | hashes of the client's live tokens, by expiry (ms) |
@@ -255,6 +258,14 @@ impl Keys {
 
     pub fn plugin_wasm(&self, org: &str, plugin: &str) -> String {
         self.tagged(org, &["plg", plugin, "wasm"])
+    }
+
+    pub fn plugin_code(&self, org: &str, sha256: &str) -> String {
+        self.tagged(org, &["code", sha256])
+    }
+
+    pub fn plugin_code_refs(&self, org: &str) -> String {
+        self.tagged(org, &["code-refs"])
     }
 
     pub fn user(&self, org: &str, user: &str) -> String {

@@ -1,6 +1,7 @@
 //! Uploaded plugins, in their organisation's group (`store::keys`): a hash (`id`,
-//! `org_id`, `name`, `sha256`, `size`, `created_at`, `version`), the code beside it, and the
-//! organisation's index of them. Uploads under one name are its versions 1, 2, …: each is a
+//! `org_id`, `name`, `sha256`, `size`, `created_at`, `version`), the organisation's index of
+//! them, and their code — stored once per organisation and hash, however many plugins
+//! (names, versions) use it, and counted against the organisation's plan. Uploads under one name are its versions 1, 2, …: each is a
 //! plugin of its own (attachments name one by id), numbered by the organisation's counter
 //! per name, so a deleted version's number is never given again.
 
@@ -9,11 +10,36 @@ use std::collections::HashMap;
 use redis::AsyncCommands;
 use serde::Serialize;
 
+use super::reply::Named;
 use super::scripts::{PLUGIN_CREATE, PLUGIN_DELETE};
 use super::{Result, Store};
 
-/// Most plugins one organisation may have.
+/// Most plugins one organisation may have on any plan.
 pub const MAX_PLUGINS_PER_ORG: usize = 100;
+
+/// What an organisation may store (its plan's).
+#[derive(Debug, Clone, Copy)]
+pub struct PluginQuota {
+    pub plugins: usize,
+    pub bytes: u64,
+}
+
+/// What an organisation stores now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PluginUsage {
+    pub plugins: usize,
+    /// Bytes of code, each distinct code counted once.
+    pub bytes: u64,
+}
+
+/// Why a plugin was not stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    /// The organisation has the most plugins its quota allows.
+    Plugins,
+    /// Its code would take it past its bytes.
+    Bytes,
+}
 
 /// A plugin as the API shows it.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -53,45 +79,80 @@ fn from_fields(fields: &HashMap<String, String>) -> Plugin {
 }
 
 impl Store {
-    /// Stores a plugin as the next version of its name (`plugin.version` is ignored);
-    /// `None` when the organisation has too many.
-    pub async fn create_plugin(&self, plugin: &Plugin, wasm: &[u8]) -> Result<Option<Plugin>> {
+    /// What the organisation stores now, and whether it stores this code already.
+    pub async fn plugin_usage(&self, org_id: &str, sha256: &str) -> Result<(PluginUsage, bool)> {
+        let mut pipe = redis::pipe();
+        pipe.zcard(self.keys().plugins(org_id))
+            .hget(self.keys().plugin_code_refs(org_id), "bytes")
+            .exists(self.keys().plugin_code(org_id, sha256));
+        let (plugins, bytes, stored): (usize, Option<u64>, bool) = pipe.query_async(&mut self.conn()).await?;
+        Ok((PluginUsage { plugins, bytes: bytes.unwrap_or(0) }, stored))
+    }
+
+    /// Stores a plugin as the next version of its name (`plugin.version` is ignored), its
+    /// code unless the organisation stores that code already; refused at the quota.
+    pub async fn create_plugin(
+        &self,
+        plugin: &Plugin,
+        wasm: &[u8],
+        quota: PluginQuota,
+    ) -> Result<std::result::Result<Plugin, Refused>> {
         let key = self.keys().plugin(&plugin.org_id, &plugin.id);
-        let version: u64 = PLUGIN_CREATE
-            .call()
-            .key(&key)
-            .key(&self.keys().plugin_wasm(&plugin.org_id, &plugin.id))
-            .key(&self.keys().plugins(&plugin.org_id))
-            .key(&self.keys().plugin_versions(&plugin.org_id))
-            .arg(MAX_PLUGINS_PER_ORG)
-            .arg(&plugin.id)
-            .arg(&plugin.org_id)
-            .arg(&plugin.name)
-            .arg(&plugin.sha256)
-            .arg(plugin.size)
-            .arg(&plugin.created_at)
-            .arg(wasm)
-            .run(&mut self.conn())
-            .await?;
-        if version == 0 {
-            return Ok(None);
+        // The code is sent only when it is not stored already (an upload of the same
+        // bytes again costs no copy), and again if it went meanwhile.
+        let (_, mut stored) = self.plugin_usage(&plugin.org_id, &plugin.sha256).await?;
+        for _ in 0..2 {
+            let reply: redis::Value = PLUGIN_CREATE
+                .call()
+                .key(&key)
+                .key(&self.keys().plugin_code(&plugin.org_id, &plugin.sha256))
+                .key(&self.keys().plugins(&plugin.org_id))
+                .key(&self.keys().plugin_versions(&plugin.org_id))
+                .key(&self.keys().plugin_code_refs(&plugin.org_id))
+                .arg(quota.plugins.min(MAX_PLUGINS_PER_ORG))
+                .arg(quota.bytes)
+                .arg(&plugin.id)
+                .arg(&plugin.org_id)
+                .arg(&plugin.name)
+                .arg(&plugin.sha256)
+                .arg(plugin.size)
+                .arg(&plugin.created_at)
+                .arg(if stored { &[][..] } else { wasm })
+                .run(&mut self.conn())
+                .await?;
+            let named = Named::from_value(reply, "plugin_create.lua")?;
+            if let Some(version) = named.int("version") {
+                self.acknowledged(&key).await?;
+                return Ok(Ok(Plugin { version: version as u64, ..plugin.clone() }));
+            }
+            match named.text("refused").as_deref() {
+                Some("plugins") => return Ok(Err(Refused::Plugins)),
+                Some("bytes") => return Ok(Err(Refused::Bytes)),
+                Some("code") => stored = false,
+                _ => return Err(super::reply::unexpected("plugin_create.lua", "neither a version nor a refusal")),
+            }
         }
-        self.acknowledged(&key).await?;
-        Ok(Some(Plugin { version, ..plugin.clone() }))
+        Err(super::reply::unexpected("plugin_create.lua", "the code went missing twice"))
     }
 
     /// The plugin if it belongs to `org_id`.
     pub async fn get_plugin(&self, org_id: &str, id: &str) -> Result<Option<Plugin>> {
+        Ok(self.plugin_fields(org_id, id).await?.map(|fields| from_fields(&fields)))
+    }
+
+    async fn plugin_fields(&self, org_id: &str, id: &str) -> Result<Option<HashMap<String, String>>> {
         let fields: HashMap<String, String> = self.conn().hgetall(self.keys().plugin(org_id, id)).await?;
-        if fields.is_empty() {
-            return Ok(None);
-        }
-        Ok(Some(from_fields(&fields)).filter(|p| p.org_id == org_id))
+        Ok(Some(fields).filter(|f| f.get("org_id").is_some_and(|o| o == org_id)))
     }
 
     /// The plugin's code.
     pub async fn get_plugin_wasm(&self, org_id: &str, id: &str) -> Result<Option<Vec<u8>>> {
-        Ok(self.conn().get(self.keys().plugin_wasm(org_id, id)).await?)
+        let Some(fields) = self.plugin_fields(org_id, id).await? else { return Ok(None) };
+        let key = match (fields.get("shared"), fields.get("sha256")) {
+            (Some(_), Some(sha256)) => self.keys().plugin_code(org_id, sha256),
+            _ => self.keys().plugin_wasm(org_id, id),
+        };
+        Ok(self.conn().get(key).await?)
     }
 
     /// A page of the organisation's plugins, newest first.
@@ -151,16 +212,19 @@ impl Store {
     /// is given every webhook of the organisation; if they changed meanwhile, it runs again.
     pub async fn delete_plugin(&self, org_id: &str, id: &str) -> Result<Deleted> {
         for _ in 0..5 {
+            let Some(plugin) = self.get_plugin(org_id, id).await? else { return Ok(Deleted::NotFound) };
             let webhooks = self.webhook_ids(org_id).await?;
             let mut call = PLUGIN_DELETE.call();
             call.key(&self.keys().plugin(org_id, id))
                 .key(&self.keys().plugin_wasm(org_id, id))
                 .key(&self.keys().webhooks(org_id))
-                .key(&self.keys().plugins(org_id));
+                .key(&self.keys().plugins(org_id))
+                .key(&self.keys().plugin_code(org_id, &plugin.sha256))
+                .key(&self.keys().plugin_code_refs(org_id));
             for wh in &webhooks {
                 call.key(&self.keys().webhook(org_id, wh));
             }
-            call.arg(org_id).arg(id);
+            call.arg(org_id).arg(id).arg(&plugin.sha256);
             let reply: String = call.run(&mut self.conn()).await?;
             let deleted = super::reply::name_of("plugin_delete.lua", &reply, |name| match name {
                 "deleted" => Some(Some(Deleted::Deleted)),

@@ -210,7 +210,7 @@ async fn mutual_tls_presents_the_webhooks_certificate_whose_key_is_never_shown()
     let keys: Vec<String> = redis::cmd("KEYS").arg(format!("{}*wh:{id}", builder.prefix())).query(&mut *conn).unwrap();
     let stored: Option<String> = redis::cmd("HGET").arg(&keys[0]).arg("client_key").query(&mut *conn).unwrap();
     let stored = stored.expect("a sealed key");
-    assert!(!stored.contains("PRIVATE KEY") && stored.starts_with("v1."), "{stored}");
+    assert!(!stored.contains("PRIVATE KEY") && stored.starts_with("v2."), "{stored}");
 
     // Accepted with the certificate...
     t.publisher.publish(&work_order_event("wo_mtls")).await;

@@ -144,12 +144,17 @@ impl RequestBuilder {
     }
 
     pub async fn send(self) -> Resp {
+        self.send_within(Duration::from_secs(30)).await
+    }
+
+    /// [`RequestBuilder::send`], waiting at most `timeout` for the response's head.
+    pub async fn send_within(self, timeout: Duration) -> Resp {
         let mut request = Request::builder().method(self.method).uri(&self.url);
         if let Some(headers) = request.headers_mut() {
             *headers = self.headers;
         }
         let request = request.body(Full::new(self.body)).expect("request");
-        let response = tokio::time::timeout(Duration::from_secs(30), self.http.client.request(request))
+        let response = tokio::time::timeout(timeout, self.http.client.request(request))
             .await
             .unwrap_or_else(|_| panic!("request to {} timed out", self.url))
             .unwrap_or_else(|e| panic!("request to {} failed: {e}", self.url));
