@@ -13,7 +13,10 @@ cargo test --locked --workspace -- --test-threads "${WEIR_TEST_THREADS:-6}" --sk
 # The JavaScript and Python plugin tests on their own: compiling an interpreter takes both
 # cores for tens of seconds in a debug build (once per run, then it is cached in target/),
 # which would starve the timing tests above.
-cargo test --locked --workspace --test it -- --test-threads "${WEIR_TEST_THREADS:-6}" plugin_languages:: hardening_compile::
+cargo test --locked --workspace --test it -- --test-threads "${WEIR_TEST_THREADS:-6}" plugin_languages::
+# Six interpreter uploads at once beside another tenant, alone: its uploads must compile
+# within their 50 s wait, which the interpreter builds above would slow down.
+cargo test --locked --workspace --test it -- hardening_compile::
 # The delivery, queue, crash and API tests once more, on a local Redis Cluster of three
 # masters with a replica each (the cluster:: tests above start their own clusters).
 # (`--workspace --test it`, not `-p weir-tests`: the same features as above, so the same

@@ -114,6 +114,9 @@ async fn slow_bodies_on_the_token_endpoint_and_publish_leave_another_tenants_req
     assert!(longest < Duration::from_secs(20), "a slow body was held {longest:?}");
     assert_eq!(statuses.keys().copied().filter(|s| ![408, 429].contains(s)).count(), 0, "{statuses:?}");
     assert!(statuses.get(&408).copied().unwrap_or(0) > 0, "{statuses:?}");
+    eprintln!(
+        "slow bodies answered {statuses:?}, the longest held {longest:?}; the other tenant's slowest request {slowest:?}"
+    );
     weir.stop().await;
 }
 
