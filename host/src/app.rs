@@ -21,15 +21,15 @@ const LOOKUP_BATCH: usize = 128;
 /// Everything a request handler or worker needs, built once at start.
 #[derive(Debug)]
 pub struct App {
-    pub config: Config,
-    pub store: Store,
-    pub url_rule: UrlRule,
-    pub metrics: Metrics,
-    pub plugins: Arc<Runtime>,
+    pub(crate) config: Config,
+    pub(crate) store: Store,
+    pub(crate) url_rule: UrlRule,
+    pub(crate) metrics: Metrics,
+    pub(crate) plugins: Arc<Runtime>,
     /// Sign-in password checks, a bounded number at once.
-    pub passwords: crate::auth::passwords::Verifier,
+    pub(crate) passwords: crate::auth::passwords::Verifier,
     /// Publishes events in batches per partition.
-    pub publisher: Publisher,
+    pub(crate) publisher: Publisher,
     /// Token lookups, in batches: concurrent requests share one round trip, and those
     /// with the same token one lookup.
     tokens: Batcher<TokenQuery, Result<Option<TokenOwner>>>,

@@ -69,8 +69,9 @@ pub async fn run(
         let app = app.clone();
         tokio::spawn(async move { Replayer::of(&app).run_worker(replays_stopped).await })
     });
+    let handles = crate::domain::handles::Handles::new(&app);
     let routes = api::routes().merge(settings::router());
-    let service = api::service(api::with_error_shape(routes, app.clone()), app.clone());
+    let service = api::service(api::with_error_shape(routes, handles.clone()), handles.access.clone());
     let addr = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
     tracing::info!(%addr, tls = tls.is_some(), workers = engine.is_some(), "weir is serving");
     server::serve(listener, service, tls, app.config.max_connections, shutdown).await;

@@ -1,7 +1,5 @@
 //! `webhook_deliveries`: inspect and retry deliveries (service document §1, §4; contract §2).
 
-use std::sync::Arc;
-
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -9,13 +7,9 @@ use axum::response::{IntoResponse, Response};
 use super::error::{ApiError, ApiResult, FieldError};
 use super::extract::{Admin, Id, JsonObject, QueryRules};
 use super::schema::{Count, Page};
-use crate::app::App;
 use crate::catalog;
-use crate::domain::deliveries;
+use crate::domain::deliveries::{Deliveries, Filter, Retried, Status};
 use crate::ids::{self, Kind};
-use crate::store::listing::Filter;
-use crate::store::requeue::Retried;
-use crate::store::status::Status;
 use crate::web::Query;
 
 /// Most index entries one list request looks at before answering with a cursor.
@@ -28,9 +22,9 @@ const SCAN_LIMIT: usize = 2000;
         ("limit" = Option<u32>, Query, minimum = 1, maximum = 100), ("cursor" = Option<String>, Query),
     ),
     responses((status = 200, description = "A page of deliveries, newest first", body = crate::api::schema::Page<crate::domain::deliveries::Delivery>)))]
-pub async fn list(State(app): State<Arc<App>>, Admin(caller): Admin, query: Query) -> ApiResult<Response> {
+pub async fn list(State(deliveries): State<Deliveries>, Admin(caller): Admin, query: Query) -> ApiResult<Response> {
     query.only(&["webhook_id", "status", "action", "limit", "cursor"])?;
-    let page = query.page(|c| deliveries::valid_cursor(&app, c))?;
+    let page = query.page(|c| deliveries.valid_cursor(c))?;
     let mut errors = Vec::new();
     let status = query.get("status");
     let status_filter = status.and_then(Status::parse);
@@ -53,17 +47,17 @@ pub async fn list(State(app): State<Arc<App>>, Admin(caller): Admin, query: Quer
         return Err(ApiError::validation(errors));
     }
     let filter = Filter { status: status_filter, action, webhook };
-    let (deliveries, next) =
-        deliveries::list(&app, &caller.org_id, filter, page.cursor.as_deref(), page.limit, SCAN_LIMIT).await?;
-    Ok(axum::Json(Page { data: deliveries, next_cursor: next }).into_response())
+    let (listed, next) =
+        deliveries.list(&caller.org_id, filter, page.cursor.as_deref(), page.limit, SCAN_LIMIT).await?;
+    Ok(axum::Json(Page { data: listed, next_cursor: next }).into_response())
 }
 
 /// `GET /api/v2/webhook_deliveries/{id}`
 #[utoipa::path(get, path = "/api/v2/webhook_deliveries/{id}", tag = "deliveries",
     params(("id" = String, Path)),
     responses((status = 200, description = "The delivery", body = crate::domain::deliveries::Delivery)))]
-pub async fn get(State(app): State<Arc<App>>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
-    Ok(axum::Json(deliveries::find(&app, &caller.org_id, &id).await?).into_response())
+pub async fn get(State(deliveries): State<Deliveries>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
+    Ok(axum::Json(deliveries.find(&caller.org_id, &id).await?).into_response())
 }
 
 /// `POST /api/v2/webhook_deliveries/{id}/retry`: one more attempt, same body, signed with
@@ -75,8 +69,8 @@ pub async fn get(State(app): State<Arc<App>>, Admin(caller): Admin, Id(id): Id) 
         (status = 200, description = "An attempt of this delivery was already queued or in flight: this retry joined it, and no second attempt is queued", body = crate::domain::deliveries::Delivery),
         (status = 409, description = "The webhook is inactive, or the delivery cannot be retried", body = crate::api::error::ErrorBody),
     ))]
-pub async fn retry(State(app): State<Arc<App>>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
-    let (delivery, retried) = deliveries::retry(&app, &caller.org_id, &id).await?;
+pub async fn retry(State(deliveries): State<Deliveries>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
+    let (delivery, retried) = deliveries.retry(&caller.org_id, &id).await?;
     let status = match retried {
         Retried::Queued => StatusCode::ACCEPTED,
         // Nothing new was accepted: the attempt already queued (or in flight) stands.
@@ -95,11 +89,11 @@ pub async fn retry(State(app): State<Arc<App>>, Admin(caller): Admin, Id(id): Id
         (status = 409, description = "The webhook is inactive", body = crate::api::error::ErrorBody),
     ))]
 pub async fn retry_failed(
-    State(app): State<Arc<App>>,
+    State(deliveries): State<Deliveries>,
     Admin(caller): Admin,
     Id(id): Id,
     JsonObject(body): JsonObject,
 ) -> ApiResult<Response> {
-    let count = deliveries::retry_failed(&app, &caller.org_id, &id, body).await?;
+    let count = deliveries.retry_failed(&caller.org_id, &id, body).await?;
     Ok((StatusCode::ACCEPTED, axum::Json(Count { count: count as u64 })).into_response())
 }

@@ -10,7 +10,7 @@ use crate::domain::Invalid;
 use crate::domain::deliveries::RetryError;
 use crate::domain::replay::ReplayError;
 use crate::domain::webhooks::WebhookError;
-use crate::store::StoreError;
+use crate::domain::StoreError;
 use crate::web::BodyError;
 
 pub use crate::domain::FieldError;

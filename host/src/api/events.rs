@@ -5,7 +5,6 @@
 //! Publishing the same `id` again returns the first result and creates nothing.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use axum::extract::{Request, State};
 use axum::http::{StatusCode, header};
@@ -15,10 +14,9 @@ use serde_json::value::RawValue;
 use super::error::{ApiError, ApiResult, Code, FieldError};
 use super::extract::{Admin, Id, MAX_JSON_BODY, Publisher, QueryRules};
 use super::schema::Page;
-use crate::app::App;
 use crate::catalog;
-use crate::domain::event_log::{self, Bounds};
-use crate::domain::events;
+use crate::domain::event_log::Bounds;
+use crate::domain::events::{self, Events};
 use crate::trace::TraceContext;
 use crate::web::{Query, is_json, read_body};
 
@@ -27,7 +25,7 @@ use crate::web::{Query, is_json, read_body};
     request_body = crate::api::schema::PublishRequest,
     responses((status = 202, description = "Accepted: the event and its deliveries are stored", body = crate::api::schema::Accepted)))]
 pub async fn publish(
-    State(app): State<Arc<App>>,
+    State(events): State<Events>,
     Publisher(caller): Publisher,
     request: Request,
 ) -> ApiResult<Response> {
@@ -43,7 +41,7 @@ pub async fn publish(
         serde_json::from_slice(&bytes).map_err(|e| ApiError::field("body", format!("must be a JSON object: {e}")))?;
     let mut event = events::validate(fields)?;
     event.trace = trace;
-    events::publish(&app, &caller.org_id, &event).await?;
+    events.publish(&caller.org_id, &event).await?;
     Ok((StatusCode::ACCEPTED, axum::Json(super::schema::Accepted { id: event.id })).into_response())
 }
 
@@ -52,8 +50,8 @@ pub async fn publish(
 #[utoipa::path(get, path = "/api/v2/events/{id}", tag = "events",
     params(("id" = String, Path)),
     responses((status = 200, description = "The event and its deliveries", body = events::EventView)))]
-pub async fn get(State(app): State<Arc<App>>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
-    match events::lookup(&app, &caller.org_id, &id).await? {
+pub async fn get(State(events): State<Events>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
+    match events.lookup(&caller.org_id, &id).await? {
         Some(event) => Ok(axum::Json(event).into_response()),
         None => Err(ApiError::not_found("event")),
     }
@@ -68,9 +66,9 @@ pub async fn get(State(app): State<Arc<App>>, Admin(caller): Admin, Id(id): Id) 
         ("limit" = Option<u32>, Query, minimum = 1, maximum = 100), ("cursor" = Option<String>, Query),
     ),
     responses((status = 200, description = "A page of events, newest first", body = crate::api::schema::Page<crate::domain::event_log::LoggedEvent>)))]
-pub async fn list(State(app): State<Arc<App>>, Admin(caller): Admin, query: Query) -> ApiResult<Response> {
+pub async fn list(State(events): State<Events>, Admin(caller): Admin, query: Query) -> ApiResult<Response> {
     query.only(&["action", "since", "until", "limit", "cursor"])?;
-    let page = query.page(|c| event_log::valid_cursor(&app, c))?;
+    let page = query.page(|c| events.valid_log_cursor(c))?;
     let mut errors = Vec::new();
     let action = query.get("action").filter(|s| !s.is_empty());
     if let Some(a) = action
@@ -96,6 +94,6 @@ pub async fn list(State(app): State<Arc<App>>, Admin(caller): Admin, query: Quer
         return Err(ApiError::validation(errors));
     }
     let bounds = Bounds { since_ms, until_ms, action };
-    let (events, next) = event_log::list(&app, &caller.org_id, bounds, page.cursor.as_deref(), page.limit).await?;
-    Ok(axum::Json(Page { data: events, next_cursor: next }).into_response())
+    let (logged, next) = events.log(&caller.org_id, bounds, page.cursor.as_deref(), page.limit).await?;
+    Ok(axum::Json(Page { data: logged, next_cursor: next }).into_response())
 }

@@ -3,16 +3,14 @@
 //! JSON bodies with the size limit and media type, and the API's rules for query
 //! strings. Each rejects with an [`ApiError`], never a framework default.
 
-use std::sync::Arc;
-
 use axum::extract::{FromRef, FromRequest, FromRequestParts, Request};
 use axum::http::header;
 use axum::http::request::Parts;
 use serde_json::{Map, Value};
 
 use super::error::{ApiError, Code, FieldError};
-use crate::app::App;
 use crate::auth::{Authenticated, Caller, Requirement, secrets};
+use crate::domain::access::Access;
 use crate::web::{Query, is_json, read_body};
 
 /// Largest JSON request body (contract §2).
@@ -25,20 +23,18 @@ pub fn bearer_token(parts: &Parts) -> Option<&str> {
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim()).filter(|t| !t.is_empty())
 }
 
-async fn authenticate(parts: &Parts, app: &App, requirement: Requirement) -> Result<Caller, ApiError> {
+async fn authenticate(parts: &Parts, access: &Access, requirement: Requirement) -> Result<Caller, ApiError> {
     let token = bearer_token(parts).ok_or_else(ApiError::invalid_token)?;
-    let client = crate::auth::token_client(token).ok_or_else(ApiError::invalid_token)?;
+    crate::auth::token_client(token).ok_or_else(ApiError::invalid_token)?;
     let hash = secrets::hash(token);
     // Found at intake when the request has a body (`super::intake`): not looked up twice.
     let found = parts.extensions.get::<Authenticated>().filter(|a| a.token_hash == hash).map(|a| a.owner.clone());
     let owner = match found {
         Some(owner) => Some(owner),
-        None => app.token_owner(client, &hash).await?,
+        None => access.token_owner(token).await?,
     };
     let caller = Caller::from(owner.ok_or_else(ApiError::invalid_token)?);
-    if let Some(limit) = app.config.api_rate_limit
-        && let Some(wait) = app.store.take_request(&caller.client_id, limit).await?
-    {
+    if let Some(wait) = access.take_request(&caller.client_id).await? {
         return Err(ApiError::rate_limited(wait));
     }
     caller.check(requirement)?;
@@ -53,14 +49,13 @@ macro_rules! caller_extractor {
 
         impl<S> FromRequestParts<S> for $name
         where
-            Arc<App>: FromRef<S>,
+            Access: FromRef<S>,
             S: Send + Sync,
         {
             type Rejection = ApiError;
 
             async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-                let app = Arc::<App>::from_ref(state);
-                authenticate(parts, &app, $requirement).await.map($name)
+                authenticate(parts, &Access::from_ref(state), $requirement).await.map($name)
             }
         }
     };

@@ -23,8 +23,8 @@ use http_body::Body as _;
 
 use super::error::{ApiError, Code};
 use super::extract::{MAX_JSON_BODY, bearer_token};
-use crate::app::App;
 use crate::auth::{Authenticated, secrets};
+use crate::domain::access::Access;
 use crate::web::{Peer, prefetch};
 
 /// Most request bodies one sender may have being read ahead at once.
@@ -95,22 +95,21 @@ fn allowance(method: &Method, path: &str) -> (usize, bool) {
     }
 }
 
-/// What the intake keeps: the process's state, and the bodies being read.
+/// What the intake keeps: the door to tokens, and the bodies being read.
 #[derive(Debug)]
 pub struct Intake {
-    pub app: Arc<App>,
+    access: Access,
     reading: Reading,
 }
 
 impl Intake {
-    pub fn new(app: Arc<App>) -> Arc<Intake> {
-        Arc::new(Intake { app, reading: Reading::default() })
+    pub fn new(access: Access) -> Arc<Intake> {
+        Arc::new(Intake { access, reading: Reading::default() })
     }
 }
 
 /// The middleware (outside the slots): reads the body ahead, counted per sender.
 pub async fn intake(State(intake): State<Arc<Intake>>, request: Request, next: Next) -> Response {
-    let app = &intake.app;
     if request.body().is_end_stream() {
         return next.run(request).await;
     }
@@ -120,11 +119,7 @@ pub async fn intake(State(intake): State<Arc<Intake>>, request: Request, next: N
             // Refused by the handler's extractor before it reads anything.
             return next.run(Request::from_parts(parts, body)).await;
         };
-        let owner = match crate::auth::token_client(&token) {
-            Some(client) => app.token_owner(client, &secrets::hash(&token)).await,
-            None => Ok(None),
-        };
-        match owner {
+        match intake.access.token_owner(&token).await {
             Ok(Some(owner)) => {
                 let client = owner.client.client_id.clone();
                 parts.extensions.insert(Authenticated { token_hash: secrets::hash(&token), owner });

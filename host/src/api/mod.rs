@@ -5,7 +5,8 @@
 //! `deliveries` (`webhook_deliveries`), `plugins`, `exports` (report exports and their
 //! downloads), `ops` (health, metrics).
 //! Handlers validate input with `extract` (and `crate::domain::fields`), call the domain
-//! or the store, and map failures through `error::ApiError`; they hold no state of their own.
+//! through the one handle each takes (`state`: `State<Webhooks>`, …), and map failures
+//! through `error::ApiError`; they hold no state of their own and never reach the store.
 
 pub mod deliveries;
 pub mod error;
@@ -19,11 +20,11 @@ pub mod ops;
 pub mod plugins;
 pub mod replay;
 pub mod schema;
+mod state;
 pub mod webhooks;
 
 use std::convert::Infallible;
 use std::future::Future;
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
@@ -36,7 +37,8 @@ use axum::routing::{get, post};
 use tower::{BoxError, ServiceBuilder};
 
 use self::error::{ApiError, Code};
-use crate::app::App;
+use crate::domain::handles::Handles;
+use crate::domain::access::Access;
 
 /// Longest one request may take, body included; beyond it the answer is `503`.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
@@ -49,7 +51,7 @@ pub const MAX_CONCURRENT_REQUESTS: usize = 1024;
 /// the listener serves.
 pub fn service(
     router: Router,
-    app: Arc<App>,
+    access: Access,
 ) -> impl tower::Service<
     hyper::Request<hyper::body::Incoming>,
     Response = Response,
@@ -58,7 +60,7 @@ pub fn service(
 > + Clone
 + Send
 + 'static {
-    let intake = axum::middleware::from_fn_with_state(intake::Intake::new(app), intake::intake);
+    let intake = axum::middleware::from_fn_with_state(intake::Intake::new(access), intake::intake);
     ServiceBuilder::new()
         .map_request(|request: hyper::Request<hyper::body::Incoming>| request.map(axum::body::Body::new))
         .layer(intake)
@@ -109,7 +111,7 @@ async fn overloaded(error: BoxError) -> ApiError {
 
 /// The API's routes: the token endpoint, `/api/v2`, the operations endpoints and export
 /// downloads.
-pub fn routes() -> Router<Arc<App>> {
+pub fn routes() -> Router<Handles> {
     let api = Router::new()
         .route("/webhooks/events", get(webhooks::events))
         .route("/webhooks", get(webhooks::list).post(webhooks::create))
@@ -141,12 +143,12 @@ pub fn routes() -> Router<Arc<App>> {
 /// `routes` (the API's and any other surface's) with the rule that every error has the
 /// contract's shape: unknown routes and methods answer it, and any other error response
 /// that is not JSON (or an HTML page) is rewritten into it.
-pub fn with_error_shape(routes: Router<Arc<App>>, app: Arc<App>) -> Router {
+pub fn with_error_shape(routes: Router<Handles>, handles: Handles) -> Router {
     routes
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn(error_shape))
-        .with_state(app)
+        .with_state(handles)
 }
 
 async fn not_found() -> ApiError {

@@ -1,8 +1,6 @@
 //! The token endpoint (service document §5): OAuth 2.0 client credentials, answered in
 //! RFC 6749's shapes, and token revocation (RFC 7009).
 
-use std::sync::Arc;
-
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -11,10 +9,7 @@ use base64::engine::general_purpose::STANDARD;
 use serde::Serialize;
 
 use super::error::ApiError;
-use crate::app::App;
-use crate::auth::secrets;
-use crate::store::StoreError;
-use crate::store::clients::Client;
+use crate::domain::access::{Access, Issued, TokenError};
 use crate::web::{BodyError, read_body};
 
 /// Largest token request body.
@@ -80,10 +75,15 @@ impl IntoResponse for OAuthError {
     }
 }
 
-impl From<StoreError> for OAuthError {
-    fn from(e: StoreError) -> OAuthError {
-        tracing::warn!(error = %e, "token endpoint cannot reach the store");
-        OAuthError::Unavailable
+impl From<TokenError> for OAuthError {
+    fn from(e: TokenError) -> OAuthError {
+        match e {
+            TokenError::InvalidClient => OAuthError::InvalidClient,
+            TokenError::Store(e) => {
+                tracing::warn!(error = %e, "token endpoint cannot reach the store");
+                OAuthError::Unavailable
+            }
+        }
     }
 }
 
@@ -154,23 +154,6 @@ fn credentials(headers: &HeaderMap, form: &Form) -> Result<(String, String), OAu
     }
 }
 
-/// Verifies a client's secret. Unknown clients cost the same hash comparison.
-async fn authenticate_client(app: &App, id: &str, secret: &str) -> Result<Client, OAuthError> {
-    let found =
-        if crate::ids::is_valid(crate::ids::Kind::Client, id) { app.store.client_with_secret(id).await? } else { None };
-    let (client, hash) = match found {
-        Some(pair) => pair,
-        None => {
-            let _ = secrets::verify(secret, &secrets::hash("no such client"));
-            return Err(OAuthError::InvalidClient);
-        }
-    };
-    if !secrets::verify(secret, &hash) || client.revoked {
-        return Err(OAuthError::InvalidClient);
-    }
-    Ok(client)
-}
-
 /// `POST /oauth/token`
 #[utoipa::path(post, path = "/oauth/token", tag = "oauth",
     request_body(content = crate::api::schema::TokenRequest, content_type = "application/x-www-form-urlencoded"),
@@ -181,14 +164,14 @@ async fn authenticate_client(app: &App, id: &str, secret: &str) -> Result<Client
         (status = 401, description = "invalid_client", body = OAuthErrorBody),
         (status = 503, description = "temporarily_unavailable", body = OAuthErrorBody),
     ))]
-pub async fn token(State(app): State<Arc<App>>, request: Request) -> Response {
-    match issue(&app, request).await {
+pub async fn token(State(access): State<Access>, request: Request) -> Response {
+    match issue(&access, request).await {
         Ok(response) => response,
         Err(e) => e.into_response(),
     }
 }
 
-async fn issue(app: &App, request: Request) -> Result<Response, OAuthError> {
+async fn issue(access: &Access, request: Request) -> Result<Response, OAuthError> {
     let (headers, form) = read_form(request).await?;
     match form.get("grant_type") {
         None => return Err(OAuthError::InvalidRequest("grant_type is required")),
@@ -196,13 +179,7 @@ async fn issue(app: &App, request: Request) -> Result<Response, OAuthError> {
         Some(_) => return Err(OAuthError::UnsupportedGrantType),
     }
     let (id, secret) = credentials(&headers, &form)?;
-    let client = authenticate_client(app, &id, &secret).await?;
-    let token = crate::auth::access_token(&client.client_id);
-    let ttl = app.config.token_ttl;
-    if !app.store.store_token(&client.client_id, &secrets::hash(&token), ttl).await? {
-        return Err(OAuthError::InvalidClient);
-    }
-    app.metrics.tokens_issued.inc();
+    let Issued { token, ttl } = access.issue_token(&id, &secret).await?;
     let body = Token {
         access_token: token,
         token_type: "Bearer",
@@ -225,16 +202,12 @@ async fn issue(app: &App, request: Request) -> Result<Response, OAuthError> {
         (status = 401, description = "invalid_client", body = OAuthErrorBody),
         (status = 503, description = "temporarily_unavailable", body = OAuthErrorBody),
     ))]
-pub async fn revoke(State(app): State<Arc<App>>, request: Request) -> Response {
+pub async fn revoke(State(access): State<Access>, request: Request) -> Response {
     let result = async {
         let (headers, form) = read_form(request).await?;
         let token = form.get("token").ok_or(OAuthError::InvalidRequest("token is required"))?.to_owned();
         let (id, secret) = credentials(&headers, &form)?;
-        let client = authenticate_client(&app, &id, &secret).await?;
-        // A client can revoke only its own tokens (RFC 7009 §2.1): others are ignored.
-        if crate::auth::token_client(&token) == Some(client.client_id.as_str()) {
-            app.store.revoke_token(&client.client_id, &secrets::hash(&token)).await?;
-        }
+        access.revoke_token(&id, &secret, &token).await?;
         Ok::<_, OAuthError>(())
     }
     .await;

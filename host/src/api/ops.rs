@@ -1,14 +1,12 @@
 //! Operations endpoints: liveness, readiness and metrics. They need no token.
 
-use std::sync::Arc;
-
 use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use super::error::ApiError;
-use crate::app::App;
+use crate::domain::operations::Operations;
 
 /// `GET /healthz`: the process is up.
 #[utoipa::path(get, path = "/healthz", tag = "operations",
@@ -20,19 +18,19 @@ pub async fn healthz() -> Response {
 /// `GET /readyz`: the process can serve requests (Redis answers).
 #[utoipa::path(get, path = "/readyz", tag = "operations",
     responses((status = 200, description = "Redis answers", body = crate::api::schema::Health)))]
-pub async fn readyz(State(app): State<Arc<App>>) -> Response {
-    match app.store.ping().await {
-        Ok(()) => axum::Json(json!({"status": "ready"})).into_response(),
-        Err(_) => ApiError::unavailable().into_response(),
+pub async fn readyz(State(operations): State<Operations>) -> Response {
+    if operations.ready().await {
+        axum::Json(json!({"status": "ready"})).into_response()
+    } else {
+        ApiError::unavailable().into_response()
     }
 }
 
 /// `GET /metrics`: Prometheus text format.
 #[utoipa::path(get, path = "/metrics", tag = "operations",
     responses((status = 200, description = "Prometheus text format", content_type = "text/plain; version=0.0.4", body = String)))]
-pub async fn metrics(State(app): State<Arc<App>>) -> Response {
-    app.refresh_gauges().await;
-    let mut response = (StatusCode::OK, app.metrics.render()).into_response();
+pub async fn metrics(State(operations): State<Operations>) -> Response {
+    let mut response = (StatusCode::OK, operations.metrics().await).into_response();
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4"));
     response
 }

@@ -1,16 +1,13 @@
 //! `POST /api/v2/webhooks/{id}/replay` and `GET /api/v2/webhooks/{id}/replay` (contract §7):
 //! the rules live in `crate::domain::replay`; this file only translates requests and answers.
 
-use std::sync::Arc;
-
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
 use super::error::{ApiError, ApiResult};
 use super::extract::{Admin, Id, JsonObject};
-use crate::app::App;
-use crate::domain::replay::{INLINE, Replayer};
+use crate::domain::replay::Replays;
 
 /// `POST /api/v2/webhooks/{id}/replay` `{"since": ts, "until"?: ts}`
 #[utoipa::path(post, path = "/api/v2/webhooks/{id}/replay", tag = "webhooks",
@@ -21,12 +18,12 @@ use crate::domain::replay::{INLINE, Replayer};
         (status = 409, description = "The webhook is inactive, or a replay of it is still running", body = crate::api::error::ErrorBody),
     ))]
 pub async fn replay(
-    State(app): State<Arc<App>>,
+    State(replays): State<Replays>,
     Admin(caller): Admin,
     Id(id): Id,
     JsonObject(body): JsonObject,
 ) -> ApiResult<Response> {
-    let view = Replayer::of(&app).request(&caller.org_id, &id, body, INLINE).await?;
+    let view = replays.request(&caller.org_id, &id, body).await?;
     Ok((StatusCode::ACCEPTED, axum::Json(view)).into_response())
 }
 
@@ -34,8 +31,8 @@ pub async fn replay(
 #[utoipa::path(get, path = "/api/v2/webhooks/{id}/replay", tag = "webhooks",
     params(("id" = String, Path)),
     responses((status = 200, description = "The latest replay (running, or ended within 7 days; `state: none` when there is none)", body = crate::domain::replay::ReplayView)))]
-pub async fn status(State(app): State<Arc<App>>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
-    match Replayer::of(&app).status(&caller.org_id, &id).await? {
+pub async fn status(State(replays): State<Replays>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
+    match replays.status(&caller.org_id, &id).await? {
         Some(view) => Ok(axum::Json(view).into_response()),
         None => Err(ApiError::not_found("webhook")),
     }

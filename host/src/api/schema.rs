@@ -31,7 +31,7 @@ pub struct WebhookCreateRequest {
     pub rate_limit: Option<u32>,
     /// `"subject"`: deliveries of events about one subject go one at a time, in the order
     /// the events were accepted; `"none"` (default, also `null`): no order.
-    pub ordering: Option<crate::store::webhooks::Ordering>,
+    pub ordering: Option<crate::domain::views::Ordering>,
     /// Extra request headers sent with every delivery (at most 20; names Weir sets itself
     /// are refused); `null` or absent: none.
     pub headers: Option<std::collections::BTreeMap<String, String>>,
@@ -55,7 +55,7 @@ pub struct WebhookUpdateRequest {
     pub rate_limit: Option<u32>,
     /// `"subject"`: deliveries of events about one subject go one at a time, in the order
     /// the events were accepted; `"none"` (default, also `null`): no order.
-    pub ordering: Option<crate::store::webhooks::Ordering>,
+    pub ordering: Option<crate::domain::views::Ordering>,
     /// Extra request headers sent with every delivery (at most 20; names Weir sets itself
     /// are refused); `null` or absent: none.
     pub headers: Option<std::collections::BTreeMap<String, String>>,
@@ -82,7 +82,7 @@ pub struct AttachmentRequest {
     #[schema(value_type = Option<Object>)]
     pub config: Option<serde_json::Value>,
     /// Default `drop`.
-    pub on_error: Option<crate::store::webhooks::OnError>,
+    pub on_error: Option<crate::domain::views::OnError>,
 }
 
 /// `POST /api/v2/webhooks/{id}/rotate_secret`
@@ -154,7 +154,7 @@ pub struct Accepted {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExportRequest {
-    pub exportable: crate::store::exports::Exportable,
+    pub exportable: crate::domain::views::ExportableView,
     /// `pdf`, `csv` or `json`.
     pub format: String,
 }

@@ -1,8 +1,6 @@
 //! `/api/v2/webhooks`: the subscriptions (service document §4, contract §2). The rules live
 //! in `crate::domain::webhooks`; this file only translates requests and answers.
 
-use std::sync::Arc;
-
 use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -11,11 +9,10 @@ use serde_json::json;
 use super::error::ApiResult;
 use super::extract::{Admin, Id, JsonObject, OptionalJsonObject, QueryRules};
 use super::schema::Page;
-use crate::app::App;
 use crate::catalog;
-use crate::domain::webhooks;
+use crate::domain::views::WebhookView;
+use crate::domain::webhooks::Webhooks;
 use crate::ids::{self, Kind};
-use crate::store::webhooks::Webhook;
 use crate::web::Query;
 
 /// `GET /api/v2/webhooks/events`
@@ -29,15 +26,15 @@ pub async fn events(_caller: Admin) -> Response {
 #[utoipa::path(post, path = "/api/v2/webhooks", tag = "webhooks",
     request_body = crate::api::schema::WebhookCreateRequest,
     responses(
-        (status = 201, description = "Created (`Location` names it)", body = Webhook),
+        (status = 201, description = "Created (`Location` names it)", body = WebhookView),
         (status = 409, description = "The organisation has the most webhooks allowed", body = crate::api::error::ErrorBody),
     ))]
 pub async fn create(
-    State(app): State<Arc<App>>,
+    State(webhooks): State<Webhooks>,
     Admin(caller): Admin,
     JsonObject(body): JsonObject,
 ) -> ApiResult<Response> {
-    let webhook = webhooks::create(&app, &caller.org_id, body).await?;
+    let webhook = webhooks.create(&caller.org_id, body).await?;
     let location = format!("/api/v2/webhooks/{}", webhook.id);
     let mut response = (StatusCode::CREATED, axum::Json(webhook)).into_response();
     if let Ok(value) = HeaderValue::from_str(&location) {
@@ -49,42 +46,42 @@ pub async fn create(
 /// `GET /api/v2/webhooks`
 #[utoipa::path(get, path = "/api/v2/webhooks", tag = "webhooks",
     params(("limit" = Option<u32>, Query, minimum = 1, maximum = 100), ("cursor" = Option<String>, Query)),
-    responses((status = 200, description = "A page of webhooks, newest first", body = crate::api::schema::Page<Webhook>)))]
-pub async fn list(State(app): State<Arc<App>>, Admin(caller): Admin, query: Query) -> ApiResult<Response> {
+    responses((status = 200, description = "A page of webhooks, newest first", body = crate::api::schema::Page<WebhookView>)))]
+pub async fn list(State(webhooks): State<Webhooks>, Admin(caller): Admin, query: Query) -> ApiResult<Response> {
     query.only(&["limit", "cursor"])?;
     let page = query.page(|c| ids::is_valid(Kind::Webhook, c))?;
-    let (webhooks, next) = app.store.list_webhooks(&caller.org_id, page.cursor.as_deref(), page.limit).await?;
-    Ok(axum::Json(Page { data: webhooks, next_cursor: next }).into_response())
+    let (listed, next) = webhooks.list(&caller.org_id, page.cursor.as_deref(), page.limit).await?;
+    Ok(axum::Json(Page { data: listed, next_cursor: next }).into_response())
 }
 
 /// `GET /api/v2/webhooks/{id}`
 #[utoipa::path(get, path = "/api/v2/webhooks/{id}", tag = "webhooks",
     params(("id" = String, Path)),
-    responses((status = 200, description = "The webhook", body = Webhook)))]
-pub async fn get(State(app): State<Arc<App>>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
-    Ok(axum::Json(webhooks::find(&app, &caller.org_id, &id).await?).into_response())
+    responses((status = 200, description = "The webhook", body = WebhookView)))]
+pub async fn get(State(webhooks): State<Webhooks>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
+    Ok(axum::Json(webhooks.find(&caller.org_id, &id).await?).into_response())
 }
 
 /// `PATCH /api/v2/webhooks/{id}`
 #[utoipa::path(patch, path = "/api/v2/webhooks/{id}", tag = "webhooks",
     params(("id" = String, Path)),
     request_body = crate::api::schema::WebhookUpdateRequest,
-    responses((status = 200, description = "The changed webhook", body = Webhook)))]
+    responses((status = 200, description = "The changed webhook", body = WebhookView)))]
 pub async fn update(
-    State(app): State<Arc<App>>,
+    State(webhooks): State<Webhooks>,
     Admin(caller): Admin,
     Id(id): Id,
     JsonObject(body): JsonObject,
 ) -> ApiResult<Response> {
-    Ok(axum::Json(webhooks::update(&app, &caller.org_id, &id, body).await?).into_response())
+    Ok(axum::Json(webhooks.update(&caller.org_id, &id, body).await?).into_response())
 }
 
 /// `DELETE /api/v2/webhooks/{id}`
 #[utoipa::path(delete, path = "/api/v2/webhooks/{id}", tag = "webhooks",
     params(("id" = String, Path)),
     responses((status = 204, description = "Deleted; its queued deliveries are cancelled")))]
-pub async fn delete(State(app): State<Arc<App>>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
-    webhooks::delete(&app, &caller.org_id, &id).await?;
+pub async fn delete(State(webhooks): State<Webhooks>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
+    webhooks.delete(&caller.org_id, &id).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
@@ -92,12 +89,12 @@ pub async fn delete(State(app): State<Arc<App>>, Admin(caller): Admin, Id(id): I
 #[utoipa::path(post, path = "/api/v2/webhooks/{id}/rotate_secret", tag = "webhooks",
     params(("id" = String, Path)),
     request_body(content = Option<crate::api::schema::RotateSecretRequest>, description = "Optional"),
-    responses((status = 200, description = "The webhook with its new `signing_secret`", body = Webhook)))]
+    responses((status = 200, description = "The webhook with its new `signing_secret`", body = WebhookView)))]
 pub async fn rotate_secret(
-    State(app): State<Arc<App>>,
+    State(webhooks): State<Webhooks>,
     Admin(caller): Admin,
     Id(id): Id,
     OptionalJsonObject(body): OptionalJsonObject,
 ) -> ApiResult<Response> {
-    Ok(axum::Json(webhooks::rotate_secret(&app, &caller.org_id, &id, body).await?).into_response())
+    Ok(axum::Json(webhooks.rotate_secret(&caller.org_id, &id, body).await?).into_response())
 }

@@ -14,10 +14,9 @@ use crate::ids::{self, Kind};
 use crate::sign;
 use crate::store::StoreError;
 use crate::store::attempts::{attempt_at, attempt_object};
-use crate::store::listing::{Cursor, Filter, Index};
-use crate::store::requeue::{Retried, RetryRefused};
+use crate::store::listing::{Cursor, Index};
+use crate::store::requeue::RetryRefused;
 use crate::store::row::DeliveryRow;
-use crate::store::status::Status;
 use crate::trace::TraceContext;
 
 /// Most deliveries one bulk retry re-queues.
@@ -217,15 +216,59 @@ fn oldest_day(app: &App) -> u32 {
     crate::store::keys::day_of(crate::time::now_millis().saturating_sub(retention)).saturating_sub(1)
 }
 
+pub use crate::store::listing::Filter;
+pub use crate::store::requeue::Retried;
+pub use crate::store::status::Status;
+
+super::handle!(
+    /// Deliveries, for the surfaces: list, read, retry.
+    Deliveries
+);
+
+impl Deliveries {
+    /// Whether `cursor` is one a listing of this data set gave out.
+    pub fn valid_cursor(&self, cursor: &str) -> bool {
+        valid_cursor(&self.app, cursor)
+    }
+
+    /// A page of the organisation's deliveries, newest first (see [`list`]).
+    pub async fn list(
+        &self,
+        org_id: &str,
+        filter: Filter<'_>,
+        cursor: Option<&str>,
+        limit: usize,
+        scan: usize,
+    ) -> Result<(Vec<Delivery>, Option<String>), StoreError> {
+        list(&self.app, org_id, filter, cursor, limit, scan).await
+    }
+
+    /// The organisation's delivery, or `NotFound`.
+    pub async fn find(&self, org_id: &str, id: &str) -> Result<Delivery, RetryError> {
+        find(&self.app, org_id, id).await
+    }
+
+    /// One more attempt of a delivery (see [`retry`]).
+    pub async fn retry(&self, org_id: &str, id: &str) -> Result<(Delivery, Retried), RetryError> {
+        retry(&self.app, org_id, id).await
+    }
+
+    /// One more attempt of each failed delivery of a webhook since a time (see
+    /// [`retry_failed`]).
+    pub async fn retry_failed(&self, org_id: &str, webhook_id: &str, body: Map<String, Value>) -> Result<usize, RetryError> {
+        retry_failed(&self.app, org_id, webhook_id, body).await
+    }
+}
+
 /// Whether `cursor` is one a listing of this data set gave out.
-pub fn valid_cursor(app: &App, cursor: &str) -> bool {
+fn valid_cursor(app: &App, cursor: &str) -> bool {
     Cursor::parse(cursor, app.store.keys().partition_count()).is_some()
 }
 
 /// A page of the organisation's deliveries, newest first (of one webhook when `filter`
 /// names one: its own index while it exists, the organisation's once it was deleted, an
 /// empty last page when it was never the organisation's), from `cursor`.
-pub async fn list(
+async fn list(
     app: &App,
     org_id: &str,
     filter: Filter<'_>,
@@ -255,7 +298,7 @@ pub async fn list(
 }
 
 /// The organisation's delivery, or `NotFound`.
-pub async fn find(app: &App, org_id: &str, id: &str) -> Result<Delivery, RetryError> {
+pub(crate) async fn find(app: &App, org_id: &str, id: &str) -> Result<Delivery, RetryError> {
     if !ids::is_valid(Kind::Delivery, id) {
         return Err(RetryError::NotFound);
     }
@@ -266,7 +309,7 @@ pub async fn find(app: &App, org_id: &str, id: &str) -> Result<Delivery, RetryEr
 /// delivery, and whether this call queued the attempt ([`Retried::Queued`]) or joined one
 /// already queued or in flight ([`Retried::Merged`]: a retry never queues a second attempt
 /// of a delivery beside one that has not gone out).
-pub async fn retry(app: &App, org_id: &str, id: &str) -> Result<(Delivery, Retried), RetryError> {
+async fn retry(app: &App, org_id: &str, id: &str) -> Result<(Delivery, Retried), RetryError> {
     let delivery = find(app, org_id, id).await?;
     match app.store.get_webhook(org_id, &delivery.webhook_id).await? {
         None => return Err(RetryError::WebhookGone),
@@ -291,7 +334,7 @@ pub async fn retry(app: &App, org_id: &str, id: &str) -> Result<(Delivery, Retri
 
 /// One more attempt of each failed delivery of a webhook created at or after `since`
 /// (`{"since": ts}`); how many were queued.
-pub async fn retry_failed(
+async fn retry_failed(
     app: &App,
     org_id: &str,
     webhook_id: &str,

@@ -55,12 +55,12 @@ pub struct Bounds<'a> {
 }
 
 /// Whether `cursor` is one a listing of this data set gave out.
-pub fn valid_cursor(app: &App, cursor: &str) -> bool {
+pub(super) fn valid_cursor(app: &App, cursor: &str) -> bool {
     Cursor::parse(cursor, app.store.keys().partition_count()).is_some()
 }
 
 /// A page of the organisation's event log, newest first, from `cursor`.
-pub async fn list(
+pub(super) async fn list(
     app: &App,
     org_id: &str,
     bounds: Bounds<'_>,

@@ -14,7 +14,9 @@ use crate::app::App;
 use crate::catalog;
 use crate::ids::{self, Kind};
 use crate::store::StoreError;
-use crate::store::events::{EventDelivery, MAX_SNAPSHOT_BYTES, Publication, Published};
+pub use crate::store::events::Published;
+use crate::store::events::{MAX_SNAPSHOT_BYTES, Publication};
+use super::views::EventDeliveryView;
 use crate::store::stored_event::StoredEvent;
 
 /// How far in the future an event's `created_at` may be (clock skew, not time travel).
@@ -130,17 +132,51 @@ pub struct EventView {
     /// The envelope as published (service document §2).
     #[schema(value_type = Object)]
     pub envelope: Box<RawValue>,
-    pub deliveries: Vec<EventDelivery>,
+    pub deliveries: Vec<EventDeliveryView>,
+}
+
+super::handle!(
+    /// Events, for the surfaces: publish, look up, list the log.
+    Events
+);
+
+impl Events {
+    /// Publishes a validated event of the organisation.
+    pub async fn publish(&self, org_id: &str, event: &Event<'_>) -> Result<Published, StoreError> {
+        publish(&self.app, org_id, event).await
+    }
+
+    /// The organisation's event and its deliveries (`None`: unknown, or expired).
+    pub async fn lookup(&self, org_id: &str, id: &str) -> Result<Option<EventView>, StoreError> {
+        lookup(&self.app, org_id, id).await
+    }
+
+    /// A page of the organisation's event log, newest first, from `cursor`.
+    pub async fn log(
+        &self,
+        org_id: &str,
+        bounds: super::event_log::Bounds<'_>,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<(Vec<super::event_log::LoggedEvent>, Option<String>), StoreError> {
+        super::event_log::list(&self.app, org_id, bounds, cursor, limit).await
+    }
+
+    /// Whether `cursor` is one a listing of the event log gave out.
+    pub fn valid_log_cursor(&self, cursor: &str) -> bool {
+        super::event_log::valid_cursor(&self.app, cursor)
+    }
 }
 
 /// The organisation's event and its deliveries (`None`: unknown, or expired). The event is
 /// read from every partition at once (its id does not name one); its deliveries' ids are
 /// derived from it for each of the organisation's webhooks (`store::events`), so nothing is
 /// scanned. Deliveries to webhooks deleted since are not listed.
-pub async fn lookup(app: &App, org_id: &str, id: &str) -> Result<Option<EventView>, StoreError> {
+async fn lookup(app: &App, org_id: &str, id: &str) -> Result<Option<EventView>, StoreError> {
     let Some((p, stored)) = app.store.find_event(org_id, id).await? else { return Ok(None) };
     let webhooks = app.store.webhook_ids(org_id).await?;
     let deliveries = app.store.event_deliveries(p, org_id, id, stored.accepted_ms, &webhooks).await?;
+    let deliveries = deliveries.iter().map(EventDeliveryView::from).collect();
     let envelope = RawValue::from_string(stored.envelope)
         .map_err(|e| StoreError::Corrupt { key: format!("event {id}"), reason: e.to_string() })?;
     #[derive(serde::Deserialize)]

@@ -87,7 +87,7 @@ impl Notice<'_> {
 /// `signing_secret`; its `headers` by name, each value empty; the client certificate's
 /// view only, as always).
 pub fn webhook_snapshot(w: &Webhook) -> Value {
-    let mut value = serde_json::to_value(w).unwrap_or(Value::Null);
+    let mut value = serde_json::to_value(super::views::WebhookView::of(w)).unwrap_or(Value::Null);
     if let Some(map) = value.as_object_mut() {
         map.remove("signing_secret");
         let names: serde_json::Map<String, Value> =
@@ -176,7 +176,7 @@ mod tests {
             headers: [("Authorization".to_owned(), "Bearer gateway-key".to_owned())].into(),
             client_certificate: None,
             client_secret: None,
-            endpoint: EndpointFields::default().view(0),
+            endpoint: EndpointFields::default(),
         };
         let snapshot = webhook_snapshot(&webhook);
         let text = snapshot.to_string();

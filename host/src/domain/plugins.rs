@@ -1,17 +1,25 @@
-//! Plugin uploads below HTTP: the bytes checked and compiled within the process's compile
-//! budget (`crate::plugins`), then stored within the organisation's plan — its plugins, and
-//! its bytes of code, each distinct code counted once (an upload of bytes the organisation
-//! stores already stores no second copy). The compiled plugin is kept only once stored.
+//! Plugins below HTTP: uploads — the bytes checked and compiled within the process's
+//! compile budget (`crate::plugins`), then stored within the organisation's plan (its
+//! plugins, and its bytes of code, each distinct code counted once: an upload of bytes the
+//! organisation stores already stores no second copy; the compiled plugin is kept only once
+//! stored) — listing, reading, deleting, and dry runs on an event or a real delivery's.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::fields::Fields;
+use super::views::PluginView;
+use super::{FieldError, Invalid};
 use crate::app::App;
 use crate::auth::plans;
 use crate::ids::{self, Kind};
-use crate::plugins::{BudgetError, UploadError as CompileError};
+use crate::plugins::{BudgetError, EventMeta, UploadError as CompileError, Verdict};
 use crate::store::StoreError;
 use crate::store::orgs::Plan;
-use crate::store::plugins::{Plugin, PluginQuota, Refused};
+use crate::store::plugins::{Deleted, Plugin, PluginQuota, Refused};
 
 /// Why an upload was not stored.
 #[derive(Debug, thiserror::Error)]
@@ -32,10 +40,203 @@ pub enum UploadError {
     Store(#[from] StoreError),
 }
 
+/// Why a plugin could not be read, deleted or run.
+#[derive(Debug, thiserror::Error)]
+pub enum PluginError {
+    #[error("plugin not found")]
+    NotFound,
+    #[error("the plugin is attached to a webhook; detach it first")]
+    Attached,
+    #[error("the request is not valid")]
+    Invalid(Invalid),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<Invalid> for PluginError {
+    fn from(invalid: Invalid) -> PluginError {
+        PluginError::Invalid(invalid)
+    }
+}
+
+/// The report of a dry run.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct DryRun {
+    /// `deliver`, `drop` or `error`.
+    pub outcome: &'static str,
+    /// Why it dropped the event.
+    pub reason: Option<String>,
+    /// The body a delivery would carry.
+    pub body: Option<String>,
+    /// Extra headers a delivery would carry.
+    pub headers: Vec<Header>,
+    #[schema(value_type = Vec<Object>)]
+    pub logs: Vec<crate::plugins::LogLine>,
+    pub error: Option<String>,
+    pub fuel_used: u64,
+    pub fuel_budget: u64,
+    pub duration_us: u64,
+}
+
+/// A header a plugin set.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct Header {
+    pub name: String,
+    pub value: String,
+}
+
 const MIB: f64 = 1024.0 * 1024.0;
 
+super::handle!(
+    /// Plugins, for the surfaces: upload, list, read, delete, dry-run.
+    Plugins
+);
+
+impl Plugins {
+    /// Checks, compiles and stores an upload of `org_id` as the next version of `name`.
+    pub async fn upload(
+        &self,
+        org_id: &str,
+        plan: Plan,
+        name: String,
+        wasm: bytes::Bytes,
+    ) -> Result<PluginView, UploadError> {
+        upload(&self.app, org_id, plan, name, wasm).await.map(|p| PluginView::from(&p))
+    }
+
+    /// A page of the organisation's plugins, newest first; with `name`, the versions of
+    /// that name.
+    pub async fn list(
+        &self,
+        org_id: &str,
+        name: Option<&str>,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<(Vec<PluginView>, Option<String>), StoreError> {
+        let store = &self.app.store;
+        let (plugins, next) = match name {
+            Some(name) => store.plugin_versions(org_id, name.trim(), cursor, limit).await?,
+            None => store.list_plugins(org_id, cursor, limit).await?,
+        };
+        Ok((plugins.iter().map(PluginView::from).collect(), next))
+    }
+
+    /// The organisation's plugin.
+    pub async fn find(&self, org_id: &str, id: &str) -> Result<PluginView, PluginError> {
+        Ok(PluginView::from(&self.record(org_id, id).await?))
+    }
+
+    async fn record(&self, org_id: &str, id: &str) -> Result<Plugin, PluginError> {
+        if !ids::is_valid(Kind::Plugin, id) {
+            return Err(PluginError::NotFound);
+        }
+        self.app.store.get_plugin(org_id, id).await?.ok_or(PluginError::NotFound)
+    }
+
+    /// Deletes the organisation's plugin unless a webhook has it attached.
+    pub async fn delete(&self, org_id: &str, id: &str) -> Result<(), PluginError> {
+        if !ids::is_valid(Kind::Plugin, id) {
+            return Err(PluginError::NotFound);
+        }
+        match self.app.store.delete_plugin(org_id, id).await? {
+            Deleted::Deleted => {
+                self.app.plugin_deleted(id);
+                Ok(())
+            }
+            Deleted::NotFound => Err(PluginError::NotFound),
+            Deleted::Attached => Err(PluginError::Attached),
+        }
+    }
+
+    /// Runs the plugin once and reports everything. The body names the event as `event` —
+    /// in the shape `POST /api/v2/events` takes, or the envelope exactly as a subscriber
+    /// received it (with `organisation`) — or as `delivery_id`, to rerun the plugin on the
+    /// event of a real delivery; `config` is the attachment's config.
+    pub async fn dry_run(&self, org_id: &str, id: &str, body: Map<String, Value>) -> Result<DryRun, PluginError> {
+        let app = &*self.app;
+        let plugin = self.record(org_id, id).await?;
+        let mut fields = Fields::new(body);
+        let event = fields.object("event", false);
+        let delivery_id = fields.string("delivery_id");
+        let config = fields.object("config", false).unwrap_or_default();
+        if event.is_some() == delivery_id.is_some() && !fields.has_errors() {
+            fields.error("event", "give either `event` or `delivery_id`");
+        }
+        fields.finish()?;
+        let envelope = match (event, delivery_id) {
+            (Some(event), _) => envelope_of_event(event, org_id)?,
+            (None, Some(delivery_id)) => envelope_of_delivery(app, org_id, &delivery_id).await?,
+            (None, None) => return Err(Invalid::field("event", "give either `event` or `delivery_id`").into()),
+        };
+        let meta = EventMeta::from_envelope(&envelope).ok_or_else(|| Invalid::field("event", "is not an envelope"))?;
+        let wasm = if app.plugins.is_compiled(&plugin.sha256) {
+            None
+        } else {
+            app.store.get_plugin_wasm(org_id, &plugin.id).await?
+        };
+        let config = Value::Object(config).to_string();
+        let report = app
+            .plugins
+            .call(org_id, plugin.sha256.clone(), wasm, Arc::new(meta), Arc::from(envelope.as_str()), config)
+            .await;
+        let (outcome, reason, out_body, headers, error) = match report.result {
+            Ok(Verdict::Deliver { body, headers }) => ("deliver", None, Some(body.unwrap_or(envelope)), headers, None),
+            Ok(Verdict::Drop(reason)) => ("drop", Some(reason), None, Vec::new(), None),
+            Err(e) => ("error", None, None, Vec::new(), Some(e.to_string())),
+        };
+        // Only the headers a delivery would carry: Weir sets its own (the signature among
+        // them; a dry run has no secret to sign with).
+        let headers: Vec<Header> = headers
+            .into_iter()
+            .map(|(name, value)| (name.to_ascii_lowercase(), value))
+            .filter(|(name, _)| !crate::sign::is_reserved(name))
+            .map(|(name, value)| Header { name, value })
+            .collect();
+        Ok(DryRun {
+            outcome,
+            reason,
+            body: out_body,
+            headers,
+            logs: report.logs,
+            error,
+            fuel_used: report.fuel_used,
+            fuel_budget: app.plugins.limits().fuel,
+            duration_us: report.duration.as_micros() as u64,
+        })
+    }
+}
+
+/// The envelope of an event given to a dry run: validated like a published one. A
+/// delivered envelope's `organisation` is accepted (the dry run runs as the caller's).
+fn envelope_of_event(mut event: Map<String, Value>, org_id: &str) -> Result<String, Invalid> {
+    if let Some(organisation) = event.remove("organisation") {
+        let ok = organisation.as_object().is_some_and(|o| o.len() == 1 && o.get("id").is_some_and(Value::is_string));
+        if !ok {
+            return Err(Invalid::field("event.organisation", "must be an object {\"id\": \"org_…\"}"));
+        }
+    }
+    let event_text = Value::Object(event).to_string();
+    let raw: BTreeMap<String, &RawValue> =
+        serde_json::from_str(&event_text).map_err(|e| Invalid(vec![FieldError::new("event", e.to_string())]))?;
+    let event = super::events::validate(raw).map_err(|e| e.within("event"))?;
+    Ok(event.envelope(org_id))
+}
+
+/// The envelope of a delivery's event, as published (before any plugin ran).
+async fn envelope_of_delivery(app: &App, org_id: &str, delivery_id: &str) -> Result<String, PluginError> {
+    let not_found = || Invalid::field("delivery_id", "no such delivery in this organisation");
+    if !ids::is_valid(Kind::Delivery, delivery_id) {
+        return Err(not_found().into());
+    }
+    let delivery = app.store.get_delivery(org_id, delivery_id).await?.ok_or_else(not_found)?;
+    let expired = || Invalid::field("delivery_id", "the event of this delivery has expired");
+    let p = app.store.keys().partition_of_delivery(delivery_id).ok_or_else(not_found)?;
+    let event = app.store.event(p, org_id, &delivery.event_id).await?.ok_or_else(expired)?;
+    Ok(event.envelope)
+}
+
 /// Checks, compiles and stores an upload of `org_id` as the next version of `name`.
-pub async fn upload(
+async fn upload(
     app: &App,
     org_id: &str,
     plan: Plan,

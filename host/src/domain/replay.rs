@@ -141,6 +141,34 @@ impl ReplayView {
     }
 }
 
+super::handle!(
+    /// Replays, for the surfaces: request one, and read how the latest went.
+    Replays
+);
+
+impl Replays {
+    /// Validates a replay request for the organisation's webhook, queues it and works on it
+    /// for up to [`INLINE`].
+    pub async fn request(
+        &self,
+        org_id: &str,
+        webhook_id: &str,
+        body: Map<String, Value>,
+    ) -> Result<ReplayView, ReplayError> {
+        Replayer::of(&self.app).request(org_id, webhook_id, body, INLINE).await
+    }
+
+    /// The organisation's webhook's latest replay (`None`: no such webhook).
+    pub async fn status(&self, org_id: &str, webhook_id: &str) -> Result<Option<ReplayView>, StoreError> {
+        Replayer::of(&self.app).status(org_id, webhook_id).await
+    }
+
+    /// How far back replays reach (`WEIR_EVENT_RETENTION`; zero: no event log).
+    pub fn event_retention(&self) -> Duration {
+        self.app.config.event_retention
+    }
+}
+
 /// What a replay needs: the store, the retention settings, and the process whose delivery
 /// workers to tell of new work.
 #[derive(Debug)]

@@ -11,8 +11,9 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use super::render::{self, Document, Format};
-use super::{MAX_EXPORT_BYTES, link};
+use super::MAX_EXPORT_BYTES;
+use super::render::{self, Document};
+use crate::domain::exports::{Format, link};
 use crate::app::App;
 use crate::domain::Invalid;
 use crate::store::StoreError;
@@ -176,7 +177,7 @@ async fn publish(app: &App, export: &Export) -> Result<(), BuildError> {
             "id": export.id,
             "status": "completed",
             "format": export.format,
-            "exportable": export.exportable,
+            "exportable": {"type": export.exportable.kind, "id": export.exportable.id},
             "created_at": export.created_at,
             "completed_at": export.completed_at,
             "download_url": export.download_url,

@@ -4,14 +4,13 @@
 //! the normal publish path (so plugins and retries apply).
 //!
 //! - `render`: PDF, CSV and JSON output.
-//! - `link`: signing and checking download links.
 //! - `builder`: the workers that build queued exports (any process with workers; an export
 //!   whose builder died is taken over).
 //!
-//! The store side (records, files, snapshots, the job stream) is `crate::store::exports`.
+//! Requests, reads and downloads (and the signed links) are `crate::domain::exports`; the
+//! store side (records, files, snapshots, the job stream) is `crate::store::exports`.
 
 pub mod builder;
-pub mod link;
 pub mod render;
 
 /// Largest export file.

@@ -4,41 +4,7 @@
 use pdf_writer::{Content, Finish, Name, Pdf, Rect, Ref, Str};
 use serde_json::{Value, json};
 
-/// Export formats (contract §2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    Pdf,
-    Csv,
-    Json,
-}
-
-impl Format {
-    pub fn parse(text: &str) -> Option<Format> {
-        match text {
-            "pdf" => Some(Format::Pdf),
-            "csv" => Some(Format::Csv),
-            "json" => Some(Format::Json),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Format::Pdf => "pdf",
-            Format::Csv => "csv",
-            Format::Json => "json",
-        }
-    }
-
-    /// The `Content-Type` of a download.
-    pub fn content_type(self) -> &'static str {
-        match self {
-            Format::Pdf => "application/pdf",
-            Format::Csv => "text/csv; charset=utf-8",
-            Format::Json => "application/json",
-        }
-    }
-}
+use crate::domain::exports::Format;
 
 /// What a report shows.
 #[derive(Debug)]

@@ -1,8 +1,6 @@
 //! One delivery on the settings pages: its request, attempts and responses, plugin
 //! outcomes, and a retry button.
 
-use std::sync::Arc;
-
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -10,19 +8,14 @@ use serde_json::Value;
 
 use super::html::{self, Notice, badge, csrf_field, esc};
 use super::session::{Change, Id, Signed, plain, store_down};
-use crate::app::App;
-use crate::domain::deliveries::Delivery;
-use crate::domain::deliveries::{self as domain, RetryError};
-use crate::ids::{self, Kind};
+use crate::domain::handles::Handles;
+use crate::domain::deliveries::{Delivery, RetryError};
 use crate::web::Query;
 
-async fn delivery(app: &App, signed: &Signed, id: &str) -> Result<Delivery, Response> {
-    if !ids::is_valid(Kind::Delivery, id) {
-        return Err(plain(StatusCode::NOT_FOUND, "No such delivery."));
-    }
-    match app.store.get_delivery(&signed.0.org_id, id).await {
-        Ok(Some(row)) => Ok(Delivery::of(row)),
-        Ok(None) => Err(plain(StatusCode::NOT_FOUND, "No such delivery.")),
+async fn delivery(doors: &Handles, signed: &Signed, id: &str) -> Result<Delivery, Response> {
+    match doors.deliveries.find(&signed.0.org_id, id).await {
+        Ok(delivery) => Ok(delivery),
+        Err(RetryError::NotFound) => Err(plain(StatusCode::NOT_FOUND, "No such delivery.")),
         Err(_) => Err(store_down()),
     }
 }
@@ -35,8 +28,8 @@ fn pretty(text: &str) -> String {
 }
 
 /// `GET /settings/deliveries/{id}`
-pub(super) async fn show(State(app): State<Arc<App>>, signed: Signed, Id(id): Id, query: Query) -> Response {
-    let d = match delivery(&app, &signed, &id).await {
+pub(super) async fn show(State(doors): State<Handles>, signed: Signed, Id(id): Id, query: Query) -> Response {
+    let d = match delivery(&doors, &signed, &id).await {
         Ok(d) => d,
         Err(r) => return r,
     };
@@ -107,11 +100,11 @@ pub(super) async fn show(State(app): State<Arc<App>>, signed: Signed, Id(id): Id
 }
 
 /// `POST /settings/deliveries/{id}/retry`
-pub(super) async fn retry(State(app): State<Arc<App>>, Id(id): Id, Change(signed, _form): Change) -> Response {
-    if let Err(r) = delivery(&app, &signed, &id).await {
+pub(super) async fn retry(State(doors): State<Handles>, Id(id): Id, Change(signed, _form): Change) -> Response {
+    if let Err(r) = delivery(&doors, &signed, &id).await {
         return r;
     }
-    let notice = match domain::retry(&app, &signed.0.org_id, &id).await {
+    let notice = match doors.deliveries.retry(&signed.0.org_id, &id).await {
         Ok(_) => Notice::Retried,
         Err(RetryError::Inactive) => Notice::RetryInactive,
         Err(RetryError::WebhookGone) => Notice::RetryWebhookGone,

@@ -5,11 +5,9 @@
 use serde_json::Value;
 
 use super::html::{badge, esc};
-use crate::app::App;
-use crate::domain::deliveries::Delivery;
-use crate::store::StoreError;
-use crate::store::listing::Filter;
-use crate::store::status::Status;
+use crate::domain::deliveries::{Delivery, Filter, Status};
+use crate::domain::StoreError;
+use crate::domain::handles::Handles;
 
 /// Most deliveries read per webhook for the 24-hour share.
 pub(super) const SAMPLE: usize = 100;
@@ -60,10 +58,10 @@ pub(super) fn attempt_words(attempt: &Value) -> String {
 }
 
 /// The health of one webhook.
-pub(super) async fn of(app: &App, org_id: &str, webhook_id: &str) -> Result<Health, StoreError> {
+pub(super) async fn of(doors: &Handles, org_id: &str, webhook_id: &str) -> Result<Health, StoreError> {
     let filter = Filter { webhook: Some(webhook_id), ..Filter::default() };
-    let (latest, _) = crate::domain::deliveries::list(app, org_id, filter, None, SAMPLE, SAMPLE).await?;
-    let streak = app.store.failure_streak(org_id, webhook_id).await?;
+    let (latest, _) = doors.deliveries.list(org_id, filter, None, SAMPLE, SAMPLE).await?;
+    let streak = doors.webhooks.failure_streak(org_id, webhook_id).await?;
     let since = crate::time::now_millis().saturating_sub(24 * 3_600_000);
     let mut day = Day::default();
     let recent: Vec<&Delivery> =

@@ -19,17 +19,15 @@ mod webhook_deliveries;
 mod webhook_forms;
 mod webhooks;
 
-use std::sync::Arc;
-
 use axum::Router;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
-use crate::app::App;
+use crate::domain::handles::Handles;
 
 /// The settings routes (under `/settings`).
-pub fn router() -> Router<Arc<App>> {
+pub fn router() -> Router<Handles> {
     Router::new()
         .route("/settings", get(|| async { html::see_other("/settings/webhooks") }))
         .route("/settings/login", get(session::login_form).post(session::login))

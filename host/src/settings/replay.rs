@@ -2,8 +2,6 @@
 //! /api/v2/webhooks/{id}/replay`, `crate::domain::replay`) as a form, and how the latest
 //! replay went.
 
-use std::sync::Arc;
-
 use axum::extract::State;
 use axum::response::Response;
 use serde_json::{Map, json};
@@ -11,13 +9,13 @@ use serde_json::{Map, json};
 use super::html::{self, Notice, badge, csrf_field, esc};
 use super::session::{Change, Id, Signed, plain, store_down};
 use super::webhook_deliveries::since_rfc3339;
-use crate::app::App;
-use crate::domain::replay::{INLINE, ReplayError, ReplayStatus, Replayer};
-use crate::store::webhooks::Webhook;
+use crate::domain::handles::Handles;
+use crate::domain::replay::{ReplayError, ReplayStatus};
+use crate::domain::views::WebhookView as Webhook;
 
 /// The section: the latest replay, and (for admins) the form.
-pub(super) async fn section(app: &App, signed: &Signed, w: &Webhook) -> String {
-    let latest = match Replayer::of(app).status(&signed.0.org_id, &w.id).await {
+pub(super) async fn section(doors: &Handles, signed: &Signed, w: &Webhook) -> String {
+    let latest = match doors.replays.status(&signed.0.org_id, &w.id).await {
         Ok(Some(r)) if r.state != ReplayStatus::None => format!(
             r#"<p id="replay-status">Latest replay: events accepted from <time>{since}</time> to <time>{until}</time>: {state} {count} deliveries queued{reason}.</p>"#,
             since = esc(r.since.as_deref().unwrap_or_default()),
@@ -28,7 +26,7 @@ pub(super) async fn section(app: &App, signed: &Signed, w: &Webhook) -> String {
         ),
         Ok(_) | Err(_) => String::new(),
     };
-    let form = if signed.0.admin && app.config.event_retention > std::time::Duration::ZERO {
+    let form = if signed.0.admin && doors.replays.event_retention() > std::time::Duration::ZERO {
         let hour_ago = crate::time::format_millis(crate::time::now_millis().saturating_sub(3_600_000));
         format!(
             r#"<form method="post" action="/settings/webhooks/{id}/replay" class="filters">{csrf}
@@ -44,12 +42,12 @@ pub(super) async fn section(app: &App, signed: &Signed, w: &Webhook) -> String {
     };
     format!(
         r#"<section id="replay" aria-labelledby="replay-title"><h2 id="replay-title">Replay</h2><p class="muted">Sends every event of the window that this webhook subscribes to and did not receive (events from before it existed or while it was inactive included), and retries its failed deliveries; nothing it received is sent again. Events are kept for {keep}.</p>{latest}{form}</section>"#,
-        keep = esc(&crate::config::duration::format(app.config.event_retention)),
+        keep = esc(&crate::config::duration::format(doors.replays.event_retention())),
     )
 }
 
 /// `POST /settings/webhooks/{id}/replay` with `since` and `until`.
-pub(super) async fn replay(State(app): State<Arc<App>>, Id(id): Id, Change(signed, form): Change) -> Response {
+pub(super) async fn replay(State(doors): State<Handles>, Id(id): Id, Change(signed, form): Change) -> Response {
     let mut body = Map::new();
     let until = form.get("until").map(str::trim).filter(|u| !u.is_empty());
     match (form.get("since").and_then(since_rfc3339), until.map(since_rfc3339)) {
@@ -62,7 +60,7 @@ pub(super) async fn replay(State(app): State<Arc<App>>, Id(id): Id, Change(signe
         }
         _ => return back(&id, Notice::ReplayWindowInvalid),
     }
-    let notice = match Replayer::of(&app).request(&signed.0.org_id, &id, body, INLINE).await {
+    let notice = match doors.replays.request(&signed.0.org_id, &id, body).await {
         Ok(_) => Notice::Replayed,
         Err(ReplayError::NotFound) => return plain(axum::http::StatusCode::NOT_FOUND, "No such webhook."),
         Err(ReplayError::Inactive) => Notice::RetryInactive,

@@ -9,7 +9,6 @@
 //!   15 minutes (429). Password checks run a bounded number at once (503 beyond).
 //! - Email addresses over 254 bytes are refused before anything is stored.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::{FromRef, FromRequest, FromRequestParts, Request, State};
@@ -18,16 +17,12 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 
 use super::html::{self, esc};
-use crate::app::App;
-use crate::auth::{passwords, secrets};
-use crate::store::users::{MAX_EMAIL_BYTES, Session};
+use crate::auth::secrets;
+use crate::domain::access::{Access, FAILURE_WINDOW, SESSION_TTL, Session, SignInError};
 use crate::web::BodyError;
 
 const SESSION_COOKIE: &str = "weir_session";
 const LOGIN_COOKIE: &str = "weir_login";
-const SESSION_TTL: Duration = Duration::from_secs(12 * 3600);
-const MAX_FAILURES: u64 = 5;
-const FAILURE_WINDOW: Duration = Duration::from_secs(15 * 60);
 
 /// A form body, parameters in order (checkboxes repeat).
 #[derive(Debug, Default)]
@@ -103,9 +98,8 @@ fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
         .map(|(_, v)| v.to_owned())
 }
 
-fn set_cookie(app: &App, name: &str, value: &str, max_age: Duration) -> HeaderValue {
-    let secure =
-        if app.config.tls.is_some() || app.config.public_url().starts_with("https://") { "; Secure" } else { "" };
+fn set_cookie(access: &Access, name: &str, value: &str, max_age: Duration) -> HeaderValue {
+    let secure = if access.secure_cookies() { "; Secure" } else { "" };
     let text =
         format!("{name}={value}; Path=/settings; HttpOnly; SameSite=Strict; Max-Age={}{secure}", max_age.as_secs());
     HeaderValue::from_str(&text).unwrap_or_else(|_| HeaderValue::from_static(""))
@@ -117,17 +111,16 @@ pub(super) struct Signed(pub(super) Session);
 
 impl<S> FromRequestParts<S> for Signed
 where
-    Arc<App>: FromRef<S>,
+    Access: FromRef<S>,
     S: Send + Sync,
 {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Response> {
-        let app = Arc::<App>::from_ref(state);
         let Some(token) = cookie(&parts.headers, SESSION_COOKIE) else {
             return Err(html::see_other("/settings/login"));
         };
-        match app.store.session(&secrets::hash(&token)).await {
+        match Access::from_ref(state).session(&token).await {
             Ok(Some(session)) => Ok(Signed(session)),
             Ok(None) => Err(html::see_other("/settings/login")),
             Err(_) => Err(store_down()),
@@ -164,7 +157,7 @@ pub(super) struct Change(pub(super) Signed, pub(super) Form);
 
 impl<S> FromRequest<S> for Change
 where
-    Arc<App>: FromRef<S>,
+    Access: FromRef<S>,
     S: Send + Sync,
 {
     type Rejection = Response;
@@ -180,7 +173,7 @@ where
     }
 }
 
-fn login_page(app: &App, status: StatusCode, message: Option<&str>, email: &str) -> Response {
+fn login_page(access: &Access, status: StatusCode, message: Option<&str>, email: &str) -> Response {
     let token = secrets::generate("");
     let body = format!(
         r#"<h1>Sign in</h1>
@@ -197,17 +190,17 @@ fn login_page(app: &App, status: StatusCode, message: Option<&str>, email: &str)
         email = esc(email),
     );
     let mut response = html::page(status, "Sign in", None, &body);
-    response.headers_mut().append(header::SET_COOKIE, set_cookie(app, LOGIN_COOKIE, &token, Duration::from_secs(3600)));
+    response.headers_mut().append(header::SET_COOKIE, set_cookie(access, LOGIN_COOKIE, &token, Duration::from_secs(3600)));
     response
 }
 
 /// `GET /settings/login`
-pub(super) async fn login_form(State(app): State<Arc<App>>) -> Response {
-    login_page(&app, StatusCode::OK, None, "")
+pub(super) async fn login_form(State(access): State<Access>) -> Response {
+    login_page(&access, StatusCode::OK, None, "")
 }
 
 /// `POST /settings/login`
-pub(super) async fn login(State(app): State<Arc<App>>, request: Request) -> Response {
+pub(super) async fn login(State(access): State<Access>, request: Request) -> Response {
     let expected = cookie(request.headers(), LOGIN_COOKIE).unwrap_or_default();
     let form = match Form::read(request).await {
         Ok(f) => f,
@@ -215,71 +208,54 @@ pub(super) async fn login(State(app): State<Arc<App>>, request: Request) -> Resp
     };
     let given = form.get("_csrf").unwrap_or("");
     if expected.is_empty() || !secrets::equal(given.as_bytes(), expected.as_bytes()) {
-        return login_page(&app, StatusCode::FORBIDDEN, Some("The sign-in form expired. Please try again."), "");
+        return login_page(&access, StatusCode::FORBIDDEN, Some("The sign-in form expired. Please try again."), "");
     }
     let email = form.get("email").unwrap_or("").trim().to_ascii_lowercase();
     let password = form.get("password").unwrap_or("").to_owned();
-    if email.len() > MAX_EMAIL_BYTES {
-        // Refused before anything is stored or looked up.
-        let message = format!("Email addresses are at most {MAX_EMAIL_BYTES} bytes.");
-        return login_page(&app, StatusCode::BAD_REQUEST, Some(&message), "");
-    }
-    // The attempt is counted as it starts, so parallel guesses cannot pass the check together.
-    match app.store.login_attempt(&email, FAILURE_WINDOW).await {
-        Ok(n) if n > MAX_FAILURES => {
-            let mut page = login_page(
-                &app,
-                StatusCode::TOO_MANY_REQUESTS,
-                Some("Too many failed sign-ins for this email. Try again in 15 minutes."),
-                &email,
-            );
-            // The window's length: the attempts counted in it expire by then at the latest.
-            page.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(FAILURE_WINDOW.as_secs()));
-            return page;
-        }
-        Ok(_) => {}
-        Err(_) => return store_down(),
-    }
-    let found = match app.store.user_by_email(&email).await {
-        Ok(found) => found,
-        Err(_) => return store_down(),
+    let signed_in = match access.sign_in(&email, password).await {
+        Ok(signed_in) => signed_in,
+        Err(e) => return refused_sign_in(&access, &email, &e),
     };
-    let hash = found.as_ref().map(|(_, h)| h.clone()).unwrap_or_else(|| passwords::decoy().to_owned());
-    let Some(ok) = app.passwords.verify(password, hash).await else {
-        let _ = app.store.login_not_attempted(&email).await;
-        let mut busy = login_page(
-            &app,
-            StatusCode::SERVICE_UNAVAILABLE,
-            Some("Too many sign-ins at once; please try again in a moment."),
-            &email,
-        );
-        busy.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-        return busy;
-    };
-    let user = match (ok, found) {
-        (true, Some((user, _))) => user,
-        _ => return login_page(&app, StatusCode::UNAUTHORIZED, Some("Email or password is incorrect."), &email),
-    };
-    let _ = app.store.login_succeeded(&email).await;
-    let token = secrets::generate("wss_");
-    let session = Session {
-        user_id: user.id,
-        org_id: user.org_id,
-        email: user.email,
-        admin: user.admin,
-        csrf: secrets::generate(""),
-    };
-    if app.store.create_session(&secrets::hash(&token), &session, SESSION_TTL).await.is_err() {
-        return store_down();
-    }
     let mut response = html::see_other("/settings/webhooks");
-    response.headers_mut().append(header::SET_COOKIE, set_cookie(&app, SESSION_COOKIE, &token, SESSION_TTL));
-    response.headers_mut().append(header::SET_COOKIE, set_cookie(&app, LOGIN_COOKIE, "", Duration::ZERO));
+    let cookies = response.headers_mut();
+    cookies.append(header::SET_COOKIE, set_cookie(&access, SESSION_COOKIE, &signed_in.token, SESSION_TTL));
+    cookies.append(header::SET_COOKIE, set_cookie(&access, LOGIN_COOKIE, "", Duration::ZERO));
     response
 }
 
+/// The sign-in page again, saying why.
+fn refused_sign_in(access: &Access, email: &str, why: &SignInError) -> Response {
+    match why {
+        SignInError::EmailTooLong => {
+            login_page(access, StatusCode::BAD_REQUEST, Some(&format!("{}.", capitalised(&why.to_string()))), "")
+        }
+        SignInError::Throttled => {
+            let message = "Too many failed sign-ins for this email. Try again in 15 minutes.";
+            let mut page = login_page(access, StatusCode::TOO_MANY_REQUESTS, Some(message), email);
+            // The window's length: the attempts counted in it expire by then at the latest.
+            page.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(FAILURE_WINDOW.as_secs()));
+            page
+        }
+        SignInError::Busy => {
+            let message = "Too many sign-ins at once; please try again in a moment.";
+            let mut busy = login_page(access, StatusCode::SERVICE_UNAVAILABLE, Some(message), email);
+            busy.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            busy
+        }
+        SignInError::Wrong => {
+            login_page(access, StatusCode::UNAUTHORIZED, Some("Email or password is incorrect."), email)
+        }
+        SignInError::Store(_) => store_down(),
+    }
+}
+
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
+}
+
 /// `POST /settings/logout`
-pub(super) async fn logout(State(app): State<Arc<App>>, signed: Signed, request: Request) -> Response {
+pub(super) async fn logout(State(access): State<Access>, signed: Signed, request: Request) -> Response {
     let token = cookie(request.headers(), SESSION_COOKIE).unwrap_or_default();
     let form = match Form::read(request).await {
         Ok(f) => f,
@@ -291,8 +267,8 @@ pub(super) async fn logout(State(app): State<Arc<App>>, signed: Signed, request:
             "This form has expired or did not come from Weir. Reload the page and try again.",
         );
     }
-    let _ = app.store.delete_session(&secrets::hash(&token)).await;
+    access.sign_out(&token).await;
     let mut response = html::see_other("/settings/login");
-    response.headers_mut().append(header::SET_COOKIE, set_cookie(&app, SESSION_COOKIE, "", Duration::ZERO));
+    response.headers_mut().append(header::SET_COOKIE, set_cookie(&access, SESSION_COOKIE, "", Duration::ZERO));
     response
 }

@@ -3,8 +3,6 @@
 //! functions as the API (`crate::domain::webhooks`), so the rules and messages are the same;
 //! the forms themselves are in `webhook_forms`.
 
-use std::sync::Arc;
-
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -16,18 +14,18 @@ use super::webhook_forms::{
     FormValues, plugin_names, plugins_form, problems, status_html, webhook_fields, webhook_form,
 };
 use super::{health, replay, webhook_deliveries};
-use crate::app::App;
+use crate::domain::handles::Handles;
 use crate::domain::rules;
-use crate::domain::webhooks::{self as domain, WebhookError};
-use crate::store::webhooks::Webhook;
+use crate::domain::views::WebhookView as Webhook;
+use crate::domain::webhooks::WebhookError;
 use crate::web::Query;
 
 /// `GET /settings/webhooks`: every webhook with its health at a glance.
-pub(super) async fn list(State(app): State<Arc<App>>, signed: Signed, query: Query) -> Response {
+pub(super) async fn list(State(doors): State<Handles>, signed: Signed, query: Query) -> Response {
     let org_id = &signed.0.org_id;
-    let Ok(webhooks) = app.store.all_webhooks(org_id).await else { return store_down() };
-    let healths = futures_util::future::join_all(webhooks.iter().map(|w| health::of(&app, org_id, &w.id))).await;
-    let names = plugin_names(&app, org_id).await;
+    let Ok(webhooks) = doors.webhooks.all(org_id).await else { return store_down() };
+    let healths = futures_util::future::join_all(webhooks.iter().map(|w| health::of(&doors, org_id, &w.id))).await;
+    let names = plugin_names(&doors, org_id).await;
     let mut rows = String::new();
     for (w, health) in webhooks.iter().zip(healths) {
         let health = health.unwrap_or_default();
@@ -78,8 +76,8 @@ pub(super) async fn new_form(signed: Signed) -> Response {
 }
 
 /// `POST /settings/webhooks`
-pub(super) async fn create(State(app): State<Arc<App>>, Change(signed, form): Change) -> Response {
-    match domain::create(&app, &signed.0.org_id, webhook_fields(&form)).await {
+pub(super) async fn create(State(doors): State<Handles>, Change(signed, form): Change) -> Response {
+    match doors.webhooks.create(&signed.0.org_id, webhook_fields(&form)).await {
         Ok(webhook) => html::see_other(&format!("/settings/webhooks/{}?notice={}", webhook.id, Notice::Created.code())),
         Err(WebhookError::Store(_)) => store_down(),
         Err(e) => {
@@ -94,8 +92,8 @@ pub(super) async fn create(State(app): State<Arc<App>>, Change(signed, form): Ch
 }
 
 /// The organisation's webhook, or a 404 page.
-async fn webhook(app: &App, signed: &Signed, id: &str) -> Result<Webhook, Response> {
-    match domain::find(app, &signed.0.org_id, id).await {
+async fn webhook(doors: &Handles, signed: &Signed, id: &str) -> Result<Webhook, Response> {
+    match doors.webhooks.find(&signed.0.org_id, id).await {
         Ok(w) => Ok(w),
         Err(WebhookError::NotFound) => Err(plain(StatusCode::NOT_FOUND, "No such webhook.")),
         Err(_) => Err(store_down()),
@@ -103,19 +101,19 @@ async fn webhook(app: &App, signed: &Signed, id: &str) -> Result<Webhook, Respon
 }
 
 /// `GET /settings/webhooks/{id}`
-pub(super) async fn show(State(app): State<Arc<App>>, signed: Signed, Id(id): Id, query: Query) -> Response {
+pub(super) async fn show(State(doors): State<Handles>, signed: Signed, Id(id): Id, query: Query) -> Response {
     let mut notice = Notice::from_query(&query);
     if let (Some("retried_failed"), Some(n)) = (query.get("notice"), webhook_deliveries::queued(&query)) {
         notice = html::notice("ok", &format!("{n} failed deliveries queued for a new attempt."));
     }
-    match webhook(&app, &signed, &id).await {
-        Ok(w) => render_show(&app, &signed, &w, &notice, &[], None, &query).await,
+    match webhook(&doors, &signed, &id).await {
+        Ok(w) => render_show(&doors, &signed, &w, &notice, &[], None, &query).await,
         Err(r) => r,
     }
 }
 
 async fn render_show(
-    app: &App,
+    doors: &Handles,
     signed: &Signed,
     w: &Webhook,
     notice: &str,
@@ -147,7 +145,7 @@ async fn render_show(
             }
         ));
     }
-    let health = health::of(app, &signed.0.org_id, &w.id).await.unwrap_or_default();
+    let health = health::of(doors, &signed.0.org_id, &w.id).await.unwrap_or_default();
     body.push_str(&format!(
         r#"<dl><dt>URL</dt><dd>{}</dd><dt>Status</dt><dd>{}</dd><dt>Last delivery</dt><dd>{}</dd><dt>Failure streak</dt><dd>{}</dd><dt>Last 24 hours</dt><dd>{}</dd><dt>Events</dt><dd>{}</dd></dl>"#,
         esc(&w.url),
@@ -158,8 +156,8 @@ async fn render_show(
         esc(&w.subscribed_actions.join(", ")),
     ));
     // The deliveries come first: the settings forms below are long.
-    body.push_str(&webhook_deliveries::section(app, signed, w, query).await);
-    body.push_str(&replay::section(app, signed, w).await);
+    body.push_str(&webhook_deliveries::section(doors, signed, w, query).await);
+    body.push_str(&replay::section(doors, signed, w).await);
     if admin {
         let previous = match &w.previous_secret_expires_at {
             Some(until) => format!(
@@ -182,7 +180,7 @@ async fn render_show(
         let values = edited.map_or_else(|| FormValues::of(w), FormValues::sent);
         body.push_str("<h2>Edit</h2>");
         body.push_str(&webhook_form(&format!("/settings/webhooks/{}", w.id), csrf, &values, "Save changes"));
-        body.push_str(&plugins_form(app, signed, w).await);
+        body.push_str(&plugins_form(doors, signed, w).await);
         body.push_str("<h2>Status and removal</h2>");
         if w.active {
             body.push_str(&format!(
@@ -202,8 +200,8 @@ async fn render_show(
 }
 
 /// `POST /settings/webhooks/{id}`: name, URL, events.
-pub(super) async fn update(State(app): State<Arc<App>>, Id(id): Id, Change(signed, form): Change) -> Response {
-    let w = match webhook(&app, &signed, &id).await {
+pub(super) async fn update(State(doors): State<Handles>, Id(id): Id, Change(signed, form): Change) -> Response {
+    let w = match webhook(&doors, &signed, &id).await {
         Ok(w) => w,
         Err(r) => return r,
     };
@@ -211,16 +209,16 @@ pub(super) async fn update(State(app): State<Arc<App>>, Id(id): Id, Change(signe
     if !body.contains_key("name") {
         body.insert("name".into(), json!(w.name));
     }
-    match domain::update(&app, &signed.0.org_id, &id, body).await {
+    match doors.webhooks.update(&signed.0.org_id, &id, body).await {
         Ok(_) => html::see_other(&format!("/settings/webhooks/{id}?notice={}", Notice::Saved.code())),
         Err(WebhookError::Store(_)) => store_down(),
-        Err(e) => render_show(&app, &signed, &w, "", &problems(&e), Some(&form), &Query::default()).await,
+        Err(e) => render_show(&doors, &signed, &w, "", &problems(&e), Some(&form), &Query::default()).await,
     }
 }
 
 /// `POST /settings/webhooks/{id}/plugins`
-pub(super) async fn update_plugins(State(app): State<Arc<App>>, Id(id): Id, Change(signed, form): Change) -> Response {
-    let w = match webhook(&app, &signed, &id).await {
+pub(super) async fn update_plugins(State(doors): State<Handles>, Id(id): Id, Change(signed, form): Change) -> Response {
+    let w = match webhook(&doors, &signed, &id).await {
         Ok(w) => w,
         Err(r) => return r,
     };
@@ -244,30 +242,30 @@ pub(super) async fn update_plugins(State(app): State<Arc<App>>, Id(id): Id, Chan
         );
     }
     if !errors.is_empty() {
-        return render_show(&app, &signed, &w, "", &errors, None, &Query::default()).await;
+        return render_show(&doors, &signed, &w, "", &errors, None, &Query::default()).await;
     }
     let mut body = Map::new();
     body.insert("plugins".into(), Value::Array(plugins));
-    match domain::update(&app, &signed.0.org_id, &id, body).await {
+    match doors.webhooks.update(&signed.0.org_id, &id, body).await {
         Ok(_) => html::see_other(&format!("/settings/webhooks/{id}?notice={}", Notice::Saved.code())),
         Err(WebhookError::Store(_)) => store_down(),
-        Err(e) => render_show(&app, &signed, &w, "", &problems(&e), None, &Query::default()).await,
+        Err(e) => render_show(&doors, &signed, &w, "", &problems(&e), None, &Query::default()).await,
     }
 }
 
 /// `POST /settings/webhooks/{id}/active` with `active=true|false`.
-pub(super) async fn set_active(State(app): State<Arc<App>>, Id(id): Id, Change(signed, form): Change) -> Response {
+pub(super) async fn set_active(State(doors): State<Handles>, Id(id): Id, Change(signed, form): Change) -> Response {
     let Some(active) = form.get("active").and_then(rules::flag) else {
-        let w = match webhook(&app, &signed, &id).await {
+        let w = match webhook(&doors, &signed, &id).await {
             Ok(w) => w,
             Err(r) => return r,
         };
         let errors = [("active".to_owned(), "must be true or false".to_owned())];
-        return render_show(&app, &signed, &w, "", &errors, None, &Query::default()).await;
+        return render_show(&doors, &signed, &w, "", &errors, None, &Query::default()).await;
     };
     let mut body = Map::new();
     body.insert("active".into(), json!(active));
-    match domain::update(&app, &signed.0.org_id, &id, body).await {
+    match doors.webhooks.update(&signed.0.org_id, &id, body).await {
         Ok(_) => html::see_other(&format!(
             "/settings/webhooks/{id}?notice={}",
             if active { Notice::Reactivated } else { Notice::Deactivated }.code()
@@ -279,28 +277,28 @@ pub(super) async fn set_active(State(app): State<Arc<App>>, Id(id): Id, Change(s
 
 /// `POST /settings/webhooks/{id}/rotate_secret` with `grace_period`: a new signing secret
 /// (the same rotation as the API's).
-pub(super) async fn rotate_secret(State(app): State<Arc<App>>, Id(id): Id, Change(signed, form): Change) -> Response {
+pub(super) async fn rotate_secret(State(doors): State<Handles>, Id(id): Id, Change(signed, form): Change) -> Response {
     let mut body = Map::new();
     if let Some(grace) = form.get("grace_period") {
         body.insert("grace_period".into(), json!(grace));
     }
-    match domain::rotate_secret(&app, &signed.0.org_id, &id, body).await {
+    match doors.webhooks.rotate_secret(&signed.0.org_id, &id, body).await {
         Ok(_) => html::see_other(&format!("/settings/webhooks/{id}?notice={}", Notice::Rotated.code())),
         Err(WebhookError::NotFound) => plain(StatusCode::NOT_FOUND, "No such webhook."),
         Err(WebhookError::Store(_)) => store_down(),
-        Err(e) => match webhook(&app, &signed, &id).await {
-            Ok(w) => render_show(&app, &signed, &w, "", &problems(&e), None, &Query::default()).await,
+        Err(e) => match webhook(&doors, &signed, &id).await {
+            Ok(w) => render_show(&doors, &signed, &w, "", &problems(&e), None, &Query::default()).await,
             Err(r) => r,
         },
     }
 }
 
 /// `GET /settings/webhooks/{id}/delete`: asks first.
-pub(super) async fn delete_confirm(State(app): State<Arc<App>>, signed: Signed, Id(id): Id) -> Response {
+pub(super) async fn delete_confirm(State(doors): State<Handles>, signed: Signed, Id(id): Id) -> Response {
     if !signed.0.admin {
         return plain(StatusCode::FORBIDDEN, "Only organisation admins can change webhooks.");
     }
-    let w = match webhook(&app, &signed, &id).await {
+    let w = match webhook(&doors, &signed, &id).await {
         Ok(w) => w,
         Err(r) => return r,
     };
@@ -317,11 +315,11 @@ pub(super) async fn delete_confirm(State(app): State<Arc<App>>, signed: Signed, 
 }
 
 /// `POST /settings/webhooks/{id}/delete`
-pub(super) async fn delete(State(app): State<Arc<App>>, Id(id): Id, Change(signed, _form): Change) -> Response {
-    if let Err(r) = webhook(&app, &signed, &id).await {
+pub(super) async fn delete(State(doors): State<Handles>, Id(id): Id, Change(signed, _form): Change) -> Response {
+    if let Err(r) = webhook(&doors, &signed, &id).await {
         return r;
     }
-    match domain::delete(&app, &signed.0.org_id, &id).await {
+    match doors.webhooks.delete(&signed.0.org_id, &id).await {
         Ok(()) => html::see_other(&format!("/settings/webhooks?notice={}", Notice::Deleted.code())),
         Err(WebhookError::NotFound) => plain(StatusCode::NOT_FOUND, "No such webhook."),
         Err(_) => store_down(),

@@ -8,26 +8,11 @@
 //! | `paused_until`, `paused_since`, `paused_reason` | a pause asked for by the endpoint (`429`/`503` with `Retry-After`): until when (ms), since when, why |
 //!
 //! A process's own view lives in `crate::delivery` (its lanes); it reads this with each
-//! webhook lookup, so a state one process found is taken up by the others.
-
-use serde::Serialize;
-use utoipa::ToSchema;
+//! webhook lookup, so a state one process found is taken up by the others. The API's view of
+//! it is `crate::domain::views::EndpointView`.
 
 use super::scripts::SET_IF_EXISTS;
 use super::{Result, Store};
-
-/// The state of a webhook's endpoint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum EndpointState {
-    /// Deliveries go out as fast as the endpoint answers.
-    Healthy,
-    /// Recent attempts failed or timed out: one attempt at a time until one succeeds.
-    Probing,
-    /// The endpoint asked for a pause (`429` or `503` with `Retry-After`): nothing is sent
-    /// until `paused_until`.
-    Paused,
-}
 
 /// A change of an endpoint's state, to keep in its webhook's hash.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,21 +20,6 @@ pub enum EndpointChange {
     Healthy { at_ms: u64 },
     Probing { at_ms: u64, reason: String },
     Paused { at_ms: u64, until_ms: u64, reason: String },
-}
-
-/// The endpoint state fields of a webhook as the API shows them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
-pub struct EndpointView {
-    /// How deliveries to the endpoint are going: `healthy`, `probing` (recent attempts failed
-    /// or timed out: one attempt at a time until one succeeds) or `paused` (it answered `429`
-    /// or `503` with `Retry-After`).
-    pub endpoint_state: EndpointState,
-    /// When the endpoint entered that state (`null` when it never left `healthy`).
-    pub endpoint_state_since: Option<String>,
-    /// Why: the failure that began probing, or the answer that asked for the pause.
-    pub endpoint_state_reason: Option<String>,
-    /// Until when the endpoint asked for a pause (`null` when it is not paused).
-    pub paused_until: Option<String>,
 }
 
 /// The raw fields (`store::keys` names the hash), as stored.
@@ -92,25 +62,6 @@ impl EndpointFields {
     pub fn paused_at(&self, now_ms: u64) -> Option<u64> {
         self.paused_until_ms.filter(|until| *until > now_ms)
     }
-
-    /// The view at `now_ms`.
-    pub fn view(&self, now_ms: u64) -> EndpointView {
-        let format = |ms: Option<u64>| ms.map(crate::time::format_millis);
-        match self.paused_at(now_ms) {
-            Some(until) => EndpointView {
-                endpoint_state: EndpointState::Paused,
-                endpoint_state_since: format(self.paused_since_ms),
-                endpoint_state_reason: self.paused_reason.clone(),
-                paused_until: Some(crate::time::format_millis(until)),
-            },
-            None => EndpointView {
-                endpoint_state: if self.probing { EndpointState::Probing } else { EndpointState::Healthy },
-                endpoint_state_since: format(self.since_ms),
-                endpoint_state_reason: self.reason.clone().filter(|_| self.probing),
-                paused_until: None,
-            },
-        }
-    }
 }
 
 /// The fields that put a webhook's endpoint back to healthy (a new URL, a reactivation).
@@ -147,30 +98,5 @@ impl Store {
         let set: i64 = call.run(&mut self.conn()).await?;
         super::reply::done("set_if_exists.lua", set)?;
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_pause_shows_while_it_lasts_then_the_state_under_it() {
-        let values: Vec<Option<String>> = ["probing", "1000", "timed out after 10s", "5000", "2000", "HTTP 429"]
-            .iter()
-            .map(|v| Some((*v).to_owned()))
-            .collect();
-        let fields = EndpointFields::read(&values);
-        let paused = fields.view(3000);
-        assert_eq!(paused.endpoint_state, EndpointState::Paused);
-        assert_eq!(paused.endpoint_state_reason.as_deref(), Some("HTTP 429"));
-        assert_eq!(paused.paused_until, Some(crate::time::format_millis(5000)));
-        let after = fields.view(6000);
-        assert_eq!(after.endpoint_state, EndpointState::Probing);
-        assert_eq!(after.endpoint_state_reason.as_deref(), Some("timed out after 10s"));
-        assert_eq!(after.paused_until, None);
-        let healthy = EndpointFields::read(&[None, Some("1000".into()), Some("old".into())]).view(6000);
-        assert_eq!(healthy.endpoint_state, EndpointState::Healthy);
-        assert_eq!(healthy.endpoint_state_reason, None, "a healthy endpoint has no reason");
     }
 }

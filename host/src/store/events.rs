@@ -70,8 +70,8 @@ pub fn delivery_id(p: Partition, accepted_ms: u64, org_id: &str, event_id: &str,
     ids::derived_tagged(Kind::Delivery, accepted_ms, p.0, &[org_id, event_id, webhook_id])
 }
 
-/// A delivery of an event, as the event lookup shows it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+/// A delivery of an event (the event lookup shows them).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventDelivery {
     pub id: String,
     pub webhook_id: String,

@@ -15,14 +15,12 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use redis::AsyncCommands;
-use serde::Serialize;
 
 use super::scripts::{CLAIM_JOBS, EXPORT_CREATE};
 use super::{Result, Store};
 
-/// An export as the API shows it.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-#[schema(as = ReportExport)]
+/// A report export, as stored.
+#[derive(Debug, Clone)]
 pub struct Export {
     pub id: String,
     /// `queued`, `building`, `completed` or `failed`.
@@ -33,26 +31,16 @@ pub struct Export {
     pub created_at: String,
     pub completed_at: Option<String>,
     pub download_url: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    #[serde(skip)]
-    #[schema(ignore)]
     pub org_id: String,
-    #[serde(skip)]
-    #[schema(ignore)]
     pub client_id: String,
-    #[serde(skip)]
-    #[schema(ignore)]
     pub client_name: String,
-    #[serde(skip)]
-    #[schema(ignore)]
     pub published: bool,
 }
 
 /// The record an export is of.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Exportable {
-    #[serde(rename = "type")]
     pub kind: String,
     pub id: String,
 }

@@ -8,7 +8,6 @@
 use std::collections::HashMap;
 
 use redis::AsyncCommands;
-use serde::Serialize;
 
 use super::reply::Named;
 use super::scripts::{PLUGIN_CREATE, PLUGIN_DELETE};
@@ -41,8 +40,8 @@ pub enum Refused {
     Bytes,
 }
 
-/// A plugin as the API shows it.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+/// A plugin, as stored.
+#[derive(Debug, Clone)]
 pub struct Plugin {
     pub id: String,
     pub name: String,
@@ -51,8 +50,6 @@ pub struct Plugin {
     pub created_at: String,
     /// 1 for the first upload under its name, then 2, 3, …
     pub version: u64,
-    #[serde(skip)]
-    #[schema(ignore)]
     pub org_id: String,
 }
 

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 /// A delivery's status (contract §2), shared by the queue and the API.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Pending,

@@ -1,6 +1,6 @@
-//! A webhook: the resource as the API shows it, and its hash (`P:{o}:wh:{wh}`,
-//! `store::keys`) — written from a [`Webhook`] and read back into one. `store::webhooks`
-//! says what each field holds and changes them.
+//! A webhook's record and its hash (`P:{o}:wh:{wh}`, `store::keys`) — written from a
+//! [`Webhook`] and read back into one. `store::webhooks` says what each field holds and
+//! changes them; `crate::domain::views` shows it.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -8,22 +8,21 @@ use serde::Serialize;
 
 use serde::Deserialize;
 
-use super::endpoint::{EndpointFields, EndpointView, FIELDS};
+use super::endpoint::{EndpointFields, FIELDS};
 use super::{Result, StoreError, flag, flag_str};
 use crate::certs::CertificateView;
 
-/// A plugin attached to a webhook (contract §5).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+/// A plugin attached to a webhook (contract §5), stored as JSON in the webhook's hash.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Attachment {
     pub plugin_id: String,
     /// Given to the plugin as JSON text.
-    #[schema(value_type = Object)]
     pub config: serde_json::Value,
     pub on_error: OnError,
 }
 
 /// What happens to a delivery when an attached plugin fails.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OnError {
     /// The delivery ends `filtered`, with the error.
@@ -33,7 +32,7 @@ pub enum OnError {
 }
 
 /// Whether a webhook's deliveries keep their subject's order (contract §7 `ordering`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Ordering {
     /// No order (the default): deliveries go out as workers take them.
@@ -60,12 +59,10 @@ impl Ordering {
     }
 }
 
-/// A webhook subscription.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+/// A webhook subscription, as stored.
+#[derive(Debug, Clone)]
 pub struct Webhook {
     pub id: String,
-    #[serde(skip)]
-    #[schema(ignore)]
     pub org_id: String,
     pub name: String,
     pub url: String,
@@ -74,30 +71,24 @@ pub struct Webhook {
     pub plugins: Vec<Attachment>,
     pub signing_secret: String,
     /// The secret before the latest rotation, while its grace period lasts.
-    #[serde(skip)]
-    #[schema(ignore)]
     pub previous_secret: Option<String>,
-    /// When the previous secret stops signing (`null` when there is none).
+    /// When the previous secret stops signing (`None` when there is none).
     pub previous_secret_expires_at: Option<String>,
     pub created_at: String,
     pub updated_at: String,
     pub deactivated_at: Option<String>,
     pub deactivation_reason: Option<String>,
-    /// Deliveries per second to this webhook, every process together (`null`: no limit).
-    #[schema(minimum = 1, maximum = 10_000)]
+    /// Deliveries per second to this webhook, every process together (`None`: no limit).
     pub rate_limit: Option<u32>,
-    /// Order of deliveries per subject.
     pub ordering: Ordering,
     /// Extra request headers sent with every delivery.
     pub headers: BTreeMap<String, String>,
     /// The client certificate for mutual TLS (never its key).
     pub client_certificate: Option<CertificateView>,
     /// Set only to store a new webhook's certificate; never read back.
-    #[serde(skip)]
-    #[schema(ignore)]
     pub client_secret: Option<StoredCertificate>,
-    #[serde(flatten)]
-    pub endpoint: EndpointView,
+    /// How deliveries to its endpoint are going (`store::endpoint`).
+    pub endpoint: EndpointFields,
 }
 
 /// A client certificate as stored: the PEM chain, the key sealed by `crate::vault`, and the
@@ -195,7 +186,7 @@ pub(super) fn from_fields(key: &str, f: &HashMap<String, String>) -> Result<Webh
             None => None,
         },
         client_secret: None,
-        endpoint: EndpointFields::read(&FIELDS.map(|name| f.get(name).cloned())).view(crate::time::now_millis()),
+        endpoint: EndpointFields::read(&FIELDS.map(|name| f.get(name).cloned())),
     })
 }
 

@@ -3,7 +3,9 @@
 //! module's name — are read from its source and resolved to the file that defines what they
 //! name. An import from one room (a top-level module: a folder or a file) may only go to a
 //! room on a lower floor of [`FLOORS`]; inside a folder, files may import each other only
-//! where no circle forms. Test modules (`#[cfg(test)]`) are not part of the house.
+//! where no circle forms; the surfaces (`api`, `settings`) never name the store nor the
+//! process's state (`app`): they speak to the domain's handles. Test modules (`#[cfg(test)]`)
+//! are not part of the house.
 //!
 //! Plain `std` only, so it can also run on its own:
 //! `rustc --edition 2024 --test tests/tests/it/floors.rs -o target/floors && target/floors`.
@@ -27,6 +29,12 @@ const FLOORS: &[&[&str]] = &[
     &["certs"],
     &["sign", "web", "tls", "ids", "time", "catalog", "netguard", "trace"],
 ];
+
+/// The HTTP surfaces: they translate requests and answers and speak to the domain only.
+const SURFACES: &[&str] = &["api", "settings"];
+/// Rooms below the domain that the surfaces never name: what they keep is the domain's to
+/// reach (the store, and the state the domain's handles hold).
+const DOMAIN_ONLY: &[&str] = &["store", "app"];
 
 /// One source file of the crate.
 #[derive(Debug)]
@@ -473,6 +481,15 @@ fn faults(root: &Path) -> Vec<String> {
         let (from, to) = (&files[*a], &files[*b]);
         if from.room() == to.room() {
             continue;
+        }
+        if SURFACES.contains(&from.room()) && DOMAIN_ONLY.contains(&to.room()) {
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            faults.push(format!(
+                "{} -> {}: a surface reaches past the domain (surfaces speak to `domain` only): {}",
+                from.name(root),
+                to.name(root),
+                names.join(", ")
+            ));
         }
         let (Some(fa), Some(fb)) = (floor_of(from.room()), floor_of(to.room())) else { continue };
         if fa >= fb {

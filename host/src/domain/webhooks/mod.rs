@@ -3,21 +3,23 @@
 //! Stopping a webhook (deletion, deactivation by hand, after failures or on 410 Gone)
 //! takes it out of the subscription index and ends its queued deliveries.
 
-use serde_json::{Value, json};
+mod input;
 
+use serde_json::Value;
+
+pub use self::input::{MAX_ATTACHMENTS, MAX_RATE_LIMIT};
+use self::input::{attachments, default_name, known_actions, ordering, rate_limit, vet_url};
+use super::Invalid;
 use super::egress;
 use super::fields::{Fields, bounded_text};
 use super::notices::{self, Notice};
-use super::{FieldError, Invalid};
+use super::views::WebhookView;
 use crate::app::App;
-use crate::catalog;
 use crate::ids::{self, Kind};
 use crate::store::StoreError;
 use crate::store::endpoint::EndpointFields;
 use crate::store::status::Status;
-use crate::store::webhooks::{
-    Attachment, Created, MAX_WEBHOOKS_PER_ORG, Off, OnError, Ordering, Updated, Webhook, WebhookChange,
-};
+use crate::store::webhooks::{Created, MAX_WEBHOOKS_PER_ORG, Off, Updated, Webhook, WebhookChange};
 
 /// Longest grace period of a secret rotation.
 pub const MAX_GRACE: std::time::Duration = std::time::Duration::from_secs(7 * 86_400);
@@ -25,10 +27,6 @@ pub const MAX_GRACE: std::time::Duration = std::time::Duration::from_secs(7 * 86
 pub const DEFAULT_GRACE: std::time::Duration = std::time::Duration::from_secs(86_400);
 /// Longest webhook name.
 const MAX_NAME: usize = 200;
-/// Most plugins attached to one webhook.
-pub const MAX_ATTACHMENTS: usize = 8;
-/// The largest `rate_limit` (deliveries per second).
-pub const MAX_RATE_LIMIT: u32 = 10_000;
 
 /// Why a webhook change did not happen.
 #[derive(Debug, thiserror::Error)]
@@ -51,7 +49,7 @@ impl From<Invalid> for WebhookError {
 
 /// Validates a new webhook (`name`?, `url`, `subscribed_actions`, `plugins`?, `rate_limit`?,
 /// `headers`?, `client_certificate`?) and stores it.
-pub async fn create(app: &App, org_id: &str, body: serde_json::Map<String, Value>) -> Result<Webhook, WebhookError> {
+async fn create(app: &App, org_id: &str, body: serde_json::Map<String, Value>) -> Result<Webhook, WebhookError> {
     let mut fields = Fields::new(body);
     let name = fields.string("name");
     let url = fields.required_string("url");
@@ -97,7 +95,7 @@ pub async fn create(app: &App, org_id: &str, body: serde_json::Map<String, Value
         headers: headers.unwrap_or_default(),
         client_certificate: certificate.as_ref().and_then(|c| c.as_ref().map(|c| c.view.clone())),
         client_secret: certificate.flatten(),
-        endpoint: EndpointFields::default().view(0),
+        endpoint: EndpointFields::default(),
     };
     let plan = app.store.org_plan(org_id).await?.unwrap_or(crate::store::orgs::Plan::Free);
     let max = crate::auth::plans::limits(plan).webhooks.min(MAX_WEBHOOKS_PER_ORG);
@@ -113,7 +111,7 @@ pub async fn create(app: &App, org_id: &str, body: serde_json::Map<String, Value
 
 /// Validates a change (any field of a new webhook, and `active`) and applies
 /// it; deactivating ends the webhook's pending deliveries (they fail).
-pub async fn update(
+async fn update(
     app: &App,
     org_id: &str,
     id: &str,
@@ -173,7 +171,7 @@ pub async fn after_deactivation(app: &App, org_id: &str, id: &str) -> Result<usi
 
 /// Gives the organisation's webhook a new signing secret (`{"grace_period"?: "24h"}`,
 /// `0s`..`7d`): the old one keeps signing beside it until the grace period ends (contract §2).
-pub async fn rotate_secret(
+async fn rotate_secret(
     app: &App,
     org_id: &str,
     id: &str,
@@ -202,7 +200,7 @@ pub async fn rotate_secret(
 }
 
 /// Deletes the organisation's webhook and cancels its queued deliveries.
-pub async fn delete(app: &App, org_id: &str, id: &str) -> Result<(), WebhookError> {
+async fn delete(app: &App, org_id: &str, id: &str) -> Result<(), WebhookError> {
     if !ids::is_valid(Kind::Webhook, id) || !stop(app, org_id, id, Off::Delete).await? {
         return Err(WebhookError::NotFound);
     }
@@ -212,7 +210,7 @@ pub async fn delete(app: &App, org_id: &str, id: &str) -> Result<(), WebhookErro
 /// Stops a webhook; `false` if it is not the organisation's (or, to deactivate, already
 /// inactive). Its queued deliveries end: `cancelled` when deleted, `failed` (retriable after
 /// reactivation) when deactivated.
-pub async fn stop(app: &App, org_id: &str, id: &str, off: Off) -> Result<bool, StoreError> {
+pub(crate) async fn stop(app: &App, org_id: &str, id: &str, off: Off) -> Result<bool, StoreError> {
     if !app.store.webhook_off(org_id, id, off, app.config.delivery_retention).await? {
         return Ok(false);
     }
@@ -229,134 +227,72 @@ pub async fn stop(app: &App, org_id: &str, id: &str, off: Off) -> Result<bool, S
 }
 
 /// The organisation's webhook, or `NotFound` (also for another organisation's).
-pub async fn find(app: &App, org_id: &str, id: &str) -> Result<Webhook, WebhookError> {
+async fn find(app: &App, org_id: &str, id: &str) -> Result<Webhook, WebhookError> {
     if !ids::is_valid(Kind::Webhook, id) {
         return Err(WebhookError::NotFound);
     }
     app.store.get_webhook(org_id, id).await?.ok_or(WebhookError::NotFound)
 }
 
-/// Keeps the catalogue's actions, in order, without repeats; unknown ones are dropped
-/// silently (service document §4).
-pub fn known_actions(actions: Vec<String>) -> Vec<String> {
-    let mut kept: Vec<String> = Vec::new();
-    for action in actions {
-        if catalog::is_known(&action) && !kept.contains(&action) {
-            kept.push(action);
-        }
-    }
-    kept
-}
+super::handle!(
+    /// Webhooks, for the surfaces: each answer is the webhook as shown.
+    Webhooks
+);
 
-/// `rate_limit`: absent (`None`), `null` (`Some(None)`: no limit) or deliveries per second
-/// from 1 to [`MAX_RATE_LIMIT`].
-pub fn rate_limit(fields: &mut Fields) -> Option<Option<u32>> {
-    match fields.value("rate_limit")? {
-        Value::Null => Some(None),
-        Value::Number(n) if n.as_u64().is_some_and(|n| (1..=u64::from(MAX_RATE_LIMIT)).contains(&n)) => {
-            Some(n.as_u64().and_then(|n| u32::try_from(n).ok()))
-        }
-        _ => {
-            fields.error(
-                "rate_limit",
-                format!("must be a whole number of deliveries per second from 1 to {MAX_RATE_LIMIT}, or null"),
-            );
-            None
-        }
+impl Webhooks {
+    /// Validates a new webhook and stores it.
+    pub async fn create(&self, org_id: &str, body: serde_json::Map<String, Value>) -> Result<WebhookView, WebhookError> {
+        Ok(WebhookView::of(&create(&self.app, org_id, body).await?))
     }
-}
 
-/// `ordering`: `"none"` or `"subject"`; `null` is the default (`"none"`).
-pub fn ordering(fields: &mut Fields) -> Option<Ordering> {
-    match fields.value("ordering")? {
-        Value::Null => Some(Ordering::None),
-        Value::String(text) if text == "none" || text == "subject" => Ordering::parse(&text),
-        _ => {
-            fields.error("ordering", "must be \"none\" or \"subject\"");
-            None
-        }
+    /// Validates a change and applies it.
+    pub async fn update(
+        &self,
+        org_id: &str,
+        id: &str,
+        body: serde_json::Map<String, Value>,
+    ) -> Result<WebhookView, WebhookError> {
+        Ok(WebhookView::of(&update(&self.app, org_id, id, body).await?))
     }
-}
 
-/// Applies the URL rule; on failure records the reason on `url`.
-pub async fn vet_url(app: &App, url: &str, fields: &mut Fields) -> Option<String> {
-    match app.url_rule.vet(url.trim()).await {
-        Ok(vetted) => Some(vetted.url.to_string()),
-        Err(e) => {
-            fields.error("url", e.to_string());
-            None
-        }
+    /// Gives the webhook a new signing secret.
+    pub async fn rotate_secret(
+        &self,
+        org_id: &str,
+        id: &str,
+        body: serde_json::Map<String, Value>,
+    ) -> Result<WebhookView, WebhookError> {
+        Ok(WebhookView::of(&rotate_secret(&self.app, org_id, id, body).await?))
     }
-}
 
-fn default_name(url: &str) -> String {
-    url::Url::parse(url).ok().and_then(|u| u.host_str().map(str::to_owned)).unwrap_or_else(|| url.to_owned())
-}
+    /// Deletes the webhook and cancels its queued deliveries.
+    pub async fn delete(&self, org_id: &str, id: &str) -> Result<(), WebhookError> {
+        delete(&self.app, org_id, id).await
+    }
 
-/// Validates a `plugins` attachment list: objects `{plugin_id, config?, on_error?}`, each
-/// naming a plugin of the organisation. `Ok(None)` when errors were recorded in `fields`.
-pub async fn attachments(
-    app: &App,
-    org_id: &str,
-    value: Value,
-    fields: &mut Fields,
-) -> Result<Option<Vec<Attachment>>, StoreError> {
-    let Value::Array(items) = value else {
-        fields.error("plugins", "must be an array of attachments");
-        return Ok(None);
-    };
-    if items.len() > MAX_ATTACHMENTS {
-        fields.error("plugins", format!("must have at most {MAX_ATTACHMENTS} attachments"));
-        return Ok(None);
+    /// The organisation's webhook, or `NotFound` (also for another organisation's).
+    pub async fn find(&self, org_id: &str, id: &str) -> Result<WebhookView, WebhookError> {
+        Ok(WebhookView::of(&find(&self.app, org_id, id).await?))
     }
-    let mut out = Vec::with_capacity(items.len());
-    let mut errors: Vec<FieldError> = Vec::new();
-    for (i, item) in items.into_iter().enumerate() {
-        let at = |name: &str| format!("plugins[{i}].{name}");
-        let Value::Object(map) = item else {
-            errors.push(FieldError::new(format!("plugins[{i}]"), "must be an object"));
-            continue;
-        };
-        let mut inner = Fields::new(map);
-        let plugin_id = inner.required_string("plugin_id");
-        let config = inner.value("config").unwrap_or_else(|| json!({}));
-        let on_error = match inner.string("on_error").as_deref() {
-            None | Some("drop") => Some(OnError::Drop),
-            Some("deliver") => Some(OnError::Deliver),
-            Some(_) => {
-                inner.error("on_error", "must be \"drop\" or \"deliver\"");
-                None
-            }
-        };
-        if !config.is_object() {
-            inner.error("config", "must be an object");
-        }
-        if serde_json::to_vec(&config).map(|v| v.len()).unwrap_or(0) > 64 * 1024 {
-            inner.error("config", "must be at most 64 KiB of JSON");
-        }
-        let leftover = inner.remaining();
-        for name in leftover {
-            inner.error(name, "unknown field");
-        }
-        // The id becomes a Redis key: only the shape of a plugin id is looked up.
-        if let Some(plugin_id) = &plugin_id
-            && (!ids::is_valid(Kind::Plugin, plugin_id) || !app.plugin_exists(org_id, plugin_id).await?)
-        {
-            inner.error("plugin_id", "no such plugin in this organisation");
-        }
-        let inner_errors = inner.into_errors();
-        if inner_errors.is_empty()
-            && let (Some(plugin_id), Some(on_error)) = (plugin_id, on_error)
-        {
-            out.push(Attachment { plugin_id, config, on_error });
-        }
-        errors.extend(inner_errors.into_iter().map(|e| FieldError::new(at(&e.field), e.message)));
+
+    /// A page of the organisation's webhooks, newest first.
+    pub async fn list(
+        &self,
+        org_id: &str,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<(Vec<WebhookView>, Option<String>), StoreError> {
+        let (webhooks, next) = self.app.store.list_webhooks(org_id, cursor, limit).await?;
+        Ok((webhooks.iter().map(WebhookView::of).collect(), next))
     }
-    if errors.is_empty() {
-        return Ok(Some(out));
+
+    /// Every webhook of the organisation (the settings page).
+    pub async fn all(&self, org_id: &str) -> Result<Vec<WebhookView>, StoreError> {
+        Ok(self.app.store.all_webhooks(org_id).await?.iter().map(WebhookView::of).collect())
     }
-    for e in errors {
-        fields.error(e.field, e.message);
+
+    /// How many failed attempts in a row the webhook has had.
+    pub async fn failure_streak(&self, org_id: &str, id: &str) -> Result<u32, StoreError> {
+        self.app.store.failure_streak(org_id, id).await
     }
-    Ok(None)
 }

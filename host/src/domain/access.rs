@@ -1,0 +1,176 @@
+//! Who may come in, below HTTP: API clients get access tokens for their secret (OAuth 2.0
+//! client credentials) and revoke them; a bearer token resolves to its owner, and a client
+//! spends its request budget; people sign in to the settings pages (every attempt for an
+//! email counted as it starts, password checks a bounded number at once) and get a session.
+//! The surfaces keep the protocols (form encodings, cookies, CSRF); this keeps the rules.
+
+use std::time::Duration;
+
+use crate::auth::{passwords, secrets};
+use crate::store::StoreError;
+use crate::store::clients::{Client, TokenOwner};
+pub use crate::store::users::{MAX_EMAIL_BYTES, Session};
+
+/// How long a settings session lasts.
+pub const SESSION_TTL: Duration = Duration::from_secs(12 * 3600);
+/// Failed sign-ins for one email before it must wait [`FAILURE_WINDOW`].
+const MAX_FAILURES: u64 = 5;
+/// How long failed sign-ins are counted, and how long a throttled email waits.
+pub const FAILURE_WINDOW: Duration = Duration::from_secs(15 * 60);
+
+/// Why a client was not given (or could not revoke) a token.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenError {
+    /// Unknown client, wrong secret, or a revoked client.
+    #[error("client authentication failed")]
+    InvalidClient,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// An access token just issued.
+#[derive(Debug)]
+pub struct Issued {
+    pub token: String,
+    pub ttl: Duration,
+}
+
+/// Why a sign-in did not open a session.
+#[derive(Debug, thiserror::Error)]
+pub enum SignInError {
+    #[error("email addresses are at most {MAX_EMAIL_BYTES} bytes")]
+    EmailTooLong,
+    /// Too many failed attempts for this email: wait for the window.
+    #[error("too many failed sign-ins for this email")]
+    Throttled,
+    /// Too many password checks at once.
+    #[error("too many sign-ins at once")]
+    Busy,
+    #[error("email or password is incorrect")]
+    Wrong,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A session just opened: its token (the cookie's value) and what it holds.
+#[derive(Debug)]
+pub struct SignedIn {
+    pub token: String,
+    pub session: Session,
+}
+
+super::handle!(
+    /// Access, for the surfaces: tokens, callers, sign-in sessions.
+    Access
+);
+
+impl Access {
+    /// A new access token for the client whose secret this is.
+    pub async fn issue_token(&self, client_id: &str, secret: &str) -> Result<Issued, TokenError> {
+        let client = self.client(client_id, secret).await?;
+        let token = crate::auth::access_token(&client.client_id);
+        let ttl = self.app.config.token_ttl;
+        if !self.app.store.store_token(&client.client_id, &secrets::hash(&token), ttl).await? {
+            return Err(TokenError::InvalidClient);
+        }
+        self.app.metrics.tokens_issued.inc();
+        Ok(Issued { token, ttl })
+    }
+
+    /// Revokes one of the client's own tokens (RFC 7009 §2.1: another's is ignored).
+    pub async fn revoke_token(&self, client_id: &str, secret: &str, token: &str) -> Result<(), TokenError> {
+        let client = self.client(client_id, secret).await?;
+        if crate::auth::token_client(token) == Some(client.client_id.as_str()) {
+            self.app.store.revoke_token(&client.client_id, &secrets::hash(token)).await?;
+        }
+        Ok(())
+    }
+
+    /// Verifies a client's secret. Unknown clients cost the same hash comparison.
+    async fn client(&self, id: &str, secret: &str) -> Result<Client, TokenError> {
+        let found = if crate::ids::is_valid(crate::ids::Kind::Client, id) {
+            self.app.store.client_with_secret(id).await?
+        } else {
+            None
+        };
+        let (client, hash) = match found {
+            Some(pair) => pair,
+            None => {
+                let _ = secrets::verify(secret, &secrets::hash("no such client"));
+                return Err(TokenError::InvalidClient);
+            }
+        };
+        if !secrets::verify(secret, &hash) || client.revoked {
+            return Err(TokenError::InvalidClient);
+        }
+        Ok(client)
+    }
+
+    /// The owner of a live bearer token (`None`: malformed, unknown, expired or revoked).
+    /// Concurrent lookups share a round trip.
+    pub async fn token_owner(&self, token: &str) -> Result<Option<TokenOwner>, StoreError> {
+        match crate::auth::token_client(token) {
+            Some(client) => self.app.token_owner(client, &secrets::hash(token)).await,
+            None => Ok(None),
+        }
+    }
+
+    /// Takes one request from the client's budget when `WEIR_API_RATE_LIMIT` is set: how
+    /// long until one would be allowed, when it is spent.
+    pub async fn take_request(&self, client_id: &str) -> Result<Option<Duration>, StoreError> {
+        match self.app.config.api_rate_limit {
+            Some(limit) => self.app.store.take_request(client_id, limit).await,
+            None => Ok(None),
+        }
+    }
+
+    /// Signs a person in: a new session, or why not. Every attempt for an email is counted
+    /// as it starts, so parallel guesses cannot pass the check together.
+    pub async fn sign_in(&self, email: &str, password: String) -> Result<SignedIn, SignInError> {
+        let store = &self.app.store;
+        if email.len() > MAX_EMAIL_BYTES {
+            // Refused before anything is stored or looked up.
+            return Err(SignInError::EmailTooLong);
+        }
+        if store.login_attempt(email, FAILURE_WINDOW).await? > MAX_FAILURES {
+            return Err(SignInError::Throttled);
+        }
+        let found = store.user_by_email(email).await?;
+        let hash = found.as_ref().map(|(_, h)| h.clone()).unwrap_or_else(|| passwords::decoy().to_owned());
+        let Some(ok) = self.app.passwords.verify(password, hash).await else {
+            let _ = store.login_not_attempted(email).await;
+            return Err(SignInError::Busy);
+        };
+        let user = match (ok, found) {
+            (true, Some((user, _))) => user,
+            _ => return Err(SignInError::Wrong),
+        };
+        let _ = store.login_succeeded(email).await;
+        let token = secrets::generate("wss_");
+        let session = Session {
+            user_id: user.id,
+            org_id: user.org_id,
+            email: user.email,
+            admin: user.admin,
+            csrf: secrets::generate(""),
+        };
+        store.create_session(&secrets::hash(&token), &session, SESSION_TTL).await?;
+        Ok(SignedIn { token, session })
+    }
+
+    /// The session a cookie's token opens (`None`: signed out or expired).
+    pub async fn session(&self, token: &str) -> Result<Option<Session>, StoreError> {
+        self.app.store.session(&secrets::hash(token)).await
+    }
+
+    /// Ends a session.
+    pub async fn sign_out(&self, token: &str) {
+        let _ = self.app.store.delete_session(&secrets::hash(token)).await;
+    }
+
+    /// Whether cookies must be `Secure` (the listener speaks TLS, or links go out as
+    /// `https`).
+    pub fn secure_cookies(&self) -> bool {
+        self.app.config.tls.is_some() || self.app.config.public_url().starts_with("https://")
+    }
+}

@@ -1,0 +1,143 @@
+//! A webhook's fields as a request gives them, each checked by its rule: the actions kept,
+//! `rate_limit`, `ordering`, the URL rule, and plugin attachments (the egress fields are
+//! `super::super::egress`'s).
+
+use serde_json::{Value, json};
+
+use super::super::FieldError;
+use super::super::fields::Fields;
+use crate::app::App;
+use crate::catalog;
+use crate::ids::{self, Kind};
+use crate::store::StoreError;
+use crate::store::webhooks::{Attachment, OnError, Ordering};
+
+/// Most plugins attached to one webhook.
+pub const MAX_ATTACHMENTS: usize = 8;
+/// The largest `rate_limit` (deliveries per second).
+pub const MAX_RATE_LIMIT: u32 = 10_000;
+
+/// Keeps the catalogue's actions, in order, without repeats; unknown ones are dropped
+/// silently (service document §4).
+pub(super) fn known_actions(actions: Vec<String>) -> Vec<String> {
+    let mut kept: Vec<String> = Vec::new();
+    for action in actions {
+        if catalog::is_known(&action) && !kept.contains(&action) {
+            kept.push(action);
+        }
+    }
+    kept
+}
+
+/// `rate_limit`: absent (`None`), `null` (`Some(None)`: no limit) or deliveries per second
+/// from 1 to [`MAX_RATE_LIMIT`].
+pub(super) fn rate_limit(fields: &mut Fields) -> Option<Option<u32>> {
+    match fields.value("rate_limit")? {
+        Value::Null => Some(None),
+        Value::Number(n) if n.as_u64().is_some_and(|n| (1..=u64::from(MAX_RATE_LIMIT)).contains(&n)) => {
+            Some(n.as_u64().and_then(|n| u32::try_from(n).ok()))
+        }
+        _ => {
+            fields.error(
+                "rate_limit",
+                format!("must be a whole number of deliveries per second from 1 to {MAX_RATE_LIMIT}, or null"),
+            );
+            None
+        }
+    }
+}
+
+/// `ordering`: `"none"` or `"subject"`; `null` is the default (`"none"`).
+pub(super) fn ordering(fields: &mut Fields) -> Option<Ordering> {
+    match fields.value("ordering")? {
+        Value::Null => Some(Ordering::None),
+        Value::String(text) if text == "none" || text == "subject" => Ordering::parse(&text),
+        _ => {
+            fields.error("ordering", "must be \"none\" or \"subject\"");
+            None
+        }
+    }
+}
+
+/// Applies the URL rule; on failure records the reason on `url`.
+pub(super) async fn vet_url(app: &App, url: &str, fields: &mut Fields) -> Option<String> {
+    match app.url_rule.vet(url.trim()).await {
+        Ok(vetted) => Some(vetted.url.to_string()),
+        Err(e) => {
+            fields.error("url", e.to_string());
+            None
+        }
+    }
+}
+
+pub(super) fn default_name(url: &str) -> String {
+    url::Url::parse(url).ok().and_then(|u| u.host_str().map(str::to_owned)).unwrap_or_else(|| url.to_owned())
+}
+
+/// Validates a `plugins` attachment list: objects `{plugin_id, config?, on_error?}`, each
+/// naming a plugin of the organisation. `Ok(None)` when errors were recorded in `fields`.
+pub(super) async fn attachments(
+    app: &App,
+    org_id: &str,
+    value: Value,
+    fields: &mut Fields,
+) -> Result<Option<Vec<Attachment>>, StoreError> {
+    let Value::Array(items) = value else {
+        fields.error("plugins", "must be an array of attachments");
+        return Ok(None);
+    };
+    if items.len() > MAX_ATTACHMENTS {
+        fields.error("plugins", format!("must have at most {MAX_ATTACHMENTS} attachments"));
+        return Ok(None);
+    }
+    let mut out = Vec::with_capacity(items.len());
+    let mut errors: Vec<FieldError> = Vec::new();
+    for (i, item) in items.into_iter().enumerate() {
+        let at = |name: &str| format!("plugins[{i}].{name}");
+        let Value::Object(map) = item else {
+            errors.push(FieldError::new(format!("plugins[{i}]"), "must be an object"));
+            continue;
+        };
+        let mut inner = Fields::new(map);
+        let plugin_id = inner.required_string("plugin_id");
+        let config = inner.value("config").unwrap_or_else(|| json!({}));
+        let on_error = match inner.string("on_error").as_deref() {
+            None | Some("drop") => Some(OnError::Drop),
+            Some("deliver") => Some(OnError::Deliver),
+            Some(_) => {
+                inner.error("on_error", "must be \"drop\" or \"deliver\"");
+                None
+            }
+        };
+        if !config.is_object() {
+            inner.error("config", "must be an object");
+        }
+        if serde_json::to_vec(&config).map(|v| v.len()).unwrap_or(0) > 64 * 1024 {
+            inner.error("config", "must be at most 64 KiB of JSON");
+        }
+        let leftover = inner.remaining();
+        for name in leftover {
+            inner.error(name, "unknown field");
+        }
+        // The id becomes a Redis key: only the shape of a plugin id is looked up.
+        if let Some(plugin_id) = &plugin_id
+            && (!ids::is_valid(Kind::Plugin, plugin_id) || !app.plugin_exists(org_id, plugin_id).await?)
+        {
+            inner.error("plugin_id", "no such plugin in this organisation");
+        }
+        let inner_errors = inner.into_errors();
+        if inner_errors.is_empty()
+            && let (Some(plugin_id), Some(on_error)) = (plugin_id, on_error)
+        {
+            out.push(Attachment { plugin_id, config, on_error });
+        }
+        errors.extend(inner_errors.into_iter().map(|e| FieldError::new(at(&e.field), e.message)));
+    }
+    if errors.is_empty() {
+        return Ok(Some(out));
+    }
+    for e in errors {
+        fields.error(e.field, e.message);
+    }
+    Ok(None)
+}
