@@ -20,7 +20,7 @@ const LOOKUP_BATCH: usize = 128;
 
 /// Everything a request handler or worker needs, built once at start.
 #[derive(Debug)]
-pub struct App {
+pub(crate) struct App {
     pub(crate) config: Config,
     pub(crate) store: Store,
     pub(crate) url_rule: UrlRule,
@@ -47,7 +47,7 @@ pub struct App {
 
 impl App {
     /// Builds the shared state (inside a Tokio runtime: the publisher's batches start here).
-    pub fn new(config: Config, store: Store, plugins: Arc<Runtime>) -> App {
+    pub(crate) fn new(config: Config, store: Store, plugins: Arc<Runtime>) -> App {
         let url_rule = UrlRule::new(config.allow_private_targets.clone());
         let retention = Retention { deliveries: config.delivery_retention, events: config.event_retention };
         let publisher = Publisher::start(&store, retention);
@@ -77,7 +77,7 @@ impl App {
 
     /// The key sealing secrets at rest: `WEIR_SECRET_KEY`'s, else the data directory's key
     /// file (made on first use).
-    pub fn secret_key(&self) -> std::result::Result<crate::config::SecretKey, String> {
+    pub(crate) fn secret_key(&self) -> std::result::Result<crate::config::SecretKey, String> {
         if let Some(key) = self.secret_key.get() {
             return Ok(key.clone());
         }
@@ -89,19 +89,19 @@ impl App {
     }
 
     /// The client and plan a live token belongs to (`None`: unknown, expired or revoked).
-    pub async fn token_owner(&self, client_id: &str, token_hash: &str) -> Result<Option<TokenOwner>> {
+    pub(crate) async fn token_owner(&self, client_id: &str, token_hash: &str) -> Result<Option<TokenOwner>> {
         self.tokens.call(TokenQuery { client_id: client_id.to_owned(), token_hash: token_hash.to_owned() }).await?
     }
 
     /// Says that this process queued work in partition `p`.
-    pub fn work_arrived(&self, p: Partition) {
+    pub(crate) fn work_arrived(&self, p: Partition) {
         if let Some(n) = self.arrivals.get(usize::from(p.0)) {
             n.notify_one();
         }
     }
 
     /// Completes when this process queues work in partition `p`.
-    pub async fn arrival(&self, p: Partition) {
+    pub(crate) async fn arrival(&self, p: Partition) {
         match self.arrivals.get(usize::from(p.0)) {
             Some(n) => n.notified().await,
             None => std::future::pending().await,
@@ -109,12 +109,12 @@ impl App {
     }
 
     /// Whether the organisation has a plugin with this id.
-    pub async fn plugin_exists(&self, org_id: &str, plugin_id: &str) -> Result<bool> {
+    pub(crate) async fn plugin_exists(&self, org_id: &str, plugin_id: &str) -> Result<bool> {
         Ok(self.plugin_hash(org_id, plugin_id).await?.is_some())
     }
 
     /// The SHA-256 of the organisation's plugin, `None` if it has no such plugin.
-    pub async fn plugin_hash(&self, org_id: &str, plugin_id: &str) -> Result<Option<String>> {
+    pub(crate) async fn plugin_hash(&self, org_id: &str, plugin_id: &str) -> Result<Option<String>> {
         if let Some((org, sha)) = self.plugin_hashes.lock().unwrap_or_else(|e| e.into_inner()).get(plugin_id) {
             return Ok((org == org_id).then(|| sha.clone()));
         }
@@ -127,17 +127,17 @@ impl App {
     }
 
     /// The key that signs export download links.
-    pub async fn export_link_key(&self) -> Result<Vec<u8>> {
+    pub(crate) async fn export_link_key(&self) -> Result<Vec<u8>> {
         self.link_key.get_or_try_init(|| self.store.export_link_key()).await.cloned()
     }
 
     /// Forgets a deleted plugin.
-    pub fn plugin_deleted(&self, plugin_id: &str) {
+    pub(crate) fn plugin_deleted(&self, plugin_id: &str) {
         self.plugin_hashes.lock().unwrap_or_else(|e| e.into_inner()).remove(plugin_id);
     }
 
     /// Updates gauges that are read from the store at scrape time.
-    pub async fn refresh_gauges(&self) {
+    pub(crate) async fn refresh_gauges(&self) {
         if let Ok((ready, scheduled)) = self.store.queue_depth().await {
             self.metrics.queue_ready.set(ready as i64);
             self.metrics.queue_scheduled.set(scheduled as i64);

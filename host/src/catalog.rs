@@ -9,14 +9,14 @@ use serde::Serialize;
 
 /// A category of the catalogue.
 #[derive(Debug, Serialize)]
-pub struct Category {
+pub(crate) struct Category {
     pub key: &'static str,
     pub name: &'static str,
     pub events: &'static [&'static str],
 }
 
 /// The whole catalogue, in the contract's order.
-pub const CATEGORIES: &[Category] = &[
+pub(crate) const CATEGORIES: &[Category] = &[
     Category {
         key: "work_orders",
         name: "Work orders",
@@ -98,13 +98,13 @@ pub const CATEGORIES: &[Category] = &[
 
 /// The category of operational events: Weir emits them itself (contract §7); publishers
 /// cannot.
-pub const OPERATIONAL: &str = "webhooks";
+pub(crate) const OPERATIONAL: &str = "webhooks";
 
 /// The snapshot keys of operational events (never a publisher's record).
-pub const OPERATIONAL_SNAPSHOT_KEYS: &[&str] = &["webhook", "webhook_delivery"];
+pub(crate) const OPERATIONAL_SNAPSHOT_KEYS: &[&str] = &["webhook", "webhook_delivery"];
 
 /// The snapshot keys allowed in an envelope (service document §2).
-pub const SNAPSHOT_KEYS: &[&str] = &[
+pub(crate) const SNAPSHOT_KEYS: &[&str] = &[
     "work_order",
     "work_order_task",
     "work_order_template",
@@ -120,28 +120,28 @@ pub const SNAPSHOT_KEYS: &[&str] = &[
 ];
 
 /// Every action of the catalogue, in the contract's order.
-pub fn actions() -> impl Iterator<Item = &'static str> {
+pub(crate) fn actions() -> impl Iterator<Item = &'static str> {
     CATEGORIES.iter().flat_map(|c| c.events.iter().copied())
 }
 
 /// Whether `action` is one Weir emits itself (its category is [`OPERATIONAL`]).
-pub fn is_operational(action: &str) -> bool {
+pub(crate) fn is_operational(action: &str) -> bool {
     CATEGORIES.iter().any(|c| c.key == OPERATIONAL && c.events.contains(&action))
 }
 
 /// The catalogue's name of `action`, if it is one.
-pub fn named(action: &str) -> Option<&'static str> {
+pub(crate) fn named(action: &str) -> Option<&'static str> {
     actions().find(|a| *a == action)
 }
 
 /// Whether `action` is in the catalogue.
-pub fn is_known(action: &str) -> bool {
+pub(crate) fn is_known(action: &str) -> bool {
     CATEGORIES.iter().any(|c| c.events.contains(&action))
 }
 
 /// The snapshot key an action's subject must have, or `None` when the subject may be any
 /// record (notes and documents are about the record they are attached to).
-pub fn snapshot_key_for(action: &str) -> Option<&'static str> {
+pub(crate) fn snapshot_key_for(action: &str) -> Option<&'static str> {
     if action == "note_created" || action.starts_with("document_") {
         return None;
     }
@@ -156,7 +156,7 @@ pub fn snapshot_key_for(action: &str) -> Option<&'static str> {
 }
 
 /// `work_order_task` → `WorkOrderTask`.
-pub fn subject_type(snapshot_key: &str) -> String {
+pub(crate) fn subject_type(snapshot_key: &str) -> String {
     snapshot_key
         .split('_')
         .map(|part| {
@@ -170,7 +170,7 @@ pub fn subject_type(snapshot_key: &str) -> String {
 }
 
 /// `WorkOrderTask` → `work_order_task`, when it is an allowed snapshot key.
-pub fn snapshot_key_of_type(type_name: &str) -> Option<&'static str> {
+pub(crate) fn snapshot_key_of_type(type_name: &str) -> Option<&'static str> {
     SNAPSHOT_KEYS.iter().find(|key| subject_type(key) == type_name).copied()
 }
 

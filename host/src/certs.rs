@@ -8,9 +8,9 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// Largest PEM certificate chain accepted.
-pub const MAX_CHAIN_PEM: usize = 64 * 1024;
+pub(crate) const MAX_CHAIN_PEM: usize = 64 * 1024;
 /// Largest PEM private key accepted.
-pub const MAX_KEY_PEM: usize = 16 * 1024;
+pub(crate) const MAX_KEY_PEM: usize = 16 * 1024;
 /// Most certificates in a chain.
 const MAX_CHAIN: usize = 10;
 
@@ -27,7 +27,7 @@ pub struct CertificateView {
 
 /// Why a certificate and key cannot be used (the message goes to the client as is).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CertError {
+pub(crate) enum CertError {
     #[error("certificate: {0}")]
     Certificate(String),
     #[error("private_key: {0}")]
@@ -36,14 +36,14 @@ pub enum CertError {
 
 /// A parsed certificate chain and key, ready for a TLS client.
 #[derive(Debug)]
-pub struct Identity {
+pub(crate) struct Identity {
     pub chain: Vec<CertificateDer<'static>>,
     pub key: PrivateKeyDer<'static>,
 }
 
 /// Parses and checks a chain and key: both PEM, the key the leaf's. The view to show and
 /// the leaf's expiry (ms).
-pub fn check(chain_pem: &str, key_pem: &str) -> Result<(CertificateView, u64), CertError> {
+pub(crate) fn check(chain_pem: &str, key_pem: &str) -> Result<(CertificateView, u64), CertError> {
     if chain_pem.len() > MAX_CHAIN_PEM {
         return Err(CertError::Certificate(format!("must be at most {} KiB of PEM", MAX_CHAIN_PEM / 1024)));
     }
@@ -68,7 +68,7 @@ pub fn check(chain_pem: &str, key_pem: &str) -> Result<(CertificateView, u64), C
 }
 
 /// The chain and key of PEM text (no checks beyond parsing).
-pub fn identity(chain_pem: &str, key_pem: &str) -> Result<Identity, CertError> {
+pub(crate) fn identity(chain_pem: &str, key_pem: &str) -> Result<Identity, CertError> {
     let chain = CertificateDer::pem_slice_iter(chain_pem.as_bytes())
         .take(MAX_CHAIN + 1)
         .collect::<Result<Vec<_>, _>>()

@@ -24,29 +24,29 @@
 //!   configurations), [`ids`], [`time`], [`catalog`] (the subscribable events) and
 //!   [`netguard`] (the webhook URL rule).
 
-pub mod api;
-pub mod app;
+mod api;
+mod app;
 pub mod auth;
-pub mod catalog;
-pub mod certs;
+mod catalog;
+mod certs;
 pub mod cli;
 pub mod config;
-pub mod delivery;
-pub mod domain;
-pub mod exports;
+mod delivery;
+mod domain;
+mod exports;
 pub mod ids;
-pub mod metrics;
-pub mod netguard;
+mod metrics;
+mod netguard;
 pub mod plugins;
-pub mod server;
-pub mod service;
-pub mod settings;
+mod server;
+mod service;
+mod settings;
 pub mod sign;
 pub mod store;
 pub mod time;
-pub mod tls;
-pub mod trace;
-pub mod vault;
-pub mod web;
+mod tls;
+mod trace;
+mod vault;
+mod web;
 
 pub use service::{StartError, install_crypto_provider, run};

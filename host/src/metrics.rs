@@ -23,7 +23,7 @@ fn attempt_histogram() -> Histogram {
 
 /// Every metric Weir keeps. Cloning a metric shares it.
 #[derive(Debug)]
-pub struct Metrics {
+pub(crate) struct Metrics {
     registry: Mutex<Registry>,
     pub tokens_issued: Counter,
     pub events_published: Counter,
@@ -48,7 +48,7 @@ pub struct Metrics {
 
 impl Metrics {
     /// The metrics, with the plugin runtime's counters among them.
-    pub fn new(plugins: &crate::plugins::Counters) -> Metrics {
+    pub(crate) fn new(plugins: &crate::plugins::Counters) -> Metrics {
         let mut registry = Registry::with_prefix("weir");
         let metrics = Metrics {
             tokens_issued: Counter::default(),
@@ -152,7 +152,7 @@ impl Metrics {
     }
 
     /// A delivery reached `status` (succeeded, failed, filtered, cancelled).
-    pub fn delivery_finished(&self, status: &str) {
+    pub(crate) fn delivery_finished(&self, status: &str) {
         let status = match status {
             "succeeded" => "succeeded",
             "filtered" => "filtered",
@@ -164,25 +164,25 @@ impl Metrics {
 
     /// An attempt ended; `class` is what it got (`2xx`… or why there was no answer, see
     /// `delivery::send::Sent::class`).
-    pub fn attempt(&self, class: &'static str, seconds: f64) {
+    pub(crate) fn attempt(&self, class: &'static str, seconds: f64) {
         let result = if class == "2xx" { "success" } else { "failure" };
         self.attempts.get_or_create(&vec![("result", result), ("class", class)]).inc();
         self.attempt_seconds.get_or_create(&vec![("result", result)]).observe(seconds);
     }
 
     /// A webhook's endpoint entered `state` (probing, healthy, paused).
-    pub fn endpoint_changed(&self, state: &'static str) {
+    pub(crate) fn endpoint_changed(&self, state: &'static str) {
         self.endpoint_changes.get_or_create(&vec![("state", state)]).inc();
     }
 
     /// A webhook was switched off automatically (`failing` or `gone`).
-    pub fn webhook_deactivated(&self, reason: &str) {
+    pub(crate) fn webhook_deactivated(&self, reason: &str) {
         let reason = if reason == "gone" { "gone" } else { "failing" };
         self.deactivations.get_or_create(&vec![("reason", reason)]).inc();
     }
 
     /// The text exposition (format 0.0.4) of every metric.
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let mut out = String::new();
         if let Ok(registry) = self.registry.lock() {
             let _ = encode(&mut out, &registry);

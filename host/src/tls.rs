@@ -23,7 +23,7 @@ pub enum TlsError {
 }
 
 /// Every certificate in a PEM file (at least one).
-pub fn load_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
+pub(crate) fn load_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
     let cert_error = |reason: String| TlsError::Cert { path: path.display().to_string(), reason };
     let certs = CertificateDer::pem_file_iter(path)
         .map_err(|e| cert_error(e.to_string()))?
@@ -36,7 +36,7 @@ pub fn load_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError>
 }
 
 /// The listener's acceptor: the certificate chain in `cert` and the private key in `key`.
-pub fn acceptor(cert: &Path, key: &Path) -> Result<TlsAcceptor, TlsError> {
+pub(crate) fn acceptor(cert: &Path, key: &Path) -> Result<TlsAcceptor, TlsError> {
     let certs = load_certs(cert)?;
     let key = PrivateKeyDer::from_pem_file(key)
         .map_err(|e| TlsError::Key { path: key.display().to_string(), reason: e.to_string() })?;
@@ -48,7 +48,7 @@ pub fn acceptor(cert: &Path, key: &Path) -> Result<TlsAcceptor, TlsError> {
 
 /// The delivery client's configuration: the system's roots, plus those of the PEM file
 /// `extra_ca`.
-pub fn client_config(extra_ca: Option<&Path>) -> Result<rustls::ClientConfig, TlsError> {
+pub(crate) fn client_config(extra_ca: Option<&Path>) -> Result<rustls::ClientConfig, TlsError> {
     let mut roots = rustls::RootCertStore::empty();
     let native = rustls_native_certs::load_native_certs();
     for cert in native.certs {
@@ -67,12 +67,12 @@ pub fn client_config(extra_ca: Option<&Path>) -> Result<rustls::ClientConfig, Tl
 /// A rustls error in words. rustls shows some certificate problems by their Rust names
 /// (`invalid peer certificate: Other(OtherError(UnsupportedCertVersion))`); those read as
 /// text here (`invalid peer certificate: unsupported cert version`).
-pub fn describe(error: &rustls::Error) -> String {
+pub(crate) fn describe(error: &rustls::Error) -> String {
     humanize(&error.to_string())
 }
 
 /// An I/O error of a TLS stream in words ([`describe`] when it carries a rustls error).
-pub fn describe_io(error: &std::io::Error) -> String {
+pub(crate) fn describe_io(error: &std::io::Error) -> String {
     match error.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()) {
         Some(tls) => describe(tls),
         None => humanize(&error.to_string()),
@@ -81,7 +81,7 @@ pub fn describe_io(error: &std::io::Error) -> String {
 
 /// Rust debug names in a message turned into words: `Other(OtherError(X))` wrappers
 /// dropped, `CamelCase` names lower-cased and spaced.
-pub fn humanize(text: &str) -> String {
+pub(crate) fn humanize(text: &str) -> String {
     let mut text = text.replace("Other(OtherError(", "").replace("OtherError(", "");
     let opened = text.matches('(').count();
     while text.ends_with(')') && text.matches(')').count() > opened {

@@ -9,7 +9,7 @@
 use sha2::{Digest, Sha256};
 
 /// The longest `tracestate` kept (the W3C limit of 32 list members fits in it).
-pub const MAX_TRACESTATE: usize = 512;
+pub(crate) const MAX_TRACESTATE: usize = 512;
 
 /// A trace an event belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -19,7 +19,7 @@ const BINDING_LEN: usize = 8;
 
 /// Why a sealed value does not open.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum VaultError {
+pub(crate) enum VaultError {
     #[error("the sealed value is damaged")]
     Damaged,
     #[error(
@@ -51,7 +51,7 @@ fn binding(context: &str) -> [u8; BINDING_LEN] {
 
 /// `plain` sealed for `context`: `v2.` and base64 of the context's digest, nonce,
 /// ciphertext and tag.
-pub fn seal(secret: &SecretKey, context: &str, plain: &[u8]) -> Result<String, VaultError> {
+pub(crate) fn seal(secret: &SecretKey, context: &str, plain: &[u8]) -> Result<String, VaultError> {
     let mut nonce = [0u8; NONCE_LEN];
     SystemRandom::new().fill(&mut nonce).map_err(|_| VaultError::NoRandom)?;
     let mut data = plain.to_vec();
@@ -65,7 +65,7 @@ pub fn seal(secret: &SecretKey, context: &str, plain: &[u8]) -> Result<String, V
 }
 
 /// Opens what [`seal`] sealed for the same `context` with the same key.
-pub fn open(secret: &SecretKey, context: &str, sealed: &str) -> Result<Vec<u8>, VaultError> {
+pub(crate) fn open(secret: &SecretKey, context: &str, sealed: &str) -> Result<Vec<u8>, VaultError> {
     let decode = |text: &str| base64::engine::general_purpose::STANDARD_NO_PAD.decode(text).ok();
     let (bytes, refused) = if let Some(text) = sealed.strip_prefix(TAG) {
         let bytes = decode(text).ok_or(VaultError::Damaged)?;

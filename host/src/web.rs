@@ -15,16 +15,16 @@ use http_body_util::BodyExt;
 
 /// How long a request body may go without a byte before the request is given up as a
 /// client's fault (`408`, and the connection closes).
-pub const BODY_STALL: Duration = Duration::from_secs(10);
+pub(crate) const BODY_STALL: Duration = Duration::from_secs(10);
 /// The slowest a request body may arrive, on average, once [`BODY_GRACE`] has passed: by
 /// `t` after its headers, `(t − BODY_GRACE) × BODY_MIN_RATE` bytes must have come.
-pub const BODY_MIN_RATE: u64 = 4 * 1024;
+pub(crate) const BODY_MIN_RATE: u64 = 4 * 1024;
 /// How long a request body may take before [`BODY_MIN_RATE`] counts.
-pub const BODY_GRACE: Duration = Duration::from_secs(10);
+pub(crate) const BODY_GRACE: Duration = Duration::from_secs(10);
 
 /// Why a request body was not read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum BodyError {
+pub(crate) enum BodyError {
     #[error("the request body is larger than {limit} bytes")]
     TooLarge { limit: usize },
     #[error("the request body could not be read")]
@@ -43,11 +43,11 @@ pub enum BodyError {
 /// this, which [`read_body`] reports as [`BodyError::Stalled`].
 #[derive(Debug, Clone, Copy, thiserror::Error)]
 #[error("the request body arrived too slowly")]
-pub struct TooSlow;
+pub(crate) struct TooSlow;
 
 /// Reads a request body up to `limit` bytes; one that stops arriving for [`BODY_STALL`]
 /// is given up.
-pub async fn read_body(body: Body, limit: usize) -> Result<bytes::Bytes, BodyError> {
+pub(crate) async fn read_body(body: Body, limit: usize) -> Result<bytes::Bytes, BodyError> {
     let mut body = http_body_util::Limited::new(body, limit);
     let mut out = bytes::BytesMut::new();
     loop {
@@ -85,7 +85,7 @@ fn caused_by_too_slow(error: &(dyn std::error::Error + 'static)) -> bool {
 /// words), at least [`BODY_MIN_RATE`] on average after [`BODY_GRACE`] and never silent for
 /// [`BODY_STALL`]. The body given back holds what was read; one that arrived too slowly
 /// fails with [`TooSlow`] when read.
-pub async fn prefetch(body: Body, limit: usize) -> Body {
+pub(crate) async fn prefetch(body: Body, limit: usize) -> Body {
     let started = tokio::time::Instant::now();
     let mut body = body;
     let mut out = bytes::BytesMut::new();
@@ -118,12 +118,12 @@ pub async fn prefetch(body: Body, limit: usize) -> Body {
 
 /// The address a request came from (the listener puts it in the request's extensions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Peer(pub std::net::SocketAddr);
+pub(crate) struct Peer(pub std::net::SocketAddr);
 
 /// Reads an `application/x-www-form-urlencoded` body strictly: the pairs in order, or the
 /// name of the first field whose name or value is not UTF-8 once decoded (a lossy decoding
 /// would store replacement characters where the API refuses the text).
-pub fn parse_form(body: &[u8]) -> Result<Vec<(String, String)>, String> {
+pub(crate) fn parse_form(body: &[u8]) -> Result<Vec<(String, String)>, String> {
     let decode = |part: &[u8]| {
         let spaced: Vec<u8> = part.iter().map(|b| if *b == b'+' { b' ' } else { *b }).collect();
         String::from_utf8(percent_encoding::percent_decode(&spaced).collect())
@@ -142,7 +142,7 @@ pub fn parse_form(body: &[u8]) -> Result<Vec<(String, String)>, String> {
 }
 
 /// Whether a `Content-Type` is JSON (`application/json` or `application/…+json`).
-pub fn is_json(content_type: Option<&HeaderValue>) -> bool {
+pub(crate) fn is_json(content_type: Option<&HeaderValue>) -> bool {
     let Some(value) = content_type.and_then(|v| v.to_str().ok()) else {
         return false;
     };
@@ -154,23 +154,23 @@ pub fn is_json(content_type: Option<&HeaderValue>) -> bool {
 /// form encoding takes any text (a broken percent-escape stays as it is, bytes that are not
 /// UTF-8 become U+FFFD), so each surface judges the values it reads.
 #[derive(Debug, Default)]
-pub struct Query {
+pub(crate) struct Query {
     pairs: Vec<(String, String)>,
 }
 
 impl Query {
     /// Parses a raw query string (without the `?`).
-    pub fn parse(raw: &str) -> Query {
+    pub(crate) fn parse(raw: &str) -> Query {
         Query { pairs: serde_urlencoded::from_str(raw).unwrap_or_default() }
     }
 
     /// The value of `name` (the last one when repeated).
-    pub fn get(&self, name: &str) -> Option<&str> {
+    pub(crate) fn get(&self, name: &str) -> Option<&str> {
         self.pairs.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
     }
 
     /// The names of the parameters not in `known`, in order.
-    pub fn unknown<'a>(&'a self, known: &[&str]) -> Vec<&'a str> {
+    pub(crate) fn unknown<'a>(&'a self, known: &[&str]) -> Vec<&'a str> {
         self.pairs.iter().map(|(k, _)| k.as_str()).filter(|k| !known.contains(k)).collect()
     }
 }

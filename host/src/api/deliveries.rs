@@ -22,7 +22,11 @@ const SCAN_LIMIT: usize = 2000;
         ("limit" = Option<u32>, Query, minimum = 1, maximum = 100), ("cursor" = Option<String>, Query),
     ),
     responses((status = 200, description = "A page of deliveries, newest first", body = crate::api::schema::Page<crate::domain::deliveries::Delivery>)))]
-pub async fn list(State(deliveries): State<Deliveries>, Admin(caller): Admin, query: Query) -> ApiResult<Response> {
+pub(crate) async fn list(
+    State(deliveries): State<Deliveries>,
+    Admin(caller): Admin,
+    query: Query,
+) -> ApiResult<Response> {
     query.only(&["webhook_id", "status", "action", "limit", "cursor"])?;
     let page = query.page(|c| deliveries.valid_cursor(c))?;
     let mut errors = Vec::new();
@@ -56,7 +60,7 @@ pub async fn list(State(deliveries): State<Deliveries>, Admin(caller): Admin, qu
 #[utoipa::path(get, path = "/api/v2/webhook_deliveries/{id}", tag = "deliveries",
     params(("id" = String, Path)),
     responses((status = 200, description = "The delivery", body = crate::domain::deliveries::Delivery)))]
-pub async fn get(State(deliveries): State<Deliveries>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
+pub(crate) async fn get(State(deliveries): State<Deliveries>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
     Ok(axum::Json(deliveries.find(&caller.org_id, &id).await?).into_response())
 }
 
@@ -69,7 +73,11 @@ pub async fn get(State(deliveries): State<Deliveries>, Admin(caller): Admin, Id(
         (status = 200, description = "An attempt of this delivery was already queued or in flight: this retry joined it, and no second attempt is queued", body = crate::domain::deliveries::Delivery),
         (status = 409, description = "The webhook is inactive, or the delivery cannot be retried", body = crate::api::error::ErrorBody),
     ))]
-pub async fn retry(State(deliveries): State<Deliveries>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
+pub(crate) async fn retry(
+    State(deliveries): State<Deliveries>,
+    Admin(caller): Admin,
+    Id(id): Id,
+) -> ApiResult<Response> {
     let (delivery, retried) = deliveries.retry(&caller.org_id, &id).await?;
     let status = match retried {
         Retried::Queued => StatusCode::ACCEPTED,
@@ -88,7 +96,7 @@ pub async fn retry(State(deliveries): State<Deliveries>, Admin(caller): Admin, I
         (status = 202, description = "The failed deliveries re-queued", body = crate::api::schema::Count),
         (status = 409, description = "The webhook is inactive", body = crate::api::error::ErrorBody),
     ))]
-pub async fn retry_failed(
+pub(crate) async fn retry_failed(
     State(deliveries): State<Deliveries>,
     Admin(caller): Admin,
     Id(id): Id,

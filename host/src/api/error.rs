@@ -7,17 +7,17 @@ use serde::Serialize;
 
 use crate::auth::Denied;
 use crate::domain::Invalid;
+use crate::domain::StoreError;
 use crate::domain::deliveries::RetryError;
 use crate::domain::replay::ReplayError;
 use crate::domain::webhooks::WebhookError;
-use crate::domain::StoreError;
 use crate::web::BodyError;
 
-pub use crate::domain::FieldError;
+pub(crate) use crate::domain::FieldError;
 
 /// The error codes of contract §2, plus `method_not_allowed` and `unavailable`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Code {
+pub(crate) enum Code {
     InvalidToken,
     PlanRequired,
     Forbidden,
@@ -35,7 +35,7 @@ pub enum Code {
 }
 
 impl Code {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Code::InvalidToken => "invalid_token",
             Code::PlanRequired => "plan_required",
@@ -54,7 +54,7 @@ impl Code {
         }
     }
 
-    pub fn status(self) -> StatusCode {
+    pub(crate) fn status(self) -> StatusCode {
         match self {
             Code::InvalidToken => StatusCode::UNAUTHORIZED,
             Code::PlanRequired => StatusCode::PAYMENT_REQUIRED,
@@ -74,7 +74,7 @@ impl Code {
     }
 
     /// The code for a status produced outside the handlers (routing, framework rejections).
-    pub fn for_status(status: StatusCode) -> Code {
+    pub(crate) fn for_status(status: StatusCode) -> Code {
         match status.as_u16() {
             401 => Code::InvalidToken,
             402 => Code::PlanRequired,
@@ -96,7 +96,7 @@ impl Code {
 
 /// An API error, answered in the contract's shape.
 #[derive(Debug)]
-pub struct ApiError {
+pub(crate) struct ApiError {
     pub code: Code,
     pub message: String,
     pub details: Vec<FieldError>,
@@ -104,36 +104,36 @@ pub struct ApiError {
 }
 
 impl ApiError {
-    pub fn new(code: Code, message: impl Into<String>) -> ApiError {
+    pub(crate) fn new(code: Code, message: impl Into<String>) -> ApiError {
         ApiError { code, message: message.into(), details: Vec::new(), retry_after: None }
     }
 
-    pub fn invalid_token() -> ApiError {
+    pub(crate) fn invalid_token() -> ApiError {
         ApiError::new(Code::InvalidToken, "a valid bearer token is required")
     }
 
-    pub fn not_found(what: &str) -> ApiError {
+    pub(crate) fn not_found(what: &str) -> ApiError {
         ApiError::new(Code::NotFound, format!("{what} not found"))
     }
 
-    pub fn conflict(message: impl Into<String>) -> ApiError {
+    pub(crate) fn conflict(message: impl Into<String>) -> ApiError {
         ApiError::new(Code::Conflict, message)
     }
 
-    pub fn validation(details: Vec<FieldError>) -> ApiError {
+    pub(crate) fn validation(details: Vec<FieldError>) -> ApiError {
         ApiError { details, ..ApiError::new(Code::ValidationFailed, "the request is not valid") }
     }
 
-    pub fn field(field: &str, message: impl Into<String>) -> ApiError {
+    pub(crate) fn field(field: &str, message: impl Into<String>) -> ApiError {
         ApiError::validation(vec![FieldError::new(field, message)])
     }
 
-    pub fn internal() -> ApiError {
+    pub(crate) fn internal() -> ApiError {
         ApiError::new(Code::Internal, "internal error")
     }
 
     /// 429 with `Retry-After` in whole seconds (at least 1).
-    pub fn rate_limited(wait: std::time::Duration) -> ApiError {
+    pub(crate) fn rate_limited(wait: std::time::Duration) -> ApiError {
         let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
         ApiError {
             retry_after: Some(secs.max(1)),
@@ -141,7 +141,7 @@ impl ApiError {
         }
     }
 
-    pub fn unavailable() -> ApiError {
+    pub(crate) fn unavailable() -> ApiError {
         ApiError { retry_after: Some(1), ..ApiError::new(Code::Unavailable, "storage is unavailable; retry shortly") }
     }
 }
@@ -229,12 +229,12 @@ impl From<ReplayError> for ApiError {
 
 /// Every API error's body (contract §2).
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct ErrorBody<'a> {
+pub(crate) struct ErrorBody<'a> {
     error: ErrorDetail<'a>,
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct ErrorDetail<'a> {
+pub(crate) struct ErrorDetail<'a> {
     /// `invalid_token`, `plan_required`, `forbidden`, `not_found`, `method_not_allowed`,
     /// `conflict`, `gone`, `payload_too_large`, `unsupported_media_type`,
     /// `validation_failed`, `rate_limited`, `internal`, `unavailable`.
@@ -266,4 +266,4 @@ impl IntoResponse for ApiError {
     }
 }
 
-pub type ApiResult<T> = Result<T, ApiError>;
+pub(crate) type ApiResult<T> = Result<T, ApiError>;

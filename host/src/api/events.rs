@@ -24,7 +24,7 @@ use crate::web::{Query, is_json, read_body};
 #[utoipa::path(post, path = "/api/v2/events", tag = "events",
     request_body = crate::api::schema::PublishRequest,
     responses((status = 202, description = "Accepted: the event and its deliveries are stored", body = crate::api::schema::Accepted)))]
-pub async fn publish(
+pub(crate) async fn publish(
     State(events): State<Events>,
     Publisher(caller): Publisher,
     request: Request,
@@ -50,7 +50,7 @@ pub async fn publish(
 #[utoipa::path(get, path = "/api/v2/events/{id}", tag = "events",
     params(("id" = String, Path)),
     responses((status = 200, description = "The event and its deliveries", body = events::EventView)))]
-pub async fn get(State(events): State<Events>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
+pub(crate) async fn get(State(events): State<Events>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
     match events.lookup(&caller.org_id, &id).await? {
         Some(event) => Ok(axum::Json(event).into_response()),
         None => Err(ApiError::not_found("event")),
@@ -66,7 +66,7 @@ pub async fn get(State(events): State<Events>, Admin(caller): Admin, Id(id): Id)
         ("limit" = Option<u32>, Query, minimum = 1, maximum = 100), ("cursor" = Option<String>, Query),
     ),
     responses((status = 200, description = "A page of events, newest first", body = crate::api::schema::Page<crate::domain::event_log::LoggedEvent>)))]
-pub async fn list(State(events): State<Events>, Admin(caller): Admin, query: Query) -> ApiResult<Response> {
+pub(crate) async fn list(State(events): State<Events>, Admin(caller): Admin, query: Query) -> ApiResult<Response> {
     query.only(&["action", "since", "until", "limit", "cursor"])?;
     let page = query.page(|c| events.valid_log_cursor(c))?;
     let mut errors = Vec::new();

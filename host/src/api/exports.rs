@@ -28,7 +28,7 @@ impl From<ExportError> for ApiError {
 #[utoipa::path(post, path = "/api/v2/report_exports", tag = "report exports",
     request_body = crate::api::schema::ExportRequest,
     responses((status = 202, description = "Queued (`Location` names it)", body = ExportView)))]
-pub async fn create(
+pub(crate) async fn create(
     State(exports): State<Exports>,
     AnyClient(caller): AnyClient,
     JsonObject(body): JsonObject,
@@ -45,7 +45,11 @@ pub async fn create(
 #[utoipa::path(get, path = "/api/v2/report_exports/{id}", tag = "report exports",
     params(("id" = String, Path)),
     responses((status = 200, description = "The export", body = ExportView)))]
-pub async fn get(State(exports): State<Exports>, AnyClient(caller): AnyClient, Id(id): Id) -> ApiResult<Response> {
+pub(crate) async fn get(
+    State(exports): State<Exports>,
+    AnyClient(caller): AnyClient,
+    Id(id): Id,
+) -> ApiResult<Response> {
     Ok(axum::Json(exports.get(&caller.org_id, &id).await?).into_response())
 }
 
@@ -58,7 +62,7 @@ pub async fn get(State(exports): State<Exports>, AnyClient(caller): AnyClient, I
         (status = 403, description = "The link was altered", body = crate::api::error::ErrorBody),
         (status = 410, description = "The link expired, or the export is gone", body = crate::api::error::ErrorBody),
     ))]
-pub async fn download(State(exports): State<Exports>, Id(id): Id, query: Query) -> ApiResult<Response> {
+pub(crate) async fn download(State(exports): State<Exports>, Id(id): Id, query: Query) -> ApiResult<Response> {
     let file = exports.download(&id, query.get("expires").unwrap_or(""), query.get("sig").unwrap_or("")).await?;
     let mut response = (StatusCode::OK, file.bytes).into_response();
     let headers = response.headers_mut();

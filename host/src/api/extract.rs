@@ -14,10 +14,10 @@ use crate::domain::access::Access;
 use crate::web::{Query, is_json, read_body};
 
 /// Largest JSON request body (contract §2).
-pub const MAX_JSON_BODY: usize = 1024 * 1024;
+pub(crate) const MAX_JSON_BODY: usize = 1024 * 1024;
 
 /// The bearer token of a request, if it carries one.
-pub fn bearer_token(parts: &Parts) -> Option<&str> {
+pub(crate) fn bearer_token(parts: &Parts) -> Option<&str> {
     let value = parts.headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = value.split_once(' ')?;
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim()).filter(|t| !t.is_empty())
@@ -45,7 +45,7 @@ macro_rules! caller_extractor {
     ($(#[$doc:meta])* $name:ident, $requirement:expr) => {
         $(#[$doc])*
         #[derive(Debug)]
-        pub struct $name(pub Caller);
+        pub(crate) struct $name(pub Caller);
 
         impl<S> FromRequestParts<S> for $name
         where
@@ -79,7 +79,7 @@ caller_extractor!(
 
 /// A JSON object body: `application/json`, at most 1 MiB, well-formed, an object.
 #[derive(Debug)]
-pub struct JsonObject(pub Map<String, Value>);
+pub(crate) struct JsonObject(pub Map<String, Value>);
 
 impl<S: Send + Sync> FromRequest<S> for JsonObject {
     type Rejection = ApiError;
@@ -95,7 +95,7 @@ impl<S: Send + Sync> FromRequest<S> for JsonObject {
 
 /// A JSON object body that may also be empty or `null` (for actions whose body is optional).
 #[derive(Debug)]
-pub struct OptionalJsonObject(pub Map<String, Value>);
+pub(crate) struct OptionalJsonObject(pub Map<String, Value>);
 
 impl<S: Send + Sync> FromRequest<S> for OptionalJsonObject {
     type Rejection = ApiError;
@@ -125,7 +125,7 @@ fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, ApiError> {
 /// A resource's id from the path. One that is not text once decoded (`%ff`) names nothing:
 /// `404`, as any id that does not exist.
 #[derive(Debug)]
-pub struct Id(pub String);
+pub(crate) struct Id(pub String);
 
 impl<S: Send + Sync> FromRequestParts<S> for Id {
     type Rejection = ApiError;
@@ -140,7 +140,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Id {
 
 /// The API's rules for query strings ([`crate::web::Query`]): every parameter must be one
 /// the handler knows, and list endpoints take `limit` and `cursor`.
-pub trait QueryRules {
+pub(crate) trait QueryRules {
     /// Fails with 422 naming each parameter not in `known`.
     fn only(&self, known: &[&str]) -> Result<(), ApiError>;
 
@@ -182,7 +182,7 @@ impl QueryRules for Query {
 
 /// A page request.
 #[derive(Debug, Clone)]
-pub struct Page {
+pub(crate) struct Page {
     pub limit: usize,
     pub cursor: Option<String>,
 }

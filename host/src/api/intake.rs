@@ -28,9 +28,9 @@ use crate::domain::access::Access;
 use crate::web::{Peer, prefetch};
 
 /// Most request bodies one sender may have being read ahead at once.
-pub const MAX_READING_PER_SENDER: usize = 64;
+pub(crate) const MAX_READING_PER_SENDER: usize = 64;
 /// Most plugin uploads (up to 32 MiB each) one sender may have being read at once.
-pub const MAX_UPLOADS_PER_SENDER: usize = 2;
+pub(crate) const MAX_UPLOADS_PER_SENDER: usize = 2;
 /// The token endpoint's largest body (its handler refuses more).
 const MAX_TOKEN_BODY: usize = 16 * 1024;
 /// A settings form's largest body.
@@ -45,7 +45,7 @@ enum Sender {
 
 /// Bodies being read ahead, per sender.
 #[derive(Debug, Default)]
-pub struct Reading {
+pub(crate) struct Reading {
     counts: Mutex<HashMap<Sender, (usize, usize)>>,
 }
 
@@ -97,19 +97,19 @@ fn allowance(method: &Method, path: &str) -> (usize, bool) {
 
 /// What the intake keeps: the door to tokens, and the bodies being read.
 #[derive(Debug)]
-pub struct Intake {
+pub(crate) struct Intake {
     access: Access,
     reading: Reading,
 }
 
 impl Intake {
-    pub fn new(access: Access) -> Arc<Intake> {
+    pub(crate) fn new(access: Access) -> Arc<Intake> {
         Arc::new(Intake { access, reading: Reading::default() })
     }
 }
 
 /// The middleware (outside the slots): reads the body ahead, counted per sender.
-pub async fn intake(State(intake): State<Arc<Intake>>, request: Request, next: Next) -> Response {
+pub(crate) async fn intake(State(intake): State<Arc<Intake>>, request: Request, next: Next) -> Response {
     if request.body().is_end_stream() {
         return next.run(request).await;
     }

@@ -8,20 +8,20 @@
 //! through the one handle each takes (`state`: `State<Webhooks>`, …), and map failures
 //! through `error::ApiError`; they hold no state of their own and never reach the store.
 
-pub mod deliveries;
-pub mod error;
-pub mod events;
-pub mod exports;
-pub mod extract;
-pub mod intake;
-pub mod oauth;
-pub mod openapi;
-pub mod ops;
-pub mod plugins;
-pub mod replay;
-pub mod schema;
+pub(crate) mod deliveries;
+pub(crate) mod error;
+pub(crate) mod events;
+pub(crate) mod exports;
+pub(crate) mod extract;
+pub(crate) mod intake;
+pub(crate) mod oauth;
+pub(crate) mod openapi;
+pub(crate) mod ops;
+pub(crate) mod plugins;
+pub(crate) mod replay;
+pub(crate) mod schema;
 mod state;
-pub mod webhooks;
+pub(crate) mod webhooks;
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -37,19 +37,19 @@ use axum::routing::{get, post};
 use tower::{BoxError, ServiceBuilder};
 
 use self::error::{ApiError, Code};
-use crate::domain::handles::Handles;
 use crate::domain::access::Access;
+use crate::domain::handles::Handles;
 
 /// Longest one request may take, body included; beyond it the answer is `503`.
-pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// Most requests one process handles at once; beyond it requests are refused at once with
 /// `503` and `Retry-After` (load shedding) rather than queued without bound.
-pub const MAX_CONCURRENT_REQUESTS: usize = 1024;
+pub(crate) const MAX_CONCURRENT_REQUESTS: usize = 1024;
 
 /// `router` under the limits every request shares: its body read ahead at intake (outside
 /// the slots: `intake`), a timeout, and a concurrency limit with load shedding. This is what
 /// the listener serves.
-pub fn service(
+pub(crate) fn service(
     router: Router,
     access: Access,
 ) -> impl tower::Service<
@@ -111,7 +111,7 @@ async fn overloaded(error: BoxError) -> ApiError {
 
 /// The API's routes: the token endpoint, `/api/v2`, the operations endpoints and export
 /// downloads.
-pub fn routes() -> Router<Handles> {
+pub(crate) fn routes() -> Router<Handles> {
     let api = Router::new()
         .route("/webhooks/events", get(webhooks::events))
         .route("/webhooks", get(webhooks::list).post(webhooks::create))
@@ -143,7 +143,7 @@ pub fn routes() -> Router<Handles> {
 /// `routes` (the API's and any other surface's) with the rule that every error has the
 /// contract's shape: unknown routes and methods answer it, and any other error response
 /// that is not JSON (or an HTML page) is rewritten into it.
-pub fn with_error_shape(routes: Router<Handles>, handles: Handles) -> Router {
+pub(crate) fn with_error_shape(routes: Router<Handles>, handles: Handles) -> Router {
     routes
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)

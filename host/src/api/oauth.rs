@@ -28,7 +28,7 @@ enum OAuthError {
 
 /// The body of an RFC 6749 §5.2 error.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct OAuthErrorBody {
+pub(crate) struct OAuthErrorBody {
     /// `invalid_request`, `invalid_client`, `unsupported_grant_type` or
     /// `temporarily_unavailable`.
     pub error: &'static str,
@@ -37,7 +37,7 @@ pub struct OAuthErrorBody {
 
 /// An issued access token.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct Token {
+pub(crate) struct Token {
     pub access_token: String,
     /// `Bearer`.
     pub token_type: &'static str,
@@ -164,7 +164,7 @@ fn credentials(headers: &HeaderMap, form: &Form) -> Result<(String, String), OAu
         (status = 401, description = "invalid_client", body = OAuthErrorBody),
         (status = 503, description = "temporarily_unavailable", body = OAuthErrorBody),
     ))]
-pub async fn token(State(access): State<Access>, request: Request) -> Response {
+pub(crate) async fn token(State(access): State<Access>, request: Request) -> Response {
     match issue(&access, request).await {
         Ok(response) => response,
         Err(e) => e.into_response(),
@@ -202,7 +202,7 @@ async fn issue(access: &Access, request: Request) -> Result<Response, OAuthError
         (status = 401, description = "invalid_client", body = OAuthErrorBody),
         (status = 503, description = "temporarily_unavailable", body = OAuthErrorBody),
     ))]
-pub async fn revoke(State(access): State<Access>, request: Request) -> Response {
+pub(crate) async fn revoke(State(access): State<Access>, request: Request) -> Response {
     let result = async {
         let (headers, form) = read_form(request).await?;
         let token = form.get("token").ok_or(OAuthError::InvalidRequest("token is required"))?.to_owned();

@@ -22,7 +22,7 @@ use super::{deliveries, events, exports, oauth, ops, plugins, replay, webhooks};
 /// Adds the security schemes, and each operation's security and the error responses every
 /// operation of its kind can give.
 #[derive(Debug)]
-pub struct CommonErrors;
+pub(crate) struct CommonErrors;
 
 impl Modify for CommonErrors {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
@@ -155,7 +155,7 @@ fn add_errors(path: &str, method: &str, operation: &mut Operation) {
     components(schemas(super::error::ErrorBody, super::oauth::OAuthErrorBody)),
     modifiers(&CommonErrors)
 )]
-pub struct ApiDoc;
+pub(crate) struct ApiDoc;
 
 /// The document as served (made once).
 static DOCUMENT: LazyLock<String> = LazyLock::new(|| {
@@ -167,7 +167,7 @@ static DOCUMENT: LazyLock<String> = LazyLock::new(|| {
 /// `GET /api/v2/openapi.json`: this document (no token).
 #[utoipa::path(get, path = "/api/v2/openapi.json", tag = "operations",
     responses((status = 200, description = "The OpenAPI 3.1 document", content_type = "application/json", body = Object)))]
-pub async fn openapi_json() -> Response {
+pub(crate) async fn openapi_json() -> Response {
     let mut response = DOCUMENT.as_str().into_response();
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     response

@@ -11,14 +11,14 @@ use crate::domain::operations::Operations;
 /// `GET /healthz`: the process is up.
 #[utoipa::path(get, path = "/healthz", tag = "operations",
     responses((status = 200, description = "The process is up", body = crate::api::schema::Health)))]
-pub async fn healthz() -> Response {
+pub(crate) async fn healthz() -> Response {
     axum::Json(json!({"status": "ok"})).into_response()
 }
 
 /// `GET /readyz`: the process can serve requests (Redis answers).
 #[utoipa::path(get, path = "/readyz", tag = "operations",
     responses((status = 200, description = "Redis answers", body = crate::api::schema::Health)))]
-pub async fn readyz(State(operations): State<Operations>) -> Response {
+pub(crate) async fn readyz(State(operations): State<Operations>) -> Response {
     if operations.ready().await {
         axum::Json(json!({"status": "ready"})).into_response()
     } else {
@@ -29,7 +29,7 @@ pub async fn readyz(State(operations): State<Operations>) -> Response {
 /// `GET /metrics`: Prometheus text format.
 #[utoipa::path(get, path = "/metrics", tag = "operations",
     responses((status = 200, description = "Prometheus text format", content_type = "text/plain; version=0.0.4", body = String)))]
-pub async fn metrics(State(operations): State<Operations>) -> Response {
+pub(crate) async fn metrics(State(operations): State<Operations>) -> Response {
     let mut response = (StatusCode::OK, operations.metrics().await).into_response();
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4"));
     response

@@ -14,7 +14,7 @@ use crate::ids::{self, Kind};
 use crate::web::{Query, read_body};
 
 /// Largest plugin upload (contract §2).
-pub const MAX_PLUGIN_BYTES: usize = 32 * 1024 * 1024;
+pub(crate) const MAX_PLUGIN_BYTES: usize = 32 * 1024 * 1024;
 
 impl From<PluginError> for ApiError {
     fn from(e: PluginError) -> ApiError {
@@ -50,7 +50,7 @@ impl From<UploadError> for ApiError {
         (status = 409, description = "The organisation has the most plugins, or bytes of plugin code, its plan allows", body = crate::api::error::ErrorBody),
         (status = 429, description = "Another upload of the organisation is compiling", body = crate::api::error::ErrorBody),
     ))]
-pub async fn upload(
+pub(crate) async fn upload(
     State(plugins): State<Plugins>,
     Admin(caller): Admin,
     query: Query,
@@ -86,11 +86,10 @@ pub async fn upload(
     params(("limit" = Option<u32>, Query, minimum = 1, maximum = 100), ("cursor" = Option<String>, Query),
         ("name" = Option<String>, Query, description = "Only the versions uploaded under this name, newest first")),
     responses((status = 200, description = "A page of plugins, newest first", body = crate::api::schema::Page<PluginView>)))]
-pub async fn list(State(plugins): State<Plugins>, Admin(caller): Admin, query: Query) -> ApiResult<Response> {
+pub(crate) async fn list(State(plugins): State<Plugins>, Admin(caller): Admin, query: Query) -> ApiResult<Response> {
     query.only(&["limit", "cursor", "name"])?;
     let page = query.page(|c| ids::is_valid(Kind::Plugin, c))?;
-    let (plugins, next) =
-        plugins.list(&caller.org_id, query.get("name"), page.cursor.as_deref(), page.limit).await?;
+    let (plugins, next) = plugins.list(&caller.org_id, query.get("name"), page.cursor.as_deref(), page.limit).await?;
     Ok(axum::Json(super::schema::Page { data: plugins, next_cursor: next }).into_response())
 }
 
@@ -98,7 +97,7 @@ pub async fn list(State(plugins): State<Plugins>, Admin(caller): Admin, query: Q
 #[utoipa::path(get, path = "/api/v2/plugins/{id}", tag = "plugins",
     params(("id" = String, Path)),
     responses((status = 200, description = "The plugin", body = PluginView)))]
-pub async fn get(State(plugins): State<Plugins>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
+pub(crate) async fn get(State(plugins): State<Plugins>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
     Ok(axum::Json(plugins.find(&caller.org_id, &id).await?).into_response())
 }
 
@@ -109,7 +108,7 @@ pub async fn get(State(plugins): State<Plugins>, Admin(caller): Admin, Id(id): I
         (status = 204, description = "Deleted"),
         (status = 409, description = "Attached to a webhook", body = crate::api::error::ErrorBody),
     ))]
-pub async fn delete(State(plugins): State<Plugins>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
+pub(crate) async fn delete(State(plugins): State<Plugins>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
     plugins.delete(&caller.org_id, &id).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
@@ -122,7 +121,7 @@ pub async fn delete(State(plugins): State<Plugins>, Admin(caller): Admin, Id(id)
     params(("id" = String, Path)),
     request_body = crate::api::schema::DryRunRequest,
     responses((status = 200, description = "The verdict of one run", body = DryRun)))]
-pub async fn test(
+pub(crate) async fn test(
     State(plugins): State<Plugins>,
     Admin(caller): Admin,
     Id(id): Id,

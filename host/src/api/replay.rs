@@ -17,7 +17,7 @@ use crate::domain::replay::Replays;
         (status = 202, description = "Queued: `count` deliveries (all of them when `state` is `completed`; a window too large to queue within half a second goes on in the background, and `GET …/replay` shows how far it got)", body = crate::domain::replay::ReplayView),
         (status = 409, description = "The webhook is inactive, or a replay of it is still running", body = crate::api::error::ErrorBody),
     ))]
-pub async fn replay(
+pub(crate) async fn replay(
     State(replays): State<Replays>,
     Admin(caller): Admin,
     Id(id): Id,
@@ -31,7 +31,7 @@ pub async fn replay(
 #[utoipa::path(get, path = "/api/v2/webhooks/{id}/replay", tag = "webhooks",
     params(("id" = String, Path)),
     responses((status = 200, description = "The latest replay (running, or ended within 7 days; `state: none` when there is none)", body = crate::domain::replay::ReplayView)))]
-pub async fn status(State(replays): State<Replays>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
+pub(crate) async fn status(State(replays): State<Replays>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
     match replays.status(&caller.org_id, &id).await? {
         Some(view) => Ok(axum::Json(view).into_response()),
         None => Err(ApiError::not_found("webhook")),

@@ -7,7 +7,7 @@ use utoipa::ToSchema;
 
 /// A page of a list, newest first (contract §2).
 #[derive(Debug, Serialize, ToSchema)]
-pub struct Page<T: ToSchema> {
+pub(crate) struct Page<T: ToSchema> {
     pub data: Vec<T>,
     /// Give it back as `?cursor=` for the next page; `null` on the last.
     pub next_cursor: Option<String>,
@@ -16,7 +16,7 @@ pub struct Page<T: ToSchema> {
 /// `POST /api/v2/webhooks`
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct WebhookCreateRequest {
+pub(crate) struct WebhookCreateRequest {
     /// Defaults to the URL's host.
     #[schema(max_length = 200)]
     pub name: Option<String>,
@@ -42,7 +42,7 @@ pub struct WebhookCreateRequest {
 /// `PATCH /api/v2/webhooks/{id}`: fields left out keep their value.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct WebhookUpdateRequest {
+pub(crate) struct WebhookUpdateRequest {
     #[schema(max_length = 200)]
     pub name: Option<String>,
     pub url: Option<String>,
@@ -66,7 +66,7 @@ pub struct WebhookUpdateRequest {
 /// A client certificate and its private key, both PEM (the key is write-only: reads show
 /// the certificate's fingerprint, subject and expiry).
 #[derive(Debug, Serialize, ToSchema)]
-pub struct ClientCertificateRequest {
+pub(crate) struct ClientCertificateRequest {
     /// PEM certificate, its chain may follow.
     pub certificate: String,
     /// PEM private key (PKCS#8, PKCS#1 or SEC1) matching the certificate.
@@ -76,7 +76,7 @@ pub struct ClientCertificateRequest {
 /// A plugin to attach (contract §5).
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct AttachmentRequest {
+pub(crate) struct AttachmentRequest {
     pub plugin_id: String,
     /// Given to the plugin as JSON text (at most 64 KiB).
     #[schema(value_type = Option<Object>)]
@@ -88,7 +88,7 @@ pub struct AttachmentRequest {
 /// `POST /api/v2/webhooks/{id}/rotate_secret`
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct RotateSecretRequest {
+pub(crate) struct RotateSecretRequest {
     /// How long the old secret keeps signing beside the new one: `0s` to `7d`, default `24h`.
     #[schema(example = "24h")]
     pub grace_period: Option<String>,
@@ -97,7 +97,7 @@ pub struct RotateSecretRequest {
 /// `POST /api/v2/webhooks/{id}/retry_failed`
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct RetryFailedRequest {
+pub(crate) struct RetryFailedRequest {
     /// Failed deliveries created at or after this time (RFC 3339) are re-queued.
     pub since: String,
 }
@@ -105,7 +105,7 @@ pub struct RetryFailedRequest {
 /// `POST /api/v2/webhooks/{id}/replay`
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ReplayRequest {
+pub(crate) struct ReplayRequest {
     /// Events accepted at or after this time (RFC 3339; within `WEIR_EVENT_RETENTION`).
     pub since: String,
     /// Events accepted before this time (RFC 3339; default: now).
@@ -114,14 +114,14 @@ pub struct ReplayRequest {
 
 /// How many deliveries were re-queued.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct Count {
+pub(crate) struct Count {
     pub count: u64,
 }
 
 /// An event to publish (contract §2): exactly one snapshot key (`work_order`, `form`, …)
 /// matching the subject type, besides these fields.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct PublishRequest {
+pub(crate) struct PublishRequest {
     /// Replaying an id already accepted creates nothing new.
     pub id: Option<String>,
     pub action: String,
@@ -131,13 +131,13 @@ pub struct PublishRequest {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct Creator {
+pub(crate) struct Creator {
     pub id: String,
     pub name: String,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct Subject {
+pub(crate) struct Subject {
     #[serde(rename = "type")]
     pub kind: String,
     pub id: String,
@@ -146,14 +146,14 @@ pub struct Subject {
 
 /// The id of an accepted event.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct Accepted {
+pub(crate) struct Accepted {
     pub id: String,
 }
 
 /// `POST /api/v2/report_exports`
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ExportRequest {
+pub(crate) struct ExportRequest {
     pub exportable: crate::domain::views::ExportableView,
     /// `pdf`, `csv` or `json`.
     pub format: String,
@@ -163,7 +163,7 @@ pub struct ExportRequest {
 /// subscriber received it) or `delivery_id` (rerun on a real delivery's event).
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct DryRunRequest {
+pub(crate) struct DryRunRequest {
     #[schema(value_type = Option<Object>)]
     pub event: Option<serde_json::Value>,
     pub delivery_id: Option<String>,
@@ -173,12 +173,12 @@ pub struct DryRunRequest {
 
 /// The catalogue of actions (contract §3).
 #[derive(Debug, Serialize, ToSchema)]
-pub struct Catalogue {
+pub(crate) struct Catalogue {
     pub categories: Vec<CatalogueCategory>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct CatalogueCategory {
+pub(crate) struct CatalogueCategory {
     pub key: String,
     pub name: String,
     pub events: Vec<String>,
@@ -186,7 +186,7 @@ pub struct CatalogueCategory {
 
 /// `POST /oauth/token` (form-encoded; the client's credentials in the form or HTTP Basic).
 #[derive(Debug, Serialize, ToSchema)]
-pub struct TokenRequest {
+pub(crate) struct TokenRequest {
     /// `client_credentials`.
     pub grant_type: String,
     pub client_id: Option<String>,
@@ -195,7 +195,7 @@ pub struct TokenRequest {
 
 /// `POST /oauth/revoke` (RFC 7009).
 #[derive(Debug, Serialize, ToSchema)]
-pub struct RevokeRequest {
+pub(crate) struct RevokeRequest {
     pub token: String,
     pub token_type_hint: Option<String>,
     pub client_id: Option<String>,
@@ -204,6 +204,6 @@ pub struct RevokeRequest {
 
 /// A health answer.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct Health {
+pub(crate) struct Health {
     pub status: String,
 }

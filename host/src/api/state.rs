@@ -3,11 +3,11 @@
 
 use axum::extract::FromRef;
 
-use crate::domain::handles::Handles;
 use crate::domain::access::Access;
 use crate::domain::deliveries::Deliveries;
 use crate::domain::events::Events;
 use crate::domain::exports::Exports;
+use crate::domain::handles::Handles;
 use crate::domain::operations::Operations;
 use crate::domain::plugins::Plugins;
 use crate::domain::replay::Replays;

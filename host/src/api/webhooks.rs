@@ -18,7 +18,7 @@ use crate::web::Query;
 /// `GET /api/v2/webhooks/events`
 #[utoipa::path(get, path = "/api/v2/webhooks/events", tag = "webhooks",
     responses((status = 200, description = "The catalogue of actions", body = crate::api::schema::Catalogue)))]
-pub async fn events(_caller: Admin) -> Response {
+pub(crate) async fn events(_caller: Admin) -> Response {
     axum::Json(json!({ "categories": catalog::CATEGORIES })).into_response()
 }
 
@@ -29,7 +29,7 @@ pub async fn events(_caller: Admin) -> Response {
         (status = 201, description = "Created (`Location` names it)", body = WebhookView),
         (status = 409, description = "The organisation has the most webhooks allowed", body = crate::api::error::ErrorBody),
     ))]
-pub async fn create(
+pub(crate) async fn create(
     State(webhooks): State<Webhooks>,
     Admin(caller): Admin,
     JsonObject(body): JsonObject,
@@ -47,7 +47,7 @@ pub async fn create(
 #[utoipa::path(get, path = "/api/v2/webhooks", tag = "webhooks",
     params(("limit" = Option<u32>, Query, minimum = 1, maximum = 100), ("cursor" = Option<String>, Query)),
     responses((status = 200, description = "A page of webhooks, newest first", body = crate::api::schema::Page<WebhookView>)))]
-pub async fn list(State(webhooks): State<Webhooks>, Admin(caller): Admin, query: Query) -> ApiResult<Response> {
+pub(crate) async fn list(State(webhooks): State<Webhooks>, Admin(caller): Admin, query: Query) -> ApiResult<Response> {
     query.only(&["limit", "cursor"])?;
     let page = query.page(|c| ids::is_valid(Kind::Webhook, c))?;
     let (listed, next) = webhooks.list(&caller.org_id, page.cursor.as_deref(), page.limit).await?;
@@ -58,7 +58,7 @@ pub async fn list(State(webhooks): State<Webhooks>, Admin(caller): Admin, query:
 #[utoipa::path(get, path = "/api/v2/webhooks/{id}", tag = "webhooks",
     params(("id" = String, Path)),
     responses((status = 200, description = "The webhook", body = WebhookView)))]
-pub async fn get(State(webhooks): State<Webhooks>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
+pub(crate) async fn get(State(webhooks): State<Webhooks>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
     Ok(axum::Json(webhooks.find(&caller.org_id, &id).await?).into_response())
 }
 
@@ -67,7 +67,7 @@ pub async fn get(State(webhooks): State<Webhooks>, Admin(caller): Admin, Id(id):
     params(("id" = String, Path)),
     request_body = crate::api::schema::WebhookUpdateRequest,
     responses((status = 200, description = "The changed webhook", body = WebhookView)))]
-pub async fn update(
+pub(crate) async fn update(
     State(webhooks): State<Webhooks>,
     Admin(caller): Admin,
     Id(id): Id,
@@ -80,7 +80,7 @@ pub async fn update(
 #[utoipa::path(delete, path = "/api/v2/webhooks/{id}", tag = "webhooks",
     params(("id" = String, Path)),
     responses((status = 204, description = "Deleted; its queued deliveries are cancelled")))]
-pub async fn delete(State(webhooks): State<Webhooks>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
+pub(crate) async fn delete(State(webhooks): State<Webhooks>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
     webhooks.delete(&caller.org_id, &id).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
@@ -90,7 +90,7 @@ pub async fn delete(State(webhooks): State<Webhooks>, Admin(caller): Admin, Id(i
     params(("id" = String, Path)),
     request_body(content = Option<crate::api::schema::RotateSecretRequest>, description = "Optional"),
     responses((status = 200, description = "The webhook with its new `signing_secret`", body = WebhookView)))]
-pub async fn rotate_secret(
+pub(crate) async fn rotate_secret(
     State(webhooks): State<Webhooks>,
     Admin(caller): Admin,
     Id(id): Id,

@@ -18,8 +18,8 @@ mod endpoint;
 mod finish;
 mod lanes;
 mod prepare;
-pub mod retry;
-pub mod send;
+pub(crate) mod retry;
+pub(crate) mod send;
 mod upkeep;
 
 use std::collections::HashMap;
@@ -71,7 +71,7 @@ struct Held {
 
 /// The delivery workers of one process.
 #[derive(Debug)]
-pub struct Engine {
+pub(crate) struct Engine {
     app: Arc<App>,
     /// The store over this engine's own connection.
     store: Store,
@@ -99,7 +99,7 @@ fn slow_share(workers: usize) -> usize {
 
 /// A running engine; [`EngineHandle::stop`] finishes in-flight attempts and returns.
 #[derive(Debug)]
-pub struct EngineHandle {
+pub(crate) struct EngineHandle {
     stop: watch::Sender<bool>,
     done: tokio::sync::oneshot::Receiver<()>,
     thread: std::thread::JoinHandle<()>,
@@ -118,7 +118,7 @@ impl Engine {
     /// Starts the workers of this process on a thread of their own, with a runtime and a
     /// Redis connection of their own: the API's requests never wait behind delivery work
     /// for a turn of the scheduler, however much of it there is (contract §7).
-    pub fn start(app: Arc<App>) -> Result<EngineHandle, EngineError> {
+    pub(crate) fn start(app: Arc<App>) -> Result<EngineHandle, EngineError> {
         let config = &app.config;
         let tls = crate::tls::client_config(config.extra_ca.as_deref())?;
         let runtime =
@@ -258,7 +258,7 @@ async fn load(
 impl EngineHandle {
     /// Stops claiming, gives waiting work back to the queue, and waits for attempts in
     /// flight to finish (they are bounded by the delivery timeout).
-    pub async fn stop(self) {
+    pub(crate) async fn stop(self) {
         let _ = self.stop.send(true);
         let _ = self.done.await;
         let _ = self.thread.join();

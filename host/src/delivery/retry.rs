@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime};
 
 /// What an attempt produced, as far as the policy cares.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum AttemptResult {
+pub(crate) enum AttemptResult {
     /// The endpoint answered with this status (and maybe a `Retry-After` header value).
     Status { code: u16, retry_after: Option<String> },
     /// No answer: connection refused, timeout, TLS failure, blocked address…
@@ -20,7 +20,7 @@ pub enum AttemptResult {
 
 /// What happens next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Next {
+pub(crate) enum Next {
     Succeeded,
     RetryIn(Duration),
     Failed,
@@ -30,7 +30,13 @@ pub enum Next {
 /// Decides what follows attempt number `attempt` (1-based) of a delivery allowed
 /// attempts up to place `last_place` of `schedule` (the schedule's end, or where a manual
 /// retry stopped it). `jitter` is a number in `[-1, 1]`.
-pub fn next(result: &AttemptResult, attempt: usize, last_place: usize, schedule: &[Duration], jitter: f64) -> Next {
+pub(crate) fn next(
+    result: &AttemptResult,
+    attempt: usize,
+    last_place: usize,
+    schedule: &[Duration],
+    jitter: f64,
+) -> Next {
     let retry_after = match result {
         AttemptResult::Status { code: 200..=299, .. } => return Next::Succeeded,
         AttemptResult::Status { code: 410, .. } => return Next::Gone,
@@ -51,7 +57,7 @@ pub fn next(result: &AttemptResult, attempt: usize, last_place: usize, schedule:
 /// How long a `429` or `503` with `Retry-After` pauses the whole webhook (contract §7): what
 /// it asked for, up to double the delay scheduled after attempt `place` (after the last
 /// place, the last delay). `None` for any other answer.
-pub fn pause(result: &AttemptResult, place: usize, schedule: &[Duration]) -> Option<Duration> {
+pub(crate) fn pause(result: &AttemptResult, place: usize, schedule: &[Duration]) -> Option<Duration> {
     let AttemptResult::Status { code: 429 | 503, retry_after: Some(value) } = result else { return None };
     let asked = parse_retry_after(value)?;
     let scheduled = schedule.get(place.clamp(1, schedule.len().max(1)) - 1).copied().unwrap_or_default();
@@ -59,7 +65,7 @@ pub fn pause(result: &AttemptResult, place: usize, schedule: &[Duration]) -> Opt
 }
 
 /// A `Retry-After` value: delay-seconds or an HTTP date.
-pub fn parse_retry_after(value: &str) -> Option<Duration> {
+pub(crate) fn parse_retry_after(value: &str) -> Option<Duration> {
     let value = value.trim();
     if let Ok(secs) = value.parse::<u64>() {
         return Some(Duration::from_secs(secs));

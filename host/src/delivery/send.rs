@@ -27,14 +27,14 @@ use crate::store::targets::ClientCertificate;
 const MAX_CERTIFICATE_POOLS: usize = 256;
 
 /// How much of a response body is kept in the delivery's row.
-pub const KEPT_RESPONSE_BYTES: usize = 1024;
+pub(crate) const KEPT_RESPONSE_BYTES: usize = 1024;
 /// How much of a response body is read (so the connection can be reused); beyond this the
 /// connection is dropped.
 const READ_RESPONSE_BYTES: usize = 64 * 1024;
 
 /// Why a request got no response.
 #[derive(Debug, thiserror::Error)]
-pub enum SendError {
+pub(crate) enum SendError {
     #[error("blocked by the URL rule: {0}")]
     Blocked(UrlError),
     #[error("connection failed: {0}")]
@@ -52,7 +52,7 @@ pub enum SendError {
 
 /// A response, as recorded.
 #[derive(Debug, Clone)]
-pub struct Response {
+pub(crate) struct Response {
     pub status: u16,
     pub retry_after: Option<String>,
     /// The first [`KEPT_RESPONSE_BYTES`] of the body, as text.
@@ -61,7 +61,7 @@ pub struct Response {
 
 /// The outcome of one request with its duration.
 #[derive(Debug)]
-pub struct Sent {
+pub(crate) struct Sent {
     pub result: Result<Response, SendError>,
     pub duration: Duration,
 }
@@ -69,7 +69,7 @@ pub struct Sent {
 impl Sent {
     /// What the attempt got, as a metrics label: the status class (`2xx`…`5xx`), or why
     /// there was no answer (`timeout`, `connect`, `tls`, `blocked`, `request`, `proxy`).
-    pub fn class(&self) -> &'static str {
+    pub(crate) fn class(&self) -> &'static str {
         match &self.result {
             Ok(response) => match response.status {
                 200..=299 => "2xx",
@@ -89,13 +89,13 @@ impl Sent {
 }
 
 /// Where a process's secret key comes from (read when a client certificate is first used).
-pub type KeySource = Arc<dyn Fn() -> Result<SecretKey, String> + Send + Sync>;
+pub(crate) type KeySource = Arc<dyn Fn() -> Result<SecretKey, String> + Send + Sync>;
 
 type Pool = Client<GuardedConnector, Full<Bytes>>;
 
 /// Sends deliveries. Cloning shares the connection pools.
 #[derive(Clone)]
-pub struct Sender {
+pub(crate) struct Sender {
     client: Pool,
     connector: GuardedConnector,
     tls: Arc<rustls::ClientConfig>,
@@ -115,7 +115,7 @@ impl std::fmt::Debug for Sender {
 /// What an attempt presents for mutual TLS: the webhook's certificate and what its sealed
 /// key is bound to.
 #[derive(Debug, Clone, Copy)]
-pub struct Presented<'a> {
+pub(crate) struct Presented<'a> {
     pub certificate: &'a ClientCertificate,
     pub context: &'a str,
 }
@@ -125,7 +125,7 @@ impl Sender {
     /// A pool keeps that many idle connections per host, so that a fan-out whose webhooks
     /// share a host reuses every connection instead of closing those beyond a smaller cap
     /// and connecting again for the next attempts; idle ones close after 60 s.
-    pub fn new(
+    pub(crate) fn new(
         rule: UrlRule,
         tls: rustls::ClientConfig,
         proxy: Option<EgressProxy>,
@@ -186,7 +186,7 @@ impl Sender {
 
     /// POSTs `body` to `url` with `headers` (presenting a client certificate if given),
     /// within the delivery timeout.
-    pub async fn post(
+    pub(crate) async fn post(
         &self,
         url: &str,
         headers: &[(String, String)],

@@ -9,18 +9,18 @@ use std::time::Duration;
 use crate::auth::{passwords, secrets};
 use crate::store::StoreError;
 use crate::store::clients::{Client, TokenOwner};
-pub use crate::store::users::{MAX_EMAIL_BYTES, Session};
+pub(crate) use crate::store::users::{MAX_EMAIL_BYTES, Session};
 
 /// How long a settings session lasts.
-pub const SESSION_TTL: Duration = Duration::from_secs(12 * 3600);
+pub(crate) const SESSION_TTL: Duration = Duration::from_secs(12 * 3600);
 /// Failed sign-ins for one email before it must wait [`FAILURE_WINDOW`].
 const MAX_FAILURES: u64 = 5;
 /// How long failed sign-ins are counted, and how long a throttled email waits.
-pub const FAILURE_WINDOW: Duration = Duration::from_secs(15 * 60);
+pub(crate) const FAILURE_WINDOW: Duration = Duration::from_secs(15 * 60);
 
 /// Why a client was not given (or could not revoke) a token.
 #[derive(Debug, thiserror::Error)]
-pub enum TokenError {
+pub(crate) enum TokenError {
     /// Unknown client, wrong secret, or a revoked client.
     #[error("client authentication failed")]
     InvalidClient,
@@ -30,14 +30,14 @@ pub enum TokenError {
 
 /// An access token just issued.
 #[derive(Debug)]
-pub struct Issued {
+pub(crate) struct Issued {
     pub token: String,
     pub ttl: Duration,
 }
 
 /// Why a sign-in did not open a session.
 #[derive(Debug, thiserror::Error)]
-pub enum SignInError {
+pub(crate) enum SignInError {
     #[error("email addresses are at most {MAX_EMAIL_BYTES} bytes")]
     EmailTooLong,
     /// Too many failed attempts for this email: wait for the window.
@@ -52,11 +52,10 @@ pub enum SignInError {
     Store(#[from] StoreError),
 }
 
-/// A session just opened: its token (the cookie's value) and what it holds.
+/// A session just opened: its token (the cookie's value).
 #[derive(Debug)]
-pub struct SignedIn {
+pub(crate) struct SignedIn {
     pub token: String,
-    pub session: Session,
 }
 
 super::handle!(
@@ -66,7 +65,7 @@ super::handle!(
 
 impl Access {
     /// A new access token for the client whose secret this is.
-    pub async fn issue_token(&self, client_id: &str, secret: &str) -> Result<Issued, TokenError> {
+    pub(crate) async fn issue_token(&self, client_id: &str, secret: &str) -> Result<Issued, TokenError> {
         let client = self.client(client_id, secret).await?;
         let token = crate::auth::access_token(&client.client_id);
         let ttl = self.app.config.token_ttl;
@@ -78,7 +77,7 @@ impl Access {
     }
 
     /// Revokes one of the client's own tokens (RFC 7009 §2.1: another's is ignored).
-    pub async fn revoke_token(&self, client_id: &str, secret: &str, token: &str) -> Result<(), TokenError> {
+    pub(crate) async fn revoke_token(&self, client_id: &str, secret: &str, token: &str) -> Result<(), TokenError> {
         let client = self.client(client_id, secret).await?;
         if crate::auth::token_client(token) == Some(client.client_id.as_str()) {
             self.app.store.revoke_token(&client.client_id, &secrets::hash(token)).await?;
@@ -108,7 +107,7 @@ impl Access {
 
     /// The owner of a live bearer token (`None`: malformed, unknown, expired or revoked).
     /// Concurrent lookups share a round trip.
-    pub async fn token_owner(&self, token: &str) -> Result<Option<TokenOwner>, StoreError> {
+    pub(crate) async fn token_owner(&self, token: &str) -> Result<Option<TokenOwner>, StoreError> {
         match crate::auth::token_client(token) {
             Some(client) => self.app.token_owner(client, &secrets::hash(token)).await,
             None => Ok(None),
@@ -117,7 +116,7 @@ impl Access {
 
     /// Takes one request from the client's budget when `WEIR_API_RATE_LIMIT` is set: how
     /// long until one would be allowed, when it is spent.
-    pub async fn take_request(&self, client_id: &str) -> Result<Option<Duration>, StoreError> {
+    pub(crate) async fn take_request(&self, client_id: &str) -> Result<Option<Duration>, StoreError> {
         match self.app.config.api_rate_limit {
             Some(limit) => self.app.store.take_request(client_id, limit).await,
             None => Ok(None),
@@ -126,7 +125,7 @@ impl Access {
 
     /// Signs a person in: a new session, or why not. Every attempt for an email is counted
     /// as it starts, so parallel guesses cannot pass the check together.
-    pub async fn sign_in(&self, email: &str, password: String) -> Result<SignedIn, SignInError> {
+    pub(crate) async fn sign_in(&self, email: &str, password: String) -> Result<SignedIn, SignInError> {
         let store = &self.app.store;
         if email.len() > MAX_EMAIL_BYTES {
             // Refused before anything is stored or looked up.
@@ -155,22 +154,22 @@ impl Access {
             csrf: secrets::generate(""),
         };
         store.create_session(&secrets::hash(&token), &session, SESSION_TTL).await?;
-        Ok(SignedIn { token, session })
+        Ok(SignedIn { token })
     }
 
     /// The session a cookie's token opens (`None`: signed out or expired).
-    pub async fn session(&self, token: &str) -> Result<Option<Session>, StoreError> {
+    pub(crate) async fn session(&self, token: &str) -> Result<Option<Session>, StoreError> {
         self.app.store.session(&secrets::hash(token)).await
     }
 
     /// Ends a session.
-    pub async fn sign_out(&self, token: &str) {
+    pub(crate) async fn sign_out(&self, token: &str) {
         let _ = self.app.store.delete_session(&secrets::hash(token)).await;
     }
 
     /// Whether cookies must be `Secure` (the listener speaks TLS, or links go out as
     /// `https`).
-    pub fn secure_cookies(&self) -> bool {
+    pub(crate) fn secure_cookies(&self) -> bool {
         self.app.config.tls.is_some() || self.app.config.public_url().starts_with("https://")
     }
 }

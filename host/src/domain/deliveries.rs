@@ -20,11 +20,11 @@ use crate::store::row::DeliveryRow;
 use crate::trace::TraceContext;
 
 /// Most deliveries one bulk retry re-queues.
-pub const MAX_BULK_RETRY: usize = 10_000;
+pub(crate) const MAX_BULK_RETRY: usize = 10_000;
 
 /// Why a retry did not happen.
 #[derive(Debug, thiserror::Error)]
-pub enum RetryError {
+pub(crate) enum RetryError {
     #[error("delivery not found")]
     NotFound,
     #[error("webhook not found")]
@@ -49,7 +49,7 @@ impl From<Invalid> for RetryError {
 
 /// An attempt of a delivery.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct Attempt {
+pub(crate) struct Attempt {
     pub at: String,
     /// `null` when no response came (the error says why).
     pub status_code: Option<u16>,
@@ -61,7 +61,7 @@ pub struct Attempt {
 
 /// What one attached plugin did to a delivery.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct PluginRun {
+pub(crate) struct PluginRun {
     pub plugin_id: String,
     /// `deliver`, `drop` or `error`.
     pub outcome: String,
@@ -72,7 +72,7 @@ pub struct PluginRun {
 /// The request of a delivery: the exact headers of its latest attempt and the body.
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = DeliveryRequest)]
-pub struct Request {
+pub(crate) struct Request {
     #[schema(value_type = std::collections::HashMap<String, String>)]
     pub headers: Box<RawValue>,
     pub body: String,
@@ -80,7 +80,7 @@ pub struct Request {
 
 /// A delivery record as the API shows it.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct Delivery {
+pub(crate) struct Delivery {
     pub id: String,
     pub webhook_id: String,
     pub event_id: String,
@@ -98,15 +98,12 @@ pub struct Delivery {
     /// not be read); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    #[serde(skip)]
-    #[schema(ignore)]
-    pub org_id: String,
 }
 
 impl Delivery {
     /// The view of a delivery's row, with the request of its latest attempt rebuilt: the
     /// headers follow from the row (its signatures, the plugins' headers) and the event.
-    pub fn of(row: DeliveryRow) -> Delivery {
+    pub(crate) fn of(row: DeliveryRow) -> Delivery {
         let id = row.id.as_str();
         let created_ms = ids::millis_of(Kind::Delivery, id).unwrap_or(0);
         let created_at = crate::time::format_millis(created_ms);
@@ -139,7 +136,6 @@ impl Delivery {
             request: Request { headers: raw(id, Some(headers), "{}"), body },
             plugins: raw(id, row.plugins.clone(), "[]"),
             error,
-            org_id: row.org_id.clone(),
             id: row.id,
         }
     }
@@ -174,7 +170,7 @@ fn request_headers(row: &DeliveryRow, created_ms: u64) -> String {
 /// The headers of an attempt, as sent and as its delivery record shows them: Weir's with
 /// the signatures, the webhook's own `headers` (but those a plugin set: the plugin's win),
 /// the plugins', and the trace context (a parent id of the attempt's own).
-pub fn attempt_headers(
+pub(crate) fn attempt_headers(
     attempt: sign::Attempt<'_>,
     signatures: &sign::Signatures,
     webhook: &[(String, String)],
@@ -216,9 +212,9 @@ fn oldest_day(app: &App) -> u32 {
     crate::store::keys::day_of(crate::time::now_millis().saturating_sub(retention)).saturating_sub(1)
 }
 
-pub use crate::store::listing::Filter;
-pub use crate::store::requeue::Retried;
-pub use crate::store::status::Status;
+pub(crate) use crate::store::listing::Filter;
+pub(crate) use crate::store::requeue::Retried;
+pub(crate) use crate::store::status::Status;
 
 super::handle!(
     /// Deliveries, for the surfaces: list, read, retry.
@@ -227,12 +223,12 @@ super::handle!(
 
 impl Deliveries {
     /// Whether `cursor` is one a listing of this data set gave out.
-    pub fn valid_cursor(&self, cursor: &str) -> bool {
+    pub(crate) fn valid_cursor(&self, cursor: &str) -> bool {
         valid_cursor(&self.app, cursor)
     }
 
     /// A page of the organisation's deliveries, newest first (see [`list`]).
-    pub async fn list(
+    pub(crate) async fn list(
         &self,
         org_id: &str,
         filter: Filter<'_>,
@@ -244,18 +240,23 @@ impl Deliveries {
     }
 
     /// The organisation's delivery, or `NotFound`.
-    pub async fn find(&self, org_id: &str, id: &str) -> Result<Delivery, RetryError> {
+    pub(crate) async fn find(&self, org_id: &str, id: &str) -> Result<Delivery, RetryError> {
         find(&self.app, org_id, id).await
     }
 
     /// One more attempt of a delivery (see [`retry`]).
-    pub async fn retry(&self, org_id: &str, id: &str) -> Result<(Delivery, Retried), RetryError> {
+    pub(crate) async fn retry(&self, org_id: &str, id: &str) -> Result<(Delivery, Retried), RetryError> {
         retry(&self.app, org_id, id).await
     }
 
     /// One more attempt of each failed delivery of a webhook since a time (see
     /// [`retry_failed`]).
-    pub async fn retry_failed(&self, org_id: &str, webhook_id: &str, body: Map<String, Value>) -> Result<usize, RetryError> {
+    pub(crate) async fn retry_failed(
+        &self,
+        org_id: &str,
+        webhook_id: &str,
+        body: Map<String, Value>,
+    ) -> Result<usize, RetryError> {
         retry_failed(&self.app, org_id, webhook_id, body).await
     }
 }

@@ -12,12 +12,12 @@ use crate::certs;
 use crate::store::webhooks::StoredCertificate;
 
 /// Most extra headers per webhook.
-pub const MAX_HEADERS: usize = 20;
+pub(crate) const MAX_HEADERS: usize = 20;
 /// Longest header value, in bytes.
-pub const MAX_HEADER_VALUE: usize = 4096;
+pub(crate) const MAX_HEADER_VALUE: usize = 4096;
 /// Most bytes of a webhook's headers together (names and values), as HTTP servers cap a
 /// request's header block.
-pub const MAX_HEADERS_BYTES: usize = 8 * 1024;
+pub(crate) const MAX_HEADERS_BYTES: usize = 8 * 1024;
 /// Longest header name.
 const MAX_HEADER_NAME: usize = 256;
 /// How much of a header name an error message repeats.
@@ -38,7 +38,7 @@ fn forbidden_in_value(c: char) -> bool {
 }
 
 /// Why a header cannot be one of a webhook's, if it cannot.
-pub fn header_problem(name: &str, value: &str) -> Option<String> {
+pub(crate) fn header_problem(name: &str, value: &str) -> Option<String> {
     // An HTTP token, as hyper (which sends it) reads one.
     if name.len() > MAX_HEADER_NAME || hyper::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
         return Some(format!(
@@ -71,7 +71,7 @@ pub fn header_problem(name: &str, value: &str) -> Option<String> {
 
 /// `headers`: absent → `None`; `null` → no headers; else an object of at most
 /// [`MAX_HEADERS`] names to string values (an error on `headers` otherwise).
-pub fn headers(fields: &mut Fields) -> Option<BTreeMap<String, String>> {
+pub(crate) fn headers(fields: &mut Fields) -> Option<BTreeMap<String, String>> {
     let value = fields.value("headers")?;
     let map = match value {
         Value::Null => return Some(BTreeMap::new()),
@@ -115,7 +115,7 @@ pub fn headers(fields: &mut Fields) -> Option<BTreeMap<String, String>> {
 
 /// `client_certificate`: absent → `None`; `null` → `Some(None)` (remove); else
 /// `{"certificate": PEM, "private_key": PEM}`, checked and its key sealed for this webhook.
-pub fn client_certificate(
+pub(crate) fn client_certificate(
     app: &App,
     org_id: &str,
     webhook_id: &str,
@@ -162,7 +162,7 @@ pub fn client_certificate(
 }
 
 /// What a webhook's sealed key is bound to.
-pub fn key_context(org_id: &str, webhook_id: &str) -> String {
+pub(crate) fn key_context(org_id: &str, webhook_id: &str) -> String {
     format!("client_key {org_id} {webhook_id}")
 }
 

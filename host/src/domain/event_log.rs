@@ -10,7 +10,7 @@ use crate::store::listing::Cursor;
 
 /// Most log entries one request looks at before answering with a cursor (a filter that
 /// keeps few events may answer a short page).
-pub const SCAN_LIMIT: usize = 5000;
+pub(crate) const SCAN_LIMIT: usize = 5000;
 
 /// How far past now the default end of a window reaches: events accepted by a process whose
 /// clock runs a little ahead are listed too.
@@ -18,7 +18,7 @@ const CLOCK_SKEW_MS: u64 = 60_000;
 
 /// An event as the log lists it.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct LoggedEvent {
+pub(crate) struct LoggedEvent {
     pub id: String,
     pub action: String,
     pub created_at: String,
@@ -29,7 +29,7 @@ pub struct LoggedEvent {
 
 /// What an event is about.
 #[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct Subject {
+pub(crate) struct Subject {
     #[serde(rename = "type")]
     pub kind: String,
     pub id: String,
@@ -48,7 +48,7 @@ struct Head {
 
 /// A listing's bounds: acceptance times (ms), each `None` for the default.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Bounds<'a> {
+pub(crate) struct Bounds<'a> {
     pub since_ms: Option<u64>,
     pub until_ms: Option<u64>,
     pub action: Option<&'a str>,

@@ -9,25 +9,25 @@ use std::sync::Arc;
 
 use serde_json::value::RawValue;
 
+use super::views::EventDeliveryView;
 use super::{FieldError, Invalid, rules};
 use crate::app::App;
 use crate::catalog;
 use crate::ids::{self, Kind};
 use crate::store::StoreError;
-pub use crate::store::events::Published;
+pub(crate) use crate::store::events::Published;
 use crate::store::events::{MAX_SNAPSHOT_BYTES, Publication};
-use super::views::EventDeliveryView;
 use crate::store::stored_event::StoredEvent;
 
 /// How far in the future an event's `created_at` may be (clock skew, not time travel).
 const MAX_FUTURE_MS: u64 = 24 * 3600 * 1000;
 
 /// The creator id of Weir's own (operational) events: publishers may not use it.
-pub const OPERATIONAL_CREATOR: &str = "weir";
+pub(crate) const OPERATIONAL_CREATOR: &str = "weir";
 
 /// A validated event, ready to become an envelope.
 #[derive(Debug)]
-pub struct Event<'a> {
+pub(crate) struct Event<'a> {
     pub id: String,
     pub action: String,
     pub created_at: String,
@@ -44,7 +44,7 @@ pub struct Event<'a> {
 
 impl Event<'_> {
     /// The envelope (service document §2), with the snapshot's bytes as published.
-    pub fn envelope(&self, org_id: &str) -> String {
+    pub(crate) fn envelope(&self, org_id: &str) -> String {
         let mut out = Vec::with_capacity(200 + self.snapshot.get().len());
         let mut push = |text: &str, value: &str| {
             out.extend_from_slice(text.as_bytes());
@@ -73,13 +73,13 @@ impl Event<'_> {
 }
 
 /// Publishes a validated event for an organisation. Idempotent on the event id.
-pub async fn publish(app: &App, org_id: &str, event: &Event<'_>) -> Result<Published, StoreError> {
+pub(crate) async fn publish(app: &App, org_id: &str, event: &Event<'_>) -> Result<Published, StoreError> {
     publish_except(app, org_id, event, None).await
 }
 
 /// Publishes an event to the organisation's subscribed webhooks but `except` (an
 /// operational event is never delivered to the webhook it is about).
-pub async fn publish_except(
+pub(crate) async fn publish_except(
     app: &App,
     org_id: &str,
     event: &Event<'_>,
@@ -125,7 +125,7 @@ pub async fn publish_except(
 /// delivery to each webhook.
 #[derive(Debug, serde::Serialize, utoipa::ToSchema)]
 #[schema(as = Event)]
-pub struct EventView {
+pub(crate) struct EventView {
     pub id: String,
     pub action: String,
     pub created_at: String,
@@ -142,17 +142,17 @@ super::handle!(
 
 impl Events {
     /// Publishes a validated event of the organisation.
-    pub async fn publish(&self, org_id: &str, event: &Event<'_>) -> Result<Published, StoreError> {
+    pub(crate) async fn publish(&self, org_id: &str, event: &Event<'_>) -> Result<Published, StoreError> {
         publish(&self.app, org_id, event).await
     }
 
     /// The organisation's event and its deliveries (`None`: unknown, or expired).
-    pub async fn lookup(&self, org_id: &str, id: &str) -> Result<Option<EventView>, StoreError> {
+    pub(crate) async fn lookup(&self, org_id: &str, id: &str) -> Result<Option<EventView>, StoreError> {
         lookup(&self.app, org_id, id).await
     }
 
     /// A page of the organisation's event log, newest first, from `cursor`.
-    pub async fn log(
+    pub(crate) async fn log(
         &self,
         org_id: &str,
         bounds: super::event_log::Bounds<'_>,
@@ -163,7 +163,7 @@ impl Events {
     }
 
     /// Whether `cursor` is one a listing of the event log gave out.
-    pub fn valid_log_cursor(&self, cursor: &str) -> bool {
+    pub(crate) fn valid_log_cursor(&self, cursor: &str) -> bool {
         super::event_log::valid_cursor(&self.app, cursor)
     }
 }
@@ -192,7 +192,7 @@ fn text(raw: &RawValue) -> Option<String> {
 }
 
 /// Checks every field of an event (contract §2). All problems are reported at once.
-pub fn validate(mut fields: BTreeMap<String, &RawValue>) -> Result<Event<'_>, Invalid> {
+pub(crate) fn validate(mut fields: BTreeMap<String, &RawValue>) -> Result<Event<'_>, Invalid> {
     let mut errors: Vec<FieldError> = Vec::new();
     let mut error = |field: &str, message: &str| errors.push(FieldError::new(field, message));
 

@@ -8,32 +8,32 @@ use super::{FieldError, Invalid};
 
 /// A request object being validated.
 #[derive(Debug)]
-pub struct Fields {
+pub(crate) struct Fields {
     map: Map<String, Value>,
     errors: Vec<FieldError>,
 }
 
 impl Fields {
-    pub fn new(map: Map<String, Value>) -> Fields {
+    pub(crate) fn new(map: Map<String, Value>) -> Fields {
         Fields { map, errors: Vec::new() }
     }
 
     /// Records an error on `field`.
-    pub fn error(&mut self, field: impl Into<String>, message: impl Into<String>) {
+    pub(crate) fn error(&mut self, field: impl Into<String>, message: impl Into<String>) {
         self.errors.push(FieldError::new(field, message));
     }
 
-    pub fn has_errors(&self) -> bool {
+    pub(crate) fn has_errors(&self) -> bool {
         !self.errors.is_empty()
     }
 
     /// Takes a field of any type.
-    pub fn value(&mut self, name: &str) -> Option<Value> {
+    pub(crate) fn value(&mut self, name: &str) -> Option<Value> {
         self.map.remove(name)
     }
 
     /// Takes a field that must be present.
-    pub fn required(&mut self, name: &str) -> Option<Value> {
+    pub(crate) fn required(&mut self, name: &str) -> Option<Value> {
         let value = self.map.remove(name);
         if value.is_none() {
             self.error(name, "is required");
@@ -42,12 +42,12 @@ impl Fields {
     }
 
     /// A string field (absent: `None`; not a string: error).
-    pub fn string(&mut self, name: &str) -> Option<String> {
+    pub(crate) fn string(&mut self, name: &str) -> Option<String> {
         let value = self.map.remove(name)?;
         self.as_string(name, value)
     }
 
-    pub fn required_string(&mut self, name: &str) -> Option<String> {
+    pub(crate) fn required_string(&mut self, name: &str) -> Option<String> {
         let value = self.required(name)?;
         self.as_string(name, value)
     }
@@ -62,7 +62,7 @@ impl Fields {
         }
     }
 
-    pub fn bool(&mut self, name: &str) -> Option<bool> {
+    pub(crate) fn bool(&mut self, name: &str) -> Option<bool> {
         match self.map.remove(name)? {
             Value::Bool(b) => Some(b),
             _ => {
@@ -73,7 +73,7 @@ impl Fields {
     }
 
     /// An array of strings; each wrong element is reported as `name[i]`.
-    pub fn string_array(&mut self, name: &str, required: bool) -> Option<Vec<String>> {
+    pub(crate) fn string_array(&mut self, name: &str, required: bool) -> Option<Vec<String>> {
         let value = if required { self.required(name)? } else { self.map.remove(name)? };
         let Value::Array(items) = value else {
             self.error(name, "must be an array of strings");
@@ -90,7 +90,7 @@ impl Fields {
     }
 
     /// An object field.
-    pub fn object(&mut self, name: &str, required: bool) -> Option<Map<String, Value>> {
+    pub(crate) fn object(&mut self, name: &str, required: bool) -> Option<Map<String, Value>> {
         let value = if required { self.required(name)? } else { self.map.remove(name)? };
         match value {
             Value::Object(m) => Some(m),
@@ -102,12 +102,12 @@ impl Fields {
     }
 
     /// The names of the fields not taken yet.
-    pub fn remaining(&self) -> Vec<String> {
+    pub(crate) fn remaining(&self) -> Vec<String> {
         self.map.keys().cloned().collect()
     }
 
     /// Refuses leftover (unknown) fields; every error found.
-    pub fn finish(mut self) -> Result<(), Invalid> {
+    pub(crate) fn finish(mut self) -> Result<(), Invalid> {
         let unknown: Vec<String> = self.map.keys().cloned().collect();
         for name in unknown {
             self.error(name, "unknown field");
@@ -116,14 +116,14 @@ impl Fields {
     }
 
     /// Errors so far without checking for unknown fields (for nested objects).
-    pub fn into_errors(self) -> Vec<FieldError> {
+    pub(crate) fn into_errors(self) -> Vec<FieldError> {
         self.errors
     }
 }
 
 /// A display name ([`super::rules::name`]): trimmed, 1 to `max` characters, no control
 /// characters; an error on `name` otherwise.
-pub fn bounded_text(fields: &mut Fields, name: &str, value: String, max: usize) -> Option<String> {
+pub(crate) fn bounded_text(fields: &mut Fields, name: &str, value: String, max: usize) -> Option<String> {
     match super::rules::name(&value, max) {
         Ok(text) => Some(text),
         Err(why) => {
@@ -135,7 +135,7 @@ pub fn bounded_text(fields: &mut Fields, name: &str, value: String, max: usize) 
 
 /// An id or short text ([`super::rules::short_text`]), kept as given; an error on `name`
 /// otherwise.
-pub fn short_text(fields: &mut Fields, name: &str, value: String) -> Option<String> {
+pub(crate) fn short_text(fields: &mut Fields, name: &str, value: String) -> Option<String> {
     match super::rules::short_text(&value) {
         Ok(()) => Some(value),
         Err(why) => {

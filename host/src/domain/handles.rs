@@ -7,7 +7,7 @@ use super::{access, deliveries, events, exports, operations, plugins, replay, we
 
 /// Every door of the domain, made once for the surfaces (`crate::service` builds it).
 #[derive(Debug, Clone)]
-pub struct Handles {
+pub(crate) struct Handles {
     pub access: access::Access,
     pub webhooks: webhooks::Webhooks,
     pub deliveries: deliveries::Deliveries,
@@ -19,7 +19,7 @@ pub struct Handles {
 }
 
 impl Handles {
-    pub fn new(app: &Arc<crate::app::App>) -> Handles {
+    pub(crate) fn new(app: &Arc<crate::app::App>) -> Handles {
         Handles {
             access: access::Access::new(app.clone()),
             webhooks: webhooks::Webhooks::new(app.clone()),
@@ -32,4 +32,3 @@ impl Handles {
         }
     }
 }
-

@@ -13,12 +13,12 @@ macro_rules! handle {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
         #[derive(Debug, Clone)]
-        pub struct $name {
+        pub(crate) struct $name {
             app: std::sync::Arc<crate::app::App>,
         }
 
         impl $name {
-            pub fn new(app: std::sync::Arc<crate::app::App>) -> $name {
+            pub(crate) fn new(app: std::sync::Arc<crate::app::App>) -> $name {
                 $name { app }
             }
         }
@@ -26,50 +26,50 @@ macro_rules! handle {
 }
 pub(crate) use handle;
 
-pub mod access;
-pub mod deliveries;
-pub mod egress;
-pub mod event_log;
-pub mod events;
-pub mod exports;
-pub mod fields;
-pub mod handles;
-pub mod notices;
-pub mod operations;
-pub mod plugins;
-pub mod replay;
-pub mod rules;
-pub mod views;
-pub mod webhooks;
+pub(crate) mod access;
+pub(crate) mod deliveries;
+pub(crate) mod egress;
+pub(crate) mod event_log;
+pub(crate) mod events;
+pub(crate) mod exports;
+pub(crate) mod fields;
+pub(crate) mod handles;
+pub(crate) mod notices;
+pub(crate) mod operations;
+pub(crate) mod plugins;
+pub(crate) mod replay;
+pub(crate) mod rules;
+pub(crate) mod views;
+pub(crate) mod webhooks;
 
 use serde::Serialize;
 
-pub use crate::store::StoreError;
+pub(crate) use crate::store::StoreError;
 
 /// One invalid request field.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-pub struct FieldError {
+pub(crate) struct FieldError {
     pub field: String,
     pub message: String,
 }
 
 impl FieldError {
-    pub fn new(field: impl Into<String>, message: impl Into<String>) -> FieldError {
+    pub(crate) fn new(field: impl Into<String>, message: impl Into<String>) -> FieldError {
         FieldError { field: field.into(), message: message.into() }
     }
 }
 
 /// A request that is not valid: every field at fault.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Invalid(pub Vec<FieldError>);
+pub(crate) struct Invalid(pub Vec<FieldError>);
 
 impl Invalid {
-    pub fn field(field: &str, message: impl Into<String>) -> Invalid {
+    pub(crate) fn field(field: &str, message: impl Into<String>) -> Invalid {
         Invalid(vec![FieldError::new(field, message)])
     }
 
     /// The same errors, their fields named inside `parent` (`event.action`).
-    pub fn within(self, parent: &str) -> Invalid {
+    pub(crate) fn within(self, parent: &str) -> Invalid {
         Invalid(self.0.into_iter().map(|e| FieldError::new(format!("{parent}.{}", e.field), e.message)).collect())
     }
 }

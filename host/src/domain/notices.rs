@@ -36,7 +36,7 @@ const FAILED_NOTICE_BURST: u32 = 10;
 
 /// A change Weir reports.
 #[derive(Debug)]
-pub enum Notice<'a> {
+pub(crate) enum Notice<'a> {
     Deactivated(&'a Webhook),
     Reactivated(&'a Webhook),
     /// A delivery's retries are exhausted: the delivery as the API shows it.
@@ -86,7 +86,7 @@ impl Notice<'_> {
 /// A webhook as an operational event shows it: the resource without its secrets (no
 /// `signing_secret`; its `headers` by name, each value empty; the client certificate's
 /// view only, as always).
-pub fn webhook_snapshot(w: &Webhook) -> Value {
+pub(crate) fn webhook_snapshot(w: &Webhook) -> Value {
     let mut value = serde_json::to_value(super::views::WebhookView::of(w)).unwrap_or(Value::Null);
     if let Some(map) = value.as_object_mut() {
         map.remove("signing_secret");
@@ -99,7 +99,7 @@ pub fn webhook_snapshot(w: &Webhook) -> Value {
 
 /// Publishes a notice to the organisation's webhooks that subscribe to it (not the one it is
 /// about). A failure is logged, not returned: the change it reports is stored already.
-pub async fn emit(app: &App, org_id: &str, notice: Notice<'_>) {
+pub(crate) async fn emit(app: &App, org_id: &str, notice: Notice<'_>) {
     if let Notice::DeliveryFailed(d) = &notice
         && catalog::is_operational(&d.action)
     {

@@ -8,12 +8,12 @@ super::handle!(
 
 impl Operations {
     /// Whether the store answers.
-    pub async fn ready(&self) -> bool {
+    pub(crate) async fn ready(&self) -> bool {
         self.app.store.ping().await.is_ok()
     }
 
     /// The metrics in Prometheus' text format, the gauges read from the store now.
-    pub async fn metrics(&self) -> String {
+    pub(crate) async fn metrics(&self) -> String {
         self.app.refresh_gauges().await;
         self.app.metrics.render()
     }

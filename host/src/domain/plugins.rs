@@ -23,7 +23,7 @@ use crate::store::plugins::{Deleted, Plugin, PluginQuota, Refused};
 
 /// Why an upload was not stored.
 #[derive(Debug, thiserror::Error)]
-pub enum UploadError {
+pub(crate) enum UploadError {
     /// Not a plugin (the reason names what is wrong with the body).
     #[error("{0}")]
     Invalid(String),
@@ -42,7 +42,7 @@ pub enum UploadError {
 
 /// Why a plugin could not be read, deleted or run.
 #[derive(Debug, thiserror::Error)]
-pub enum PluginError {
+pub(crate) enum PluginError {
     #[error("plugin not found")]
     NotFound,
     #[error("the plugin is attached to a webhook; detach it first")]
@@ -61,7 +61,7 @@ impl From<Invalid> for PluginError {
 
 /// The report of a dry run.
 #[derive(Debug, serde::Serialize, utoipa::ToSchema)]
-pub struct DryRun {
+pub(crate) struct DryRun {
     /// `deliver`, `drop` or `error`.
     pub outcome: &'static str,
     /// Why it dropped the event.
@@ -80,7 +80,7 @@ pub struct DryRun {
 
 /// A header a plugin set.
 #[derive(Debug, serde::Serialize, utoipa::ToSchema)]
-pub struct Header {
+pub(crate) struct Header {
     pub name: String,
     pub value: String,
 }
@@ -94,7 +94,7 @@ super::handle!(
 
 impl Plugins {
     /// Checks, compiles and stores an upload of `org_id` as the next version of `name`.
-    pub async fn upload(
+    pub(crate) async fn upload(
         &self,
         org_id: &str,
         plan: Plan,
@@ -106,7 +106,7 @@ impl Plugins {
 
     /// A page of the organisation's plugins, newest first; with `name`, the versions of
     /// that name.
-    pub async fn list(
+    pub(crate) async fn list(
         &self,
         org_id: &str,
         name: Option<&str>,
@@ -122,7 +122,7 @@ impl Plugins {
     }
 
     /// The organisation's plugin.
-    pub async fn find(&self, org_id: &str, id: &str) -> Result<PluginView, PluginError> {
+    pub(crate) async fn find(&self, org_id: &str, id: &str) -> Result<PluginView, PluginError> {
         Ok(PluginView::from(&self.record(org_id, id).await?))
     }
 
@@ -134,7 +134,7 @@ impl Plugins {
     }
 
     /// Deletes the organisation's plugin unless a webhook has it attached.
-    pub async fn delete(&self, org_id: &str, id: &str) -> Result<(), PluginError> {
+    pub(crate) async fn delete(&self, org_id: &str, id: &str) -> Result<(), PluginError> {
         if !ids::is_valid(Kind::Plugin, id) {
             return Err(PluginError::NotFound);
         }
@@ -152,7 +152,12 @@ impl Plugins {
     /// in the shape `POST /api/v2/events` takes, or the envelope exactly as a subscriber
     /// received it (with `organisation`) — or as `delivery_id`, to rerun the plugin on the
     /// event of a real delivery; `config` is the attachment's config.
-    pub async fn dry_run(&self, org_id: &str, id: &str, body: Map<String, Value>) -> Result<DryRun, PluginError> {
+    pub(crate) async fn dry_run(
+        &self,
+        org_id: &str,
+        id: &str,
+        body: Map<String, Value>,
+    ) -> Result<DryRun, PluginError> {
         let app = &*self.app;
         let plugin = self.record(org_id, id).await?;
         let mut fields = Fields::new(body);
@@ -236,13 +241,7 @@ async fn envelope_of_delivery(app: &App, org_id: &str, delivery_id: &str) -> Res
 }
 
 /// Checks, compiles and stores an upload of `org_id` as the next version of `name`.
-async fn upload(
-    app: &App,
-    org_id: &str,
-    plan: Plan,
-    name: String,
-    wasm: bytes::Bytes,
-) -> Result<Plugin, UploadError> {
+async fn upload(app: &App, org_id: &str, plan: Plan, name: String, wasm: bytes::Bytes) -> Result<Plugin, UploadError> {
     let limits = plans::limits(plan);
     let quota = PluginQuota { plugins: limits.plugins, bytes: limits.plugin_bytes };
     let wasm: Arc<[u8]> = Arc::from(wasm.as_ref());

@@ -34,13 +34,13 @@ use crate::store::replay::{JobWrite, Replay, ReplayItem, ReplayPlace, ReplayStat
 use crate::store::{Store, StoreError};
 
 /// How long a replay request works before answering (the rest goes on in the background).
-pub const INLINE: Duration = Duration::from_millis(500);
+pub(crate) const INLINE: Duration = Duration::from_millis(500);
 /// Log entries read (and events replayed, at most) per step.
-pub const BATCH: usize = 256;
+pub(crate) const BATCH: usize = 256;
 /// Most of a replay's deliveries waiting unclaimed in a partition before it queues more.
 const WAITING: u64 = 64;
 /// Once other work was seen due, a replay queues one batch per this long (for this long).
-pub const YIELD: Duration = Duration::from_secs(1);
+pub(crate) const YIELD: Duration = Duration::from_secs(1);
 /// How long a replay waits before looking at the pressure again.
 const BACKOFF: Duration = Duration::from_millis(20);
 /// How long a process holds a replay before another may take it over.
@@ -52,7 +52,7 @@ const POLL: Duration = Duration::from_secs(1);
 
 /// Why a replay was refused.
 #[derive(Debug, thiserror::Error)]
-pub enum ReplayError {
+pub(crate) enum ReplayError {
     #[error("webhook not found")]
     NotFound,
     #[error("the request is not valid")]
@@ -73,7 +73,7 @@ impl From<Invalid> for ReplayError {
 
 /// A replay as the API shows it.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct ReplayView {
+pub(crate) struct ReplayView {
     /// Deliveries queued (so far, while `state` is `running`).
     pub count: u64,
     pub state: ReplayStatus,
@@ -89,7 +89,7 @@ pub struct ReplayView {
 /// Where a webhook's latest replay is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum ReplayStatus {
+pub(crate) enum ReplayStatus {
     /// The webhook was never replayed (or its last replay ended more than 7 days ago).
     None,
     Running,
@@ -100,7 +100,7 @@ pub enum ReplayStatus {
 }
 
 impl ReplayStatus {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ReplayStatus::None => "none",
             ReplayStatus::Running => "running",
@@ -149,7 +149,7 @@ super::handle!(
 impl Replays {
     /// Validates a replay request for the organisation's webhook, queues it and works on it
     /// for up to [`INLINE`].
-    pub async fn request(
+    pub(crate) async fn request(
         &self,
         org_id: &str,
         webhook_id: &str,
@@ -159,12 +159,12 @@ impl Replays {
     }
 
     /// The organisation's webhook's latest replay (`None`: no such webhook).
-    pub async fn status(&self, org_id: &str, webhook_id: &str) -> Result<Option<ReplayView>, StoreError> {
+    pub(crate) async fn status(&self, org_id: &str, webhook_id: &str) -> Result<Option<ReplayView>, StoreError> {
         Replayer::of(&self.app).status(org_id, webhook_id).await
     }
 
     /// How far back replays reach (`WEIR_EVENT_RETENTION`; zero: no event log).
-    pub fn event_retention(&self) -> Duration {
+    pub(crate) fn event_retention(&self) -> Duration {
         self.app.config.event_retention
     }
 }
@@ -172,7 +172,7 @@ impl Replays {
 /// What a replay needs: the store, the retention settings, and the process whose delivery
 /// workers to tell of new work.
 #[derive(Debug)]
-pub struct Replayer<'a> {
+pub(crate) struct Replayer<'a> {
     pub store: &'a Store,
     pub delivery_retention: Duration,
     pub event_retention: Duration,
@@ -183,7 +183,7 @@ pub struct Replayer<'a> {
 
 impl<'a> Replayer<'a> {
     /// The replayer of a serving process.
-    pub fn of(app: &'a App) -> Replayer<'a> {
+    pub(crate) fn of(app: &'a App) -> Replayer<'a> {
         Replayer {
             store: &app.store,
             delivery_retention: app.config.delivery_retention,
@@ -194,7 +194,7 @@ impl<'a> Replayer<'a> {
 
     /// Validates a replay request (`{"since": ts, "until"?: ts}`) for the organisation's
     /// webhook, queues it and works on it for up to `inline`.
-    pub async fn request(
+    pub(crate) async fn request(
         &self,
         org_id: &str,
         webhook_id: &str,
@@ -294,7 +294,7 @@ impl<'a> Replayer<'a> {
     }
 
     /// The organisation's webhook's latest replay (`None`: no such webhook).
-    pub async fn status(&self, org_id: &str, webhook_id: &str) -> Result<Option<ReplayView>, StoreError> {
+    pub(crate) async fn status(&self, org_id: &str, webhook_id: &str) -> Result<Option<ReplayView>, StoreError> {
         if !ids::is_valid(Kind::Webhook, webhook_id) || self.store.get_webhook(org_id, webhook_id).await?.is_none() {
             return Ok(None);
         }
@@ -305,7 +305,7 @@ impl<'a> Replayer<'a> {
     /// Works on a running replay until it ends or `deadline` passes, saving how far it got
     /// after every step and keeping its lease; ends it (completed, or stopped when its
     /// webhook is no longer active). The caller holds the lease when it starts.
-    pub async fn work(&self, replay: &mut Replay, deadline: Instant) -> Result<(), StoreError> {
+    pub(crate) async fn work(&self, replay: &mut Replay, deadline: Instant) -> Result<(), StoreError> {
         let partitions = self.store.keys().partition_count();
         let last_hour = keys::hour_of(replay.until_ms.saturating_sub(1));
         let window = Window { since_ms: replay.since_ms, until_ms: replay.until_ms, action: None };
@@ -421,7 +421,7 @@ impl<'a> Replayer<'a> {
 
     /// Takes over replays whose process stopped working on them (or that a request left to
     /// the background) until `stopped`, renewing each one's lease while working on it.
-    pub async fn run_worker(&self, mut stopped: watch::Receiver<bool>) {
+    pub(crate) async fn run_worker(&self, mut stopped: watch::Receiver<bool>) {
         while !*stopped.borrow() {
             let claimed = match self.store.claim_replays(1, LEASE).await {
                 Ok(claimed) => claimed,

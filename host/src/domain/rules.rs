@@ -17,16 +17,16 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 
 /// The longest short text (ids and names an event carries), in characters.
-pub const MAX_SHORT_TEXT: usize = 200;
+pub(crate) const MAX_SHORT_TEXT: usize = 200;
 
 /// How deep an event's snapshot may nest: the envelope around it adds one level, and the
 /// whole must stay within the 127 levels serde_json (the export renderer, Rust plugins)
 /// reads; other common parsers read as deep or deeper.
-pub const MAX_SNAPSHOT_DEPTH: usize = 126;
+pub(crate) const MAX_SNAPSHOT_DEPTH: usize = 126;
 
 /// A display name: trimmed, 1 to `max` characters, no control characters. The trimmed
 /// name, or what is wrong with it.
-pub fn name(value: &str, max: usize) -> Result<String, String> {
+pub(crate) fn name(value: &str, max: usize) -> Result<String, String> {
     let trimmed = value.trim();
     if trimmed.is_empty() {
         return Err("must not be empty".into());
@@ -42,7 +42,7 @@ pub fn name(value: &str, max: usize) -> Result<String, String> {
 
 /// An id or short text an event carries, kept as given: not only white space, at most
 /// [`MAX_SHORT_TEXT`] characters, no control characters.
-pub fn short_text(value: &str) -> Result<(), String> {
+pub(crate) fn short_text(value: &str) -> Result<(), String> {
     if value.chars().any(char::is_control) {
         return Err("must not contain control characters".into());
     }
@@ -56,7 +56,7 @@ pub fn short_text(value: &str) -> Result<(), String> {
 }
 
 /// A form's boolean: `true` or `false`.
-pub fn flag(value: &str) -> Option<bool> {
+pub(crate) fn flag(value: &str) -> Option<bool> {
     match value {
         "true" => Some(true),
         "false" => Some(false),
@@ -66,7 +66,7 @@ pub fn flag(value: &str) -> Option<bool> {
 
 /// Checks that `text` is JSON every later reader can read back (see the module's rules),
 /// nesting at most `max_depth` levels; what is wrong with it otherwise.
-pub fn readable_json(text: &str, max_depth: usize) -> Result<(), String> {
+pub(crate) fn readable_json(text: &str, max_depth: usize) -> Result<(), String> {
     let mut de = serde_json::Deserializer::from_str(text);
     let checked = Check { depth: max_depth }.deserialize(&mut de).and_then(|()| de.end());
     checked.map_err(|e| match e.to_string() {

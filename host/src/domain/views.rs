@@ -18,9 +18,9 @@ use crate::store::endpoint::EndpointFields;
 use crate::store::events::EventDelivery as StoredEventDelivery;
 use crate::store::exports::Export;
 use crate::store::plugins::Plugin;
-pub use crate::store::status::Status;
+pub(crate) use crate::store::status::Status;
 use crate::store::webhooks::{Attachment, Webhook};
-pub use crate::store::webhooks::{OnError, Ordering};
+pub(crate) use crate::store::webhooks::{OnError, Ordering};
 
 /// Gives a store type the OpenAPI schema of a documentation type (the store's types carry no
 /// API annotations).
@@ -37,9 +37,7 @@ macro_rules! documented_as {
                 <$doc as utoipa::ToSchema>::name()
             }
 
-            fn schemas(
-                schemas: &mut Vec<(String, utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>)>,
-            ) {
+            fn schemas(schemas: &mut Vec<(String, utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>)>) {
                 <$doc as utoipa::ToSchema>::schemas(schemas)
             }
         }
@@ -89,7 +87,7 @@ documented_as!(Ordering => OrderingDoc);
 /// A plugin attached to a webhook (contract §5).
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 #[schema(as = Attachment)]
-pub struct AttachmentView {
+pub(crate) struct AttachmentView {
     pub plugin_id: String,
     /// Given to the plugin as JSON text.
     #[schema(value_type = Object)]
@@ -106,7 +104,7 @@ impl From<&Attachment> for AttachmentView {
 /// The state of a webhook's endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum EndpointState {
+pub(crate) enum EndpointState {
     /// Deliveries go out as fast as the endpoint answers.
     Healthy,
     /// Recent attempts failed or timed out: one attempt at a time until one succeeds.
@@ -118,7 +116,7 @@ pub enum EndpointState {
 
 /// The endpoint state fields of a webhook as the API shows them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
-pub struct EndpointView {
+pub(crate) struct EndpointView {
     /// How deliveries to the endpoint are going: `healthy`, `probing` (recent attempts failed
     /// or timed out: one attempt at a time until one succeeds) or `paused` (it answered `429`
     /// or `503` with `Retry-After`).
@@ -133,7 +131,7 @@ pub struct EndpointView {
 
 impl EndpointView {
     /// The view of an endpoint's stored state at `now_ms`.
-    pub fn of(fields: &EndpointFields, now_ms: u64) -> EndpointView {
+    pub(crate) fn of(fields: &EndpointFields, now_ms: u64) -> EndpointView {
         let format = |ms: Option<u64>| ms.map(crate::time::format_millis);
         match fields.paused_at(now_ms) {
             Some(until) => EndpointView {
@@ -155,7 +153,7 @@ impl EndpointView {
 /// A webhook subscription.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 #[schema(as = Webhook)]
-pub struct WebhookView {
+pub(crate) struct WebhookView {
     pub id: String,
     pub name: String,
     pub url: String,
@@ -184,7 +182,7 @@ pub struct WebhookView {
 
 impl WebhookView {
     /// The view of a webhook as read now.
-    pub fn of(w: &Webhook) -> WebhookView {
+    pub(crate) fn of(w: &Webhook) -> WebhookView {
         WebhookView {
             id: w.id.clone(),
             name: w.name.clone(),
@@ -210,7 +208,7 @@ impl WebhookView {
 /// A plugin as the API shows it.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 #[schema(as = Plugin)]
-pub struct PluginView {
+pub(crate) struct PluginView {
     pub id: String,
     pub name: String,
     pub sha256: String,
@@ -236,7 +234,7 @@ impl From<&Plugin> for PluginView {
 /// An export as the API shows it.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 #[schema(as = ReportExport)]
-pub struct ExportView {
+pub(crate) struct ExportView {
     pub id: String,
     /// `queued`, `building`, `completed` or `failed`.
     pub status: String,
@@ -253,7 +251,7 @@ pub struct ExportView {
 /// The record an export is of.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 #[schema(as = Exportable)]
-pub struct ExportableView {
+pub(crate) struct ExportableView {
     #[serde(rename = "type")]
     pub kind: String,
     pub id: String,
@@ -277,7 +275,7 @@ impl From<&Export> for ExportView {
 /// A delivery of an event, as the event lookup shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 #[schema(as = EventDelivery)]
-pub struct EventDeliveryView {
+pub(crate) struct EventDeliveryView {
     pub id: String,
     pub webhook_id: String,
     pub status: Status,

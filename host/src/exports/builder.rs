@@ -13,9 +13,9 @@ use tokio::sync::watch;
 
 use super::MAX_EXPORT_BYTES;
 use super::render::{self, Document};
-use crate::domain::exports::{Format, link};
 use crate::app::App;
 use crate::domain::Invalid;
+use crate::domain::exports::{Format, link};
 use crate::store::StoreError;
 use crate::store::exports::Export;
 
@@ -37,21 +37,21 @@ enum BuildError {
 
 /// The running builders of a process.
 #[derive(Debug)]
-pub struct BuilderHandle {
+pub(crate) struct BuilderHandle {
     stop: watch::Sender<bool>,
     task: tokio::task::JoinHandle<()>,
 }
 
 impl BuilderHandle {
     /// Starts the builders.
-    pub fn start(app: Arc<App>) -> BuilderHandle {
+    pub(crate) fn start(app: Arc<App>) -> BuilderHandle {
         let (stop, stopped) = watch::channel(false);
         let task = tokio::spawn(run(app, stopped));
         BuilderHandle { stop, task }
     }
 
     /// Stops after the export being built (if any) is done.
-    pub async fn stop(self) {
+    pub(crate) async fn stop(self) {
         let _ = self.stop.send(true);
         let _ = self.task.await;
     }

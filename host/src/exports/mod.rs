@@ -10,8 +10,8 @@
 //! Requests, reads and downloads (and the signed links) are `crate::domain::exports`; the
 //! store side (records, files, snapshots, the job stream) is `crate::store::exports`.
 
-pub mod builder;
-pub mod render;
+pub(crate) mod builder;
+pub(crate) mod render;
 
 /// Largest export file.
-pub const MAX_EXPORT_BYTES: usize = 10 * 1024 * 1024;
+pub(crate) const MAX_EXPORT_BYTES: usize = 10 * 1024 * 1024;

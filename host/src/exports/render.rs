@@ -8,7 +8,7 @@ use crate::domain::exports::Format;
 
 /// What a report shows.
 #[derive(Debug)]
-pub struct Document<'a> {
+pub(crate) struct Document<'a> {
     pub export_id: &'a str,
     pub exportable_type: &'a str,
     pub exportable_id: &'a str,
@@ -17,7 +17,7 @@ pub struct Document<'a> {
 }
 
 /// The record as (JSON pointer, value) rows, in document order of the keys.
-pub fn rows(record: &Value) -> Vec<(String, String)> {
+pub(crate) fn rows(record: &Value) -> Vec<(String, String)> {
     fn walk(value: &Value, path: &mut String, out: &mut Vec<(String, String)>) {
         match value {
             Value::Object(map) if !map.is_empty() => {
@@ -48,7 +48,7 @@ pub fn rows(record: &Value) -> Vec<(String, String)> {
 }
 
 /// Renders the document.
-pub fn render(format: Format, doc: &Document<'_>) -> Vec<u8> {
+pub(crate) fn render(format: Format, doc: &Document<'_>) -> Vec<u8> {
     match format {
         Format::Json => {
             let body = json!({

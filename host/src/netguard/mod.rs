@@ -5,7 +5,7 @@
 //! attempt; the sender then connects to exactly the addresses vetted here, so a DNS answer
 //! that changes between check and connect (rebinding) cannot reach a private address.
 
-pub mod ranges;
+pub(crate) mod ranges;
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
@@ -14,11 +14,11 @@ use ipnet::IpNet;
 use url::{Host, Url};
 
 /// Longest webhook URL accepted.
-pub const MAX_URL_LEN: usize = 2048;
+pub(crate) const MAX_URL_LEN: usize = 2048;
 
 /// Why a URL is not an acceptable delivery target. The messages are shown to API clients.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum UrlError {
+pub(crate) enum UrlError {
     #[error("must be an absolute http or https URL")]
     Malformed,
     #[error("must use the http or https scheme")]
@@ -37,24 +37,24 @@ pub enum UrlError {
 
 /// The URL rule with this installation's exemptions.
 #[derive(Debug, Clone, Default)]
-pub struct UrlRule {
+pub(crate) struct UrlRule {
     exempt: Vec<IpNet>,
 }
 
 /// A URL that passed the rule, with the addresses to connect to.
 #[derive(Debug, Clone)]
-pub struct Vetted {
+pub(crate) struct Vetted {
     pub url: Url,
     pub addrs: Vec<SocketAddr>,
 }
 
 impl UrlRule {
-    pub fn new(exempt: Vec<IpNet>) -> UrlRule {
+    pub(crate) fn new(exempt: Vec<IpNet>) -> UrlRule {
         UrlRule { exempt }
     }
 
     /// Checks the URL's form (scheme, host, user-info, length) without resolving it.
-    pub fn parse(&self, text: &str) -> Result<Url, UrlError> {
+    pub(crate) fn parse(&self, text: &str) -> Result<Url, UrlError> {
         if text.len() > MAX_URL_LEN {
             return Err(UrlError::TooLong);
         }
@@ -73,7 +73,7 @@ impl UrlRule {
     }
 
     /// Checks the URL's form, resolves its host and checks every address.
-    pub async fn vet(&self, text: &str) -> Result<Vetted, UrlError> {
+    pub(crate) async fn vet(&self, text: &str) -> Result<Vetted, UrlError> {
         let url = self.parse(text)?;
         let port = url.port_or_known_default().ok_or(UrlError::Malformed)?;
         let addrs: Vec<SocketAddr> = match url.host() {

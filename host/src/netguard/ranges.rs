@@ -7,7 +7,9 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use ipnet::{IpNet, Ipv4Net, Ipv6Net};
+use ipnet::IpNet;
+#[cfg(test)]
+use ipnet::{Ipv4Net, Ipv6Net};
 
 /// IPv4 ranges that are never public.
 const V4_BLOCKED: &[(u32, u8)] = &[
@@ -53,7 +55,7 @@ fn in_v6(ip: Ipv6Addr, (base, len): (u128, u8)) -> bool {
 /// The IPv4 address an IPv6 address stands for, when it embeds one: IPv4-mapped
 /// (`::ffff:a.b.c.d`), IPv4-translated (`::ffff:0:a.b.c.d`), IPv4-compatible (`::a.b.c.d`), NAT64 (`64:ff9b::/96` and the
 /// local-use `64:ff9b:1::/48`) and 6to4 (`2002:aabb:ccdd::/48`).
-pub fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
+pub(crate) fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     let bits = u128::from(ip);
     let low32 = Ipv4Addr::from(bits as u32);
     if in_v6(ip, (0xffff_u128 << 32, 96)) {
@@ -79,7 +81,7 @@ pub fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
 }
 
 /// Whether `ip` is a public address under the contract's rule.
-pub fn is_public(ip: IpAddr) -> bool {
+pub(crate) fn is_public(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => !V4_BLOCKED.iter().any(|r| in_v4(v4, *r)),
         IpAddr::V6(v6) => {
@@ -94,7 +96,7 @@ pub fn is_public(ip: IpAddr) -> bool {
 /// Whether `ip` is allowed as a delivery target: public, or inside an exempt range
 /// (`WEIR_ALLOW_PRIVATE_TARGETS`). An IPv6 form that embeds an IPv4 address is exempt when
 /// the IPv4 address is.
-pub fn is_allowed(ip: IpAddr, exempt: &[IpNet]) -> bool {
+pub(crate) fn is_allowed(ip: IpAddr, exempt: &[IpNet]) -> bool {
     if is_public(ip) || exempt.iter().any(|n| n.contains(&ip)) {
         return true;
     }
@@ -107,7 +109,8 @@ pub fn is_allowed(ip: IpAddr, exempt: &[IpNet]) -> bool {
 }
 
 /// The blocked ranges, for documentation and tests.
-pub fn blocked_ranges() -> Vec<IpNet> {
+#[cfg(test)]
+pub(crate) fn blocked_ranges() -> Vec<IpNet> {
     let v4 = V4_BLOCKED
         .iter()
         .map(|(b, l)| IpNet::V4(Ipv4Net::new(Ipv4Addr::from(*b), *l).expect("static prefix length is valid")));

@@ -28,7 +28,7 @@ const GRACE: Duration = Duration::from_secs(20);
 /// Serves `service` on `listener` until `shutdown` completes, then drains connections.
 /// At most `max_connections` are open at once: beyond that, new ones wait in the
 /// kernel's backlog until one closes.
-pub async fn serve<S>(
+pub(crate) async fn serve<S>(
     listener: TcpListener,
     service: S,
     tls: Option<TlsAcceptor>,

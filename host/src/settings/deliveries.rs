@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use super::html::{self, Notice, badge, csrf_field, esc};
 use super::session::{Change, Id, Signed, plain, store_down};
-use crate::domain::handles::Handles;
 use crate::domain::deliveries::{Delivery, RetryError};
+use crate::domain::handles::Handles;
 use crate::web::Query;
 
 async fn delivery(doors: &Handles, signed: &Signed, id: &str) -> Result<Delivery, Response> {

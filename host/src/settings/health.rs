@@ -5,8 +5,8 @@
 use serde_json::Value;
 
 use super::html::{badge, esc};
-use crate::domain::deliveries::{Delivery, Filter, Status};
 use crate::domain::StoreError;
+use crate::domain::deliveries::{Delivery, Filter, Status};
 use crate::domain::handles::Handles;
 
 /// Most deliveries read per webhook for the 24-hour share.

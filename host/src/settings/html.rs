@@ -4,7 +4,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 /// Escapes text for HTML element content and quoted attribute values.
-pub fn esc(text: &str) -> String {
+pub(crate) fn esc(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -21,14 +21,14 @@ pub fn esc(text: &str) -> String {
 
 /// Who is looking at a page (for the header).
 #[derive(Debug, Clone)]
-pub struct Viewer<'a> {
+pub(crate) struct Viewer<'a> {
     pub email: &'a str,
     pub admin: bool,
     pub csrf: &'a str,
 }
 
 /// A full page: the layout around `body`.
-pub fn page(status: StatusCode, title: &str, viewer: Option<&Viewer<'_>>, body: &str) -> Response {
+pub(crate) fn page(status: StatusCode, title: &str, viewer: Option<&Viewer<'_>>, body: &str) -> Response {
     let nav = match viewer {
         Some(v) => format!(
             r#"<nav aria-label="Account"><span class="who">{email}{role}</span>
@@ -74,7 +74,7 @@ pub fn page(status: StatusCode, title: &str, viewer: Option<&Viewer<'_>>, body: 
 }
 
 /// The hidden CSRF field every form carries.
-pub fn csrf_field(token: &str) -> String {
+pub(crate) fn csrf_field(token: &str) -> String {
     format!(r#"<input type="hidden" name="_csrf" value="{}">"#, esc(token))
 }
 
@@ -82,7 +82,7 @@ pub fn csrf_field(token: &str) -> String {
 /// ever shown: a page never echoes text from the request, so a crafted link cannot put
 /// words in Weir's mouth.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Notice {
+pub(crate) enum Notice {
     Created,
     Saved,
     Deleted,
@@ -122,7 +122,7 @@ impl Notice {
     ];
 
     /// The code carried in the URL.
-    pub fn code(self) -> &'static str {
+    pub(crate) fn code(self) -> &'static str {
         match self {
             Notice::Created => "created",
             Notice::Saved => "saved",
@@ -144,12 +144,12 @@ impl Notice {
     }
 
     /// The notice of a code; `None` for anything else.
-    pub fn from_code(code: &str) -> Option<Notice> {
+    pub(crate) fn from_code(code: &str) -> Option<Notice> {
         Notice::ALL.into_iter().find(|n| n.code() == code)
     }
 
     /// The notice box: `ok` for done, `error` for refused.
-    pub fn render(self) -> String {
+    pub(crate) fn render(self) -> String {
         let (kind, text) = match self {
             Notice::Created => ("ok", "Webhook created."),
             Notice::Saved => ("ok", "Changes saved."),
@@ -177,19 +177,19 @@ impl Notice {
 
     /// The notice named by a page's `?notice=` parameter, rendered; empty for none or an
     /// unknown code.
-    pub fn from_query(query: &crate::web::Query) -> String {
+    pub(crate) fn from_query(query: &crate::web::Query) -> String {
         query.get("notice").and_then(Notice::from_code).map(Notice::render).unwrap_or_default()
     }
 }
 
 /// A notice or error box (announced to screen readers).
-pub fn notice(kind: &str, text: &str) -> String {
+pub(crate) fn notice(kind: &str, text: &str) -> String {
     let role = if kind == "error" { "alert" } else { "status" };
     format!(r#"<p class="notice {kind}" role="{role}">{}</p>"#, esc(text))
 }
 
 /// A list of field errors, keyed by field, shown above a form.
-pub fn errors(errors: &[(String, String)]) -> String {
+pub(crate) fn errors(errors: &[(String, String)]) -> String {
     if errors.is_empty() {
         return String::new();
     }
@@ -199,12 +199,12 @@ pub fn errors(errors: &[(String, String)]) -> String {
 }
 
 /// A status badge whose meaning is in the text, not only the colour.
-pub fn badge(status: &str) -> String {
+pub(crate) fn badge(status: &str) -> String {
     format!(r#"<span class="badge {s}">{s}</span>"#, s = esc(status))
 }
 
 /// A `303 See Other` to `location` (after a successful form post).
-pub fn see_other(location: &str) -> Response {
+pub(crate) fn see_other(location: &str) -> Response {
     let mut response = StatusCode::SEE_OTHER.into_response();
     if let Ok(v) = HeaderValue::from_str(location) {
         response.headers_mut().insert(header::LOCATION, v);

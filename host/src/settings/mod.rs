@@ -12,7 +12,7 @@
 
 mod deliveries;
 mod health;
-pub mod html;
+pub(crate) mod html;
 mod replay;
 mod session;
 mod webhook_deliveries;
@@ -27,7 +27,7 @@ use axum::routing::{get, post};
 use crate::domain::handles::Handles;
 
 /// The settings routes (under `/settings`).
-pub fn router() -> Router<Handles> {
+pub(crate) fn router() -> Router<Handles> {
     Router::new()
         .route("/settings", get(|| async { html::see_other("/settings/webhooks") }))
         .route("/settings/login", get(session::login_form).post(session::login))

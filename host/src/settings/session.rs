@@ -190,7 +190,9 @@ fn login_page(access: &Access, status: StatusCode, message: Option<&str>, email:
         email = esc(email),
     );
     let mut response = html::page(status, "Sign in", None, &body);
-    response.headers_mut().append(header::SET_COOKIE, set_cookie(access, LOGIN_COOKIE, &token, Duration::from_secs(3600)));
+    response
+        .headers_mut()
+        .append(header::SET_COOKIE, set_cookie(access, LOGIN_COOKIE, &token, Duration::from_secs(3600)));
     response
 }
 

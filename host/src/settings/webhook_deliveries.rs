@@ -9,9 +9,9 @@ use serde_json::{Map, json};
 use super::health::attempt_words;
 use super::html::{self, Notice, badge, csrf_field, esc};
 use super::session::{Change, Id, Signed, plain, store_down};
-use crate::domain::handles::Handles;
 use crate::catalog;
 use crate::domain::deliveries::{Filter, RetryError, Status};
+use crate::domain::handles::Handles;
 use crate::domain::views::WebhookView as Webhook;
 use crate::web::Query;
 

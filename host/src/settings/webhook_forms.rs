@@ -5,10 +5,10 @@ use serde_json::{Map, Value, json};
 
 use super::html::{badge, csrf_field, esc};
 use super::session::{Form, Signed};
-use crate::domain::handles::Handles;
 use crate::catalog;
-use crate::domain::webhooks::WebhookError;
+use crate::domain::handles::Handles;
 use crate::domain::views::{EndpointState, OnError, WebhookView as Webhook};
+use crate::domain::webhooks::WebhookError;
 
 /// Field errors of a failed change, for display.
 pub(super) fn problems(e: &WebhookError) -> Vec<(String, String)> {

@@ -201,6 +201,11 @@ async fn a_master_failover_mid_sequence_keeps_each_subjects_order() {
             }
         }
     }
+    // (Under load the cluster may take a little longer to promote the replica.)
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while cluster.masters().iter().any(|m| m.port == victim) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     assert!(!cluster.masters().iter().any(|m| m.port == victim), "a replica took over");
     let got = receiver.wait_for(80, Duration::from_secs(60)).await;
     for wo in subjects {

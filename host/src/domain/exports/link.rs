@@ -7,7 +7,7 @@ use sha2::Sha256;
 
 /// Why a link is refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LinkError {
+pub(crate) enum LinkError {
     /// The signature does not match: the link was altered (403).
     Altered,
     /// The link is genuine but its time is up (410).
@@ -23,17 +23,17 @@ fn mac(key: &[u8], export_id: &str, expires: u64) -> Hmac<Sha256> {
 }
 
 /// The signature of a link.
-pub fn sign(key: &[u8], export_id: &str, expires: u64) -> String {
+pub(crate) fn sign(key: &[u8], export_id: &str, expires: u64) -> String {
     hex::encode(mac(key, export_id, expires).finalize().into_bytes())
 }
 
 /// The download URL of an export, valid until `expires` (Unix seconds).
-pub fn url(public_url: &str, key: &[u8], export_id: &str, expires: u64) -> String {
+pub(crate) fn url(public_url: &str, key: &[u8], export_id: &str, expires: u64) -> String {
     format!("{public_url}/exports/{export_id}/download?expires={expires}&sig={}", sign(key, export_id, expires))
 }
 
 /// Checks a link (signature first, in constant time; then its expiry).
-pub fn verify(key: &[u8], export_id: &str, expires: &str, sig: &str, now: u64) -> Result<(), LinkError> {
+pub(crate) fn verify(key: &[u8], export_id: &str, expires: &str, sig: &str, now: u64) -> Result<(), LinkError> {
     let expires_at: u64 = expires.parse().map_err(|_| LinkError::Altered)?;
     if expires_at.to_string() != expires {
         return Err(LinkError::Altered);

@@ -2,7 +2,7 @@
 //! checked and queued for the builders (`crate::exports`), an export read back, and a
 //! download checked against its signed link (`link`).
 
-pub mod link;
+pub(crate) mod link;
 
 use serde_json::{Map, Value};
 
@@ -18,14 +18,14 @@ use crate::store::exports::{Export, Exportable};
 
 /// Export formats (contract §2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     Pdf,
     Csv,
     Json,
 }
 
 impl Format {
-    pub fn parse(text: &str) -> Option<Format> {
+    pub(crate) fn parse(text: &str) -> Option<Format> {
         match text {
             "pdf" => Some(Format::Pdf),
             "csv" => Some(Format::Csv),
@@ -34,7 +34,7 @@ impl Format {
         }
     }
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Format::Pdf => "pdf",
             Format::Csv => "csv",
@@ -43,7 +43,7 @@ impl Format {
     }
 
     /// The `Content-Type` of a download.
-    pub fn content_type(self) -> &'static str {
+    pub(crate) fn content_type(self) -> &'static str {
         match self {
             Format::Pdf => "application/pdf",
             Format::Csv => "text/csv; charset=utf-8",
@@ -54,7 +54,7 @@ impl Format {
 
 /// Why an export request or download was refused.
 #[derive(Debug, thiserror::Error)]
-pub enum ExportError {
+pub(crate) enum ExportError {
     #[error("the request is not valid")]
     Invalid(Invalid),
     #[error("report export not found")]
@@ -77,7 +77,7 @@ impl From<Invalid> for ExportError {
 
 /// A built export's file, to download.
 #[derive(Debug)]
-pub struct Download {
+pub(crate) struct Download {
     pub export_id: String,
     pub format: Format,
     pub bytes: Vec<u8>,
@@ -90,50 +90,50 @@ super::handle!(
 
 impl Exports {
     /// Checks a request (`{"exportable": {"type", "id"}, "format"}`) and queues the export.
-    pub async fn create(&self, caller: &Caller, body: Map<String, Value>) -> Result<ExportView, ExportError> {
+    pub(crate) async fn create(&self, caller: &Caller, body: Map<String, Value>) -> Result<ExportView, ExportError> {
         let app = &*self.app;
         let mut fields = Fields::new(body);
-    let exportable = fields.object("exportable", true);
-    let format = fields.required_string("format");
-    let format = match format.as_deref().map(Format::parse) {
-        Some(Some(f)) => Some(f),
-        Some(None) => {
-            fields.error("format", "must be pdf, csv or json");
-            None
+        let exportable = fields.object("exportable", true);
+        let format = fields.required_string("format");
+        let format = match format.as_deref().map(Format::parse) {
+            Some(Some(f)) => Some(f),
+            Some(None) => {
+                fields.error("format", "must be pdf, csv or json");
+                None
+            }
+            None => None,
+        };
+        let target = exportable.and_then(|map| exportable_of(map, &mut fields));
+        fields.finish()?;
+        let ((kind, record_id), format) =
+            target.zip(format).ok_or_else(|| Invalid::field("exportable", "is required"))?;
+        if app.store.snapshot(&caller.org_id, &kind, &record_id).await?.is_none() {
+            return Err(Invalid::field(
+                "exportable",
+                format!("Weir has not seen {kind} {record_id} in any published event, so it has nothing to export"),
+            )
+            .into());
         }
-        None => None,
-    };
-    let target = exportable.and_then(|map| exportable_of(map, &mut fields));
-    fields.finish()?;
-    let ((kind, record_id), format) =
-        target.zip(format).ok_or_else(|| Invalid::field("exportable", "is required"))?;
-    if app.store.snapshot(&caller.org_id, &kind, &record_id).await?.is_none() {
-        return Err(Invalid::field(
-            "exportable",
-            format!("Weir has not seen {kind} {record_id} in any published event, so it has nothing to export"),
-        )
-        .into());
+        let export = Export {
+            id: ids::new(Kind::ReportExport),
+            status: "queued".into(),
+            format: format.as_str().into(),
+            exportable: Exportable { kind, id: record_id },
+            created_at: crate::time::now_rfc3339(),
+            completed_at: None,
+            download_url: None,
+            error: None,
+            org_id: caller.org_id.clone(),
+            client_id: caller.client_id.clone(),
+            client_name: caller.client_name.clone(),
+            published: false,
+        };
+        app.store.create_export(&export, app.config.delivery_retention.as_millis() as u64).await?;
+        Ok(ExportView::from(&export))
     }
-    let export = Export {
-        id: ids::new(Kind::ReportExport),
-        status: "queued".into(),
-        format: format.as_str().into(),
-        exportable: Exportable { kind, id: record_id },
-        created_at: crate::time::now_rfc3339(),
-        completed_at: None,
-        download_url: None,
-        error: None,
-        org_id: caller.org_id.clone(),
-        client_id: caller.client_id.clone(),
-        client_name: caller.client_name.clone(),
-        published: false,
-    };
-    app.store.create_export(&export, app.config.delivery_retention.as_millis() as u64).await?;
-    Ok(ExportView::from(&export))
-}
 
     /// The organisation's export.
-    pub async fn get(&self, org_id: &str, id: &str) -> Result<ExportView, ExportError> {
+    pub(crate) async fn get(&self, org_id: &str, id: &str) -> Result<ExportView, ExportError> {
         if !ids::is_valid(Kind::ReportExport, id) {
             return Err(ExportError::NotFound);
         }
@@ -142,7 +142,7 @@ impl Exports {
     }
 
     /// The file of an export, if `expires` and `sig` make a genuine, unexpired link to it.
-    pub async fn download(&self, id: &str, expires: &str, sig: &str) -> Result<Download, ExportError> {
+    pub(crate) async fn download(&self, id: &str, expires: &str, sig: &str) -> Result<Download, ExportError> {
         let app = &*self.app;
         let key = app.export_link_key().await?;
         let now = crate::time::now_millis() / 1000;

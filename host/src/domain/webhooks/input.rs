@@ -13,9 +13,9 @@ use crate::store::StoreError;
 use crate::store::webhooks::{Attachment, OnError, Ordering};
 
 /// Most plugins attached to one webhook.
-pub const MAX_ATTACHMENTS: usize = 8;
+pub(crate) const MAX_ATTACHMENTS: usize = 8;
 /// The largest `rate_limit` (deliveries per second).
-pub const MAX_RATE_LIMIT: u32 = 10_000;
+pub(crate) const MAX_RATE_LIMIT: u32 = 10_000;
 
 /// Keeps the catalogue's actions, in order, without repeats; unknown ones are dropped
 /// silently (service document §4).

@@ -7,7 +7,6 @@ mod input;
 
 use serde_json::Value;
 
-pub use self::input::{MAX_ATTACHMENTS, MAX_RATE_LIMIT};
 use self::input::{attachments, default_name, known_actions, ordering, rate_limit, vet_url};
 use super::Invalid;
 use super::egress;
@@ -22,15 +21,15 @@ use crate::store::status::Status;
 use crate::store::webhooks::{Created, MAX_WEBHOOKS_PER_ORG, Off, Updated, Webhook, WebhookChange};
 
 /// Longest grace period of a secret rotation.
-pub const MAX_GRACE: std::time::Duration = std::time::Duration::from_secs(7 * 86_400);
+pub(crate) const MAX_GRACE: std::time::Duration = std::time::Duration::from_secs(7 * 86_400);
 /// Grace period of a rotation that names none.
-pub const DEFAULT_GRACE: std::time::Duration = std::time::Duration::from_secs(86_400);
+pub(crate) const DEFAULT_GRACE: std::time::Duration = std::time::Duration::from_secs(86_400);
 /// Longest webhook name.
 const MAX_NAME: usize = 200;
 
 /// Why a webhook change did not happen.
 #[derive(Debug, thiserror::Error)]
-pub enum WebhookError {
+pub(crate) enum WebhookError {
     #[error("the request is not valid")]
     Invalid(Invalid),
     #[error("webhook not found")]
@@ -156,7 +155,7 @@ async fn update(
 /// What follows a webhook's deactivation, by hand or by the delivery workers: its pending
 /// deliveries fail (retriable after reactivation; they emit nothing), and the organisation
 /// is told with one `webhook_deactivated`. How many deliveries ended.
-pub async fn after_deactivation(app: &App, org_id: &str, id: &str) -> Result<usize, StoreError> {
+pub(crate) async fn after_deactivation(app: &App, org_id: &str, id: &str) -> Result<usize, StoreError> {
     let ended = app.store.end_pending(id, Status::Failed).await?;
     for _ in 0..ended {
         app.metrics.delivery_finished(Status::Failed.as_str());
@@ -241,12 +240,16 @@ super::handle!(
 
 impl Webhooks {
     /// Validates a new webhook and stores it.
-    pub async fn create(&self, org_id: &str, body: serde_json::Map<String, Value>) -> Result<WebhookView, WebhookError> {
+    pub(crate) async fn create(
+        &self,
+        org_id: &str,
+        body: serde_json::Map<String, Value>,
+    ) -> Result<WebhookView, WebhookError> {
         Ok(WebhookView::of(&create(&self.app, org_id, body).await?))
     }
 
     /// Validates a change and applies it.
-    pub async fn update(
+    pub(crate) async fn update(
         &self,
         org_id: &str,
         id: &str,
@@ -256,7 +259,7 @@ impl Webhooks {
     }
 
     /// Gives the webhook a new signing secret.
-    pub async fn rotate_secret(
+    pub(crate) async fn rotate_secret(
         &self,
         org_id: &str,
         id: &str,
@@ -266,17 +269,17 @@ impl Webhooks {
     }
 
     /// Deletes the webhook and cancels its queued deliveries.
-    pub async fn delete(&self, org_id: &str, id: &str) -> Result<(), WebhookError> {
+    pub(crate) async fn delete(&self, org_id: &str, id: &str) -> Result<(), WebhookError> {
         delete(&self.app, org_id, id).await
     }
 
     /// The organisation's webhook, or `NotFound` (also for another organisation's).
-    pub async fn find(&self, org_id: &str, id: &str) -> Result<WebhookView, WebhookError> {
+    pub(crate) async fn find(&self, org_id: &str, id: &str) -> Result<WebhookView, WebhookError> {
         Ok(WebhookView::of(&find(&self.app, org_id, id).await?))
     }
 
     /// A page of the organisation's webhooks, newest first.
-    pub async fn list(
+    pub(crate) async fn list(
         &self,
         org_id: &str,
         cursor: Option<&str>,
@@ -287,12 +290,12 @@ impl Webhooks {
     }
 
     /// Every webhook of the organisation (the settings page).
-    pub async fn all(&self, org_id: &str) -> Result<Vec<WebhookView>, StoreError> {
+    pub(crate) async fn all(&self, org_id: &str) -> Result<Vec<WebhookView>, StoreError> {
         Ok(self.app.store.all_webhooks(org_id).await?.iter().map(WebhookView::of).collect())
     }
 
     /// How many failed attempts in a row the webhook has had.
-    pub async fn failure_streak(&self, org_id: &str, id: &str) -> Result<u32, StoreError> {
+    pub(crate) async fn failure_streak(&self, org_id: &str, id: &str) -> Result<u32, StoreError> {
         self.app.store.failure_streak(org_id, id).await
     }
 }
