@@ -6,13 +6,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use weir::store::attempts::attempt_json;
-use weir::store::clients::TokenQuery;
-use weir::store::events::Publication;
-use weir::store::queue::{Ask, ClaimRequest, Member};
-use weir::store::stored_event::StoredEvent;
-use weir::store::webhooks::Subscriber;
-use weir::store::work::{Outcome, Report};
+use weir::store::events::publish::Publication;
+use weir::store::events::stored::StoredEvent;
+use weir::store::queue::attempts::attempt_json;
+use weir::store::queue::claim::{Ask, ClaimRequest, Member};
+use weir::store::queue::work::{Outcome, Report};
+use weir::store::tenants::clients::TokenQuery;
+use weir::store::tenants::webhooks::Subscriber;
 use weir::store::{Partition, Settings, Store};
 
 use crate::procs::RedisProc;
@@ -38,7 +38,7 @@ pub async fn run(deliveries: usize, webhooks: usize) {
     let p = Partition(0);
     let week = Duration::from_secs(7 * 86_400);
     // The shipped defaults: deliveries and the event log kept a week.
-    let retention = weir::store::events::Retention { deliveries: week, events: week };
+    let retention = weir::store::events::publish::Retention { deliveries: week, events: week };
     let org = "org_01M84FP5M57Y3F9SNPRVGM36PE";
     let hooks: Vec<String> = (0..webhooks).map(|i| format!("wh_01M84FP5M57Y3F9SNPRVGM3{i:03}")).collect();
     let events = deliveries / webhooks;

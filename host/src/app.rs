@@ -9,10 +9,10 @@ use crate::config::Config;
 use crate::metrics::Metrics;
 use crate::netguard::UrlRule;
 use crate::plugins::Runtime;
-use crate::store::batch::Batcher;
-use crate::store::clients::{TokenOwner, TokenQuery};
-use crate::store::events::Retention;
-use crate::store::publisher::Publisher;
+use crate::store::core::batch::Batcher;
+use crate::store::events::publish::Retention;
+use crate::store::events::publisher::Publisher;
+use crate::store::tenants::clients::{TokenOwner, TokenQuery};
 use crate::store::{Partition, Result, Store};
 
 /// Most lookups sent to Redis in one round trip.

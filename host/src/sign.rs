@@ -101,7 +101,7 @@ impl Signatures {
         (!entries.is_empty()).then(|| entries.join(" "))
     }
 
-    /// The stored form (a delivery row's `g`, `store::row`): the MACs one after another (32 bytes
+    /// The stored form (a delivery row's `g`, `store::queue::row`): the MACs one after another (32 bytes
     /// each, raw), `X-Webhook-Signature`'s first.
     pub fn encode(&self) -> Vec<u8> {
         let mut bytes = Vec::with_capacity(32 * (1 + self.standard.len()));

@@ -9,8 +9,8 @@ pub mod passwords;
 pub mod plans;
 pub mod secrets;
 
-use crate::store::clients::TokenOwner;
-use crate::store::orgs::Plan;
+use crate::store::tenants::clients::TokenOwner;
+use crate::store::tenants::orgs::Plan;
 
 /// Prefix of client secrets.
 pub const CLIENT_SECRET_PREFIX: &str = "wcs_";

@@ -1,7 +1,7 @@
 //! What each plan allows an organisation to keep: the bounds that stop one tenant from
 //! taking what all share (Redis memory, compile time, fan-out).
 
-use crate::store::orgs::Plan;
+use crate::store::tenants::orgs::Plan;
 
 /// An organisation's limits under its plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,8 +12,8 @@ use crate::auth::{CLIENT_SECRET_PREFIX, secrets};
 use crate::config::Config;
 use crate::domain::replay::{ReplayError, Replayer};
 use crate::store::Store;
-use crate::store::managed::ForCommand;
-use crate::store::orgs::Plan;
+use crate::store::core::managed::ForCommand;
+use crate::store::tenants::orgs::Plan;
 
 /// A failed admin command: the message for stderr.
 #[derive(Debug, thiserror::Error)]
@@ -31,7 +31,7 @@ enum AdminError {
     #[error("{0}")]
     Store(#[from] crate::store::StoreError),
     #[error("{0}")]
-    Managed(#[from] crate::store::managed::ManagedError),
+    Managed(#[from] crate::store::core::managed::ManagedError),
 }
 
 #[derive(Debug, Subcommand)]
@@ -272,7 +272,7 @@ async fn execute(store: &Store, config: &Config, command: AdminCommand) -> Resul
         }
         AdminCommand::User { command: UserCommand::Create { org_id, email, admin } } => {
             let email = email.trim().to_owned();
-            let valid = email.len() <= crate::store::users::MAX_EMAIL_BYTES
+            let valid = email.len() <= crate::store::tenants::users::MAX_EMAIL_BYTES
                 && email.split_once('@').is_some_and(|(local, domain)| !local.is_empty() && domain.contains('.'))
                 && !email.chars().any(|c| c.is_whitespace() || c.is_control());
             if !valid {

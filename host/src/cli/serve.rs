@@ -7,7 +7,7 @@ use tokio::net::TcpListener;
 
 use super::logging::init_logging;
 use crate::config::Config;
-use crate::store::managed::Supervisor;
+use crate::store::core::managed::Supervisor;
 
 pub(super) async fn serve(mut config: Config) -> ExitCode {
     init_logging("info", config.log_format);

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use ipnet::IpNet;
 
-use crate::store::rate::RateLimit;
+use crate::store::queue::rate::RateLimit;
 pub use egress::{EgressProxy, SecretKey};
 use layers::Layers;
 pub use layers::{ConfigError, DEFAULT_TOML, KEYS, Origin, check_variables};
@@ -179,11 +179,12 @@ impl Layers {
         let redis_wait_replicas = self.uint("redis_wait_replicas", 0, 16)? as u32;
         // 0: automatic — one on a single Redis (partitions only split its batches), enough
         // to spread over a cluster's masters on a cluster.
-        let redis_partitions = match self.uint("redis_partitions", 0, u64::from(crate::store::keys::MAX_PARTITIONS))? {
-            0 if redis_cluster.is_empty() => 1,
-            0 => crate::store::CLUSTER_PARTITIONS,
-            n => n as u16,
-        };
+        let redis_partitions =
+            match self.uint("redis_partitions", 0, u64::from(crate::store::core::keys::MAX_PARTITIONS))? {
+                0 if redis_cluster.is_empty() => 1,
+                0 => crate::store::CLUSTER_PARTITIONS,
+                n => n as u16,
+            };
         let redis_prefix = self.required_string("redis_prefix")?;
         if redis_prefix.is_empty() || !redis_prefix.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
             return Err(self.invalid("redis_prefix", "must be letters, digits, `-`, `_` or `.`"));

@@ -18,10 +18,10 @@ use crate::domain::deliveries::attempt_headers;
 use crate::domain::egress;
 use crate::sign;
 use crate::store::StoreError;
-use crate::store::attempts::attempt_json;
-use crate::store::queue::Member;
-use crate::store::row::field;
-use crate::store::work::{Outcome, Report};
+use crate::store::queue::attempts::attempt_json;
+use crate::store::queue::claim::Member;
+use crate::store::queue::row::field;
+use crate::store::queue::work::{Outcome, Report};
 use crate::trace::TraceContext;
 
 impl Engine {

@@ -17,7 +17,7 @@ use tokio::sync::watch;
 use super::lanes::{Room, Waiting};
 use super::{Engine, Held};
 use crate::store::Partition;
-use crate::store::queue::{Ask, ClaimRequest};
+use crate::store::queue::claim::{Ask, ClaimRequest};
 
 /// Most deliveries one claim takes.
 const CLAIM_MAX: usize = 256;
@@ -224,7 +224,7 @@ impl Engine {
     }
 
     /// Takes the deliveries of rate-limited webhooks from their budgets (every process
-    /// shares them, `store::rate`): each such ask is cut to what its budget grants, and one
+    /// shares them, `store::queue::rate`): each such ask is cut to what its budget grants, and one
     /// granted nothing is parked until its budget has room.
     async fn take_from_budgets(&self, asked: Vec<Asked>, parked: &mut Vec<String>) -> Vec<Asked> {
         let takes = asked.iter().map(|a| async move {

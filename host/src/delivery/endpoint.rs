@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::Engine;
 use super::lanes::Signal;
-use crate::store::endpoint::EndpointChange;
+use crate::store::queue::endpoint::EndpointChange;
 
 impl Engine {
     /// An attempt of `delivery` to `webhook` has had no answer for `lanes::SLOW_AFTER`.

@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use super::Engine;
 use crate::domain::notices::Notice;
-use crate::store::queue::Member;
-use crate::store::status::Status;
-use crate::store::streak::{Deactivated, Streak, StreakRules};
-use crate::store::work::{Outcome, Recorded, Report};
+use crate::store::queue::claim::Member;
+use crate::store::queue::status::Status;
+use crate::store::queue::streak::{Deactivated, Streak, StreakRules};
+use crate::store::queue::work::{Outcome, Recorded, Report};
 use crate::store::{Partition, StoreError};
 
 /// Runs a write the queue depends on until Redis takes it: while Redis cannot serve

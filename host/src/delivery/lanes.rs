@@ -29,7 +29,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::store::Partition;
-use crate::store::endpoint::{EndpointChange, EndpointFields};
+use crate::store::queue::endpoint::{EndpointChange, EndpointFields};
 pub(super) use lane::Waiting;
 use lane::{Health, Lane};
 

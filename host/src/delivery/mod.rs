@@ -9,7 +9,7 @@
 //! - `upkeep`: keeping held leases alive, trimming indexes, releasing old snapshots.
 //!
 //! Every `weir serve` process runs one engine; they share the work through the queue
-//! (`crate::store::queue`) with no leader.
+//! (`crate::store::queue::claim`) with no leader.
 
 mod attempt;
 mod claimer;
@@ -30,10 +30,10 @@ use std::time::{Duration, Instant};
 use tokio::sync::{Notify, Semaphore, watch};
 
 use crate::app::App;
-use crate::store::batch::Batcher;
-use crate::store::queue::Member;
-use crate::store::targets::WebhookTarget;
-use crate::store::work::{Loaded, Recorded, Report};
+use crate::store::core::batch::Batcher;
+use crate::store::queue::claim::Member;
+use crate::store::queue::targets::WebhookTarget;
+use crate::store::queue::work::{Loaded, Recorded, Report};
 use crate::store::{Partition, Store, StoreError};
 use lanes::Lanes;
 use send::Sender;

@@ -6,12 +6,12 @@ use std::sync::Arc;
 use super::Engine;
 use crate::plugins::EventMeta;
 use crate::plugins::chain::{self, ChainOutcome, PluginRun, Step};
-use crate::store::queue::Member;
-use crate::store::row::field;
-use crate::store::stored_event::StoredEvent;
-use crate::store::targets::WebhookTarget;
-use crate::store::webhooks::Attachment;
-use crate::store::work::Loaded;
+use crate::store::events::stored::StoredEvent;
+use crate::store::queue::claim::Member;
+use crate::store::queue::row::field;
+use crate::store::queue::targets::WebhookTarget;
+use crate::store::queue::work::Loaded;
+use crate::store::tenants::webhooks::Attachment;
 
 /// What to do with a delivery once its plugins have run.
 pub(super) enum Prepared {

@@ -21,7 +21,7 @@ use super::connect::{ConnectError, GuardedConnector};
 use crate::certs::CertificateView;
 use crate::config::{EgressProxy, SecretKey};
 use crate::netguard::{UrlError, UrlRule};
-use crate::store::targets::ClientCertificate;
+use crate::store::queue::targets::ClientCertificate;
 
 /// Most client certificates whose pools a process keeps (beyond it, they start over).
 const MAX_CERTIFICATE_POOLS: usize = 256;

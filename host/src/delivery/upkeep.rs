@@ -11,7 +11,7 @@ use tokio::sync::watch;
 
 use super::Engine;
 use crate::store::Partition;
-use crate::store::queue::Member;
+use crate::store::queue::claim::Member;
 
 /// How often held leases are looked at (and snapshots released), at most: a third of the
 /// lease when that is shorter.

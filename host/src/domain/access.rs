@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use crate::auth::{passwords, secrets};
 use crate::store::StoreError;
-use crate::store::clients::{Client, TokenOwner};
-pub(crate) use crate::store::users::{MAX_EMAIL_BYTES, Session};
+use crate::store::tenants::clients::{Client, TokenOwner};
+pub(crate) use crate::store::tenants::users::{MAX_EMAIL_BYTES, Session};
 
 /// How long a settings session lasts.
 pub(crate) const SESSION_TTL: Duration = Duration::from_secs(12 * 3600);

@@ -13,10 +13,10 @@ use crate::app::App;
 use crate::ids::{self, Kind};
 use crate::sign;
 use crate::store::StoreError;
-use crate::store::attempts::{attempt_at, attempt_object};
-use crate::store::listing::{Cursor, Index};
-use crate::store::requeue::RetryRefused;
-use crate::store::row::DeliveryRow;
+use crate::store::queue::attempts::{attempt_at, attempt_object};
+use crate::store::queue::listing::{Cursor, Index};
+use crate::store::queue::requeue::RetryRefused;
+use crate::store::queue::row::DeliveryRow;
 use crate::trace::TraceContext;
 
 /// Most deliveries one bulk retry re-queues.
@@ -209,12 +209,12 @@ fn updated_ms(updated: Option<u64>, created_ms: u64, attempts: &[Value]) -> Opti
 /// The first day whose delivery indexes may still list deliveries.
 fn oldest_day(app: &App) -> u32 {
     let retention = app.config.delivery_retention.as_millis() as u64;
-    crate::store::keys::day_of(crate::time::now_millis().saturating_sub(retention)).saturating_sub(1)
+    crate::store::core::keys::day_of(crate::time::now_millis().saturating_sub(retention)).saturating_sub(1)
 }
 
-pub(crate) use crate::store::listing::Filter;
-pub(crate) use crate::store::requeue::Retried;
-pub(crate) use crate::store::status::Status;
+pub(crate) use crate::store::queue::listing::Filter;
+pub(crate) use crate::store::queue::requeue::Retried;
+pub(crate) use crate::store::queue::status::Status;
 
 super::handle!(
     /// Deliveries, for the surfaces: list, read, retry.
@@ -360,7 +360,7 @@ async fn retry_failed(
     let filter = Filter { status: Some(Status::Failed), ..Filter::default() };
     let mut candidates = Vec::new();
     let mut cursor: Option<String> = None;
-    let oldest = crate::store::keys::day_of(since_ms).max(oldest_day(app));
+    let oldest = crate::store::core::keys::day_of(since_ms).max(oldest_day(app));
     loop {
         let (page, next) =
             app.store.list_deliveries(Index::Webhook(webhook_id), filter, cursor.as_deref(), 500, 5000, oldest).await?;

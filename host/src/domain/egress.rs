@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::fields::Fields;
 use crate::app::App;
 use crate::certs;
-use crate::store::webhooks::StoredCertificate;
+use crate::store::tenants::webhooks::StoredCertificate;
 
 /// Most extra headers per webhook.
 pub(crate) const MAX_HEADERS: usize = 20;

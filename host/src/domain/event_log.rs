@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::app::App;
 use crate::store::StoreError;
-use crate::store::event_log::Window;
-use crate::store::listing::Cursor;
+use crate::store::events::log::Window;
+use crate::store::queue::listing::Cursor;
 
 /// Most log entries one request looks at before answering with a cursor (a filter that
 /// keeps few events may answer a short page).

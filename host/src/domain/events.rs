@@ -15,9 +15,9 @@ use crate::app::App;
 use crate::catalog;
 use crate::ids::{self, Kind};
 use crate::store::StoreError;
-pub(crate) use crate::store::events::Published;
-use crate::store::events::{MAX_SNAPSHOT_BYTES, Publication};
-use crate::store::stored_event::StoredEvent;
+pub(crate) use crate::store::events::publish::Published;
+use crate::store::events::publish::{MAX_SNAPSHOT_BYTES, Publication};
+use crate::store::events::stored::StoredEvent;
 
 /// How far in the future an event's `created_at` may be (clock skew, not time travel).
 const MAX_FUTURE_MS: u64 = 24 * 3600 * 1000;
@@ -170,7 +170,7 @@ impl Events {
 
 /// The organisation's event and its deliveries (`None`: unknown, or expired). The event is
 /// read from every partition at once (its id does not name one); its deliveries' ids are
-/// derived from it for each of the organisation's webhooks (`store::events`), so nothing is
+/// derived from it for each of the organisation's webhooks (`store::events::publish`), so nothing is
 /// scanned. Deliveries to webhooks deleted since are not listed.
 async fn lookup(app: &App, org_id: &str, id: &str) -> Result<Option<EventView>, StoreError> {
     let Some((p, stored)) = app.store.find_event(org_id, id).await? else { return Ok(None) };

@@ -22,7 +22,7 @@ use super::events::{Event, publish_except};
 use crate::app::App;
 use crate::catalog;
 use crate::ids;
-use crate::store::webhooks::Webhook;
+use crate::store::tenants::webhooks::Webhook;
 
 /// The creator of every operational event.
 const WEIR: (&str, &str) = (super::events::OPERATIONAL_CREATOR, "Weir");
@@ -152,7 +152,7 @@ pub(crate) async fn emit(app: &App, org_id: &str, notice: Notice<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::endpoint::EndpointFields;
+    use crate::store::queue::endpoint::EndpointFields;
 
     #[test]
     fn a_webhooks_snapshot_has_no_secret_and_header_names_only() {

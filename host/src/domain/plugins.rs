@@ -18,8 +18,8 @@ use crate::auth::plans;
 use crate::ids::{self, Kind};
 use crate::plugins::{BudgetError, EventMeta, UploadError as CompileError, Verdict};
 use crate::store::StoreError;
-use crate::store::orgs::Plan;
-use crate::store::plugins::{Deleted, Plugin, PluginQuota, Refused};
+use crate::store::tenants::orgs::Plan;
+use crate::store::tenants::plugins::{Deleted, Plugin, PluginQuota, Refused};
 
 /// Why an upload was not stored.
 #[derive(Debug, thiserror::Error)]

@@ -5,7 +5,7 @@
 //! `failed` or `cancelled` gets one more attempt, and nothing else is touched — so a replay
 //! run twice, or taken over after a crash, sends nothing twice.
 //!
-//! A replay is a job (`store::replay`): the request queues it and works on it for up to
+//! A replay is a job (`store::events::replay`): the request queues it and works on it for up to
 //! [`INLINE`] (a window of some thousands of events completes within it, and the answer
 //! says so); a larger one goes on in the background, in batches of [`BATCH`] log entries
 //! (each a few milliseconds of Redis), leased like deliveries so that another process
@@ -27,10 +27,10 @@ use super::fields::Fields;
 use crate::app::App;
 use crate::catalog;
 use crate::ids::{self, Kind};
-use crate::store::event_log::{LogEntry, Window};
-use crate::store::events::delivery_id;
-use crate::store::keys::{self, Partition};
-use crate::store::replay::{JobWrite, Replay, ReplayItem, ReplayPlace, ReplayState, Replayed};
+use crate::store::core::keys::{self, Partition};
+use crate::store::events::log::{LogEntry, Window};
+use crate::store::events::publish::delivery_id;
+use crate::store::events::replay::{JobWrite, Replay, ReplayItem, ReplayPlace, ReplayState, Replayed};
 use crate::store::{Store, StoreError};
 
 /// How long a replay request works before answering (the rest goes on in the background).
@@ -381,7 +381,7 @@ impl<'a> Replayer<'a> {
             .store
             .get_webhook(&replay.org_id, &replay.webhook_id)
             .await?
-            .is_some_and(|w| w.ordering == crate::store::webhooks::Ordering::Subject);
+            .is_some_and(|w| w.ordering == crate::store::tenants::webhooks::Ordering::Subject);
         let items: Vec<ReplayItem> = wanted
             .iter()
             .zip(events)

@@ -14,13 +14,13 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::certs::CertificateView;
-use crate::store::endpoint::EndpointFields;
-use crate::store::events::EventDelivery as StoredEventDelivery;
-use crate::store::exports::Export;
-use crate::store::plugins::Plugin;
-pub(crate) use crate::store::status::Status;
-use crate::store::webhooks::{Attachment, Webhook};
-pub(crate) use crate::store::webhooks::{OnError, Ordering};
+use crate::store::events::exports::Export;
+use crate::store::events::publish::EventDelivery as StoredEventDelivery;
+use crate::store::queue::endpoint::EndpointFields;
+pub(crate) use crate::store::queue::status::Status;
+use crate::store::tenants::plugins::Plugin;
+use crate::store::tenants::webhooks::{Attachment, Webhook};
+pub(crate) use crate::store::tenants::webhooks::{OnError, Ordering};
 
 /// Gives a store type the OpenAPI schema of a documentation type (the store's types carry no
 /// API annotations).

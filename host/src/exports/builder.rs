@@ -17,7 +17,7 @@ use crate::app::App;
 use crate::domain::Invalid;
 use crate::domain::exports::{Format, link};
 use crate::store::StoreError;
-use crate::store::exports::Export;
+use crate::store::events::exports::Export;
 
 /// How long a builder holds an export before another may take it over (it renews the
 /// lease while building).

@@ -8,7 +8,7 @@
 //!   whose builder died is taken over).
 //!
 //! Requests, reads and downloads (and the signed links) are `crate::domain::exports`; the
-//! store side (records, files, snapshots, the job stream) is `crate::store::exports`.
+//! store side (records, files, snapshots, the job stream) is `crate::store::events::exports`.
 
 pub(crate) mod builder;
 pub(crate) mod render;

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::call::{CallReport, PluginError, Verdict};
 use super::runtime::Runtime;
 use super::state::{EventMeta, LogLine};
-use crate::store::webhooks::OnError;
+use crate::store::tenants::webhooks::OnError;
 
 /// One attached plugin, resolved for a call.
 #[derive(Debug, Clone)]

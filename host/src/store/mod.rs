@@ -1,50 +1,30 @@
-//! The Redis store: everything Weir keeps, and the only module that speaks Redis.
+//! The Redis store: everything Weir keeps, and the only module that speaks Redis. It keeps
+//! records and answers with them; how the API shows one is the domain's (`crate::domain::views`).
 //!
-//! - [`keys`] names every key (the layout table is there) and `lua/` holds every script;
-//!   scripts get all their keys through `KEYS`, and every script's keys share one slot, so
-//!   the same code runs on one Redis and on a Redis Cluster ([`conn`]).
-//! - One module per kind of thing kept: [`orgs`], [`clients`], [`users`], [`webhooks`],
-//!   [`plugins`], [`exports`], [`rate`]; the delivery path: [`events`] (publishing),
-//!   [`queue`] (claiming, recording, retrying deliveries) and [`deliveries`] (reading them;
-//!   `row`: a delivery's fields; `attempts`: an attempt as a row stores it).
-//! - [`managed`]: the `redis-server` Weir runs itself when none is configured.
+//! - [`core`]: the connection (one Redis or a cluster: `conn`), the one key layout (`keys`,
+//!   with its table) and `lua/` with every script (scripts get all their keys through `KEYS`,
+//!   and every script's keys share one slot, so the same code runs on one Redis and on a
+//!   Redis Cluster), script replies read by name (`reply`), group commit (`batch`), and the
+//!   `redis-server` Weir runs itself when none is configured (`managed`).
+//! - [`queue`]: a delivery's life — its row (`row`, `attempts`, `status`), claiming
+//!   (`claim`), loading and recording attempts and dead letters (`work`), manual retries and
+//!   ending a stopped webhook's deliveries (`requeue`), reading and listing rows
+//!   (`deliveries`, `listing`), retention (`trim`), and what the workers share about a
+//!   webhook (`targets`, `streak`, `endpoint`, `rate`).
+//! - [`events`]: publishing (`publish`, `publisher`), the stored form (`stored`), the events
+//!   this process just published (`recent`), the event log (`log`), replays (`replay`), and
+//!   report exports with the snapshots they are built from (`exports`).
+//! - [`tenants`]: organisations, API clients and tokens, people and sessions, webhooks
+//!   (`webhooks`: changes; `webhook_record`: the record and its hash) and plugins.
 //!
 //! Writes that must be all-or-nothing are Lua scripts or `MULTI`, so no request leaves
 //! half-written state behind. With `WEIR_REDIS_WAIT_REPLICAS` set, a write the API
 //! acknowledges has also reached that many replicas ([`Store::acknowledged`]).
 
-pub mod attempts;
-pub mod batch;
-pub mod clients;
-pub mod conn;
-pub mod deliveries;
-pub mod endpoint;
-pub mod event_log;
+pub mod core;
 pub mod events;
-pub mod exports;
-pub mod keys;
-pub mod listing;
-pub mod managed;
-pub mod orgs;
-pub mod plugins;
-pub mod publisher;
 pub mod queue;
-pub mod rate;
-mod recent;
-pub mod replay;
-mod reply;
-pub mod requeue;
-pub mod row;
-mod scripts;
-pub mod status;
-pub mod stored_event;
-pub mod streak;
-pub mod targets;
-mod trim;
-pub mod users;
-mod webhook;
-pub mod webhooks;
-pub mod work;
+pub mod tenants;
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicU32;
@@ -52,8 +32,8 @@ use std::time::Duration;
 
 use redis::AsyncCommands;
 
-pub use conn::{Conn, Target};
-pub use keys::{Keys, Partition};
+pub use self::core::conn::{Conn, Target};
+pub use self::core::keys::{Keys, Partition};
 
 /// A store failure. `Unavailable` means Redis cannot serve right now (unreachable, loading,
 /// busy, failing over) or did not confirm a write to enough replicas: callers answer 503
@@ -177,7 +157,7 @@ pub struct Store {
     wait_timeout: Duration,
     snapshots_per_org: usize,
     /// Events this process published lately (`recent`).
-    recent: Arc<recent::Recent>,
+    recent: Arc<self::events::recent::Recent>,
     /// Snapshots this handle (and its clones) published: every
     /// [`events::CAP_CHECK_EVERY`]th checks the organisation's cap.
     snapshots_published: Arc<AtomicU32>,
@@ -202,15 +182,15 @@ impl Store {
         let meta = probe.meta();
         let _: () = redis::pipe()
             .atomic()
-            .hset_nx(&meta, "layout", keys::LAYOUT)
+            .hset_nx(&meta, "layout", self::core::keys::LAYOUT)
             .ignore()
-            .hset_nx(&meta, "partitions", settings.partitions.clamp(1, keys::MAX_PARTITIONS))
+            .hset_nx(&meta, "partitions", settings.partitions.clamp(1, self::core::keys::MAX_PARTITIONS))
             .ignore()
             .query_async(&mut conn)
             .await?;
         let (layout, partitions): (Option<String>, Option<u16>) =
             redis::cmd("HMGET").arg(&meta).arg("layout").arg("partitions").query_async(&mut conn).await?;
-        if layout.as_deref() != Some(keys::LAYOUT) {
+        if layout.as_deref() != Some(self::core::keys::LAYOUT) {
             return Err(StoreError::OldLayout(settings.prefix.clone()));
         }
         let partitions = partitions.unwrap_or(settings.partitions);

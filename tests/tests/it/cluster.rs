@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde_json::Value;
-use weir::store::orgs::Plan;
+use weir::store::tenants::orgs::Plan;
 
 use crate::support::cluster::{self, RedisCluster};
 use crate::support::eventually;
@@ -258,7 +258,7 @@ fn owner_of_slot(cluster: &RedisCluster, slot: u16) -> cluster::NodeInfo {
 /// Leaves the slot of `key` half moved, as `redis-cli --cluster reshard` does for a moment:
 /// `key` on another master, the slot's other keys still on its own.
 fn half_move(cluster: &RedisCluster, key: &str) {
-    let slot = weir::store::keys::slot(key);
+    let slot = weir::store::core::keys::slot(key);
     let source = owner_of_slot(cluster, slot);
     let target = cluster.masters().into_iter().find(|m| m.port != source.port).expect("another master");
     let (mut from, mut to) = (cluster.node(source.port).conn(), cluster.node(target.port).conn());
@@ -315,10 +315,10 @@ async fn a_slot_half_moved_by_a_reshard_still_serves_tokens_and_deliveries() {
         by_partition.entry(keys.partition_of_delivery(id).expect("a partition").0).or_default().push(id);
     }
     let record = |p: u16, id: &str| keys.delivery(weir::store::Partition(p), id);
-    let client_slot = weir::store::keys::slot(&client_key);
+    let client_slot = weir::store::core::keys::slot(&client_key);
     let (p, in_slot) = by_partition
         .into_iter()
-        .filter(|(p, v)| weir::store::keys::slot(&record(*p, v[0])) != client_slot)
+        .filter(|(p, v)| weir::store::core::keys::slot(&record(*p, v[0])) != client_slot)
         .max_by_key(|(_, v)| v.len())
         .expect("a partition outside the client's slot");
     assert!(in_slot.len() >= 2, "24 deliveries over 4 partitions leave one with several: {}", in_slot.len());
@@ -365,7 +365,7 @@ async fn a_master_added_after_weir_started_runs_scripts_it_was_never_sent() {
         })
         .find(|(_, p)| *p != used)
         .expect("another partition");
-    let slot = weir::store::keys::slot(&keys.ready(p));
+    let slot = weir::store::core::keys::slot(&keys.ready(p));
     move_slot(&cluster, slot, new_master);
 
     let resp = t.publisher.post("/api/v2/events", &work_order_event(&subject)).await;

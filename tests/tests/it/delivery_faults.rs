@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use serde_json::json;
-use weir::store::orgs::Plan;
+use weir::store::tenants::orgs::Plan;
 
 use crate::support::eventually;
 use crate::support::receiver::{Receiver, Reply};
@@ -177,7 +177,8 @@ async fn a_record_is_read_in_full_as_soon_as_it_holds_more_than_publish_and_its_
     let keys = api.store.keys();
     let p = keys.partition_of_delivery(&delivery).unwrap();
     let key = keys.delivery(p, &delivery);
-    let member = weir::store::queue::Member { delivery: delivery.clone(), org: t.org_id.clone(), event: event_id };
+    let member =
+        weir::store::queue::claim::Member { delivery: delivery.clone(), org: t.org_id.clone(), event: event_id };
     let mut conn = crate::support::weir::raw_conn(&builder);
     let fields = |conn: &mut Box<dyn redis::ConnectionLike>| {
         let mut names: Vec<String> = redis::cmd("HKEYS").arg(&key).query(&mut **conn).unwrap();
@@ -189,7 +190,7 @@ async fn a_record_is_read_in_full_as_soon_as_it_holds_more_than_publish_and_its_
     let first = api.store.load(p, std::slice::from_ref(&member)).await.unwrap().remove(0).unwrap().unwrap();
     assert_eq!(first.attempt, 1);
     assert_eq!(fields(&mut conn), ["a", "e", "n", "o", "w"]);
-    assert_eq!(fields(&mut conn).len(), weir::store::row::PLAIN_ROW_FIELDS);
+    assert_eq!(fields(&mut conn).len(), weir::store::queue::row::PLAIN_ROW_FIELDS);
 
     let _: () = redis::cmd("HSET").arg(&key).arg("k").arg("3").query(&mut *conn).unwrap();
     let second = api.store.load(p, std::slice::from_ref(&member)).await.unwrap().remove(0).unwrap().unwrap();
@@ -198,12 +199,12 @@ async fn a_record_is_read_in_full_as_soon_as_it_holds_more_than_publish_and_its_
 
     // A record taken as plain is recorded as one never recorded; then it is not plain.
     let _: () = redis::cmd("HDEL").arg(&key).arg("k").query(&mut *conn).unwrap();
-    let recording = |attempt: u32| weir::store::work::Report {
+    let recording = |attempt: u32| weir::store::queue::work::Report {
         webhook: hook["id"].as_str().unwrap().to_owned(),
         member: member.clone(),
-        outcome: weir::store::work::Outcome::Retry { due_ms: weir::time::now_millis() + 60_000 },
+        outcome: weir::store::queue::work::Outcome::Retry { due_ms: weir::time::now_millis() + 60_000 },
         attempt,
-        attempt_json: Some(weir::store::attempts::attempt_json(0, 5, Some(500), 3, None, Some("no"))),
+        attempt_json: Some(weir::store::queue::attempts::attempt_json(0, 5, Some(500), 3, None, Some("no"))),
         signature: Some(vec![7; 64]),
         fields: vec![("p", "[]".into())],
         proxy_failed: false,

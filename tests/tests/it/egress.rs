@@ -13,7 +13,7 @@ use crate::support::redis::shared as shared_redis;
 use crate::support::tls::TestCa;
 use crate::support::weir::{WeirBuilder, raw_conn, work_order_event};
 use crate::support::{eventually, free_port, temp_dir};
-use weir::store::orgs::Plan;
+use weir::store::tenants::orgs::Plan;
 
 const CREDENTIALS: (&str, &str) = ("weir", "s3cret-pass");
 

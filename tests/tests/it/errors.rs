@@ -2,7 +2,7 @@
 //! mistakes, and internals never leaked.
 
 use serde_json::{Value, json};
-use weir::store::orgs::Plan;
+use weir::store::tenants::orgs::Plan;
 
 use crate::support::weir::{Weir, WeirBuilder};
 
@@ -76,7 +76,7 @@ async fn bodies_are_limited_typed_and_well_formed() {
 async fn the_webhook_limit_is_409() {
     let weir = Weir::start_default().await;
     let t = weir.tenant(Plan::Pro).await;
-    for i in 0..weir::store::webhooks::MAX_WEBHOOKS_PER_ORG {
+    for i in 0..weir::store::tenants::webhooks::MAX_WEBHOOKS_PER_ORG {
         let resp = t
             .admin
             .post("/api/v2/webhooks", &json!({"url": format!("http://127.0.0.1:9/{i}"), "subscribed_actions": []}))

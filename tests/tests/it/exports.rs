@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use weir::store::orgs::Plan;
+use weir::store::tenants::orgs::Plan;
 
 use crate::example_receiver::ExampleReceiver;
 use crate::support::http::{Http, Resp};
@@ -326,8 +326,8 @@ async fn the_newest_event_about_a_record_is_kept_without_a_copy_and_the_rest_exp
 
 #[tokio::test]
 async fn an_organisation_keeps_at_most_its_cap_of_snapshots_the_newest_stay() {
-    use weir::store::events::Publication;
-    use weir::store::stored_event::StoredEvent;
+    use weir::store::events::publish::Publication;
+    use weir::store::events::stored::StoredEvent;
     let builder = WeirBuilder::shared();
     let mut settings = builder.config().store_settings().expect("redis");
     settings.snapshots_per_org = 40;
@@ -362,7 +362,10 @@ async fn an_organisation_keeps_at_most_its_cap_of_snapshots_the_newest_stay() {
             .publish(
                 p,
                 chunk,
-                weir::store::events::Retention { deliveries: Duration::from_secs(600), events: Duration::ZERO },
+                weir::store::events::publish::Retention {
+                    deliveries: Duration::from_secs(600),
+                    events: Duration::ZERO,
+                },
             )
             .await
             .unwrap();

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use serde_json::json;
-use weir::store::orgs::Plan;
+use weir::store::tenants::orgs::Plan;
 
 use crate::settings::{PASSWORD, http_sign_in, user};
 use crate::support::receiver::{Receiver, Reply};

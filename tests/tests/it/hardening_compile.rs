@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use weir::store::orgs::Plan;
+use weir::store::tenants::orgs::Plan;
 
 use crate::plugin_budget::padded;
 use crate::support::receiver::Receiver;

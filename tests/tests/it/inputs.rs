@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use weir::store::orgs::Plan;
+use weir::store::tenants::orgs::Plan;
 
 use crate::settings::{PASSWORD, user};
 use crate::support::eventually;
@@ -83,8 +83,8 @@ async fn an_id_publish_accepts_can_be_exported_and_one_it_refuses_is_refused_ali
 
 #[tokio::test]
 async fn an_export_whose_snapshot_cannot_be_read_fails_with_the_reason() {
-    use weir::store::events::Publication;
-    use weir::store::stored_event::StoredEvent;
+    use weir::store::events::publish::Publication;
+    use weir::store::events::stored::StoredEvent;
     let weir = WeirBuilder::shared().start().await;
     let t = weir.tenant(Plan::Pro).await;
     // Stored by an earlier build that did not refuse it (written past publish's door).
@@ -113,7 +113,7 @@ async fn an_export_whose_snapshot_cannot_be_read_fails_with_the_reason() {
         .publish(
             p,
             &[publication],
-            weir::store::events::Retention { deliveries: Duration::from_secs(600), events: Duration::ZERO },
+            weir::store::events::publish::Retention { deliveries: Duration::from_secs(600), events: Duration::ZERO },
         )
         .await
         .unwrap();

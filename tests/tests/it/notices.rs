@@ -7,7 +7,7 @@ use std::time::Duration;
 use hmac::{Hmac, KeyInit, Mac};
 use serde_json::{Value, json};
 use sha2::Sha256;
-use weir::store::orgs::Plan;
+use weir::store::tenants::orgs::Plan;
 
 use crate::support::eventually;
 use crate::support::receiver::{Received, Receiver, Reply};

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use serde_json::json;
-use weir::store::orgs::Plan;
+use weir::store::tenants::orgs::Plan;
 
 use crate::support::weir::{Weir, WeirBuilder};
 

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use serde_json::Value;
-use weir::store::orgs::Plan;
+use weir::store::tenants::orgs::Plan;
 
 use crate::support::eventually;
 use crate::support::receiver::{Receiver, Reply};

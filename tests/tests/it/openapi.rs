@@ -7,7 +7,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
-use weir::store::orgs::Plan;
+use weir::store::tenants::orgs::Plan;
 
 use crate::support::receiver::Receiver;
 use crate::support::weir::{Weir, WeirBuilder};

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::support::receiver::{Received, Receiver, Reply};
 use crate::support::weir::{Api, WeirBuilder};
-use weir::store::orgs::Plan;
+use weir::store::tenants::orgs::Plan;
 
 /// An update of work order `wo`, its number in `n` (the receiver checks the order by it).
 fn update(wo: &str, n: usize) -> Value {

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use weir::store::orgs::Plan;
+use weir::store::tenants::orgs::Plan;
 
 use crate::support::python::repo;
 use crate::support::weir::Weir;

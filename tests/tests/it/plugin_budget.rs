@@ -3,7 +3,7 @@
 //! nothing left behind by an upload that is not stored.
 
 use serde_json::json;
-use weir::store::orgs::Plan;
+use weir::store::tenants::orgs::Plan;
 
 use crate::support::weir::{WeirBuilder, plugin_wasm, raw_conn, raw_keys};
 

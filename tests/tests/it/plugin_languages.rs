@@ -206,7 +206,7 @@ async fn javascript_and_python_plugins_upload_dry_run_and_filter_deliveries_thro
     use crate::support::receiver::Receiver;
     use crate::support::weir::{WeirBuilder, export_event};
     use std::time::Duration;
-    use weir::store::orgs::Plan;
+    use weir::store::tenants::orgs::Plan;
 
     // Compiled first, into the cache this Weir reads (an upload compiles what is not cached,
     // which takes long in a debug build).
@@ -247,7 +247,7 @@ async fn a_tenants_looping_javascript_and_python_plugins_do_not_stop_another_ten
     use crate::support::receiver::Receiver;
     use crate::support::weir::{WeirBuilder, plugin_wasm, work_order_event};
     use std::time::{Duration, Instant};
-    use weir::store::orgs::Plan;
+    use weir::store::tenants::orgs::Plan;
 
     for file in ["hostile-js.wasm", "hostile-py.wasm"] {
         compiled(file, &dist(file));

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use weir::store::orgs::Plan;
+use weir::store::tenants::orgs::Plan;
 
 use crate::support::receiver::Receiver;
 use crate::support::weir::{Api, WeirBuilder, plugin_wasm, work_order_event};

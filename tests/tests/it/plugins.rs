@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use weir::store::orgs::Plan;
+use weir::store::tenants::orgs::Plan;
 
 use crate::support::receiver::Receiver;
 use crate::support::weir::{Weir, WeirBuilder, export_event, plugin_wasm, work_order_event};

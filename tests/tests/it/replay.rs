@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use weir::store::events::{Publication, Retention};
-use weir::store::orgs::Plan;
-use weir::store::stored_event::StoredEvent;
+use weir::store::events::publish::{Publication, Retention};
+use weir::store::events::stored::StoredEvent;
+use weir::store::tenants::orgs::Plan;
 
 use crate::support::eventually;
 use crate::support::receiver::{Receiver, Reply};
@@ -308,7 +308,7 @@ async fn published_directly(weir: &crate::support::weir::Weir, org: &str, n: usi
     for (p, publications) in by_partition {
         for chunk in publications.chunks(64) {
             let done = weir.store.publish(p, chunk, retention).await.unwrap();
-            new += done.iter().filter(|d| matches!(d, weir::store::events::Published::New { .. })).count();
+            new += done.iter().filter(|d| matches!(d, weir::store::events::publish::Published::New { .. })).count();
         }
     }
     new

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use serde_json::json;
-use weir::store::orgs::Plan;
+use weir::store::tenants::orgs::Plan;
 
 use crate::support::eventually;
 use crate::support::receiver::{Receiver, Reply};

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use serde_json::json;
-use weir::store::orgs::Plan;
+use weir::store::tenants::orgs::Plan;
 
 use crate::support::browser::Browser;
 use crate::support::eventually;
@@ -511,7 +511,7 @@ async fn the_rate_limit_is_set_and_refused_by_the_apis_rules_and_the_endpoint_st
     assert_eq!(hooks[0].rate_limit, Some(25));
     let page = http.get(&format!("/settings/webhooks/{}", hooks[0].id)).header("cookie", &pair).send().await;
     assert!(page.text().contains(r#"name="rate_limit" type="number" min="1" max="10000" step="1" value="25""#));
-    let change = weir::store::endpoint::EndpointChange::Probing {
+    let change = weir::store::queue::endpoint::EndpointChange::Probing {
         at_ms: weir::time::now_millis(),
         reason: "timed out after 10s".into(),
     };

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use serde_json::json;
-use weir::store::orgs::Plan;
+use weir::store::tenants::orgs::Plan;
 
 use crate::settings::{sign_in, user};
 use crate::support::browser::Browser;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use serde_json::{Value, json};
-use weir::store::orgs::Plan;
+use weir::store::tenants::orgs::Plan;
 
 use crate::example_receiver::ExampleReceiver;
 use crate::support::receiver::{Received, Receiver, Reply};

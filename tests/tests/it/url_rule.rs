@@ -1,7 +1,7 @@
 //! The webhook URL rule through the API (contract §2).
 
 use serde_json::json;
-use weir::store::orgs::Plan;
+use weir::store::tenants::orgs::Plan;
 
 use crate::support::weir::WeirBuilder;
 

@@ -1,7 +1,7 @@
 //! `/api/v2/webhooks` (service document §4, contract §2–§3).
 
 use serde_json::{Value, json};
-use weir::store::orgs::Plan;
+use weir::store::tenants::orgs::Plan;
 
 use crate::support::weir::Weir;
 

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::time::Instant;
 
 use crate::store::Partition;
-use crate::store::queue::Member;
+use crate::store::queue::claim::Member;
 
 /// A claimed delivery waiting in its lane.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-use crate::store::queue::Member;
+use crate::store::queue::claim::Member;
 
 use super::*;
 

@@ -14,7 +14,7 @@ use crate::auth::Caller;
 use crate::catalog;
 use crate::ids::{self, Kind};
 use crate::store::StoreError;
-use crate::store::exports::{Export, Exportable};
+use crate::store::events::exports::{Export, Exportable};
 
 /// Export formats (contract §2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use crate::app::App;
 use crate::catalog;
 use crate::ids::{self, Kind};
 use crate::store::StoreError;
-use crate::store::webhooks::{Attachment, OnError, Ordering};
+use crate::store::tenants::webhooks::{Attachment, OnError, Ordering};
 
 /// Most plugins attached to one webhook.
 pub(crate) const MAX_ATTACHMENTS: usize = 8;

@@ -16,9 +16,9 @@ use super::views::WebhookView;
 use crate::app::App;
 use crate::ids::{self, Kind};
 use crate::store::StoreError;
-use crate::store::endpoint::EndpointFields;
-use crate::store::status::Status;
-use crate::store::webhooks::{Created, MAX_WEBHOOKS_PER_ORG, Off, Updated, Webhook, WebhookChange};
+use crate::store::queue::endpoint::EndpointFields;
+use crate::store::queue::status::Status;
+use crate::store::tenants::webhooks::{Created, MAX_WEBHOOKS_PER_ORG, Off, Updated, Webhook, WebhookChange};
 
 /// Longest grace period of a secret rotation.
 pub(crate) const MAX_GRACE: std::time::Duration = std::time::Duration::from_secs(7 * 86_400);
@@ -96,7 +96,7 @@ async fn create(app: &App, org_id: &str, body: serde_json::Map<String, Value>) -
         client_secret: certificate.flatten(),
         endpoint: EndpointFields::default(),
     };
-    let plan = app.store.org_plan(org_id).await?.unwrap_or(crate::store::orgs::Plan::Free);
+    let plan = app.store.org_plan(org_id).await?.unwrap_or(crate::store::tenants::orgs::Plan::Free);
     let max = crate::auth::plans::limits(plan).webhooks.min(MAX_WEBHOOKS_PER_ORG);
     match app.store.create_webhook(webhook, max).await? {
         Created::Ok(webhook) => Ok(*webhook),

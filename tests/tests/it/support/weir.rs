@@ -12,7 +12,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use weir::config::Config;
 use weir::store::Store;
-use weir::store::orgs::Plan;
+use weir::store::tenants::orgs::Plan;
 
 use super::http::{Http, Resp};
 use super::{eventually, free_port, temp_dir, unique};

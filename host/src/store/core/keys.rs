@@ -1,0 +1,479 @@
+//! The key layout: the one place that names Redis keys. Every other module (and every Lua
+//! script, which gets all its keys through `KEYS`) asks [`Keys`] for them.
+//!
+//! Keys are grouped by hash tag (`{…}`) so that everything one script or transaction
+//! touches lives in one Redis Cluster slot. Three kinds of group:
+//! - **an organisation** (`{org_…}`): its settings, webhooks and their subscription index,
+//!   plugins, users. Organisations spread over the slots by their ids.
+//! - **a partition** (`{p<i>.<n>}`, `P` partitions, fixed when the data set is created):
+//!   events, snapshots, delivery records, delivery indexes and the delivery queues. An event
+//!   goes to the partition of its subject (`org`, type, id), so one organisation's traffic is
+//!   spread over all partitions, and the partitions' tags are chosen so that their slots are
+//!   evenly spaced over the slot space (and so over the masters).
+//! - **one thing** looked up by its own id (an API client and its tokens, a session, a
+//!   sign-in counter); report exports, which are rare, share one group.
+//!
+//! `P` below is the key prefix (`WEIR_REDIS_PREFIX`), `{o}` an organisation's tag, `{q}`
+//! a partition's tag.
+//!
+//! | key | type | holds |
+//! |---|---|---|
+//! | `P:meta` | hash | `layout` (version of this table), `partitions` |
+//! | `P:orgs` | zset (lex) | ids of all organisations |
+//! | `P:{o}:org` | hash | an organisation: `id`, `name`, `plan`, `created_at` |
+//! | `P:{o}:clients`, `P:{o}:users` | zset (lex) | its API clients' and users' ids |
+//! | `P:{o}:webhooks` | zset (lex) | its webhooks' ids |
+//! | `P:{o}:deleted-webhooks` | zset | webhooks it deleted within the delivery retention, by when (ms): their deliveries are still listed by their id |
+//! | `P:{o}:wh:{wh}` | hash | a webhook (`store::tenants::webhooks`), with its failure streak |
+//! | `P:{o}:subs:{action}` | set | active webhooks subscribed to an action (publish reads only these) |
+//! | `P:{o}:plugins` | zset (lex) | its plugins' ids |
+//! | `P:{o}:plugin-versions` | hash | the last version number given to each plugin name |
+//! | `P:{o}:plg:{id}` | hash | a plugin (`shared` = 1: its code is the organisation's `code:{sha256}`) |
+//! | `P:{o}:code:{sha256}` | string | plugin code, stored once per organisation and hash |
+//! | `P:{o}:code-refs` | hash | hash → plugins using that code; `bytes`: the code stored in all |
+//! | `P:{o}:plg:{id}:wasm` | string | the code of a plugin stored before code was shared |
+//! | `P:{o}:user:{id}` | hash | a person who signs in to the settings pages |
+//! | `P:{cli}:client` | hash | an API client; `secret_hash` is SHA-256 of the secret |
+//! | `P:{cli}:tokens` | zset | hashes of the client's live tokens, by expiry (ms) |
+//! | `P:{cli}:token:{sha256}` | string, TTL | a live access token of the client |
+//! | `P:{cli}:rate` | string, TTL | the client's API request budget (`store::queue::rate`) |
+//! | `P:{o}:notice-rate` | string, TTL | the organisation's budget of `webhook_delivery_failed` notices (`store::queue::rate`) |
+//! | `P:{wh}:limiter` | string, TTL | a webhook's delivery rate budget, for its `rate_limit` (`store::queue::rate`) |
+//! | `P:user-email:{email}` | string | `org_id user_id` of a (lower-cased) email |
+//! | `P:session:{sha256}` | hash, TTL | a signed-in session |
+//! | `P:login:{email}` | counter, TTL | sign-in attempts for an email in the current window |
+//! | `P:{exports}:x:{rex}`, `P:{exports}:file:{rex}` | hash, string; TTL | a report export and its built file (exports are rare: they share one slot) |
+//! | `P:{exports}:jobs` | zset | exports to build, by due time or end of lease (ms) |
+//! | `P:secret:export-links` | string | the key that signs export download links |
+//! | `P:{q}:e:{ev}` | string, TTL | an event (`{ev}`: [`event_name`], 22 characters for the organisation and event id): when it was accepted, its `created_at` and the compressed envelope (`store::events::publish`); also its id's idempotency record. No TTL while it is the newest snapshot of its record |
+//! | `P:{q}:snap:{org}` | hash | `Type:id` → `ms evt`: the newest event about each record (report exports) |
+//! | `P:{q}:release` | list | events no longer the newest of their record, to be given back their TTL |
+//! | `P:{q}:d:{dlv}` | hash | a delivery (`store::queue::deliveries`; `{dlv}` its id without `dlv_`); no TTL: removed with its day (`store::queue::trim`) |
+//! | `P:{q}:od:{org}:{day}`, `P:{q}:wd:{wh}:{day}` | list | deliveries of an organisation / a webhook made here on a day (UTC, days since the epoch), in the order they were made: their ids without `dlv_` ([`index_entry`]) |
+//! | `P:{q}:el:{org}:{hour}` | list, TTL | the event log: events of an organisation accepted here in an hour (hours since the epoch), in the order they were accepted, 22 bytes each (`store::events::log`); expires `WEIR_EVENT_RETENTION` after its hour |
+//! | `P:{replays}:jobs` | zset | replays to run, by due time or end of lease (ms) (replays are rare: they share one slot) |
+//! | `P:{replays}:r:{wh}` | hash, TTL once done | the latest replay of a webhook and how far it got (`store::events::replay`) |
+//! | `P:{q}:trimmed` | hash | organisation → the last day whose deliveries were removed here |
+//! | `P:{q}:ready` | zset | webhooks with queued deliveries here, by when the next one is due (ms) |
+//! | `P:{q}:wn:{wh}` | list | a webhook's new deliveries here, not yet claimed (`dlv org evt`), oldest first |
+//! | `P:{q}:w:{wh}` | zset | a webhook's other queued deliveries here (`dlv org evt`): waiting for a retry (by its time) or being attempted (by the end of the lease) |
+//! | `P:{q}:oh:{wh}` | hash | an ordered webhook's heads here (`lua/order.lua`): `s` + subject (`Type:id`) → the delivery of that subject that is queued, being attempted or waiting for its retry; `#` the last hold's number |
+//! | `P:{q}:oq:{wh}` | zset (lex) | an ordered webhook's deliveries held here behind their subject's head: `subject NUL number NUL member`, the number (12 digits) in acceptance order |
+//!
+//! Names a key holds per delivery are kept short (each is paid once per delivery for the
+//! retention period): the event's is a digest, the delivery's drops its id's prefix.
+//!
+//! Delivery ids carry their partition (`crate::ids::derived_tagged`: derived from the
+//! organisation, event and webhook and the time the event was accepted), so a delivery is found
+//! from its id alone.
+
+use crate::ids;
+
+/// Version of this layout, kept in `P:meta` so an incompatible data set is refused.
+pub const LAYOUT: &str = "3";
+
+/// Most partitions a data set can have (delivery ids carry the partition in 10 bits).
+pub const MAX_PARTITIONS: u16 = 1024;
+
+/// The day (UTC, days since the epoch) of a time in ms: delivery indexes are kept by day.
+pub fn day_of(ms: u64) -> u32 {
+    (ms / 86_400_000) as u32
+}
+
+/// The hour (since the epoch) of a time in ms: the event log is kept by the hour.
+pub fn hour_of(ms: u64) -> u32 {
+    (ms / HOUR_MS) as u32
+}
+
+/// An hour in ms.
+pub const HOUR_MS: u64 = 3_600_000;
+
+/// The digest that names an event: the first 128 bits of SHA-256 of its organisation and
+/// id. Event ids are chosen by publishers, so the organisation is part of it.
+pub fn event_digest(org: &str, event: &str) -> [u8; 16] {
+    let digest = ids::digest(&[org, event]);
+    let mut out = [0; 16];
+    out.copy_from_slice(&digest[..16]);
+    out
+}
+
+/// The name of an event in its key: its [`event_digest`], base64url (22 characters, where
+/// the two ids take about 60).
+pub fn event_name(org: &str, event: &str) -> String {
+    name_of_digest(&event_digest(org, event))
+}
+
+/// The name of an event in its key, from its digest.
+pub fn name_of_digest(digest: &[u8; 16]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(digest)
+}
+
+/// A delivery as its day's indexes hold it: its id without `dlv_`.
+pub fn index_entry(delivery: &str) -> &str {
+    delivery.strip_prefix(ids::Kind::Delivery.prefix()).unwrap_or(delivery)
+}
+
+/// The delivery id of an index entry ([`index_entry`]).
+pub fn delivery_of_entry(entry: &str) -> String {
+    format!("{}{entry}", ids::Kind::Delivery.prefix())
+}
+
+/// Number of slots in Redis Cluster.
+const SLOTS: u32 = 16384;
+
+/// One partition of the event and delivery data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Partition(pub u16);
+
+/// The names of every key of one installation (prefix and partition count).
+#[derive(Debug, Clone)]
+pub struct Keys {
+    prefix: String,
+    /// The hash tag of each partition, `{…}` included.
+    tags: Vec<String>,
+}
+
+/// The Redis Cluster slot of a key (CRC16 of its hash tag, or of the whole key).
+pub fn slot(key: &str) -> u16 {
+    let bytes = key.as_bytes();
+    let tagged = bytes.iter().position(|b| *b == b'{').and_then(|open| {
+        let rest = &bytes[open + 1..];
+        rest.iter().position(|b| *b == b'}').filter(|close| *close > 0).map(|close| &rest[..close])
+    });
+    (crc16::State::<crc16::XMODEM>::calculate(tagged.unwrap_or(bytes)) as u32 % SLOTS) as u16
+}
+
+impl Keys {
+    /// The layout for `prefix` with `partitions` partitions (1 to [`MAX_PARTITIONS`]).
+    pub fn new(prefix: &str, partitions: u16) -> Keys {
+        let n = partitions.clamp(1, MAX_PARTITIONS);
+        let tags = (0..n).map(|i| partition_tag(i, n)).collect();
+        Keys { prefix: prefix.to_owned(), tags }
+    }
+
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// How many partitions there are.
+    pub fn partition_count(&self) -> u16 {
+        self.tags.len() as u16
+    }
+
+    pub fn partitions(&self) -> impl Iterator<Item = Partition> + use<> {
+        (0..self.partition_count()).map(Partition)
+    }
+
+    /// The partition of the events (and so the deliveries) about one record.
+    pub fn partition_of_subject(&self, org: &str, subject_type: &str, subject_id: &str) -> Partition {
+        let digest = ids::digest(&[org, subject_type, subject_id]);
+        Partition((u16::from_be_bytes([digest[0], digest[1]])) % self.partition_count())
+    }
+
+    /// The partition a delivery id names, if the id is one of this data set's.
+    pub fn partition_of_delivery(&self, delivery: &str) -> Option<Partition> {
+        let p = ids::tag_of(ids::Kind::Delivery, delivery)?;
+        (p < self.partition_count()).then_some(Partition(p))
+    }
+
+    fn k(&self, parts: &[&str]) -> String {
+        let mut key = self.prefix.clone();
+        for part in parts {
+            key.push(':');
+            key.push_str(part);
+        }
+        key
+    }
+
+    fn tagged(&self, tag: &str, parts: &[&str]) -> String {
+        let mut key = format!("{}:{{{tag}}}", self.prefix);
+        for part in parts {
+            key.push(':');
+            key.push_str(part);
+        }
+        key
+    }
+
+    fn part(&self, p: Partition, parts: &[&str]) -> String {
+        let mut key = format!("{}:{}", self.prefix, self.tags[usize::from(p.0) % self.tags.len()]);
+        for part in parts {
+            key.push(':');
+            key.push_str(part);
+        }
+        key
+    }
+
+    // --- the data set --------------------------------------------------------------------
+
+    pub fn meta(&self) -> String {
+        self.k(&["meta"])
+    }
+
+    pub fn orgs(&self) -> String {
+        self.k(&["orgs"])
+    }
+
+    // --- an organisation -----------------------------------------------------------------
+
+    pub fn org(&self, org: &str) -> String {
+        self.tagged(org, &["org"])
+    }
+
+    pub fn org_clients(&self, org: &str) -> String {
+        self.tagged(org, &["clients"])
+    }
+
+    pub fn org_users(&self, org: &str) -> String {
+        self.tagged(org, &["users"])
+    }
+
+    pub fn webhooks(&self, org: &str) -> String {
+        self.tagged(org, &["webhooks"])
+    }
+
+    pub fn deleted_webhooks(&self, org: &str) -> String {
+        self.tagged(org, &["deleted-webhooks"])
+    }
+
+    pub fn webhook(&self, org: &str, webhook: &str) -> String {
+        self.tagged(org, &["wh", webhook])
+    }
+
+    pub fn subscribers(&self, org: &str, action: &str) -> String {
+        self.tagged(org, &["subs", action])
+    }
+
+    pub fn plugins(&self, org: &str) -> String {
+        self.tagged(org, &["plugins"])
+    }
+
+    pub fn plugin_versions(&self, org: &str) -> String {
+        self.tagged(org, &["plugin-versions"])
+    }
+
+    pub fn plugin(&self, org: &str, plugin: &str) -> String {
+        self.tagged(org, &["plg", plugin])
+    }
+
+    pub fn plugin_wasm(&self, org: &str, plugin: &str) -> String {
+        self.tagged(org, &["plg", plugin, "wasm"])
+    }
+
+    pub fn plugin_code(&self, org: &str, sha256: &str) -> String {
+        self.tagged(org, &["code", sha256])
+    }
+
+    pub fn plugin_code_refs(&self, org: &str) -> String {
+        self.tagged(org, &["code-refs"])
+    }
+
+    pub fn user(&self, org: &str, user: &str) -> String {
+        self.tagged(org, &["user", user])
+    }
+
+    // --- one thing -----------------------------------------------------------------------
+
+    pub fn client(&self, client: &str) -> String {
+        self.tagged(client, &["client"])
+    }
+
+    pub fn client_tokens(&self, client: &str) -> String {
+        self.tagged(client, &["tokens"])
+    }
+
+    pub fn token(&self, client: &str, token_hash: &str) -> String {
+        self.tagged(client, &["token", token_hash])
+    }
+
+    pub fn rate(&self, client: &str) -> String {
+        self.tagged(client, &["rate"])
+    }
+
+    pub fn notice_rate(&self, org: &str) -> String {
+        self.tagged(org, &["notice-rate"])
+    }
+
+    pub fn webhook_limiter(&self, webhook: &str) -> String {
+        self.tagged(webhook, &["limiter"])
+    }
+
+    pub fn user_email(&self, email: &str) -> String {
+        self.k(&["user-email", email])
+    }
+
+    pub fn session(&self, token_hash: &str) -> String {
+        self.k(&["session", token_hash])
+    }
+
+    pub fn login_attempts(&self, email: &str) -> String {
+        self.k(&["login", email])
+    }
+
+    pub fn export(&self, export: &str) -> String {
+        self.tagged("exports", &["x", export])
+    }
+
+    pub fn export_file(&self, export: &str) -> String {
+        self.tagged("exports", &["file", export])
+    }
+
+    pub fn export_jobs(&self) -> String {
+        self.tagged("exports", &["jobs"])
+    }
+
+    pub fn replay_jobs(&self) -> String {
+        self.tagged("replays", &["jobs"])
+    }
+
+    pub fn replay(&self, webhook: &str) -> String {
+        self.tagged("replays", &["r", webhook])
+    }
+
+    pub fn export_link_secret(&self) -> String {
+        self.k(&["secret", "export-links"])
+    }
+
+    // --- a partition ---------------------------------------------------------------------
+
+    pub fn event(&self, p: Partition, org: &str, event: &str) -> String {
+        self.event_named(p, &event_name(org, event))
+    }
+
+    /// An event's key from its name ([`event_name`]).
+    pub fn event_named(&self, p: Partition, name: &str) -> String {
+        self.part(p, &["e", name])
+    }
+
+    pub fn event_log(&self, p: Partition, org: &str, hour: u32) -> String {
+        self.part(p, &["el", org, &hour.to_string()])
+    }
+
+    pub fn snapshots(&self, p: Partition, org: &str) -> String {
+        self.part(p, &["snap", org])
+    }
+
+    pub fn released_events(&self, p: Partition) -> String {
+        self.part(p, &["release"])
+    }
+
+    pub fn delivery(&self, p: Partition, delivery: &str) -> String {
+        self.part(p, &["d", index_entry(delivery)])
+    }
+
+    pub fn org_deliveries(&self, p: Partition, org: &str, day: u32) -> String {
+        self.part(p, &["od", org, &day.to_string()])
+    }
+
+    pub fn webhook_deliveries(&self, p: Partition, webhook: &str, day: u32) -> String {
+        self.part(p, &["wd", webhook, &day.to_string()])
+    }
+
+    pub fn trimmed(&self, p: Partition) -> String {
+        self.part(p, &["trimmed"])
+    }
+
+    pub fn ready(&self, p: Partition) -> String {
+        self.part(p, &["ready"])
+    }
+
+    pub fn webhook_new(&self, p: Partition, webhook: &str) -> String {
+        self.part(p, &["wn", webhook])
+    }
+
+    pub fn webhook_queue(&self, p: Partition, webhook: &str) -> String {
+        self.part(p, &["w", webhook])
+    }
+
+    /// An ordered webhook's heads here: which delivery of each subject may go now.
+    pub fn order_heads(&self, p: Partition, webhook: &str) -> String {
+        self.part(p, &["oh", webhook])
+    }
+
+    /// An ordered webhook's deliveries held here behind their subject's head.
+    pub fn order_held(&self, p: Partition, webhook: &str) -> String {
+        self.part(p, &["oq", webhook])
+    }
+
+    /// Both keys of a webhook's order here, as every order-aware script declares them:
+    /// [`Keys::order_heads`], then [`Keys::order_held`].
+    pub fn order(&self, p: Partition, webhook: &str) -> [String; 2] {
+        [self.order_heads(p, webhook), self.order_held(p, webhook)]
+    }
+}
+
+/// A hash tag for partition `i` of `n` whose slot lies in the `i`th of `n` equal slices of
+/// the slot space: masters own contiguous slot ranges, so partitions spread evenly over them.
+fn partition_tag(i: u16, n: u16) -> String {
+    let (lo, hi) = (u32::from(i) * SLOTS / u32::from(n), (u32::from(i) + 1) * SLOTS / u32::from(n));
+    for salt in 0u32.. {
+        let tag = format!("p{i}.{salt}");
+        let slot = u32::from(crc16::State::<crc16::XMODEM>::calculate(tag.as_bytes())) % SLOTS;
+        if (lo..hi).contains(&slot) {
+            return format!("{{{tag}}}");
+        }
+    }
+    unreachable!("some salt lands in every slice of the slot space")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_follow_the_hash_tag() {
+        // Known values of Redis Cluster's key slot function.
+        assert_eq!(slot("foo"), 12182);
+        assert_eq!(slot("{user1000}.following"), slot("{user1000}.followers"));
+        assert_eq!(slot("{}foo"), slot("{}foo"), "an empty tag hashes the whole key");
+        assert_ne!(slot("a{}b"), slot("{}"));
+    }
+
+    #[test]
+    fn everything_of_a_partition_shares_its_slot_and_partitions_spread_evenly() {
+        let keys = Keys::new("weir", 16);
+        for p in keys.partitions() {
+            let s = slot(&keys.ready(p));
+            assert_eq!(slot(&keys.event(p, "org_1", "evt_1")), s);
+            assert_eq!(slot(&keys.delivery(p, "dlv_1")), s);
+            assert_eq!(slot(&keys.webhook_queue(p, "wh_1")), s);
+            assert_eq!(slot(&keys.org_deliveries(p, "org_1", 20_000)), s);
+            assert_eq!(slot(&keys.webhook_new(p, "wh_1")), s);
+            assert_eq!(slot(&keys.snapshots(p, "org_1")), s);
+            assert_eq!(slot(&keys.event_log(p, "org_1", 495_000)), s);
+            assert_eq!(u32::from(s) / (SLOTS / 16), u32::from(p.0), "partition {p:?} in its slice");
+        }
+        // Three masters with the default contiguous ranges: at most 6 of 16 partitions each.
+        let mut per_master = [0; 3];
+        for p in keys.partitions() {
+            per_master[usize::from(slot(&keys.ready(p))) * 3 / 16384] += 1;
+        }
+        assert!(per_master.iter().all(|n| (5..=6).contains(n)), "{per_master:?}");
+    }
+
+    #[test]
+    fn an_organisations_keys_share_a_slot() {
+        let keys = Keys::new("weir", 4);
+        let s = slot(&keys.org("org_1"));
+        for key in [
+            keys.webhooks("org_1"),
+            keys.webhook("org_1", "wh_1"),
+            keys.subscribers("org_1", "a"),
+            keys.plugin("org_1", "plg_1"),
+        ] {
+            assert_eq!(slot(&key), s, "{key}");
+        }
+        assert_eq!(slot(&keys.client("cli_1")), slot(&keys.token("cli_1", "abc")));
+        assert_eq!(slot(&keys.replay("wh_1")), slot(&keys.replay_jobs()));
+    }
+
+    #[test]
+    fn events_about_one_record_share_a_partition() {
+        let keys = Keys::new("weir", 16);
+        let p = keys.partition_of_subject("org_1", "WorkOrder", "wo_1");
+        assert_eq!(p, keys.partition_of_subject("org_1", "WorkOrder", "wo_1"));
+        let spread: std::collections::HashSet<_> =
+            (0..200).map(|i| keys.partition_of_subject("org_1", "WorkOrder", &format!("wo_{i}"))).collect();
+        assert_eq!(spread.len(), 16, "one organisation's records use every partition");
+    }
+}

@@ -1,0 +1,9 @@
+//! The connection (one Redis or a cluster), the one key layout, the Lua scripts and their
+//! replies read by name, group commit, and the `redis-server` Weir manages.
+
+pub mod batch;
+pub mod conn;
+pub mod keys;
+pub mod managed;
+pub(crate) mod reply;
+pub(crate) mod scripts;

@@ -1,0 +1,202 @@
+//! Report exports and the record snapshots they are built from (keys: `store::core::keys`).
+//!
+//! An export is a hash: `id`, `org_id`, `client_id`, `client_name`, `status`, `format`,
+//! `exportable_type`, `exportable_id`, `created_at`, `completed_at`, `download_url`,
+//! `error`, `published`; the built file is kept as long as its link is valid. Exports to
+//! build wait in a lease queue (`lua/lease.lua`): a builder that dies leaves its export to
+//! be taken over when the lease ends.
+//!
+//! Snapshots are kept by the publish script (`store::events::publish`), the newest by event time, in
+//! the partition of the record; a `deleted` subject removes the record's snapshot. No copy
+//! is made: the newest event about each record keeps no TTL instead (it gets it back when
+//! it is superseded).
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use redis::AsyncCommands;
+
+use crate::store::core::scripts::{CLAIM_JOBS, EXPORT_CREATE};
+use crate::store::{Result, Store};
+
+/// A report export, as stored.
+#[derive(Debug, Clone)]
+pub struct Export {
+    pub id: String,
+    /// `queued`, `building`, `completed` or `failed`.
+    pub status: String,
+    /// `pdf`, `csv` or `json`.
+    pub format: String,
+    pub exportable: Exportable,
+    pub created_at: String,
+    pub completed_at: Option<String>,
+    pub download_url: Option<String>,
+    pub error: Option<String>,
+    pub org_id: String,
+    pub client_id: String,
+    pub client_name: String,
+    pub published: bool,
+}
+
+/// The record an export is of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exportable {
+    pub kind: String,
+    pub id: String,
+}
+
+fn from_fields(f: &HashMap<String, String>) -> Export {
+    let text = |name: &str| f.get(name).cloned().unwrap_or_default();
+    let optional = |name: &str| f.get(name).filter(|v| !v.is_empty()).cloned();
+    Export {
+        id: text("id"),
+        status: text("status"),
+        format: text("format"),
+        exportable: Exportable { kind: text("exportable_type"), id: text("exportable_id") },
+        created_at: text("created_at"),
+        completed_at: optional("completed_at"),
+        download_url: optional("download_url"),
+        error: optional("error"),
+        org_id: text("org_id"),
+        client_id: text("client_id"),
+        client_name: text("client_name"),
+        published: text("published") == "1",
+    }
+}
+
+impl Store {
+    /// The newest snapshot of a record, as JSON text: the snapshot key of the newest event
+    /// about it.
+    pub async fn snapshot(&self, org_id: &str, kind: &str, id: &str) -> Result<Option<String>> {
+        let p = self.keys().partition_of_subject(org_id, kind, id);
+        let pointer: Option<String> =
+            self.conn().hget(self.keys().snapshots(p, org_id), format!("{kind}:{id}")).await?;
+        let Some(event) = pointer.as_deref().and_then(|v| v.split_once(' ')).map(|(_, evt)| evt.to_owned()) else {
+            return Ok(None);
+        };
+        let Some(stored) = self.event(p, org_id, &event).await? else { return Ok(None) };
+        let Some(snapshot_key) = crate::catalog::snapshot_key_of_type(kind) else { return Ok(None) };
+        let parsed: HashMap<String, Box<serde_json::value::RawValue>> =
+            serde_json::from_str(&stored.envelope).unwrap_or_default();
+        Ok(parsed.get(snapshot_key).map(|raw| raw.get().to_owned()))
+    }
+
+    /// Stores a new export and queues it.
+    pub async fn create_export(&self, export: &Export, keep_ms: u64) -> Result<()> {
+        let fields: [(&str, &str); 9] = [
+            ("id", &export.id),
+            ("org_id", &export.org_id),
+            ("client_id", &export.client_id),
+            ("client_name", &export.client_name),
+            ("status", &export.status),
+            ("format", &export.format),
+            ("exportable_type", &export.exportable.kind),
+            ("exportable_id", &export.exportable.id),
+            ("created_at", &export.created_at),
+        ];
+        let key = self.keys().export(&export.id);
+        let mut call = EXPORT_CREATE.call();
+        call.key(&key).key(&self.keys().export_jobs()).arg(keep_ms).arg(&export.id).arg(crate::time::now_millis());
+        for (k, v) in fields {
+            call.arg(k).arg(v);
+        }
+        let _: i64 = call.run(&mut self.conn()).await?;
+        self.acknowledged(&key).await
+    }
+
+    /// An export of any organisation (the builder checks it against the record).
+    pub async fn export_any_org(&self, id: &str) -> Result<Option<Export>> {
+        let fields: HashMap<String, String> = self.conn().hgetall(self.keys().export(id)).await?;
+        Ok((!fields.is_empty()).then(|| from_fields(&fields)))
+    }
+
+    /// The organisation's export.
+    pub async fn get_export(&self, org_id: &str, id: &str) -> Result<Option<Export>> {
+        Ok(self.export_any_org(id).await?.filter(|e| e.org_id == org_id))
+    }
+
+    /// Sets fields of an export that exists.
+    pub async fn set_export_fields(&self, id: &str, fields: &[(&str, &str)]) -> Result<()> {
+        let mut call = crate::store::core::scripts::SET_IF_EXISTS.call();
+        call.key(&self.keys().export(id));
+        for (k, v) in fields {
+            call.arg(*k).arg(*v);
+        }
+        let _: i64 = call.run(&mut self.conn()).await?;
+        Ok(())
+    }
+
+    /// Stores a built file with its lifetime, and marks the export completed.
+    pub async fn complete_export(
+        &self,
+        id: &str,
+        file: &[u8],
+        ttl_ms: u64,
+        completed_at: &str,
+        url: &str,
+    ) -> Result<()> {
+        redis::pipe()
+            .atomic()
+            .cmd("SET")
+            .arg(self.keys().export_file(id))
+            .arg(file)
+            .arg("PX")
+            .arg(ttl_ms)
+            .ignore()
+            .hset_multiple(
+                self.keys().export(id),
+                &[("status", "completed"), ("completed_at", completed_at), ("download_url", url), ("error", "")],
+            )
+            .ignore()
+            .query_async::<()>(&mut self.conn())
+            .await?;
+        Ok(())
+    }
+
+    /// A built file, while its link is valid.
+    pub async fn export_file(&self, id: &str) -> Result<Option<Vec<u8>>> {
+        Ok(self.conn().get(self.keys().export_file(id)).await?)
+    }
+
+    /// Claims up to `n` exports to build, leased for `lease`.
+    pub async fn claim_exports(&self, n: usize, lease: Duration) -> Result<Vec<String>> {
+        let now = crate::time::now_millis();
+        CLAIM_JOBS
+            .call()
+            .key(&self.keys().export_jobs())
+            .arg(now)
+            .arg(now + lease.as_millis() as u64)
+            .arg(n)
+            .run(&mut self.conn())
+            .await
+    }
+
+    /// Keeps a claimed export leased for `lease` more.
+    pub async fn renew_export(&self, id: &str, lease: Duration) -> Result<()> {
+        let until = crate::time::now_millis() + lease.as_millis() as u64;
+        let _: i64 = redis::cmd("ZADD")
+            .arg(self.keys().export_jobs())
+            .arg("XX")
+            .arg(until)
+            .arg(id)
+            .query_async(&mut self.conn())
+            .await?;
+        Ok(())
+    }
+
+    /// An export needs no more work.
+    pub async fn export_done(&self, id: &str) -> Result<()> {
+        let _: i64 = self.conn().zrem(self.keys().export_jobs(), id).await?;
+        Ok(())
+    }
+
+    /// The key that signs download links, made on first use and shared through Redis.
+    pub async fn export_link_key(&self) -> Result<Vec<u8>> {
+        let key = self.keys().export_link_secret();
+        let fresh: [u8; 32] = rand::random();
+        let _: Option<String> =
+            redis::cmd("SET").arg(&key).arg(hex::encode(fresh)).arg("NX").query_async(&mut self.conn()).await?;
+        let stored: String = self.conn().get(&key).await?;
+        Ok(hex::decode(stored).unwrap_or_default())
+    }
+}

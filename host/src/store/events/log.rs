@@ -1,0 +1,292 @@
+//! The event log: every event an organisation publishes, whether or not anything subscribed,
+//! listed by the hour in the partition of its subject (`P:{q}:el:{org}:{hour}`, written by
+//! `lua/publish.lua` with the event), so a window of time is read in order without scanning
+//! anything outside it. The events themselves are the ones deliveries use (stored once,
+//! `store::events::publish`); the log holds 22 bytes per event:
+//!
+//! | bytes | holds |
+//! |---|---|
+//! | 16 | the event's digest ([`keys::event_digest`]): it names the event's key |
+//! | 4 | when it was accepted: ms into its hour, big-endian |
+//! | 2 | its action's code ([`action_code`]: the first two bytes of SHA-256 of the name) |
+//!
+//! Each hour's list expires `WEIR_EVENT_RETENTION` after the hour ends. Reading follows
+//! `store::queue::listing`: a cursor says where each partition stands.
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use crate::catalog;
+use crate::store::core::keys::{self, HOUR_MS, Partition};
+use crate::store::events::stored::StoredEvent;
+use crate::store::queue::listing::{Cursor, Position};
+use crate::store::{Result, Store, StoreError};
+
+/// Bytes of one log entry.
+pub const ENTRY_LEN: usize = 22;
+
+/// The code of an action in the log: stable across versions (it does not depend on the
+/// catalogue's order); a unit test checks that no two actions share one.
+pub fn action_code(action: &str) -> [u8; 2] {
+    let digest = crate::ids::digest(&[action]);
+    [digest[0], digest[1]]
+}
+
+/// The action of a code, if it is one of the catalogue's.
+fn action_of(code: [u8; 2]) -> Option<&'static str> {
+    static ACTIONS: LazyLock<HashMap<[u8; 2], &'static str>> =
+        LazyLock::new(|| catalog::actions().map(|a| (action_code(a), a)).collect());
+    ACTIONS.get(&code).copied()
+}
+
+/// One event in the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogEntry {
+    /// Names the event's key ([`keys::name_of_digest`]).
+    pub digest: [u8; 16],
+    /// When it was accepted (ms).
+    pub accepted_ms: u64,
+    pub action: &'static str,
+}
+
+impl LogEntry {
+    /// The entry of an event (the action must be the catalogue's, as every published
+    /// event's is).
+    pub fn of(org: &str, event: &str, accepted_ms: u64, action: &'static str) -> LogEntry {
+        LogEntry { digest: keys::event_digest(org, event), accepted_ms, action }
+    }
+
+    pub fn encode(&self) -> [u8; ENTRY_LEN] {
+        let mut out = [0; ENTRY_LEN];
+        out[..16].copy_from_slice(&self.digest);
+        out[16..20].copy_from_slice(&((self.accepted_ms % HOUR_MS) as u32).to_be_bytes());
+        out[20..].copy_from_slice(&action_code(self.action));
+        out
+    }
+
+    /// Reads an entry of the list of `hour`; `None` if it is not one.
+    pub fn decode(bytes: &[u8], hour: u32) -> Option<LogEntry> {
+        let bytes: &[u8; ENTRY_LEN] = bytes.try_into().ok()?;
+        let digest: [u8; 16] = bytes[..16].try_into().ok()?;
+        let offset = u32::from_be_bytes(bytes[16..20].try_into().ok()?);
+        let action = action_of([bytes[20], bytes[21]])?;
+        (u64::from(offset) < HOUR_MS).then_some(LogEntry {
+            digest,
+            accepted_ms: u64::from(hour) * HOUR_MS + u64::from(offset),
+            action,
+        })
+    }
+
+    /// The hour whose list holds it.
+    pub fn hour(&self) -> u32 {
+        keys::hour_of(self.accepted_ms)
+    }
+}
+
+/// Which events a reading of the log keeps: accepted in `[since_ms, until_ms)`, of `action`
+/// when it is given.
+#[derive(Debug, Clone, Copy)]
+pub struct Window<'a> {
+    pub since_ms: u64,
+    pub until_ms: u64,
+    pub action: Option<&'a str>,
+}
+
+impl Window<'_> {
+    pub fn keeps(&self, entry: &LogEntry) -> bool {
+        (self.since_ms..self.until_ms).contains(&entry.accepted_ms) && self.action.is_none_or(|a| a == entry.action)
+    }
+}
+
+impl Store {
+    /// Up to `n` entries of one partition's hour from place `start` (counted from the
+    /// hour's first), in the order they were logged; `None` for one that cannot be read.
+    pub async fn read_log(
+        &self,
+        p: Partition,
+        org: &str,
+        hour: u32,
+        start: u64,
+        n: usize,
+    ) -> Result<Vec<Option<LogEntry>>> {
+        let key = self.keys().event_log(p, org, hour);
+        let raw: Vec<Vec<u8>> = redis::cmd("LRANGE")
+            .arg(&key)
+            .arg(start)
+            .arg(start + n.max(1) as u64 - 1)
+            .query_async(&mut self.conn())
+            .await?;
+        Ok(raw.iter().map(|bytes| LogEntry::decode(bytes, hour)).collect())
+    }
+
+    /// A page of the organisation's log newest first, from `cursor` (a [`Cursor`]'s text;
+    /// `None`: from the window's end), keeping what `window` keeps and looking at no more
+    /// than about `scan` entries. Returns the entries with their partition and the cursor to
+    /// continue from (`None` at the end).
+    pub async fn list_event_log(
+        &self,
+        org: &str,
+        window: Window<'_>,
+        cursor: Option<&str>,
+        limit: usize,
+        scan: usize,
+    ) -> Result<(Vec<(Partition, LogEntry)>, Option<String>)> {
+        let partitions = self.keys().partition_count();
+        let newest_hour = keys::hour_of(window.until_ms.saturating_sub(1));
+        let oldest_hour = keys::hour_of(window.since_ms);
+        let mut cursor = match cursor {
+            Some(text) => Cursor::parse(text, partitions).unwrap_or_else(|| Cursor::done(partitions)),
+            None => Cursor::start(partitions, newest_hour),
+        };
+        let batch = limit.clamp(10, 200);
+        let mut buffers: Vec<Vec<(u64, LogEntry)>> = vec![Vec::new(); usize::from(partitions)];
+        let mut kept = Vec::new();
+        let mut scanned = 0;
+        loop {
+            let refills = cursor
+                .positions()
+                .iter_mut()
+                .zip(buffers.iter_mut())
+                .enumerate()
+                .filter(|(_, (_, b))| b.is_empty())
+                .map(|(i, (position, buffer))| async move {
+                    self.log_back(Partition(i as u16), org, position, buffer, batch, oldest_hour).await
+                });
+            futures_util::future::try_join_all(refills).await?;
+            let mut progressed = false;
+            // The newest of every partition's next entries, until one partition runs dry.
+            while scanned < scan {
+                let Some(i) = (0..buffers.len())
+                    .filter(|i| !buffers[*i].is_empty())
+                    .max_by_key(|i| buffers[*i].last().map(|e| e.1.accepted_ms))
+                else {
+                    break;
+                };
+                let Some((place, entry)) = buffers[i].pop() else { break };
+                progressed = true;
+                scanned += 1;
+                // Listed (or passed over): the partition continues below it.
+                if let Some(position) = cursor.positions()[i].as_mut() {
+                    position.end = Some(place);
+                }
+                if window.keeps(&entry) {
+                    kept.push((Partition(i as u16), entry));
+                    if kept.len() == limit {
+                        return Ok((kept, cursor.text_unless_exhausted()));
+                    }
+                }
+                if buffers[i].is_empty() && cursor.positions()[i].is_some() {
+                    break;
+                }
+            }
+            if !progressed {
+                return Ok((kept, None));
+            }
+            if scanned >= scan {
+                return Ok((kept, cursor.text_unless_exhausted()));
+            }
+        }
+    }
+
+    /// Reads the next entries of one partition going back in time into `buffer` (oldest
+    /// first, with their places), moving to earlier hours as they run out; `position`
+    /// becomes `None` past `oldest_hour`. Entries that cannot be read are passed over.
+    async fn log_back(
+        &self,
+        p: Partition,
+        org: &str,
+        position: &mut Option<Position>,
+        buffer: &mut Vec<(u64, LogEntry)>,
+        batch: usize,
+        oldest_hour: u32,
+    ) -> Result<()> {
+        while let Some(at) = *position {
+            if at.bucket < oldest_hour {
+                *position = None;
+                break;
+            }
+            let key = self.keys().event_log(p, org, at.bucket);
+            // A list only grows at its tail (and goes whole): places counted from its head
+            // stay valid between the two commands.
+            let end: u64 = match at.end {
+                Some(end) => end,
+                None => redis::cmd("LLEN").arg(&key).query_async(&mut self.conn()).await?,
+            };
+            let start = end.saturating_sub(batch as u64);
+            let entries = match end {
+                0 => Vec::new(),
+                _ => self.read_log(p, org, at.bucket, start, (end - start) as usize).await?,
+            };
+            if entries.is_empty() {
+                *position = Some(Position { bucket: at.bucket.saturating_sub(1), end: None }).filter(|_| at.bucket > 0);
+                continue;
+            }
+            *position = Some(Position { bucket: at.bucket, end: Some(end) });
+            let first = end - entries.len() as u64;
+            buffer.extend(entries.into_iter().enumerate().filter_map(|(k, e)| Some((first + k as u64, e?))));
+            if buffer.is_empty() {
+                // Nothing readable in this batch: the partition continues below it.
+                *position = Some(Position { bucket: at.bucket, end: Some(first) });
+                continue;
+            }
+            break;
+        }
+        Ok(())
+    }
+
+    /// The stored events of log entries (`None`: expired, or not readable), read with one
+    /// pipeline per partition.
+    pub async fn logged_events(&self, entries: &[(Partition, LogEntry)]) -> Result<Vec<Option<StoredEvent>>> {
+        let by_partition = {
+            let mut map: std::collections::BTreeMap<Partition, Vec<usize>> = std::collections::BTreeMap::new();
+            for (i, (p, _)) in entries.iter().enumerate() {
+                map.entry(*p).or_default().push(i);
+            }
+            map
+        };
+        let reads = by_partition.iter().map(|(p, at)| async move {
+            let mut pipe = redis::pipe();
+            for &i in at {
+                pipe.cmd("GET").arg(self.keys().event_named(*p, &keys::name_of_digest(&entries[i].1.digest)));
+            }
+            let values: Vec<Option<Vec<u8>>> = self.conn().query_reads(&pipe).await?;
+            Ok::<_, StoreError>(at.iter().copied().zip(values).collect::<Vec<_>>())
+        });
+        let mut out = vec![None; entries.len()];
+        for part in futures_util::future::try_join_all(reads).await? {
+            for (i, value) in part {
+                out[i] = value.as_deref().and_then(StoredEvent::decode);
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_read_back_and_actions_have_distinct_codes() {
+        let codes: std::collections::HashSet<[u8; 2]> = catalog::actions().map(action_code).collect();
+        assert_eq!(codes.len(), catalog::actions().count(), "two actions share a code");
+        let entry = LogEntry::of("org_1", "evt_1", 1_764_000_000_123, "form_completed");
+        let bytes = entry.encode();
+        assert_eq!(LogEntry::decode(&bytes, entry.hour()), Some(entry));
+        assert_eq!(LogEntry::decode(&bytes[..21], entry.hour()), None, "too short");
+        let mut unknown = bytes;
+        unknown[20..].copy_from_slice(&[0, 0]);
+        if action_of([0, 0]).is_none() {
+            assert_eq!(LogEntry::decode(&unknown, entry.hour()), None, "an unknown action");
+        }
+    }
+
+    #[test]
+    fn a_window_keeps_its_half_open_range_and_action() {
+        let entry = LogEntry::of("org_1", "evt_1", 5_000, "form_completed");
+        let window = Window { since_ms: 5_000, until_ms: 6_000, action: None };
+        assert!(window.keeps(&entry));
+        assert!(!Window { until_ms: 5_000, ..window }.keeps(&entry), "until is excluded");
+        assert!(!Window { action: Some("form_created"), ..window }.keeps(&entry));
+    }
+}

@@ -1,0 +1,11 @@
+//! Events: publishing them (the batcher and the script), their stored form, the ones this
+//! process just published, the event log, replays, and report exports with the snapshots
+//! they are built from.
+
+pub mod exports;
+pub mod log;
+pub mod publish;
+pub mod publisher;
+pub(crate) mod recent;
+pub mod replay;
+pub mod stored;

@@ -1,0 +1,254 @@
+//! Events: each stored once, compressed, in the partition of its subject. Publishing writes
+//! the event (its key is also its id's idempotency record), the snapshot pointer of its
+//! record, and one delivery per subscribed webhook — with its index entries and its place
+//! in the webhook's queue — in one script per partition for a whole batch of events
+//! (`lua/publish.lua`).
+//!
+//! An event is stored in its compressed form (`store::events::stored`).
+//!
+//! A delivery's id is derived from its organisation, event and webhook and the time the
+//! event was accepted (`ids::derived_tagged`), so an event's deliveries are found from the
+//! event alone (`GET /api/v2/events/{id}`), without an index.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use crate::ids::{self, Kind};
+use crate::store::core::keys::{HOUR_MS, Partition};
+use crate::store::core::reply::{name_of, unexpected};
+use crate::store::core::scripts::{PUBLISH, RELEASE};
+use crate::store::events::log::LogEntry;
+use crate::store::events::stored::StoredEvent;
+use crate::store::queue::status::Status;
+use crate::store::tenants::webhooks::Subscriber;
+use crate::store::{Result, Store, StoreError};
+
+/// Every this many snapshots a publish checks the organisation's cap (and then evicts up to
+/// twice as many records as this): the check would cost Redis a command per event otherwise.
+/// (`Store::snapshots_published` counts them.)
+pub(in crate::store) const CAP_CHECK_EVERY: u32 = 8;
+
+/// Largest event kept as a record's snapshot (its envelope, uncompressed).
+pub const MAX_SNAPSHOT_BYTES: usize = 256 * 1024;
+
+/// How long what a publish writes is kept.
+#[derive(Debug, Clone, Copy)]
+pub struct Retention {
+    /// Events, and the deliveries they carry (`WEIR_DELIVERY_RETENTION`).
+    pub deliveries: Duration,
+    /// The event log (`WEIR_EVENT_RETENTION`; zero: no log).
+    pub events: Duration,
+}
+
+/// An event to publish, with the webhooks it goes to.
+#[derive(Debug, Clone)]
+pub struct Publication {
+    pub org_id: String,
+    pub event_id: String,
+    pub action: String,
+    /// `Type:id` of the subject.
+    pub subject: String,
+    /// The subject was deleted: its snapshot goes.
+    pub deleted: bool,
+    /// The event's time (ms): newer snapshots replace older ones, whatever the arrival order.
+    pub event_ms: u64,
+    /// Its action as the catalogue names it, for the event log (`None`: not logged).
+    pub logged_action: Option<&'static str>,
+    /// The event as stored, and its stored form ([`StoredEvent::encode`] of it: encoded by
+    /// the caller, so that concurrent publishes compress in parallel).
+    pub event: Arc<StoredEvent>,
+    pub stored: Arc<Vec<u8>>,
+    /// The envelope may be kept as its record's snapshot (it is small enough).
+    pub snapshot: bool,
+    /// The active webhooks subscribed to the action.
+    pub webhooks: Vec<Subscriber>,
+}
+
+/// The id of the delivery of an event to a webhook (see the module's documentation).
+pub fn delivery_id(p: Partition, accepted_ms: u64, org_id: &str, event_id: &str, webhook_id: &str) -> String {
+    ids::derived_tagged(Kind::Delivery, accepted_ms, p.0, &[org_id, event_id, webhook_id])
+}
+
+/// A delivery of an event (the event lookup shows them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventDelivery {
+    pub id: String,
+    pub webhook_id: String,
+    pub status: Status,
+}
+
+/// The result of publishing an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Published {
+    /// The id was accepted before; nothing new was created.
+    Duplicate,
+    /// Accepted, with this many deliveries.
+    New { deliveries: usize },
+}
+
+impl Store {
+    /// Publishes events of one partition (all or nothing each), and waits for replicas when
+    /// configured: once this returns, every `New` event is acknowledged.
+    pub async fn publish(&self, p: Partition, batch: &[Publication], retention: Retention) -> Result<Vec<Published>> {
+        let keys = self.keys();
+        let mut call = PUBLISH.call();
+        call.key(&keys.ready(p)).key(&keys.released_events(p));
+        let cap = self.snapshots_per_org.div_ceil(usize::from(keys.partition_count()));
+        call.arg(crate::time::now_millis()).arg(retention.deliveries.as_millis() as u64).arg(cap);
+        for event in batch {
+            let accepted_ms = event.event.accepted_ms;
+            let hour = crate::store::core::keys::hour_of(accepted_ms);
+            call.key(&keys.event(p, &event.org_id, &event.event_id))
+                .key(&keys.snapshots(p, &event.org_id))
+                .key(&keys.event_log(p, &event.org_id, hour));
+            call.arg(&event.event_id)
+                .arg(&event.org_id)
+                .arg(event.stored.as_slice())
+                .arg(&event.action)
+                .arg(&event.subject)
+                .arg(event.event_ms)
+                .arg(if event.deleted { "1" } else { "0" })
+                .arg(match event.snapshot {
+                    false => "n",
+                    true if self
+                        .snapshots_published
+                        .fetch_add(1, Ordering::Relaxed)
+                        .is_multiple_of(CAP_CHECK_EVERY) =>
+                    {
+                        "c"
+                    }
+                    true => "y",
+                })
+                .arg(event.webhooks.len());
+            match (retention.events.as_millis() as u64, event.logged_action) {
+                (0, _) | (_, None) => call.arg("").arg(""),
+                (keep, Some(action)) => {
+                    let entry = LogEntry::of(&event.org_id, &event.event_id, accepted_ms, action);
+                    call.arg(entry.encode().as_slice()).arg((u64::from(hour) + 1) * HOUR_MS + keep)
+                }
+            };
+            // Its deliveries' ids are derived from the time it was accepted.
+            let day = crate::store::core::keys::day_of(accepted_ms);
+            // In id order, so the indexes list one event's deliveries (which share a time)
+            // newest first by id too.
+            let mut fan_out: Vec<(String, &Subscriber)> = event
+                .webhooks
+                .iter()
+                .map(|w| (delivery_id(p, accepted_ms, &event.org_id, &event.event_id, &w.webhook), w))
+                .collect();
+            fan_out.sort();
+            for (delivery, to) in &fan_out {
+                let webhook = &to.webhook;
+                call.key(&keys.delivery(p, delivery))
+                    .key(&keys.org_deliveries(p, &event.org_id, day))
+                    .key(&keys.webhook_deliveries(p, webhook, day))
+                    .key(&keys.webhook_new(p, webhook));
+                call.arg(delivery).arg(webhook);
+                if to.ordered {
+                    call.keys(keys.order(p, webhook));
+                    call.arg("s");
+                } else {
+                    call.arg("");
+                }
+            }
+        }
+        let replies: Vec<String> = call.run(&mut self.conn()).await?;
+        if replies.len() != batch.len() {
+            return Err(unexpected("publish.lua", "one reply per event expected"));
+        }
+        let published: Vec<Published> = replies
+            .iter()
+            .zip(batch)
+            .map(|(reply, event)| {
+                name_of("publish.lua", reply, |name| match name {
+                    "new" => Some(Published::New { deliveries: event.webhooks.len() }),
+                    "dup" => Some(Published::Duplicate),
+                    _ => None,
+                })
+            })
+            .collect::<Result<_>>()?;
+        if published.iter().any(|p| matches!(p, Published::New { .. })) {
+            self.acknowledged(&keys.ready(p)).await?;
+        }
+        for (outcome, event) in published.iter().zip(batch) {
+            if matches!(outcome, Published::New { deliveries } if *deliveries > 0) {
+                self.recent.keep(&event.org_id, &event.event_id, event.event.clone());
+            }
+        }
+        Ok(published)
+    }
+
+    /// A stored event.
+    pub async fn event(&self, p: Partition, org_id: &str, event_id: &str) -> Result<Option<StoredEvent>> {
+        let bytes: Option<Vec<u8>> =
+            redis::cmd("GET").arg(self.keys().event(p, org_id, event_id)).query_async(&mut self.conn()).await?;
+        Ok(bytes.as_deref().and_then(StoredEvent::decode))
+    }
+
+    /// An event of the organisation found by its id alone: every partition is asked (an
+    /// event lives in the partition of its subject, which its id does not tell).
+    pub async fn find_event(&self, org_id: &str, event_id: &str) -> Result<Option<(Partition, StoredEvent)>> {
+        if !ids::is_event_id(event_id) {
+            return Ok(None);
+        }
+        let reads = self
+            .keys()
+            .partitions()
+            .map(|p| async move { Ok::<_, StoreError>((p, self.event(p, org_id, event_id).await?)) });
+        let found = futures_util::future::try_join_all(reads).await?;
+        Ok(found.into_iter().find_map(|(p, e)| e.map(|e| (p, e))))
+    }
+
+    /// The deliveries of an event stored in partition `p` to any of `webhooks` (those it had
+    /// none to are left out): each id is derived, and read with one pipeline.
+    pub async fn event_deliveries(
+        &self,
+        p: Partition,
+        org_id: &str,
+        event_id: &str,
+        accepted_ms: u64,
+        webhooks: &[String],
+    ) -> Result<Vec<EventDelivery>> {
+        if webhooks.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<String> = webhooks.iter().map(|w| delivery_id(p, accepted_ms, org_id, event_id, w)).collect();
+        let mut pipe = redis::pipe();
+        for id in &ids {
+            pipe.cmd("HMGET").arg(self.keys().delivery(p, id)).arg("o").arg("w").arg("e").arg("s");
+        }
+        let rows: Vec<Vec<Option<String>>> = self.conn().query_reads(&pipe).await?;
+        Ok(ids
+            .into_iter()
+            .zip(rows)
+            .filter_map(|(id, row)| {
+                let [o, w, e, s] = <[Option<String>; 4]>::try_from(row).ok()?;
+                (o.as_deref() == Some(org_id) && e.as_deref() == Some(event_id)).then_some(())?;
+                // (A damaged row shows as failed, as the deliveries API shows it.)
+                let status = Status::stored(s.as_deref()).unwrap_or(Status::Failed);
+                Some(EventDelivery { id, webhook_id: w?, status })
+            })
+            .collect())
+    }
+
+    /// Gives superseded snapshot events their TTL back (up to `n` of them); how many.
+    pub async fn release_snapshots(&self, p: Partition, retention: Duration, n: usize) -> Result<usize> {
+        let list = self.keys().released_events(p);
+        let entries: Vec<String> =
+            redis::cmd("LRANGE").arg(&list).arg(0).arg(n.max(1) as i64 - 1).query_async(&mut self.conn()).await?;
+        if entries.is_empty() {
+            return Ok(0);
+        }
+        let mut call = RELEASE.call();
+        call.key(&list);
+        for entry in &entries {
+            if let Some((org, event)) = entry.split_once(' ') {
+                call.key(&self.keys().event(p, org, event));
+            }
+        }
+        call.arg(retention.as_millis() as u64).arg(entries.len());
+        let _: i64 = call.run(&mut self.conn()).await?;
+        Ok(entries.len())
+    }
+}

@@ -1,0 +1,48 @@
+//! Publishing in batches: one batcher per partition (group commit: publishes that arrive
+//! while one call is in flight share the next), and the subscriber lookups before them,
+//! also in batches (concurrent publishes share one round trip, and those of one
+//! organisation and action one lookup).
+
+use crate::store::core::batch::Batcher;
+use crate::store::events::publish::{Publication, Published, Retention};
+use crate::store::tenants::webhooks::Subscriber;
+use crate::store::{Partition, Store, StoreError};
+
+/// Most events sent to Redis in one publish call.
+const BATCH: usize = 64;
+
+/// Publishes batches of events, one batcher per partition, after finding their subscribers
+/// (also in batches: concurrent publishes share one round trip, and those of one
+/// organisation and action one lookup).
+#[derive(Debug)]
+pub struct Publisher {
+    partitions: Vec<Batcher<Publication, Published>>,
+    subscribers: Batcher<(String, String), Result<Vec<Subscriber>, StoreError>>,
+}
+
+impl Publisher {
+    /// Starts the batchers (inside a Tokio runtime).
+    pub fn start(store: &Store, retention: Retention) -> Publisher {
+        let partitions = Batcher::per_partition(store, BATCH, move |store, p, batch: Vec<Publication>| async move {
+            store.publish(p, &batch, retention).await
+        });
+        let lookups = store.clone();
+        let subscribers = Batcher::spawn_distinct(BATCH, move |pairs: Vec<(String, String)>| {
+            let store = lookups.clone();
+            async move { store.subscribers_of(&pairs).await }
+        });
+        Publisher { partitions, subscribers }
+    }
+
+    /// The active webhooks of the organisation subscribed to the action.
+    pub async fn subscribers(&self, org_id: &str, action: &str) -> Result<Vec<Subscriber>, StoreError> {
+        self.subscribers.call((org_id.to_owned(), action.to_owned())).await?
+    }
+
+    pub async fn publish(&self, p: Partition, publication: Publication) -> Result<Published, StoreError> {
+        match self.partitions.get(usize::from(p.0)) {
+            Some(batcher) => batcher.call(publication).await,
+            None => Err(StoreError::NoPartition(p.0)),
+        }
+    }
+}

@@ -1,0 +1,280 @@
+//! Listing deliveries newest first from their day indexes (`P:{q}:od:{org}:{day}` and
+//! `P:{q}:wd:{wh}:{day}`, `store::core::keys`) across every partition, with a cursor that says
+//! where each partition stands.
+
+use crate::store::core::keys::Partition;
+use crate::store::queue::row::field;
+use crate::store::queue::status::Status;
+use crate::store::{Result, Store, StoreError};
+
+/// Which deliveries a listing keeps.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Filter<'a> {
+    pub status: Option<Status>,
+    pub action: Option<&'a str>,
+    pub webhook: Option<&'a str>,
+}
+
+impl Filter<'_> {
+    fn keeps(&self, status: Status, action: &str, webhook: &str) -> bool {
+        self.status.is_none_or(|s| s == status)
+            && self.action.is_none_or(|a| a == action)
+            && self.webhook.is_none_or(|w| w == webhook)
+    }
+}
+
+/// Which index a listing reads.
+#[derive(Debug, Clone, Copy)]
+pub enum Index<'a> {
+    Org(&'a str),
+    Webhook(&'a str),
+}
+
+/// Where a listing stands in one partition: the bucket (a day of deliveries, an hour of the
+/// event log) it reads, and how many of that bucket's entries (counted from its first) are
+/// still to be listed — `None`: all of them as its list is when first read. Lists only grow
+/// at their end (a bucket goes whole), so a position stays valid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::store) struct Position {
+    pub(in crate::store) bucket: u32,
+    pub(in crate::store) end: Option<u64>,
+}
+
+/// A listing's cursor: its position in every partition (`None` once one is exhausted). As
+/// text: `bucket.end` (`bucket.x` for the whole bucket) or `-` per partition,
+/// comma-separated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cursor(Vec<Option<Position>>);
+
+impl Cursor {
+    /// The first page's cursor: every partition from the end of bucket `newest`.
+    pub(in crate::store) fn start(partitions: u16, newest: u32) -> Cursor {
+        Cursor((0..partitions).map(|_| Some(Position { bucket: newest, end: None })).collect())
+    }
+
+    /// A cursor at the end of everything.
+    pub(in crate::store) fn done(partitions: u16) -> Cursor {
+        Cursor(vec![None; usize::from(partitions)])
+    }
+
+    pub(in crate::store) fn positions(&mut self) -> &mut [Option<Position>] {
+        &mut self.0
+    }
+
+    /// Its text, or `None` when every partition is exhausted.
+    pub(in crate::store) fn text_unless_exhausted(&self) -> Option<String> {
+        (!self.exhausted()).then(|| self.text())
+    }
+
+    /// A cursor given back by a client, if it is one of a data set with `partitions`.
+    pub fn parse(text: &str, partitions: u16) -> Option<Cursor> {
+        let positions: Option<Vec<Option<Position>>> = text
+            .split(',')
+            .map(|part| match part {
+                "-" => Some(None),
+                _ => {
+                    let (bucket, end) = part.split_once('.')?;
+                    let end = if end == "x" { None } else { Some(end.parse().ok()?) };
+                    Some(Some(Position { bucket: bucket.parse().ok()?, end }))
+                }
+            })
+            .collect();
+        positions.filter(|p| p.len() == usize::from(partitions)).map(Cursor)
+    }
+
+    pub fn text(&self) -> String {
+        let parts: Vec<String> = self
+            .0
+            .iter()
+            .map(|p| match p {
+                Some(Position { bucket, end: Some(end) }) => format!("{bucket}.{end}"),
+                Some(Position { bucket, end: None }) => format!("{bucket}.x"),
+                None => "-".to_owned(),
+            })
+            .collect();
+        parts.join(",")
+    }
+
+    fn exhausted(&self) -> bool {
+        self.0.iter().all(Option::is_none)
+    }
+}
+
+impl Store {
+    fn index_key(&self, p: Partition, index: Index<'_>, day: u32) -> String {
+        match index {
+            Index::Org(org) => self.keys().org_deliveries(p, org, day),
+            Index::Webhook(wh) => self.keys().webhook_deliveries(p, wh, day),
+        }
+    }
+
+    /// A page of delivery ids from an index across every partition, newest first, from
+    /// `cursor` (a [`Cursor`]'s text; `None`: the newest), keeping those `filter` accepts —
+    /// looking at no more than about `scan` entries and no day before `oldest_day`. Returns
+    /// the ids and the cursor to continue from (`None` at the end).
+    pub async fn list_deliveries(
+        &self,
+        index: Index<'_>,
+        filter: Filter<'_>,
+        cursor: Option<&str>,
+        limit: usize,
+        scan: usize,
+        oldest_day: u32,
+    ) -> Result<(Vec<String>, Option<String>)> {
+        let partitions = self.keys().partition_count();
+        let today = crate::store::core::keys::day_of(crate::time::now_millis());
+        let mut cursor = match cursor {
+            Some(text) => Cursor::parse(text, partitions).unwrap_or_else(|| Cursor::done(partitions)),
+            None => Cursor::start(partitions, today),
+        };
+        let batch = limit.clamp(10, 200) as u64;
+        // Per partition: the entries read and not yet listed, oldest first, with their place.
+        let mut buffers: Vec<Vec<(u64, String)>> = vec![Vec::new(); usize::from(partitions)];
+        let mut kept = Vec::new();
+        let mut scanned = 0;
+        loop {
+            let refills =
+                cursor.0.iter_mut().zip(buffers.iter_mut()).enumerate().filter(|(_, (_, b))| b.is_empty()).map(
+                    |(i, (position, buffer))| async move {
+                        self.read_back(Partition(i as u16), index, position, buffer, batch, oldest_day).await
+                    },
+                );
+            futures_util::future::try_join_all(refills).await?;
+            // The newest of every partition's next entries, until one partition runs dry.
+            let mut candidates: Vec<(usize, u64, String)> = Vec::new();
+            while (candidates.len() as u64) < batch {
+                let Some(i) = (0..buffers.len())
+                    .filter(|i| !buffers[*i].is_empty())
+                    .max_by(|a, b| buffers[*a].last().map(|e| &e.1).cmp(&buffers[*b].last().map(|e| &e.1)))
+                else {
+                    break;
+                };
+                let (at, id) = buffers[i].pop().unwrap_or_default();
+                candidates.push((i, at, id));
+                if buffers[i].is_empty() && cursor.0[i].is_some() {
+                    break;
+                }
+            }
+            if candidates.is_empty() {
+                return Ok((kept, None));
+            }
+            let ids: Vec<String> = candidates.iter().map(|c| c.2.clone()).collect();
+            let fields = self.listing_fields(&ids).await?;
+            for ((i, at, id), f) in candidates.into_iter().zip(fields) {
+                scanned += 1;
+                // Listed (or passed over): the partition continues below it.
+                if let Some(position) = cursor.0[i].as_mut() {
+                    position.end = Some(at);
+                }
+                if let Some((status, action, webhook)) = f
+                    && filter.keeps(status, &action, &webhook)
+                {
+                    kept.push(id);
+                    if kept.len() == limit {
+                        return Ok((kept, cursor.text_unless_exhausted()));
+                    }
+                }
+            }
+            if scanned >= scan {
+                return Ok((kept, cursor.text_unless_exhausted()));
+            }
+        }
+    }
+
+    /// Reads the next entries of one partition going back in time into `buffer` (oldest
+    /// first), moving to earlier days as they run out; `position` becomes `None` past
+    /// `oldest_day`.
+    async fn read_back(
+        &self,
+        p: Partition,
+        index: Index<'_>,
+        position: &mut Option<Position>,
+        buffer: &mut Vec<(u64, String)>,
+        batch: u64,
+        oldest_day: u32,
+    ) -> Result<()> {
+        while let Some(at) = *position {
+            if at.bucket < oldest_day {
+                *position = None;
+                break;
+            }
+            let key = self.index_key(p, index, at.bucket);
+            // Where the unread part ends: the cursor's position, or the index's length on its
+            // first page. Two commands, not a transaction: mid-reshard only a command alone
+            // follows its key to the node it moves to (`ASK`). An index only grows at its
+            // tail, so positions counted from its head stay valid between them.
+            let end: u64 = match at.end {
+                Some(end) => end,
+                None => redis::cmd("LLEN").arg(&key).query_async(&mut self.conn()).await?,
+            };
+            let ids: Vec<String> = match end {
+                0 => Vec::new(),
+                _ => {
+                    let start = end.saturating_sub(batch);
+                    redis::cmd("LRANGE").arg(&key).arg(start).arg(end - 1).query_async(&mut self.conn()).await?
+                }
+            };
+            if ids.is_empty() {
+                *position = Some(Position { bucket: at.bucket.saturating_sub(1), end: None }).filter(|_| at.bucket > 0);
+                continue;
+            }
+            let start = end.saturating_sub(ids.len() as u64);
+            *position = Some(Position { bucket: at.bucket, end: Some(end) });
+            buffer.extend(
+                ids.iter()
+                    .enumerate()
+                    .map(|(k, entry)| (start + k as u64, crate::store::core::keys::delivery_of_entry(entry))),
+            );
+            break;
+        }
+        Ok(())
+    }
+
+    /// Status, action and webhook of deliveries (for filtering), `None` for expired ones.
+    async fn listing_fields(&self, ids: &[String]) -> Result<Vec<Option<(Status, String, String)>>> {
+        let by_partition = self.by_partition(ids);
+        let reads = by_partition.iter().map(|(p, at)| async move {
+            let mut pipe = redis::pipe();
+            for &i in at {
+                pipe.cmd("HMGET")
+                    .arg(self.keys().delivery(*p, &ids[i]))
+                    .arg(field::STATUS)
+                    .arg(field::ACTION)
+                    .arg(field::WEBHOOK)
+                    .arg(field::ORG);
+            }
+            let rows: Vec<Vec<Option<String>>> = self.conn().query_reads(&pipe).await?;
+            Ok::<_, StoreError>(at.iter().copied().zip(rows).collect::<Vec<_>>())
+        });
+        let mut out = vec![None; ids.len()];
+        for part in futures_util::future::try_join_all(reads).await? {
+            for (i, row) in part {
+                let Ok([status, action, webhook, org]) = <[Option<String>; 4]>::try_from(row) else { continue };
+                if org.is_some() {
+                    let status = Status::stored(status.as_deref());
+                    out[i] = status.map(|s| (s, action.unwrap_or_default(), webhook.unwrap_or_default()));
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_read_back_and_refuse_what_they_are_not() {
+        let cursor = Cursor(vec![
+            Some(Position { bucket: 20_415, end: Some(17) }),
+            None,
+            Some(Position { bucket: 3, end: None }),
+        ]);
+        assert_eq!(cursor.text(), "20415.17,-,3.x");
+        assert_eq!(Cursor::parse("20415.17,-,3.x", 3), Some(cursor));
+        assert_eq!(Cursor::parse("20415.17", 3), None, "one position per partition");
+        assert_eq!(Cursor::parse("dlv_x,-,-", 3), None);
+        assert!(Cursor(vec![None, None]).exhausted());
+    }
+}

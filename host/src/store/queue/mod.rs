@@ -1,0 +1,17 @@
+//! A delivery's life in Redis: its row, claiming, loading and recording attempts, dead
+//! letters, manual retries, reading and listing rows, retention, and the per-webhook state
+//! the workers share (targets, failure streak, endpoint state, rate budgets).
+
+pub mod attempts;
+pub mod claim;
+pub mod deliveries;
+pub mod endpoint;
+pub mod listing;
+pub mod rate;
+pub mod requeue;
+pub mod row;
+pub mod status;
+pub mod streak;
+pub mod targets;
+pub(crate) mod trim;
+pub mod work;

@@ -1,0 +1,101 @@
+//! Retention: delivery rows carry no TTL of their own (it would cost Redis an expiry
+//! entry and a command per delivery); they go with their day. Every partition remembers,
+//! per organisation, the last day it trimmed, so a trim that did not run for a while (or a
+//! new process) picks up from there and nothing is left behind: each day past the
+//! retention period has its organisation index read in chunks, its rows removed
+//! (`lua/trim.lua`), and its index lists dropped. Events keep their own TTLs.
+
+use std::time::Duration;
+
+use crate::store::core::keys::{Partition, day_of};
+use crate::store::core::scripts::TRIM;
+use crate::store::{Result, Store};
+
+/// Rows removed per script call.
+const CHUNK: isize = 500;
+
+impl Store {
+    /// Removes the deliveries made on days before the day of `cutoff_ms`, with their index
+    /// lists, in every partition and organisation. A row still pending gets `retention`
+    /// as its TTL instead. How many rows were looked at.
+    pub async fn trim_deliveries(&self, cutoff_ms: u64, retention: Duration) -> Result<usize> {
+        let cutoff = day_of(cutoff_ms);
+        let mut seen = 0;
+        for org in self.org_ids().await? {
+            let webhooks = self.webhook_ids(&org).await?;
+            let first = self.first_untrimmed_day(&org).await?;
+            for p in self.keys().partitions() {
+                let trimmed: Option<u32> =
+                    redis::cmd("HGET").arg(self.keys().trimmed(p)).arg(&org).query_async(&mut self.conn()).await?;
+                for day in trimmed.map_or(first, |t| t + 1)..cutoff {
+                    seen += self.trim_day(p, &org, &webhooks, day, retention).await?;
+                }
+                if cutoff > 0 && trimmed.is_none_or(|t| t + 1 < cutoff) {
+                    let _: () = redis::cmd("HSET")
+                        .arg(self.keys().trimmed(p))
+                        .arg(&org)
+                        .arg(cutoff - 1)
+                        .query_async(&mut self.conn())
+                        .await?;
+                }
+            }
+        }
+        Ok(seen)
+    }
+
+    /// The organisation's first day (it made no deliveries before it was created).
+    async fn first_untrimmed_day(&self, org: &str) -> Result<u32> {
+        let created: Option<String> =
+            redis::cmd("HGET").arg(self.keys().org(org)).arg("created_at").query_async(&mut self.conn()).await?;
+        Ok(created.and_then(|c| crate::time::parse_rfc3339(&c)).map_or(0, day_of))
+    }
+
+    async fn trim_day(
+        &self,
+        p: Partition,
+        org: &str,
+        webhooks: &[String],
+        day: u32,
+        retention: Duration,
+    ) -> Result<usize> {
+        let index = self.keys().org_deliveries(p, org, day);
+        let mut seen = 0;
+        loop {
+            let ids: Vec<String> =
+                redis::cmd("LRANGE").arg(&index).arg(0).arg(CHUNK - 1).query_async(&mut self.conn()).await?;
+            if ids.is_empty() {
+                break;
+            }
+            let mut call = TRIM.call();
+            call.key(&index).arg(retention.as_millis() as u64);
+            // (An index entry is the delivery id without `dlv_`, which its key drops too.)
+            for entry in &ids {
+                call.key(&self.keys().delivery(p, entry));
+            }
+            let left: i64 = call.run(&mut self.conn()).await?;
+            seen += ids.len();
+            if left == 0 {
+                break;
+            }
+        }
+        let lists: Vec<String> = std::iter::once(index)
+            .chain(webhooks.iter().map(|wh| self.keys().webhook_deliveries(p, wh, day)))
+            .collect();
+        let _: i64 = redis::cmd("DEL").arg(lists).query_async(&mut self.conn()).await?;
+        Ok(seen)
+    }
+
+    /// Forgets the delivery index of a deleted webhook, `retention` back (listings fall back
+    /// to the organisation's index for it).
+    pub async fn drop_webhook_index(&self, webhook: &str, retention: Duration) -> Result<()> {
+        let now = crate::time::now_millis();
+        let days: Vec<u32> =
+            (day_of(now.saturating_sub(retention.as_millis() as u64)).saturating_sub(1)..=day_of(now) + 1).collect();
+        let drops = self.keys().partitions().map(|p| {
+            let keys: Vec<String> = days.iter().map(|d| self.keys().webhook_deliveries(p, webhook, *d)).collect();
+            async move { redis::cmd("DEL").arg(keys).query_async::<i64>(&mut self.conn()).await }
+        });
+        futures_util::future::try_join_all(drops).await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,9 @@
+//! Who the data belongs to and what they set up: organisations, API clients and tokens,
+//! people and sessions, webhooks and their plugins.
+
+pub mod clients;
+pub mod orgs;
+pub mod plugins;
+pub mod users;
+pub(crate) mod webhook_record;
+pub mod webhooks;

@@ -1,0 +1,121 @@
+//! Organisations: the tenants. Created by operators (`weir admin org create`).
+
+use std::collections::HashMap;
+
+use redis::AsyncCommands;
+use serde::Serialize;
+
+use crate::ids::{self, Kind};
+use crate::store::{Result, Store, StoreError};
+
+/// A plan decides whether the organisation may use the API (service document §1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Plan {
+    Free,
+    Pro,
+}
+
+impl Plan {
+    pub fn parse(text: &str) -> Option<Plan> {
+        match text {
+            "free" => Some(Plan::Free),
+            "pro" => Some(Plan::Pro),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Plan::Free => "free",
+            Plan::Pro => "pro",
+        }
+    }
+
+    /// `pro` includes API integrations, `free` does not (contract §1).
+    pub fn api_integrations(self) -> bool {
+        matches!(self, Plan::Pro)
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Org {
+    pub id: String,
+    pub name: String,
+    pub plan: Plan,
+    pub api_integrations: bool,
+}
+
+impl Store {
+    /// Creates an organisation. Its hash is written first, then the index of all
+    /// organisations (a different slot): an interrupted create leaves an unlisted hash,
+    /// never a listed id without one.
+    pub async fn create_org(&self, name: &str, plan: Plan) -> Result<Org> {
+        let id = ids::new(Kind::Org);
+        let key = self.keys().org(&id);
+        let now = crate::time::now_rfc3339();
+        let _: () = self
+            .conn()
+            .hset_multiple(&key, &[("id", id.as_str()), ("name", name), ("plan", plan.as_str()), ("created_at", &now)])
+            .await?;
+        let _: () = self.conn().zadd(self.keys().orgs(), &id, 0).await?;
+        self.acknowledged(&key).await?;
+        Ok(Org { id, name: name.to_owned(), plan, api_integrations: plan.api_integrations() })
+    }
+
+    pub async fn get_org(&self, id: &str) -> Result<Option<Org>> {
+        let key = self.keys().org(id);
+        let fields: HashMap<String, String> = self.conn().hgetall(&key).await?;
+        if fields.is_empty() {
+            return Ok(None);
+        }
+        let plan = fields
+            .get("plan")
+            .and_then(|p| Plan::parse(p))
+            .ok_or_else(|| StoreError::Corrupt { key: key.clone(), reason: "bad plan".into() })?;
+        Ok(Some(Org {
+            id: id.to_owned(),
+            name: fields.get("name").cloned().unwrap_or_default(),
+            plan,
+            api_integrations: plan.api_integrations(),
+        }))
+    }
+
+    /// The plan of an organisation, `None` if there is none.
+    pub async fn org_plan(&self, id: &str) -> Result<Option<Plan>> {
+        let plan: Option<String> = self.conn().hget(self.keys().org(id), "plan").await?;
+        Ok(plan.as_deref().and_then(Plan::parse))
+    }
+
+    pub async fn set_org_plan(&self, id: &str, plan: Plan) -> Result<Option<Org>> {
+        let key = self.keys().org(id);
+        let updated: i64 = crate::store::core::scripts::SET_IF_EXISTS
+            .call()
+            .key(&key)
+            .arg("plan")
+            .arg(plan.as_str())
+            .run(&mut self.conn())
+            .await?;
+        if !crate::store::core::reply::done("set_if_exists.lua", updated)? {
+            return Ok(None);
+        }
+        self.acknowledged(&key).await?;
+        self.copy_plan_to_clients(id, plan).await?;
+        self.get_org(id).await
+    }
+
+    pub async fn org_ids(&self) -> Result<Vec<String>> {
+        Ok(self.conn().zrange(self.keys().orgs(), 0, -1).await?)
+    }
+
+    /// Every organisation, oldest first.
+    pub async fn list_orgs(&self) -> Result<Vec<Org>> {
+        let mut orgs = Vec::new();
+        for id in self.org_ids().await? {
+            if let Some(org) = self.get_org(&id).await? {
+                orgs.push(org);
+            }
+        }
+        Ok(orgs)
+    }
+}
