@@ -35,6 +35,7 @@ mod delivery;
 mod domain;
 mod exports;
 pub mod ids;
+mod jobs;
 mod metrics;
 mod netguard;
 pub mod plugins;

@@ -10,9 +10,9 @@ use tokio::net::TcpListener;
 
 use crate::app::App;
 use crate::config::Config;
-use crate::domain::replay::Replayer;
+use crate::domain::replay::ReplayJobs;
 use crate::store::{Store, StoreError};
-use crate::{api, delivery, exports, plugins, server, settings, store, tls};
+use crate::{api, delivery, exports, jobs, plugins, server, settings, store, tls};
 
 /// Why the service could not start.
 #[derive(Debug, thiserror::Error)]
@@ -61,29 +61,31 @@ pub async fn run(
     }
     let plugins = Arc::new(plugins::Runtime::new(config.plugin_limits(), config.data_dir.join("plugin-cache"))?);
     let app = Arc::new(App::new(config, store, plugins));
-    let engine = if app.config.workers { Some(delivery::Engine::start(app.clone())?) } else { None };
-    let builders = app.config.workers.then(|| exports::builder::BuilderHandle::start(app.clone()));
-    // Replays a request left to the background, or whose process died, go on here.
-    let (stop_replays, replays_stopped) = tokio::sync::watch::channel(false);
-    let replays = app.config.workers.then(|| {
-        let app = app.clone();
-        tokio::spawn(async move { Replayer::of(&app).run_worker(replays_stopped).await })
-    });
+    // Every background worker watches one shutdown: the delivery workers (with their upkeep
+    // and trimming), the export builders, and the replays a request left to the background
+    // or whose process died.
+    let (stop_workers, stopping) = jobs::Shutdown::new();
+    let engine = if app.config.workers { Some(delivery::Engine::start(app.clone(), stopping.clone())?) } else { None };
+    let mut background = Vec::new();
+    if app.config.workers {
+        let builds = Arc::new(exports::builder::Builds::new(app.clone()));
+        background.push(tokio::spawn(jobs::run(builds, app.store.clone(), stopping.clone())));
+        let replays = Arc::new(ReplayJobs::new(app.clone()));
+        background.push(tokio::spawn(jobs::run(replays, app.store.clone(), stopping)));
+    }
     let handles = crate::domain::handles::Handles::new(&app);
     let routes = api::routes().merge(settings::router());
     let service = api::service(api::with_error_shape(routes, handles.clone()), handles.access.clone());
     let addr = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
     tracing::info!(%addr, tls = tls.is_some(), workers = engine.is_some(), "weir is serving");
     server::serve(listener, service, tls, app.config.max_connections, shutdown).await;
-    if let Some(builders) = builders {
-        builders.stop().await;
-    }
-    let _ = stop_replays.send(true);
-    if let Some(replays) = replays {
-        let _ = replays.await;
+    // Each finishes what it is doing (an export being built, an attempt in flight) first.
+    stop_workers.stop();
+    for worker in background {
+        let _ = worker.await;
     }
     if let Some(engine) = engine {
-        engine.stop().await;
+        engine.stopped().await;
     }
     tracing::info!("weir stopped");
     Ok(())

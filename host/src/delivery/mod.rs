@@ -1,42 +1,44 @@
-//! Delivery: the workers that take deliveries off the queue and send them.
+//! Delivery: the workers that take deliveries off the queue and send them, in three parts
+//! a delivery goes through in order:
 //!
-//! - `send`: the HTTP(S) client; connects only to addresses the URL rule vetted.
-//! - `retry`: the policy (success, 410, schedule with jitter, `Retry-After`).
-//! - `lanes`: per-webhook windows that follow the endpoint (AIMD, probing, pauses, the
-//!   slow share), so endpoints that fail or hang cannot hold the workers healthy ones need.
-//! - `claimer`: one loop per partition claiming what the lanes have room for.
-//! - `attempt`: one delivery's work, from loading it to recording the outcome.
-//! - `upkeep`: keeping held leases alive, trimming indexes, releasing old snapshots.
+//! 1. `claiming`: one loop per partition claiming what the lanes have room for; `lanes`:
+//!    per-webhook windows that follow the endpoint (AIMD, probing, pauses, the slow share),
+//!    so endpoints that fail or hang cannot hold the workers healthy ones need; `upkeep`:
+//!    keeping held leases alive, trimming indexes, releasing old snapshots.
+//! 2. `attempt`: one attempt — loaded, prepared (`prepare`: plugins), signed and sent
+//!    (`send`, `connect`: the HTTP(S) client, connecting only to addresses the URL rule
+//!    vetted, directly or through the egress proxy) — its request built from what it is
+//!    handed alone (`attempt::Request`), its answer judged by the policy (`retry`).
+//! 3. `recording`: the outcome recorded (a row that cannot be read is dead-lettered), the
+//!    failure streak kept (and a webhook switched off), the endpoint's state shared with the
+//!    other processes (`endpoint`), the permit given back.
+//!
+//! This file wires them: the [`Engine`] (what the parts share: the lanes, the permits, the
+//! batched loads and records, the deliveries held) and its handle.
 //!
 //! Every `weir serve` process runs one engine; they share the work through the queue
 //! (`crate::store::queue::claim`) with no leader.
 
 mod attempt;
-mod claimer;
-mod connect;
-mod endpoint;
-mod finish;
-mod lanes;
-mod prepare;
-pub(crate) mod retry;
-pub(crate) mod send;
-mod upkeep;
+mod claiming;
+mod recording;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use tokio::sync::{Notify, Semaphore, watch};
+use tokio::sync::{Notify, Semaphore};
 
 use crate::app::App;
+use crate::jobs::Stopping;
 use crate::store::core::batch::Batcher;
 use crate::store::queue::claim::Member;
 use crate::store::queue::targets::WebhookTarget;
 use crate::store::queue::work::{Loaded, Recorded, Report};
 use crate::store::{Partition, Store, StoreError};
-use lanes::Lanes;
-use send::Sender;
+use attempt::send::Sender;
+use claiming::lanes::Lanes;
 
 /// Most loads or outcomes sent to Redis in one script call.
 const BATCH: usize = 64;
@@ -97,10 +99,10 @@ fn slow_share(workers: usize) -> usize {
     (workers / 4).max(1)
 }
 
-/// A running engine; [`EngineHandle::stop`] finishes in-flight attempts and returns.
+/// A running engine: it stops when the process's [`Shutdown`](crate::jobs::Shutdown) says
+/// so, finishing its attempts in flight; [`EngineHandle::stopped`] waits for that.
 #[derive(Debug)]
 pub(crate) struct EngineHandle {
-    stop: watch::Sender<bool>,
     done: tokio::sync::oneshot::Receiver<()>,
     thread: std::thread::JoinHandle<()>,
 }
@@ -118,25 +120,24 @@ impl Engine {
     /// Starts the workers of this process on a thread of their own, with a runtime and a
     /// Redis connection of their own: the API's requests never wait behind delivery work
     /// for a turn of the scheduler, however much of it there is (contract §7).
-    pub(crate) fn start(app: Arc<App>) -> Result<EngineHandle, EngineError> {
+    pub(crate) fn start(app: Arc<App>, stopping: Stopping) -> Result<EngineHandle, EngineError> {
         let config = &app.config;
         let tls = crate::tls::client_config(config.extra_ca.as_deref())?;
         let runtime =
             tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(EngineError::Thread)?;
-        let (stop, mut stopped) = watch::channel(false);
         let (finished, done) = tokio::sync::oneshot::channel();
         let thread = std::thread::Builder::new()
             .name("weir-delivery".into())
             .spawn(move || {
                 runtime.block_on(async move {
-                    if let Some(store) = own_connection(&app, &mut stopped).await {
-                        Engine::new(app, store, tls).run(stopped).await;
+                    if let Some(store) = own_connection(&app, &stopping).await {
+                        Engine::new(app, store, tls).run(stopping).await;
                     }
                 });
                 let _ = finished.send(());
             })
             .map_err(EngineError::Thread)?;
-        Ok(EngineHandle { stop, done, thread })
+        Ok(EngineHandle { done, thread })
     }
 
     /// The engine, inside its runtime (its batchers start here).
@@ -184,17 +185,19 @@ impl Engine {
     /// back to the queue and lets attempts in flight finish. When its handle is dropped
     /// without being stopped (the service's future dropped, as a test's runtime does), it
     /// ends at once: what it held is left to its leases.
-    async fn run(self: Arc<Self>, mut stopped: watch::Receiver<bool>) {
-        let claimers: Vec<_> =
-            self.store.keys().partitions().map(|p| tokio::spawn(self.clone().claim_loop(p, stopped.clone()))).collect();
-        let upkeep = tokio::spawn(self.clone().upkeep_loop(stopped.clone()));
-        while !*stopped.borrow() {
-            if stopped.changed().await.is_err() {
-                self.stopping.store(true, Ordering::Relaxed);
-                return;
-            }
-        }
+    async fn run(self: Arc<Self>, mut stopping: Stopping) {
+        let claimers: Vec<_> = self
+            .store
+            .keys()
+            .partitions()
+            .map(|p| tokio::spawn(self.clone().claim_loop(p, stopping.clone())))
+            .collect();
+        let upkeep = tokio::spawn(self.clone().upkeep_loop(stopping.clone()));
+        let stopped = stopping.wait().await;
         self.stopping.store(true, Ordering::Relaxed);
+        if stopped.is_err() {
+            return;
+        }
         for claimer in claimers {
             let _ = claimer.await;
         }
@@ -209,7 +212,7 @@ impl Engine {
 
     /// Deliveries claimed but not started go back to their queues, due at `due_ms`, for any
     /// worker (on shutdown; when their webhook turns probing or paused).
-    async fn give_back(&self, waiting: Vec<(String, lanes::Waiting)>, due_ms: u64) {
+    async fn give_back(&self, waiting: Vec<(String, claiming::lanes::Waiting)>, due_ms: u64) {
         let mut by_partition: HashMap<Partition, Vec<(String, Member)>> = HashMap::new();
         let mut delivered = Vec::with_capacity(waiting.len());
         for (webhook, w) in waiting {
@@ -256,10 +259,10 @@ async fn load(
 }
 
 impl EngineHandle {
-    /// Stops claiming, gives waiting work back to the queue, and waits for attempts in
-    /// flight to finish (they are bounded by the delivery timeout).
-    pub(crate) async fn stop(self) {
-        let _ = self.stop.send(true);
+    /// Waits, once the process is stopping, for the engine to have stopped claiming, given
+    /// waiting work back to the queue and finished its attempts in flight (they are bounded
+    /// by the delivery timeout).
+    pub(crate) async fn stopped(self) {
         let _ = self.done.await;
         let _ = self.thread.join();
     }
@@ -267,8 +270,9 @@ impl EngineHandle {
 
 /// The engine's own connection to the store, tried again until it opens or the engine is
 /// told to stop (`None`).
-async fn own_connection(app: &App, stopped: &mut watch::Receiver<bool>) -> Option<Store> {
+async fn own_connection(app: &App, stopping: &Stopping) -> Option<Store> {
     let mut wait = Duration::from_millis(100);
+    let mut stopping = stopping.clone();
     loop {
         match app.store.another_connection().await {
             Ok(store) => return Some(store),
@@ -276,7 +280,7 @@ async fn own_connection(app: &App, stopped: &mut watch::Receiver<bool>) -> Optio
         }
         tokio::select! {
             _ = tokio::time::sleep(wait) => {}
-            _ = stopped.changed() => return None,
+            _ = stopping.wait() => return None,
         }
         wait = (wait * 2).min(Duration::from_secs(5));
     }

@@ -20,13 +20,14 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use tokio::sync::watch;
 
 use super::Invalid;
 use super::fields::Fields;
 use crate::app::App;
 use crate::catalog;
 use crate::ids::{self, Kind};
+use crate::jobs::{Ended, Job, Stopping};
+use crate::store::core::jobs::JobQueue;
 use crate::store::core::keys::{self, Partition};
 use crate::store::events::log::{LogEntry, Window};
 use crate::store::events::publish::delivery_id;
@@ -229,7 +230,7 @@ impl<'a> Replayer<'a> {
         self.work(&mut replay, Instant::now() + inline).await?;
         if replay.state == ReplayState::Running {
             // Due at once: a worker (of any process) goes on with it.
-            self.store.renew_replay(webhook_id, Duration::ZERO).await?;
+            self.store.renew_job(JobQueue::Replays, webhook_id, Duration::ZERO).await?;
         }
         Ok(ReplayView::of(&replay))
     }
@@ -315,7 +316,7 @@ impl<'a> Replayer<'a> {
         while replay.state == ReplayState::Running {
             if renewed.elapsed() > LEASE / 3 {
                 // Still ours: no other process takes it over while this one works on it.
-                self.store.renew_replay(&replay.webhook_id, LEASE).await?;
+                self.store.renew_job(JobQueue::Replays, &replay.webhook_id, LEASE).await?;
                 renewed = Instant::now();
             }
             if replay.place.hour > last_hour || replay.until_ms <= replay.since_ms {
@@ -418,47 +419,41 @@ impl<'a> Replayer<'a> {
         replay.finished_at = Some(crate::time::now_rfc3339());
         Ok(())
     }
+}
 
-    /// Takes over replays whose process stopped working on them (or that a request left to
-    /// the background) until `stopped`, renewing each one's lease while working on it.
-    pub(crate) async fn run_worker(&self, mut stopped: watch::Receiver<bool>) {
-        while !*stopped.borrow() {
-            let claimed = match self.store.claim_replays(1, LEASE).await {
-                Ok(claimed) => claimed,
-                Err(e) => {
-                    tracing::warn!(error = %e, "cannot look for replays to run");
-                    Vec::new()
-                }
-            };
-            if claimed.is_empty() {
-                tokio::select! {
-                    _ = tokio::time::sleep(POLL) => {}
-                    _ = stopped.changed() => {}
-                }
-                continue;
-            }
-            for webhook in claimed {
-                if let Err(e) = self.take_over(&webhook, &stopped).await {
-                    tracing::warn!(error = %e, webhook_id = %webhook, "cannot go on with a replay now; it will be taken over");
-                }
-            }
-        }
+/// Replays left to the background, or whose process stopped working on them, taken over
+/// by any process with workers (`crate::jobs` runs them, renewing each one's lease).
+#[derive(Debug)]
+pub(crate) struct ReplayJobs {
+    app: std::sync::Arc<App>,
+}
+
+impl ReplayJobs {
+    pub(crate) fn new(app: std::sync::Arc<App>) -> ReplayJobs {
+        ReplayJobs { app }
     }
+}
 
-    async fn take_over(&self, webhook: &str, stopped: &watch::Receiver<bool>) -> Result<(), StoreError> {
-        let Some(mut replay) = self.store.get_replay(webhook).await? else { return Ok(()) };
-        while replay.state == ReplayState::Running && !*stopped.borrow() {
-            self.store.renew_replay(webhook, LEASE).await?;
-            // Slices well inside the lease.
-            self.work(&mut replay, Instant::now() + LEASE / 3).await?;
+impl Job for ReplayJobs {
+    const QUEUE: JobQueue = JobQueue::Replays;
+    const LEASE: Duration = LEASE;
+    const POLL: Duration = POLL;
+    const AT_ONCE: usize = 1;
+    type Error = StoreError;
+
+    /// Works on the replay of webhook `id` in slices well inside the lease until it ends or
+    /// the process stops.
+    async fn run(&self, webhook: &str, stopping: &Stopping) -> Result<Ended, StoreError> {
+        let replayer = Replayer::of(&self.app);
+        let Some(mut replay) = replayer.store.get_replay(webhook).await? else { return Ok(Ended::Done) };
+        while replay.state == ReplayState::Running && !stopping.is_set() {
+            replayer.work(&mut replay, Instant::now() + LEASE / 3).await?;
         }
         if replay.state == ReplayState::Running {
-            // Stopping: due at once for another process.
-            self.store.renew_replay(webhook, Duration::ZERO).await?;
-        } else {
-            tracing::info!(webhook_id = %webhook, queued = replay.queued, state = ?replay.state, "replay ended");
+            return Ok(Ended::Yielded);
         }
-        Ok(())
+        tracing::info!(webhook_id = %webhook, queued = replay.queued, state = ?replay.state, "replay ended");
+        Ok(Ended::Done)
     }
 }
 

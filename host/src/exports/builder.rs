@@ -9,14 +9,15 @@ use std::time::Duration;
 
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
-use tokio::sync::watch;
 
 use super::MAX_EXPORT_BYTES;
 use super::render::{self, Document};
 use crate::app::App;
 use crate::domain::Invalid;
 use crate::domain::exports::{Format, link};
+use crate::jobs::{Ended, Job, Stopping};
 use crate::store::StoreError;
+use crate::store::core::jobs::JobQueue;
 use crate::store::events::exports::Export;
 
 /// How long a builder holds an export before another may take it over (it renews the
@@ -27,7 +28,7 @@ const POLL: Duration = Duration::from_millis(500);
 
 /// Why an export could not be built now (it is taken over later).
 #[derive(Debug, thiserror::Error)]
-enum BuildError {
+pub(crate) enum BuildError {
     #[error(transparent)]
     Store(#[from] StoreError),
     /// The completion event Weir made does not pass its own validation (a bug, not data).
@@ -35,68 +36,29 @@ enum BuildError {
     Event(Invalid),
 }
 
-/// The running builders of a process.
+/// The export builders of a process (`crate::jobs` runs them: claiming queued exports,
+/// renewing each one's lease while it is built).
 #[derive(Debug)]
-pub(crate) struct BuilderHandle {
-    stop: watch::Sender<bool>,
-    task: tokio::task::JoinHandle<()>,
+pub(crate) struct Builds {
+    app: Arc<App>,
 }
 
-impl BuilderHandle {
-    /// Starts the builders.
-    pub(crate) fn start(app: Arc<App>) -> BuilderHandle {
-        let (stop, stopped) = watch::channel(false);
-        let task = tokio::spawn(run(app, stopped));
-        BuilderHandle { stop, task }
-    }
-
-    /// Stops after the export being built (if any) is done.
-    pub(crate) async fn stop(self) {
-        let _ = self.stop.send(true);
-        let _ = self.task.await;
+impl Builds {
+    pub(crate) fn new(app: Arc<App>) -> Builds {
+        Builds { app }
     }
 }
 
-async fn run(app: Arc<App>, mut stopped: watch::Receiver<bool>) {
-    while !*stopped.borrow() {
-        let claimed = match app.store.claim_exports(4, LEASE).await {
-            Ok(claimed) => claimed,
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot look for queued exports");
-                Vec::new()
-            }
-        };
-        if claimed.is_empty() {
-            tokio::select! {
-                _ = tokio::time::sleep(POLL) => {}
-                _ = stopped.changed() => {}
-            }
-            continue;
-        }
-        for id in claimed {
-            // The lease is renewed while the export is being built.
-            let building = build(&app, &id);
-            tokio::pin!(building);
-            let mut renew = tokio::time::interval_at(tokio::time::Instant::now() + LEASE / 3, LEASE / 3);
-            let done = loop {
-                tokio::select! {
-                    done = &mut building => break done,
-                    _ = renew.tick() => {
-                        if let Err(e) = app.store.renew_export(&id, LEASE).await {
-                            tracing::warn!(error = %e, export = %id, "cannot renew an export's lease");
-                        }
-                    }
-                }
-            };
-            match done {
-                Ok(()) => {
-                    if let Err(e) = app.store.export_done(&id).await {
-                        tracing::warn!(error = %e, export = %id, "cannot mark an export done; it will be looked at again");
-                    }
-                }
-                Err(e) => tracing::warn!(error = %e, export = %id, "cannot build an export now; it will be taken over"),
-            }
-        }
+impl Job for Builds {
+    const QUEUE: JobQueue = JobQueue::Exports;
+    const LEASE: Duration = LEASE;
+    const POLL: Duration = POLL;
+    const AT_ONCE: usize = 4;
+    type Error = BuildError;
+
+    /// Builds the export (or finishes publishing it); it is done once built and published.
+    async fn run(&self, id: &str, _stopping: &Stopping) -> Result<Ended, BuildError> {
+        build(&self.app, id).await.map(|()| Ended::Done)
     }
 }
 

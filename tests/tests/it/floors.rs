@@ -22,7 +22,7 @@ const FLOORS: &[&[&str]] = &[
     &["exports", "delivery", "server"],
     &["domain"],
     &["app"],
-    &["vault"],
+    &["vault", "jobs"],
     &["config", "metrics", "auth"],
     &["plugins"],
     &["store"],
@@ -336,6 +336,13 @@ fn imports(file: &File, src: &str, modules: &BTreeSet<Vec<String>>) -> Vec<Vec<S
                 }
                 i += 3;
             }
+            // A visibility restriction (`pub(in crate::x)`) names a module, imports nothing.
+            Token::Ident(kw) if kw == "in" && i > 0 && tokens[i - 1] == Token::Punct('(') => {
+                i += 1;
+                while tokens.get(i).is_some_and(|t| *t != Token::Punct(')')) {
+                    i += 1;
+                }
+            }
             Token::Ident(kw) if kw == "use" => {
                 let mut leaves = Vec::new();
                 i = use_tree(&tokens, i + 1, &[], &mut leaves);
@@ -551,6 +558,7 @@ fn the_reader_sees_imports_through_use_trees_paths_and_child_modules() {
         use super::q;
         use b::Thing;
         fn f() { let s = "crate::not::a_path"; crate::p::f(); b::g(); 'l: loop { break 'l; } }
+        pub(in crate::not_an_import) fn g() {}
         mod inner { use super::super::r; }
         #[cfg(test)]
         mod tests { use crate::test_only; }

@@ -3,6 +3,7 @@
 
 pub mod batch;
 pub mod conn;
+pub mod jobs;
 pub mod keys;
 pub mod managed;
 pub(crate) mod reply;

@@ -12,11 +12,10 @@
 //! it is superseded).
 
 use std::collections::HashMap;
-use std::time::Duration;
 
 use redis::AsyncCommands;
 
-use crate::store::core::scripts::{CLAIM_JOBS, EXPORT_CREATE};
+use crate::store::core::scripts::EXPORT_CREATE;
 use crate::store::{Result, Store};
 
 /// A report export, as stored.
@@ -156,38 +155,6 @@ impl Store {
     /// A built file, while its link is valid.
     pub async fn export_file(&self, id: &str) -> Result<Option<Vec<u8>>> {
         Ok(self.conn().get(self.keys().export_file(id)).await?)
-    }
-
-    /// Claims up to `n` exports to build, leased for `lease`.
-    pub async fn claim_exports(&self, n: usize, lease: Duration) -> Result<Vec<String>> {
-        let now = crate::time::now_millis();
-        CLAIM_JOBS
-            .call()
-            .key(&self.keys().export_jobs())
-            .arg(now)
-            .arg(now + lease.as_millis() as u64)
-            .arg(n)
-            .run(&mut self.conn())
-            .await
-    }
-
-    /// Keeps a claimed export leased for `lease` more.
-    pub async fn renew_export(&self, id: &str, lease: Duration) -> Result<()> {
-        let until = crate::time::now_millis() + lease.as_millis() as u64;
-        let _: i64 = redis::cmd("ZADD")
-            .arg(self.keys().export_jobs())
-            .arg("XX")
-            .arg(until)
-            .arg(id)
-            .query_async(&mut self.conn())
-            .await?;
-        Ok(())
-    }
-
-    /// An export needs no more work.
-    pub async fn export_done(&self, id: &str) -> Result<()> {
-        let _: i64 = self.conn().zrem(self.keys().export_jobs(), id).await?;
-        Ok(())
     }
 
     /// The key that signs download links, made on first use and shared through Redis.

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::store::core::keys::{self, Partition};
 use crate::store::core::reply::name_of;
-use crate::store::core::scripts::{CLAIM_JOBS, REPLAY, REPLAY_JOB};
+use crate::store::core::scripts::{REPLAY, REPLAY_JOB};
 use crate::store::{Result, Store};
 
 /// Where a replay stands: it queues the log hour by hour, and in each hour partition by
@@ -205,33 +205,6 @@ impl Store {
             ("finished_at", crate::time::now_rfc3339()),
         ];
         self.replay_job(webhook, "end", keep.as_millis() as u64, &fields).await
-    }
-
-    /// Claims up to `n` running replays whose lease ran out (their process died), leased
-    /// for `lease`: their webhooks' ids.
-    pub async fn claim_replays(&self, n: usize, lease: Duration) -> Result<Vec<String>> {
-        let now = crate::time::now_millis();
-        CLAIM_JOBS
-            .call()
-            .key(&self.keys().replay_jobs())
-            .arg(now)
-            .arg(now + lease.as_millis() as u64)
-            .arg(n)
-            .run(&mut self.conn())
-            .await
-    }
-
-    /// Keeps a claimed replay leased for `lease` more.
-    pub async fn renew_replay(&self, webhook: &str, lease: Duration) -> Result<()> {
-        let until = crate::time::now_millis() + lease.as_millis() as u64;
-        let _: i64 = redis::cmd("ZADD")
-            .arg(self.keys().replay_jobs())
-            .arg("XX")
-            .arg(until)
-            .arg(webhook)
-            .query_async(&mut self.conn())
-            .await?;
-        Ok(())
     }
 
     /// How busy partition `p` is for a replay to `webhook`: the webhook's deliveries

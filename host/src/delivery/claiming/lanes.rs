@@ -30,17 +30,17 @@ use std::time::{Duration, Instant};
 
 use crate::store::Partition;
 use crate::store::queue::endpoint::{EndpointChange, EndpointFields};
-pub(super) use lane::Waiting;
+pub(in crate::delivery) use lane::Waiting;
 use lane::{Health, Lane};
 
 /// An attempt without an answer for this long is slow.
-pub(super) const SLOW_AFTER: Duration = Duration::from_secs(1);
+pub(in crate::delivery) const SLOW_AFTER: Duration = Duration::from_secs(1);
 /// An idle lane is forgotten after this long unused.
 const FORGET_AFTER: Duration = Duration::from_secs(600);
 
 /// What an attempt's end says about the endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Signal {
+pub(in crate::delivery) enum Signal {
     /// A 2xx.
     Success,
     /// An answer that fails the attempt.
@@ -52,7 +52,7 @@ pub(super) enum Signal {
 }
 
 #[derive(Debug)]
-pub(super) struct Lanes {
+pub(in crate::delivery) struct Lanes {
     cap: usize,
     slow_share: usize,
     state: Mutex<State>,
@@ -76,35 +76,35 @@ impl State {
 
 /// What to do when an attempt ends.
 #[derive(Debug, PartialEq, Eq)]
-pub(super) struct Freed {
+pub(in crate::delivery) struct Freed {
     /// The next waiting deliveries, to start now.
-    pub(super) next: Vec<Waiting>,
+    pub(in crate::delivery) next: Vec<Waiting>,
     /// The lane's waiting queue is low: ask these partitions' claimers to refill it.
-    pub(super) refill: Vec<Partition>,
+    pub(in crate::delivery) refill: Vec<Partition>,
 }
 
 /// A claim's reservation of a lane.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Room {
-    pub(super) room: usize,
+pub(in crate::delivery) struct Room {
+    pub(in crate::delivery) room: usize,
     /// The webhook's `rate_limit`: take the deliveries from its budget first.
-    pub(super) rate_limit: Option<u32>,
+    pub(in crate::delivery) rate_limit: Option<u32>,
     /// Its endpoint answers (healthy, nothing slow): claims ask for it first.
-    pub(super) proven: bool,
+    pub(in crate::delivery) proven: bool,
 }
 
 /// What this process sees of the endpoints (for `/metrics`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(super) struct Census {
-    pub(super) probing: usize,
-    pub(super) paused: usize,
-    pub(super) slow: usize,
+pub(in crate::delivery) struct Census {
+    pub(in crate::delivery) probing: usize,
+    pub(in crate::delivery) paused: usize,
+    pub(in crate::delivery) slow: usize,
 }
 
 impl Lanes {
     /// Lanes of at most `cap` attempts in flight each, with `slow_share` slow attempts in
     /// all.
-    pub(super) fn new(cap: usize, slow_share: usize) -> Lanes {
+    pub(in crate::delivery) fn new(cap: usize, slow_share: usize) -> Lanes {
         Lanes { cap: cap.max(1), slow_share: slow_share.max(1), state: Mutex::default() }
     }
 
@@ -117,7 +117,7 @@ impl Lanes {
     /// While deliveries still wait here, a claim waits until half its holding has room:
     /// claims come in batches, not one per finished attempt (each claim costs Redis the
     /// same however much it takes).
-    pub(super) fn reserve(&self, webhook: &str) -> Room {
+    pub(in crate::delivery) fn reserve(&self, webhook: &str) -> Room {
         let now = Instant::now();
         let mut state = self.lock();
         let share_left = self.slow_share.saturating_sub(state.share_used());
@@ -149,7 +149,7 @@ impl Lanes {
     /// A claim that reserved `reserved` slots of `webhook` took `claimed` deliveries: they
     /// wait in the lane, and the rest of the reservation is given back. Returns the ones to
     /// start now.
-    pub(super) fn claimed(&self, webhook: &str, reserved: usize, claimed: Vec<Waiting>) -> Vec<Waiting> {
+    pub(in crate::delivery) fn claimed(&self, webhook: &str, reserved: usize, claimed: Vec<Waiting>) -> Vec<Waiting> {
         let mut state = self.lock();
         let State { lanes, slow, unproven } = &mut *state;
         let lane = lanes.entry(webhook.to_owned()).or_insert_with(Lane::new);
@@ -183,7 +183,7 @@ impl Lanes {
     }
 
     /// Notes which partitions last said `webhook` has work (for [`Freed::refill`]).
-    pub(super) fn hinted(&self, webhook: &str, p: Partition, has_work: bool) {
+    pub(in crate::delivery) fn hinted(&self, webhook: &str, p: Partition, has_work: bool) {
         let mut state = self.lock();
         if !has_work && !state.lanes.contains_key(webhook) {
             return;
@@ -199,7 +199,7 @@ impl Lanes {
     }
 
     /// An attempt of `webhook` has had no answer for [`SLOW_AFTER`].
-    pub(super) fn became_slow(&self, webhook: &str) {
+    pub(in crate::delivery) fn became_slow(&self, webhook: &str) {
         let mut state = self.lock();
         let State { lanes, slow, unproven } = &mut *state;
         *slow += 1;
@@ -214,7 +214,7 @@ impl Lanes {
 
     /// An attempt of `webhook` ended (`was_slow`: it had become slow): start what may start
     /// now, and ask for more when the waiting queue runs low.
-    pub(super) fn release(&self, webhook: &str, was_slow: bool) -> Freed {
+    pub(in crate::delivery) fn release(&self, webhook: &str, was_slow: bool) -> Freed {
         let mut state = self.lock();
         let State { lanes, slow, unproven } = &mut *state;
         if was_slow {
@@ -236,7 +236,7 @@ impl Lanes {
 
     /// What an attempt's end says about its endpoint: the window and state change, and a
     /// change to keep in the webhook (probing, healthy again, paused) is returned.
-    pub(super) fn signal(&self, webhook: &str, signal: Signal) -> Option<EndpointChange> {
+    pub(in crate::delivery) fn signal(&self, webhook: &str, signal: Signal) -> Option<EndpointChange> {
         let mut state = self.lock();
         let lane = state.lanes.entry(webhook.to_owned()).or_insert_with(Lane::new);
         let at_ms = crate::time::now_millis();
@@ -286,7 +286,7 @@ impl Lanes {
 
     /// What the webhook says (read with each load): its `rate_limit`, and an endpoint state
     /// another process found since this lane last took or kept one.
-    pub(super) fn learned(&self, webhook: &str, rate_limit: Option<u32>, shared: &EndpointFields) {
+    pub(in crate::delivery) fn learned(&self, webhook: &str, rate_limit: Option<u32>, shared: &EndpointFields) {
         let mut state = self.lock();
         let lane = state.lanes.entry(webhook.to_owned()).or_insert_with(Lane::new);
         lane.rate_limit = rate_limit;
@@ -308,7 +308,7 @@ impl Lanes {
 
     /// The earliest time one of `webhooks`' lanes stops waiting for a pause or its rate
     /// budget to end (the other waits end with room in a lane, which is notified).
-    pub(super) fn next_change(&self, webhooks: &[String]) -> Option<Instant> {
+    pub(in crate::delivery) fn next_change(&self, webhooks: &[String]) -> Option<Instant> {
         let state = self.lock();
         let now_ms = crate::time::now_millis();
         let now = Instant::now();
@@ -326,25 +326,25 @@ impl Lanes {
     }
 
     /// The webhook's rate budget has no room for `wait`.
-    pub(super) fn limited(&self, webhook: &str, wait: Duration) {
+    pub(in crate::delivery) fn limited(&self, webhook: &str, wait: Duration) {
         if let Some(lane) = self.lock().lanes.get_mut(webhook) {
             lane.not_before = Some(Instant::now() + wait);
         }
     }
 
     /// The end (ms) of the pause `webhook` is in, if any.
-    pub(super) fn paused_until(&self, webhook: &str) -> Option<u64> {
+    pub(in crate::delivery) fn paused_until(&self, webhook: &str) -> Option<u64> {
         self.lock().lanes.get_mut(webhook).and_then(Lane::paused)
     }
 
     /// Takes the deliveries waiting in `webhook`'s lane (to give back to the queue when it
     /// turns probing or paused: they would hold workers waiting).
-    pub(super) fn take_waiting_of(&self, webhook: &str) -> Vec<Waiting> {
+    pub(in crate::delivery) fn take_waiting_of(&self, webhook: &str) -> Vec<Waiting> {
         self.lock().lanes.get_mut(webhook).map(|lane| lane.waiting.drain(..).collect()).unwrap_or_default()
     }
 
     /// Takes every waiting delivery (on shutdown, to give back to the queue).
-    pub(super) fn take_waiting(&self) -> Vec<(String, Waiting)> {
+    pub(in crate::delivery) fn take_waiting(&self) -> Vec<(String, Waiting)> {
         let mut state = self.lock();
         state
             .lanes
@@ -354,7 +354,7 @@ impl Lanes {
     }
 
     /// Forgets lanes unused for [`FORGET_AFTER`]; counts what is left (for `/metrics`).
-    pub(super) fn sweep(&self) -> Census {
+    pub(in crate::delivery) fn sweep(&self) -> Census {
         let now = Instant::now();
         let mut state = self.lock();
         state.lanes.retain(|_, lane| lane.busy() || now.duration_since(lane.used) < FORGET_AFTER);

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::Engine;
+use super::super::Engine;
 use crate::plugins::EventMeta;
 use crate::plugins::chain::{self, ChainOutcome, PluginRun, Step};
 use crate::store::events::stored::StoredEvent;
@@ -14,7 +14,7 @@ use crate::store::queue::work::Loaded;
 use crate::store::tenants::webhooks::Attachment;
 
 /// What to do with a delivery once its plugins have run.
-pub(super) enum Prepared {
+pub(in crate::delivery) enum Prepared {
     /// Send this body with these extra headers; store `fields` (rendered body, headers,
     /// plugin outcomes) with the outcome.
     Send { body: String, extra_headers: Vec<(String, String)>, fields: Vec<(&'static str, String)> },
@@ -33,7 +33,7 @@ impl Engine {
     /// produced then (the same body every time). Any failure to read the attachments, load
     /// or run a plugin follows the attachment's `on_error` (default `drop`): the body is
     /// never sent unfiltered.
-    pub(super) async fn prepare(
+    pub(in crate::delivery) async fn prepare(
         &self,
         member: &Member,
         loaded: &mut Loaded,

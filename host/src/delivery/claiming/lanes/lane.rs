@@ -16,7 +16,7 @@ pub(crate) struct Waiting {
 
 /// What a lane knows of its endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Health {
+pub(in crate::delivery) enum Health {
     /// No attempt has ended here yet.
     New,
     Healthy,
@@ -24,34 +24,34 @@ pub(super) enum Health {
 }
 
 #[derive(Debug)]
-pub(super) struct Lane {
-    pub(super) in_flight: usize,
-    pub(super) waiting: VecDeque<Waiting>,
+pub(in crate::delivery) struct Lane {
+    pub(in crate::delivery) in_flight: usize,
+    pub(in crate::delivery) waiting: VecDeque<Waiting>,
     /// Slots promised to claims still in progress.
-    pub(super) reserved: usize,
+    pub(in crate::delivery) reserved: usize,
     /// Partitions whose claims last named this webhook as having work.
-    pub(super) hinted: Vec<Partition>,
+    pub(in crate::delivery) hinted: Vec<Partition>,
     /// Attempts in flight allowed while healthy.
-    pub(super) window: usize,
-    pub(super) health: Health,
+    pub(in crate::delivery) window: usize,
+    pub(in crate::delivery) health: Health,
     /// Attempts started while the lane was suspect, in flight and not slow yet; and
     /// deliveries reserved while it was.
-    pub(super) unproven: usize,
-    pub(super) reserved_unproven: usize,
+    pub(in crate::delivery) unproven: usize,
+    pub(in crate::delivery) reserved_unproven: usize,
     /// Attempts in flight past `SLOW_AFTER`.
-    pub(super) slow: usize,
+    pub(in crate::delivery) slow: usize,
     /// The end of a pause the endpoint asked for (ms).
-    pub(super) paused_until: Option<u64>,
+    pub(in crate::delivery) paused_until: Option<u64>,
     /// The webhook's `rate_limit`, and when its budget has room again.
-    pub(super) rate_limit: Option<u32>,
-    pub(super) not_before: Option<Instant>,
+    pub(in crate::delivery) rate_limit: Option<u32>,
+    pub(in crate::delivery) not_before: Option<Instant>,
     /// The time (ms) of the endpoint state last taken from or written to the webhook.
-    pub(super) shared_since_ms: u64,
-    pub(super) used: Instant,
+    pub(in crate::delivery) shared_since_ms: u64,
+    pub(in crate::delivery) used: Instant,
 }
 
 impl Lane {
-    pub(super) fn new() -> Lane {
+    pub(in crate::delivery) fn new() -> Lane {
         Lane {
             in_flight: 0,
             waiting: VecDeque::new(),
@@ -70,12 +70,12 @@ impl Lane {
         }
     }
 
-    pub(super) fn busy(&self) -> bool {
+    pub(in crate::delivery) fn busy(&self) -> bool {
         self.in_flight > 0 || !self.waiting.is_empty() || self.reserved > 0 || !self.hinted.is_empty()
     }
 
     /// The end of the pause under way (ms).
-    pub(super) fn paused(&mut self) -> Option<u64> {
+    pub(in crate::delivery) fn paused(&mut self) -> Option<u64> {
         match self.paused_until {
             Some(until) if until > crate::time::now_millis() => Some(until),
             Some(_) => {
@@ -87,12 +87,12 @@ impl Lane {
     }
 
     /// Whether its attempts may be slow: they count against the slow share.
-    pub(super) fn suspect(&self) -> bool {
+    pub(in crate::delivery) fn suspect(&self) -> bool {
         self.health == Health::Probing || self.slow > 0
     }
 
     /// Attempts in flight allowed now.
-    pub(super) fn limit(&self) -> usize {
+    pub(in crate::delivery) fn limit(&self) -> usize {
         match self.health {
             Health::Healthy => self.window,
             Health::New | Health::Probing => 1,
@@ -100,7 +100,7 @@ impl Lane {
     }
 
     /// Deliveries it may hold claimed: its limit, plus as many waiting when healthy.
-    pub(super) fn holding(&self) -> usize {
+    pub(in crate::delivery) fn holding(&self) -> usize {
         match (self.health, self.slow) {
             (Health::Healthy, 0) => 2 * self.window,
             _ => self.limit(),

@@ -7,9 +7,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::watch;
+use crate::jobs::Stopping;
 
-use super::Engine;
+use super::super::Engine;
 use crate::store::Partition;
 use crate::store::queue::claim::Member;
 
@@ -20,13 +20,13 @@ const TICK: Duration = Duration::from_secs(5);
 const TRIM_EVERY: Duration = Duration::from_secs(30 * 60);
 
 impl Engine {
-    pub(super) async fn upkeep_loop(self: Arc<Self>, mut stopped: watch::Receiver<bool>) {
+    pub(in crate::delivery) async fn upkeep_loop(self: Arc<Self>, mut stopping: Stopping) {
         let mut tick = tokio::time::interval(TICK.min(self.app.config.takeover_after / 3));
         let mut trimmed: Option<Instant> = None;
         loop {
             tokio::select! {
                 _ = tick.tick() => {}
-                _ = stopped.changed() => {}
+                _ = stopping.wait() => {}
             }
             self.renew_leases().await;
             let census = self.lanes.sweep();

@@ -3,6 +3,8 @@
 //! webhook it switches off has its queued deliveries failed — and the delivery's permit
 //! comes back. Writes the queue depends on are retried by one rule ([`until_stored`]).
 
+mod endpoint;
+
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -47,7 +49,7 @@ impl Engine {
     /// the webhook start at once, and the partitions with more for it are asked for a
     /// refill — every partition when the attempt was slow (its end makes room in the slow
     /// share for probing webhooks anywhere).
-    pub(super) fn release_lane(self: &Arc<Self>, webhook: &str, delivery: &str) {
+    pub(in crate::delivery) fn release_lane(self: &Arc<Self>, webhook: &str, delivery: &str) {
         let was_slow = self.held().get(delivery).is_some_and(|h| h.slow);
         let freed = self.lanes.release(webhook, was_slow);
         for next in freed.next {
@@ -68,7 +70,7 @@ impl Engine {
     /// renewed meanwhile). A row that cannot be read is dead-lettered; any other failure
     /// leaves the delivery to its lease (it is attempted again). Then the webhook's streak
     /// is kept.
-    pub(super) async fn finish(&self, p: Partition, report: Report, failing: bool) {
+    pub(in crate::delivery) async fn finish(&self, p: Partition, report: Report, failing: bool) {
         // Shared with the batch, and kept for another try.
         let report = Arc::new(report);
         let delivery = &report.member.delivery;
@@ -159,7 +161,7 @@ impl Engine {
     /// Takes a delivery whose row cannot be read out of the queue for good: it becomes
     /// `failed`, with `error` saying why (the deliveries API shows it), and is counted in
     /// `weir_dead_letters_total`. Retried while Redis cannot serve, like an outcome.
-    pub(super) async fn dead_letter(&self, p: Partition, webhook: &str, member: &Member, reason: &str) {
+    pub(in crate::delivery) async fn dead_letter(&self, p: Partition, webhook: &str, member: &Member, reason: &str) {
         let reason = format!("the delivery record cannot be read: {reason}");
         tracing::error!(delivery_id = %member.delivery, org_id = %member.org, webhook_id = %webhook, %reason, "dead-lettering a delivery");
         let write = || self.store.dead_letter(p, webhook, member, &reason);
@@ -177,7 +179,7 @@ impl Engine {
 
     /// A held delivery is done with: its permit comes back (a slow one's came back when it
     /// became slow).
-    pub(super) fn done(&self, delivery: &str) {
+    pub(in crate::delivery) fn done(&self, delivery: &str) {
         if self.held().remove(delivery).is_some_and(|h| !h.slow) {
             self.permits.add_permits(1);
             self.freed.notify_waiters();

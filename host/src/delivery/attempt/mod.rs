@@ -2,31 +2,38 @@
 //! sign, send (the URL rule is checked as it connects), and decide what follows by the retry
 //! policy; `finish` frees the lane slot and records the outcome.
 
+mod connect;
+mod prepare;
+pub(in crate::delivery) mod retry;
+pub(in crate::delivery) mod send;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 
-use super::lanes::Waiting;
-use super::lanes::{SLOW_AFTER, Signal};
-use super::prepare::Prepared;
-use super::retry::{self, AttemptResult, Next};
-use super::send::{Presented, SendError, Sent};
+use self::prepare::Prepared;
+use self::retry::{AttemptResult, Next};
+use self::send::{Presented, SendError, Sent};
+use super::claiming::lanes::Waiting;
+use super::claiming::lanes::{SLOW_AFTER, Signal};
 use super::{Claim, Engine, Work};
 use crate::domain::deliveries::attempt_headers;
 use crate::domain::egress;
 use crate::sign;
 use crate::store::StoreError;
+use crate::store::events::stored::StoredEvent;
 use crate::store::queue::attempts::attempt_json;
 use crate::store::queue::claim::Member;
 use crate::store::queue::row::field;
-use crate::store::queue::work::{Outcome, Report};
+use crate::store::queue::targets::WebhookTarget;
+use crate::store::queue::work::{Loaded, Outcome, Report};
 use crate::trace::TraceContext;
 
 impl Engine {
     /// Starts the attempt of a claimed delivery (its lane slot is already taken).
-    pub(super) fn begin(self: &Arc<Self>, webhook: String, waiting: Waiting) {
+    pub(in crate::delivery) fn begin(self: &Arc<Self>, webhook: String, waiting: Waiting) {
         tokio::spawn(self.clone().attempt(webhook, waiting));
     }
 
@@ -130,10 +137,112 @@ impl Engine {
             }
             Prepared::StoreDown => return None,
         };
-        let last_place = loaded.last_place.map_or(self.app.config.retry_schedule.len() + 1, |k| k as usize);
-        let created_at = event.as_ref().map(|e| e.created_at.as_str()).unwrap_or_default();
-        // Signed now, for this attempt (replay protection): the attempt's time is the
-        // signature's timestamp, so the row can show the headers as sent.
+        let request =
+            Request::signed(webhook_id, member, attempt_no, event.as_deref(), &webhook, &body, &extra_headers);
+        let context = egress::key_context(&member.org, webhook_id);
+        let presented =
+            webhook.client_certificate.as_ref().map(|certificate| Presented { certificate, context: &context });
+        self.app.metrics.in_flight.inc();
+        let sent = self
+            .send_watched(webhook_id, &member.delivery, &webhook.url, &request.headers, Bytes::from(body), presented)
+            .await;
+        self.app.metrics.in_flight.dec();
+        let report = self.judge(webhook_id, member, &loaded, &request, &sent, fields);
+        Some((report, webhook.failing))
+    }
+
+    /// What an attempt's answer means: the endpoint's signal to its lane, the outcome by the
+    /// retry policy, and the report to record.
+    fn judge(
+        self: &Arc<Self>,
+        webhook_id: &str,
+        member: &Member,
+        loaded: &Loaded,
+        request: &Request,
+        sent: &Sent,
+        mut fields: Vec<(&'static str, String)>,
+    ) -> Report {
+        let attempt_no = loaded.attempt.max(1);
+        let created_ms = crate::ids::millis_of(crate::ids::Kind::Delivery, &member.delivery).unwrap_or(request.at_ms);
+        let (result, attempt, cause) = describe(sent, created_ms, request.at_ms);
+        self.app.metrics.attempt(sent.class(), sent.duration.as_secs_f64());
+        let schedule = &self.app.config.retry_schedule;
+        // Manual extra attempts take no place in the schedule; after one, the retry that
+        // was waiting keeps its time.
+        let place = attempt_no.saturating_sub(loaded.extra).max(1) as usize;
+        let last_place = loaded.last_place.map_or(schedule.len() + 1, |k| k as usize);
+        if let Some(signal) = signal_of(sent, &result, cause.as_deref(), place, schedule) {
+            self.endpoint_signal(&member.org, webhook_id, signal);
+        }
+        let jitter = rand::random::<f64>() * 2.0 - 1.0;
+        let outcome = match retry::next(&result, place, last_place, schedule, jitter) {
+            Next::Succeeded => Outcome::Succeeded,
+            Next::Gone => Outcome::Gone,
+            Next::Failed => Outcome::Failed,
+            Next::RetryIn(delay) => {
+                let now = crate::time::now_millis();
+                Outcome::Retry { due_ms: loaded.kept_due.map_or(now + delay.as_millis() as u64, |kept| kept.max(now)) }
+            }
+        };
+        if loaded.kept_due.is_some() {
+            fields.push((field::KEPT_DUE, String::new()));
+        }
+        if !request.webhook_header_names.is_empty() {
+            // Their names only: the values are the webhook's secrets (contract §8).
+            let names: Vec<(&str, &str)> =
+                request.webhook_header_names.iter().map(|name| (name.as_str(), "")).collect();
+            fields.push((field::WEBHOOK_HEADERS, serde_json::to_string(&names).unwrap_or_default()));
+        }
+        if let Some(cause) = &cause {
+            tracing::warn!(
+                delivery_id = %member.delivery,
+                webhook_id,
+                org_id = %member.org,
+                attempt = attempt_no,
+                trace_id = %request.trace_id,
+                %cause,
+                next = %next_in_words(&outcome),
+                "delivery attempt failed: {cause}"
+            );
+        }
+        Report {
+            webhook: webhook_id.to_owned(),
+            member: member.clone(),
+            outcome,
+            attempt: attempt_no,
+            attempt_json: Some(attempt),
+            signature: Some(request.signature.clone()),
+            fields,
+            proxy_failed: matches!(sent.result, Err(SendError::Proxy(_))),
+            ordered: loaded.ordered,
+        }
+    }
+}
+
+/// One attempt's request, signed now (replay protection: the attempt's time is the
+/// signature's timestamp, so the row can show the headers as sent). Built from what the
+/// attempt is handed alone: the delivery, its event, its webhook, the prepared body.
+struct Request {
+    headers: Vec<(String, String)>,
+    /// The signatures, as the row keeps them.
+    signature: Vec<u8>,
+    /// The names of the webhook's own headers it carries (their values are not kept).
+    webhook_header_names: Vec<String>,
+    trace_id: String,
+    at_ms: u64,
+}
+
+impl Request {
+    fn signed(
+        webhook_id: &str,
+        member: &Member,
+        attempt_no: u32,
+        event: Option<&StoredEvent>,
+        webhook: &WebhookTarget,
+        body: &str,
+        extra_headers: &[(String, String)],
+    ) -> Request {
+        let created_at = event.map(|e| e.created_at.as_str()).unwrap_or_default();
         let at = crate::time::now_millis();
         let previous = webhook.previous_secret.as_ref().filter(|(_, ends)| *ends > at).map(|(s, _)| s.as_str());
         let secrets = sign::Secrets { current: &webhook.signing_secret, previous };
@@ -154,82 +263,38 @@ impl Engine {
                 }
             },
         };
-        let trace =
-            event.as_ref().map_or_else(|| TraceContext::for_event(&member.event), |e| e.trace_of(&member.event));
-        let headers = attempt_headers(this, &signatures, &own_headers, &extra_headers, &trace);
-        let signature = Some(signatures.encode());
-        let context = egress::key_context(&member.org, webhook_id);
-        let presented =
-            webhook.client_certificate.as_ref().map(|certificate| Presented { certificate, context: &context });
-        self.app.metrics.in_flight.inc();
-        let sent =
-            self.send_watched(webhook_id, &member.delivery, &webhook.url, &headers, Bytes::from(body), presented).await;
-        self.app.metrics.in_flight.dec();
-        let created_ms = crate::ids::millis_of(crate::ids::Kind::Delivery, &member.delivery).unwrap_or(at);
-        let (result, attempt, cause) = describe(&sent, created_ms, at);
-        self.app.metrics.attempt(sent.class(), sent.duration.as_secs_f64());
+        let trace = event.map_or_else(|| TraceContext::for_event(&member.event), |e| e.trace_of(&member.event));
+        let headers = attempt_headers(this, &signatures, &own_headers, extra_headers, &trace);
+        Request {
+            headers,
+            signature: signatures.encode(),
+            webhook_header_names: own_headers.into_iter().map(|(name, _)| name).collect(),
+            trace_id: trace.trace_id_hex(),
+            at_ms: at,
+        }
+    }
+}
 
-        let jitter = rand::random::<f64>() * 2.0 - 1.0;
-        // Manual extra attempts take no place in the schedule; after one, the retry that
-        // was waiting keeps its time.
-        let place = attempt_no.saturating_sub(loaded.extra).max(1) as usize;
-        let mut fields = fields;
-        let signal = match (&sent.result, retry::pause(&result, place, &self.app.config.retry_schedule)) {
-            (_, Some(pause)) => Some(Signal::Pause {
-                until_ms: crate::time::now_millis() + pause.as_millis() as u64,
-                reason: cause.clone().map(|c| format!("{c} with Retry-After")).unwrap_or_default(),
-            }),
-            (Ok(response), None) if (200..300).contains(&response.status) => Some(Signal::Success),
-            (Ok(_), None) => Some(Signal::Failed(cause.clone().unwrap_or_default())),
-            (Err(SendError::Blocked(_)), None) => Some(Signal::Failed(cause.clone().unwrap_or_default())),
-            // The proxy's failure says nothing of the endpoint.
-            (Err(SendError::Proxy(_)), None) => None,
-            (Err(_), None) => Some(Signal::NoAnswer(cause.clone().unwrap_or_default())),
-        };
-        if let Some(signal) = signal {
-            self.endpoint_signal(&member.org, webhook_id, signal);
-        }
-        let outcome = match retry::next(&result, place, last_place, &self.app.config.retry_schedule, jitter) {
-            Next::Succeeded => Outcome::Succeeded,
-            Next::Gone => Outcome::Gone,
-            Next::Failed => Outcome::Failed,
-            Next::RetryIn(delay) => {
-                let now = crate::time::now_millis();
-                Outcome::Retry { due_ms: loaded.kept_due.map_or(now + delay.as_millis() as u64, |kept| kept.max(now)) }
-            }
-        };
-        if loaded.kept_due.is_some() {
-            fields.push((field::KEPT_DUE, String::new()));
-        }
-        if !own_headers.is_empty() {
-            // Their names only: the values are the webhook's secrets (contract §8).
-            let names: Vec<(&str, &str)> = own_headers.iter().map(|(name, _)| (name.as_str(), "")).collect();
-            fields.push((field::WEBHOOK_HEADERS, serde_json::to_string(&names).unwrap_or_default()));
-        }
-        if let Some(cause) = &cause {
-            tracing::warn!(
-                delivery_id = %member.delivery,
-                webhook_id,
-                org_id = %member.org,
-                attempt = attempt_no,
-                trace_id = %trace.trace_id_hex(),
-                %cause,
-                next = %next_in_words(&outcome),
-                "delivery attempt failed: {cause}"
-            );
-        }
-        let report = Report {
-            webhook: webhook_id.to_owned(),
-            member: member.clone(),
-            outcome,
-            attempt: attempt_no,
-            attempt_json: Some(attempt),
-            signature,
-            fields,
-            proxy_failed: matches!(sent.result, Err(SendError::Proxy(_))),
-            ordered: loaded.ordered,
-        };
-        Some((report, webhook.failing))
+/// What an attempt's answer says of its endpoint (`None`: nothing — the proxy failed).
+fn signal_of(
+    sent: &Sent,
+    result: &AttemptResult,
+    cause: Option<&str>,
+    place: usize,
+    schedule: &[std::time::Duration],
+) -> Option<Signal> {
+    let why = || cause.unwrap_or_default().to_owned();
+    match (&sent.result, retry::pause(result, place, schedule)) {
+        (_, Some(pause)) => Some(Signal::Pause {
+            until_ms: crate::time::now_millis() + pause.as_millis() as u64,
+            reason: cause.map(|c| format!("{c} with Retry-After")).unwrap_or_default(),
+        }),
+        (Ok(response), None) if (200..300).contains(&response.status) => Some(Signal::Success),
+        (Ok(_), None) => Some(Signal::Failed(why())),
+        (Err(SendError::Blocked(_)), None) => Some(Signal::Failed(why())),
+        // The proxy's failure says nothing of the endpoint.
+        (Err(SendError::Proxy(_)), None) => None,
+        (Err(_), None) => Some(Signal::NoAnswer(why())),
     }
 }
 

@@ -6,13 +6,13 @@
 
 use std::sync::Arc;
 
-use super::Engine;
-use super::lanes::Signal;
+use super::super::Engine;
+use super::super::claiming::lanes::Signal;
 use crate::store::queue::endpoint::EndpointChange;
 
 impl Engine {
     /// An attempt of `delivery` to `webhook` has had no answer for `lanes::SLOW_AFTER`.
-    pub(super) fn became_slow(&self, webhook: &str, delivery: &str) {
+    pub(in crate::delivery) fn became_slow(&self, webhook: &str, delivery: &str) {
         let mut held = self.held();
         let Some(entry) = held.get_mut(delivery).filter(|h| !h.slow) else { return };
         entry.slow = true;
@@ -24,7 +24,7 @@ impl Engine {
 
     /// What an attempt's end says of `webhook`'s endpoint; a change of state is kept in the
     /// webhook (in the background: the attempt's outcome does not wait for it).
-    pub(super) fn endpoint_signal(self: &Arc<Self>, org_id: &str, webhook: &str, signal: Signal) {
+    pub(in crate::delivery) fn endpoint_signal(self: &Arc<Self>, org_id: &str, webhook: &str, signal: Signal) {
         let Some(change) = self.lanes.signal(webhook, signal) else { return };
         let (kind, due_ms) = match &change {
             EndpointChange::Healthy { .. } => ("healthy", None),

@@ -1,0 +1,62 @@
+//! The lease queues of background jobs (report exports to build, replays to go on with):
+//! a sorted set of job ids by when each is due or its lease ends (`lua/claim_jobs.lua`). A
+//! worker claims what is due, leasing it; renews the lease while it works; and removes the
+//! job when nothing is left to do. A worker that dies leaves its lease to run out, and
+//! another takes the job over. One set per kind ([`JobQueue`]); `crate::jobs` runs them.
+
+use std::time::Duration;
+
+use redis::AsyncCommands;
+
+use crate::store::core::scripts::CLAIM_JOBS;
+use crate::store::{Result, Store};
+
+/// A kind of background job, and its queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobQueue {
+    /// Report exports to build (and publish).
+    Exports,
+    /// Replays left to the background, or whose process died.
+    Replays,
+}
+
+impl Store {
+    fn job_queue(&self, queue: JobQueue) -> String {
+        match queue {
+            JobQueue::Exports => self.keys().export_jobs(),
+            JobQueue::Replays => self.keys().replay_jobs(),
+        }
+    }
+
+    /// Claims up to `n` jobs that are due (or whose lease ran out), leased for `lease`.
+    pub async fn claim_jobs(&self, queue: JobQueue, n: usize, lease: Duration) -> Result<Vec<String>> {
+        let now = crate::time::now_millis();
+        CLAIM_JOBS
+            .call()
+            .key(&self.job_queue(queue))
+            .arg(now)
+            .arg(now + lease.as_millis() as u64)
+            .arg(n)
+            .run(&mut self.conn())
+            .await
+    }
+
+    /// Keeps a claimed job leased for `lease` more (zero: due at once for any worker).
+    pub async fn renew_job(&self, queue: JobQueue, id: &str, lease: Duration) -> Result<()> {
+        let until = crate::time::now_millis() + lease.as_millis() as u64;
+        let _: i64 = redis::cmd("ZADD")
+            .arg(self.job_queue(queue))
+            .arg("XX")
+            .arg(until)
+            .arg(id)
+            .query_async(&mut self.conn())
+            .await?;
+        Ok(())
+    }
+
+    /// A job needs no more work.
+    pub async fn job_done(&self, queue: JobQueue, id: &str) -> Result<()> {
+        let _: i64 = self.conn().zrem(self.job_queue(queue), id).await?;
+        Ok(())
+    }
+}
