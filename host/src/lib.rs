@@ -2,27 +2,33 @@
 //!
 //! # Layout
 //! The modules stand on floors; each imports only from floors below it (the README's
-//! "Architecture" draws them, and `tests/tests/it/floors.rs` holds the code to them).
+//! "Architecture" draws them, and `tests/tests/it/floors.rs` holds the code to them). Public
+//! are only what the binary, the tests and the bench use; the rest is the crate's own.
 //!
 //! - [`cli`]: `weir serve` and the operator commands `weir admin …`.
-//! - [`service`]: the whole service on a bound listener: wires the surfaces and the workers.
-//! - [`api`]: the HTTP API (token endpoint, `/api/v2`, operations endpoints).
-//! - [`settings`]: Settings > Webhooks, the server-rendered pages for organisation users.
-//! - [`exports`]: report exports: rendering, signed download links, the builders.
-//! - [`delivery`]: the workers: claim, prepare, sign, send, retry, per-webhook fairness.
-//! - [`server`]: the listener (TLS, HTTP/1.1 and HTTP/2, graceful shutdown).
-//! - [`domain`]: what Weir does below HTTP: publishing, webhook changes, deliveries.
-//! - [`app`]: the state one process shares between its requests and its workers.
-//! - [`config`]: the one typed configuration, from defaults, a file and `WEIR_*` variables.
-//! - [`metrics`]: the Prometheus metrics.
-//! - [`auth`]: callers, roles and plans; secret hashing and constant-time comparison.
+//! - `service`: the whole service on a bound listener: wires the surfaces, the domain's
+//!   handles and the workers, and stops them with one shutdown.
+//! - `api`, `settings`: the HTTP surfaces (the API; Settings > Webhooks). They translate
+//!   requests and answers and reach the rest only through the domain's handles.
+//! - `exports`: the report export builders and renderer; `delivery`: the workers (claiming,
+//!   one attempt, recording); `server`: the listener (TLS, HTTP/1.1 and HTTP/2, graceful
+//!   shutdown).
+//! - `domain`: what Weir does below HTTP, behind one handle per part (webhooks, deliveries,
+//!   events, replays, plugins, exports, access, operations), and the views the surfaces show.
+//! - `app`: the state one process shares between its handles and its workers.
+//! - `vault`: secrets at rest (client certificate keys); `jobs`: the one shutdown every
+//!   worker watches and the one runner of lease-queue jobs.
+//! - [`config`]: the one typed configuration, from defaults, a file and `WEIR_*`
+//!   variables; `metrics`: the Prometheus metrics; [`auth`]: callers, roles, plans, secret
+//!   hashing and constant-time comparison.
 //! - [`plugins`]: tenant WebAssembly plugins (the only module that knows wasmtime).
 //! - [`store`]: every durable record, in Redis (one Redis or a cluster): the key layout,
 //!   the Lua scripts, the delivery queue; also the managed `redis-server`.
+//! - `certs`: client certificates (parsed, key matched, the view reads show).
 //! - The ground floor, which imports nothing of Weir: [`sign`] (the delivery signatures and
-//!   headers), [`web`] (HTTP helpers both surfaces share), [`tls`] (PEM files and rustls
-//!   configurations), [`ids`], [`time`], [`catalog`] (the subscribable events) and
-//!   [`netguard`] (the webhook URL rule).
+//!   headers), `web` (HTTP helpers both surfaces share), `tls` (PEM files and rustls
+//!   configurations), [`ids`], [`time`], `catalog` (the subscribable events), `netguard`
+//!   (the webhook URL rule) and `trace` (W3C trace context).
 
 mod api;
 mod app;

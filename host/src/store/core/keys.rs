@@ -67,57 +67,19 @@
 //! organisation, event and webhook and the time the event was accepted), so a delivery is found
 //! from its id alone.
 
+mod names;
+
 use crate::ids;
+
+pub use self::names::{
+    HOUR_MS, day_of, delivery_of_entry, event_digest, event_name, hour_of, index_entry, name_of_digest,
+};
 
 /// Version of this layout, kept in `P:meta` so an incompatible data set is refused.
 pub const LAYOUT: &str = "3";
 
 /// Most partitions a data set can have (delivery ids carry the partition in 10 bits).
 pub const MAX_PARTITIONS: u16 = 1024;
-
-/// The day (UTC, days since the epoch) of a time in ms: delivery indexes are kept by day.
-pub fn day_of(ms: u64) -> u32 {
-    (ms / 86_400_000) as u32
-}
-
-/// The hour (since the epoch) of a time in ms: the event log is kept by the hour.
-pub fn hour_of(ms: u64) -> u32 {
-    (ms / HOUR_MS) as u32
-}
-
-/// An hour in ms.
-pub const HOUR_MS: u64 = 3_600_000;
-
-/// The digest that names an event: the first 128 bits of SHA-256 of its organisation and
-/// id. Event ids are chosen by publishers, so the organisation is part of it.
-pub fn event_digest(org: &str, event: &str) -> [u8; 16] {
-    let digest = ids::digest(&[org, event]);
-    let mut out = [0; 16];
-    out.copy_from_slice(&digest[..16]);
-    out
-}
-
-/// The name of an event in its key: its [`event_digest`], base64url (22 characters, where
-/// the two ids take about 60).
-pub fn event_name(org: &str, event: &str) -> String {
-    name_of_digest(&event_digest(org, event))
-}
-
-/// The name of an event in its key, from its digest.
-pub fn name_of_digest(digest: &[u8; 16]) -> String {
-    use base64::Engine;
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(digest)
-}
-
-/// A delivery as its day's indexes hold it: its id without `dlv_`.
-pub fn index_entry(delivery: &str) -> &str {
-    delivery.strip_prefix(ids::Kind::Delivery.prefix()).unwrap_or(delivery)
-}
-
-/// The delivery id of an index entry ([`index_entry`]).
-pub fn delivery_of_entry(entry: &str) -> String {
-    format!("{}{entry}", ids::Kind::Delivery.prefix())
-}
 
 /// Number of slots in Redis Cluster.
 const SLOTS: u32 = 16384;
@@ -417,63 +379,4 @@ fn partition_tag(i: u16, n: u16) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn slots_follow_the_hash_tag() {
-        // Known values of Redis Cluster's key slot function.
-        assert_eq!(slot("foo"), 12182);
-        assert_eq!(slot("{user1000}.following"), slot("{user1000}.followers"));
-        assert_eq!(slot("{}foo"), slot("{}foo"), "an empty tag hashes the whole key");
-        assert_ne!(slot("a{}b"), slot("{}"));
-    }
-
-    #[test]
-    fn everything_of_a_partition_shares_its_slot_and_partitions_spread_evenly() {
-        let keys = Keys::new("weir", 16);
-        for p in keys.partitions() {
-            let s = slot(&keys.ready(p));
-            assert_eq!(slot(&keys.event(p, "org_1", "evt_1")), s);
-            assert_eq!(slot(&keys.delivery(p, "dlv_1")), s);
-            assert_eq!(slot(&keys.webhook_queue(p, "wh_1")), s);
-            assert_eq!(slot(&keys.org_deliveries(p, "org_1", 20_000)), s);
-            assert_eq!(slot(&keys.webhook_new(p, "wh_1")), s);
-            assert_eq!(slot(&keys.snapshots(p, "org_1")), s);
-            assert_eq!(slot(&keys.event_log(p, "org_1", 495_000)), s);
-            assert_eq!(u32::from(s) / (SLOTS / 16), u32::from(p.0), "partition {p:?} in its slice");
-        }
-        // Three masters with the default contiguous ranges: at most 6 of 16 partitions each.
-        let mut per_master = [0; 3];
-        for p in keys.partitions() {
-            per_master[usize::from(slot(&keys.ready(p))) * 3 / 16384] += 1;
-        }
-        assert!(per_master.iter().all(|n| (5..=6).contains(n)), "{per_master:?}");
-    }
-
-    #[test]
-    fn an_organisations_keys_share_a_slot() {
-        let keys = Keys::new("weir", 4);
-        let s = slot(&keys.org("org_1"));
-        for key in [
-            keys.webhooks("org_1"),
-            keys.webhook("org_1", "wh_1"),
-            keys.subscribers("org_1", "a"),
-            keys.plugin("org_1", "plg_1"),
-        ] {
-            assert_eq!(slot(&key), s, "{key}");
-        }
-        assert_eq!(slot(&keys.client("cli_1")), slot(&keys.token("cli_1", "abc")));
-        assert_eq!(slot(&keys.replay("wh_1")), slot(&keys.replay_jobs()));
-    }
-
-    #[test]
-    fn events_about_one_record_share_a_partition() {
-        let keys = Keys::new("weir", 16);
-        let p = keys.partition_of_subject("org_1", "WorkOrder", "wo_1");
-        assert_eq!(p, keys.partition_of_subject("org_1", "WorkOrder", "wo_1"));
-        let spread: std::collections::HashSet<_> =
-            (0..200).map(|i| keys.partition_of_subject("org_1", "WorkOrder", &format!("wo_{i}"))).collect();
-        assert_eq!(spread.len(), 16, "one organisation's records use every partition");
-    }
-}
+mod tests;

@@ -16,9 +16,15 @@
 //! faster), and once another webhook was seen with work due there it queues one batch per
 //! [`YIELD`] only, so live traffic keeps its pace and a replay still moves.
 
+mod job;
+mod view;
+
+pub(crate) use self::job::ReplayJobs;
+pub(crate) use self::view::{ReplayStatus, ReplayView};
+
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::Invalid;
@@ -26,7 +32,6 @@ use super::fields::Fields;
 use crate::app::App;
 use crate::catalog;
 use crate::ids::{self, Kind};
-use crate::jobs::{Ended, Job, Stopping};
 use crate::store::core::jobs::JobQueue;
 use crate::store::core::keys::{self, Partition};
 use crate::store::events::log::{LogEntry, Window};
@@ -69,76 +74,6 @@ pub(crate) enum ReplayError {
 impl From<Invalid> for ReplayError {
     fn from(invalid: Invalid) -> ReplayError {
         ReplayError::Invalid(invalid)
-    }
-}
-
-/// A replay as the API shows it.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub(crate) struct ReplayView {
-    /// Deliveries queued (so far, while `state` is `running`).
-    pub count: u64,
-    pub state: ReplayStatus,
-    /// The window of acceptance times replayed (`null` when there is no replay).
-    pub since: Option<String>,
-    pub until: Option<String>,
-    pub started_at: Option<String>,
-    pub finished_at: Option<String>,
-    /// Why it stopped before completing.
-    pub reason: Option<String>,
-}
-
-/// Where a webhook's latest replay is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum ReplayStatus {
-    /// The webhook was never replayed (or its last replay ended more than 7 days ago).
-    None,
-    Running,
-    /// Every event of its window was looked at.
-    Completed,
-    /// Its webhook was deactivated or deleted before it completed.
-    Stopped,
-}
-
-impl ReplayStatus {
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            ReplayStatus::None => "none",
-            ReplayStatus::Running => "running",
-            ReplayStatus::Completed => "completed",
-            ReplayStatus::Stopped => "stopped",
-        }
-    }
-}
-
-impl ReplayView {
-    fn of(r: &Replay) -> ReplayView {
-        ReplayView {
-            count: r.queued,
-            state: match r.state {
-                ReplayState::Running => ReplayStatus::Running,
-                ReplayState::Completed => ReplayStatus::Completed,
-                ReplayState::Stopped => ReplayStatus::Stopped,
-            },
-            since: Some(crate::time::format_millis(r.since_ms)),
-            until: Some(crate::time::format_millis(r.until_ms)),
-            started_at: Some(r.started_at.clone()),
-            finished_at: r.finished_at.clone(),
-            reason: r.reason.clone(),
-        }
-    }
-
-    /// A webhook that was never replayed.
-    fn none() -> ReplayView {
-        ReplayView {
-            count: 0,
-            state: ReplayStatus::None,
-            since: None,
-            until: None,
-            started_at: None,
-            finished_at: None,
-            reason: None,
-        }
     }
 }
 
@@ -418,42 +353,6 @@ impl<'a> Replayer<'a> {
         replay.reason = reason.map(str::to_owned);
         replay.finished_at = Some(crate::time::now_rfc3339());
         Ok(())
-    }
-}
-
-/// Replays left to the background, or whose process stopped working on them, taken over
-/// by any process with workers (`crate::jobs` runs them, renewing each one's lease).
-#[derive(Debug)]
-pub(crate) struct ReplayJobs {
-    app: std::sync::Arc<App>,
-}
-
-impl ReplayJobs {
-    pub(crate) fn new(app: std::sync::Arc<App>) -> ReplayJobs {
-        ReplayJobs { app }
-    }
-}
-
-impl Job for ReplayJobs {
-    const QUEUE: JobQueue = JobQueue::Replays;
-    const LEASE: Duration = LEASE;
-    const POLL: Duration = POLL;
-    const AT_ONCE: usize = 1;
-    type Error = StoreError;
-
-    /// Works on the replay of webhook `id` in slices well inside the lease until it ends or
-    /// the process stops.
-    async fn run(&self, webhook: &str, stopping: &Stopping) -> Result<Ended, StoreError> {
-        let replayer = Replayer::of(&self.app);
-        let Some(mut replay) = replayer.store.get_replay(webhook).await? else { return Ok(Ended::Done) };
-        while replay.state == ReplayState::Running && !stopping.is_set() {
-            replayer.work(&mut replay, Instant::now() + LEASE / 3).await?;
-        }
-        if replay.state == ReplayState::Running {
-            return Ok(Ended::Yielded);
-        }
-        tracing::info!(webhook_id = %webhook, queued = replay.queued, state = ?replay.state, "replay ended");
-        Ok(Ended::Done)
     }
 }
 

@@ -1,0 +1,47 @@
+//! Replays as background jobs: left to the background by a request, or taken over from a
+//! process that stopped working on them.
+
+use std::time::{Duration, Instant};
+
+use super::{LEASE, POLL, Replayer};
+use crate::app::App;
+use crate::jobs::{Ended, Job, Stopping};
+use crate::store::StoreError;
+use crate::store::core::jobs::JobQueue;
+use crate::store::events::replay::ReplayState;
+
+/// Replays left to the background, or whose process stopped working on them, taken over
+/// by any process with workers (`crate::jobs` runs them, renewing each one's lease).
+#[derive(Debug)]
+pub(crate) struct ReplayJobs {
+    app: std::sync::Arc<App>,
+}
+
+impl ReplayJobs {
+    pub(crate) fn new(app: std::sync::Arc<App>) -> ReplayJobs {
+        ReplayJobs { app }
+    }
+}
+
+impl Job for ReplayJobs {
+    const QUEUE: JobQueue = JobQueue::Replays;
+    const LEASE: Duration = LEASE;
+    const POLL: Duration = POLL;
+    const AT_ONCE: usize = 1;
+    type Error = StoreError;
+
+    /// Works on the replay of webhook `id` in slices well inside the lease until it ends or
+    /// the process stops.
+    async fn run(&self, webhook: &str, stopping: &Stopping) -> Result<Ended, StoreError> {
+        let replayer = Replayer::of(&self.app);
+        let Some(mut replay) = replayer.store.get_replay(webhook).await? else { return Ok(Ended::Done) };
+        while replay.state == ReplayState::Running && !stopping.is_set() {
+            replayer.work(&mut replay, Instant::now() + LEASE / 3).await?;
+        }
+        if replay.state == ReplayState::Running {
+            return Ok(Ended::Yielded);
+        }
+        tracing::info!(webhook_id = %webhook, queued = replay.queued, state = ?replay.state, "replay ended");
+        Ok(Ended::Done)
+    }
+}
