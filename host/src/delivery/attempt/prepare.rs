@@ -41,19 +41,7 @@ impl Engine {
         webhook: &WebhookTarget,
     ) -> Prepared {
         if loaded.plugins.is_some() {
-            let extra_headers = match loaded.headers.as_deref() {
-                None | Some("") => Vec::new(),
-                Some(h) => match serde_json::from_str::<Vec<(String, String)>>(h) {
-                    Ok(headers) => headers,
-                    Err(e) => {
-                        return Prepared::Corrupt(format!("the headers its plugins produced cannot be read: {e}"));
-                    }
-                },
-            };
-            let Some(body) = loaded.body.take().or_else(|| event.map(|e| e.envelope.clone())) else {
-                return Prepared::EventMissing;
-            };
-            return Prepared::Send { body, extra_headers, fields: Vec::new() };
+            return Self::produced_before(loaded, event);
         }
         let Some(envelope) = event.map(|e| e.envelope.clone()) else { return Prepared::EventMissing };
         let attachments: Vec<Attachment> = match webhook.plugins.as_deref() {
@@ -76,29 +64,7 @@ impl Engine {
                 fields: vec![(field::PLUGINS, "[]".into())],
             };
         }
-        let mut steps = Vec::with_capacity(attachments.len());
-        for attachment in attachments {
-            let sha256 = match self.app.plugin_hash(&member.org, &attachment.plugin_id).await {
-                Ok(sha) => sha,
-                Err(_) => return Prepared::StoreDown,
-            };
-            let wasm = match &sha256 {
-                Some(sha) if !self.app.plugins.is_compiled(sha) => {
-                    match self.store.get_plugin_wasm(&member.org, &attachment.plugin_id).await {
-                        Ok(wasm) => wasm,
-                        Err(_) => return Prepared::StoreDown,
-                    }
-                }
-                _ => None,
-            };
-            steps.push(Step {
-                plugin_id: attachment.plugin_id,
-                sha256,
-                wasm,
-                config: attachment.config.to_string(),
-                on_error: attachment.on_error,
-            });
-        }
+        let Some(steps) = self.steps(member, attachments).await else { return Prepared::StoreDown };
         let meta = EventMeta::from_envelope(&envelope).unwrap_or_default();
         let (outcome, runs) = chain::run(&self.app.plugins, &member.org, steps, Arc::new(meta), &envelope).await;
         let mut fields = vec![(field::PLUGINS, serde_json::to_string(&runs).unwrap_or_else(|_| "[]".into()))];
@@ -118,5 +84,45 @@ impl Engine {
                 Prepared::Send { body, extra_headers: headers, fields }
             }
         }
+    }
+
+    /// A later attempt: the body and headers the first attempt's plugins produced.
+    fn produced_before(loaded: &mut Loaded, event: Option<&StoredEvent>) -> Prepared {
+        let extra_headers = match loaded.headers.as_deref() {
+            None | Some("") => Vec::new(),
+            Some(h) => match serde_json::from_str::<Vec<(String, String)>>(h) {
+                Ok(headers) => headers,
+                Err(e) => {
+                    return Prepared::Corrupt(format!("the headers its plugins produced cannot be read: {e}"));
+                }
+            },
+        };
+        let Some(body) = loaded.body.take().or_else(|| event.map(|e| e.envelope.clone())) else {
+            return Prepared::EventMissing;
+        };
+        Prepared::Send { body, extra_headers, fields: Vec::new() }
+    }
+
+    /// The plugin chain's steps, each plugin's code read from the store unless compiled
+    /// already; `None` when the store cannot be read.
+    async fn steps(&self, member: &Member, attachments: Vec<Attachment>) -> Option<Vec<Step>> {
+        let mut steps = Vec::with_capacity(attachments.len());
+        for attachment in attachments {
+            let sha256 = self.app.plugin_hash(&member.org, &attachment.plugin_id).await.ok()?;
+            let wasm = match &sha256 {
+                Some(sha) if !self.app.plugins.is_compiled(sha) => {
+                    self.store.get_plugin_wasm(&member.org, &attachment.plugin_id).await.ok()?
+                }
+                _ => None,
+            };
+            steps.push(Step {
+                plugin_id: attachment.plugin_id,
+                sha256,
+                wasm,
+                config: attachment.config.to_string(),
+                on_error: attachment.on_error,
+            });
+        }
+        Some(steps)
     }
 }
