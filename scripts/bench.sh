@@ -4,7 +4,7 @@
 # tenth of the load for a quick look.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/setup.sh
+./scripts/setup.sh --postgres
 ./scripts/build-plugins.sh
 cargo build --locked --release -p weir -p weir-bench --bins
 exec target/release/weir-bench "$@"

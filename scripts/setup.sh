@@ -8,6 +8,8 @@
 #     chromium and chromium-driver (the settings pages are tested in a real browser), and a
 #     Python virtual environment in target/pyenv with tests/python/requirements.txt from PyPI
 #     (Standard Webhooks verifiers, schemathesis, openapi-spec-validator, a client generator)
+#   - with --tests or --postgres: PostgreSQL (Debian's postgresql package; the history tests
+#     and the bench start servers of their own, so the packaged service is switched off)
 #   - with --plugin-toolchains (scripts/build-plugins.sh asks for it): ComponentizeJS from npm
 #     into target/js-toolchain and componentize-py from PyPI into target/py-toolchain, pinned,
 #     to build JavaScript and Python plugins (Node.js and npm from Debian if missing)
@@ -57,7 +59,21 @@ if [ "${1:-}" = "--plugin-toolchains" ]; then
   exit 0
 fi
 
+install_postgres() {
+  if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+    echo "setup: installing postgresql" >&2
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+    as_root systemctl disable --now postgresql >/dev/null 2>&1 || true
+  fi
+}
+
+if [ "${1:-}" = "--postgres" ]; then
+  install_postgres
+fi
+
 if [ "${1:-}" = "--tests" ]; then
+  install_postgres
   missing=""
   command -v pdftotext >/dev/null 2>&1 || missing="$missing poppler-utils"
   command -v tinyproxy >/dev/null 2>&1 || missing="$missing tinyproxy"

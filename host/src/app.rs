@@ -30,6 +30,10 @@ pub(crate) struct App {
     pub(crate) passwords: crate::auth::passwords::Verifier,
     /// Publishes events in batches per partition.
     pub(crate) publisher: Publisher,
+    /// History in PostgreSQL, when configured (`WEIR_HISTORY_URL`).
+    pub(crate) history: Option<Arc<crate::history::History>>,
+    /// The move to history, when this process takes part (`/metrics` reads its backlog).
+    mover: std::sync::OnceLock<Arc<crate::history::Mover>>,
     /// Token lookups, in batches: concurrent requests share one round trip, and those
     /// with the same token one lookup.
     tokens: Batcher<TokenQuery, Result<Option<TokenOwner>>>,
@@ -47,7 +51,12 @@ pub(crate) struct App {
 
 impl App {
     /// Builds the shared state (inside a Tokio runtime: the publisher's batches start here).
-    pub(crate) fn new(config: Config, store: Store, plugins: Arc<Runtime>) -> App {
+    pub(crate) fn new(
+        config: Config,
+        store: Store,
+        plugins: Arc<Runtime>,
+        history: Option<Arc<crate::history::History>>,
+    ) -> App {
         let url_rule = UrlRule::new(config.allow_private_targets.clone());
         let retention = Retention { deliveries: config.delivery_retention, events: config.event_retention };
         let publisher = Publisher::start(&store, retention);
@@ -67,6 +76,8 @@ impl App {
             metrics: Metrics::new(&plugins.counters),
             plugins,
             publisher,
+            history,
+            mover: std::sync::OnceLock::new(),
             tokens,
             arrivals,
             plugin_hashes: Mutex::default(),
@@ -136,8 +147,22 @@ impl App {
         self.plugin_hashes.lock().unwrap_or_else(|e| e.into_inner()).remove(plugin_id);
     }
 
+    /// The move to history this process takes part in.
+    pub(crate) fn set_mover(&self, mover: Arc<crate::history::Mover>) {
+        let _ = self.mover.set(mover);
+    }
+
     /// Updates gauges that are read from the store at scrape time.
     pub(crate) async fn refresh_gauges(&self) {
+        if let Some(history) = &self.history {
+            self.metrics.history_up.set(i64::from(history.is_up()));
+        }
+        if let Some(mover) = self.mover.get()
+            && let Ok((deliveries, events)) = mover.backlog().await
+        {
+            self.metrics.history_backlog_deliveries.set(deliveries as i64);
+            self.metrics.history_backlog_events.set(events as i64);
+        }
         if let Ok((ready, scheduled)) = self.store.queue_depth().await {
             self.metrics.queue_ready.set(ready as i64);
             self.metrics.queue_scheduled.set(scheduled as i64);

@@ -66,6 +66,8 @@ pub(crate) enum Ended {
     Done,
     /// The process is stopping before it finished: due at once for another worker.
     Yielded,
+    /// It comes back: due again after this long (a periodic job).
+    Again(Duration),
 }
 
 /// A kind of background job.
@@ -108,6 +110,7 @@ pub(crate) async fn run<J: Job>(job: Arc<J>, store: Store, mut stopping: Stoppin
             let after = match ended {
                 Ok(Ended::Done) => store.job_done(J::QUEUE, &id).await,
                 Ok(Ended::Yielded) => store.renew_job(J::QUEUE, &id, Duration::ZERO).await,
+                Ok(Ended::Again(after)) => store.renew_job(J::QUEUE, &id, after).await,
                 Err(e) => {
                     tracing::warn!(error = %e, queue = ?J::QUEUE, job = %id, "cannot go on with a job now; it will be taken over");
                     Ok(())

@@ -40,6 +40,7 @@ pub mod config;
 mod delivery;
 mod domain;
 mod exports;
+mod history;
 pub mod ids;
 mod jobs;
 mod metrics;

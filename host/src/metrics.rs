@@ -44,6 +44,13 @@ pub(crate) struct Metrics {
     pub attempts_slow: Gauge,
     /// `webhook_delivery_failed` notices not sent: their organisation's budget was spent.
     pub notices_suppressed: Counter,
+    /// History in PostgreSQL: rows and events this process moved, what waits, and whether
+    /// PostgreSQL answers.
+    pub history_moved_deliveries: Counter,
+    pub history_moved_events: Counter,
+    pub history_backlog_deliveries: Gauge,
+    pub history_backlog_events: Gauge,
+    pub history_up: Gauge,
 }
 
 impl Metrics {
@@ -66,6 +73,11 @@ impl Metrics {
             endpoints_paused: Gauge::default(),
             attempts_slow: Gauge::default(),
             notices_suppressed: Counter::default(),
+            history_moved_deliveries: Counter::default(),
+            history_moved_events: Counter::default(),
+            history_backlog_deliveries: Gauge::default(),
+            history_backlog_events: Gauge::default(),
+            history_up: Gauge::default(),
             registry: Mutex::new(Registry::default()),
         };
         let r = &mut registry;
@@ -135,6 +147,31 @@ impl Metrics {
             "notices_suppressed",
             "webhook_delivery_failed notices not published because their organisation's budget (10 a minute, 10 at once) was spent",
             metrics.notices_suppressed.clone(),
+        );
+        r.register(
+            "history_moved_deliveries",
+            "Ended deliveries this process moved from Redis to history in PostgreSQL",
+            metrics.history_moved_deliveries.clone(),
+        );
+        r.register(
+            "history_moved_events",
+            "Accepted events this process moved from Redis to history in PostgreSQL",
+            metrics.history_moved_events.clone(),
+        );
+        r.register(
+            "history_backlog_deliveries",
+            "Ended deliveries past WEIR_HISTORY_HOT still in Redis, waiting to move to PostgreSQL",
+            metrics.history_backlog_deliveries.clone(),
+        );
+        r.register(
+            "history_backlog_events",
+            "Accepted events past WEIR_HISTORY_HOT still in Redis (waiting to move, or for their deliveries to end)",
+            metrics.history_backlog_events.clone(),
+        );
+        r.register(
+            "history_up",
+            "1 when history in PostgreSQL answered its last statement, 0 when it could not be reached",
+            metrics.history_up.clone(),
         );
         r.register(
             "plugin_compilations",

@@ -10,9 +10,9 @@ use tokio::net::TcpListener;
 
 use crate::app::App;
 use crate::config::Config;
-use crate::domain::replay::ReplayJobs;
+use crate::domain::replay::job::ReplayJobs;
 use crate::store::{Store, StoreError};
-use crate::{api, delivery, exports, jobs, plugins, server, settings, store, tls};
+use crate::{api, delivery, exports, history, jobs, plugins, server, settings, store, tls};
 
 /// Why the service could not start.
 #[derive(Debug, thiserror::Error)]
@@ -60,7 +60,14 @@ pub async fn run(
         );
     }
     let plugins = Arc::new(plugins::Runtime::new(config.plugin_limits(), config.data_dir.join("plugin-cache"))?);
-    let app = Arc::new(App::new(config, store, plugins));
+    let history = history::History::configured(&config, store.prefix())?;
+    if let Some(history) = &history
+        && let Err(e) = history.migrate().await
+    {
+        // Publishing and delivery go on; the movers try again.
+        tracing::warn!(error = %e, "history in PostgreSQL is not ready yet; ended work waits in Redis");
+    }
+    let app = Arc::new(App::new(config, store, plugins, history));
     // Every background worker watches one shutdown: the delivery workers (with their upkeep
     // and trimming), the export builders, and the replays a request left to the background
     // or whose process died.
@@ -71,7 +78,18 @@ pub async fn run(
         let builds = Arc::new(exports::builder::Builds::new(app.clone()));
         background.push(tokio::spawn(jobs::run(builds, app.store.clone(), stopping.clone())));
         let replays = Arc::new(ReplayJobs::new(app.clone()));
-        background.push(tokio::spawn(jobs::run(replays, app.store.clone(), stopping)));
+        background.push(tokio::spawn(jobs::run(replays, app.store.clone(), stopping.clone())));
+        if let Some(history) = &app.history {
+            let config = &app.config;
+            let moved = (app.metrics.history_moved_deliveries.clone(), app.metrics.history_moved_events.clone());
+            let retention = (config.delivery_retention, config.event_retention);
+            let mover = Arc::new(history::Mover::new(history.clone(), app.store.clone(), retention, moved));
+            if let Err(e) = mover.enlist().await {
+                tracing::warn!(error = %e, "cannot enlist the partitions for the move to history yet");
+            }
+            app.set_mover(mover.clone());
+            background.push(tokio::spawn(jobs::run(Arc::new(history::MoverJob(mover)), app.store.clone(), stopping)));
+        }
     }
     let handles = crate::domain::handles::Handles::new(&app);
     let routes = api::routes().merge(settings::router());

@@ -225,8 +225,11 @@ async fn execute(store: &Store, config: &Config, command: AdminCommand) -> Resul
     match command {
         AdminCommand::Webhook { command: WebhookCommand::Replay { webhook_id, org_id, since, until } } => {
             known_org(store, &org_id).await?;
+            let history = crate::history::History::configured(config, store.prefix())
+                .map_err(|e| AdminError::Usage(format!("history in PostgreSQL: {e}")))?;
             let replayer = Replayer {
                 store,
+                history: history.as_ref(),
                 delivery_retention: config.delivery_retention,
                 event_retention: config.event_retention,
                 app: None,

@@ -52,6 +52,8 @@ pub const KEYS: &[&str] = &[
     "plugin_concurrency",
     "plugin_concurrency_per_org",
     "plugin_cache_mib",
+    "history_url",
+    "history_hot",
 ];
 
 /// A configuration that cannot be used, with the key and layer at fault.

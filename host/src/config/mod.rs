@@ -5,8 +5,10 @@
 //! merged values are validated together into [`Config`]; every error names the key and the
 //! layer it came from, so an operator knows what to fix. Nothing else reads the environment.
 
+mod derived;
 pub mod duration;
 mod egress;
+mod history;
 mod layers;
 
 use std::net::SocketAddr;
@@ -17,6 +19,7 @@ use ipnet::IpNet;
 
 use crate::store::queue::rate::RateLimit;
 pub use egress::{EgressProxy, SecretKey};
+pub use history::{History, SslMode};
 use layers::Layers;
 pub use layers::{ConfigError, DEFAULT_TOML, KEYS, Origin, check_variables};
 
@@ -74,6 +77,8 @@ pub struct Config {
     pub plugin_concurrency_per_org: usize,
     /// Most MiB of compiled plugins kept on disk.
     pub plugin_cache_mib: u64,
+    /// Where ended work goes (`None`: everything stays in Redis).
+    pub history: Option<History>,
 }
 
 /// How log lines are written (`log_format`, `WEIR_LOG_FORMAT`).
@@ -115,38 +120,6 @@ impl Config {
                 format!("{scheme}://{}", self.listen)
             }
         }
-    }
-
-    /// The limits of plugin calls.
-    pub fn plugin_limits(&self) -> crate::plugins::Limits {
-        crate::plugins::Limits {
-            fuel: self.plugin_fuel,
-            timeout: self.plugin_timeout,
-            memory: self.plugin_memory_mib * 1024 * 1024,
-            max_output: self.plugin_max_output_kib * 1024,
-            concurrency: self.plugin_concurrency,
-            concurrency_per_org: self.plugin_concurrency_per_org,
-            cache_disk: self.plugin_cache_mib * 1024 * 1024,
-            // In memory, as much as on disk, at most 1 GiB.
-            cache_memory: (self.plugin_cache_mib * 1024 * 1024).min(1 << 30) as usize,
-        }
-    }
-
-    /// How to reach the store, unless Weir must manage its own Redis (`None`).
-    pub fn store_settings(&self) -> Option<crate::store::Settings> {
-        let target = match (&self.redis_url, self.redis_cluster.is_empty()) {
-            (Some(url), _) => crate::store::Target::Single(url.clone()),
-            (None, false) => crate::store::Target::Cluster(self.redis_cluster.clone()),
-            (None, true) => return None,
-        };
-        Some(crate::store::Settings {
-            target,
-            prefix: self.redis_prefix.clone(),
-            partitions: self.redis_partitions,
-            wait_replicas: self.redis_wait_replicas,
-            wait_timeout: std::time::Duration::from_secs(1),
-            snapshots_per_org: crate::store::MAX_SNAPSHOTS_PER_ORG,
-        })
     }
 
     /// The directory of the managed Redis.
@@ -236,6 +209,7 @@ impl Layers {
             .collect::<Result<Vec<_>, _>>()?;
 
         let extra_ca = self.string("extra_ca")?.map(PathBuf::from);
+        let history = self.history()?;
         let egress_proxy = match self.string("egress_proxy")? {
             Some(url) => Some(EgressProxy::parse(&url).map_err(|m| self.invalid("egress_proxy", m))?),
             None => None,
@@ -381,6 +355,7 @@ impl Layers {
             plugin_concurrency,
             plugin_concurrency_per_org,
             plugin_cache_mib,
+            history,
         })
     }
 }

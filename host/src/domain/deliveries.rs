@@ -9,12 +9,13 @@ use utoipa::ToSchema;
 
 use super::Invalid;
 use super::fields::Fields;
+use super::moved::Reads;
 use crate::app::App;
 use crate::ids::{self, Kind};
 use crate::sign;
 use crate::store::StoreError;
 use crate::store::queue::attempts::{attempt_at, attempt_object};
-use crate::store::queue::listing::{Cursor, Index};
+use crate::store::queue::listing::{Cursor, Index, Reach};
 use crate::store::queue::requeue::RetryRefused;
 use crate::store::queue::row::DeliveryRow;
 use crate::trace::TraceContext;
@@ -285,16 +286,11 @@ async fn list(
         Some(_) => return Ok((Vec::new(), None)),
         None => Index::Org(org_id),
     };
-    let (ids, next) = app.store.list_deliveries(index, filter, cursor, limit, scan, oldest_day(app)).await?;
-    let deliveries = app
-        .store
-        .get_deliveries(&ids)
-        .await?
-        .into_iter()
-        .flatten()
-        .filter(|d| d.org_id == org_id)
-        .map(Delivery::of)
-        .collect();
+    let reads = Reads::of(app);
+    let reach = Reach { limit, scan, oldest_day: oldest_day(app), moved: reads.moved() };
+    let (ids, next) = app.store.list_deliveries(index, filter, cursor, reach).await?;
+    let deliveries =
+        reads.rows(&ids).await?.into_iter().flatten().filter(|d| d.org_id == org_id).map(Delivery::of).collect();
     Ok((deliveries, next))
 }
 
@@ -303,7 +299,7 @@ pub(crate) async fn find(app: &App, org_id: &str, id: &str) -> Result<Delivery, 
     if !ids::is_valid(Kind::Delivery, id) {
         return Err(RetryError::NotFound);
     }
-    app.store.get_delivery(org_id, id).await?.map(Delivery::of).ok_or(RetryError::NotFound)
+    Reads::of(app).row(org_id, id).await?.map(Delivery::of).ok_or(RetryError::NotFound)
 }
 
 /// One more attempt of a delivery, same body, signed with the webhook's current secret: the
@@ -317,6 +313,8 @@ async fn retry(app: &App, org_id: &str, id: &str) -> Result<(Delivery, Retried),
         Some(w) if !w.active => return Err(RetryError::Inactive),
         Some(_) => {}
     }
+    // A delivery that moved to history is live in Redis again.
+    Reads::of(app).revive(std::slice::from_ref(&delivery.id)).await?;
     let replies = app
         .store
         .retry_deliveries(org_id, std::slice::from_ref(&delivery.id), false, app.config.delivery_retention)
@@ -361,9 +359,11 @@ async fn retry_failed(
     let mut candidates = Vec::new();
     let mut cursor: Option<String> = None;
     let oldest = crate::store::core::keys::day_of(since_ms).max(oldest_day(app));
+    let reads = Reads::of(app);
+    let reach = Reach { limit: 500, scan: 5000, oldest_day: oldest, moved: reads.moved() };
     loop {
         let (page, next) =
-            app.store.list_deliveries(Index::Webhook(webhook_id), filter, cursor.as_deref(), 500, 5000, oldest).await?;
+            app.store.list_deliveries(Index::Webhook(webhook_id), filter, cursor.as_deref(), reach).await?;
         candidates.extend(page.into_iter().filter(|d| *d >= lower));
         match next {
             Some(c) if candidates.len() < MAX_BULK_RETRY => cursor = Some(c),
@@ -371,6 +371,10 @@ async fn retry_failed(
         }
     }
     candidates.truncate(MAX_BULK_RETRY);
+    // Those that moved to history are live in Redis again.
+    for chunk in candidates.chunks(500) {
+        reads.revive(chunk).await?;
+    }
     let replies = app.store.retry_deliveries(org_id, &candidates, true, app.config.delivery_retention).await?;
     let queued = replies.iter().filter(|r| matches!(r, Ok(Retried::Queued))).count();
     if queued > 0 {

@@ -82,7 +82,7 @@ pub(super) async fn list(
         return Ok((Vec::new(), None));
     }
     let (entries, next) = app.store.list_event_log(org_id, window, cursor, limit, SCAN_LIMIT).await?;
-    let events = app.store.logged_events(&entries).await?;
+    let (events, _) = super::moved::Reads::of(app).logged_events(&entries).await?;
     let listed = entries
         .iter()
         .zip(events)

@@ -34,6 +34,7 @@ pub(crate) mod events;
 pub(crate) mod exports;
 pub(crate) mod fields;
 pub(crate) mod handles;
+pub(crate) mod moved;
 pub(crate) mod notices;
 pub(crate) mod operations;
 pub(crate) mod plugins;

@@ -132,6 +132,7 @@ pub(crate) async fn emit(app: &App, org_id: &str, notice: Notice<'_>) {
     let Ok(snapshot) = RawValue::from_string(snapshot.to_string()) else { return };
     let event = Event {
         id,
+        fresh_id: false,
         action: action.to_owned(),
         created_at: crate::time::now_rfc3339(),
         creator_id: WEIR.0.to_owned(),

@@ -233,7 +233,7 @@ async fn envelope_of_delivery(app: &App, org_id: &str, delivery_id: &str) -> Res
     if !ids::is_valid(Kind::Delivery, delivery_id) {
         return Err(not_found().into());
     }
-    let delivery = app.store.get_delivery(org_id, delivery_id).await?.ok_or_else(not_found)?;
+    let delivery = super::moved::Reads::of(app).row(org_id, delivery_id).await?.ok_or_else(not_found)?;
     let expired = || Invalid::field("delivery_id", "the event of this delivery has expired");
     let p = app.store.keys().partition_of_delivery(delivery_id).ok_or_else(not_found)?;
     let event = app.store.event(p, org_id, &delivery.event_id).await?.ok_or_else(expired)?;

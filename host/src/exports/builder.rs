@@ -74,7 +74,8 @@ async fn build(app: &App, id: &str) -> Result<(), BuildError> {
     app.store.set_export_fields(id, &[("status", "building")]).await?;
     let kind = export.exportable.kind.clone();
     let record_id = export.exportable.id.clone();
-    let Some(snapshot) = app.store.snapshot(&export.org_id, &kind, &record_id).await? else {
+    let reads = crate::domain::moved::Reads::of(app);
+    let Some(snapshot) = reads.snapshot(&export.org_id, &kind, &record_id).await? else {
         return fail(app, id, &format!("Weir no longer has a snapshot of {kind} {record_id}")).await;
     };
     // Publish refuses what cannot be read back; a snapshot stored before it did fails the

@@ -57,6 +57,14 @@ pub enum StoreError {
     CrossSlot { script: &'static str, key: String },
     #[error("the data set has no partition {0}")]
     NoPartition(u16),
+    /// History in PostgreSQL cannot be reached (`crate::history`): what moved there cannot
+    /// be read now.
+    #[error("{0}")]
+    HistoryUnavailable(String),
+    /// History in PostgreSQL refused a statement (read as unavailable: an operator's
+    /// problem to fix, not the request's).
+    #[error("{0}")]
+    History(String),
     /// A task the store runs (a batcher) has stopped: the process is shutting down.
     #[error("the store's {0} has stopped")]
     Stopped(&'static str),
@@ -71,7 +79,10 @@ pub enum StoreError {
 impl StoreError {
     /// Whether trying again later may succeed (the store was not ready, not the request wrong).
     pub fn is_unavailable(&self) -> bool {
-        matches!(self, StoreError::Unavailable(_) | StoreError::NotReplicated { .. })
+        matches!(
+            self,
+            StoreError::Unavailable(_) | StoreError::NotReplicated { .. } | StoreError::HistoryUnavailable(_)
+        )
     }
 }
 
@@ -121,6 +132,9 @@ pub struct Settings {
     pub wait_timeout: Duration,
     /// Most record snapshots kept per organisation ([`MAX_SNAPSHOTS_PER_ORG`]).
     pub snapshots_per_org: usize,
+    /// History is kept in PostgreSQL: deliveries that end and events accepted are noted
+    /// for their move (`queue::ended`, `events::accepted`).
+    pub history: bool,
 }
 
 impl Settings {
@@ -133,6 +147,7 @@ impl Settings {
             wait_replicas: 0,
             wait_timeout: Duration::from_secs(1),
             snapshots_per_org: MAX_SNAPSHOTS_PER_ORG,
+            history: false,
         }
     }
 }
@@ -156,6 +171,8 @@ pub struct Store {
     wait_replicas: u32,
     wait_timeout: Duration,
     snapshots_per_org: usize,
+    /// Whether ended deliveries and accepted events are noted for their move to history.
+    history: bool,
     /// Events this process published lately (`recent`).
     recent: Arc<self::events::recent::Recent>,
     /// Snapshots this handle (and its clones) published: every
@@ -204,6 +221,7 @@ impl Store {
             wait_replicas: settings.wait_replicas,
             wait_timeout: settings.wait_timeout,
             snapshots_per_org: settings.snapshots_per_org,
+            history: settings.history,
             recent: Arc::default(),
             snapshots_published: Arc::default(),
         })
@@ -218,6 +236,12 @@ impl Store {
     /// The shared connection.
     pub fn conn(&self) -> Conn {
         self.conn.clone()
+    }
+
+    /// The flag the scripts that end deliveries or accept events take: `1` when history
+    /// is kept in PostgreSQL.
+    pub(crate) fn history_flag(&self) -> &'static str {
+        if self.history { "1" } else { "" }
     }
 
     /// The names of every key.

@@ -390,7 +390,7 @@ async fn a_manual_retry_of_a_failed_delivery_is_one_attempt() {
     assert_eq!(d["status"], "failed");
     let dlv = d["id"].as_str().unwrap();
     t.admin.post(&format!("/api/v2/webhook_deliveries/{dlv}/retry"), &json!({})).await.expect(202);
-    let d = eventually("retried", Duration::from_secs(10), async || {
+    let d = eventually("retried", Duration::from_secs(30), async || {
         let d = t.admin.get(&format!("/api/v2/webhook_deliveries/{dlv}")).await.json();
         (d["status"] == "failed" && d["attempts"].as_array()?.len() == 5).then_some(d)
     })

@@ -22,6 +22,7 @@ const FLOORS: &[&[&str]] = &[
     &["exports", "delivery", "server"],
     &["domain"],
     &["app"],
+    &["history"],
     &["vault", "jobs"],
     &["config", "metrics", "auth"],
     &["plugins"],
@@ -34,7 +35,7 @@ const FLOORS: &[&[&str]] = &[
 const SURFACES: &[&str] = &["api", "settings"];
 /// Rooms below the domain that the surfaces never name: what they keep is the domain's to
 /// reach (the store, and the state the domain's handles hold).
-const DOMAIN_ONLY: &[&str] = &["store", "app"];
+const DOMAIN_ONLY: &[&str] = &["store", "app", "history"];
 
 /// One source file of the crate.
 #[derive(Debug)]

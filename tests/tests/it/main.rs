@@ -18,6 +18,8 @@ mod floors;
 mod hardening;
 mod hardening_compile;
 mod hardening_load;
+mod history;
+mod history_faults;
 mod inputs;
 mod isolation;
 mod listener;

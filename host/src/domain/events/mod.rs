@@ -29,6 +29,8 @@ pub(crate) const OPERATIONAL_CREATOR: &str = "weir";
 #[derive(Debug)]
 pub(crate) struct Event<'a> {
     pub id: String,
+    /// Weir made the id just now (none given): no event had it before.
+    pub fresh_id: bool,
     pub action: String,
     pub created_at: String,
     pub creator_id: String,
@@ -85,6 +87,11 @@ pub(crate) async fn publish_except(
     event: &Event<'_>,
     except: Option<&str>,
 ) -> Result<Published, StoreError> {
+    // An id seen before creates nothing new: Redis knows those of events still there; an
+    // event that moved to history is looked for there.
+    if !event.fresh_id && super::moved::Reads::of(app).moved_event_known(org_id, &event.id).await {
+        return Ok(Published::Duplicate);
+    }
     let envelope = event.envelope(org_id);
     let mut webhooks = app.publisher.subscribers(org_id, &event.action).await?;
     webhooks.retain(|w| Some(w.webhook.as_str()) != except);
@@ -173,9 +180,10 @@ impl Events {
 /// derived from it for each of the organisation's webhooks (`store::events::publish`), so nothing is
 /// scanned. Deliveries to webhooks deleted since are not listed.
 async fn lookup(app: &App, org_id: &str, id: &str) -> Result<Option<EventView>, StoreError> {
-    let Some((p, stored)) = app.store.find_event(org_id, id).await? else { return Ok(None) };
+    let reads = super::moved::Reads::of(app);
+    let Some((p, stored)) = reads.event(org_id, id).await? else { return Ok(None) };
     let webhooks = app.store.webhook_ids(org_id).await?;
-    let deliveries = app.store.event_deliveries(p, org_id, id, stored.accepted_ms, &webhooks).await?;
+    let deliveries = reads.event_deliveries(p, org_id, id, stored.accepted_ms, &webhooks).await?;
     let deliveries = deliveries.iter().map(EventDeliveryView::from).collect();
     let envelope = RawValue::from_string(stored.envelope)
         .map_err(|e| StoreError::Corrupt { key: format!("event {id}"), reason: e.to_string() })?;
@@ -196,6 +204,7 @@ pub(crate) fn validate(mut fields: BTreeMap<String, &RawValue>) -> Result<Event<
     let mut errors: Vec<FieldError> = Vec::new();
     let mut error = |field: &str, message: &str| errors.push(FieldError::new(field, message));
 
+    let fresh_id = !fields.contains_key("id");
     let id = match fields.remove("id") {
         None => ids::new(Kind::Event),
         Some(raw) => match text(raw) {
@@ -320,6 +329,7 @@ pub(crate) fn validate(mut fields: BTreeMap<String, &RawValue>) -> Result<Event<
     }
     Ok(Event {
         id,
+        fresh_id,
         action,
         created_at,
         creator_id,

@@ -7,6 +7,7 @@ fn the_envelope_is_the_documents_shape_with_every_string_escaped() {
     let snapshot = RawValue::from_string("{\"id\":\"wo_1\",\"title\":\"Pump \\\"A\\\"\"}".into()).unwrap();
     let mut event = Event {
         id: "evt_1".into(),
+        fresh_id: false,
         action: "work_order_deleted".into(),
         created_at: "2026-11-25T10:00:00.000Z".into(),
         creator_id: "usr_1".into(),

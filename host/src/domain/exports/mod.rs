@@ -107,7 +107,7 @@ impl Exports {
         fields.finish()?;
         let ((kind, record_id), format) =
             target.zip(format).ok_or_else(|| Invalid::field("exportable", "is required"))?;
-        if app.store.snapshot(&caller.org_id, &kind, &record_id).await?.is_none() {
+        if super::moved::Reads::of(app).snapshot(&caller.org_id, &kind, &record_id).await?.is_none() {
             return Err(Invalid::field(
                 "exportable",
                 format!("Weir has not seen {kind} {record_id} in any published event, so it has nothing to export"),

@@ -16,10 +16,9 @@
 //! faster), and once another webhook was seen with work due there it queues one batch per
 //! [`YIELD`] only, so live traffic keeps its pace and a replay still moves.
 
-mod job;
+pub(crate) mod job;
 mod view;
 
-pub(crate) use self::job::ReplayJobs;
 pub(crate) use self::view::{ReplayStatus, ReplayView};
 
 use std::time::{Duration, Instant};
@@ -29,6 +28,7 @@ use serde_json::{Map, Value};
 
 use super::Invalid;
 use super::fields::Fields;
+use super::moved::Reads;
 use crate::app::App;
 use crate::catalog;
 use crate::ids::{self, Kind};
@@ -110,6 +110,8 @@ impl Replays {
 #[derive(Debug)]
 pub(crate) struct Replayer<'a> {
     pub store: &'a Store,
+    /// History in PostgreSQL, when configured: replays reach moved events and deliveries.
+    pub history: Option<&'a std::sync::Arc<crate::history::History>>,
     pub delivery_retention: Duration,
     pub event_retention: Duration,
     /// `None` from `weir admin`: the delivery workers of the serving processes find the
@@ -122,6 +124,7 @@ impl<'a> Replayer<'a> {
     pub(crate) fn of(app: &'a App) -> Replayer<'a> {
         Replayer {
             store: &app.store,
+            history: app.history.as_ref(),
             delivery_retention: app.config.delivery_retention,
             event_retention: app.config.event_retention,
             app: Some(app),
@@ -311,21 +314,27 @@ impl<'a> Replayer<'a> {
         }
         // The log holds each event's digest; its delivery's id derives from its id, which
         // only the stored event tells.
-        let events = self.store.logged_events(wanted).await?;
+        let reads = Reads::new(self.store, self.history, self.delivery_retention, self.event_retention);
+        let (events, moved) = reads.logged_events(wanted).await?;
         // An ordered webhook's replayed deliveries queue behind their subjects' pending ones.
         let ordered = self
             .store
             .get_webhook(&replay.org_id, &replay.webhook_id)
             .await?
             .is_some_and(|w| w.ordering == crate::store::tenants::webhooks::Ordering::Subject);
+        let mut revive = Vec::new();
         let items: Vec<ReplayItem> = wanted
             .iter()
             .zip(events)
-            .filter_map(|((_, entry), event)| {
+            .enumerate()
+            .filter_map(|(i, ((_, entry), event))| {
                 let event = event?;
                 let head: Head = serde_json::from_str(&event.envelope).ok()?;
                 if catalog::is_operational(entry.action) && head.is_about(&replay.webhook_id) {
                     return None;
+                }
+                if moved.contains(&i) {
+                    revive.push((head.id.clone(), event.clone()));
                 }
                 Some(ReplayItem {
                     delivery_id: delivery_id(p, event.accepted_ms, &replay.org_id, &head.id, &replay.webhook_id),
@@ -336,6 +345,13 @@ impl<'a> Replayer<'a> {
                 })
             })
             .collect();
+        // What moved to history comes back first: the events (a delivery needs its event),
+        // and the deliveries (a replay never makes a second row beside a moved one).
+        for (id, event) in &revive {
+            reads.revive_event(p, &replay.org_id, id, event).await?;
+        }
+        let ids: Vec<String> = items.iter().map(|item| item.delivery_id.clone()).collect();
+        reads.revive(&ids).await?;
         let replayed =
             self.store.replay_batch(p, &replay.org_id, &replay.webhook_id, &items, self.delivery_retention).await?;
         let queued = replayed.iter().filter(|r| **r == Replayed::Queued).count() as u64;

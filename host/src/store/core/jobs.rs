@@ -18,6 +18,9 @@ pub enum JobQueue {
     Exports,
     /// Replays left to the background, or whose process died.
     Replays,
+    /// Partitions whose ended deliveries and accepted events move to history (members are
+    /// partition numbers; a mover takes each in turn).
+    History,
 }
 
 impl Store {
@@ -25,7 +28,19 @@ impl Store {
         match queue {
             JobQueue::Exports => self.keys().export_jobs(),
             JobQueue::Replays => self.keys().replay_jobs(),
+            JobQueue::History => self.keys().history_jobs(),
         }
+    }
+
+    /// Makes each of `ids` a job of `queue` unless it is one already (due at once).
+    pub async fn ensure_jobs(&self, queue: JobQueue, ids: &[String]) -> Result<()> {
+        let mut cmd = redis::cmd("ZADD");
+        cmd.arg(self.job_queue(queue)).arg("NX");
+        for id in ids {
+            cmd.arg(0).arg(id);
+        }
+        let _: i64 = cmd.query_async(&mut self.conn()).await?;
+        Ok(())
     }
 
     /// Claims up to `n` jobs that are due (or whose lease ran out), leased for `lease`.

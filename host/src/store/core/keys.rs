@@ -52,7 +52,10 @@
 //! | `P:{q}:od:{org}:{day}`, `P:{q}:wd:{wh}:{day}` | list | deliveries of an organisation / a webhook made here on a day (UTC, days since the epoch), in the order they were made: their ids without `dlv_` ([`index_entry`]) |
 //! | `P:{q}:el:{org}:{hour}` | list, TTL | the event log: events of an organisation accepted here in an hour (hours since the epoch), in the order they were accepted, 22 bytes each (`store::events::log`); expires `WEIR_EVENT_RETENTION` after its hour |
 //! | `P:{replays}:jobs` | zset | replays to run, by due time or end of lease (ms) (replays are rare: they share one slot) |
+//! | `P:{history}:jobs` | zset | with history in PostgreSQL: partitions whose ended work is moved, by when next due or the end of a mover's lease (ms) |
 //! | `P:{replays}:r:{wh}` | hash, TTL once done | the latest replay of a webhook and how far it got (`store::events::replay`) |
+//! | `P:{q}:ended` | zset | with history in PostgreSQL: deliveries ended here, by when (ms), until they move (`store::queue::ended`) |
+//! | `P:{q}:accepted` | zset | with history in PostgreSQL: event keys accepted here, by when (ms), until they move (`store::events::accepted`) |
 //! | `P:{q}:trimmed` | hash | organisation → the last day whose deliveries were removed here |
 //! | `P:{q}:ready` | zset | webhooks with queued deliveries here, by when the next one is due (ms) |
 //! | `P:{q}:wn:{wh}` | list | a webhook's new deliveries here, not yet claimed (`dlv org evt`), oldest first |
@@ -288,6 +291,10 @@ impl Keys {
         self.tagged("replays", &["jobs"])
     }
 
+    pub fn history_jobs(&self) -> String {
+        self.tagged("history", &["jobs"])
+    }
+
     pub fn replay(&self, webhook: &str) -> String {
         self.tagged("replays", &["r", webhook])
     }
@@ -325,6 +332,14 @@ impl Keys {
 
     pub fn org_deliveries(&self, p: Partition, org: &str, day: u32) -> String {
         self.part(p, &["od", org, &day.to_string()])
+    }
+
+    pub fn ended(&self, p: Partition) -> String {
+        self.part(p, &["ended"])
+    }
+
+    pub fn accepted(&self, p: Partition) -> String {
+        self.part(p, &["accepted"])
     }
 
     pub fn webhook_deliveries(&self, p: Partition, webhook: &str, day: u32) -> String {

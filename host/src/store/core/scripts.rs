@@ -64,6 +64,9 @@ lua!(LIMIT, "limit.lua");
 lua!(TRIM, "trim.lua");
 lua!(REPLAY, ["batches.lua", "order.lua"], "replay.lua");
 lua!(REPLAY_JOB, "replay_job.lua");
+lua!(HISTORY_FORGET, "history_forget.lua");
+lua!(HISTORY_FORGET_EVENTS, "history_forget_events.lua");
+lua!(RESTORE_ROW, "restore_row.lua");
 
 impl Lua {
     /// A call of this script, to which keys and arguments are added.

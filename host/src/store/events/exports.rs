@@ -15,7 +15,9 @@ use std::collections::HashMap;
 
 use redis::AsyncCommands;
 
+use crate::store::core::keys::Partition;
 use crate::store::core::scripts::EXPORT_CREATE;
+use crate::store::events::stored::StoredEvent;
 use crate::store::{Result, Store};
 
 /// A report export, as stored.
@@ -63,21 +65,41 @@ fn from_fields(f: &HashMap<String, String>) -> Export {
     }
 }
 
+/// The newest snapshot of a record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Snapshot {
+    /// As JSON text.
+    Here(String),
+    /// Its event left Redis (history in PostgreSQL): accepted at `accepted_ms` in `p`.
+    Moved { p: Partition, accepted_ms: u64, event_id: String },
+    /// None kept.
+    None,
+}
+
+/// The snapshot of a record of type `kind` that an event carries, as JSON text.
+pub fn snapshot_of(kind: &str, event: &StoredEvent) -> Option<String> {
+    let snapshot_key = crate::catalog::snapshot_key_of_type(kind)?;
+    let parsed: HashMap<String, Box<serde_json::value::RawValue>> =
+        serde_json::from_str(&event.envelope).unwrap_or_default();
+    parsed.get(snapshot_key).map(|raw| raw.get().to_owned())
+}
+
 impl Store {
-    /// The newest snapshot of a record, as JSON text: the snapshot key of the newest event
-    /// about it.
-    pub async fn snapshot(&self, org_id: &str, kind: &str, id: &str) -> Result<Option<String>> {
+    /// The newest snapshot of a record, as JSON text (the snapshot key of the newest event
+    /// about it), or where that event went when it is no longer here (history in
+    /// PostgreSQL).
+    pub async fn snapshot(&self, org_id: &str, kind: &str, id: &str) -> Result<Snapshot> {
         let p = self.keys().partition_of_subject(org_id, kind, id);
         let pointer: Option<String> =
             self.conn().hget(self.keys().snapshots(p, org_id), format!("{kind}:{id}")).await?;
-        let Some(event) = pointer.as_deref().and_then(|v| v.split_once(' ')).map(|(_, evt)| evt.to_owned()) else {
-            return Ok(None);
-        };
-        let Some(stored) = self.event(p, org_id, &event).await? else { return Ok(None) };
-        let Some(snapshot_key) = crate::catalog::snapshot_key_of_type(kind) else { return Ok(None) };
-        let parsed: HashMap<String, Box<serde_json::value::RawValue>> =
-            serde_json::from_str(&stored.envelope).unwrap_or_default();
-        Ok(parsed.get(snapshot_key).map(|raw| raw.get().to_owned()))
+        let Some((ms, event)) = pointer.as_deref().and_then(|v| v.split_once(' ')) else { return Ok(Snapshot::None) };
+        match self.event(p, org_id, event).await? {
+            Some(stored) => Ok(snapshot_of(kind, &stored).map_or(Snapshot::None, Snapshot::Here)),
+            None => match ms.parse() {
+                Ok(accepted_ms) => Ok(Snapshot::Moved { p, accepted_ms, event_id: event.to_owned() }),
+                Err(_) => Ok(Snapshot::None),
+            },
+        }
     }
 
     /// Stores a new export and queues it.

@@ -2,6 +2,7 @@
 //! process just published, the event log, replays, and report exports with the snapshots
 //! they are built from.
 
+pub mod accepted;
 pub mod exports;
 pub mod log;
 pub mod publish;

@@ -93,9 +93,10 @@ impl Store {
     pub async fn publish(&self, p: Partition, batch: &[Publication], retention: Retention) -> Result<Vec<Published>> {
         let keys = self.keys();
         let mut call = PUBLISH.call();
-        call.key(&keys.ready(p)).key(&keys.released_events(p));
+        call.key(&keys.ready(p)).key(&keys.released_events(p)).key(&keys.accepted(p));
         let cap = self.snapshots_per_org.div_ceil(usize::from(keys.partition_count()));
         call.arg(crate::time::now_millis()).arg(retention.deliveries.as_millis() as u64).arg(cap);
+        call.arg(self.history_flag());
         for event in batch {
             let accepted_ms = event.event.accepted_ms;
             let hour = crate::store::core::keys::hour_of(accepted_ms);

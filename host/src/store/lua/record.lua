@@ -1,11 +1,13 @@
 -- Records the outcomes of attempts of one partition's deliveries, many per call (group
 -- commit), each as if recorded alone and in order; a row that cannot be read fails only
 -- its own reply.
--- KEYS: 1 ready, then per outcome: 1 the delivery, 2 its webhook's queue, and for an
+-- KEYS: 1 ready, 2 deliveries ended awaiting their move to history (zset,
+--       `store::queue::ended`), then per outcome: 1 the delivery, 2 its webhook's queue, and for an
 --       ordered delivery 3 its webhook's heads, 4 held deliveries (`order.lua`), 5 list of
 --       new deliveries
 -- ARGV: 1 now (ms), 2 how many fields a plain row has (`store::row`: one nothing but
---       publish and its first load wrote, read by its length alone), then per outcome:
+--       publish and its first load wrote, read by its length alone), 3 '1' when history is
+--       kept in PostgreSQL (a delivery that ends is noted in KEYS[2]), then per outcome:
 --       1 'o' for an ordered delivery (its row has `z`; three more keys), else '', 2 queue
 --       member (`dlv org evt`), 3 webhook id, 4 outcome, 5 attempt number, 6 attempt (JSON
 --       array, '' if no request was made), 7 the request's signature, 8 next due (ms, for
@@ -16,8 +18,8 @@
 -- 'missing' (expired), or {'error', why}.
 -- Recording the same attempt twice (a retried call) changes nothing the second time.
 -- A final outcome of an ordered delivery (its row has `z`) releases its subject's next.
-local now, plain = ARGV[1], tonumber(ARGV[2])
-local ready = KEYS[1]
+local now, plain, history = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1'
+local ready, ended = KEYS[1], KEYS[2]
 local FINAL = {succeeded = 'succeeded', failed = 'failed', gone = 'failed', filtered = 'filtered', cancelled = 'cancelled'}
 -- Members that leave their queues, removed with one call per queue at the end.
 local leaving = batches()
@@ -70,6 +72,7 @@ local function record(dkey, queue, order, member, wh, outcome, attempt_no, attem
     sets[#sets + 1] = 's'
     sets[#sets + 1] = new_status
     leave(queue, member)
+    if history then redis.call('ZADD', ended, now, string.sub(member, 1, string.find(member, ' ', 1, true) - 1)) end
     if f[5] and order then
       order_release(order[1], order[2], order[3], ready, now, wh, f[5], string.sub(member, 1, string.find(member, ' ', 1, true) - 1))
     end
@@ -80,7 +83,7 @@ local function record(dkey, queue, order, member, wh, outcome, attempt_no, attem
 end
 
 local replies = {}
-local a, k = 3, 2
+local a, k = 4, 3
 while k <= #KEYS do
   local order = false
   if ARGV[a] == 'o' then order = {KEYS[k + 2], KEYS[k + 3], KEYS[k + 4]} end

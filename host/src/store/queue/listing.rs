@@ -23,6 +23,41 @@ impl Filter<'_> {
     }
 }
 
+/// What a listing reads of a delivery to filter it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    pub status: Status,
+    pub action: String,
+    pub webhook: String,
+}
+
+/// Where rows that left Redis can be read (history in PostgreSQL, `crate::history`): what
+/// a listing reads of each of `ids` (`None`: not there either).
+pub trait MovedRows: Send + Sync {
+    fn listed<'a>(&'a self, ids: &'a [String]) -> futures_util::future::BoxFuture<'a, Result<Vec<Option<Listed>>>>;
+}
+
+/// How far a listing reaches: a page of at most `limit`, looking at no more than about
+/// `scan` entries and no day before `oldest_day`; rows that left Redis read from `moved`.
+#[derive(Clone, Copy)]
+pub struct Reach<'a> {
+    pub limit: usize,
+    pub scan: usize,
+    pub oldest_day: u32,
+    pub moved: Option<&'a dyn MovedRows>,
+}
+
+impl std::fmt::Debug for Reach<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reach")
+            .field("limit", &self.limit)
+            .field("scan", &self.scan)
+            .field("oldest_day", &self.oldest_day)
+            .field("moved", &self.moved.is_some())
+            .finish()
+    }
+}
+
 /// Which index a listing reads.
 #[derive(Debug, Clone, Copy)]
 pub enum Index<'a> {
@@ -109,18 +144,17 @@ impl Store {
     }
 
     /// A page of delivery ids from an index across every partition, newest first, from
-    /// `cursor` (a [`Cursor`]'s text; `None`: the newest), keeping those `filter` accepts —
-    /// looking at no more than about `scan` entries and no day before `oldest_day`. Returns
-    /// the ids and the cursor to continue from (`None` at the end).
+    /// `cursor` (a [`Cursor`]'s text; `None`: the newest), keeping those `filter` accepts,
+    /// as far as `reach` says. Returns the ids and the cursor to continue from (`None` at
+    /// the end).
     pub async fn list_deliveries(
         &self,
         index: Index<'_>,
         filter: Filter<'_>,
         cursor: Option<&str>,
-        limit: usize,
-        scan: usize,
-        oldest_day: u32,
+        reach: Reach<'_>,
     ) -> Result<(Vec<String>, Option<String>)> {
+        let Reach { limit, scan, oldest_day, moved } = reach;
         let partitions = self.keys().partition_count();
         let today = crate::store::core::keys::day_of(crate::time::now_millis());
         let mut cursor = match cursor {
@@ -159,15 +193,24 @@ impl Store {
                 return Ok((kept, None));
             }
             let ids: Vec<String> = candidates.iter().map(|c| c.2.clone()).collect();
-            let fields = self.listing_fields(&ids).await?;
+            let mut fields = self.listing_fields(&ids).await?;
+            if let Some(moved) = moved {
+                let missing: Vec<usize> = (0..ids.len()).filter(|&i| fields[i].is_none()).collect();
+                if !missing.is_empty() {
+                    let wanted: Vec<String> = missing.iter().map(|&i| ids[i].clone()).collect();
+                    for (&i, found) in missing.iter().zip(moved.listed(&wanted).await?) {
+                        fields[i] = found;
+                    }
+                }
+            }
             for ((i, at, id), f) in candidates.into_iter().zip(fields) {
                 scanned += 1;
                 // Listed (or passed over): the partition continues below it.
                 if let Some(position) = cursor.0[i].as_mut() {
                     position.end = Some(at);
                 }
-                if let Some((status, action, webhook)) = f
-                    && filter.keeps(status, &action, &webhook)
+                if let Some(listed) = f
+                    && filter.keeps(listed.status, &listed.action, &listed.webhook)
                 {
                     kept.push(id);
                     if kept.len() == limit {
@@ -231,7 +274,7 @@ impl Store {
     }
 
     /// Status, action and webhook of deliveries (for filtering), `None` for expired ones.
-    async fn listing_fields(&self, ids: &[String]) -> Result<Vec<Option<(Status, String, String)>>> {
+    async fn listing_fields(&self, ids: &[String]) -> Result<Vec<Option<Listed>>> {
         let by_partition = self.by_partition(ids);
         let reads = by_partition.iter().map(|(p, at)| async move {
             let mut pipe = redis::pipe();
@@ -252,7 +295,11 @@ impl Store {
                 let Ok([status, action, webhook, org]) = <[Option<String>; 4]>::try_from(row) else { continue };
                 if org.is_some() {
                     let status = Status::stored(status.as_deref());
-                    out[i] = status.map(|s| (s, action.unwrap_or_default(), webhook.unwrap_or_default()));
+                    out[i] = status.map(|status| Listed {
+                        status,
+                        action: action.unwrap_or_default(),
+                        webhook: webhook.unwrap_or_default(),
+                    });
                 }
             }
         }

@@ -5,6 +5,7 @@
 pub mod attempts;
 pub mod claim;
 pub mod deliveries;
+pub mod ended;
 pub mod endpoint;
 pub mod listing;
 pub mod rate;

@@ -124,8 +124,8 @@ impl Store {
                     redis::cmd("ZRANGE").arg(&queue).arg(0).arg(499).query_async(&mut self.conn()).await?;
                 let members: Vec<Member> = members.iter().filter_map(|m| Member::parse(m)).collect();
                 let mut call = END_PENDING.call();
-                call.key(&self.keys().ready(p)).key(&queue);
-                call.arg(crate::time::now_millis()).arg(status.as_str()).arg(webhook);
+                call.key(&self.keys().ready(p)).key(&queue).key(&self.keys().ended(p));
+                call.arg(crate::time::now_millis()).arg(status.as_str()).arg(webhook).arg(self.history_flag());
                 for m in &members {
                     call.key(&self.keys().delivery(p, &m.delivery));
                     call.arg(m.text());

@@ -102,7 +102,7 @@ pub struct DeliveryRow {
 impl DeliveryRow {
     /// Decodes a row read with `HGETALL` (`key` names it in logs); `None` when it is empty
     /// (expired, or never was).
-    pub(in crate::store) fn decode(key: &str, id: &str, raw: HashMap<String, Vec<u8>>) -> Option<DeliveryRow> {
+    pub(crate) fn decode(key: &str, id: &str, raw: HashMap<String, Vec<u8>>) -> Option<DeliveryRow> {
         if raw.is_empty() {
             return None;
         }

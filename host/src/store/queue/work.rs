@@ -239,8 +239,8 @@ impl Store {
     pub async fn record<R: Borrow<Report>>(&self, p: Partition, outcomes: &[R]) -> Result<Vec<Result<Recorded>>> {
         let outcomes: Vec<&Report> = outcomes.iter().map(Borrow::borrow).collect();
         let mut call = RECORD.call();
-        call.key(&self.keys().ready(p));
-        call.arg(crate::time::now_millis()).arg(PLAIN_ROW_FIELDS);
+        call.key(&self.keys().ready(p)).key(&self.keys().ended(p));
+        call.arg(crate::time::now_millis()).arg(PLAIN_ROW_FIELDS).arg(self.history_flag());
         for r in &outcomes {
             call.key(&self.keys().delivery(p, &r.member.delivery)).key(&self.keys().webhook_queue(p, &r.webhook));
             if r.ordered {
@@ -284,11 +284,13 @@ impl Store {
             .keys(self.keys().order(p, webhook))
             .key(&self.keys().webhook_new(p, webhook))
             .key(&self.keys().ready(p))
+            .key(&self.keys().ended(p))
             .arg(member.text())
             .arg(crate::time::now_millis())
             .arg(reason)
             .arg(&member.org)
             .arg(webhook)
+            .arg(self.history_flag())
             .run(&mut self.conn())
             .await?;
         Ok(())

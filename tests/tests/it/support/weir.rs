@@ -294,6 +294,14 @@ pub struct Tenant {
     pub publisher: Api,
 }
 
+impl Tenant {
+    /// The same organisation and clients, speaking to another Weir of the same data set.
+    pub fn on(&self, weir: &Weir) -> Tenant {
+        let to = |api: &Api| Api { http: weir.http(), ..api.clone() };
+        Tenant { org_id: self.org_id.clone(), admin: to(&self.admin), publisher: to(&self.publisher) }
+    }
+}
+
 /// An authenticated API client.
 #[derive(Clone)]
 pub struct Api {

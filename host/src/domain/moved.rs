@@ -1,0 +1,172 @@
+//! What moved to history in PostgreSQL (`crate::history`, contract §8), read as if it had
+//! not: every read of deliveries and events goes through here, asks Redis first and history
+//! for the rest, so the API, the settings pages and `weir admin` show moved work exactly as
+//! before. Without history configured each of these is the Redis read alone.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::app::App;
+use crate::history::History;
+use crate::store::core::keys::Partition;
+use crate::store::events::exports::{Snapshot, snapshot_of};
+use crate::store::events::log::LogEntry;
+use crate::store::events::publish::{EventDelivery, delivery_id};
+use crate::store::events::stored::StoredEvent;
+use crate::store::queue::listing::MovedRows;
+use crate::store::queue::row::DeliveryRow;
+use crate::store::queue::status::Status;
+use crate::store::{Store, StoreError};
+
+/// Where history is read, for those who hold the store and history apart (`weir admin`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Reads<'a> {
+    pub store: &'a Store,
+    pub history: Option<&'a Arc<History>>,
+    /// How long a revived event stays (the delivery retention).
+    pub keep_events: Duration,
+    /// How many days back an event may be looked for by id.
+    pub days: u32,
+}
+
+impl<'a> Reads<'a> {
+    pub(crate) fn of(app: &'a App) -> Reads<'a> {
+        let config = &app.config;
+        Reads::new(&app.store, app.history.as_ref(), config.delivery_retention, config.event_retention)
+    }
+
+    pub(crate) fn new(
+        store: &'a Store,
+        history: Option<&'a Arc<History>>,
+        delivery_retention: Duration,
+        event_retention: Duration,
+    ) -> Reads<'a> {
+        let longest = delivery_retention.max(event_retention);
+        Reads { store, history, keep_events: delivery_retention, days: (longest.as_secs() / 86_400) as u32 + 1 }
+    }
+
+    /// What listings read of rows that left Redis (`None` without history).
+    pub(crate) fn moved(&self) -> Option<&'a dyn MovedRows> {
+        self.history.map(|h| &**h as &dyn MovedRows)
+    }
+
+    /// Deliveries' rows by id, with their events (`None` for unknown or expired ones).
+    pub(crate) async fn rows(&self, ids: &[String]) -> Result<Vec<Option<DeliveryRow>>, StoreError> {
+        let mut rows = self.store.get_deliveries(ids).await?;
+        if let Some(history) = self.history {
+            history.fill_rows(self.store, ids, &mut rows).await?;
+        }
+        Ok(rows)
+    }
+
+    /// The organisation's delivery row, with its event.
+    pub(crate) async fn row(&self, org_id: &str, id: &str) -> Result<Option<DeliveryRow>, StoreError> {
+        let found = self.rows(&[id.to_owned()]).await?;
+        Ok(found.into_iter().flatten().next().filter(|d| d.org_id == org_id))
+    }
+
+    /// Writes moved deliveries (and their events) back to Redis, so that a retry or a
+    /// replay finds them there; those not moved are left alone.
+    pub(crate) async fn revive(&self, ids: &[String]) -> Result<(), StoreError> {
+        if let Some(history) = self.history {
+            history.revive(self.store, ids, self.keep_events.as_millis() as u64).await?;
+        }
+        Ok(())
+    }
+
+    /// The organisation's event by id, and its partition: from Redis, else history.
+    pub(crate) async fn event(&self, org_id: &str, id: &str) -> Result<Option<(Partition, StoredEvent)>, StoreError> {
+        if let Some(found) = self.store.find_event(org_id, id).await? {
+            return Ok(Some(found));
+        }
+        match self.history {
+            Some(history) if crate::ids::is_event_id(id) => history.find_event(org_id, id, self.days).await,
+            _ => Ok(None),
+        }
+    }
+
+    /// The deliveries of an event of partition `p` to any of `webhooks`, in their order:
+    /// from Redis, else history.
+    pub(crate) async fn event_deliveries(
+        &self,
+        p: Partition,
+        org_id: &str,
+        event_id: &str,
+        accepted_ms: u64,
+        webhooks: &[String],
+    ) -> Result<Vec<EventDelivery>, StoreError> {
+        let live = self.store.event_deliveries(p, org_id, event_id, accepted_ms, webhooks).await?;
+        let Some(history) = self.history else { return Ok(live) };
+        let ids: Vec<String> = webhooks.iter().map(|w| delivery_id(p, accepted_ms, org_id, event_id, w)).collect();
+        let missing: Vec<String> = ids.iter().filter(|id| !live.iter().any(|d| &d.id == *id)).cloned().collect();
+        if missing.is_empty() {
+            return Ok(live);
+        }
+        let moved = history.rows_of(&missing).await?;
+        let mut all: Vec<EventDelivery> = live;
+        for (id, row) in missing.into_iter().zip(moved) {
+            let Some(row) = row.filter(|r| r.org_id == org_id && r.event_id == event_id) else { continue };
+            // (A damaged row shows as failed, as the deliveries API shows it.)
+            let status = row.status.unwrap_or(Status::Failed);
+            all.push(EventDelivery { id, webhook_id: row.webhook_id, status });
+        }
+        all.sort_by_key(|d| ids.iter().position(|id| *id == d.id));
+        Ok(all)
+    }
+
+    /// The events of log entries (`None` for those expired), from Redis, else history;
+    /// and which of them came from history.
+    pub(crate) async fn logged_events(
+        &self,
+        entries: &[(Partition, LogEntry)],
+    ) -> Result<(Vec<Option<StoredEvent>>, Vec<usize>), StoreError> {
+        let mut events = self.store.logged_events(entries).await?;
+        let moved = match self.history {
+            Some(history) => history.fill_logged(entries, &mut events).await?,
+            None => Vec::new(),
+        };
+        Ok((events, moved))
+    }
+
+    /// Writes an event that moved back to Redis (a replay queues a delivery of it, which
+    /// needs it there).
+    pub(crate) async fn revive_event(
+        &self,
+        p: Partition,
+        org_id: &str,
+        event_id: &str,
+        event: &StoredEvent,
+    ) -> Result<(), StoreError> {
+        let keep = self.keep_events.as_millis() as u64;
+        self.store.restore_event(p, org_id, event_id, &event.encode(), keep).await
+    }
+
+    /// The newest snapshot of a record, as JSON text: from its event in Redis, else in
+    /// history.
+    pub(crate) async fn snapshot(&self, org_id: &str, kind: &str, id: &str) -> Result<Option<String>, StoreError> {
+        match self.store.snapshot(org_id, kind, id).await? {
+            Snapshot::Here(text) => Ok(Some(text)),
+            Snapshot::None => Ok(None),
+            Snapshot::Moved { p, accepted_ms, event_id } => {
+                let Some(history) = self.history else { return Ok(None) };
+                let event = history.event(self.store, p, org_id, &event_id, accepted_ms).await?;
+                Ok(event.as_ref().and_then(|e| snapshot_of(kind, e)))
+            }
+        }
+    }
+
+    /// Whether an event with this id moved to history (an id seen before creates nothing
+    /// new). While history cannot be read this answers `false` and says so in the log:
+    /// publishing goes on, at the risk of accepting an id older than `WEIR_HISTORY_HOT`
+    /// a second time.
+    pub(crate) async fn moved_event_known(&self, org_id: &str, id: &str) -> bool {
+        let Some(history) = self.history else { return false };
+        match history.find_event(org_id, id, self.days).await {
+            Ok(found) => found.is_some(),
+            Err(e) => {
+                tracing::warn!(error = %e, org_id, event_id = id, "cannot look for an event id in history; accepted");
+                false
+            }
+        }
+    }
+}

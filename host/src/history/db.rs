@@ -1,0 +1,132 @@
+//! The history handle of one process: its settings, its schema's name, its pool, and
+//! whether PostgreSQL answered last; every statement runs through [`History::timed`].
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::error::HistoryError;
+use super::pool::Pool;
+use super::schema;
+use crate::config::History as Settings;
+
+/// How long one statement may take.
+const STATEMENT: Duration = Duration::from_secs(10);
+
+/// History in PostgreSQL, for one process.
+pub(crate) struct History {
+    settings: Settings,
+    pub(super) schema: String,
+    pool: Pool,
+    migrated: AtomicBool,
+    /// Day partitions this process made (or found made).
+    pub(super) days_made: Mutex<BTreeSet<u32>>,
+    /// Whether the last statement reached PostgreSQL.
+    up: AtomicBool,
+}
+
+impl std::fmt::Debug for History {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("History").field("at", &self.settings.describe()).field("schema", &self.schema).finish()
+    }
+}
+
+impl History {
+    /// History for the installation of key prefix `prefix` (nothing is connected yet).
+    pub(crate) fn new(settings: Settings, prefix: &str, tls: Option<rustls::ClientConfig>) -> History {
+        History {
+            schema: schema::schema_name(prefix),
+            pool: Pool::new(settings.clone(), tls),
+            settings,
+            migrated: AtomicBool::new(false),
+            days_made: Mutex::new(BTreeSet::new()),
+            up: AtomicBool::new(true),
+        }
+    }
+
+    /// History as configured (`None` without `WEIR_HISTORY_URL`), for the installation of
+    /// key prefix `prefix`; nothing is connected yet.
+    pub(crate) fn configured(
+        config: &crate::config::Config,
+        prefix: &str,
+    ) -> Result<Option<Arc<History>>, crate::tls::TlsError> {
+        let Some(settings) = &config.history else { return Ok(None) };
+        let mut tls = crate::tls::client_config(config.extra_ca.as_deref())?;
+        tls.alpn_protocols.clear();
+        Ok(Some(Arc::new(History::new(settings.clone(), prefix, Some(tls)))))
+    }
+
+    /// How long ended work stays in Redis first.
+    pub(crate) fn hot(&self) -> Duration {
+        self.settings.hot
+    }
+
+    /// Whether PostgreSQL answered the last statement.
+    pub(crate) fn is_up(&self) -> bool {
+        self.up.load(Ordering::Relaxed)
+    }
+
+    /// Creates and migrates Weir's tables unless this process did already.
+    pub(crate) async fn migrate(&self) -> Result<(), HistoryError> {
+        if self.migrated.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let mut client = self.connect().await?;
+        self.timed(schema::migrate(&mut client, &self.schema)).await?;
+        self.migrated.store(true, Ordering::Relaxed);
+        tracing::info!(at = %self.settings.describe(), schema = %self.schema, "history in PostgreSQL is ready");
+        Ok(())
+    }
+
+    /// Drops the days past the retention periods (deliveries by the day they were made,
+    /// events by the day they were accepted). How many day partitions went.
+    pub(crate) async fn drop_old_days(&self, deliveries_from: u32, events_from: u32) -> Result<usize, HistoryError> {
+        let mut client = self.connect().await?;
+        let d = self.timed(schema::drop_days_before(&mut client, &self.schema, "deliveries", deliveries_from)).await?;
+        let e = self.timed(schema::drop_days_before(&mut client, &self.schema, "events", events_from)).await?;
+        Ok(d + e)
+    }
+
+    /// A pooled connection (noting whether PostgreSQL could be reached).
+    pub(super) async fn client(&self) -> Result<Arc<tokio_postgres::Client>, HistoryError> {
+        let result = self.pool.client().await;
+        self.note(&result);
+        result
+    }
+
+    /// A connection of its own (migrations and partition changes hold locks on it).
+    pub(super) async fn connect(&self) -> Result<tokio_postgres::Client, HistoryError> {
+        let result = self.pool.connect().await;
+        self.note(&result);
+        result
+    }
+
+    /// Runs a statement with [`STATEMENT`] as its deadline, noting whether PostgreSQL
+    /// answered.
+    pub(super) async fn timed<T, E: Into<HistoryError>>(
+        &self,
+        statement: impl Future<Output = Result<T, E>>,
+    ) -> Result<T, HistoryError> {
+        let result = match tokio::time::timeout(STATEMENT, statement).await {
+            Ok(result) => result.map_err(Into::into),
+            Err(_) => Err(HistoryError::Unavailable(format!("no answer within {}s", STATEMENT.as_secs()))),
+        };
+        self.note(&result);
+        result
+    }
+
+    /// Notes whether PostgreSQL could be reached; says so in the log when that changes.
+    fn note<T>(&self, result: &Result<T, HistoryError>) {
+        let was_up = self.up.swap(!matches!(result, Err(HistoryError::Unavailable(_))), Ordering::Relaxed);
+        match (result, was_up) {
+            (Err(HistoryError::Unavailable(why)), true) => {
+                tracing::warn!(at = %self.settings.describe(), %why, "history in PostgreSQL cannot be reached; ended work waits in Redis");
+            }
+            (Ok(_), false) => {
+                tracing::info!(at = %self.settings.describe(), "history in PostgreSQL is reachable again")
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,29 @@
+//! History in PostgreSQL (contract §8): deliveries that ended and events accepted move from
+//! Redis to PostgreSQL once `WEIR_HISTORY_HOT` old, so Redis keeps only what is live. The
+//! only module that speaks PostgreSQL.
+//!
+//! - `db`: the handle ([`History`]): settings, schema, pool, whether PostgreSQL answered.
+//! - `error`: why history could not be read or written.
+//! - `pool`: a few connections, reopened when they break; every query has a deadline.
+//! - `schema`: Weir's tables in a schema of its own, migrated under an advisory lock,
+//!   partitioned by day; retention drops whole days.
+//! - `records`: what is kept of a delivery (its Redis row, as it was) and of an event (its
+//!   stored form), written in idempotent batches, read by id.
+//! - `mover`: a background job per partition (every process takes part, one at a time per
+//!   partition): write what is due, then have Redis forget it.
+//! - `reads`: reads that fall back to history for what left Redis — the same rows, so
+//!   every view of them is the same.
+//!
+//! While PostgreSQL cannot be reached, publishing and delivery go on, ended work waits in
+//! Redis, and reads that need history fail with `HistoryError::Unavailable` (`503`).
+
+mod db;
+mod error;
+mod mover;
+mod pool;
+mod reads;
+mod records;
+mod schema;
+
+pub(crate) use self::db::History;
+pub(crate) use self::mover::{Mover, MoverJob};

@@ -1,0 +1,214 @@
+//! The move (contract §8): a background job per partition (`crate::jobs`, the `History`
+//! queue: every process with workers takes part, one at a time per partition, the lease
+//! kept while it works). Each turn writes to PostgreSQL the deliveries that ended at least
+//! `WEIR_HISTORY_HOT` ago, then has Redis forget those still as they were read; then the
+//! events accepted at least that long ago, forgotten once none of their deliveries has a
+//! row in Redis (a delivery still retrying needs its event). Writing first and forgetting
+//! second makes a move that is cut short (a crash, PostgreSQL going away) safe to repeat:
+//! writes are keyed by id, and what was not forgotten is simply moved again. Once an hour a
+//! turn also drops the days past the retention periods.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use prometheus_client::metrics::counter::Counter;
+
+use super::db::History;
+use super::records::{DeliveryRecord, EventRecord};
+use crate::jobs::{Ended, Job, Stopping};
+use crate::store::core::jobs::JobQueue;
+use crate::store::core::keys::{Partition, day_of, event_digest};
+use crate::store::events::accepted::Forget;
+use crate::store::events::publish::delivery_id;
+use crate::store::events::stored::StoredEvent;
+use crate::store::{Store, StoreError};
+
+/// Rows or events one batch moves.
+const BATCH: usize = 500;
+/// How long one turn may work (well inside the lease).
+const TURN: Duration = Duration::from_secs(10);
+/// How often a partition with nothing due is looked at again.
+const IDLE: Duration = Duration::from_secs(1);
+/// How often old days are dropped.
+const DROP_EVERY: Duration = Duration::from_secs(3600);
+
+/// The mover of one process.
+pub(crate) struct Mover {
+    history: Arc<History>,
+    store: Store,
+    delivery_retention: Duration,
+    event_retention: Duration,
+    /// When days were last dropped (ms since the epoch; 0: never).
+    dropped_at: AtomicU64,
+    /// Deliveries and events this process moved (`/metrics`).
+    moved: (Counter, Counter),
+}
+
+impl std::fmt::Debug for Mover {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mover").field("history", &self.history).finish_non_exhaustive()
+    }
+}
+
+impl Mover {
+    pub(crate) fn new(
+        history: Arc<History>,
+        store: Store,
+        retention: (Duration, Duration),
+        moved: (Counter, Counter),
+    ) -> Mover {
+        let (delivery_retention, event_retention) = retention;
+        Mover { history, store, delivery_retention, event_retention, dropped_at: AtomicU64::new(0), moved }
+    }
+
+    /// What waits in Redis past the hot period: ended deliveries, and events.
+    pub(crate) async fn backlog(&self) -> Result<(u64, u64), StoreError> {
+        let before = crate::time::now_millis().saturating_sub(self.history.hot().as_millis() as u64);
+        let (mut deliveries, mut events) = (0, 0);
+        for p in self.store.keys().partitions() {
+            deliveries += self.store.ended_backlog(p, before).await?;
+            events += self.store.accepted_backlog(p, before).await?;
+        }
+        Ok((deliveries, events))
+    }
+
+    /// Makes every partition a job of the history queue (those that are not yet).
+    pub(crate) async fn enlist(&self) -> Result<(), StoreError> {
+        let partitions: Vec<String> = self.store.keys().partitions().map(|p| p.0.to_string()).collect();
+        self.store.ensure_jobs(JobQueue::History, &partitions).await
+    }
+
+    /// Moves what is due in partition `p` for up to [`TURN`]; whether work is left.
+    async fn turn(&self, p: Partition, stopping: &Stopping) -> Result<bool, StoreError> {
+        self.history.migrate().await?;
+        self.drop_old_days().await?;
+        let started = Instant::now();
+        while started.elapsed() < TURN && !stopping.is_set() {
+            let before = crate::time::now_millis().saturating_sub(self.history.hot().as_millis() as u64);
+            let rows = self.move_deliveries(p, before).await?;
+            let events = self.move_events(p, before).await?;
+            if rows < BATCH && events < BATCH {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// One batch of ended deliveries: how many were read.
+    async fn move_deliveries(&self, p: Partition, before_ms: u64) -> Result<usize, StoreError> {
+        let rows = self.store.ended_rows(p, before_ms, BATCH).await?;
+        let records: Vec<DeliveryRecord> = rows
+            .iter()
+            .filter(|r| !r.fields.is_empty())
+            .filter_map(|r| {
+                let ms = crate::ids::millis_of(crate::ids::Kind::Delivery, &r.id)?;
+                Some(DeliveryRecord { day: day_of(ms), id: r.id.clone(), fields: r.fields.clone() })
+            })
+            .collect();
+        self.history.write_deliveries(&records).await?;
+        let forgotten = self.store.forget_moved(p, &rows).await?;
+        self.moved.0.inc_by(forgotten as u64);
+        Ok(rows.len())
+    }
+
+    /// One batch of accepted events: how many were read.
+    async fn move_events(&self, p: Partition, before_ms: u64) -> Result<usize, StoreError> {
+        let events = self.store.accepted_events(p, before_ms, BATCH).await?;
+        let later = crate::time::now_millis() + self.history.hot().as_millis() as u64;
+        let mut records = Vec::new();
+        let mut forgets = Vec::new();
+        let mut webhooks: HashMap<String, Vec<String>> = HashMap::new();
+        for event in &events {
+            let Some(stored) = &event.stored else {
+                forgets.push(Forget { event_key: event.key.clone(), delivery_keys: Vec::new() });
+                continue;
+            };
+            let Some((org, id, accepted_ms)) = identity(stored) else {
+                tracing::warn!(key = %event.key, "an accepted event cannot be read; it stays in Redis");
+                self.store.note_accepted(p, &event.key, later).await?;
+                continue;
+            };
+            if !webhooks.contains_key(&org) {
+                webhooks.insert(org.clone(), self.store.webhook_ids(&org).await?);
+            }
+            let delivery_keys = webhooks[&org]
+                .iter()
+                .map(|w| self.store.keys().delivery(p, &delivery_id(p, accepted_ms, &org, &id, w)))
+                .collect();
+            records.push(EventRecord {
+                day: day_of(accepted_ms),
+                part: p.0,
+                digest: event_digest(&org, &id),
+                stored: stored.clone(),
+            });
+            forgets.push(Forget { event_key: event.key.clone(), delivery_keys });
+        }
+        self.history.write_events(&records).await?;
+        let forgotten = self.store.forget_events(p, &forgets, later).await?;
+        self.moved.1.inc_by(forgotten as u64);
+        Ok(events.len())
+    }
+
+    /// Drops the days past the retention periods, once an hour (by whichever process gets
+    /// there first; dropping is idempotent).
+    async fn drop_old_days(&self) -> Result<(), StoreError> {
+        let now = crate::time::now_millis();
+        let last = self.dropped_at.load(Ordering::Relaxed);
+        if now.saturating_sub(last) < DROP_EVERY.as_millis() as u64 {
+            return Ok(());
+        }
+        self.dropped_at.store(now, Ordering::Relaxed);
+        // The day that still has something kept is kept whole.
+        let first = |keep: Duration| day_of(now.saturating_sub(keep.as_millis() as u64));
+        let events = if self.event_retention.is_zero() { self.delivery_retention } else { self.event_retention };
+        let dropped = self.history.drop_old_days(first(self.delivery_retention), first(events)).await?;
+        if dropped > 0 {
+            tracing::info!(days = dropped, "history: day partitions past the retention dropped");
+        }
+        Ok(())
+    }
+}
+
+/// The organisation, id and acceptance time of a stored event.
+fn identity(stored: &[u8]) -> Option<(String, String, u64)> {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        id: String,
+        organisation: Org,
+    }
+    #[derive(serde::Deserialize)]
+    struct Org {
+        id: String,
+    }
+    let event = StoredEvent::decode(stored)?;
+    let head: Head = serde_json::from_str(&event.envelope).ok()?;
+    Some((head.organisation.id, head.id, event.accepted_ms))
+}
+
+/// The movers of a process, as a background job of the history queue.
+#[derive(Debug)]
+pub(crate) struct MoverJob(pub Arc<Mover>);
+
+impl Job for MoverJob {
+    const QUEUE: JobQueue = JobQueue::History;
+    const LEASE: Duration = Duration::from_secs(30);
+    const POLL: Duration = Duration::from_millis(500);
+    const AT_ONCE: usize = 1;
+    type Error = StoreError;
+
+    async fn run(&self, partition: &str, stopping: &Stopping) -> Result<Ended, StoreError> {
+        let Ok(p) = partition.parse::<u16>() else { return Ok(Ended::Done) };
+        if p >= self.0.store.keys().partition_count() {
+            return Ok(Ended::Done);
+        }
+        match self.0.turn(Partition(p), stopping).await {
+            Ok(true) => Ok(Ended::Again(Duration::ZERO)),
+            Ok(false) => Ok(Ended::Again(IDLE)),
+            // PostgreSQL away: the partition is looked at again a little later.
+            Err(e) if e.is_unavailable() => Ok(Ended::Again(Duration::from_secs(5))),
+            Err(e) => Err(e),
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! Reads that fall back to history for what left Redis: a delivery's row (and its event),
+//! the fields a listing filters on, an event found by id, the events of log entries. Redis
+//! is asked first — a row moved back (a retry) is there — then PostgreSQL for the rest; what
+//! comes back is the same row Redis kept, so every view of it is the same. A moved
+//! delivery or event can also be written back to Redis ([`History::revive`]) for a retry or a
+//! replay.
+
+use std::sync::Arc;
+
+use super::db::History;
+use crate::store::core::keys::{Partition, day_of, event_digest};
+use crate::store::events::log::LogEntry;
+use crate::store::events::stored::StoredEvent;
+use crate::store::queue::listing::{Listed, MovedRows};
+use crate::store::queue::row::{DeliveryRow, field};
+use crate::store::queue::status::Status;
+use crate::store::{Result, Store, StoreError};
+
+impl History {
+    /// Fills in `rows[i]` (of `ids[i]`) that Redis did not have, from history, each with its
+    /// event (from Redis, or history); and the events of rows Redis had whose events moved
+    /// (a delivery to a webhook deleted since keeps its row here a while).
+    pub(crate) async fn fill_rows(
+        &self,
+        store: &Store,
+        ids: &[String],
+        rows: &mut [Option<DeliveryRow>],
+    ) -> Result<()> {
+        let missing: Vec<usize> = (0..ids.len()).filter(|&i| rows[i].is_none()).collect();
+        if !missing.is_empty() {
+            let wanted: Vec<String> = missing.iter().map(|&i| ids[i].clone()).collect();
+            let found = self.deliveries(&wanted).await?;
+            for (&i, fields) in missing.iter().zip(found) {
+                let Some(fields) = fields else { continue };
+                let raw = fields.into_iter().collect();
+                rows[i] = DeliveryRow::decode(&format!("history {}", ids[i]), &ids[i], raw);
+            }
+        }
+        for (id, row) in ids.iter().zip(rows.iter_mut()) {
+            let Some(row) = row.as_mut().filter(|r| r.event.is_none() && !r.event_id.is_empty()) else { continue };
+            let Some(p) = store.keys().partition_of_delivery(id) else { continue };
+            let accepted_ms = crate::ids::millis_of(crate::ids::Kind::Delivery, id).unwrap_or(0);
+            row.event = self.event(store, p, &row.org_id, &row.event_id, accepted_ms).await?.map(Arc::new);
+        }
+        Ok(())
+    }
+
+    /// An event of partition `p` accepted at `accepted_ms`: from Redis, else history.
+    pub(crate) async fn event(
+        &self,
+        store: &Store,
+        p: Partition,
+        org_id: &str,
+        event_id: &str,
+        accepted_ms: u64,
+    ) -> Result<Option<StoredEvent>> {
+        if let Some(event) = store.event(p, org_id, event_id).await? {
+            return Ok(Some(event));
+        }
+        let found = self.events(&[(day_of(accepted_ms), event_digest(org_id, event_id))]).await?;
+        Ok(found.into_iter().next().flatten().as_deref().and_then(StoredEvent::decode))
+    }
+
+    /// An event found by its id alone in history, within the last `days` days: its
+    /// partition and stored form.
+    pub(crate) async fn find_event(
+        &self,
+        org_id: &str,
+        event_id: &str,
+        days: u32,
+    ) -> Result<Option<(Partition, StoredEvent)>> {
+        let today = day_of(crate::time::now_millis());
+        let found = self.event_any_day(event_digest(org_id, event_id), today.saturating_sub(days), today + 1).await?;
+        Ok(found.and_then(|(p, stored)| Some((Partition(p), StoredEvent::decode(&stored)?))))
+    }
+
+    /// Fills in the events of log entries that Redis did not have, from history; which
+    /// were found there.
+    pub(crate) async fn fill_logged(
+        &self,
+        entries: &[(Partition, LogEntry)],
+        events: &mut [Option<StoredEvent>],
+    ) -> Result<Vec<usize>> {
+        let missing: Vec<usize> = (0..entries.len()).filter(|&i| events[i].is_none()).collect();
+        if missing.is_empty() {
+            return Ok(Vec::new());
+        }
+        let keys: Vec<(u32, [u8; 16])> =
+            missing.iter().map(|&i| (day_of(entries[i].1.accepted_ms), entries[i].1.digest)).collect();
+        let found = self.events(&keys).await?;
+        let mut filled = Vec::new();
+        for (&i, stored) in missing.iter().zip(found) {
+            events[i] = stored.as_deref().and_then(StoredEvent::decode);
+            if events[i].is_some() {
+                filled.push(i);
+            }
+        }
+        Ok(filled)
+    }
+
+    /// Writes moved deliveries back to Redis (with their events, when those moved too), so
+    /// that a retry or a replay works on them as on any other; the ids history does not
+    /// have are left alone. How many rows came back.
+    pub(crate) async fn revive(&self, store: &Store, ids: &[String], keep_events_ms: u64) -> Result<usize> {
+        let here = store.rows_here(ids).await?;
+        let wanted: Vec<String> = ids.iter().zip(&here).filter(|(_, here)| !**here).map(|(id, _)| id.clone()).collect();
+        if wanted.is_empty() {
+            return Ok(0);
+        }
+        let found = self.deliveries(&wanted).await?;
+        let mut revived = 0;
+        for (id, fields) in wanted.iter().zip(found) {
+            let Some(fields) = fields else { continue };
+            let Some(p) = store.keys().partition_of_delivery(id) else { continue };
+            let get = |name: &str| fields.iter().find(|(n, _)| n == name).map(|(_, v)| String::from_utf8_lossy(v));
+            let (Some(org), Some(event_id)) = (get("o").map(|s| s.into_owned()), get("e").map(|s| s.into_owned()))
+            else {
+                continue;
+            };
+            let accepted_ms = crate::ids::millis_of(crate::ids::Kind::Delivery, id).unwrap_or(0);
+            if !store.event_exists(p, &org, &event_id).await? {
+                let keys = [(day_of(accepted_ms), event_digest(&org, &event_id))];
+                if let Some(Some(stored)) = self.events(&keys).await?.into_iter().next() {
+                    store.restore_event(p, &org, &event_id, &stored, keep_events_ms).await?;
+                }
+            }
+            if store.restore_row(p, id, &fields).await? {
+                revived += 1;
+            }
+        }
+        Ok(revived)
+    }
+
+    /// Rows of deliveries in history (without their events), by id, in order.
+    pub(crate) async fn rows_of(&self, ids: &[String]) -> Result<Vec<Option<DeliveryRow>>> {
+        let found = self.deliveries(ids).await?;
+        Ok(ids
+            .iter()
+            .zip(found)
+            .map(|(id, fields)| DeliveryRow::decode(&format!("history {id}"), id, fields?.into_iter().collect()))
+            .collect())
+    }
+}
+
+impl MovedRows for History {
+    fn listed<'a>(&'a self, ids: &'a [String]) -> futures_util::future::BoxFuture<'a, Result<Vec<Option<Listed>>>> {
+        Box::pin(async move {
+            let found = self.deliveries(ids).await.map_err(StoreError::from)?;
+            Ok(found
+                .into_iter()
+                .map(|fields| {
+                    let fields = fields?;
+                    let get = |name: &str| {
+                        fields.iter().find(|(n, _)| n == name).map(|(_, v)| String::from_utf8_lossy(v).into_owned())
+                    };
+                    let status = Status::stored(get(field::STATUS).as_deref())?;
+                    Some(Listed {
+                        status,
+                        action: get(field::ACTION).unwrap_or_default(),
+                        webhook: get(field::WEBHOOK).unwrap_or_default(),
+                    })
+                })
+                .collect())
+        })
+    }
+}
