@@ -18,10 +18,15 @@ pub struct Http {
 impl Http {
     pub async fn connect(base: &str) -> Http {
         let host = base.trim_start_matches("http://").to_owned();
+        let base_owned = base.to_owned();
         let stream = tokio::net::TcpStream::connect(&host).await.expect("connect");
         let _ = stream.set_nodelay(true);
         let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.expect("handshake");
-        tokio::spawn(conn);
+        tokio::spawn(async move {
+            if let Err(e) = conn.await {
+                eprintln!("bench connection to {base_owned}: {e}");
+            }
+        });
         Http { sender, host }
     }
 
@@ -42,6 +47,8 @@ impl Http {
             request = request.header("authorization", format!("Bearer {token}"));
         }
         let request = request.body(Full::new(Bytes::from(body))).expect("request");
+        // The connection may still be finishing the previous exchange (a large body).
+        self.sender.ready().await.expect("connection ready");
         let response = self.sender.send_request(request).await.expect("response");
         let status = response.status().as_u16();
         let body = response.into_body().collect().await.expect("body").to_bytes();

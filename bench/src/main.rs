@@ -30,6 +30,11 @@
 //!   against the same without (three interleaved rounds), and 5,000 events about one subject.
 //! - `egress`: the `1 webhook` load delivered directly and through `tinyproxy`
 //!   (`WEIR_EGRESS_PROXY`), three interleaved rounds, with the proxy's CPU and tunnels.
+//! - `history`: the `1 webhook` and `10 webhooks` loads with Redis only, with history in
+//!   PostgreSQL at the shipped hot period, and with `WEIR_HISTORY_HOT=1s` (the move beside
+//!   the load), three interleaved rounds, with PostgreSQL's CPU; Redis and PostgreSQL bytes
+//!   per delivery once moved; the move's own rate; listing a page of 50 of one webhook's
+//!   deliveries out of a million moved ones (100,000 events fanned out to 10 webhooks).
 //! - The cost of one plugin call, in process.
 //!
 //! Run it with `scripts/bench.sh` (which builds in release mode first). Knobs:
@@ -43,6 +48,7 @@
 
 mod egress;
 mod flow;
+mod history;
 mod load;
 mod ordering;
 mod plugin;
@@ -202,6 +208,12 @@ async fn main() {
     } else {
         None
     };
+    // History in PostgreSQL: Redis only against history, interleaved; bytes; the move; listing.
+    let history = if only.is_none() || only.as_deref() == Some("history") {
+        Some(history::figures(&redis, n(20_000), n(100_000)).await)
+    } else {
+        None
+    };
     // Open loop at half the saturation rate measured above: latency as users see it.
     let latency = match rows.iter().find(|r| r.name == "1 webhook") {
         Some(r) if only.is_none() => Some(open_loop(&redis, (r.delivery_rate / 2.0).round(), n(20_000)).await),
@@ -282,6 +294,9 @@ async fn main() {
     }
     if let Some(o) = &ordered {
         ordering::print(o);
+    }
+    if let Some(h) = &history {
+        history::print(h);
     }
     if let Some(l) = latency {
         println!();

@@ -111,6 +111,38 @@ impl RedisProc {
         total
     }
 
+    /// Memory by kind of key (`MEMORY USAGE`, each key's variable parts as `*`), largest
+    /// first: what a data set is made of.
+    pub async fn memory_by_kind(&self) -> Vec<(String, u64, u64)> {
+        let mut kinds: std::collections::HashMap<String, (u64, u64)> = std::collections::HashMap::new();
+        for (_, port) in &self.nodes {
+            let mut conn = node_conn(*port).await;
+            let mut cursor = 0u64;
+            loop {
+                let (next, keys): (u64, Vec<String>) =
+                    redis::cmd("SCAN").arg(cursor).arg("COUNT").arg(1000).query_async(&mut conn).await.expect("scan");
+                for key in keys {
+                    let bytes: Option<u64> =
+                        redis::cmd("MEMORY").arg("USAGE").arg(&key).query_async(&mut conn).await.expect("memory usage");
+                    let kind: Vec<&str> = key
+                        .split(':')
+                        .map(|part| if part.len() > 3 && part.chars().any(|c| c.is_ascii_digit()) { "*" } else { part })
+                        .collect();
+                    let entry = kinds.entry(kind.join(":")).or_default();
+                    entry.0 += 1;
+                    entry.1 += bytes.unwrap_or(0);
+                }
+                cursor = next;
+                if cursor == 0 {
+                    break;
+                }
+            }
+        }
+        let mut kinds: Vec<(String, u64, u64)> = kinds.into_iter().map(|(k, (n, b))| (k, n, b)).collect();
+        kinds.sort_by_key(|k| std::cmp::Reverse(k.2));
+        kinds
+    }
+
     /// Empties Redis and compacts its AOF, so one scenario's data does not slow the next.
     pub async fn flush(&self) {
         for (_, port) in &self.nodes {

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::app::App;
 use crate::history::History;
-use crate::store::core::keys::Partition;
+use crate::store::core::keys::{Partition, event_digest};
 use crate::store::events::exports::{Snapshot, snapshot_of};
 use crate::store::events::log::LogEntry;
 use crate::store::events::publish::{EventDelivery, delivery_id};
@@ -161,8 +161,8 @@ impl<'a> Reads<'a> {
     /// a second time.
     pub(crate) async fn moved_event_known(&self, org_id: &str, id: &str) -> bool {
         let Some(history) = self.history else { return false };
-        match history.find_event(org_id, id, self.days).await {
-            Ok(found) => found.is_some(),
+        match history.event_known(event_digest(org_id, id), self.days).await {
+            Ok(known) => known,
             Err(e) => {
                 tracing::warn!(error = %e, org_id, event_id = id, "cannot look for an event id in history; accepted");
                 false

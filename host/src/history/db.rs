@@ -3,13 +3,18 @@
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
+
+use tokio::sync::{mpsc, oneshot};
 
 use super::error::HistoryError;
 use super::pool::Pool;
 use super::schema;
 use crate::config::History as Settings;
+
+/// A question for `super::known`: an event's digest, and where its answer goes.
+pub(super) type KnownAsk = ([u8; 16], oneshot::Sender<Result<bool, HistoryError>>);
 
 /// How long one statement may take.
 const STATEMENT: Duration = Duration::from_secs(10);
@@ -24,6 +29,11 @@ pub(crate) struct History {
     pub(super) days_made: Mutex<BTreeSet<u32>>,
     /// Whether the last statement reached PostgreSQL.
     up: AtomicBool,
+    /// Questions about republished event ids, answered in batches by a task that starts
+    /// with the first (`super::known`).
+    pub(super) known: OnceLock<mpsc::UnboundedSender<KnownAsk>>,
+    /// This handle, for the task answering them.
+    pub(super) me: Weak<History>,
 }
 
 impl std::fmt::Debug for History {
@@ -34,15 +44,17 @@ impl std::fmt::Debug for History {
 
 impl History {
     /// History for the installation of key prefix `prefix` (nothing is connected yet).
-    pub(crate) fn new(settings: Settings, prefix: &str, tls: Option<rustls::ClientConfig>) -> History {
-        History {
+    pub(crate) fn new(settings: Settings, prefix: &str, tls: Option<rustls::ClientConfig>) -> Arc<History> {
+        Arc::new_cyclic(|me| History {
             schema: schema::schema_name(prefix),
             pool: Pool::new(settings.clone(), tls),
             settings,
             migrated: AtomicBool::new(false),
             days_made: Mutex::new(BTreeSet::new()),
             up: AtomicBool::new(true),
-        }
+            known: OnceLock::new(),
+            me: me.clone(),
+        })
     }
 
     /// History as configured (`None` without `WEIR_HISTORY_URL`), for the installation of
@@ -54,7 +66,7 @@ impl History {
         let Some(settings) = &config.history else { return Ok(None) };
         let mut tls = crate::tls::client_config(config.extra_ca.as_deref())?;
         tls.alpn_protocols.clear();
-        Ok(Some(Arc::new(History::new(settings.clone(), prefix, Some(tls)))))
+        Ok(Some(History::new(settings.clone(), prefix, Some(tls))))
     }
 
     /// How long ended work stays in Redis first.

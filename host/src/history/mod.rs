@@ -7,6 +7,7 @@
 //! - `pool`: a few connections, reopened when they break; every query has a deadline.
 //! - `schema`: Weir's tables in a schema of its own, migrated under an advisory lock,
 //!   partitioned by day; retention drops whole days.
+//! - `known`: whether an event id was accepted before, asked in batches.
 //! - `records`: what is kept of a delivery (its Redis row, as it was) and of an event (its
 //!   stored form), written in idempotent batches, read by id.
 //! - `mover`: a background job per partition (every process takes part, one at a time per
@@ -19,6 +20,7 @@
 
 mod db;
 mod error;
+mod known;
 mod mover;
 mod pool;
 mod reads;

@@ -25,8 +25,9 @@ use crate::store::events::publish::delivery_id;
 use crate::store::events::stored::StoredEvent;
 use crate::store::{Store, StoreError};
 
-/// Rows or events one batch moves.
-const BATCH: usize = 500;
+/// Rows or events one batch moves (written to PostgreSQL in statements of 500, side by
+/// side on the pool's three connections).
+const BATCH: usize = 1500;
 /// How long one turn may work (well inside the lease).
 const TURN: Duration = Duration::from_secs(10);
 /// How often a partition with nothing due is looked at again.
@@ -113,13 +114,17 @@ impl Mover {
         Ok(rows.len())
     }
 
-    /// One batch of accepted events: how many were read.
+    /// One batch of accepted events: how many were read. An event some of whose deliveries
+    /// are still in Redis waits another hot period, unwritten; the others are written, then
+    /// forgotten by a script that checks their deliveries again (one retried meanwhile keeps
+    /// its event here, written twice at most, by id).
     async fn move_events(&self, p: Partition, before_ms: u64) -> Result<usize, StoreError> {
         let events = self.store.accepted_events(p, before_ms, BATCH).await?;
         let later = crate::time::now_millis() + self.history.hot().as_millis() as u64;
-        let mut records = Vec::new();
-        let mut forgets = Vec::new();
         let mut webhooks: HashMap<String, Vec<String>> = HashMap::new();
+        // Each event readable: its record and its deliveries' ids (one per webhook there is).
+        let mut readable: Vec<(&str, EventRecord, Vec<String>)> = Vec::new();
+        let mut forgets = Vec::new();
         for event in &events {
             let Some(stored) = &event.stored else {
                 forgets.push(Forget { event_key: event.key.clone(), delivery_keys: Vec::new() });
@@ -127,24 +132,38 @@ impl Mover {
             };
             let Some((org, id, accepted_ms)) = identity(stored) else {
                 tracing::warn!(key = %event.key, "an accepted event cannot be read; it stays in Redis");
-                self.store.note_accepted(p, &event.key, later).await?;
+                self.store.note_accepted(p, &[event.key.as_str()], later).await?;
                 continue;
             };
             if !webhooks.contains_key(&org) {
                 webhooks.insert(org.clone(), self.store.webhook_ids(&org).await?);
             }
-            let delivery_keys = webhooks[&org]
-                .iter()
-                .map(|w| self.store.keys().delivery(p, &delivery_id(p, accepted_ms, &org, &id, w)))
-                .collect();
-            records.push(EventRecord {
+            let ids = webhooks[&org].iter().map(|w| delivery_id(p, accepted_ms, &org, &id, w)).collect();
+            let record = EventRecord {
                 day: day_of(accepted_ms),
                 part: p.0,
                 digest: event_digest(&org, &id),
                 stored: stored.clone(),
-            });
-            forgets.push(Forget { event_key: event.key.clone(), delivery_keys });
+            };
+            readable.push((event.key.as_str(), record, ids));
         }
+        let all_ids: Vec<String> = readable.iter().flat_map(|(_, _, ids)| ids.iter().cloned()).collect();
+        let mut here = self.store.rows_here(&all_ids).await?.into_iter();
+        let (mut records, mut waiting) = (Vec::new(), Vec::new());
+        for (key, record, ids) in readable {
+            // This event's share of the answers (taken whole: they run in step with `all_ids`).
+            let answers: Vec<bool> = here.by_ref().take(ids.len()).collect();
+            let needed = answers.len() < ids.len() || answers.contains(&true);
+            if needed {
+                // Not written: only what was written may be forgotten.
+                waiting.push(key);
+                continue;
+            }
+            records.push(record);
+            let delivery_keys = ids.iter().map(|id| self.store.keys().delivery(p, id)).collect();
+            forgets.push(Forget { event_key: key.to_owned(), delivery_keys });
+        }
+        self.store.note_accepted(p, &waiting, later).await?;
         self.history.write_events(&records).await?;
         let forgotten = self.store.forget_events(p, &forgets, later).await?;
         self.moved.1.inc_by(forgotten as u64);

@@ -36,11 +36,41 @@ impl History {
                 rows[i] = DeliveryRow::decode(&format!("history {}", ids[i]), &ids[i], raw);
             }
         }
-        for (id, row) in ids.iter().zip(rows.iter_mut()) {
-            let Some(row) = row.as_mut().filter(|r| r.event.is_none() && !r.event_id.is_empty()) else { continue };
-            let Some(p) = store.keys().partition_of_delivery(id) else { continue };
-            let accepted_ms = crate::ids::millis_of(crate::ids::Kind::Delivery, id).unwrap_or(0);
-            row.event = self.event(store, p, &row.org_id, &row.event_id, accepted_ms).await?.map(Arc::new);
+        self.fill_events(store, ids, rows).await
+    }
+
+    /// The events of rows that lack theirs: all asked of Redis at once, then what Redis
+    /// did not have in one statement.
+    async fn fill_events(&self, store: &Store, ids: &[String], rows: &mut [Option<DeliveryRow>]) -> Result<()> {
+        // (row, partition, accepted at, organisation, event id) of each row lacking its event.
+        let asked: Vec<(usize, Partition, u64, String, String)> = (0..ids.len())
+            .filter_map(|i| {
+                let row = rows[i].as_ref().filter(|r| r.event.is_none() && !r.event_id.is_empty())?;
+                let p = store.keys().partition_of_delivery(&ids[i])?;
+                let accepted_ms = crate::ids::millis_of(crate::ids::Kind::Delivery, &ids[i]).unwrap_or(0);
+                Some((i, p, accepted_ms, row.org_id.clone(), row.event_id.clone()))
+            })
+            .collect();
+        let here =
+            futures_util::future::try_join_all(asked.iter().map(|(_, p, _, org, event)| store.event(*p, org, event)))
+                .await?;
+        let mut moved = Vec::new();
+        for (ask, event) in asked.iter().zip(here) {
+            match event {
+                Some(event) => set_event(rows, ask.0, event),
+                None => moved.push(ask),
+            }
+        }
+        if moved.is_empty() {
+            return Ok(());
+        }
+        let keys: Vec<(u32, [u8; 16])> =
+            moved.iter().map(|(_, _, ms, org, event)| (day_of(*ms), event_digest(org, event))).collect();
+        let found = self.events(&keys).await?;
+        for (ask, stored) in moved.iter().zip(found) {
+            if let Some(event) = stored.as_deref().and_then(StoredEvent::decode) {
+                set_event(rows, ask.0, event);
+            }
         }
         Ok(())
     }
@@ -162,5 +192,11 @@ impl MovedRows for History {
                 })
                 .collect())
         })
+    }
+}
+
+fn set_event(rows: &mut [Option<DeliveryRow>], i: usize, event: StoredEvent) {
+    if let Some(row) = rows[i].as_mut() {
+        row.event = Some(Arc::new(event));
     }
 }

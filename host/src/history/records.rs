@@ -10,8 +10,13 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use tokio_postgres::types::Type;
+
 use super::db::History;
 use super::error::HistoryError;
+
+/// The most rows one statement writes.
+const CHUNK: usize = 500;
 
 /// A delivery to write: its day, id and row.
 #[derive(Debug, Clone)]
@@ -78,12 +83,18 @@ pub(crate) fn decode(mut bytes: &[u8]) -> Option<Vec<(String, Vec<u8>)>> {
 }
 
 impl History {
-    /// Writes deliveries (their days' partitions made first).
+    /// Writes deliveries (their days' partitions made first), in statements of at most
+    /// [`CHUNK`] rows run side by side on the pool's connections.
     pub(crate) async fn write_deliveries(&self, records: &[DeliveryRecord]) -> Result<(), HistoryError> {
         if records.is_empty() {
             return Ok(());
         }
         self.ensure_days(records.iter().map(|r| r.day)).await?;
+        futures_util::future::try_join_all(records.chunks(CHUNK).map(|chunk| self.insert_deliveries(chunk))).await?;
+        Ok(())
+    }
+
+    async fn insert_deliveries(&self, records: &[DeliveryRecord]) -> Result<(), HistoryError> {
         let days: Vec<i32> = records.iter().map(|r| r.day as i32).collect();
         let ids: Vec<&str> = records.iter().map(|r| r.id.as_str()).collect();
         let blobs: Vec<Vec<u8>> = records.iter().map(|r| encode(&r.fields)).collect();
@@ -98,12 +109,17 @@ impl History {
         Ok(())
     }
 
-    /// Writes events (their days' partitions made first).
+    /// Writes events (their days' partitions made first), as deliveries are written.
     pub(crate) async fn write_events(&self, records: &[EventRecord]) -> Result<(), HistoryError> {
         if records.is_empty() {
             return Ok(());
         }
         self.ensure_days(records.iter().map(|r| r.day)).await?;
+        futures_util::future::try_join_all(records.chunks(CHUNK).map(|chunk| self.insert_events(chunk))).await?;
+        Ok(())
+    }
+
+    async fn insert_events(&self, records: &[EventRecord]) -> Result<(), HistoryError> {
         let days: Vec<i32> = records.iter().map(|r| r.day as i32).collect();
         let digests: Vec<&[u8]> = records.iter().map(|r| r.digest.as_slice()).collect();
         let parts: Vec<i16> = records.iter().map(|r| r.part as i16).collect();
@@ -135,7 +151,7 @@ impl History {
             s = self.schema
         );
         let client = self.client().await?;
-        let rows = self.timed(client.query(&sql, &[&days, &ids])).await?;
+        let rows = self.timed(client.query_typed(&sql, &[(&days, Type::INT4_ARRAY), (&ids, Type::TEXT_ARRAY)])).await?;
         let mut found: HashMap<String, Vec<u8>> = rows.into_iter().map(|r| (r.get(0), r.get(1))).collect();
         Ok(ids.iter().map(|id| found.remove(id).and_then(|blob| decode(&blob))).collect())
     }
@@ -151,10 +167,12 @@ impl History {
             s = self.schema
         );
         let client = self.client().await?;
-        let rows = self.timed(client.query(&sql, &[&days, &digests])).await?;
-        let mut found: HashMap<(i32, Vec<u8>), Vec<u8>> =
+        let rows =
+            self.timed(client.query_typed(&sql, &[(&days, Type::INT4_ARRAY), (&digests, Type::BYTEA_ARRAY)])).await?;
+        let found: HashMap<(i32, Vec<u8>), Vec<u8>> =
             rows.into_iter().map(|r| ((r.get(0), r.get(1)), r.get(2))).collect();
-        Ok(keys.iter().map(|(d, g)| found.remove(&(*d as i32, g.to_vec()))).collect())
+        // A key may be asked for more than once (deliveries of one event).
+        Ok(keys.iter().map(|(d, g)| found.get(&(*d as i32, g.to_vec())).cloned()).collect())
     }
 
     /// An event by its digest alone, searching the days from `newest` back to `oldest`:
@@ -171,7 +189,10 @@ impl History {
             s = self.schema
         );
         let client = self.client().await?;
-        let rows = self.timed(client.query(&sql, &[&digest.as_slice(), &(oldest as i32), &(newest as i32)])).await?;
+        let (digest, oldest, newest) = (digest.as_slice(), oldest as i32, newest as i32);
+        let rows = self
+            .timed(client.query_typed(&sql, &[(&digest, Type::BYTEA), (&oldest, Type::INT4), (&newest, Type::INT4)]))
+            .await?;
         Ok(rows.first().map(|r| (r.get::<_, i16>(0) as u16, r.get(1))))
     }
 

@@ -70,14 +70,17 @@ impl Store {
         Ok(deleted as usize)
     }
 
-    /// Notes an event again for `at_ms` (it must stay for now).
-    pub async fn note_accepted(&self, p: Partition, event_key: &str, at_ms: u64) -> Result<()> {
-        let _: i64 = redis::cmd("ZADD")
-            .arg(self.keys().accepted(p))
-            .arg(at_ms)
-            .arg(event_key)
-            .query_async(&mut self.conn())
-            .await?;
+    /// Notes events of partition `p` (their keys) to be looked at again at `at_ms`.
+    pub async fn note_accepted(&self, p: Partition, event_keys: &[&str], at_ms: u64) -> Result<()> {
+        if event_keys.is_empty() {
+            return Ok(());
+        }
+        let mut zadd = redis::cmd("ZADD");
+        zadd.arg(self.keys().accepted(p));
+        for key in event_keys {
+            zadd.arg(at_ms).arg(*key);
+        }
+        let _: i64 = zadd.query_async(&mut self.conn()).await?;
         Ok(())
     }
 
