@@ -150,7 +150,8 @@ impl PgProc {
         (count("deliveries"), count("events"))
     }
 
-    /// Bytes on disk of the deliveries' and the events' partitions (tables, indexes, TOAST).
+    /// Bytes on disk of the deliveries' partitions with the day indexes' runs, and of the
+    /// events' partitions (tables, their indexes, TOAST).
     fn bytes(&self) -> (u64, u64) {
         let size = |table: &str| {
             self.number(&format!(
@@ -160,7 +161,7 @@ impl PgProc {
             ))
         };
         self.psql("weir", "CHECKPOINT");
-        (size("deliveries"), size("events"))
+        (size("deliveries") + size("indexes"), size("events"))
     }
 
     fn reset(&self) {
@@ -410,7 +411,7 @@ pub async fn figures(redis: &RedisProc, events: usize, listing_events: usize) ->
 pub fn print(f: &Figures) {
     println!();
     println!(
-        "| history (rounds interleaved) | mode | deliveries/s | vs Redis only (same round) | Weir CPU per delivery | Redis | PostgreSQL | once moved: Redis bytes per delivery | PostgreSQL bytes per delivery (rows + events) |"
+        "| history (rounds interleaved) | mode | deliveries/s | vs Redis only (same round) | Weir CPU per delivery | Redis | PostgreSQL | once moved: Redis bytes per delivery | PostgreSQL bytes per delivery (rows and day indexes + events) |"
     );
     println!("|---|---|---|---|---|---|---|---|---|");
     for (i, r) in f.runs.iter().enumerate() {

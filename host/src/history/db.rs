@@ -97,7 +97,8 @@ impl History {
         let mut client = self.connect().await?;
         let d = self.timed(schema::drop_days_before(&mut client, &self.schema, "deliveries", deliveries_from)).await?;
         let e = self.timed(schema::drop_days_before(&mut client, &self.schema, "events", events_from)).await?;
-        Ok(d + e)
+        let i = self.timed(schema::drop_days_before(&mut client, &self.schema, "indexes", deliveries_from)).await?;
+        Ok(d + e + i)
     }
 
     /// A pooled connection (noting whether PostgreSQL could be reached).

@@ -7,6 +7,7 @@
 //! - `pool`: a few connections, reopened when they break; every query has a deadline.
 //! - `schema`: Weir's tables in a schema of its own, migrated under an advisory lock,
 //!   partitioned by day; retention drops whole days.
+//! - `indexes`: the first entries of day indexes (what listings walk), in runs.
 //! - `known`: whether an event id was accepted before, asked in batches.
 //! - `records`: what is kept of a delivery (its Redis row, as it was) and of an event (its
 //!   stored form), written in idempotent batches, read by id.
@@ -20,6 +21,7 @@
 
 mod db;
 mod error;
+mod indexes;
 mod known;
 mod mover;
 mod pool;

@@ -16,18 +16,22 @@ use std::time::{Duration, Instant};
 use prometheus_client::metrics::counter::Counter;
 
 use super::db::History;
+use super::indexes::IndexRun;
 use super::records::{DeliveryRecord, EventRecord};
 use crate::jobs::{Ended, Job, Stopping};
 use crate::store::core::jobs::JobQueue;
-use crate::store::core::keys::{Partition, day_of, event_digest};
+use crate::store::core::keys::{Partition, day_of, delivery_of_entry, event_digest};
 use crate::store::events::accepted::Forget;
 use crate::store::events::publish::delivery_id;
 use crate::store::events::stored::StoredEvent;
+use crate::store::queue::index::day_of_index;
 use crate::store::{Store, StoreError};
 
 /// Rows or events one batch moves (written to PostgreSQL in statements of 500, side by
 /// side on the pool's three connections).
 const BATCH: usize = 1500;
+/// Day indexes one batch looks at.
+const INDEXES: usize = 64;
 /// How long one turn may work (well inside the lease).
 const TURN: Duration = Duration::from_secs(10);
 /// How often a partition with nothing due is looked at again.
@@ -90,7 +94,8 @@ impl Mover {
             let before = crate::time::now_millis().saturating_sub(self.history.hot().as_millis() as u64);
             let rows = self.move_deliveries(p, before).await?;
             let events = self.move_events(p, before).await?;
-            if rows < BATCH && events < BATCH {
+            let indexes = self.move_indexes(p, before).await?;
+            if rows < BATCH && events < BATCH && indexes < INDEXES {
                 return Ok(false);
             }
         }
@@ -168,6 +173,39 @@ impl Mover {
         let forgotten = self.store.forget_events(p, &forgets, later).await?;
         self.moved.1.inc_by(forgotten as u64);
         Ok(events.len())
+    }
+
+    /// One batch of day indexes with entries due: their first entries made before
+    /// `before_ms` move (`store::queue::index`), and each is noted again by when its next
+    /// entry here was made (the hot period is applied when reading, so a new setting holds
+    /// at once). How many indexes were looked at.
+    async fn move_indexes(&self, p: Partition, before_ms: u64) -> Result<usize, StoreError> {
+        let now = crate::time::now_millis();
+        let keys = self.store.indexes_due(p, before_ms, INDEXES).await?;
+        let made = |entry: &String| crate::ids::millis_of(crate::ids::Kind::Delivery, &delivery_of_entry(entry));
+        let (mut runs, mut heads) = (Vec::new(), Vec::new());
+        for key in &keys {
+            let (base, entries) = self.store.index_head(p, key, BATCH).await?;
+            let due = match day_of_index(key) {
+                Some(_) => entries.iter().take_while(|e| made(e).is_some_and(|ms| ms <= before_ms)).count(),
+                None => 0,
+            };
+            let again = match entries.get(due) {
+                // (An entry that is no delivery id stays, looked at once a hot period.)
+                Some(next) => made(next).unwrap_or(now),
+                // All it had here is due: more may have come since.
+                None => 0,
+            };
+            if let (Some(day), true) = (day_of_index(key), due > 0) {
+                runs.push(IndexRun { key: key.clone(), day, first: base, entries: entries[..due].to_vec() });
+            }
+            heads.push((key, base, due, again));
+        }
+        self.history.write_index_runs(&runs).await?;
+        for (key, base, due, again) in heads {
+            self.store.forget_index_head(p, key, base, due, again).await?;
+        }
+        Ok(keys.len())
     }
 
     /// Drops the days past the retention periods, once an hour (by whichever process gets

@@ -173,6 +173,16 @@ impl History {
 }
 
 impl MovedRows for History {
+    fn index_entries<'a>(
+        &'a self,
+        key: &'a str,
+        day: u32,
+        before: u64,
+        n: usize,
+    ) -> futures_util::future::BoxFuture<'a, Result<Vec<(u64, String)>>> {
+        Box::pin(async move { Ok(History::index_entries(self, key, day, before, n).await?) })
+    }
+
     fn listed<'a>(&'a self, ids: &'a [String]) -> futures_util::future::BoxFuture<'a, Result<Vec<Option<Listed>>>> {
         Box::pin(async move {
             let found = self.deliveries(ids).await.map_err(StoreError::from)?;

@@ -197,7 +197,7 @@ impl History {
     }
 
     /// Makes the day partitions of `days` that this process has not seen made.
-    async fn ensure_days(&self, days: impl Iterator<Item = u32>) -> Result<(), HistoryError> {
+    pub(super) async fn ensure_days(&self, days: impl Iterator<Item = u32>) -> Result<(), HistoryError> {
         let missing: BTreeSet<u32> = {
             let made = self.days_made.lock().unwrap_or_else(|e| e.into_inner());
             days.filter(|d| !made.contains(d)).collect()

@@ -9,6 +9,7 @@
 //! |---|---|---|
 //! | `deliveries` | `id`, `day` (the day the delivery was made: its id's) | `fields`: the delivery's row as Redis kept it (`super::records`) |
 //! | `events` | `digest` (`store::core::keys::event_digest`), `day` (the day it was accepted) | `part`: its Redis partition; `stored`: the event's stored form (`store::events::stored`) |
+//! | `indexes` | `key` (a day index's Redis key), `first` (the place of its first entry here), `day` (the index's) | `entries`: a run of the index's entries, newline-separated (`store::queue::index`) |
 //!
 //! The keys lead with the id (and digest): an event found by id alone is one index probe
 //! per day kept.
@@ -20,7 +21,8 @@ use tokio_postgres::Client;
 use super::error::HistoryError;
 
 /// The migrations, in order; the schema's version is how many have run.
-const MIGRATIONS: &[&str] = &["
+const MIGRATIONS: &[&str] = &[
+    "
     CREATE TABLE {s}.deliveries (
         day integer NOT NULL,
         id text NOT NULL,
@@ -34,10 +36,20 @@ const MIGRATIONS: &[&str] = &["
         stored bytea NOT NULL,
         PRIMARY KEY (digest, day)
     ) PARTITION BY RANGE (day);
-"];
+",
+    "
+    CREATE TABLE {s}.indexes (
+        day integer NOT NULL,
+        key text NOT NULL,
+        first bigint NOT NULL,
+        entries bytea NOT NULL,
+        PRIMARY KEY (key, first, day)
+    ) PARTITION BY RANGE (day);
+",
+];
 
 /// The partitioned tables.
-pub(crate) const TABLES: [&str; 2] = ["deliveries", "events"];
+pub(crate) const TABLES: [&str; 3] = ["deliveries", "events", "indexes"];
 
 /// The schema's name for a key prefix: `weir` for the default, else `weir_` and the
 /// prefix's letters, digits and underscores (at most 63 characters, PostgreSQL's limit).
@@ -83,7 +95,7 @@ pub(crate) async fn migrate(client: &mut Client, schema: &str) -> Result<(), His
     result
 }
 
-/// Makes the day partitions of `days` for both tables (those missing), under the schema's
+/// Makes the day partitions of `days` for every table (those missing), under the schema's
 /// advisory lock (two processes making one day's would collide).
 pub(crate) async fn make_days(client: &mut Client, schema: &str, days: &BTreeSet<u32>) -> Result<(), HistoryError> {
     let tx = client.transaction().await?;

@@ -83,7 +83,8 @@ async fn every_read(admin: &Api, hooks: &[&str], deliveries: &[String], events: 
 }
 
 /// Waits until PostgreSQL holds `deliveries` rows of this Weir and at least `events` events
-/// (operational events, such as `webhook_delivery_failed`, move too), and Redis none.
+/// (operational events, such as `webhook_delivery_failed`, move too), and Redis none, nor
+/// any entry of the day indexes.
 async fn moved(builder: &WeirBuilder, pg: &Postgres, deliveries: u64, events: u64) {
     let schema = postgres::schema(&builder.prefix());
     let prefix = builder.prefix();
@@ -92,7 +93,10 @@ async fn moved(builder: &WeirBuilder, pg: &Postgres, deliveries: u64, events: u6
         let events_moved = pg.count(&format!("SELECT count(*) FROM {schema}.events")).await;
         let rows = raw_keys(builder, &format!("{prefix}:*:d:*")).len();
         let stored = raw_keys(builder, &format!("{prefix}:*:e:*")).len();
-        (rows_moved == deliveries && events_moved >= events && rows == 0 && stored == 0).then_some(())
+        // The day indexes' entries moved too: their lists are gone (their bases stay).
+        let lists =
+            raw_keys(builder, &format!("{prefix}:*:od:*")).len() + raw_keys(builder, &format!("{prefix}:*:wd:*")).len();
+        (rows_moved == deliveries && events_moved >= events && rows == 0 && stored == 0 && lists == 0).then_some(())
     })
     .await;
 }

@@ -206,7 +206,7 @@ async fn days_past_the_retention_are_dropped_whole() {
     // Days from before the retention, as an older Weir would have left them.
     let today = weir::time::now_millis() / 86_400_000;
     for day in [today - 3, today - 2] {
-        for table in ["deliveries", "events"] {
+        for table in ["deliveries", "events", "indexes"] {
             pg.query(&format!(
                 "CREATE TABLE {schema}.{table}_{day} PARTITION OF {schema}.{table} FOR VALUES FROM ({day}) TO ({})",
                 day + 1
@@ -223,7 +223,7 @@ async fn days_past_the_retention_are_dropped_whole() {
         ))
         .await
     };
-    assert_eq!(partitions(&format!("%_{}", today - 3)).await, 2);
+    assert_eq!(partitions(&format!("%_{}", today - 3)).await, 3);
 
     let weir = builder.start().await;
     eventually("the old days were dropped", Duration::from_secs(30), async || {
@@ -231,7 +231,7 @@ async fn days_past_the_retention_are_dropped_whole() {
             .then_some(())
     })
     .await;
-    assert_eq!(partitions(&format!("%_{today}")).await, 2, "today's days are kept");
+    assert_eq!(partitions(&format!("%_{today}")).await, 3, "today's days are kept (deliveries, events, indexes)");
     assert_eq!(count(pg, &schema, "deliveries").await, 1);
     weir.stop().await;
 }

@@ -56,6 +56,8 @@
 //! | `P:{replays}:r:{wh}` | hash, TTL once done | the latest replay of a webhook and how far it got (`store::events::replay`) |
 //! | `P:{q}:ended` | zset | with history in PostgreSQL: deliveries ended here, by when (ms), until they move (`store::queue::ended`) |
 //! | `P:{q}:accepted` | zset | with history in PostgreSQL: event keys accepted here, by when (ms), until they move (`store::events::accepted`) |
+//! | `P:{q}:lb` | hash | with history in PostgreSQL: day index (`od`, `wd`) key → how many of its first entries moved to PostgreSQL (`store::queue::index`) |
+//! | `P:{q}:lm` | zset | with history in PostgreSQL: day indexes whose first entries are to move, by when their first entry here was made (ms) |
 //! | `P:{q}:trimmed` | hash | organisation → the last day whose deliveries were removed here |
 //! | `P:{q}:ready` | zset | webhooks with queued deliveries here, by when the next one is due (ms) |
 //! | `P:{q}:wn:{wh}` | list | a webhook's new deliveries here, not yet claimed (`dlv org evt`), oldest first |
@@ -344,6 +346,14 @@ impl Keys {
 
     pub fn webhook_deliveries(&self, p: Partition, webhook: &str, day: u32) -> String {
         self.part(p, &["wd", webhook, &day.to_string()])
+    }
+
+    pub fn index_bases(&self, p: Partition) -> String {
+        self.part(p, &["lb"])
+    }
+
+    pub fn index_moves(&self, p: Partition) -> String {
+        self.part(p, &["lm"])
     }
 
     pub fn trimmed(&self, p: Partition) -> String {

@@ -67,6 +67,8 @@ lua!(REPLAY_JOB, "replay_job.lua");
 lua!(HISTORY_FORGET, "history_forget.lua");
 lua!(HISTORY_FORGET_EVENTS, "history_forget_events.lua");
 lua!(RESTORE_ROW, "restore_row.lua");
+lua!(INDEX_READ, "index_read.lua");
+lua!(INDEX_FORGET, "index_forget.lua");
 
 impl Lua {
     /// A call of this script, to which keys and arguments are added.

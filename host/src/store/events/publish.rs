@@ -93,7 +93,7 @@ impl Store {
     pub async fn publish(&self, p: Partition, batch: &[Publication], retention: Retention) -> Result<Vec<Published>> {
         let keys = self.keys();
         let mut call = PUBLISH.call();
-        call.key(&keys.ready(p)).key(&keys.released_events(p)).key(&keys.accepted(p));
+        call.key(&keys.ready(p)).key(&keys.released_events(p)).key(&keys.accepted(p)).key(&keys.index_moves(p));
         let cap = self.snapshots_per_org.div_ceil(usize::from(keys.partition_count()));
         call.arg(crate::time::now_millis()).arg(retention.deliveries.as_millis() as u64).arg(cap);
         call.arg(self.history_flag());

@@ -247,8 +247,9 @@ impl Store {
         }
         let k = self.keys();
         let mut call = REPLAY.call();
-        call.key(&k.ready(p));
+        call.key(&k.ready(p)).key(&k.index_moves(p));
         call.arg(crate::time::now_millis()).arg(retention.as_millis() as u64).arg(org).arg(webhook);
+        call.arg(self.history_flag());
         for item in items {
             let day = keys::day_of(item.accepted_ms);
             call.key(&k.event(p, org, &item.event_id))

@@ -1,14 +1,16 @@
 -- Accepts events of one partition and fans each out, each event all or nothing: a batch of
 -- publishes in one call (group commit). An event id seen before changes nothing.
 -- KEYS: 1 ready (the partition's webhooks with work), 2 released events (list), 3 events
---       accepted awaiting their move to history (zset, `store::events::accepted`), then per
+--       accepted awaiting their move to history (zset, `store::events::accepted`), 4 day
+--       indexes whose first entries will move to history (zset, `store::queue::index`), then per
 --       event: 1 its key, 2 its organisation's snapshots (hash), 3 its organisation's event
 --       log of the hour, then per delivery: 1 the delivery, 2 the organisation's index of
 --       the day, 3 the webhook's index of the day, 4 the webhook's list of new deliveries,
 --       and for a webhook with ordered deliveries 5 its heads, 6 its held deliveries
 --       (`order.lua`)
 -- ARGV: 1 now (ms), 2 retention (ms), 3 most snapshots per organisation, 4 '1' when history
---       is kept in PostgreSQL (each new event is noted in KEYS[3]), then per event:
+--       is kept in PostgreSQL (each new event is noted in KEYS[3], each day index written
+--       to in KEYS[4] unless it is there), then per event:
 --       1 event id, 2 organisation, 3 stored value, 4 action, 5 subject (`Type:id`), 6 event
 --       time (ms), 7 '1' if the subject was deleted, 8 snapshot: 'n' not kept (too large), 'y'
 --       kept, 'c' kept and the organisation's cap enforced (the caller asks this of one
@@ -23,8 +25,9 @@
 -- event, `a` action (created_at is in its id, pending is the absence of `s`).
 -- Numbers that only go back to Redis stay strings: Lua would format them again.
 local now, retention, cap, history = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4] == '1'
-local ready, released, accepted = KEYS[1], KEYS[2], KEYS[3]
-local ki, ai = 4, 5
+local ready, released, accepted, indexes = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local ki, ai = 5, 5
+local indexes_now = {}
 local accepted_now = {}
 local replies = {}
 -- Index and queue entries are gathered per key and appended with one variadic call each.
@@ -119,6 +122,10 @@ while ai <= #ARGV do
       local entry = string.sub(dlv, 5)
       push(KEYS[base + 1], entry)
       push(KEYS[base + 2], entry)
+      if history then
+        indexes_now[KEYS[base + 1]] = true
+        indexes_now[KEYS[base + 2]] = true
+      end
       if queued then
         push(KEYS[base + 3], member)
         ready_lt[wh] = true
@@ -135,6 +142,7 @@ end
 pushes.send('RPUSH')
 logs.send('RPUSH')
 if #accepted_now > 0 then redis.call('ZADD', accepted, unpack(accepted_now)) end
+for index in pairs(indexes_now) do redis.call('ZADD', indexes, 'NX', now, index) end
 -- A log's hour expires once (NX: a list that has its expiry keeps it).
 for lkey, at in pairs(log_expiry) do redis.call('PEXPIREAT', lkey, at, 'NX') end
 local lt = {}

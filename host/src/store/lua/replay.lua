@@ -3,25 +3,28 @@
 -- 'cancelled' gets one more attempt, through the webhook's current plugins; pending,
 -- succeeded and filtered ones are left as they are. Run again on the same events (a replay
 -- taken over after a crash), it queues nothing twice.
--- KEYS: 1 ready (the partition's webhooks with work), then per event: 1 the event, 2 its
+-- KEYS: 1 ready (the partition's webhooks with work), 2 day indexes whose first entries
+--       will move to history (zset, `store::queue::index`), then per event: 1 the event, 2 its
 --       delivery to the webhook, 3 the organisation's index of the event's day, 4 the
 --       webhook's index of that day, 5 the webhook's list of new deliveries, 6 the webhook's
 --       queue, 7 its heads, 8 its held deliveries (`order.lua`)
--- ARGV: 1 now (ms), 2 retention (ms), 3 organisation, 4 webhook, then per event: 1 the
+-- ARGV: 1 now (ms), 2 retention (ms), 3 organisation, 4 webhook, 5 '1' when history is kept
+--       in PostgreSQL (each day index written to is noted in KEYS[2]), then per event: 1 the
 --       delivery id, 2 the event's id, 3 its action, 4 its subject (`Type:id`) when the
 --       webhook keeps each subject's order, else ''
 -- An ordered webhook's replayed delivery is queued only when its subject has no pending
 -- one, else held behind them (`order.lua`): a replay never overtakes live deliveries.
 -- Returns per event: 'queued' (a new delivery, or one more attempt of an ended one),
 -- 'kept' (a delivery that is pending, succeeded or filtered), 'gone' (the event expired).
-local ready, now, retention, org, wh = KEYS[1], ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
+local ready, indexes, now, retention, org, wh = KEYS[1], KEYS[2], ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
+local history = ARGV[5] == '1'
 local replies = {}
 local pushes = batches()
 local queued_any = false
-for i = 2, #KEYS, 8 do
+for i = 3, #KEYS, 8 do
   local ekey, dkey, od, wd, new, queue = KEYS[i], KEYS[i + 1], KEYS[i + 2], KEYS[i + 3], KEYS[i + 4], KEYS[i + 5]
   local heads, held = KEYS[i + 6], KEYS[i + 7]
-  local a = 5 + (i - 2) / 8 * 4
+  local a = 6 + (i - 3) / 8 * 4
   local dlv, evt, action, subject = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
   local reply = 'kept'
   if redis.call('EXISTS', ekey) == 0 then
@@ -39,6 +42,10 @@ for i = 2, #KEYS, 8 do
       local entry = string.sub(dlv, 5)
       pushes.add(od, entry)
       pushes.add(wd, entry)
+      if history then
+        redis.call('ZADD', indexes, 'NX', now, od)
+        redis.call('ZADD', indexes, 'NX', now, wd)
+      end
       if subject == '' or order_admit(heads, held, subject, dlv, member) then pushes.add(new, member) end
       reply = 'queued'
     elseif f[2] == 'failed' or f[2] == 'cancelled' then

@@ -35,6 +35,16 @@ pub struct Listed {
 /// a listing reads of each of `ids` (`None`: not there either).
 pub trait MovedRows: Send + Sync {
     fn listed<'a>(&'a self, ids: &'a [String]) -> futures_util::future::BoxFuture<'a, Result<Vec<Option<Listed>>>>;
+
+    /// Up to `n` entries of the day index `key` (of day `day`) at places below `before`
+    /// that moved there (`store::queue::index`), with their places, in order.
+    fn index_entries<'a>(
+        &'a self,
+        key: &'a str,
+        day: u32,
+        before: u64,
+        n: usize,
+    ) -> futures_util::future::BoxFuture<'a, Result<Vec<(u64, String)>>>;
 }
 
 /// How far a listing reaches: a page of at most `limit`, looking at no more than about
@@ -170,7 +180,13 @@ impl Store {
             let refills =
                 cursor.0.iter_mut().zip(buffers.iter_mut()).enumerate().filter(|(_, (_, b))| b.is_empty()).map(
                     |(i, (position, buffer))| async move {
-                        self.read_back(Partition(i as u16), index, position, buffer, batch, oldest_day).await
+                        let p = Partition(i as u16);
+                        match moved {
+                            Some(moved) => {
+                                self.read_back_moved(p, index, position, buffer, batch, oldest_day, moved).await
+                            }
+                            None => self.read_back(p, index, position, buffer, batch, oldest_day).await,
+                        }
                     },
                 );
             futures_util::future::try_join_all(refills).await?;
@@ -267,6 +283,49 @@ impl Store {
                 ids.iter()
                     .enumerate()
                     .map(|(k, entry)| (start + k as u64, crate::store::core::keys::delivery_of_entry(entry))),
+            );
+            break;
+        }
+        Ok(())
+    }
+
+    /// [`Store::read_back`] for indexes whose first entries may have moved to history
+    /// (`store::queue::index`): the entries here and the base in one step, then, below the
+    /// base, history's.
+    #[allow(clippy::too_many_arguments)]
+    async fn read_back_moved(
+        &self,
+        p: Partition,
+        index: Index<'_>,
+        position: &mut Option<Position>,
+        buffer: &mut Vec<(u64, String)>,
+        batch: u64,
+        oldest_day: u32,
+        moved: &dyn MovedRows,
+    ) -> Result<()> {
+        while let Some(at) = *position {
+            if at.bucket < oldest_day {
+                *position = None;
+                break;
+            }
+            let key = self.index_key(p, index, at.bucket);
+            let slice = self.read_index(p, &key, at.end, batch).await?;
+            let here_from = slice.end - slice.entries.len() as u64;
+            let mut entries: Vec<(u64, String)> =
+                slice.entries.into_iter().enumerate().map(|(k, e)| (here_from + k as u64, e)).collect();
+            let wanted = batch as usize - entries.len().min(batch as usize);
+            if wanted > 0 && here_from > 0 {
+                let mut older = moved.index_entries(&key, at.bucket, here_from, wanted).await?;
+                older.append(&mut entries);
+                entries = older;
+            }
+            if entries.is_empty() {
+                *position = Some(Position { bucket: at.bucket.saturating_sub(1), end: None }).filter(|_| at.bucket > 0);
+                continue;
+            }
+            *position = Some(Position { bucket: at.bucket, end: Some(slice.end) });
+            buffer.extend(
+                entries.into_iter().map(|(place, entry)| (place, crate::store::core::keys::delivery_of_entry(&entry))),
             );
             break;
         }

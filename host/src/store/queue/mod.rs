@@ -7,6 +7,7 @@ pub mod claim;
 pub mod deliveries;
 pub mod ended;
 pub mod endpoint;
+pub mod index;
 pub mod listing;
 pub mod rate;
 pub mod requeue;

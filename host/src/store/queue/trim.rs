@@ -81,7 +81,10 @@ impl Store {
         let lists: Vec<String> = std::iter::once(index)
             .chain(webhooks.iter().map(|wh| self.keys().webhook_deliveries(p, wh, day)))
             .collect();
-        let _: i64 = redis::cmd("DEL").arg(lists).query_async(&mut self.conn()).await?;
+        let _: i64 = redis::cmd("DEL").arg(&lists).query_async(&mut self.conn()).await?;
+        // With history in PostgreSQL, what the lists moved there goes with their day's
+        // partition; their bases go now.
+        self.drop_index_bases(p, &lists).await?;
         Ok(seen)
     }
 
@@ -93,7 +96,10 @@ impl Store {
             (day_of(now.saturating_sub(retention.as_millis() as u64)).saturating_sub(1)..=day_of(now) + 1).collect();
         let drops = self.keys().partitions().map(|p| {
             let keys: Vec<String> = days.iter().map(|d| self.keys().webhook_deliveries(p, webhook, *d)).collect();
-            async move { redis::cmd("DEL").arg(keys).query_async::<i64>(&mut self.conn()).await }
+            async move {
+                redis::cmd("DEL").arg(&keys).query_async::<i64>(&mut self.conn()).await?;
+                self.drop_index_bases(p, &keys).await
+            }
         });
         futures_util::future::try_join_all(drops).await?;
         Ok(())

@@ -1,0 +1,100 @@
+//! The first entries of day indexes, moved from Redis (`store::queue::index`): each run of
+//! entries a mover takes is one row, keyed by the index and the place of its first entry,
+//! so a move repeated after a crash writes the same row again (a longer run replaces a
+//! shorter one that starts at the same place: the index only grows at its end).
+
+use tokio_postgres::types::Type;
+
+use super::db::History;
+use super::error::HistoryError;
+
+/// A run of an index's entries to write.
+#[derive(Debug, Clone)]
+pub(crate) struct IndexRun {
+    pub key: String,
+    pub day: u32,
+    /// The place of its first entry.
+    pub first: u64,
+    pub entries: Vec<String>,
+}
+
+/// Runs read per statement when reading back.
+const RUNS: i64 = 4;
+
+impl History {
+    /// Writes runs of entries (their days' partitions made first).
+    pub(crate) async fn write_index_runs(&self, runs: &[IndexRun]) -> Result<(), HistoryError> {
+        if runs.is_empty() {
+            return Ok(());
+        }
+        self.ensure_days(runs.iter().map(|r| r.day)).await?;
+        let days: Vec<i32> = runs.iter().map(|r| r.day as i32).collect();
+        let keys: Vec<&str> = runs.iter().map(|r| r.key.as_str()).collect();
+        let firsts: Vec<i64> = runs.iter().map(|r| r.first as i64).collect();
+        let entries: Vec<Vec<u8>> = runs.iter().map(|r| r.entries.join("\n").into_bytes()).collect();
+        let sql = format!(
+            "INSERT INTO {s}.indexes (day, key, first, entries)
+             SELECT * FROM unnest($1::integer[], $2::text[], $3::bigint[], $4::bytea[])
+             ON CONFLICT (key, first, day) DO UPDATE SET entries = EXCLUDED.entries",
+            s = self.schema
+        );
+        let client = self.client().await?;
+        self.timed(client.execute(&sql, &[&days, &keys, &firsts, &entries])).await?;
+        Ok(())
+    }
+
+    /// Up to `n` entries of an index at places below `before`, with their places, in
+    /// order.
+    pub(crate) async fn index_entries(
+        &self,
+        key: &str,
+        day: u32,
+        before: u64,
+        n: usize,
+    ) -> Result<Vec<(u64, String)>, HistoryError> {
+        self.migrate().await?;
+        let sql = format!(
+            "SELECT first, entries FROM {s}.indexes WHERE key = $1 AND day = $2 AND first < $3
+              ORDER BY first DESC LIMIT $4",
+            s = self.schema
+        );
+        let mut out: Vec<(u64, String)> = Vec::new();
+        let mut below = before;
+        let client = self.client().await?;
+        while out.len() < n && below > 0 {
+            let (day, till) = (day as i32, below as i64);
+            let rows = self
+                .timed(client.query_typed(
+                    &sql,
+                    &[(&key, Type::TEXT), (&day, Type::INT4), (&till, Type::INT8), (&RUNS, Type::INT8)],
+                ))
+                .await?;
+            if rows.is_empty() {
+                break;
+            }
+            for row in &rows {
+                let first = row.get::<_, i64>(0).max(0) as u64;
+                let text = String::from_utf8_lossy(row.get::<_, &[u8]>(1)).into_owned();
+                // Newest first: this run's entries below `below`, from its last.
+                let run: Vec<(u64, String)> = text
+                    .split('\n')
+                    .enumerate()
+                    .map(|(i, e)| (first + i as u64, e.to_owned()))
+                    .filter(|(place, _)| *place < below)
+                    .collect();
+                for entry in run.into_iter().rev() {
+                    if out.len() == n {
+                        break;
+                    }
+                    out.push(entry);
+                }
+                below = below.min(first);
+                if out.len() == n {
+                    break;
+                }
+            }
+        }
+        out.reverse();
+        Ok(out)
+    }
+}
