@@ -24,7 +24,8 @@
 //! - [`plugins`]: tenant WebAssembly plugins (the only module that knows wasmtime).
 //! - [`store`]: every durable record, in Redis (one Redis or a cluster): the key layout,
 //!   the Lua scripts, the delivery queue; also the managed `redis-server`.
-//! - `certs`: client certificates (parsed, key matched, the view reads show).
+//! - `certs`: client certificates (parsed, key matched, the view reads show); [`filters`]:
+//!   webhooks' CEL filters (the only module that knows CEL), checked and bounded.
 //! - The ground floor, which imports nothing of Weir: [`sign`] (the delivery signatures and
 //!   headers), `web` (HTTP helpers both surfaces share), `tls` (PEM files and rustls
 //!   configurations), [`ids`], [`time`], `catalog` (the subscribable events), `netguard`
@@ -40,6 +41,7 @@ pub mod config;
 mod delivery;
 mod domain;
 mod exports;
+pub mod filters;
 mod history;
 pub mod ids;
 mod jobs;

@@ -1,0 +1,126 @@
+//! Filters (contract §8): a webhook's `filter`, an expression in CEL (the Common Expression
+//! Language, cel.dev), decides which of its subscribed events it receives. The only module
+//! that knows CEL (the `cel` crate).
+//!
+//! - [`Filter::compile`]: parsed, then checked (`check`): every name is a variable of the
+//!   envelope, every function one of those listed, and what an evaluation can cost — in
+//!   time and in memory, whatever the event within the body limit — is bounded before the
+//!   filter is accepted. Compiled once per webhook version.
+//! - [`Envelope`]: an event's envelope as CEL values, made once per event and shared by
+//!   every filter it meets: each top-level key a variable, `event` the whole envelope.
+//!   JSON numbers without a fraction that fit in 64 bits signed are CEL `int`, the others
+//!   `double` (CEL compares `int` and `double` with each other).
+//! - [`Filter::evaluate`]: `true` selects; `false`, another value or an error does not.
+
+mod check;
+mod envelope;
+
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+pub use self::check::{COST_BUDGET, EVENT_BOUND, MAX_PATTERN};
+pub use self::envelope::Envelope;
+
+/// The longest filter, in bytes.
+pub const MAX_BYTES: usize = 4096;
+
+/// A compiled filter.
+pub struct Filter {
+    source: String,
+    program: cel::Program,
+    /// The bound `check` found on an evaluation's cost.
+    cost: u64,
+}
+
+impl fmt::Debug for Filter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Filter").field("source", &self.source).field("cost", &self.cost).finish()
+    }
+}
+
+/// Why a filter is refused: where, and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FilterError {
+    /// Line and column (from 1) of the fault, when it has one.
+    pub at: Option<(usize, usize)>,
+    pub message: String,
+}
+
+impl fmt::Display for FilterError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.at {
+            Some((line, column)) => write!(f, "at line {line}, column {column}: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+/// What a filter made of an event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Selected,
+    /// `false`, or a value that is not a boolean.
+    NotSelected,
+    /// The evaluation failed (a missing field, a type mismatch): not selected either.
+    Error(String),
+}
+
+/// The envelope's top-level keys: the variables a filter may name (besides `event`).
+pub(crate) fn variables() -> Vec<&'static str> {
+    let mut names = vec!["id", "action", "created_at", "organisation", "creator", "subject"];
+    names.extend(crate::catalog::SNAPSHOT_KEYS);
+    names.extend(crate::catalog::OPERATIONAL_SNAPSHOT_KEYS);
+    names
+}
+
+/// The environment every filter compiles and runs in: CEL's standard library and macros,
+/// without optional values.
+fn env() -> &'static Arc<cel::Env> {
+    static ENV: OnceLock<Arc<cel::Env>> = OnceLock::new();
+    ENV.get_or_init(|| Arc::new(cel::Env::stdlib().with_optional_support(false)))
+}
+
+impl Filter {
+    /// Parses and checks `source` (see the module's documentation).
+    pub fn compile(source: &str) -> Result<Filter, FilterError> {
+        if source.len() > MAX_BYTES {
+            return Err(FilterError { at: None, message: format!("is longer than {MAX_BYTES} bytes") });
+        }
+        if source.trim().is_empty() {
+            return Err(FilterError { at: None, message: "is empty (null removes the filter)".to_owned() });
+        }
+        let program = env().compile(source).map_err(|errors| {
+            let first = errors.errors.first();
+            FilterError {
+                at: first.and_then(|e| (e.pos.0 > 0 && e.pos.1 > 0).then_some((e.pos.0 as usize, e.pos.1 as usize))),
+                message: first.map_or_else(|| "does not parse".to_owned(), |e| format!("does not parse: {}", e.msg)),
+            }
+        })?;
+        let cost = check::check(&program, source)?;
+        Ok(Filter { source: source.to_owned(), program, cost })
+    }
+
+    /// The filter as written.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The bound on an evaluation's cost `check` found (units: about one byte looked at).
+    pub fn cost_bound(&self) -> u64 {
+        self.cost
+    }
+
+    /// Whether `event` is selected.
+    pub fn evaluate(&self, event: &Envelope) -> Verdict {
+        let mut context = cel::Context::with_env(env().clone());
+        event.bind(&mut context);
+        match self.program.execute(&context) {
+            Ok(cel::Value::Bool(true)) => Verdict::Selected,
+            Ok(_) => Verdict::NotSelected,
+            Err(e) => Verdict::Error(e.to_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,112 @@
+use serde_json::json;
+
+use super::*;
+
+fn event() -> Envelope {
+    Envelope::of(&json!({
+        "id": "evt_1",
+        "action": "report_export_completed",
+        "created_at": "2026-11-26T10:00:00.000Z",
+        "organisation": {"id": "org_1"},
+        "creator": {"id": "usr_1", "name": "Ada"},
+        "subject": {"type": "ReportExport", "id": "rex_1"},
+        "report_export": {"id": "rex_1", "exportable": {"type": "Form", "id": "frm_9"}, "pages": 3,
+                          "tags": ["a", "b"], "ratio": 2.5},
+    }))
+    .unwrap()
+}
+
+fn verdict(source: &str) -> Verdict {
+    Filter::compile(source).unwrap_or_else(|e| panic!("{source}: {e}")).evaluate(&event())
+}
+
+#[test]
+fn the_documents_own_case_selects_and_refuses() {
+    let documented = r#"report_export.exportable.type == "Form" && creator.id in ["usr_1", "usr_2"]"#;
+    assert_eq!(verdict(documented), Verdict::Selected);
+    assert_eq!(verdict(r#"report_export.exportable.type == "Form" && creator.id in ["usr_2"]"#), Verdict::NotSelected);
+    assert_eq!(verdict(r#"event.action == "report_export_completed""#), Verdict::Selected);
+}
+
+#[test]
+fn numbers_are_ints_when_whole_and_compare_with_doubles() {
+    assert_eq!(verdict("report_export.pages > 2"), Verdict::Selected);
+    assert_eq!(verdict("report_export.pages > 2.5"), Verdict::Selected);
+    assert_eq!(verdict("report_export.ratio > 2"), Verdict::Selected);
+    assert_eq!(verdict("report_export.pages == 3"), Verdict::Selected);
+}
+
+#[test]
+fn presence_lists_and_strings() {
+    assert_eq!(verdict("has(report_export.exportable)"), Verdict::Selected);
+    assert_eq!(verdict("has(report_export.missing)"), Verdict::NotSelected);
+    assert_eq!(verdict(r#""b" in report_export.tags && report_export.tags.exists(t, t == "a")"#), Verdict::Selected);
+    assert_eq!(verdict(r#"subject.id.startsWith("rex_") && creator.name.matches("^A.a$")"#), Verdict::Selected);
+    assert_eq!(verdict("report_export.tags.map(t, t + t).size() == 2"), Verdict::Selected);
+}
+
+#[test]
+fn not_true_is_not_selected_and_errors_say_why() {
+    assert_eq!(verdict("report_export.pages"), Verdict::NotSelected);
+    let Verdict::Error(why) = verdict("report_export.missing == 1") else { panic!("an error expected") };
+    assert!(why.contains("missing"), "{why}");
+    assert!(matches!(verdict(r#"creator.id + 1 == 2"#), Verdict::Error(_)));
+}
+
+#[test]
+fn refusals_name_the_position() {
+    let e = Filter::compile("creator.id ==").unwrap_err();
+    assert!(e.to_string().starts_with("at line 1, column"), "{e}");
+    let e = Filter::compile("action == \"x\" &&\n  nobody.id == 1").unwrap_err();
+    assert_eq!(e.at, Some((2, 3)), "{e}");
+    assert!(e.message.contains("unknown name `nobody`"), "{e}");
+    let e = Filter::compile("creator.id.lowerAscii() == \"a\"").unwrap_err();
+    assert!(e.message.contains("unknown function `lowerAscii`"), "{e}");
+    let e = Filter::compile("creator.id.matches(creator.name)").unwrap_err();
+    assert!(e.message.contains("pattern"), "{e}");
+    let e = Filter::compile("creator.id.matches(\"(\")").unwrap_err();
+    assert!(e.message.contains("not a regular expression"), "{e}");
+    assert!(Filter::compile(&"a".repeat(MAX_BYTES + 1)).unwrap_err().message.contains("longer than 4096"));
+    assert!(Filter::compile("  ").is_err());
+}
+
+#[test]
+fn what_could_cost_too_much_on_a_large_event_is_refused() {
+    for hostile in [
+        // Each element against another large value: quadratic.
+        "event.report_export.tags.exists(t, t == creator.name)",
+        "report_export.tags.exists(a, report_export.tags.exists(b, a == b))",
+        // Building from the whole event over and over.
+        "report_export.tags.map(t, creator.name + creator.name).size() > 0",
+        "size(creator.name + creator.name + creator.name + creator.name + creator.name) > 0",
+        // A regex compiled per element.
+        r#"report_export.tags.exists(t, t.matches("a+b+c+d+e+f+g+h+i+j+k+l+m+n+o+p+q+r+s+t+u+v+w+x+y+z+"))"#,
+    ] {
+        let e = Filter::compile(hostile).expect_err(hostile);
+        assert!(e.message.contains("too"), "{hostile}: {e}");
+    }
+    // Linear ones pass, nested ones included when the inner range is the element's own.
+    for fine in [
+        "report_export.tags.exists(t, t == \"a\")",
+        "report_export.tags.all(t, t.startsWith(\"x\") || size(t) < 10)",
+        "event.report_export.tags.filter(t, t != \"a\").size() == 1",
+        "report_export.tags.exists(t, t.exists(c, c == \"a\"))",
+        r#"creator.name.contains(creator.id) && subject.id == report_export.id"#,
+    ] {
+        let f = Filter::compile(fine).unwrap_or_else(|e| panic!("{fine}: {e}"));
+        assert!(f.cost_bound() <= COST_BUDGET);
+    }
+}
+
+#[test]
+fn a_large_event_is_evaluated_within_the_bound() {
+    // The largest event: a list of 150,000 numbers (about 1 MiB of JSON).
+    let numbers: Vec<u32> = (0..150_000).collect();
+    let big =
+        Envelope::of(&json!({"id": "evt_1", "report_export": {"tags": numbers}, "creator": {"id": "u"}})).unwrap();
+    let f = Filter::compile("report_export.tags.exists(t, t == 149999) && report_export.tags.map(t, t).size() > 0")
+        .unwrap();
+    assert_eq!(f.evaluate(&big), Verdict::Selected);
+    let f = Filter::compile("report_export.tags.all(t, string(t).size() < 10)").unwrap();
+    assert_eq!(f.evaluate(&big), Verdict::Selected);
+}
