@@ -22,7 +22,7 @@
 use cel::common::ast::{ComprehensionExpr, EntryExpr, Expr, LiteralValue};
 use cel::parser::Expression;
 
-use super::FilterError;
+use super::error::FilterError;
 
 /// The largest value an event can hold, in bytes: its body limit.
 pub const EVENT_BOUND: u64 = 1 << 20;
@@ -94,7 +94,7 @@ struct Checker<'a> {
 /// Checks a compiled filter; the bound on its evaluation's cost.
 pub(super) fn check(program: &cel::Program, source: &str) -> Result<u64, FilterError> {
     let mut names: Vec<(String, Name)> =
-        super::variables().iter().map(|n| (n.to_string(), Name::Sized(Lin::of(EVENT_BOUND)))).collect();
+        variables().iter().map(|n| (n.to_string(), Name::Sized(Lin::of(EVENT_BOUND)))).collect();
     names.push(("event".to_owned(), Name::Sized(Lin::of(EVENT_BOUND))));
     let mut checker = Checker { program, source, names, element: 0 };
     let root = program.expression();
@@ -303,7 +303,7 @@ fn line_column(source: &str, offset: usize) -> (usize, usize) {
 }
 
 fn known_names() -> String {
-    let mut names = super::variables();
+    let mut names = variables();
     names.push("event");
     format!("a filter reads the event's envelope: {}", names.join(", "))
 }
@@ -311,4 +311,12 @@ fn known_names() -> String {
 fn known_functions() -> &'static str {
     "filters may use CEL's operators, size, contains, startsWith, endsWith, matches, int, uint, double, string, \
      has, all, exists, exists_one, map and filter"
+}
+
+/// The envelope's top-level keys: the variables a filter may name (besides `event`).
+pub(super) fn variables() -> Vec<&'static str> {
+    let mut names = vec!["id", "action", "created_at", "organisation", "creator", "subject"];
+    names.extend(crate::catalog::SNAPSHOT_KEYS);
+    names.extend(crate::catalog::OPERATIONAL_SNAPSHOT_KEYS);
+    names
 }

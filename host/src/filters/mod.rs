@@ -14,12 +14,14 @@
 
 mod check;
 mod envelope;
+mod error;
 
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
 pub use self::check::{COST_BUDGET, EVENT_BOUND, MAX_PATTERN};
 pub use self::envelope::Envelope;
+pub use self::error::FilterError;
 
 /// The longest filter, in bytes.
 pub const MAX_BYTES: usize = 4096;
@@ -38,23 +40,6 @@ impl fmt::Debug for Filter {
     }
 }
 
-/// Why a filter is refused: where, and what is wrong.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FilterError {
-    /// Line and column (from 1) of the fault, when it has one.
-    pub at: Option<(usize, usize)>,
-    pub message: String,
-}
-
-impl fmt::Display for FilterError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.at {
-            Some((line, column)) => write!(f, "at line {line}, column {column}: {}", self.message),
-            None => f.write_str(&self.message),
-        }
-    }
-}
-
 /// What a filter made of an event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
@@ -63,14 +48,6 @@ pub enum Verdict {
     NotSelected,
     /// The evaluation failed (a missing field, a type mismatch): not selected either.
     Error(String),
-}
-
-/// The envelope's top-level keys: the variables a filter may name (besides `event`).
-pub(crate) fn variables() -> Vec<&'static str> {
-    let mut names = vec!["id", "action", "created_at", "organisation", "creator", "subject"];
-    names.extend(crate::catalog::SNAPSHOT_KEYS);
-    names.extend(crate::catalog::OPERATIONAL_SNAPSHOT_KEYS);
-    names
 }
 
 /// The environment every filter compiles and runs in: CEL's standard library and macros,
