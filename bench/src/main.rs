@@ -47,6 +47,7 @@
 #![allow(unreachable_pub, missing_debug_implementations)]
 
 mod egress;
+mod filters;
 mod flow;
 mod history;
 mod load;
@@ -119,6 +120,10 @@ async fn main() {
             p99.as_secs_f64() * 1e6
         );
         print_fairness(n(2_000)).await;
+        return;
+    }
+    if std::env::var("WEIR_BENCH_ONLY").as_deref() == Ok("filters") {
+        filters::print(n(20_000));
         return;
     }
     if std::env::var("WEIR_BENCH_ONLY").as_deref() == Ok("languages") {

@@ -89,21 +89,23 @@ struct Checker<'a> {
     names: Vec<(String, Name)>,
     /// The largest element the innermost macro can be at (0 outside any).
     element: u64,
+    /// Whether a macro was met.
+    macros: bool,
 }
 
-/// Checks a compiled filter; the bound on its evaluation's cost.
-pub(super) fn check(program: &cel::Program, source: &str) -> Result<u64, FilterError> {
+/// Checks a compiled filter; the bound on its evaluation's cost, and whether it has macros.
+pub(super) fn check(program: &cel::Program, source: &str) -> Result<(u64, bool), FilterError> {
     let mut names: Vec<(String, Name)> =
         variables().iter().map(|n| (n.to_string(), Name::Sized(Lin::of(EVENT_BOUND)))).collect();
     names.push(("event".to_owned(), Name::Sized(Lin::of(EVENT_BOUND))));
-    let mut checker = Checker { program, source, names, element: 0 };
+    let mut checker = Checker { program, source, names, element: 0, macros: false };
     let root = program.expression();
     let bound = checker.walk(root)?;
     let cost = bound.cost.at_most(0);
     if cost > COST_BUDGET {
         return Err(checker.fault(root, too_costly(cost)));
     }
-    Ok(cost)
+    Ok((cost, checker.macros))
 }
 
 fn too_costly(cost: u64) -> String {
@@ -251,6 +253,7 @@ impl Checker<'_> {
         if c.iter_var2.is_some() {
             return Err(self.fault(e, "macros with two variables are not supported"));
         }
+        self.macros = true;
         let range = self.walk(&c.iter_range)?;
         let init = self.walk(&c.accu_init)?;
         // Inside, the enclosing names are at their largest, the element is at most the

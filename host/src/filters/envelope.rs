@@ -9,6 +9,8 @@ use std::sync::Arc;
 pub struct Envelope {
     fields: Vec<(String, cel::Value)>,
     whole: cel::Value,
+    /// Elements of its lists and entries of its objects, in all: what a macro may go through.
+    pub(super) elements: usize,
 }
 
 impl Envelope {
@@ -22,9 +24,11 @@ impl Envelope {
     /// The envelope of an event as a JSON value (an object).
     pub fn of(value: &serde_json::Value) -> Result<Envelope, String> {
         let serde_json::Value::Object(map) = value else { return Err("not a JSON object".to_owned()) };
-        let fields: Vec<(String, cel::Value)> = map.iter().map(|(k, v)| (k.clone(), to_cel(v))).collect();
+        let mut elements = map.len();
+        let fields: Vec<(String, cel::Value)> =
+            map.iter().map(|(k, v)| (k.clone(), to_cel(v, &mut elements))).collect();
         let whole: HashMap<String, cel::Value> = fields.iter().cloned().collect();
-        Ok(Envelope { fields, whole: cel::Value::from(whole) })
+        Ok(Envelope { fields, whole: cel::Value::from(whole), elements })
     }
 
     /// Binds the variables in `context`.
@@ -38,7 +42,8 @@ impl Envelope {
 
 /// A JSON value as a CEL value: integers that fit in 64 bits signed are `int`, other
 /// numbers `double`.
-fn to_cel(value: &serde_json::Value) -> cel::Value {
+/// `elements` counts the elements and entries met.
+fn to_cel(value: &serde_json::Value, elements: &mut usize) -> cel::Value {
     match value {
         serde_json::Value::Null => cel::Value::Null,
         serde_json::Value::Bool(b) => cel::Value::Bool(*b),
@@ -47,9 +52,13 @@ fn to_cel(value: &serde_json::Value) -> cel::Value {
             None => cel::Value::Float(n.as_f64().unwrap_or(f64::NAN)),
         },
         serde_json::Value::String(s) => cel::Value::String(Arc::new(s.clone())),
-        serde_json::Value::Array(items) => cel::Value::List(Arc::new(items.iter().map(to_cel).collect())),
+        serde_json::Value::Array(items) => {
+            *elements += items.len();
+            cel::Value::List(Arc::new(items.iter().map(|v| to_cel(v, elements)).collect()))
+        }
         serde_json::Value::Object(map) => {
-            let map: HashMap<String, cel::Value> = map.iter().map(|(k, v)| (k.clone(), to_cel(v))).collect();
+            *elements += map.len();
+            let map: HashMap<String, cel::Value> = map.iter().map(|(k, v)| (k.clone(), to_cel(v, elements))).collect();
             cel::Value::from(map)
         }
     }

@@ -1,0 +1,82 @@
+//! A filter's evaluation (issue 39), in process: the document's own case on a ~1 KB and a
+//! ~100 KB `report_export_completed` envelope (the envelope made into CEL values once per
+//! event, as publishing does, then the filter evaluated), and the costliest filters the
+//! check admits on the largest event, to show the bound in time.
+
+use std::time::{Duration, Instant};
+
+use weir::filters::{COST_BUDGET, EVENT_BOUND, Envelope, Filter, Verdict};
+
+use crate::load::percentile;
+
+/// The service document's case.
+const DOCUMENTED: &str = r#"report_export.exportable.type == "Form" && creator.id in ["cli_bench", "usr_2"]"#;
+
+fn envelope_of(padding: usize) -> String {
+    let mut e: serde_json::Value =
+        serde_json::from_str(&crate::load::export_envelope("rex_1", "frm_1", "cli_bench")).expect("json");
+    e["report_export"]["notes"] = serde_json::Value::String("x".repeat(padding));
+    e.to_string()
+}
+
+/// p50 and p99 of making the envelope's values and evaluating once, over `n` events.
+fn cost(filter: &Filter, json: &str, n: usize) -> (Duration, Duration) {
+    let mut times = Vec::with_capacity(n);
+    for i in 0..n + 100 {
+        let started = Instant::now();
+        let envelope = Envelope::parse(json).expect("envelope");
+        let verdict = filter.evaluate(&envelope);
+        let took = started.elapsed();
+        assert_eq!(verdict, Verdict::Selected);
+        if i >= 100 {
+            times.push(took);
+        }
+    }
+    (percentile(&mut times.clone(), 50.0), percentile(&mut times, 99.0))
+}
+
+pub fn print(n: usize) {
+    let filter = Filter::compile(DOCUMENTED).expect("the documented filter");
+    println!();
+    println!("| filter evaluation (envelope made once, then evaluated) | event | p50 | p99 |");
+    println!("|---|---|---|---|");
+    for (label, padding) in [("~1 KB", 0), ("~100 KB", 100_000)] {
+        let json = envelope_of(padding);
+        let (p50, p99) = cost(&filter, &json, n);
+        println!("| `{DOCUMENTED}` | {label} ({} bytes) | {:.1} µs | {:.1} µs |", json.len(), us(p50), us(p99));
+    }
+    // The largest event a filter with macros is evaluated on: as many elements as it goes
+    // through (the check plans for ~1 MiB whatever the event).
+    let items: Vec<u8> = vec![7; weir::filters::MAX_MACRO_ELEMENTS - 10];
+    let big = serde_json::json!({"id": "evt_1", "report_export": {"tags": items}, "creator": {"id": "u"}}).to_string();
+    for source in [
+        "report_export.tags.all(t, string(t).size() < 10)",
+        "report_export.tags.all(t, t > 5 && t < 100 && t != 8 && t != 9 && t != 10)",
+        "report_export.tags.map(t, t + 1).filter(t, t > 3).size() > 0",
+    ] {
+        let Ok(f) = Filter::compile(source) else {
+            println!("| `{source}` | refused by the check | — | — |");
+            continue;
+        };
+        let started = Instant::now();
+        let envelope = Envelope::parse(&big).expect("envelope");
+        let made = started.elapsed();
+        let verdict = f.evaluate(&envelope);
+        println!(
+            "| `{source}` (bound {:.0} of {} passes) | {} numbers ({verdict:?}) | values made in {:.0} ms, evaluated in {:.0} ms | |",
+            f.cost_bound() as f64 / EVENT_BOUND as f64,
+            COST_BUDGET / EVENT_BOUND,
+            items_len(&big),
+            made.as_secs_f64() * 1e3,
+            (started.elapsed() - made).as_secs_f64() * 1e3
+        );
+    }
+}
+
+fn items_len(json: &str) -> usize {
+    json.matches(',').count()
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
