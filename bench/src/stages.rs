@@ -64,7 +64,7 @@ pub async fn run(deliveries: usize, webhooks: usize) {
             event: event.clone(),
             stored: stored.clone(),
             snapshot: true,
-            webhooks: hooks.iter().map(|w| Subscriber { webhook: w.clone(), ordered: false }).collect(),
+            webhooks: hooks.iter().map(|w| Subscriber { webhook: w.clone(), ordered: false, filter: None }).collect(),
         })
         .collect();
     let cpu = redis.cpu_seconds().await;

@@ -32,6 +32,8 @@ pub(crate) struct App {
     pub(crate) publisher: Publisher,
     /// History in PostgreSQL, when configured (`WEIR_HISTORY_URL`).
     pub(crate) history: Option<Arc<crate::history::History>>,
+    /// Webhooks' filters, compiled once each.
+    pub(crate) filters: crate::filters::Compiled,
     /// The move to history, when this process takes part (`/metrics` reads its backlog).
     mover: std::sync::OnceLock<Arc<crate::history::Mover>>,
     /// Token lookups, in batches: concurrent requests share one round trip, and those
@@ -77,6 +79,7 @@ impl App {
             plugins,
             publisher,
             history,
+            filters: crate::filters::Compiled::default(),
             mover: std::sync::OnceLock::new(),
             tokens,
             arrivals,

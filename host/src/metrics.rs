@@ -15,6 +15,8 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
 type Labels = Vec<(&'static str, &'static str)>;
+/// Labels with a value known only at run time (a webhook's id).
+type NamedLabels = Vec<(&'static str, String)>;
 
 fn attempt_histogram() -> Histogram {
     // 1 ms to about 33 s.
@@ -37,6 +39,8 @@ pub(crate) struct Metrics {
     pub queue_scheduled: Gauge,
     pub in_flight: Gauge,
     endpoint_changes: Family<Labels, Counter>,
+    /// Events a webhook's filter looked at, by webhook and result.
+    filter_events: Family<NamedLabels, Counter>,
     /// Endpoints this process probes one attempt at a time, or holds paused.
     pub endpoints_probing: Gauge,
     pub endpoints_paused: Gauge,
@@ -69,6 +73,7 @@ impl Metrics {
             queue_scheduled: Gauge::default(),
             in_flight: Gauge::default(),
             endpoint_changes: Family::default(),
+            filter_events: Family::default(),
             endpoints_probing: Gauge::default(),
             endpoints_paused: Gauge::default(),
             attempts_slow: Gauge::default(),
@@ -184,8 +189,20 @@ impl Metrics {
             plugins.cache_loads.clone(),
         );
         r.register("plugin_calls", "Plugin calls made by this process", plugins.calls.clone());
+        r.register(
+            "filter_events",
+            "Events a webhook's filter looked at, by webhook_id and result (selected, not_selected, error), in this process",
+            metrics.filter_events.clone(),
+        );
         *metrics.registry.lock().unwrap_or_else(|e| e.into_inner()) = registry;
         metrics
+    }
+
+    /// A webhook's filter looked at an event: `result` is selected, not_selected or error.
+    pub(crate) fn filter_event(&self, webhook: &str, result: &'static str) {
+        self.filter_events
+            .get_or_create(&vec![("webhook_id", webhook.to_owned()), ("result", result.to_owned())])
+            .inc();
     }
 
     /// A delivery reached `status` (succeeded, failed, filtered, cancelled).

@@ -195,6 +195,17 @@ impl From<WebhookError> for ApiError {
     }
 }
 
+impl From<crate::domain::filtering::TestError> for ApiError {
+    fn from(e: crate::domain::filtering::TestError) -> ApiError {
+        use crate::domain::filtering::TestError;
+        match e {
+            TestError::Invalid(invalid) => invalid.into(),
+            TestError::UnknownEvent(_) => ApiError::not_found("event"),
+            TestError::Store(e) => e.into(),
+        }
+    }
+}
+
 impl From<RetryError> for ApiError {
     fn from(e: RetryError) -> ApiError {
         match e {

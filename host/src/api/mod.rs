@@ -13,6 +13,7 @@ pub(crate) mod error;
 pub(crate) mod events;
 pub(crate) mod exports;
 pub(crate) mod extract;
+pub(crate) mod filters;
 pub(crate) mod intake;
 pub(crate) mod oauth;
 pub(crate) mod openapi;
@@ -121,6 +122,7 @@ pub(crate) fn routes() -> Router<Handles> {
         .route("/webhooks/{id}/replay", get(replay::status).post(replay::replay))
         .route("/events", get(events::list).post(events::publish))
         .route("/events/{id}", get(events::get))
+        .route("/filters/test", post(filters::test))
         .route("/webhook_deliveries", get(deliveries::list))
         .route("/webhook_deliveries/{id}", get(deliveries::get))
         .route("/webhook_deliveries/{id}/retry", post(deliveries::retry))

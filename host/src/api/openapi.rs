@@ -17,7 +17,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement
 use utoipa::openapi::{Content, Ref, RefOr, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
 
-use super::{deliveries, events, exports, oauth, ops, plugins, replay, webhooks};
+use super::{deliveries, events, exports, filters, oauth, ops, plugins, replay, webhooks};
 
 /// Adds the security schemes, and each operation's security and the error responses every
 /// operation of its kind can give.
@@ -137,6 +137,7 @@ fn add_errors(path: &str, method: &str, operation: &mut Operation) {
         deliveries::retry_failed,
         replay::replay,
         replay::status,
+        filters::test,
         events::publish,
         events::list,
         events::get,

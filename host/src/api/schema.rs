@@ -32,6 +32,11 @@ pub(crate) struct WebhookCreateRequest {
     /// `"subject"`: deliveries of events about one subject go one at a time, in the order
     /// the events were accepted; `"none"` (default, also `null`): no order.
     pub ordering: Option<crate::domain::views::Ordering>,
+    /// A CEL expression over the event's envelope (each top-level key a variable, `event`
+    /// the whole), at most 4,096 bytes: only events for which it is `true` are delivered, e.g.
+    /// `report_export.exportable.type == "Form" && creator.id in ["usr_1"]`; `null`: none.
+    #[schema(max_length = 4096)]
+    pub filter: Option<String>,
     /// Extra request headers sent with every delivery (at most 20; names Weir sets itself
     /// are refused); `null` or absent: none.
     pub headers: Option<std::collections::BTreeMap<String, String>>,
@@ -56,6 +61,11 @@ pub(crate) struct WebhookUpdateRequest {
     /// `"subject"`: deliveries of events about one subject go one at a time, in the order
     /// the events were accepted; `"none"` (default, also `null`): no order.
     pub ordering: Option<crate::domain::views::Ordering>,
+    /// A CEL expression over the event's envelope (each top-level key a variable, `event`
+    /// the whole), at most 4,096 bytes: only events for which it is `true` are delivered, e.g.
+    /// `report_export.exportable.type == "Form" && creator.id in ["usr_1"]`; `null`: none.
+    #[schema(max_length = 4096)]
+    pub filter: Option<String>,
     /// Extra request headers sent with every delivery (at most 20; names Weir sets itself
     /// are refused); `null` or absent: none.
     pub headers: Option<std::collections::BTreeMap<String, String>>,
@@ -206,4 +216,19 @@ pub(crate) struct RevokeRequest {
 #[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct Health {
     pub status: String,
+}
+
+/// `POST /api/v2/filters/test`: a filter and the event to try it on (its envelope, or the
+/// id of one of the organisation's events).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FilterTestRequest {
+    /// A CEL expression, as `filter` on a webhook.
+    #[schema(max_length = 4096)]
+    pub filter: String,
+    /// An event's envelope, as delivered.
+    #[schema(value_type = Option<Object>)]
+    pub event: Option<serde_json::Value>,
+    /// Instead of `event`: one of the organisation's events.
+    pub event_id: Option<String>,
 }

@@ -33,6 +33,7 @@ pub(crate) mod event_log;
 pub(crate) mod events;
 pub(crate) mod exports;
 pub(crate) mod fields;
+pub(crate) mod filtering;
 pub(crate) mod handles;
 pub(crate) mod moved;
 pub(crate) mod notices;

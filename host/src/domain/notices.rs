@@ -174,6 +174,7 @@ mod tests {
             deactivation_reason: Some("failing".into()),
             rate_limit: None,
             ordering: Default::default(),
+            filter: None,
             headers: [("Authorization".to_owned(), "Bearer gateway-key".to_owned())].into(),
             client_certificate: None,
             client_secret: None,

@@ -172,6 +172,9 @@ pub(crate) struct WebhookView {
     pub rate_limit: Option<u32>,
     /// Order of deliveries per subject.
     pub ordering: Ordering,
+    /// A CEL expression over the event's envelope: only events for which it is `true` are
+    /// delivered (`null`: every subscribed event).
+    pub filter: Option<String>,
     /// Extra request headers sent with every delivery.
     pub headers: BTreeMap<String, String>,
     /// The client certificate for mutual TLS (never its key).
@@ -198,6 +201,7 @@ impl WebhookView {
             deactivation_reason: w.deactivation_reason.clone(),
             rate_limit: w.rate_limit,
             ordering: w.ordering,
+            filter: w.filter.clone(),
             headers: w.headers.clone(),
             client_certificate: w.client_certificate.clone(),
             endpoint: EndpointView::of(&w.endpoint, crate::time::now_millis()),

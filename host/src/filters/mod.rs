@@ -16,8 +16,9 @@ mod check;
 mod envelope;
 mod error;
 
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 pub use self::check::{COST_BUDGET, EVENT_BOUND, MAX_PATTERN};
 pub use self::envelope::Envelope;
@@ -110,6 +111,31 @@ impl Filter {
             Ok(_) => Verdict::NotSelected,
             Err(e) => Verdict::Error(e.to_string()),
         }
+    }
+}
+
+/// The filters one process compiled, by their text: each is compiled once (a webhook's new
+/// filter is new text). At most [`Compiled::MOST`] are kept; past that, all are dropped.
+#[derive(Debug, Default)]
+pub struct Compiled {
+    filters: Mutex<HashMap<String, Arc<Filter>>>,
+}
+
+impl Compiled {
+    const MOST: usize = 4096;
+
+    /// The compiled filter of `source`.
+    pub fn get(&self, source: &str) -> Result<Arc<Filter>, FilterError> {
+        if let Some(filter) = self.filters.lock().unwrap_or_else(|e| e.into_inner()).get(source) {
+            return Ok(filter.clone());
+        }
+        let filter = Arc::new(Filter::compile(source)?);
+        let mut filters = self.filters.lock().unwrap_or_else(|e| e.into_inner());
+        if filters.len() >= Self::MOST {
+            filters.clear();
+        }
+        filters.insert(source.to_owned(), filter.clone());
+        Ok(filter)
     }
 }
 

@@ -46,6 +46,8 @@ pub(super) struct FormValues {
     pub(super) rate_limit: String,
     /// `none` or `subject`.
     pub(super) ordering: String,
+    /// The CEL filter, as typed (empty: none).
+    pub(super) filter: String,
     /// Extra headers, one `Name: value` a line.
     pub(super) headers: String,
     /// The client certificate's view, when it has one (its key is never shown).
@@ -60,6 +62,7 @@ impl FormValues {
             checked: w.subscribed_actions.clone(),
             rate_limit: w.rate_limit.map(|l| l.to_string()).unwrap_or_default(),
             ordering: w.ordering.as_str().to_owned(),
+            filter: w.filter.clone().unwrap_or_default(),
             headers: w.headers.iter().map(|(name, value)| format!("{name}: {value}\n")).collect(),
             certificate: w
                 .client_certificate
@@ -75,13 +78,14 @@ impl FormValues {
             checked: form.all("subscribed_actions").into_iter().map(str::to_owned).collect(),
             rate_limit: form.get("rate_limit").unwrap_or("").to_owned(),
             ordering: form.get("ordering").unwrap_or("none").to_owned(),
+            filter: form.get("filter").unwrap_or("").to_owned(),
             headers: form.get("headers").unwrap_or("").to_owned(),
             certificate: None,
         }
     }
 }
 
-/// Name, URL, events, rate limit, headers and client certificate.
+/// Name, URL, events, rate limit, order, filter, headers and client certificate.
 pub(super) fn webhook_form(action: &str, csrf: &str, values: &FormValues, submit: &str) -> String {
     format!(
         r#"<form method="post" action="{action}">{csrf}
@@ -98,6 +102,9 @@ pub(super) fn webhook_form(action: &str, csrf: &str, values: &FormValues, submit
 <label for="ordering">Order</label>
 <select id="ordering" name="ordering" aria-describedby="ordering-help"><option value="none"{unordered}>none: fastest</option><option value="subject"{by_subject}>per subject: each record's events in order</option></select>
 <p id="ordering-help" class="muted">Per subject: events about one record (one work order, one form…) are delivered one at a time, in the order they were published; a delivery waiting for a retry holds only its record's later ones.</p>
+<label for="filter">Filter</label>
+<textarea id="filter" name="filter" maxlength="4096" spellcheck="false" aria-describedby="filter-help">{filter}</textarea>
+<p id="filter-help" class="muted">Optional: a CEL expression over the event; only events for which it is true are delivered, e.g. <code>report_export.exportable.type == "Form" &amp;&amp; creator.id in ["usr_1", "usr_2"]</code>. Each top-level key of the event is a variable, <code>event</code> the whole event. Empty: every subscribed event.</p>
 <label for="headers">Headers</label>
 <textarea id="headers" name="headers" aria-describedby="headers-help">{headers}</textarea>
 <p id="headers-help" class="muted">Sent with every delivery, one <code>Name: value</code> a line (at most 20), e.g. an API gateway's key. Headers Weir sets itself cannot be replaced.</p>
@@ -120,6 +127,7 @@ pub(super) fn webhook_form(action: &str, csrf: &str, values: &FormValues, submit
         unordered = if values.ordering == "subject" { "" } else { " selected" },
         by_subject = if values.ordering == "subject" { " selected" } else { "" },
         headers = esc(&values.headers),
+        filter = esc(&values.filter),
         current = match &values.certificate {
             Some(view) => format!("Current: {}. Paste a new certificate and key to replace it.", esc(view)),
             None => "None. Paste a certificate and its key for endpoints that require one.".to_owned(),
@@ -148,6 +156,8 @@ pub(super) fn webhook_fields(form: &Form) -> Map<String, Value> {
     };
     body.insert("rate_limit".into(), rate);
     body.insert("ordering".into(), json!(form.get("ordering").unwrap_or("none")));
+    let filter = form.get("filter").unwrap_or("").trim();
+    body.insert("filter".into(), if filter.is_empty() { Value::Null } else { json!(filter) });
     body.insert("headers".into(), headers_field(form.get("headers").unwrap_or("")));
     let certificate = form.get("client_certificate").unwrap_or("").trim();
     let key = form.get("client_key").unwrap_or("").trim();

@@ -14,6 +14,7 @@ mod errors;
 mod events_api;
 mod example_receiver;
 mod exports;
+mod filters;
 mod floors;
 mod hardening;
 mod hardening_compile;

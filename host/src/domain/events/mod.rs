@@ -95,6 +95,7 @@ pub(crate) async fn publish_except(
     let envelope = event.envelope(org_id);
     let mut webhooks = app.publisher.subscribers(org_id, &event.action).await?;
     webhooks.retain(|w| Some(w.webhook.as_str()) != except);
+    super::filtering::keep_selected(app, &envelope, &mut webhooks);
     let p = app.store.keys().partition_of_subject(org_id, &event.subject_type, &event.subject_id);
     // Operational events are about Weir's own resources: no report exports them.
     let snapshot = envelope.len() <= MAX_SNAPSHOT_BYTES && !catalog::is_operational(&event.action);
@@ -167,6 +168,15 @@ impl Events {
         limit: usize,
     ) -> Result<(Vec<super::event_log::LoggedEvent>, Option<String>), StoreError> {
         super::event_log::list(&self.app, org_id, bounds, cursor, limit).await
+    }
+
+    /// What a filter makes of an event (`POST /api/v2/filters/test`).
+    pub(crate) async fn test_filter(
+        &self,
+        org_id: &str,
+        body: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<super::filtering::FilterTest, super::filtering::TestError> {
+        super::filtering::test(&self.app, org_id, body).await
     }
 
     /// Whether `cursor` is one a listing of the event log gave out.

@@ -316,12 +316,12 @@ impl<'a> Replayer<'a> {
         // only the stored event tells.
         let reads = Reads::new(self.store, self.history, self.delivery_retention, self.event_retention);
         let (events, moved) = reads.logged_events(wanted).await?;
-        // An ordered webhook's replayed deliveries queue behind their subjects' pending ones.
-        let ordered = self
-            .store
-            .get_webhook(&replay.org_id, &replay.webhook_id)
-            .await?
-            .is_some_and(|w| w.ordering == crate::store::tenants::webhooks::Ordering::Subject);
+        // An ordered webhook's replayed deliveries queue behind their subjects' pending ones;
+        // its filter, as it is now, decides which events it gets.
+        let webhook = self.store.get_webhook(&replay.org_id, &replay.webhook_id).await?;
+        let ordered =
+            webhook.as_ref().is_some_and(|w| w.ordering == crate::store::tenants::webhooks::Ordering::Subject);
+        let filter = webhook.and_then(|w| w.filter).map(|source| crate::filters::Filter::compile(&source));
         let mut revive = Vec::new();
         let items: Vec<ReplayItem> = wanted
             .iter()
@@ -331,6 +331,11 @@ impl<'a> Replayer<'a> {
                 let event = event?;
                 let head: Head = serde_json::from_str(&event.envelope).ok()?;
                 if catalog::is_operational(entry.action) && head.is_about(&replay.webhook_id) {
+                    return None;
+                }
+                if let Some(filter) = &filter
+                    && !super::filtering::replayed(self.app, &replay.webhook_id, filter.as_ref().ok(), &event.envelope)
+                {
                     return None;
                 }
                 if moved.contains(&i) {

@@ -1,5 +1,5 @@
 //! A webhook's fields as a request gives them, each checked by its rule: the actions kept,
-//! `rate_limit`, `ordering`, the URL rule, and plugin attachments (the egress fields are
+//! `rate_limit`, `ordering`, `filter`, the URL rule, and plugin attachments (the egress fields are
 //! `super::super::egress`'s).
 
 use serde_json::{Value, json};
@@ -54,6 +54,25 @@ pub(super) fn ordering(fields: &mut Fields) -> Option<Ordering> {
         Value::String(text) if text == "none" || text == "subject" => Ordering::parse(&text),
         _ => {
             fields.error("ordering", "must be \"none\" or \"subject\"");
+            None
+        }
+    }
+}
+
+/// `filter`: absent (`None`), `null` (`Some(None)`: no filter) or a CEL expression that
+/// compiles and passes the check (`crate::filters`), at most 4,096 bytes.
+pub(super) fn filter(fields: &mut Fields) -> Option<Option<String>> {
+    match fields.value("filter")? {
+        Value::Null => Some(None),
+        Value::String(text) => match crate::filters::Filter::compile(&text) {
+            Ok(_) => Some(Some(text)),
+            Err(e) => {
+                fields.error("filter", e.to_string());
+                None
+            }
+        },
+        _ => {
+            fields.error("filter", "must be a CEL expression (a string), or null");
             None
         }
     }

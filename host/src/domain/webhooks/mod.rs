@@ -7,7 +7,7 @@ mod input;
 
 use serde_json::Value;
 
-use self::input::{attachments, default_name, known_actions, ordering, rate_limit, vet_url};
+use self::input::{attachments, default_name, filter, known_actions, ordering, rate_limit, vet_url};
 use super::Invalid;
 use super::egress;
 use super::fields::{Fields, bounded_text};
@@ -47,7 +47,7 @@ impl From<Invalid> for WebhookError {
 }
 
 /// Validates a new webhook (`name`?, `url`, `subscribed_actions`, `plugins`?, `rate_limit`?,
-/// `headers`?, `client_certificate`?) and stores it.
+/// `ordering`?, `filter`?, `headers`?, `client_certificate`?) and stores it.
 async fn create(app: &App, org_id: &str, body: serde_json::Map<String, Value>) -> Result<Webhook, WebhookError> {
     let mut fields = Fields::new(body);
     let name = fields.string("name");
@@ -57,6 +57,7 @@ async fn create(app: &App, org_id: &str, body: serde_json::Map<String, Value>) -
     let limit = rate_limit(&mut fields);
     let id = ids::new(Kind::Webhook);
     let ordering = ordering(&mut fields);
+    let filter = filter(&mut fields);
     let headers = egress::headers(&mut fields);
     let certificate = egress::client_certificate(app, org_id, &id, &mut fields);
     let name = name.and_then(|n| bounded_text(&mut fields, "name", n, MAX_NAME));
@@ -91,6 +92,7 @@ async fn create(app: &App, org_id: &str, body: serde_json::Map<String, Value>) -
         deactivation_reason: None,
         rate_limit: limit.flatten(),
         ordering: ordering.unwrap_or_default(),
+        filter: filter.flatten(),
         headers: headers.unwrap_or_default(),
         client_certificate: certificate.as_ref().and_then(|c| c.as_ref().map(|c| c.view.clone())),
         client_secret: certificate.flatten(),
@@ -124,6 +126,7 @@ async fn update(
         active: fields.bool("active"),
         rate_limit: rate_limit(&mut fields),
         ordering: ordering(&mut fields),
+        filter: filter(&mut fields),
         headers: egress::headers(&mut fields),
         client_certificate: egress::client_certificate(app, org_id, id, &mut fields),
         ..WebhookChange::default()

@@ -26,6 +26,7 @@
 //! | `P:{o}:deleted-webhooks` | zset | webhooks it deleted within the delivery retention, by when (ms): their deliveries are still listed by their id |
 //! | `P:{o}:wh:{wh}` | hash | a webhook (`store::tenants::webhooks`), with its failure streak |
 //! | `P:{o}:subs:{action}` | set | active webhooks subscribed to an action (publish reads only these) |
+//! | `P:{o}:filters` | hash | webhook id → its CEL filter, for the active webhooks that have one (publish reads it beside the set) |
 //! | `P:{o}:plugins` | zset (lex) | its plugins' ids |
 //! | `P:{o}:plugin-versions` | hash | the last version number given to each plugin name |
 //! | `P:{o}:plg:{id}` | hash | a plugin (`shared` = 1: its code is the organisation's `code:{sha256}`) |
@@ -209,6 +210,10 @@ impl Keys {
 
     pub fn subscribers(&self, org: &str, action: &str) -> String {
         self.tagged(org, &["subs", action])
+    }
+
+    pub fn filters(&self, org: &str) -> String {
+        self.tagged(org, &["filters"])
     }
 
     pub fn plugins(&self, org: &str) -> String {

@@ -3,7 +3,8 @@
 -- A deleted webhook is remembered in the organisation's deleted set (by the time, in ms) for
 -- the delivery retention, so its deliveries stay listable by its id.
 -- KEYS: 1 the webhook, 2 the organisation's webhooks, 3 the organisation's deleted webhooks,
---       then per action of the catalogue: its subscribers set
+--       then per action of the catalogue: its subscribers set, then the organisation's
+--       filters
 -- ARGV: 1 organisation, 2 webhook id, 3 now (RFC 3339), 4 'delete' | 'deactivate', 5 the
 --       deactivation reason, 6 now (ms), 7 the delivery retention (ms)
 -- Returns 0 when the webhook is not the organisation's (or, to deactivate, already
@@ -20,5 +21,6 @@ else
   redis.call('ZADD', KEYS[3], now, wh)
   redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', '(' .. (now - tonumber(ARGV[7])))
 end
-for i = 4, #KEYS do redis.call('SREM', KEYS[i], wh, wh .. ' subject') end
+for i = 4, #KEYS - 1 do redis.call('SREM', KEYS[i], wh, wh .. ' subject') end
+redis.call('HDEL', KEYS[#KEYS], wh)
 return 1

@@ -1,6 +1,7 @@
 -- Creates or changes a webhook, and its place in the subscription index, in one step.
 -- KEYS: 1 the webhook, 2 the organisation's webhooks, then per attached plugin: its hash,
---       then per action of the catalogue: its subscribers set
+--       then per action of the catalogue: its subscribers set, then the organisation's
+--       filters (hash: webhook → its filter, while it is active and has one)
 -- ARGV: 1 'create' | 'update', 2 organisation, 3 webhook id, 4 most webhooks per
 --       organisation, 5 number of attached plugins, 6 number of actions, then the actions'
 --       names (in the order of their sets), then field, value pairs to set
@@ -28,5 +29,11 @@ local was_active = redis.call('HGET', key, 'active')
 redis.call('HSET', key, unpack(ARGV, 7 + n_actions))
 if mode == 'create' then redis.call('ZADD', index, 0, wh) end
 index_subscriptions(key, wh, sets, actions)
+local filter = redis.call('HGET', key, 'filter')
+if filter and filter ~= '' and redis.call('HGET', key, 'active') == '1' then
+  redis.call('HSET', KEYS[#KEYS], wh, filter)
+else
+  redis.call('HDEL', KEYS[#KEYS], wh)
+end
 if mode == 'update' and was_active ~= '1' and redis.call('HGET', key, 'active') == '1' then return 'reactivated' end
 return 'saved'

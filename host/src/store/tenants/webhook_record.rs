@@ -81,6 +81,8 @@ pub struct Webhook {
     /// Deliveries per second to this webhook, every process together (`None`: no limit).
     pub rate_limit: Option<u32>,
     pub ordering: Ordering,
+    /// Its CEL filter (`crate::filters`), as written.
+    pub filter: Option<String>,
     /// Extra request headers sent with every delivery.
     pub headers: BTreeMap<String, String>,
     /// The client certificate for mutual TLS (never its key).
@@ -136,6 +138,7 @@ pub(in crate::store) fn to_fields(w: &Webhook) -> Vec<(&'static str, String)> {
         ("rate_limit", w.rate_limit.map(|l| l.to_string()).unwrap_or_default()),
         ("headers", headers_json(&w.headers)),
         ("ordering", w.ordering.as_str().into()),
+        ("filter", w.filter.clone().unwrap_or_default()),
     ]
     .into_iter()
     .chain(StoredCertificate::fields(w.client_secret.as_ref()))
@@ -177,6 +180,7 @@ pub(in crate::store) fn from_fields(key: &str, f: &HashMap<String, String>) -> R
         deactivation_reason: optional("deactivation_reason"),
         rate_limit: optional("rate_limit").and_then(|l| l.parse().ok()),
         ordering: Ordering::parse(&text("ordering")).unwrap_or_default(),
+        filter: optional("filter"),
         headers: match optional("headers") {
             Some(text) => serde_json::from_str(&text).map_err(|e| corrupt(format!("headers: {e}")))?,
             None => BTreeMap::new(),

@@ -41,6 +41,8 @@ pub struct WebhookChange {
     /// `Some(None)` removes the limit.
     pub rate_limit: Option<Option<u32>>,
     pub ordering: Option<Ordering>,
+    /// `Some(None)` removes the filter.
+    pub filter: Option<Option<String>>,
     /// `Some` replaces every header (empty: none).
     pub headers: Option<BTreeMap<String, String>>,
     /// `Some(None)` removes the certificate.
@@ -53,14 +55,16 @@ pub struct Subscriber {
     pub webhook: String,
     /// Its deliveries keep their subject's order (`ordering: "subject"`).
     pub ordered: bool,
+    /// Its filter, as written (the organisation's filters hash: `lua/webhook_save.lua`).
+    pub filter: Option<String>,
 }
 
 impl Subscriber {
     /// A member of a subscription set: `wh_…`, or `wh_… subject` when ordered.
     fn of(member: &str) -> Subscriber {
         match member.split_once(' ') {
-            Some((webhook, _)) => Subscriber { webhook: webhook.to_owned(), ordered: true },
-            None => Subscriber { webhook: member.to_owned(), ordered: false },
+            Some((webhook, _)) => Subscriber { webhook: webhook.to_owned(), ordered: true, filter: None },
+            None => Subscriber { webhook: member.to_owned(), ordered: false, filter: None },
         }
     }
 }
@@ -121,11 +125,12 @@ pub enum Off {
 
 impl Store {
     /// A call of a script that changes a webhook's subscriptions, with the webhook's keys
-    /// and the subscription sets of every action declared.
+    /// and the subscription sets of every action declared, then the organisation's filters.
     pub(in crate::store) fn with_subscription_sets(&self, call: &mut Call<'_>, org_id: &str) {
         for action in catalog::actions() {
             call.key(&self.keys().subscribers(org_id, action));
         }
+        call.key(&self.keys().filters(org_id));
     }
 
     /// Stores a new webhook unless the organisation has `max` already.
@@ -199,6 +204,7 @@ impl Store {
             .map(|(org, action)| {
                 let mut pipe = redis::pipe();
                 pipe.smembers(self.keys().subscribers(org, action));
+                pipe.hgetall(self.keys().filters(org));
                 pipe
             })
             .collect();
@@ -207,12 +213,24 @@ impl Store {
             .into_iter()
             .zip(pairs)
             .map(|(reply, (org, action))| {
-                let value = reply?.pop().unwrap_or(redis::Value::Nil);
-                let members: Vec<String> = redis::from_redis_value(value).map_err(|e| StoreError::Corrupt {
-                    key: self.keys().subscribers(org, action),
-                    reason: e.to_string(),
-                })?;
-                Ok(members.iter().map(|m| Subscriber::of(m)).collect())
+                let mut values = reply?.into_iter();
+                let (members, filters) = (values.next(), values.next());
+                let members: Vec<String> =
+                    redis::from_redis_value(members.unwrap_or(redis::Value::Nil)).map_err(|e| StoreError::Corrupt {
+                        key: self.keys().subscribers(org, action),
+                        reason: e.to_string(),
+                    })?;
+                let mut filters: HashMap<String, String> =
+                    redis::from_redis_value(filters.unwrap_or(redis::Value::Nil))
+                        .map_err(|e| StoreError::Corrupt { key: self.keys().filters(org), reason: e.to_string() })?;
+                Ok(members
+                    .iter()
+                    .map(|m| {
+                        let mut subscriber = Subscriber::of(m);
+                        subscriber.filter = filters.remove(&subscriber.webhook);
+                        subscriber
+                    })
+                    .collect())
             })
             .collect())
     }
@@ -301,6 +319,9 @@ impl Store {
         }
         if let Some(ordering) = change.ordering {
             fields.push(("ordering", ordering.as_str().into()));
+        }
+        if let Some(filter) = &change.filter {
+            fields.push(("filter", filter.clone().unwrap_or_default()));
         }
         if let Some(headers) = &change.headers {
             fields.push(("headers", headers_json(headers)));
