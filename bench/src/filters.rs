@@ -1,13 +1,16 @@
 //! A filter's evaluation (issue 39), in process: the document's own case on a ~1 KB and a
 //! ~100 KB `report_export_completed` envelope (the envelope made into CEL values once per
-//! event, as publishing does, then the filter evaluated), and the costliest filters the
-//! check admits on the largest event, to show the bound in time.
+//! event, as publishing does, then the filter evaluated), the costliest filters the check
+//! admits on the largest event, to show the bound in time; and publishing to 10 webhooks
+//! with filters (half selecting) against the same without, interleaved.
 
 use std::time::{Duration, Instant};
 
 use weir::filters::{COST_BUDGET, EVENT_BOUND, Envelope, Filter, Verdict};
 
-use crate::load::percentile;
+use crate::load::{Kind, percentile};
+use crate::procs::{RedisProc, WeirProc};
+use crate::{Row, Scenario, run};
 
 /// The service document's case.
 const DOCUMENTED: &str = r#"report_export.exportable.type == "Form" && creator.id in ["cli_bench", "usr_2"]"#;
@@ -79,4 +82,63 @@ fn items_len(json: &str) -> usize {
 
 fn us(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
+}
+
+/// Publishing to 10 webhooks each with a filter, half of them selecting (`filtered: true`
+/// in the scenario), against the same without filters, in interleaved rounds: publish
+/// latency, CPU per event, and Redis memory per event once delivered.
+pub struct PublishRun {
+    filtered: bool,
+    row: Row,
+    /// Redis `used_memory` growth per event, once everything was delivered.
+    redis_bytes_per_event: f64,
+}
+
+pub async fn publish_runs(redis: &RedisProc, events: usize) -> Vec<PublishRun> {
+    let mut runs = Vec::new();
+    for round in 0..3 {
+        let mut modes = [false, true];
+        modes.rotate_left(round % 2);
+        for filtered in modes {
+            let before = redis.used_memory().await;
+            let weir = WeirProc::start(redis, "filters", &[]);
+            let mut scenario = Scenario::new(
+                if filtered { "10 webhooks, filters (half select)" } else { "10 webhooks, no filters" },
+                10,
+                events,
+                Kind::ReportExport,
+            );
+            scenario.filtered = filtered;
+            let row = run(&weir, redis, scenario).await;
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            let redis_bytes_per_event = redis.used_memory().await.saturating_sub(before) as f64 / events as f64;
+            weir.stop();
+            redis.flush().await;
+            runs.push(PublishRun { filtered, row, redis_bytes_per_event });
+        }
+    }
+    runs
+}
+
+pub fn print_publish(runs: &[PublishRun]) {
+    println!();
+    println!(
+        "| publishing (rounds interleaved) | events | deliveries | publish p50 | publish p99 | Weir CPU per event | Redis CPU per event | Redis bytes per event, delivered |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    for r in runs {
+        let per_event = |per_delivery: f64| per_delivery * r.row.deliveries as f64 / r.row.events as f64;
+        println!(
+            "| {} | {} | {} | {:.1} ms | {:.1} ms | {:.0} µs | {:.0} µs | {:.0} |",
+            r.row.name,
+            r.row.events,
+            r.row.deliveries,
+            r.row.publish_p50.as_secs_f64() * 1e3,
+            r.row.publish_p99.as_secs_f64() * 1e3,
+            per_event(r.row.cpu_us_per_delivery),
+            per_event(r.row.redis_cpu_us_per_delivery),
+            r.redis_bytes_per_event
+        );
+        let _ = r.filtered;
+    }
 }

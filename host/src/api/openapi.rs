@@ -186,6 +186,6 @@ mod tests {
     #[test]
     fn the_document_is_the_one_pinned() {
         let hash = hex::encode(sha2::Sha256::digest(DOCUMENT.as_bytes()));
-        assert_eq!(hash, "b73b8ebec788ac850ec13ba3c35329b56f537c63f7a65c0b915edbcb877ddd8d");
+        assert_eq!(hash, "0ea6ddf664e7748675dab7d95dab66a355c843347535bff7d1e5994d6550f89a");
     }
 }
