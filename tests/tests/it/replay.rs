@@ -89,6 +89,9 @@ async fn after_reactivation_a_replay_recovers_failed_deliveries_and_events_misse
         (w["active"] == false).then_some(())
     })
     .await;
+    // Deactivation ends the pending delivery (it fails) right after the webhook is off.
+    let ended = t.admin.settled(id, 2).await;
+    assert!(ended.iter().any(|d| d["status"] == "failed"), "{ended:?}");
     for i in 0..3 {
         t.publisher.publish(&work_order_event(&format!("wo_missed_{i}"))).await;
     }
