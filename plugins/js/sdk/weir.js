@@ -9,13 +9,15 @@
 // `undefined` when there is no such value. `config` is the attachment's config as JSON text.
 import { log as hostLog } from 'weir:plugin/host@0.1.0';
 
-/** Deliver the event: the current body (no argument) or a new one (JSON text), with extra
- *  headers ({name: value} or [{name, value}]). */
+/** Deliver the event: the current body (no argument) or a new one — JSON text, or an object
+ *  or array, sent as its JSON — with extra headers ({name: value} or [{name, value}]). */
 export function deliver(body, headers) {
   let list = [];
   if (Array.isArray(headers)) list = headers.map(({ name, value }) => ({ name: String(name), value: String(value) }));
   else if (headers) list = Object.entries(headers).map(([name, value]) => ({ name, value: String(value) }));
-  return { tag: 'deliver', val: { body: body === undefined || body === null ? undefined : String(body), headers: list } };
+  // The body is JSON text; an object or array given instead is sent as its JSON.
+  const text = body === undefined || body === null ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+  return { tag: 'deliver', val: { body: text, headers: list } };
 }
 
 /** Do not deliver; the reason is recorded on the delivery, which becomes `filtered`. */
