@@ -139,7 +139,11 @@ async fn publish_until(api: Api, tag: &'static str, stop: Arc<AtomicBool>) -> (H
             break;
         }
         let subject = format!("{tag}_{i}");
-        let resp = api.post("/api/v2/events", &work_order_event(&subject)).await;
+        // A publish left unanswered fails the test (once, in a full run under load, one hung
+        // here for minutes: a hang would otherwise hold the whole run).
+        let event = work_order_event(&subject);
+        let answer = tokio::time::timeout(Duration::from_secs(30), api.post("/api/v2/events", &event)).await;
+        let resp = answer.unwrap_or_else(|_| panic!("publish {subject} unanswered after 30 s"));
         match resp.status {
             202 => {
                 acked.insert(subject);
