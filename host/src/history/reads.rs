@@ -13,7 +13,6 @@ use crate::store::events::log::LogEntry;
 use crate::store::events::stored::StoredEvent;
 use crate::store::queue::listing::{Listed, MovedRows};
 use crate::store::queue::row::{DeliveryRow, field};
-use crate::store::queue::status::Status;
 use crate::store::{Result, Store, StoreError};
 
 impl History {
@@ -29,11 +28,8 @@ impl History {
         let missing: Vec<usize> = (0..ids.len()).filter(|&i| rows[i].is_none()).collect();
         if !missing.is_empty() {
             let wanted: Vec<String> = missing.iter().map(|&i| ids[i].clone()).collect();
-            let found = self.deliveries(&wanted).await?;
-            for (&i, fields) in missing.iter().zip(found) {
-                let Some(fields) = fields else { continue };
-                let raw = fields.into_iter().collect();
-                rows[i] = DeliveryRow::decode(&format!("history {}", ids[i]), &ids[i], raw);
+            for (&i, row) in missing.iter().zip(self.rows_of(&wanted).await?) {
+                rows[i] = row;
             }
         }
         self.fill_events(store, ids, rows).await
@@ -193,12 +189,7 @@ impl MovedRows for History {
                     let get = |name: &str| {
                         fields.iter().find(|(n, _)| n == name).map(|(_, v)| String::from_utf8_lossy(v).into_owned())
                     };
-                    let status = Status::stored(get(field::STATUS).as_deref())?;
-                    Some(Listed {
-                        status,
-                        action: get(field::ACTION).unwrap_or_default(),
-                        webhook: get(field::WEBHOOK).unwrap_or_default(),
-                    })
+                    Listed::of(get(field::STATUS).as_deref(), get(field::ACTION), get(field::WEBHOOK))
                 })
                 .collect())
         })

@@ -238,6 +238,26 @@ impl Store {
         self.conn.clone()
     }
 
+    /// Up to `n` members of the sorted set `key` scored at or before `due_ms`, lowest first
+    /// (what is due in a set kept by when).
+    pub(in crate::store) async fn due_members(&self, key: &str, due_ms: u64, n: usize) -> Result<Vec<String>> {
+        Ok(redis::cmd("ZRANGE")
+            .arg(key)
+            .arg("-inf")
+            .arg(due_ms)
+            .arg("BYSCORE")
+            .arg("LIMIT")
+            .arg(0)
+            .arg(n)
+            .query_async(&mut self.conn())
+            .await?)
+    }
+
+    /// How many members of the sorted set `key` are scored at or before `due_ms`.
+    pub(in crate::store) async fn due_count(&self, key: &str, due_ms: u64) -> Result<u64> {
+        Ok(redis::cmd("ZCOUNT").arg(key).arg("-inf").arg(due_ms).query_async(&mut self.conn()).await?)
+    }
+
     /// The flag the scripts that end deliveries or accept events take: `1` when history
     /// is kept in PostgreSQL.
     pub(crate) fn history_flag(&self) -> &'static str {

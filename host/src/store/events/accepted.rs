@@ -31,16 +31,7 @@ pub struct Forget {
 impl Store {
     /// Up to `n` events of partition `p` accepted at or before `before_ms`, oldest first.
     pub async fn accepted_events(&self, p: Partition, before_ms: u64, n: usize) -> Result<Vec<AcceptedEvent>> {
-        let keys: Vec<String> = redis::cmd("ZRANGE")
-            .arg(self.keys().accepted(p))
-            .arg("-inf")
-            .arg(before_ms)
-            .arg("BYSCORE")
-            .arg("LIMIT")
-            .arg(0)
-            .arg(n)
-            .query_async(&mut self.conn())
-            .await?;
+        let keys = self.due_members(&self.keys().accepted(p), before_ms, n).await?;
         if keys.is_empty() {
             return Ok(Vec::new());
         }
@@ -87,12 +78,7 @@ impl Store {
     /// How many events of partition `p` were accepted at or before `before_ms` and wait to
     /// move.
     pub async fn accepted_backlog(&self, p: Partition, before_ms: u64) -> Result<u64> {
-        Ok(redis::cmd("ZCOUNT")
-            .arg(self.keys().accepted(p))
-            .arg("-inf")
-            .arg(before_ms)
-            .query_async(&mut self.conn())
-            .await?)
+        self.due_count(&self.keys().accepted(p), before_ms).await
     }
 
     /// Whether an event is here.

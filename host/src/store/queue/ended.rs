@@ -41,16 +41,7 @@ impl Store {
     /// Up to `n` deliveries of partition `p` that ended at or before `before_ms`, with
     /// their rows, oldest first.
     pub async fn ended_rows(&self, p: Partition, before_ms: u64, n: usize) -> Result<Vec<EndedRow>> {
-        let ids: Vec<String> = redis::cmd("ZRANGE")
-            .arg(self.keys().ended(p))
-            .arg("-inf")
-            .arg(before_ms)
-            .arg("BYSCORE")
-            .arg("LIMIT")
-            .arg(0)
-            .arg(n)
-            .query_async(&mut self.conn())
-            .await?;
+        let ids = self.due_members(&self.keys().ended(p), before_ms, n).await?;
         if ids.is_empty() {
             return Ok(Vec::new());
         }
@@ -79,12 +70,7 @@ impl Store {
 
     /// How many deliveries of partition `p` ended at or before `before_ms` and wait to move.
     pub async fn ended_backlog(&self, p: Partition, before_ms: u64) -> Result<u64> {
-        Ok(redis::cmd("ZCOUNT")
-            .arg(self.keys().ended(p))
-            .arg("-inf")
-            .arg(before_ms)
-            .query_async(&mut self.conn())
-            .await?)
+        self.due_count(&self.keys().ended(p), before_ms).await
     }
 
     /// Whether each of `ids` has a row here.

@@ -46,16 +46,7 @@ impl Store {
 
     /// Up to `n` indexes of partition `p` whose next entry here was made by `due_ms`.
     pub async fn indexes_due(&self, p: Partition, due_ms: u64, n: usize) -> Result<Vec<String>> {
-        Ok(redis::cmd("ZRANGE")
-            .arg(self.keys().index_moves(p))
-            .arg("-inf")
-            .arg(due_ms)
-            .arg("BYSCORE")
-            .arg("LIMIT")
-            .arg(0)
-            .arg(n)
-            .query_async(&mut self.conn())
-            .await?)
+        self.due_members(&self.keys().index_moves(p), due_ms, n).await
     }
 
     /// An index's base and up to `n` of its first entries here (only a mover, one per

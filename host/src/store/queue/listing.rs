@@ -31,6 +31,15 @@ pub struct Listed {
     pub webhook: String,
 }
 
+impl Listed {
+    /// What a listing reads of a row, from its status, action and webhook fields; `None`
+    /// when the status is none a row has.
+    pub fn of(status: Option<&str>, action: Option<String>, webhook: Option<String>) -> Option<Listed> {
+        let status = Status::stored(status)?;
+        Some(Listed { status, action: action.unwrap_or_default(), webhook: webhook.unwrap_or_default() })
+    }
+}
+
 /// Where rows that left Redis can be read (history in PostgreSQL, `crate::history`): what
 /// a listing reads of each of `ids` (`None`: not there either).
 pub trait MovedRows: Send + Sync {
@@ -180,13 +189,7 @@ impl Store {
             let refills =
                 cursor.0.iter_mut().zip(buffers.iter_mut()).enumerate().filter(|(_, (_, b))| b.is_empty()).map(
                     |(i, (position, buffer))| async move {
-                        let p = Partition(i as u16);
-                        match moved {
-                            Some(moved) => {
-                                self.read_back_moved(p, index, position, buffer, batch, oldest_day, moved).await
-                            }
-                            None => self.read_back(p, index, position, buffer, batch, oldest_day).await,
-                        }
+                        self.read_back(Partition(i as u16), index, position, buffer, batch, oldest_day, moved).await
                     },
                 );
             futures_util::future::try_join_all(refills).await?;
@@ -243,6 +246,7 @@ impl Store {
     /// Reads the next entries of one partition going back in time into `buffer` (oldest
     /// first), moving to earlier days as they run out; `position` becomes `None` past
     /// `oldest_day`.
+    #[allow(clippy::too_many_arguments)]
     async fn read_back(
         &self,
         p: Partition,
@@ -251,6 +255,7 @@ impl Store {
         buffer: &mut Vec<(u64, String)>,
         batch: u64,
         oldest_day: u32,
+        moved: Option<&dyn MovedRows>,
     ) -> Result<()> {
         while let Some(at) = *position {
             if at.bucket < oldest_day {
@@ -258,78 +263,67 @@ impl Store {
                 break;
             }
             let key = self.index_key(p, index, at.bucket);
-            // Where the unread part ends: the cursor's position, or the index's length on its
-            // first page. Two commands, not a transaction: mid-reshard only a command alone
-            // follows its key to the node it moves to (`ASK`). An index only grows at its
-            // tail, so positions counted from its head stay valid between them.
-            let end: u64 = match at.end {
-                Some(end) => end,
-                None => redis::cmd("LLEN").arg(&key).query_async(&mut self.conn()).await?,
+            let (end, entries) = match moved {
+                Some(moved) => self.entries_moved(p, &key, at, batch, moved).await?,
+                None => self.entries_here(&key, at.end, batch).await?,
             };
-            let ids: Vec<String> = match end {
-                0 => Vec::new(),
-                _ => {
-                    let start = end.saturating_sub(batch);
-                    redis::cmd("LRANGE").arg(&key).arg(start).arg(end - 1).query_async(&mut self.conn()).await?
-                }
-            };
-            if ids.is_empty() {
-                *position = Some(Position { bucket: at.bucket.saturating_sub(1), end: None }).filter(|_| at.bucket > 0);
-                continue;
-            }
-            let start = end.saturating_sub(ids.len() as u64);
-            *position = Some(Position { bucket: at.bucket, end: Some(end) });
-            buffer.extend(
-                ids.iter()
-                    .enumerate()
-                    .map(|(k, entry)| (start + k as u64, crate::store::core::keys::delivery_of_entry(entry))),
-            );
-            break;
-        }
-        Ok(())
-    }
-
-    /// [`Store::read_back`] for indexes whose first entries may have moved to history
-    /// (`store::queue::index`): the entries here and the base in one step, then, below the
-    /// base, history's.
-    #[allow(clippy::too_many_arguments)]
-    async fn read_back_moved(
-        &self,
-        p: Partition,
-        index: Index<'_>,
-        position: &mut Option<Position>,
-        buffer: &mut Vec<(u64, String)>,
-        batch: u64,
-        oldest_day: u32,
-        moved: &dyn MovedRows,
-    ) -> Result<()> {
-        while let Some(at) = *position {
-            if at.bucket < oldest_day {
-                *position = None;
-                break;
-            }
-            let key = self.index_key(p, index, at.bucket);
-            let slice = self.read_index(p, &key, at.end, batch).await?;
-            let here_from = slice.end - slice.entries.len() as u64;
-            let mut entries: Vec<(u64, String)> =
-                slice.entries.into_iter().enumerate().map(|(k, e)| (here_from + k as u64, e)).collect();
-            let wanted = batch as usize - entries.len().min(batch as usize);
-            if wanted > 0 && here_from > 0 {
-                let mut older = moved.index_entries(&key, at.bucket, here_from, wanted).await?;
-                older.append(&mut entries);
-                entries = older;
-            }
             if entries.is_empty() {
                 *position = Some(Position { bucket: at.bucket.saturating_sub(1), end: None }).filter(|_| at.bucket > 0);
                 continue;
             }
-            *position = Some(Position { bucket: at.bucket, end: Some(slice.end) });
+            *position = Some(Position { bucket: at.bucket, end: Some(end) });
             buffer.extend(
                 entries.into_iter().map(|(place, entry)| (place, crate::store::core::keys::delivery_of_entry(&entry))),
             );
             break;
         }
         Ok(())
+    }
+
+    /// Up to `batch` entries of an index ending before `end` (`None`: its end), with their
+    /// places, in order; and where the unread part ends.
+    async fn entries_here(&self, key: &str, end: Option<u64>, batch: u64) -> Result<(u64, Vec<(u64, String)>)> {
+        // Where the unread part ends: the cursor's position, or the index's length on its
+        // first page. Two commands, not a transaction: mid-reshard only a command alone
+        // follows its key to the node it moves to (`ASK`). An index only grows at its
+        // tail, so positions counted from its head stay valid between them.
+        let end: u64 = match end {
+            Some(end) => end,
+            None => redis::cmd("LLEN").arg(key).query_async(&mut self.conn()).await?,
+        };
+        let ids: Vec<String> = match end {
+            0 => Vec::new(),
+            _ => {
+                let start = end.saturating_sub(batch);
+                redis::cmd("LRANGE").arg(key).arg(start).arg(end - 1).query_async(&mut self.conn()).await?
+            }
+        };
+        let start = end.saturating_sub(ids.len() as u64);
+        Ok((end, ids.into_iter().enumerate().map(|(k, entry)| (start + k as u64, entry)).collect()))
+    }
+
+    /// [`Store::entries_here`] for indexes whose first entries may have moved to history
+    /// (`store::queue::index`): the entries here and the base in one step, then, below the
+    /// base, history's.
+    async fn entries_moved(
+        &self,
+        p: Partition,
+        key: &str,
+        at: Position,
+        batch: u64,
+        moved: &dyn MovedRows,
+    ) -> Result<(u64, Vec<(u64, String)>)> {
+        let slice = self.read_index(p, key, at.end, batch).await?;
+        let here_from = slice.end - slice.entries.len() as u64;
+        let mut entries: Vec<(u64, String)> =
+            slice.entries.into_iter().enumerate().map(|(k, e)| (here_from + k as u64, e)).collect();
+        let wanted = batch as usize - entries.len().min(batch as usize);
+        if wanted > 0 && here_from > 0 {
+            let mut older = moved.index_entries(key, at.bucket, here_from, wanted).await?;
+            older.append(&mut entries);
+            entries = older;
+        }
+        Ok((slice.end, entries))
     }
 
     /// Status, action and webhook of deliveries (for filtering), `None` for expired ones.
@@ -353,12 +347,7 @@ impl Store {
             for (i, row) in part {
                 let Ok([status, action, webhook, org]) = <[Option<String>; 4]>::try_from(row) else { continue };
                 if org.is_some() {
-                    let status = Status::stored(status.as_deref());
-                    out[i] = status.map(|status| Listed {
-                        status,
-                        action: action.unwrap_or_default(),
-                        webhook: webhook.unwrap_or_default(),
-                    });
+                    out[i] = Listed::of(status.as_deref(), action, webhook);
                 }
             }
         }
