@@ -42,6 +42,9 @@ const IDLE_MIN: Duration = Duration::from_millis(2);
 const IDLE_MAX: Duration = Duration::from_millis(200);
 /// How long a webhook's claims wait when its rate budget was read without an answer.
 const RATE_RETRY: Duration = Duration::from_millis(100);
+/// When a claim takes a delivery this process still holds (its attempt is still being
+/// recorded), how soon the delivery is due again.
+const HELD_AGAIN: Duration = Duration::from_millis(500);
 
 /// A webhook a claim asks for: what its lane reserved, and what the claim may take.
 struct Asked {
@@ -219,15 +222,20 @@ impl Engine {
         mut permits: tokio::sync::OwnedSemaphorePermit,
     ) -> usize {
         let mut by_webhook: HashMap<String, Vec<Waiting>> = HashMap::new();
+        let mut again = Vec::new();
         let mut count = 0;
         {
             let mut held = self.held();
             let at = std::time::Instant::now();
             for (webhook, member) in deliveries {
                 // Still being attempted (or recorded) here: its lease ran out while Redis
-                // could not take the renewal, and this claim has just renewed it. A second
-                // attempt would send it twice.
+                // could not take the renewal, or it was queued again (a manual retry) as
+                // its last attempt's outcome was being recorded. A second attempt now
+                // would send it twice; it is due again shortly instead of at the end of
+                // the lease this claim gave it (the attempt's record, if it ends it,
+                // takes it out of the queue).
                 if held.contains_key(&member.delivery) {
+                    again.push((webhook, member));
                     continue;
                 }
                 let hold = Held {
@@ -251,6 +259,15 @@ impl Engine {
             self.freed.notify_waiters();
         }
         self.give_back_budgets(asked, &by_webhook);
+        if !again.is_empty() {
+            let (store, p) = (self.store.clone(), state.p);
+            let due = crate::time::now_millis() + HELD_AGAIN.as_millis() as u64;
+            tokio::spawn(async move {
+                if let Err(e) = store.give_back(p, &again, due).await {
+                    tracing::warn!(error = %e, "cannot make held deliveries due again; their leases will run out");
+                }
+            });
+        }
         for a in asked {
             let list = by_webhook.remove(&a.webhook).unwrap_or_default();
             for start in self.lanes.claimed(&a.webhook, a.reserved, list) {
