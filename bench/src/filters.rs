@@ -85,36 +85,38 @@ fn us(d: Duration) -> f64 {
 }
 
 /// Publishing to 10 webhooks each with a filter, half of them selecting (`filtered: true`
-/// in the scenario), against the same without filters, in interleaved rounds: publish
+/// in the scenario), against the same without filters and against the selecting half alone
+/// (5 webhooks without filters: the work the filters leave), in interleaved rounds: publish
 /// latency, CPU per event, and Redis memory per event once delivered.
 pub struct PublishRun {
-    filtered: bool,
     row: Row,
     /// Redis `used_memory` growth per event, once everything was delivered.
     redis_bytes_per_event: f64,
 }
 
+/// The runs compared: (label, webhooks, filtered).
+const MODES: [(&str, usize, bool); 3] = [
+    ("10 webhooks, no filters", 10, false),
+    ("10 webhooks, filters (half select)", 10, true),
+    ("5 webhooks, no filters (the selecting half alone)", 5, false),
+];
+
 pub async fn publish_runs(redis: &RedisProc, events: usize) -> Vec<PublishRun> {
     let mut runs = Vec::new();
     for round in 0..3 {
-        let mut modes = [false, true];
-        modes.rotate_left(round % 2);
-        for filtered in modes {
+        let mut modes = MODES;
+        modes.rotate_left(round % MODES.len());
+        for (label, webhooks, filtered) in modes {
             let before = redis.used_memory().await;
             let weir = WeirProc::start(redis, "filters", &[]);
-            let mut scenario = Scenario::new(
-                if filtered { "10 webhooks, filters (half select)" } else { "10 webhooks, no filters" },
-                10,
-                events,
-                Kind::ReportExport,
-            );
+            let mut scenario = Scenario::new(label, webhooks, events, Kind::ReportExport);
             scenario.filtered = filtered;
             let row = run(&weir, redis, scenario).await;
             tokio::time::sleep(Duration::from_millis(500)).await;
             let redis_bytes_per_event = redis.used_memory().await.saturating_sub(before) as f64 / events as f64;
             weir.stop();
             redis.flush().await;
-            runs.push(PublishRun { filtered, row, redis_bytes_per_event });
+            runs.push(PublishRun { row, redis_bytes_per_event });
         }
     }
     runs
@@ -139,6 +141,19 @@ pub fn print_publish(runs: &[PublishRun]) {
             per_event(r.row.redis_cpu_us_per_delivery),
             r.redis_bytes_per_event
         );
-        let _ = r.filtered;
     }
+    // Weir's CPU per event with filters against the selecting half alone, round by round.
+    let cpu = |label: &str| -> Vec<f64> {
+        runs.iter()
+            .filter(|r| r.row.name == label)
+            .map(|r| r.row.cpu_us_per_delivery * r.row.deliveries as f64 / r.row.events as f64)
+            .collect()
+    };
+    let ratios: Vec<String> = cpu(MODES[1].0)
+        .iter()
+        .zip(cpu(MODES[2].0))
+        .map(|(filtered, alone)| format!("{:.2}×", filtered / alone))
+        .collect();
+    println!();
+    println!("Weir CPU per event, filters (half select) / the selecting half alone, by round: {}", ratios.join(", "));
 }

@@ -110,7 +110,7 @@ pub(crate) async fn test(
         return Err(TestError::Invalid(Invalid::field("filter", "is not valid")));
     };
     let values = match (envelope, event_id) {
-        (Some(envelope), _) => Envelope::of(&envelope),
+        (Some(envelope), _) => Envelope::of(envelope),
         (None, Some(id)) => {
             let reads = super::moved::Reads::of(app);
             let Some((_, stored)) = reads.event(org_id, &id).await? else { return Err(TestError::UnknownEvent(id)) };
@@ -118,13 +118,18 @@ pub(crate) async fn test(
         }
         (None, None) => Err("no event".to_owned()),
     };
+    Ok(try_on(&filter, values))
+}
+
+/// What `filter` makes of an event's envelope (or of why it has none).
+pub(crate) fn try_on(filter: &Filter, values: Result<Envelope, String>) -> FilterTest {
     let verdict = match values {
         Ok(values) => filter.evaluate(&values),
         Err(e) => Verdict::Error(e),
     };
-    Ok(match verdict {
+    match verdict {
         Verdict::Selected => FilterTest { matched: true, error: None },
         Verdict::NotSelected => FilterTest { matched: false, error: None },
         Verdict::Error(why) => FilterTest { matched: false, error: Some(why) },
-    })
+    }
 }

@@ -1,16 +1,26 @@
 //! An event's envelope as CEL values, made once per event.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::fmt;
 
-/// The variables a filter sees of one event: each top-level key of its envelope, and
-/// `event`, the whole envelope.
-#[derive(Debug, Clone)]
+use cel::common::types::{CelBool, CelDouble, CelInt, CelList, CelMap, CelMapKey, CelNull, CelString};
+use cel::common::value::Val;
+
+/// The variables a filter sees of one event: each top-level key of its envelope, bound
+/// once in a context every filter runs in (the interpreter borrows them: an evaluation
+/// copies nothing of the event), and `event`, the whole envelope, made only for a filter
+/// that names it.
 pub struct Envelope {
-    fields: Vec<(String, cel::Value)>,
-    whole: cel::Value,
+    pub(super) context: cel::Context<'static, 'static>,
+    json: serde_json::Value,
     /// Elements of its lists and entries of its objects, in all: what a macro may go through.
     pub(super) elements: usize,
+}
+
+impl fmt::Debug for Envelope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Envelope").field("elements", &self.elements).finish_non_exhaustive()
+    }
 }
 
 impl Envelope {
@@ -18,48 +28,47 @@ impl Envelope {
     /// a JSON object.
     pub fn parse(json: &str) -> Result<Envelope, String> {
         let value: serde_json::Value = serde_json::from_str(json).map_err(|e| format!("not JSON: {e}"))?;
-        Envelope::of(&value)
+        Envelope::of(value)
     }
 
     /// The envelope of an event as a JSON value (an object).
-    pub fn of(value: &serde_json::Value) -> Result<Envelope, String> {
-        let serde_json::Value::Object(map) = value else { return Err("not a JSON object".to_owned()) };
+    pub fn of(json: serde_json::Value) -> Result<Envelope, String> {
+        let serde_json::Value::Object(map) = &json else { return Err("not a JSON object".to_owned()) };
         let mut elements = map.len();
-        let fields: Vec<(String, cel::Value)> =
-            map.iter().map(|(k, v)| (k.clone(), to_cel(v, &mut elements))).collect();
-        let whole: HashMap<String, cel::Value> = fields.iter().cloned().collect();
-        Ok(Envelope { fields, whole: cel::Value::from(whole), elements })
+        let mut context = cel::Context::with_env(super::env().clone());
+        for (name, value) in map {
+            context.add_variable_as_val(name.as_str(), to_val(value, &mut elements));
+        }
+        Ok(Envelope { context, json, elements })
     }
 
-    /// Binds the variables in `context`.
-    pub(super) fn bind(&self, context: &mut cel::Context<'_, '_>) {
-        for (name, value) in &self.fields {
-            context.add_variable_from_value(name.as_str(), value.clone());
-        }
-        context.add_variable_from_value("event", self.whole.clone());
+    /// `event`, the whole envelope, as a CEL value.
+    pub(super) fn whole(&self) -> Box<dyn Val> {
+        to_val(&self.json, &mut 0)
     }
 }
 
 /// A JSON value as a CEL value: integers that fit in 64 bits signed are `int`, other
-/// numbers `double`.
-/// `elements` counts the elements and entries met.
-fn to_cel(value: &serde_json::Value, elements: &mut usize) -> cel::Value {
+/// numbers `double`. `elements` counts the elements and entries met.
+fn to_val(value: &serde_json::Value, elements: &mut usize) -> Box<dyn Val> {
     match value {
-        serde_json::Value::Null => cel::Value::Null,
-        serde_json::Value::Bool(b) => cel::Value::Bool(*b),
+        serde_json::Value::Null => Box::new(CelNull),
+        serde_json::Value::Bool(b) => Box::new(CelBool::from(*b)),
         serde_json::Value::Number(n) => match n.as_i64() {
-            Some(i) => cel::Value::Int(i),
-            None => cel::Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+            Some(i) => Box::new(CelInt::from(i)),
+            None => Box::new(CelDouble::from(n.as_f64().unwrap_or(f64::NAN))),
         },
-        serde_json::Value::String(s) => cel::Value::String(Arc::new(s.clone())),
+        serde_json::Value::String(s) => Box::new(CelString::from(s.clone())),
         serde_json::Value::Array(items) => {
             *elements += items.len();
-            cel::Value::List(Arc::new(items.iter().map(|v| to_cel(v, elements)).collect()))
+            let items: Vec<Box<dyn Val>> = items.iter().map(|v| to_val(v, elements)).collect();
+            Box::new(CelList::from(items))
         }
         serde_json::Value::Object(map) => {
             *elements += map.len();
-            let map: HashMap<String, cel::Value> = map.iter().map(|(k, v)| (k.clone(), to_cel(v, elements))).collect();
-            cel::Value::from(map)
+            let map: HashMap<CelMapKey, Box<dyn Val>> =
+                map.iter().map(|(k, v)| (CelMapKey::String(CelString::from(k.clone())), to_val(v, elements))).collect();
+            Box::new(CelMap::from(map))
         }
     }
 }

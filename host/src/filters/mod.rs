@@ -7,7 +7,8 @@
 //!   time and in memory, whatever the event within the body limit — is bounded before the
 //!   filter is accepted. Compiled once per webhook version.
 //! - [`Envelope`]: an event's envelope as CEL values, made once per event and shared by
-//!   every filter it meets: each top-level key a variable, `event` the whole envelope.
+//!   every filter it meets: each top-level key a variable, `event` the whole envelope
+//!   (made only for the filters that name it).
 //!   JSON numbers without a fraction that fit in 64 bits signed are CEL `int`, the others
 //!   `double` (CEL compares `int` and `double` with each other).
 //! - [`Filter::evaluate`]: `true` selects; `false`, another value or an error does not.
@@ -41,6 +42,8 @@ pub struct Filter {
     /// Whether it has macros (`all`, `exists`, `map`, …), which go through lists one element
     /// at a time.
     macros: bool,
+    /// Whether it names `event`, the whole envelope (made for it at each evaluation).
+    whole: bool,
 }
 
 impl fmt::Debug for Filter {
@@ -83,7 +86,8 @@ impl Filter {
             }
         })?;
         let (cost, macros) = check::check(&program, source)?;
-        Ok(Filter { source: source.to_owned(), program, cost, macros })
+        let whole = program.references().has_variable("event");
+        Ok(Filter { source: source.to_owned(), program, cost, macros, whole })
     }
 
     /// The filter as written.
@@ -104,9 +108,14 @@ impl Filter {
                 event.elements
             ));
         }
-        let mut context = cel::Context::with_env(env().clone());
-        event.bind(&mut context);
-        match self.program.execute(&context) {
+        let result = if self.whole {
+            let mut scope = event.context.new_inner_scope();
+            scope.add_variable_as_val("event", event.whole());
+            self.program.execute(&scope)
+        } else {
+            self.program.execute(&event.context)
+        };
+        match result {
             Ok(cel::Value::Bool(true)) => Verdict::Selected,
             Ok(_) => Verdict::NotSelected,
             Err(e) => Verdict::Error(e.to_string()),

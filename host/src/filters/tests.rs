@@ -3,7 +3,7 @@ use serde_json::json;
 use super::*;
 
 fn event() -> Envelope {
-    Envelope::of(&json!({
+    Envelope::of(json!({
         "id": "evt_1",
         "action": "report_export_completed",
         "created_at": "2026-11-26T10:00:00.000Z",
@@ -102,8 +102,7 @@ fn what_could_cost_too_much_on_a_large_event_is_refused() {
 fn a_large_event_is_evaluated_within_the_bound_and_a_larger_one_not_by_macros() {
     // The largest event: a list of 150,000 numbers (about 1 MiB of JSON).
     let numbers: Vec<u32> = (0..MAX_MACRO_ELEMENTS as u32 - 10).collect();
-    let big =
-        Envelope::of(&json!({"id": "evt_1", "report_export": {"tags": numbers}, "creator": {"id": "u"}})).unwrap();
+    let big = Envelope::of(json!({"id": "evt_1", "report_export": {"tags": numbers}, "creator": {"id": "u"}})).unwrap();
     let f =
         Filter::compile("report_export.tags.exists(t, t == 19989) && report_export.tags.map(t, t).size() > 0").unwrap();
     assert_eq!(f.evaluate(&big), Verdict::Selected);
@@ -111,7 +110,7 @@ fn a_large_event_is_evaluated_within_the_bound_and_a_larger_one_not_by_macros() 
     assert_eq!(f.evaluate(&big), Verdict::Selected);
     // Past the elements macros go through: not selected, saying why; without macros, evaluated.
     let numbers: Vec<u32> = (0..150_000).collect();
-    let larger = Envelope::of(&json!({"report_export": {"tags": numbers}, "creator": {"id": "u"}})).unwrap();
+    let larger = Envelope::of(json!({"report_export": {"tags": numbers}, "creator": {"id": "u"}})).unwrap();
     let Verdict::Error(why) = f.evaluate(&larger) else { panic!("an error expected") };
     assert!(why.contains("150004 list elements"), "{why}");
     assert_eq!(Filter::compile("149999 in report_export.tags").unwrap().evaluate(&larger), Verdict::Selected);

@@ -12,8 +12,9 @@ subject_type(), subject_id(), body(), get(pointer), get_string(pointer) — `get
 None when there is no such value. `config` is the attachment's config as JSON text.
 """
 
+import json
 import traceback
-from typing import Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Mapping, Optional, Sequence, Tuple, Union
 
 import wit_world
 from wit_world.imports import host, types
@@ -51,14 +52,15 @@ _LEVELS = {
 
 
 def deliver(
-    body: Optional[str] = None,
+    body: Any = None,
     headers: Union[Mapping[str, str], Sequence[Tuple[str, str]], None] = None,
 ) -> Verdict:
-    """Deliver the event: the current body (no argument) or a new one (JSON text), with
-    extra headers ({name: value} or [(name, value)])."""
+    """Deliver the event: the current body (no argument) or a new one — JSON text, or a dict
+    or list, sent as its JSON — with extra headers ({name: value} or [(name, value)])."""
     pairs = headers.items() if isinstance(headers, Mapping) else (headers or [])
+    text: Optional[str] = body if body is None or isinstance(body, str) else json.dumps(body)
     return types.Verdict_Deliver(
-        types.Delivery(body=body, headers=[types.Header(name=str(n), value=str(v)) for n, v in pairs])
+        types.Delivery(body=text, headers=[types.Header(name=str(n), value=str(v)) for n, v in pairs])
     )
 
 

@@ -1,6 +1,6 @@
 // A hostile JavaScript plugin for the sandbox tests: config {"mode": …} chooses what it does.
 //   "throw": throws an Error; "loop": never returns; "bomb": allocates until memory runs
-//   out; anything else: delivers.
+//   out; "object": delivers a new body given as an object; anything else: delivers.
 import { deliver, filter } from '../../../plugins/js/sdk/weir.js';
 
 export const handle = filter((event, configText) => {
@@ -14,5 +14,6 @@ export const handle = filter((event, configText) => {
     const hoard = [];
     for (;;) hoard.push(new ArrayBuffer(16 << 20));
   }
+  if (mode === 'object') return deliver({ reshaped: event.action(), by: 'javascript' }, { 'x-shape': 'object' });
   return deliver();
 });

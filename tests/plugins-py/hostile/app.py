@@ -1,6 +1,6 @@
 """A hostile Python plugin for the sandbox tests: config {"mode": …} chooses what it does.
-"raise": raises; "loop": never returns; "bomb": allocates until memory runs out; anything
-else: delivers."""
+"raise": raises; "loop": never returns; "bomb": allocates until memory runs out; "object":
+delivers a new body given as a dict; anything else: delivers."""
 
 import json
 
@@ -20,4 +20,6 @@ class WitWorld(Plugin):
             hoard = []
             while True:
                 hoard.append(bytearray(16 << 20))
+        if mode == "object":
+            return deliver({"reshaped": event.action(), "by": "python"}, {"x-shape": "object"})
         return deliver()

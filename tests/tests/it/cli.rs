@@ -129,6 +129,52 @@ fn admin_errors_go_to_stderr_with_a_non_zero_exit() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("WEIR_DELIVERY_TIMEOUT"));
 }
 
+#[test]
+fn admin_filter_test_checks_a_filter_and_tries_it_on_an_event_without_redis() {
+    // No Redis anywhere (an unreachable URL): the command needs none.
+    let env = [("WEIR_REDIS_URL", "redis://127.0.0.1:1")];
+    let filter = r#"report_export.exportable.type == "Form" && creator.id in ["usr_1"]"#;
+    let checked = json_out(&admin(&env, &["filter", "test", filter]));
+    assert_eq!(checked["valid"], true);
+    assert!(checked["cost_bound_passes"].as_u64().is_some_and(|p| (1..=32).contains(&p)), "{checked}");
+    assert!(checked.get("match").is_none(), "no event, no verdict: {checked}");
+
+    let dir = temp_dir("filter-test");
+    for (name, exportable, creator, selected) in
+        [("form", "Form", "usr_1", true), ("asset", "Asset", "usr_1", false), ("other", "Form", "usr_9", false)]
+    {
+        let path = dir.join(format!("{name}.json"));
+        let event = crate::support::weir::export_event("rex_1", (exportable, "frm_1"), creator);
+        std::fs::write(&path, event.to_string()).unwrap();
+        let tried = json_out(&admin(&env, &["filter", "test", filter, "--event", path.to_str().unwrap()]));
+        assert_eq!(tried["match"], selected, "{name}: {tried}");
+        assert_eq!(tried["error"], Value::Null, "{name}: {tried}");
+    }
+    // A missing field is an evaluation error: not selected, and said why.
+    let path = dir.join("form.json");
+    let tried = json_out(&admin(&env, &["filter", "test", "work_order.id == 'x'", "--event", path.to_str().unwrap()]));
+    assert_eq!(tried["match"], false);
+    assert!(tried["error"].as_str().is_some_and(|e| !e.is_empty()), "{tried}");
+
+    // Refused as saving it would be: exit 1, the position on stderr, nothing on stdout.
+    let refused = admin(&env, &["filter", "test", "creator.id == "]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(refused.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("line 1, column"), "{stderr}");
+    let unknown = admin(&env, &["filter", "test", "secret.value == 'x'"]);
+    assert!(!unknown.status.success());
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("secret"));
+    // An event that is not JSON, or not there.
+    let not_json = dir.join("not.json");
+    std::fs::write(&not_json, "{nope").unwrap();
+    let tried = json_out(&admin(&env, &["filter", "test", filter, "--event", not_json.to_str().unwrap()]));
+    assert!(tried["error"].as_str().is_some_and(|e| e.contains("not JSON")), "{tried}");
+    let missing = admin(&env, &["filter", "test", filter, "--event", dir.join("none.json").to_str().unwrap()]);
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot read the event"));
+}
+
 fn managed_env(dir: &Path) -> Vec<(String, String)> {
     vec![("WEIR_DATA_DIR".into(), dir.display().to_string())]
 }

@@ -198,6 +198,17 @@ fn javascript_and_python_plugins_that_throw_loop_or_hoard_memory_end_with_plugin
         eprintln!("{language}: throw → {error}; loop → {looped}; bomb → {hoarded}; logs {:?}", thrown.logs);
         // Still usable afterwards: every call is a fresh instance.
         assert!(matches!(call("none").result, Ok(Verdict::Deliver { .. })));
+        // A new body given as an object (a dict) is sent as its JSON, not `[object Object]`.
+        let Ok(Verdict::Deliver { body: Some(body), headers }) = call("object").result else {
+            panic!("{language}: an object body delivers")
+        };
+        let by = if language == "JavaScript" { "javascript" } else { "python" };
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&body).ok(),
+            Some(json!({"reshaped": "work_order_created", "by": by})),
+            "{language}: {body}"
+        );
+        assert_eq!(headers, [("x-shape".to_owned(), "object".to_owned())], "{language}");
     }
 }
 
