@@ -34,6 +34,8 @@ pub(crate) struct App {
     pub(crate) history: Option<Arc<crate::history::History>>,
     /// Webhooks' filters, compiled once each.
     pub(crate) filters: crate::filters::Compiled,
+    /// Traces exported over OTLP, when the `OTEL_*` variables ask for it.
+    pub(crate) telemetry: crate::telemetry::Telemetry,
     /// The move to history, when this process takes part (`/metrics` reads its backlog).
     mover: std::sync::OnceLock<Arc<crate::history::Mover>>,
     /// Token lookups, in batches: concurrent requests share one round trip, and those
@@ -68,6 +70,14 @@ impl App {
             async move { store.lookup_tokens(&queries).await }
         });
         let arrivals = store.keys().partitions().map(|_| Notify::new()).collect();
+        let metrics = Metrics::new(&plugins.counters);
+        let telemetry = match crate::tls::client_config(config.extra_ca.as_deref()) {
+            Ok(tls) => crate::telemetry::Telemetry::start(&config.otel, &tls, metrics.otel.clone()),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the roots to trust; no traces are exported");
+                crate::telemetry::Telemetry::default()
+            }
+        };
         App {
             passwords: crate::auth::passwords::Verifier::new(
                 std::thread::available_parallelism().map_or(2, std::num::NonZero::get),
@@ -75,7 +85,8 @@ impl App {
             config,
             store,
             url_rule,
-            metrics: Metrics::new(&plugins.counters),
+            metrics,
+            telemetry,
             plugins,
             publisher,
             history,

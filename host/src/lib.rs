@@ -53,6 +53,7 @@ mod service;
 mod settings;
 pub mod sign;
 pub mod store;
+mod telemetry;
 pub mod time;
 mod tls;
 mod trace;

@@ -55,6 +55,8 @@ pub(crate) struct Metrics {
     pub history_backlog_deliveries: Gauge,
     pub history_backlog_events: Gauge,
     pub history_up: Gauge,
+    /// Spans sent to the OpenTelemetry collector, and dropped.
+    pub otel: crate::telemetry::Counts,
 }
 
 impl Metrics {
@@ -78,6 +80,7 @@ impl Metrics {
             endpoints_paused: Gauge::default(),
             attempts_slow: Gauge::default(),
             notices_suppressed: Counter::default(),
+            otel: crate::telemetry::Counts::default(),
             history_moved_deliveries: Counter::default(),
             history_moved_events: Counter::default(),
             history_backlog_deliveries: Gauge::default(),
@@ -152,6 +155,16 @@ impl Metrics {
             "notices_suppressed",
             "webhook_delivery_failed notices not published because their organisation's budget (10 a minute, 10 at once) was spent",
             metrics.notices_suppressed.clone(),
+        );
+        r.register(
+            "otel_spans_exported",
+            "Spans this process sent to the OpenTelemetry collector (OTEL_EXPORTER_OTLP_ENDPOINT)",
+            metrics.otel.exported.clone(),
+        );
+        r.register(
+            "otel_spans_dropped",
+            "Spans this process dropped: its queue was full (OTEL_BSP_MAX_QUEUE_SIZE) or the collector did not take them",
+            metrics.otel.dropped.clone(),
         );
         r.register(
             "history_moved_deliveries",

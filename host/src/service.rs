@@ -105,6 +105,8 @@ pub async fn run(
     if let Some(engine) = engine {
         engine.stopped().await;
     }
+    // The last spans go out (each export bounded by OTEL_BSP_EXPORT_TIMEOUT).
+    app.telemetry.stop().await;
     tracing::info!("weir stopped");
     Ok(())
 }

@@ -61,13 +61,32 @@ impl TraceContext {
 
     /// The `traceparent` of one attempt: this trace, a parent id of the attempt's own.
     pub fn traceparent(&self, delivery_id: &str, attempt: usize) -> String {
-        let digest = Sha256::digest([&self.trace_id[..], delivery_id.as_bytes(), &attempt.to_be_bytes()].concat());
-        let mut parent = [0u8; 8];
-        parent.copy_from_slice(&digest[..8]);
-        if parent == [0; 8] {
-            parent[7] = 1;
-        }
+        let parent = self.attempt_span_id(delivery_id, attempt);
         format!("00-{}-{}-{:02x}", self.trace_id_hex(), hex::encode(parent), self.flags)
+    }
+
+    /// The span id of one attempt (the parent id its `traceparent` carries).
+    pub fn attempt_span_id(&self, delivery_id: &str, attempt: usize) -> [u8; 8] {
+        span_id(&[&self.trace_id[..], delivery_id.as_bytes(), &attempt.to_be_bytes()])
+    }
+
+    /// The span id of the request that published `event_id` in trace `trace_id` (the
+    /// parent of its deliveries' attempts).
+    pub fn publish_span_id(trace_id: [u8; 16], event_id: &str) -> [u8; 8] {
+        span_id(&[b"weir publish\0".as_slice(), &trace_id[..], event_id.as_bytes()])
+    }
+
+    /// The span id of a delivery's `index`th plugin call.
+    pub fn plugin_span_id(trace_id: [u8; 16], delivery_id: &str, index: usize) -> [u8; 8] {
+        span_id(&[b"weir plugin\0".as_slice(), &trace_id[..], delivery_id.as_bytes(), &index.to_be_bytes()])
+    }
+
+    /// The parent id of a valid `traceparent` (the publisher's span).
+    pub fn parent_id(traceparent: &str) -> Option<[u8; 8]> {
+        let parent = traceparent.trim().split('-').nth(2)?;
+        let mut id = [0u8; 8];
+        hex::decode_to_slice(parent, &mut id).ok()?;
+        Some(id)
     }
 
     /// The headers of one attempt: `traceparent`, and `tracestate` when the publisher sent one.
@@ -98,6 +117,17 @@ impl TraceContext {
         let state = (!state.is_empty()).then(|| String::from_utf8(state.to_vec()).ok()).flatten();
         Some((TraceContext { trace_id: *trace_id, flags, state }, rest))
     }
+}
+
+/// A span id (never all zeros) from the digest of `parts`.
+fn span_id(parts: &[&[u8]]) -> [u8; 8] {
+    let digest = Sha256::digest(parts.concat());
+    let mut id = [0u8; 8];
+    id.copy_from_slice(&digest[..8]);
+    if id == [0; 8] {
+        id[7] = 1;
+    }
+    id
 }
 
 #[cfg(test)]

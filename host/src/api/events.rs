@@ -17,6 +17,7 @@ use super::schema::Page;
 use crate::catalog;
 use crate::domain::event_log::Bounds;
 use crate::domain::events::{self, Events};
+use crate::telemetry::PublishSpan;
 use crate::trace::TraceContext;
 use crate::web::{Query, is_json, read_body};
 
@@ -29,20 +30,41 @@ pub(crate) async fn publish(
     Publisher(caller): Publisher,
     request: Request,
 ) -> ApiResult<Response> {
+    let start = std::time::SystemTime::now();
+    let (trace, parent_id) = {
+        let header = |name| request.headers().get(name).and_then(|v| v.to_str().ok());
+        let trace = header("traceparent").and_then(|parent| TraceContext::parse(parent, header("tracestate")));
+        (trace, header("traceparent").and_then(TraceContext::parent_id))
+    };
+    let answer = accept(&events, &caller.org_id, trace.clone(), request).await;
+    let status = match &answer {
+        Ok(_) => StatusCode::ACCEPTED.as_u16(),
+        Err(e) => e.code.status().as_u16(),
+    };
+    events.traced(PublishSpan {
+        parent: trace.as_ref().zip(parent_id),
+        event_id: answer.as_ref().ok().map(String::as_str),
+        org_id: Some(&caller.org_id),
+        status,
+        start,
+        end: std::time::SystemTime::now(),
+    });
+    let id = answer?;
+    Ok((StatusCode::ACCEPTED, axum::Json(super::schema::Accepted { id })).into_response())
+}
+
+/// Reads, checks and publishes the event; its id.
+async fn accept(events: &Events, org_id: &str, trace: Option<TraceContext>, request: Request) -> ApiResult<String> {
     if !is_json(request.headers().get(header::CONTENT_TYPE)) {
         return Err(ApiError::new(Code::UnsupportedMediaType, "the request body must be application/json"));
     }
-    let trace = {
-        let header = |name| request.headers().get(name).and_then(|v| v.to_str().ok());
-        header("traceparent").and_then(|parent| TraceContext::parse(parent, header("tracestate")))
-    };
     let bytes = read_body(request.into_body(), MAX_JSON_BODY).await?;
     let fields: BTreeMap<String, &RawValue> =
         serde_json::from_slice(&bytes).map_err(|e| ApiError::field("body", format!("must be a JSON object: {e}")))?;
     let mut event = events::validate(fields)?;
     event.trace = trace;
-    events.publish(&caller.org_id, &event).await?;
-    Ok((StatusCode::ACCEPTED, axum::Json(super::schema::Accepted { id: event.id })).into_response())
+    events.publish(org_id, &event).await?;
+    Ok(event.id)
 }
 
 /// `GET /api/v2/events/{id}`: the event and the delivery to each webhook (admin and plan

@@ -121,12 +121,14 @@ enum Raw {
 /// The merged, not yet validated settings.
 pub(super) struct Layers {
     values: BTreeMap<&'static str, (Raw, Origin)>,
+    /// OpenTelemetry's variables (`super::otel`).
+    pub(super) otel: super::otel::Otel,
 }
 
 impl Layers {
     /// The defaults, then `file`, then the `WEIR_*` variables `env` gives.
     pub(super) fn load(file: Option<&Path>, env: impl Fn(&str) -> Option<String>) -> Result<Layers, ConfigError> {
-        let mut layers = Layers { values: BTreeMap::new() };
+        let mut layers = Layers { values: BTreeMap::new(), otel: Default::default() };
         let defaults: toml::Table = toml::from_str(DEFAULT_TOML)
             .map_err(|e| ConfigError::Syntax { path: "config.default.toml".into(), message: e.to_string() })?;
         layers.add_table(defaults, Origin::Default, Path::new("config.default.toml"))?;
@@ -144,6 +146,7 @@ impl Layers {
                 layers.values.insert(key, (Raw::Env(value), Origin::Env(var)));
             }
         }
+        layers.otel = super::otel::with_env(std::mem::take(&mut layers.otel), &env);
         Ok(layers)
     }
 
@@ -154,6 +157,11 @@ impl Layers {
         path: &Path,
     ) -> Result<(), ConfigError> {
         for (name, value) in table {
+            if name == "otel" {
+                self.otel = super::otel::from_table(value)
+                    .map_err(|message| ConfigError::Invalid { origin: origin("otel"), message })?;
+                continue;
+            }
             let Some(key) = KEYS.iter().find(|k| **k == name) else {
                 return Err(ConfigError::UnknownKey { path: path.to_owned(), key: name });
             };

@@ -10,6 +10,7 @@ pub mod duration;
 mod egress;
 mod history;
 mod layers;
+mod otel;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -22,6 +23,7 @@ pub use egress::{EgressProxy, SecretKey};
 pub use history::{History, SslMode};
 use layers::Layers;
 pub use layers::{ConfigError, DEFAULT_TOML, KEYS, Origin, check_variables};
+pub use otel::{Otel, VARIABLES as OTEL_VARIABLES};
 
 /// The validated configuration of one Weir process.
 #[derive(Debug, Clone)]
@@ -79,6 +81,8 @@ pub struct Config {
     pub plugin_cache_mib: u64,
     /// Where ended work goes (`None`: everything stays in Redis).
     pub history: Option<History>,
+    /// OpenTelemetry's `OTEL_*` variables set (`crate::telemetry` reads them).
+    pub otel: Otel,
 }
 
 /// How log lines are written (`log_format`, `WEIR_LOG_FORMAT`).
@@ -356,6 +360,7 @@ impl Layers {
             plugin_concurrency_per_org,
             plugin_cache_mib,
             history,
+            otel: self.otel.clone(),
         })
     }
 }

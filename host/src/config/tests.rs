@@ -109,6 +109,30 @@ fn file_overrides_defaults_and_env_overrides_file() {
 }
 
 #[test]
+fn the_otel_table_gives_the_otel_variables_and_a_set_variable_wins() {
+    let mut file = tempfile();
+    writeln!(
+        file.1,
+        "[otel]\nOTEL_EXPORTER_OTLP_ENDPOINT = \"http://127.0.0.1:4318\"\nOTEL_BSP_SCHEDULE_DELAY = 100\nOTEL_SERVICE_NAME = \"from-file\""
+    )
+    .unwrap();
+    let env: HashMap<String, String> = [("OTEL_SERVICE_NAME".to_string(), "from-env".to_string())].into();
+    let c = Config::load_with(Some(&file.0), |k| env.get(k).cloned()).unwrap();
+    let get = |k: &str| c.otel.get(k).map(String::as_str);
+    assert_eq!(get("OTEL_EXPORTER_OTLP_ENDPOINT"), Some("http://127.0.0.1:4318"));
+    assert_eq!(get("OTEL_BSP_SCHEDULE_DELAY"), Some("100"));
+    assert_eq!(get("OTEL_SERVICE_NAME"), Some("from-env"));
+    // Nothing set anywhere: nothing.
+    assert!(Config::load_with(None, |_| None).unwrap().otel.is_empty());
+    std::fs::remove_file(&file.0).unwrap();
+    let mut file = tempfile();
+    writeln!(file.1, "[otel]\nOTEL_EXPORTER_OTLP_ENDPIONT = \"http://127.0.0.1:4318\"").unwrap();
+    let err = Config::load_with(Some(&file.0), |_| None).unwrap_err();
+    assert!(err.to_string().contains("OTEL_EXPORTER_OTLP_ENDPIONT"), "{err}");
+    std::fs::remove_file(&file.0).unwrap();
+}
+
+#[test]
 fn unknown_file_keys_are_refused() {
     let mut file = tempfile();
     writeln!(file.1, "delivery_timout = \"3s\"").unwrap();

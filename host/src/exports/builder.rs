@@ -58,7 +58,11 @@ impl Job for Builds {
 
     /// Builds the export (or finishes publishing it); it is done once built and published.
     async fn run(&self, id: &str, _stopping: &Stopping) -> Result<Ended, BuildError> {
-        build(&self.app, id).await.map(|()| Ended::Done)
+        let start = std::time::SystemTime::now();
+        let built = build(&self.app, id).await;
+        let error = built.as_ref().err().map(ToString::to_string);
+        self.app.telemetry.job("export build", vec![("weir.export.id", id.to_owned())], start, error);
+        built.map(|()| Ended::Done)
     }
 }
 

@@ -2,9 +2,17 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::{Arc, OnceLock};
 
 use cel::common::types::{CelBool, CelDouble, CelInt, CelList, CelMap, CelMapKey, CelNull, CelString};
 use cel::common::value::Val;
+
+/// The environment every filter compiles and runs in: CEL's standard library and macros,
+/// without optional values.
+pub(super) fn env() -> &'static Arc<cel::Env> {
+    static ENV: OnceLock<Arc<cel::Env>> = OnceLock::new();
+    ENV.get_or_init(|| Arc::new(cel::Env::stdlib().with_optional_support(false)))
+}
 
 /// The variables a filter sees of one event: each top-level key of its envelope, bound
 /// once in a context every filter runs in (the interpreter borrows them: an evaluation
@@ -35,7 +43,7 @@ impl Envelope {
     pub fn of(json: serde_json::Value) -> Result<Envelope, String> {
         let serde_json::Value::Object(map) = &json else { return Err("not a JSON object".to_owned()) };
         let mut elements = map.len();
-        let mut context = cel::Context::with_env(super::env().clone());
+        let mut context = cel::Context::with_env(env().clone());
         for (name, value) in map {
             context.add_variable_as_val(name.as_str(), to_val(value, &mut elements));
         }

@@ -19,10 +19,11 @@ mod error;
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 pub use self::check::{COST_BUDGET, EVENT_BOUND, MAX_PATTERN};
 pub use self::envelope::Envelope;
+use self::envelope::env;
 pub use self::error::FilterError;
 
 /// The longest filter, in bytes.
@@ -60,13 +61,6 @@ pub enum Verdict {
     NotSelected,
     /// The evaluation failed (a missing field, a type mismatch): not selected either.
     Error(String),
-}
-
-/// The environment every filter compiles and runs in: CEL's standard library and macros,
-/// without optional values.
-fn env() -> &'static Arc<cel::Env> {
-    static ENV: OnceLock<Arc<cel::Env>> = OnceLock::new();
-    ENV.get_or_init(|| Arc::new(cel::Env::stdlib().with_optional_support(false)))
 }
 
 impl Filter {

@@ -27,7 +27,7 @@ const FLOORS: &[&[&str]] = &[
     &["config", "metrics", "auth"],
     &["plugins"],
     &["store"],
-    &["certs", "filters"],
+    &["certs", "filters", "telemetry"],
     &["sign", "web", "tls", "ids", "time", "catalog", "netguard", "trace"],
 ];
 

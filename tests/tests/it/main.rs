@@ -44,6 +44,7 @@ mod settings;
 mod settings_health;
 mod settings_sessions;
 mod signatures;
+mod telemetry;
 mod tour;
 mod url_rule;
 mod webhooks_api;

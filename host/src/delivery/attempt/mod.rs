@@ -9,7 +9,7 @@ pub(in crate::delivery) mod send;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
 
@@ -29,6 +29,7 @@ use crate::store::queue::claim::Member;
 use crate::store::queue::row::field;
 use crate::store::queue::targets::WebhookTarget;
 use crate::store::queue::work::{Loaded, Outcome, Report};
+use crate::telemetry::{Answer, AttemptSpan, PluginCall};
 use crate::trace::TraceContext;
 
 impl Engine {
@@ -115,10 +116,14 @@ impl Engine {
         if !webhook.active {
             return Some((ending(Outcome::Failed), false));
         }
+        let started = SystemTime::now();
         let event = loaded.event.take();
-        let (body, extra_headers, fields) = match self.prepare(member, &mut loaded, event.as_deref(), &webhook).await {
-            Prepared::Send { body, extra_headers, fields } => (body, extra_headers, fields),
-            Prepared::Filtered { fields } => {
+        let prepared = self.prepare(member, &mut loaded, event.as_deref(), &webhook).await;
+        let (body, extra_headers, fields, calls) = match prepared {
+            Prepared::Send { body, extra_headers, fields, calls } => (body, extra_headers, fields, calls),
+            Prepared::Filtered { fields, calls } => {
+                let trace = Traced::of(member, event.as_deref());
+                self.traced(webhook_id, member, attempt_no, &trace, &webhook.url, started, Answer::NotSent, &calls);
                 let report = Report {
                     fields,
                     ordered: loaded.ordered,
@@ -147,6 +152,11 @@ impl Engine {
             .send_watched(webhook_id, &member.delivery, &webhook.url, &request.headers, Bytes::from(body), presented)
             .await;
         self.app.metrics.in_flight.dec();
+        let answer = match &sent.result {
+            Ok(response) => Answer::Status(response.status),
+            Err(e) => Answer::Unanswered(sent.class(), e.to_string()),
+        };
+        self.traced(webhook_id, member, attempt_no, &request.trace, &webhook.url, started, answer, &calls);
         let report = self.judge(webhook_id, member, &loaded, &request, &sent, fields);
         Some((report, webhook.failing))
     }
@@ -199,7 +209,7 @@ impl Engine {
                 webhook_id,
                 org_id = %member.org,
                 attempt = attempt_no,
-                trace_id = %request.trace_id,
+                trace_id = %request.trace.context.trace_id_hex(),
                 %cause,
                 next = %next_in_words(&outcome),
                 "delivery attempt failed: {cause}"
@@ -228,8 +238,22 @@ struct Request {
     signature: Vec<u8>,
     /// The names of the webhook's own headers it carries (their values are not kept).
     webhook_header_names: Vec<String>,
-    trace_id: String,
+    trace: Traced,
     at_ms: u64,
+}
+
+/// The trace an attempt belongs to.
+struct Traced {
+    context: TraceContext,
+    /// Whether the publisher sent it (else Weir started it).
+    from_publisher: bool,
+}
+
+impl Traced {
+    fn of(member: &Member, event: Option<&StoredEvent>) -> Traced {
+        let context = event.map_or_else(|| TraceContext::for_event(&member.event), |e| e.trace_of(&member.event));
+        Traced { context, from_publisher: event.is_some_and(|e| e.trace.is_some()) }
+    }
 }
 
 impl Request {
@@ -263,13 +287,13 @@ impl Request {
                 }
             },
         };
-        let trace = event.map_or_else(|| TraceContext::for_event(&member.event), |e| e.trace_of(&member.event));
-        let headers = attempt_headers(this, &signatures, &own_headers, extra_headers, &trace);
+        let trace = Traced::of(member, event);
+        let headers = attempt_headers(this, &signatures, &own_headers, extra_headers, &trace.context);
         Request {
             headers,
             signature: signatures.encode(),
             webhook_header_names: own_headers.into_iter().map(|(name, _)| name).collect(),
-            trace_id: trace.trace_id_hex(),
+            trace,
             at_ms: at,
         }
     }
@@ -299,6 +323,38 @@ fn signal_of(
 }
 
 impl Engine {
+    /// Records the attempt's span (and its plugin calls') when traces are exported.
+    #[allow(clippy::too_many_arguments)]
+    fn traced(
+        &self,
+        webhook_id: &str,
+        member: &Member,
+        attempt: u32,
+        trace: &Traced,
+        url: &str,
+        start: SystemTime,
+        answer: Answer,
+        plugins: &[PluginCall],
+    ) {
+        if !self.app.telemetry.enabled() {
+            return;
+        }
+        self.app.telemetry.attempt(AttemptSpan {
+            trace: &trace.context,
+            from_publisher: trace.from_publisher,
+            event_id: &member.event,
+            delivery_id: &member.delivery,
+            webhook_id,
+            org_id: &member.org,
+            attempt,
+            url,
+            start,
+            end: SystemTime::now(),
+            answer,
+            plugins,
+        });
+    }
+
     /// Sends an attempt; past [`SLOW_AFTER`] without an answer it becomes slow: its permit
     /// goes back to the workers and it counts against the slow share until it ends.
     async fn send_watched(

@@ -2,6 +2,7 @@
 //! before anything is signed; later attempts send what they produced then.
 
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use super::super::Engine;
 use crate::plugins::EventMeta;
@@ -12,14 +13,21 @@ use crate::store::queue::row::field;
 use crate::store::queue::targets::WebhookTarget;
 use crate::store::queue::work::Loaded;
 use crate::store::tenants::webhooks::Attachment;
+use crate::telemetry::PluginCall;
 
 /// What to do with a delivery once its plugins have run.
 pub(in crate::delivery) enum Prepared {
     /// Send this body with these extra headers; store `fields` (rendered body, headers,
     /// plugin outcomes) with the outcome.
-    Send { body: String, extra_headers: Vec<(String, String)>, fields: Vec<(&'static str, String)> },
+    /// `calls`: the plugins that ran (for the attempt's span).
+    Send {
+        body: String,
+        extra_headers: Vec<(String, String)>,
+        fields: Vec<(&'static str, String)>,
+        calls: Vec<PluginCall>,
+    },
     /// A plugin dropped it.
-    Filtered { fields: Vec<(&'static str, String)> },
+    Filtered { fields: Vec<(&'static str, String)>, calls: Vec<PluginCall> },
     /// The event expired before its first attempt.
     EventMissing,
     /// What an earlier attempt stored cannot be read.
@@ -53,7 +61,7 @@ impl Engine {
                     tracing::error!(delivery_id = %member.delivery, org_id = %member.org, "{error}");
                     let plugins =
                         serde_json::to_string(&[PluginRun::failed("", error)]).unwrap_or_else(|_| "[]".into());
-                    return Prepared::Filtered { fields: vec![(field::PLUGINS, plugins)] };
+                    return Prepared::Filtered { fields: vec![(field::PLUGINS, plugins)], calls: Vec::new() };
                 }
             },
         };
@@ -62,14 +70,17 @@ impl Engine {
                 body: envelope,
                 extra_headers: Vec::new(),
                 fields: vec![(field::PLUGINS, "[]".into())],
+                calls: Vec::new(),
             };
         }
         let Some(steps) = self.steps(member, attachments).await else { return Prepared::StoreDown };
         let meta = EventMeta::from_envelope(&envelope).unwrap_or_default();
+        let started = SystemTime::now();
         let (outcome, runs) = chain::run(&self.app.plugins, &member.org, steps, Arc::new(meta), &envelope).await;
+        let calls = calls_of(&runs, started);
         let mut fields = vec![(field::PLUGINS, serde_json::to_string(&runs).unwrap_or_else(|_| "[]".into()))];
         match outcome {
-            ChainOutcome::Filtered { .. } => Prepared::Filtered { fields },
+            ChainOutcome::Filtered { .. } => Prepared::Filtered { fields, calls },
             ChainOutcome::Deliver { body, headers } => {
                 if !headers.is_empty() {
                     fields.push((field::HEADERS, serde_json::to_string(&headers).unwrap_or_else(|_| "[]".into())));
@@ -81,7 +92,7 @@ impl Engine {
                     }
                     None => envelope,
                 };
-                Prepared::Send { body, extra_headers: headers, fields }
+                Prepared::Send { body, extra_headers: headers, fields, calls }
             }
         }
     }
@@ -100,7 +111,7 @@ impl Engine {
         let Some(body) = loaded.body.take().or_else(|| event.map(|e| e.envelope.clone())) else {
             return Prepared::EventMissing;
         };
-        Prepared::Send { body, extra_headers, fields: Vec::new() }
+        Prepared::Send { body, extra_headers, fields: Vec::new(), calls: Vec::new() }
     }
 
     /// The plugin chain's steps, each plugin's code read from the store unless compiled
@@ -125,4 +136,23 @@ impl Engine {
         }
         Some(steps)
     }
+}
+
+/// The plugin calls of a chain that began at `started`, one after the other as they ran.
+fn calls_of(runs: &[PluginRun], started: SystemTime) -> Vec<PluginCall> {
+    let mut at = started;
+    runs.iter()
+        .map(|run| {
+            let end = at + Duration::from_micros(run.duration_us);
+            let call = PluginCall {
+                plugin_id: run.plugin_id.clone(),
+                verdict: run.outcome,
+                fuel: run.fuel_used,
+                start: at,
+                end,
+            };
+            at = end;
+            call
+        })
+        .collect()
 }

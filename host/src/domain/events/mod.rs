@@ -149,6 +149,11 @@ super::handle!(
 );
 
 impl Events {
+    /// Records a publish request's span (when traces are exported).
+    pub(crate) fn traced(&self, span: crate::telemetry::PublishSpan<'_>) {
+        self.app.telemetry.publish(span);
+    }
+
     /// Publishes a validated event of the organisation.
     pub(crate) async fn publish(&self, org_id: &str, event: &Event<'_>) -> Result<Published, StoreError> {
         publish(&self.app, org_id, event).await

@@ -35,9 +35,18 @@ impl Job for ReplayJobs {
     async fn run(&self, webhook: &str, stopping: &Stopping) -> Result<Ended, StoreError> {
         let replayer = Replayer::of(&self.app);
         let Some(mut replay) = replayer.store.get_replay(webhook).await? else { return Ok(Ended::Done) };
-        while replay.state == ReplayState::Running && !stopping.is_set() {
-            replayer.work(&mut replay, Instant::now() + LEASE / 3).await?;
+        let start = std::time::SystemTime::now();
+        let mut worked = Ok(());
+        while replay.state == ReplayState::Running && !stopping.is_set() && worked.is_ok() {
+            worked = replayer.work(&mut replay, Instant::now() + LEASE / 3).await;
         }
+        let attributes = vec![
+            ("weir.webhook.id", webhook.to_owned()),
+            ("weir.replay.queued", replay.queued.to_string()),
+            ("weir.replay.state", format!("{:?}", replay.state).to_lowercase()),
+        ];
+        self.app.telemetry.job("replay", attributes, start, worked.as_ref().err().map(ToString::to_string));
+        worked?;
         if replay.state == ReplayState::Running {
             return Ok(Ended::Yielded);
         }

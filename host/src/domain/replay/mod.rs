@@ -91,7 +91,25 @@ impl Replays {
         webhook_id: &str,
         body: Map<String, Value>,
     ) -> Result<ReplayView, ReplayError> {
-        Replayer::of(&self.app).request(org_id, webhook_id, body, INLINE).await
+        let start = std::time::SystemTime::now();
+        let done = Replayer::of(&self.app).request(org_id, webhook_id, body, INLINE).await;
+        if let Ok(view) = &done {
+            // The part done while the request waited (the rest, if any, is its job's).
+            let attributes = vec![
+                ("weir.webhook.id", webhook_id.to_owned()),
+                ("weir.organisation.id", org_id.to_owned()),
+                ("weir.replay.queued", view.count.to_string()),
+                (
+                    "weir.replay.state",
+                    serde_json::to_value(view.state)
+                        .ok()
+                        .and_then(|s| s.as_str().map(str::to_owned))
+                        .unwrap_or_default(),
+                ),
+            ];
+            self.app.telemetry.job("replay", attributes, start, None);
+        }
+        done
     }
 
     /// The organisation's webhook's latest replay (`None`: no such webhook).

@@ -6,6 +6,7 @@ pub mod browser;
 pub mod cluster;
 pub mod http;
 pub mod mtls;
+pub mod otlp;
 pub mod postgres;
 pub mod proxy;
 pub mod python;

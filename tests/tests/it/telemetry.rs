@@ -1,0 +1,230 @@
+//! OpenTelemetry (contract §8): Weir exports spans over OTLP/HTTP to a real receiver that
+//! decodes them with the official protobuf definitions, in both encodings — a publish
+//! continuing the publisher's trace, an attempt whose span id the subscriber receives as
+//! its parent, plugin calls under it, failed attempts as errors linked to the first, a
+//! replay as a trace of its own; sampling off exports nothing; a collector that never
+//! answers costs deliveries nothing and its spans are counted as dropped.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use weir::store::tenants::orgs::Plan;
+
+use crate::support::eventually;
+use crate::support::otlp::{Collector, Hanging};
+use crate::support::receiver::{Receiver, Reply};
+use crate::support::weir::{WeirBuilder, export_event, plugin_wasm, work_order_event};
+
+/// SERVER, CLIENT and INTERNAL in OTLP's numbering; status ERROR.
+const SERVER: i64 = 2;
+const CLIENT: i64 = 3;
+const INTERNAL: i64 = 1;
+const ERROR: i64 = 2;
+
+const PUBLISHER_TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+const PUBLISHER_SPAN: &str = "00f067aa0ba902b7";
+
+fn exporting(collector_endpoint: &str) -> WeirBuilder {
+    WeirBuilder::shared()
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", collector_endpoint)
+        .env("OTEL_BSP_SCHEDULE_DELAY", "50")
+        .env("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment=test")
+}
+
+fn attr<'a>(span: &'a Value, key: &str) -> &'a Value {
+    &span["attributes"][key]
+}
+
+async fn publish_traced(t: &crate::support::weir::Tenant, event: &Value, flags: &str) -> String {
+    let resp = t
+        .publisher
+        .http
+        .post("/api/v2/events")
+        .bearer(&t.publisher.token)
+        .header("traceparent", &format!("00-{PUBLISHER_TRACE}-{PUBLISHER_SPAN}-{flags}"))
+        .json(event)
+        .send()
+        .await
+        .expect(202);
+    resp.json()["id"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn a_published_and_delivered_event_is_one_trace_from_publisher_to_subscriber() {
+    let collector = Collector::start();
+    let weir = exporting(&collector.endpoint()).start().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let receiver = Receiver::start().await;
+    let plugin = t.admin.upload_plugin("filter", plugin_wasm("report_export_filter")).await;
+    let config = json!({"exportable_types": ["Form"], "exportable_ids": ["frm_1"], "creator_ids": ["cli_a"]});
+    // A query in the URL (it may carry a credential): it must not reach `url.full`. (User
+    // info is refused in a webhook's URL.)
+    let url = format!("{}?token=s3cret", receiver.url);
+    let webhook = t
+        .admin
+        .create_webhook_with(&url, &["report_export_completed"], json!([{"plugin_id": plugin["id"], "config": config}]))
+        .await;
+    let event_id = publish_traced(&t, &export_event("rex_1", ("Form", "frm_1"), "cli_a"), "01").await;
+    let got = receiver.wait_for(1, Duration::from_secs(20)).await;
+    let sent_parent = got[0].header("traceparent");
+
+    let publish = collector.span("the publish span", |s| s["kind"] == SERVER).await;
+    assert_eq!(publish["trace_id"], PUBLISHER_TRACE, "{publish}");
+    assert_eq!(publish["parent_span_id"], PUBLISHER_SPAN, "the publisher's span is its parent: {publish}");
+    assert_eq!(publish["name"], "POST /api/v2/events");
+    assert_eq!(attr(&publish, "http.request.method"), "POST");
+    assert_eq!(attr(&publish, "http.response.status_code"), 202);
+    assert_eq!(attr(&publish, "weir.event.id"), event_id.as_str());
+    assert_eq!(attr(&publish, "weir.organisation.id"), t.org_id.as_str());
+    assert_eq!(publish["resource"]["service.name"], "weir");
+    assert_eq!(publish["resource"]["deployment.environment"], "test");
+    assert_eq!(publish["encoding"], "protobuf", "http/protobuf by default");
+    assert_eq!(publish["path"], "/v1/traces");
+
+    let attempt = collector.span("the attempt span", |s| s["kind"] == CLIENT).await;
+    assert_eq!(attempt["trace_id"], PUBLISHER_TRACE);
+    assert_eq!(attempt["parent_span_id"], publish["span_id"], "the publish span is its parent");
+    assert_eq!(
+        sent_parent,
+        format!("00-{PUBLISHER_TRACE}-{}-01", attempt["span_id"].as_str().unwrap()),
+        "the subscriber's parent is the attempt's span"
+    );
+    assert_eq!(attr(&attempt, "http.request.method"), "POST");
+    let full = attr(&attempt, "url.full").as_str().unwrap();
+    assert!(!full.contains("s3cret") && !full.contains('?'), "{full}");
+    assert!(full.starts_with("http://127.0.0.1:"), "{full}");
+    assert_eq!(attr(&attempt, "server.address"), "127.0.0.1");
+    assert_eq!(attr(&attempt, "http.response.status_code"), 200);
+    assert_eq!(attempt["status"], 0, "unset on success");
+    assert_eq!(attr(&attempt, "weir.webhook.id"), &webhook["id"]);
+    assert_eq!(attr(&attempt, "weir.event.id"), event_id.as_str());
+    assert_eq!(attr(&attempt, "weir.organisation.id"), t.org_id.as_str());
+    assert_eq!(attr(&attempt, "weir.attempt"), 1);
+    let delivery_id = attr(&attempt, "weir.delivery.id").as_str().unwrap().to_owned();
+    assert!(delivery_id.starts_with("dlv_"));
+
+    let call = collector.span("the plugin call's span", |s| s["name"] == "plugin").await;
+    assert_eq!(call["kind"], INTERNAL);
+    assert_eq!(call["parent_span_id"], attempt["span_id"], "a child of its attempt");
+    assert_eq!(attr(&call, "weir.plugin.id"), &plugin["id"]);
+    assert_eq!(attr(&call, "weir.plugin.verdict"), "deliver");
+    assert!(attr(&call, "weir.plugin.fuel").as_i64().is_some_and(|f| f > 0), "{call}");
+
+    // A replay is a trace of its own.
+    t.admin
+        .post(
+            &format!("/api/v2/webhooks/{}/replay", webhook["id"].as_str().unwrap()),
+            &json!({"since": weir::time::format_millis(weir::time::now_millis() - 3_600_000)}),
+        )
+        .await
+        .expect(202);
+    let replay = collector.span("the replay's span", |s| s["name"] == "replay").await;
+    assert_ne!(replay["trace_id"], PUBLISHER_TRACE);
+    assert_eq!(replay["parent_span_id"], "");
+    assert_eq!(attr(&replay, "weir.webhook.id"), &webhook["id"]);
+    let metrics = weir.http().get("/metrics").send().await.expect(200).text();
+    assert!(
+        metrics.lines().any(|l| l.starts_with("weir_otel_spans_exported_total ") && !l.ends_with(" 0")),
+        "{metrics}"
+    );
+    weir.stop().await;
+}
+
+#[tokio::test]
+async fn a_failed_attempt_is_an_error_span_and_its_retry_links_to_the_first_over_http_json() {
+    let collector = Collector::start();
+    let weir = exporting(&collector.endpoint()).env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json").start().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let receiver = Receiver::replying(Reply::Status(500)).await;
+    receiver.sequence(vec![Reply::Status(500), Reply::Status(200)]);
+    let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    // No traceparent: Weir starts the trace.
+    let event_id = t.publisher.publish(&work_order_event("wo_1")).await;
+    receiver.wait_for(2, Duration::from_secs(20)).await;
+    let attempt = |n: i64| {
+        let collector = &collector;
+        async move { collector.span(&format!("attempt {n}"), |s| s["kind"] == CLIENT && attr(s, "weir.attempt") == n).await }
+    };
+    let (first, second) = (attempt(1).await, attempt(2).await);
+    assert_eq!(first["encoding"], "json");
+    assert_eq!(first["status"], ERROR, "{first}");
+    assert_eq!(first["status_message"], "HTTP 500");
+    assert_eq!(attr(&first, "error.type"), "500");
+    assert_eq!(attr(&first, "http.response.status_code"), 500);
+    assert_eq!(second["status"], 0);
+    assert_eq!(
+        second["links"],
+        json!([{"trace_id": first["trace_id"], "span_id": first["span_id"]}]),
+        "linked to the first"
+    );
+    assert_eq!(second["trace_id"], first["trace_id"]);
+    assert_eq!(second["parent_span_id"], first["parent_span_id"], "both children of the publish span");
+    let publish = collector.span("the publish span", |s| s["kind"] == SERVER).await;
+    assert_eq!(publish["parent_span_id"], "", "a root: no publisher's trace");
+    assert_eq!(publish["span_id"], first["parent_span_id"]);
+    assert_eq!(attr(&publish, "weir.event.id"), event_id.as_str());
+    assert!(collector.spans().iter().all(|s| s["encoding"] == "json"));
+    let _ = webhook;
+    weir.stop().await;
+}
+
+#[tokio::test]
+async fn sampling_off_exports_nothing() {
+    let collector = Collector::start();
+    let weir = exporting(&collector.endpoint()).env("OTEL_TRACES_SAMPLER", "always_off").start().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let receiver = Receiver::start().await;
+    let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    for i in 0..5 {
+        t.publisher.publish(&work_order_event(&format!("wo_{i}"))).await;
+    }
+    t.admin.settled(webhook["id"].as_str().unwrap(), 5).await;
+    weir.stop().await;
+    // A publisher that does not sample its trace (flags 00) under the default sampler,
+    // which follows the parent: nothing either.
+    let weir = exporting(&collector.endpoint()).start().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    publish_traced(&t, &work_order_event("wo_unsampled"), "00").await;
+    t.admin.settled(webhook["id"].as_str().unwrap(), 1).await;
+    // And one it samples: its spans arrive (so the silence above is sampling's).
+    publish_traced(&t, &work_order_event("wo_sampled"), "01").await;
+    collector.span("the sampled trace's attempt", |s| s["kind"] == CLIENT).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let spans = collector.spans();
+    assert!(spans.iter().all(|s| s["trace_id"] == PUBLISHER_TRACE), "only the sampled trace: {spans:?}");
+    assert_eq!(spans.iter().filter(|s| s["kind"] == CLIENT).count(), 1, "{spans:?}");
+    weir.stop().await;
+}
+
+#[tokio::test]
+async fn a_collector_that_never_answers_costs_deliveries_nothing_and_its_spans_are_counted_as_dropped() {
+    let hanging = Hanging::start().await;
+    let weir = exporting(&format!("http://127.0.0.1:{}", hanging.port))
+        .env("OTEL_BSP_MAX_QUEUE_SIZE", "8")
+        .env("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "4")
+        .start()
+        .await;
+    let t = weir.tenant(Plan::Pro).await;
+    let receiver = Receiver::start().await;
+    let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    for i in 0..40 {
+        t.publisher.publish(&work_order_event(&format!("wo_{i}"))).await;
+    }
+    // Every event delivered while the collector holds the first export unanswered.
+    let delivered = t.admin.settled(webhook["id"].as_str().unwrap(), 40).await;
+    assert!(delivered.iter().all(|d| d["status"] == "succeeded"));
+    let http = weir.http();
+    let dropped = eventually("spans counted as dropped", Duration::from_secs(10), async || {
+        let text = http.get("/metrics").send().await.expect(200).text();
+        let value = text
+            .lines()
+            .find(|l| l.starts_with("weir_otel_spans_dropped_total "))
+            .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok())?;
+        (value > 0.0).then_some(value)
+    })
+    .await;
+    // 80 spans (a publish and an attempt per event), at most 8 waiting and 4 being sent.
+    assert!(dropped >= 60.0, "{dropped}");
+    weir.stop().await;
+}
