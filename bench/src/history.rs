@@ -233,7 +233,7 @@ pub struct Figures {
     listing: Option<Listing>,
 }
 
-async fn metric(base: &str, name: &str) -> Option<f64> {
+pub(crate) async fn metric(base: &str, name: &str) -> Option<f64> {
     let (_, text) = Http::connect(base).await.send("GET", "/metrics", "", "", Vec::new()).await;
     text.lines().find(|l| l.starts_with(name) && l[name.len()..].starts_with(' '))?.rsplit(' ').next()?.parse().ok()
 }

@@ -52,6 +52,7 @@ mod flow;
 mod history;
 mod load;
 mod ordering;
+mod otel;
 mod plugin;
 mod procs;
 mod receiver;
@@ -126,6 +127,11 @@ async fn main() {
         filters::print(n(20_000));
         let redis = RedisProc::start();
         filters::print_publish(&filters::publish_runs(&redis, n(2_000)).await);
+        return;
+    }
+    if std::env::var("WEIR_BENCH_ONLY").as_deref() == Ok("otel") {
+        let redis = RedisProc::start();
+        otel::print(&otel::figures(&redis, n(20_000)).await);
         return;
     }
     if std::env::var("WEIR_BENCH_ONLY").as_deref() == Ok("languages") {

@@ -91,6 +91,15 @@ pub async fn run(
             background.push(tokio::spawn(jobs::run(Arc::new(history::MoverJob(mover)), app.store.clone(), stopping)));
         }
     }
+    // Metrics over OTLP, when asked for: the registry as `/metrics` serves it.
+    let metrics_app = app.clone();
+    let metrics_export = app.telemetry.export_metrics(std::sync::Arc::new(move || {
+        let app = metrics_app.clone();
+        Box::pin(async move {
+            app.refresh_gauges().await;
+            app.metrics.render()
+        })
+    }));
     let handles = crate::domain::handles::Handles::new(&app);
     let routes = api::routes().merge(settings::router());
     let service = api::service(api::with_error_shape(routes, handles.clone()), handles.access.clone());
@@ -105,8 +114,11 @@ pub async fn run(
     if let Some(engine) = engine {
         engine.stopped().await;
     }
-    // The last spans go out (each export bounded by OTEL_BSP_EXPORT_TIMEOUT).
+    // The last spans go out (within 5 s).
     app.telemetry.stop().await;
+    if let Some(task) = metrics_export {
+        task.abort();
+    }
     tracing::info!("weir stopped");
     Ok(())
 }

@@ -1,6 +1,7 @@
-"""An OTLP/HTTP trace receiver for the tests: decodes what it is sent with the official
-protobuf definitions (opentelemetry-proto), in either encoding, and prints one JSON line
-per span on standard output. The first line is the port it listens on (127.0.0.1).
+"""An OTLP/HTTP receiver for the tests: decodes what it is sent with the official protobuf
+definitions (opentelemetry-proto), in either encoding, and prints one JSON line per span
+(`/v1/traces`) or per metric (`/v1/metrics`) on standard output. The first line is the port
+it listens on (127.0.0.1).
 
 OTLP/JSON differs from protobuf's JSON mapping: trace and span ids are hex, not base64.
 A JSON request whose ids are not hex is refused (400), so the test sees it."""
@@ -11,6 +12,10 @@ import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from google.protobuf import json_format
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+    ExportMetricsServiceResponse,
+)
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
@@ -23,8 +28,10 @@ def hex_to_base64(value, length):
     return base64.b64encode(bytes.fromhex(value)).decode()
 
 
-def from_json(body):
+def from_json(body, path):
     doc = json.loads(body)
+    if path == "/v1/metrics":
+        return json_format.ParseDict(doc, ExportMetricsServiceRequest())
     for rs in doc.get("resourceSpans", []):
         for ss in rs.get("scopeSpans", []):
             for span in ss.get("spans", []):
@@ -55,10 +62,11 @@ class Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
         kind = self.headers.get("Content-Type", "")
         try:
+            message = ExportMetricsServiceRequest if self.path == "/v1/metrics" else ExportTraceServiceRequest
             if kind.startswith("application/json"):
-                request, encoding = from_json(body), "json"
+                request, encoding = from_json(body, self.path), "json"
             elif kind.startswith("application/x-protobuf"):
-                request, encoding = ExportTraceServiceRequest.FromString(body), "protobuf"
+                request, encoding = message.FromString(body), "protobuf"
             else:
                 raise ValueError(f"unexpected Content-Type {kind!r}")
         except Exception as e:  # noqa: BLE001 - the test reads the refusal
@@ -67,6 +75,10 @@ class Handler(BaseHTTPRequestHandler):
             self.end_headers()
             return
         headers = {k.lower(): v for k, v in self.headers.items()}
+        if self.path == "/v1/metrics":
+            self.print_metrics(request, encoding)
+            self.answer(ExportMetricsServiceResponse(), encoding)
+            return
         for rs in request.resource_spans:
             resource = attributes(rs.resource.attributes)
             for ss in rs.scope_spans:
@@ -89,7 +101,33 @@ class Handler(BaseHTTPRequestHandler):
                         "attributes": attributes(span.attributes),
                         "links": [{"trace_id": l.trace_id.hex(), "span_id": l.span_id.hex()} for l in span.links],
                     }), flush=True)
-        answer = ExportTraceServiceResponse()
+        self.answer(ExportTraceServiceResponse(), encoding)
+
+    def print_metrics(self, request, encoding):
+        for rm in request.resource_metrics:
+            resource = attributes(rm.resource.attributes)
+            for sm in rm.scope_metrics:
+                for metric in sm.metrics:
+                    kind = metric.WhichOneof("data")
+                    data = getattr(metric, kind)
+                    points = []
+                    for p in data.data_points:
+                        point = {"attributes": attributes(p.attributes)}
+                        if kind == "histogram":
+                            point.update(count=p.count, sum=p.sum, bounds=list(p.explicit_bounds), buckets=list(p.bucket_counts))
+                        else:
+                            point["value"] = p.as_double if p.WhichOneof("value") == "as_double" else p.as_int
+                        points.append(point)
+                    print(json.dumps({
+                        "metric": metric.name,
+                        "kind": kind,
+                        "monotonic": getattr(data, "is_monotonic", None),
+                        "encoding": encoding,
+                        "resource": resource,
+                        "points": points,
+                    }), flush=True)
+
+    def answer(self, answer, encoding):
         if encoding == "json":
             out, out_type = json_format.MessageToJson(answer).encode(), "application/json"
         else:

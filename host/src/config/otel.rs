@@ -26,6 +26,11 @@ pub const VARIABLES: &[&str] = &[
     "OTEL_BSP_MAX_QUEUE_SIZE",
     "OTEL_BSP_MAX_EXPORT_BATCH_SIZE",
     "OTEL_BSP_EXPORT_TIMEOUT",
+    "OTEL_METRICS_EXPORTER",
+    "OTEL_METRIC_EXPORT_INTERVAL",
+    "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL",
+    "OTEL_EXPORTER_OTLP_METRICS_HEADERS",
 ];
 
 /// The values set, by name: the file's `[otel]` table, then the environment.

@@ -21,6 +21,7 @@
 
 mod batch;
 mod http;
+mod metrics;
 mod settings;
 
 use std::borrow::Cow;
@@ -36,14 +37,16 @@ use opentelemetry_sdk::trace::{
 };
 
 pub(crate) use self::batch::Counts;
-use self::settings::Otel;
-use self::settings::{Off, Settings};
+pub(crate) use self::metrics::Read;
+use self::settings::{MetricsSettings, Off, Otel, Settings};
 use crate::trace::TraceContext;
 
 /// Export, when configured.
 #[derive(Debug, Default)]
 pub(crate) struct Telemetry {
     on: Option<On>,
+    /// Metrics over OTLP, until their task takes them.
+    metrics: std::sync::Mutex<Option<(MetricsSettings, http::Client)>>,
 }
 
 #[derive(Debug)]
@@ -111,16 +114,32 @@ impl Telemetry {
     /// Export as `otel` asks (inside a Tokio runtime), through a client trusting `tls`'s
     /// roots; off (logged why, when it was asked for) otherwise.
     pub(crate) fn start(otel: &Otel, tls: &rustls::ClientConfig, counts: Counts) -> Telemetry {
+        let metrics = MetricsSettings::read(otel).map(|m| {
+            let client = http::Client::new(tls, m.timeout);
+            (m, client)
+        });
+        let on = Self::traces(otel, tls, counts);
+        Telemetry { on, metrics: std::sync::Mutex::new(metrics) }
+    }
+
+    /// Starts sending the registry `read` gives over OTLP, when the variables ask for it.
+    pub(crate) fn export_metrics(&self, read: Read) -> Option<tokio::task::JoinHandle<()>> {
+        let (settings, client) = self.metrics.lock().unwrap_or_else(|e| e.into_inner()).take()?;
+        tracing::info!(endpoint = %settings.endpoint, every = ?settings.interval, "exporting metrics over OTLP");
+        Some(tokio::spawn(metrics::run(metrics::Export { client, settings, read })))
+    }
+
+    fn traces(otel: &Otel, tls: &rustls::ClientConfig, counts: Counts) -> Option<On> {
         let settings = match Settings::read(otel) {
             Ok(settings) => settings,
-            Err(Off::NoEndpoint) => return Telemetry::default(),
+            Err(Off::NoEndpoint) => return None,
             Err(Off::Disabled) => {
-                tracing::info!("OpenTelemetry export is disabled (OTEL_SDK_DISABLED or OTEL_TRACES_EXPORTER)");
-                return Telemetry::default();
+                tracing::info!("OpenTelemetry trace export is disabled (OTEL_SDK_DISABLED or OTEL_TRACES_EXPORTER)");
+                return None;
             }
             Err(Off::BadEndpoint(endpoint)) => {
                 tracing::warn!(endpoint, "the OTLP endpoint is not an http:// or https:// URL; nothing is exported");
-                return Telemetry::default();
+                return None;
             }
         };
         let client = http::Client::new(tls, settings.timeout);
@@ -136,7 +155,7 @@ impl Telemetry {
             Ok(exporter) => exporter,
             Err(e) => {
                 tracing::warn!(error = %e, "cannot build the OTLP exporter; nothing is exported");
-                return Telemetry::default();
+                return None;
             }
         };
         let resource = opentelemetry_sdk::Resource::builder_empty()
@@ -148,7 +167,7 @@ impl Telemetry {
         tracing::info!(endpoint = %settings.endpoint, protocol = ?settings.protocol, service = %settings.service_name, "exporting traces over OTLP");
         let scope = InstrumentationScope::builder("weir").with_version(env!("CARGO_PKG_VERSION")).build();
         let queue = batch::Queue::start(exporter, settings.batch, counts);
-        Telemetry { on: Some(On { queue, sampler: settings.sampler, scope }) }
+        Some(On { queue, sampler: settings.sampler, scope })
     }
 
     /// Whether spans are exported.

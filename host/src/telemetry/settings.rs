@@ -40,6 +40,73 @@ pub(super) struct Batch {
     pub(super) timeout: Duration,
 }
 
+/// Metrics over OTLP (`OTEL_METRICS_EXPORTER`, `OTEL_METRIC_EXPORT_INTERVAL`).
+#[derive(Debug)]
+pub(super) struct MetricsSettings {
+    /// The metrics endpoint as given, or the general one with `/v1/metrics`.
+    pub(super) endpoint: String,
+    pub(super) json: bool,
+    pub(super) headers: HashMap<String, String>,
+    pub(super) timeout: Duration,
+    /// How often the registry is sent (60 s).
+    pub(super) interval: Duration,
+    pub(super) resource: Vec<(String, String)>,
+}
+
+impl MetricsSettings {
+    /// The settings, unless metrics are not to be exported (no endpoint, disabled, or
+    /// `OTEL_METRICS_EXPORTER=none`).
+    pub(super) fn read(otel: &Otel) -> Option<MetricsSettings> {
+        let get = |name: &str| otel.get(name).map(|v| v.trim()).filter(|v| !v.is_empty());
+        if get("OTEL_SDK_DISABLED").is_some_and(|v| v.eq_ignore_ascii_case("true"))
+            || get("OTEL_METRICS_EXPORTER").is_some_and(|v| v.eq_ignore_ascii_case("none"))
+        {
+            return None;
+        }
+        let endpoint = match (get("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"), get("OTEL_EXPORTER_OTLP_ENDPOINT")) {
+            (Some(metrics), _) => metrics.to_owned(),
+            (None, Some(base)) => format!("{}/v1/metrics", base.trim_end_matches('/')),
+            (None, None) => return None,
+        };
+        match url::Url::parse(&endpoint) {
+            Ok(url) if matches!(url.scheme(), "http" | "https") && url.host_str().is_some() => {}
+            _ => {
+                tracing::warn!(
+                    endpoint,
+                    "the OTLP metrics endpoint is not an http:// or https:// URL; no metrics are exported"
+                );
+                return None;
+            }
+        }
+        let json = match get("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL").or(get("OTEL_EXPORTER_OTLP_PROTOCOL")) {
+            None | Some("http/protobuf") => false,
+            Some("http/json") => true,
+            Some(other) => {
+                warn("OTEL_EXPORTER_OTLP_PROTOCOL", other, "http/protobuf");
+                false
+            }
+        };
+        let mut headers = pairs(get("OTEL_EXPORTER_OTLP_HEADERS"));
+        headers.extend(pairs(get("OTEL_EXPORTER_OTLP_METRICS_HEADERS")));
+        let traces = Settings::read(otel).ok();
+        let (service, attributes) = match &traces {
+            Some(s) => (s.service_name.clone(), s.resource.clone()),
+            None => (get("OTEL_SERVICE_NAME").unwrap_or("weir").to_owned(), Vec::new()),
+        };
+        let mut resource = vec![("service.name".to_owned(), service)];
+        resource.extend(attributes.iter().map(|kv| (kv.key.to_string(), kv.value.to_string())));
+        Some(MetricsSettings {
+            endpoint,
+            json,
+            headers,
+            timeout: millis("OTEL_EXPORTER_OTLP_TIMEOUT", get("OTEL_EXPORTER_OTLP_TIMEOUT"), 10_000),
+            interval: millis("OTEL_METRIC_EXPORT_INTERVAL", get("OTEL_METRIC_EXPORT_INTERVAL"), 60_000)
+                .max(Duration::from_millis(100)),
+            resource,
+        })
+    }
+}
+
 /// Why nothing is exported.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Off {

@@ -228,3 +228,62 @@ async fn a_collector_that_never_answers_costs_deliveries_nothing_and_its_spans_a
     assert!(dropped >= 60.0, "{dropped}");
     weir.stop().await;
 }
+
+#[tokio::test]
+async fn metrics_go_over_otlp_too_as_the_same_series_as_the_metrics_endpoint() {
+    let collector = Collector::start();
+    let weir = exporting(&collector.endpoint())
+        .env("OTEL_METRIC_EXPORT_INTERVAL", "200")
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+        .start()
+        .await;
+    let t = weir.tenant(Plan::Pro).await;
+    let receiver = Receiver::start().await;
+    let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    for i in 0..3 {
+        t.publisher.publish(&work_order_event(&format!("wo_{i}"))).await;
+    }
+    t.admin.settled(webhook["id"].as_str().unwrap(), 3).await;
+    let value = |m: &Value| m["points"][0]["value"].as_f64().unwrap_or(0.0);
+    let published = eventually("weir_events_published over OTLP", Duration::from_secs(20), async || {
+        collector.metrics().into_iter().rev().find(|m| m["metric"] == "weir_events_published" && value(m) >= 3.0)
+    })
+    .await;
+    assert_eq!(published["kind"], "sum");
+    assert_eq!(published["monotonic"], true);
+    assert_eq!(published["encoding"], "json");
+    assert_eq!(published["resource"]["service.name"], "weir");
+    let attempts = collector
+        .metrics()
+        .into_iter()
+        .rev()
+        .find(|m| m["metric"] == "weir_attempt_duration_seconds")
+        .expect("the attempt histogram");
+    assert_eq!(attempts["kind"], "histogram");
+    let point = attempts["points"].as_array().unwrap().iter().find(|p| p["attributes"]["result"] == "success").unwrap();
+    assert!(point["count"].as_u64().unwrap() >= 3, "{point}");
+    let buckets: u64 = point["buckets"].as_array().unwrap().iter().map(|b| b.as_u64().unwrap()).sum();
+    assert_eq!(buckets, point["count"].as_u64().unwrap(), "every attempt in one bucket: {point}");
+    assert_eq!(point["buckets"].as_array().unwrap().len(), point["bounds"].as_array().unwrap().len() + 1);
+    // Every family /metrics serves is there.
+    let text = weir.http().get("/metrics").send().await.expect(200).text();
+    let names: Vec<String> = collector.metrics().iter().map(|m| m["metric"].as_str().unwrap().to_owned()).collect();
+    for family in text.lines().filter_map(|l| l.strip_prefix("# TYPE ")).map(|l| l.split(' ').next().unwrap()) {
+        let family = family.trim_end_matches("_total");
+        assert!(names.iter().any(|n| n == family), "{family} missing from OTLP");
+    }
+    weir.stop().await;
+    // OTEL_METRICS_EXPORTER=none: spans only.
+    let other = Collector::start();
+    let weir = exporting(&other.endpoint())
+        .env("OTEL_METRIC_EXPORT_INTERVAL", "100")
+        .env("OTEL_METRICS_EXPORTER", "none")
+        .start()
+        .await;
+    let t = weir.tenant(Plan::Pro).await;
+    t.publisher.publish(&work_order_event("wo_x")).await;
+    other.span("a span", |s| s["kind"] == SERVER).await;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert!(other.metrics().is_empty(), "{:?}", other.metrics());
+    weir.stop().await;
+}

@@ -46,9 +46,14 @@ impl Collector {
         format!("http://127.0.0.1:{}", self.port)
     }
 
-    /// Everything received so far.
+    /// The spans received so far.
     pub fn spans(&self) -> Vec<Value> {
-        self.spans.lock().unwrap().clone()
+        self.spans.lock().unwrap().iter().filter(|r| r.get("span_id").is_some()).cloned().collect()
+    }
+
+    /// The metrics received so far (one record per metric per export).
+    pub fn metrics(&self) -> Vec<Value> {
+        self.spans.lock().unwrap().iter().filter(|r| r.get("metric").is_some()).cloned().collect()
     }
 
     /// Waits for a span `matches` accepts.
