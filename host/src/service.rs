@@ -59,6 +59,8 @@ pub async fn run(
             "this Redis keeps finished delivery records in hash tables (about 2.4 times the memory): set hash-max-listpack-value to the recommended value"
         );
     }
+    // With replicas awaited, publishing steers clear of partitions whose master lost them.
+    store.watch_replicas();
     let plugins = Arc::new(plugins::Runtime::new(config.plugin_limits(), config.data_dir.join("plugin-cache"))?);
     let history = history::History::configured(&config, store.prefix())?;
     if let Some(history) = &history

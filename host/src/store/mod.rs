@@ -178,6 +178,8 @@ pub struct Store {
     /// Snapshots this handle (and its clones) published: every
     /// [`events::CAP_CHECK_EVERY`]th checks the organisation's cap.
     snapshots_published: Arc<AtomicU32>,
+    /// Partitions that could not acknowledge a write lately (`events::standby`).
+    shunned: Arc<self::events::shunned::Shunned>,
 }
 
 impl std::fmt::Debug for Store {
@@ -224,6 +226,7 @@ impl Store {
             history: settings.history,
             recent: Arc::default(),
             snapshots_published: Arc::default(),
+            shunned: Arc::new(self::events::shunned::Shunned::new(partitions)),
         })
     }
 

@@ -246,3 +246,132 @@ async fn adding_a_master_and_resharding_under_load_loses_nothing() {
     let spread = keys_by_master(&cluster, &builder.prefix());
     assert!(spread.get(&new_master).is_some_and(|k| !k.is_empty()), "the new master took keys: {:?}", spread.keys());
 }
+
+/// Publishes `events` (each with its own subject, `prefix_i`), ten at a time; the ids of
+/// those answered 202, and how many were answered 503 (with `Retry-After`). Any other answer
+/// fails the test.
+async fn publish_counting(api: &Api, action: &str, prefix: &str, events: usize) -> (Vec<(String, String)>, usize) {
+    let mut accepted = Vec::new();
+    let mut refused = 0;
+    for chunk in (0..events).collect::<Vec<_>>().chunks(10) {
+        let sends: Vec<_> = chunk
+            .iter()
+            .map(|i| {
+                let subject = format!("{prefix}_{i}");
+                let mut event = work_order_event(&subject);
+                event["action"] = Value::from(action);
+                let api = api.clone();
+                tokio::spawn(async move { (subject, api.post("/api/v2/events", &event).await) })
+            })
+            .collect();
+        for send in sends {
+            let (subject, resp) = send.await.unwrap();
+            match resp.status {
+                202 => accepted.push((subject, resp.json()["id"].as_str().unwrap().to_owned())),
+                503 => {
+                    assert!(resp.headers.contains_key("retry-after"), "a 503 says when to come back");
+                    eprintln!("{prefix}: 503 {}", String::from_utf8_lossy(&resp.body));
+                    refused += 1;
+                }
+                other => panic!("publishing answered {other}: {}", String::from_utf8_lossy(&resp.body)),
+            }
+        }
+    }
+    (accepted, refused)
+}
+
+#[tokio::test]
+async fn publishing_stays_available_when_a_master_fails_over_to_a_replica_without_one() {
+    let mut cluster = RedisCluster::start();
+    let weir = WeirBuilder::cluster(&cluster).env("WEIR_REDIS_WAIT_REPLICAS", "1").start().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let receiver = Receiver::start().await;
+    t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    // An ordered webhook's events (another action) must wait for their own partition.
+    let ordered = t
+        .admin
+        .post(
+            "/api/v2/webhooks",
+            &serde_json::json!({"url": receiver.url, "subscribed_actions": ["work_order_updated"], "ordering": "subject"}),
+        )
+        .await
+        .expect(201)
+        .json();
+    let (before, refused) = publish_counting(&t.publisher, "work_order_created", "before", 50).await;
+    assert_eq!((before.len(), refused), (50, 0), "all accepted before the failure");
+
+    let victim = cluster.masters()[1].port;
+    // Killed as a crash would (no clean shutdown).
+    cluster.node_mut(victim).stop();
+    let during = tokio::spawn({
+        let api = t.publisher.clone();
+        async move { publish_counting(&api, "work_order_created", "during", 30).await }
+    });
+    let healthy = tokio::task::spawn_blocking(move || {
+        // Until the failure is noticed the nodes still say `ok`: wait for the replica to
+        // take the victim's slots first.
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while cluster.masters().iter().any(|m| m.port == victim && m.slots > 0) {
+            assert!(std::time::Instant::now() < deadline, "no replica took over");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        cluster.wait_healthy(3);
+        cluster
+    });
+    let cluster = healthy.await.unwrap();
+    let (during, refused_during) = during.await.unwrap();
+    assert!(!cluster.masters().iter().any(|m| m.port == victim), "a replica took over");
+
+    // Once the cluster is `ok`, its new master has no replica: its partitions cannot
+    // acknowledge a write, and their events go to a standby.
+    let (after, refused_after) = publish_counting(&t.publisher, "work_order_created", "after", 200).await;
+    eprintln!(
+        "before: 50 accepted; during: {} accepted, {refused_during} refused; after: {} accepted, {refused_after} refused",
+        during.len(),
+        after.len()
+    );
+    assert!(after.len() >= 198, "at least 99% accepted once the cluster is ok: {} of 200", after.len());
+
+    // Every accepted event is found by id and delivered.
+    let all: Vec<(String, String)> = before.iter().chain(&during).chain(&after).cloned().collect();
+    let keys = weir::store::Keys::new("", 16);
+    let mut on_standby = 0;
+    for (subject, id) in &after {
+        let event = t.admin.get(&format!("/api/v2/events/{id}")).await.expect(200).json();
+        let delivery = event["deliveries"][0]["id"].as_str().expect("its delivery").to_owned();
+        let home = keys.partition_of_subject(&t.org_id, "WorkOrder", subject);
+        on_standby += usize::from(keys.partition_of_delivery(&delivery) != Some(home));
+    }
+    // Those whose own partition is on the failed master's replica went to a standby.
+    assert!(on_standby > 20, "{on_standby} of 200 on a standby");
+    eventually(&format!("all {} accepted events delivered", all.len()), Duration::from_secs(90), async || {
+        let got: HashSet<String> =
+            receiver.received().iter().map(|r| r.json()["subject"]["id"].as_str().unwrap().to_owned()).collect();
+        all.iter().all(|(subject, _)| got.contains(subject)).then_some(())
+    })
+    .await;
+
+    // The ordered webhook's events: those whose partition is the failed master's wait (503);
+    // the others are accepted and delivered.
+    let (kept, waited) = publish_counting(&t.publisher, "work_order_updated", "ordered", 20).await;
+    assert!(waited > 0, "some subjects live on the failed master's partitions");
+    assert!(!kept.is_empty());
+    eventually("the ordered webhook's accepted events delivered", Duration::from_secs(60), async || {
+        let got: HashSet<String> =
+            receiver.received().iter().map(|r| r.json()["subject"]["id"].as_str().unwrap().to_owned()).collect();
+        kept.iter().all(|(subject, _)| got.contains(subject)).then_some(())
+    })
+    .await;
+    // None of them went to a standby: each delivery is in its subject's own partition (the
+    // partition a delivery id names).
+    let org = &t.org_id;
+    let deliveries = t.admin.deliveries_of(ordered["id"].as_str().unwrap()).await;
+    let mut checked = 0;
+    for (subject, event_id) in &kept {
+        let d = deliveries.iter().find(|d| d["event_id"] == event_id.as_str()).expect("its delivery");
+        let home = keys.partition_of_subject(org, "WorkOrder", subject);
+        assert_eq!(keys.partition_of_delivery(d["id"].as_str().unwrap()), Some(home), "{d}");
+        checked += 1;
+    }
+    assert_eq!(checked, kept.len());
+}

@@ -96,7 +96,15 @@ pub(crate) async fn publish_except(
     let mut webhooks = app.publisher.subscribers(org_id, &event.action).await?;
     webhooks.retain(|w| Some(w.webhook.as_str()) != except);
     super::filtering::keep_selected(app, &envelope, &mut webhooks);
-    let p = app.store.keys().partition_of_subject(org_id, &event.subject_type, &event.subject_id);
+    // Its subject's partition — or, while that one cannot acknowledge writes (a failover
+    // left its master without replicas), a standby, unless an ordered webhook receives it
+    // (`store::events::standby`).
+    let home = app.store.keys().partition_of_subject(org_id, &event.subject_type, &event.subject_id);
+    let p = app.store.partition_for(home, webhooks.iter().any(|w| w.ordered)).await;
+    if p != home && !event.fresh_id && app.store.has_event(home, org_id, &event.id).await? {
+        // An earlier try left it in its own partition: it is not published twice.
+        return Ok(Published::Duplicate);
+    }
     // Operational events are about Weir's own resources: no report exports them.
     let snapshot = envelope.len() <= MAX_SNAPSHOT_BYTES && !catalog::is_operational(&event.action);
     let accepted_ms = crate::time::now_millis();

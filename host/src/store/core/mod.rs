@@ -8,3 +8,4 @@ pub mod keys;
 pub mod managed;
 pub(crate) mod reply;
 pub(crate) mod scripts;
+pub mod shards;

@@ -88,11 +88,25 @@ impl Store {
     /// The newest snapshot of a record, as JSON text (the snapshot key of the newest event
     /// about it), or where that event went when it is no longer here (history in
     /// PostgreSQL).
+    /// The pointer is looked for in every partition (the newest wins): an event published
+    /// while its record's partition could not acknowledge writes went to another one
+    /// (`events::standby`).
     pub async fn snapshot(&self, org_id: &str, kind: &str, id: &str) -> Result<Snapshot> {
-        let p = self.keys().partition_of_subject(org_id, kind, id);
-        let pointer: Option<String> =
-            self.conn().hget(self.keys().snapshots(p, org_id), format!("{kind}:{id}")).await?;
-        let Some((ms, event)) = pointer.as_deref().and_then(|v| v.split_once(' ')) else { return Ok(Snapshot::None) };
+        let field = format!("{kind}:{id}");
+        let reads = self.keys().partitions().map(|p| {
+            let field = field.clone();
+            async move {
+                let pointer: Option<String> = self.conn().hget(self.keys().snapshots(p, org_id), field).await?;
+                Ok::<_, crate::store::StoreError>(pointer.map(|v| (p, v)))
+            }
+        });
+        let pointers = futures_util::future::try_join_all(reads).await?;
+        let newest = pointers
+            .into_iter()
+            .flatten()
+            .max_by_key(|(_, v)| v.split_once(' ').and_then(|(ms, _)| ms.parse::<u64>().ok()).unwrap_or(0));
+        let Some((p, pointer)) = newest else { return Ok(Snapshot::None) };
+        let Some((ms, event)) = pointer.split_once(' ') else { return Ok(Snapshot::None) };
         match self.event(p, org_id, event).await? {
             Some(stored) => Ok(snapshot_of(kind, &stored).map_or(Snapshot::None, Snapshot::Here)),
             None => match ms.parse() {

@@ -9,4 +9,6 @@ pub mod publish;
 pub mod publisher;
 pub(crate) mod recent;
 pub mod replay;
+pub(crate) mod shunned;
+pub(crate) mod standby;
 pub mod stored;

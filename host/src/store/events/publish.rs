@@ -32,6 +32,12 @@ pub(in crate::store) const CAP_CHECK_EVERY: u32 = 8;
 /// Largest event kept as a record's snapshot (its envelope, uncompressed).
 pub const MAX_SNAPSHOT_BYTES: usize = 256 * 1024;
 
+/// Whether Redis refused a command before running it (so nothing of it was written).
+fn refused_before_running(e: &redis::RedisError) -> bool {
+    const REFUSED: &[&str] = &["MOVED", "ASK", "CLUSTERDOWN", "TRYAGAIN", "READONLY", "MASTERDOWN", "LOADING"];
+    e.is_connection_refusal() || e.code().is_some_and(|code| REFUSED.contains(&code))
+}
+
 /// How long what a publish writes is kept.
 #[derive(Debug, Clone, Copy)]
 pub struct Retention {
@@ -87,7 +93,28 @@ pub enum Published {
     New { deliveries: usize },
 }
 
+/// How often, and after how long, a publish refused before it ran (the cluster between two
+/// views of its slots) is sent again.
+const AGAIN_AFTER: [Duration; 3] = [Duration::from_millis(50), Duration::from_millis(200), Duration::from_millis(500)];
+
 impl Store {
+    /// Runs the publish script; when Redis refused it before it ran — the client's map of
+    /// the slots behind the cluster's (`MOVED`), the cluster between masters (`CLUSTERDOWN`,
+    /// `TRYAGAIN`), a replica that just lost its master's role (`READONLY`) — runs it again
+    /// a few times, as nothing of it was written.
+    async fn run_unwritten_again(&self, call: &crate::store::core::scripts::Call<'_>) -> Result<Vec<String>> {
+        let mut again = AGAIN_AFTER.iter();
+        loop {
+            match call.run(&mut self.conn()).await {
+                Err(StoreError::Unavailable(e)) if refused_before_running(&e) => match again.next() {
+                    Some(wait) => tokio::time::sleep(*wait).await,
+                    None => return Err(StoreError::Unavailable(e)),
+                },
+                done => return done,
+            }
+        }
+    }
+
     /// Publishes events of one partition (all or nothing each), and waits for replicas when
     /// configured: once this returns, every `New` event is acknowledged.
     pub async fn publish(&self, p: Partition, batch: &[Publication], retention: Retention) -> Result<Vec<Published>> {
@@ -154,7 +181,7 @@ impl Store {
                 }
             }
         }
-        let replies: Vec<String> = call.run(&mut self.conn()).await?;
+        let replies: Vec<String> = self.run_unwritten_again(&call).await?;
         if replies.len() != batch.len() {
             return Err(unexpected("publish.lua", "one reply per event expected"));
         }
@@ -169,8 +196,14 @@ impl Store {
                 })
             })
             .collect::<Result<_>>()?;
-        if published.iter().any(|p| matches!(p, Published::New { .. })) {
-            self.acknowledged(&keys.ready(p)).await?;
+        if published.iter().any(|p| matches!(p, Published::New { .. }))
+            && let Err(e) = self.acknowledged(&keys.ready(p)).await
+        {
+            if matches!(e, StoreError::NotReplicated { .. }) {
+                // Its master has lost its replicas: the next events go to a standby.
+                self.shun(p);
+            }
+            return Err(e);
         }
         for (outcome, event) in published.iter().zip(batch) {
             if matches!(outcome, Published::New { deliveries } if *deliveries > 0) {
