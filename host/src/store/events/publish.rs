@@ -102,13 +102,22 @@ impl Store {
     /// the slots behind the cluster's (`MOVED`), the cluster between masters (`CLUSTERDOWN`,
     /// `TRYAGAIN`), a replica that just lost its master's role (`READONLY`) — runs it again
     /// a few times, as nothing of it was written.
-    async fn run_unwritten_again(&self, call: &crate::store::core::scripts::Call<'_>) -> Result<Vec<String>> {
+    async fn run_unwritten_again(
+        &self,
+        partition: Partition,
+        call: &crate::store::core::scripts::Call<'_>,
+    ) -> Result<Vec<String>> {
         let mut again = AGAIN_AFTER.iter();
         loop {
             match call.run(&mut self.conn()).await {
                 Err(StoreError::Unavailable(e)) if refused_before_running(&e) => match again.next() {
                     Some(wait) => tokio::time::sleep(*wait).await,
-                    None => return Err(StoreError::Unavailable(e)),
+                    None => {
+                        // Its master is down or being replaced: the next events go to a
+                        // standby meanwhile.
+                        self.shun(partition);
+                        return Err(StoreError::Unavailable(e));
+                    }
                 },
                 done => return done,
             }
@@ -181,7 +190,7 @@ impl Store {
                 }
             }
         }
-        let replies: Vec<String> = self.run_unwritten_again(&call).await?;
+        let replies: Vec<String> = self.run_unwritten_again(p, &call).await?;
         if replies.len() != batch.len() {
             return Err(unexpected("publish.lua", "one reply per event expected"));
         }

@@ -10,8 +10,9 @@
 //! A partition is *shunned* while its master has fewer replicas than awaited: a serving
 //! process looks at every partition's master every [`LOOK_EVERY`] (`CLUSTER SHARDS`, so a
 //! failover is noticed before a publish has to fail on it), and a write that could not be
-//! acknowledged shuns its partition for [`SHUNNED_FOR`] at once; once that is up, the next
-//! publish there looks again with one short `WAIT` first.
+//! acknowledged, or was refused by a master that is down or being replaced, shuns its
+//! partition for [`SHUNNED_FOR`] at once; once that is up, the next publish there looks
+//! again with one short `WAIT` first.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -48,7 +49,13 @@ impl Store {
                     let Some(until) = shunned.at(p) else { continue };
                     let replicas = shards::replicas_of(&shards, slot(&keys.ready(p)));
                     if replicas.is_some_and(|n| n >= wanted) {
-                        if until.swap(0, Ordering::Relaxed) != 0 {
+                        // (A shun is never cut short: one a failed write set outlives a
+                        // view that has not yet seen the failure.)
+                        let was = until.load(Ordering::Relaxed);
+                        if was != 0
+                            && was <= crate::time::now_millis()
+                            && until.compare_exchange(was, 0, Ordering::Relaxed, Ordering::Relaxed).is_ok()
+                        {
                             tracing::info!(
                                 partition = p.0,
                                 "a partition's master has its replicas again; its events go there again"
