@@ -114,10 +114,20 @@ impl Telemetry {
     /// Export as `otel` asks (inside a Tokio runtime), through a client trusting `tls`'s
     /// roots; off (logged why, when it was asked for) otherwise.
     pub(crate) fn start(otel: &Otel, tls: &rustls::ClientConfig, counts: Counts) -> Telemetry {
-        let metrics = MetricsSettings::read(otel).map(|m| {
-            let client = http::Client::new(tls, m.timeout);
-            (m, client)
-        });
+        let metrics = match MetricsSettings::read(otel) {
+            Ok(m) => {
+                let client = http::Client::new(tls, m.timeout);
+                Some((m, client))
+            }
+            Err(Off::BadEndpoint(endpoint)) => {
+                tracing::warn!(
+                    endpoint,
+                    "the OTLP metrics endpoint is not an http:// or https:// URL; no metrics are exported"
+                );
+                None
+            }
+            Err(Off::NoEndpoint | Off::Disabled) => None,
+        };
         let on = Self::traces(otel, tls, counts);
         Telemetry { on, metrics: std::sync::Mutex::new(metrics) }
     }
@@ -227,13 +237,7 @@ impl Telemetry {
         } else {
             Status::Unset
         };
-        let context = SpanContext::new(
-            TraceId::from_bytes(trace_id),
-            SpanId::from_bytes(span_id),
-            TraceFlags::SAMPLED,
-            false,
-            TraceState::NONE,
-        );
+        let context = sampled(trace_id, span_id);
         on.queue.push(on.span(
             context,
             parent.as_ref(),
@@ -255,15 +259,7 @@ impl Telemetry {
         }
         let publish_id = TraceContext::publish_span_id(trace.trace_id, span.event_id);
         let parent = remote(trace, publish_id, true);
-        let own = |attempt: u32| {
-            SpanContext::new(
-                TraceId::from_bytes(trace.trace_id),
-                SpanId::from_bytes(trace.attempt_span_id(span.delivery_id, attempt as usize)),
-                TraceFlags::SAMPLED,
-                false,
-                TraceState::NONE,
-            )
-        };
+        let own = |attempt: u32| sampled(trace.trace_id, trace.attempt_span_id(span.delivery_id, attempt as usize));
         let context = own(span.attempt);
         let mut attributes = vec![
             KeyValue::new("weir.webhook.id", span.webhook_id.to_owned()),
@@ -306,17 +302,11 @@ impl Telemetry {
         };
         // A retry links to the first attempt.
         let links = if span.attempt > 1 { vec![Link::with_context(own(1))] } else { Vec::new() };
-        let parent_of_calls = remote(trace, trace.attempt_span_id(span.delivery_id, span.attempt as usize), true);
+        let parent_of_calls = remote(trace, context.span_id().to_bytes(), true);
         on.queue.push(on.span(context, Some(&parent), kind, name, (span.start, span.end), attributes, status, links));
         for (i, call) in span.plugins.iter().enumerate() {
             let id = TraceContext::plugin_span_id(trace.trace_id, span.delivery_id, i);
-            let context = SpanContext::new(
-                TraceId::from_bytes(trace.trace_id),
-                SpanId::from_bytes(id),
-                TraceFlags::SAMPLED,
-                false,
-                TraceState::NONE,
-            );
+            let context = sampled(trace.trace_id, id);
             let attributes = vec![
                 KeyValue::new("weir.plugin.id", call.plugin_id.clone()),
                 KeyValue::new("weir.plugin.verdict", call.verdict),
@@ -349,13 +339,7 @@ impl Telemetry {
         if !on.decide(None, trace_id, name, &SpanKind::Internal) {
             return;
         }
-        let context = SpanContext::new(
-            TraceId::from_bytes(trace_id),
-            SpanId::from_bytes(rand::random()),
-            TraceFlags::SAMPLED,
-            false,
-            TraceState::NONE,
-        );
+        let context = sampled(trace_id, rand::random());
         let attributes = attributes.into_iter().map(|(k, v)| KeyValue::new(k, v)).collect();
         let status = error.map_or(Status::Unset, Status::error);
         on.queue.push(on.span(
@@ -408,6 +392,17 @@ impl On {
             instrumentation_scope: self.scope.clone(),
         }
     }
+}
+
+/// A sampled span made here.
+fn sampled(trace_id: [u8; 16], span_id: [u8; 8]) -> SpanContext {
+    SpanContext::new(
+        TraceId::from_bytes(trace_id),
+        SpanId::from_bytes(span_id),
+        TraceFlags::SAMPLED,
+        false,
+        TraceState::NONE,
+    )
 }
 
 /// A span of `trace` made elsewhere (another request, another process).

@@ -54,54 +54,20 @@ pub(super) struct MetricsSettings {
 }
 
 impl MetricsSettings {
-    /// The settings, unless metrics are not to be exported (no endpoint, disabled, or
+    /// The settings, or why metrics are not exported (no endpoint, disabled, or
     /// `OTEL_METRICS_EXPORTER=none`).
-    pub(super) fn read(otel: &Otel) -> Option<MetricsSettings> {
-        let get = |name: &str| otel.get(name).map(|v| v.trim()).filter(|v| !v.is_empty());
-        if get("OTEL_SDK_DISABLED").is_some_and(|v| v.eq_ignore_ascii_case("true"))
-            || get("OTEL_METRICS_EXPORTER").is_some_and(|v| v.eq_ignore_ascii_case("none"))
-        {
-            return None;
-        }
-        let endpoint = match (get("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"), get("OTEL_EXPORTER_OTLP_ENDPOINT")) {
-            (Some(metrics), _) => metrics.to_owned(),
-            (None, Some(base)) => format!("{}/v1/metrics", base.trim_end_matches('/')),
-            (None, None) => return None,
-        };
-        match url::Url::parse(&endpoint) {
-            Ok(url) if matches!(url.scheme(), "http" | "https") && url.host_str().is_some() => {}
-            _ => {
-                tracing::warn!(
-                    endpoint,
-                    "the OTLP metrics endpoint is not an http:// or https:// URL; no metrics are exported"
-                );
-                return None;
-            }
-        }
-        let json = match get("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL").or(get("OTEL_EXPORTER_OTLP_PROTOCOL")) {
-            None | Some("http/protobuf") => false,
-            Some("http/json") => true,
-            Some(other) => {
-                warn("OTEL_EXPORTER_OTLP_PROTOCOL", other, "http/protobuf");
-                false
-            }
-        };
-        let mut headers = pairs(get("OTEL_EXPORTER_OTLP_HEADERS"));
-        headers.extend(pairs(get("OTEL_EXPORTER_OTLP_METRICS_HEADERS")));
-        let traces = Settings::read(otel).ok();
-        let (service, attributes) = match &traces {
-            Some(s) => (s.service_name.clone(), s.resource.clone()),
-            None => (get("OTEL_SERVICE_NAME").unwrap_or("weir").to_owned(), Vec::new()),
-        };
+    pub(super) fn read(otel: &Otel) -> Result<MetricsSettings, Off> {
+        let to = Destination::read(otel, "METRICS", "/v1/metrics")?;
+        let (service, attributes) = resource(otel);
         let mut resource = vec![("service.name".to_owned(), service)];
         resource.extend(attributes.iter().map(|kv| (kv.key.to_string(), kv.value.to_string())));
-        Some(MetricsSettings {
-            endpoint,
-            json,
-            headers,
-            timeout: millis("OTEL_EXPORTER_OTLP_TIMEOUT", get("OTEL_EXPORTER_OTLP_TIMEOUT"), 10_000),
-            interval: millis("OTEL_METRIC_EXPORT_INTERVAL", get("OTEL_METRIC_EXPORT_INTERVAL"), 60_000)
-                .max(Duration::from_millis(100)),
+        let interval = get(otel, "OTEL_METRIC_EXPORT_INTERVAL");
+        Ok(MetricsSettings {
+            endpoint: to.endpoint,
+            json: to.protocol == Protocol::HttpJson,
+            headers: to.headers,
+            timeout: to.timeout,
+            interval: millis("OTEL_METRIC_EXPORT_INTERVAL", interval, 60_000).max(Duration::from_millis(100)),
             resource,
         })
     }
@@ -112,34 +78,42 @@ impl MetricsSettings {
 pub(super) enum Off {
     /// No endpoint is set (the default).
     NoEndpoint,
-    /// `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none`.
+    /// `OTEL_SDK_DISABLED=true`, or the signal's exporter is `none`.
     Disabled,
     /// The endpoint is not an `http://` or `https://` URL.
     BadEndpoint(String),
 }
 
-impl Settings {
-    /// The settings, or why export is off.
-    pub(super) fn read(otel: &Otel) -> Result<Settings, Off> {
-        let get = |name: &str| otel.get(name).map(|v| v.trim()).filter(|v| !v.is_empty());
-        if get("OTEL_SDK_DISABLED").is_some_and(|v| v.eq_ignore_ascii_case("true"))
-            || get("OTEL_TRACES_EXPORTER").is_some_and(|v| v.eq_ignore_ascii_case("none"))
+/// Where and how one signal is sent: the variables both signals read, each with its
+/// signal's own (`OTEL_EXPORTER_OTLP_TRACES_…`, `…_METRICS_…`) winning over the general one.
+struct Destination {
+    endpoint: String,
+    protocol: Protocol,
+    headers: HashMap<String, String>,
+    /// One export request's bound (`OTEL_EXPORTER_OTLP_TIMEOUT`, 10 s).
+    timeout: Duration,
+}
+
+impl Destination {
+    /// `signal` is `TRACES` or `METRICS`; `path` is appended to the general endpoint.
+    fn read(otel: &Otel, signal: &str, path: &str) -> Result<Destination, Off> {
+        let own = |name: &str| format!("OTEL_EXPORTER_OTLP_{signal}_{name}");
+        let general = |name: &str| format!("OTEL_EXPORTER_OTLP_{name}");
+        if get(otel, "OTEL_SDK_DISABLED").is_some_and(|v| v.eq_ignore_ascii_case("true"))
+            || get(otel, &format!("OTEL_{signal}_EXPORTER")).is_some_and(|v| v.eq_ignore_ascii_case("none"))
         {
             return Err(Off::Disabled);
         }
-        if let Some(other) = get("OTEL_TRACES_EXPORTER").filter(|v| !v.eq_ignore_ascii_case("otlp")) {
-            warn("OTEL_TRACES_EXPORTER", other, "otlp");
-        }
-        let endpoint = match (get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"), get("OTEL_EXPORTER_OTLP_ENDPOINT")) {
-            (Some(traces), _) => traces.to_owned(),
-            (None, Some(base)) => format!("{}/v1/traces", base.trim_end_matches('/')),
+        let endpoint = match (get(otel, &own("ENDPOINT")), get(otel, &general("ENDPOINT"))) {
+            (Some(endpoint), _) => endpoint.to_owned(),
+            (None, Some(base)) => format!("{}{path}", base.trim_end_matches('/')),
             (None, None) => return Err(Off::NoEndpoint),
         };
         match url::Url::parse(&endpoint) {
             Ok(url) if matches!(url.scheme(), "http" | "https") && url.host_str().is_some() => {}
             _ => return Err(Off::BadEndpoint(endpoint)),
         }
-        let protocol = match get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL").or(get("OTEL_EXPORTER_OTLP_PROTOCOL")) {
+        let protocol = match get(otel, &own("PROTOCOL")).or(get(otel, &general("PROTOCOL"))) {
             None | Some("http/protobuf") => Protocol::HttpBinary,
             Some("http/json") => Protocol::HttpJson,
             Some(other) => {
@@ -147,22 +121,42 @@ impl Settings {
                 Protocol::HttpBinary
             }
         };
-        let mut headers = pairs(get("OTEL_EXPORTER_OTLP_HEADERS"));
-        headers.extend(pairs(get("OTEL_EXPORTER_OTLP_TRACES_HEADERS")));
-        let timeout = get("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT")
-            .map(|v| ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", v))
-            .or(get("OTEL_EXPORTER_OTLP_TIMEOUT").map(|v| ("OTEL_EXPORTER_OTLP_TIMEOUT", v)))
-            .map_or(Duration::from_secs(10), |(name, v)| millis(name, Some(v), 10_000));
-        let mut resource: Vec<KeyValue> = pairs(get("OTEL_RESOURCE_ATTRIBUTES"))
+        let mut headers = pairs(get(otel, &general("HEADERS")));
+        headers.extend(pairs(get(otel, &own("HEADERS"))));
+        let timeout = [own("TIMEOUT"), general("TIMEOUT")]
             .into_iter()
-            .filter(|(k, _)| k != "service.name")
-            .map(|(k, v)| KeyValue::new(k, v))
-            .collect();
-        resource.sort_by(|a, b| a.key.as_str().cmp(b.key.as_str()));
-        let service_name = get("OTEL_SERVICE_NAME")
-            .map(str::to_owned)
-            .or_else(|| pairs(get("OTEL_RESOURCE_ATTRIBUTES")).remove("service.name"))
-            .unwrap_or_else(|| "weir".to_owned());
+            .find_map(|name| get(otel, &name).map(|v| millis(&name, Some(v), 10_000)))
+            .unwrap_or(Duration::from_secs(10));
+        Ok(Destination { endpoint, protocol, headers, timeout })
+    }
+}
+
+/// A variable's value, unless unset or blank.
+fn get<'a>(otel: &'a Otel, name: &str) -> Option<&'a str> {
+    otel.get(name).map(|v| v.trim()).filter(|v| !v.is_empty())
+}
+
+/// `service.name` (`OTEL_SERVICE_NAME`, else `service.name` of `OTEL_RESOURCE_ATTRIBUTES`,
+/// else `weir`) and the other resource attributes, by name.
+fn resource(otel: &Otel) -> (String, Vec<KeyValue>) {
+    let mut attributes = pairs(get(otel, "OTEL_RESOURCE_ATTRIBUTES"));
+    let from_attributes = attributes.remove("service.name");
+    let service =
+        get(otel, "OTEL_SERVICE_NAME").map(str::to_owned).or(from_attributes).unwrap_or_else(|| "weir".to_owned());
+    let mut resource: Vec<KeyValue> = attributes.into_iter().map(|(k, v)| KeyValue::new(k, v)).collect();
+    resource.sort_by(|a, b| a.key.as_str().cmp(b.key.as_str()));
+    (service, resource)
+}
+
+impl Settings {
+    /// The settings, or why export is off.
+    pub(super) fn read(otel: &Otel) -> Result<Settings, Off> {
+        let to = Destination::read(otel, "TRACES", "/v1/traces")?;
+        if let Some(other) = get(otel, "OTEL_TRACES_EXPORTER").filter(|v| !v.eq_ignore_ascii_case("otlp")) {
+            warn("OTEL_TRACES_EXPORTER", other, "otlp");
+        }
+        let (service_name, resource) = resource(otel);
+        let get = |name: &str| get(otel, name);
         let batch = Batch {
             delay: millis("OTEL_BSP_SCHEDULE_DELAY", get("OTEL_BSP_SCHEDULE_DELAY"), 5_000),
             queue: count("OTEL_BSP_MAX_QUEUE_SIZE", get("OTEL_BSP_MAX_QUEUE_SIZE"), 2_048),
@@ -171,10 +165,10 @@ impl Settings {
         };
         let batch = Batch { batch: batch.batch.min(batch.queue), ..batch };
         Ok(Settings {
-            endpoint,
-            protocol,
-            headers,
-            timeout,
+            endpoint: to.endpoint,
+            protocol: to.protocol,
+            headers: to.headers,
+            timeout: to.timeout,
             sampler: sampler(get("OTEL_TRACES_SAMPLER"), get("OTEL_TRACES_SAMPLER_ARG")),
             service_name,
             resource,
@@ -308,5 +302,42 @@ mod tests {
         assert_eq!(s.service_name, "weir-eu");
         assert_eq!(s.protocol, Protocol::HttpBinary);
         assert_eq!(s.batch.queue, 2048);
+    }
+
+    #[test]
+    fn metrics_read_the_same_variables_with_their_own_winning() {
+        let general = [
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318/"),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"),
+            ("OTEL_EXPORTER_OTLP_HEADERS", "x-api-key=k"),
+            ("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment=prod,service.name=from-attributes"),
+            ("OTEL_TRACES_EXPORTER", "none"),
+        ];
+        let m = MetricsSettings::read(&otel(&general)).unwrap();
+        assert_eq!(m.endpoint, "http://127.0.0.1:4318/v1/metrics");
+        assert!(m.json);
+        assert_eq!(m.headers.get("x-api-key").map(String::as_str), Some("k"));
+        assert_eq!(m.interval, Duration::from_secs(60));
+        assert_eq!(
+            m.resource,
+            [
+                ("service.name".to_owned(), "from-attributes".to_owned()),
+                ("deployment.environment".to_owned(), "prod".to_owned())
+            ],
+            "the resource whether or not traces are exported"
+        );
+        let mut own = general.to_vec();
+        own.extend([
+            ("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "https://metrics.internal/v1/m"),
+            ("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "http/protobuf"),
+            ("OTEL_METRIC_EXPORT_INTERVAL", "250"),
+        ]);
+        let m = MetricsSettings::read(&otel(&own)).unwrap();
+        assert_eq!(m.endpoint, "https://metrics.internal/v1/m");
+        assert!(!m.json);
+        assert_eq!(m.interval, Duration::from_millis(250));
+        own.push(("OTEL_METRICS_EXPORTER", "none"));
+        assert_eq!(MetricsSettings::read(&otel(&own)).unwrap_err(), Off::Disabled);
+        assert_eq!(MetricsSettings::read(&otel(&[])).unwrap_err(), Off::NoEndpoint);
     }
 }
