@@ -100,7 +100,7 @@ pub(crate) async fn publish_except(
     // left its master without replicas), a standby, unless an ordered webhook receives it
     // (`store::events::standby`).
     let home = app.store.keys().partition_of_subject(org_id, &event.subject_type, &event.subject_id);
-    let p = app.store.partition_for(home, webhooks.iter().any(|w| w.ordered)).await;
+    let p = app.store.partition_for(home, webhooks.iter().any(|w| w.ordered));
     if p != home && !event.fresh_id && app.store.has_event(home, org_id, &event.id).await? {
         // An earlier try left it in its own partition: it is not published twice.
         return Ok(Published::Duplicate);

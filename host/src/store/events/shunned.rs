@@ -19,12 +19,26 @@ impl Shunned {
         Shunned { until: (0..partitions).map(|_| AtomicU64::new(0)).collect() }
     }
 
-    pub(super) fn at(&self, p: Partition) -> Option<&AtomicU64> {
-        self.until.get(usize::from(p.0))
+    /// Shuns `p` for [`SHUNNED_FOR`] from `now_ms` (a shun is extended, never cut short);
+    /// whether it was not shunned before.
+    pub(super) fn shun(&self, p: Partition, now_ms: u64) -> bool {
+        self.at(p).is_some_and(|until| until.swap(now_ms + SHUNNED_FOR.as_millis() as u64, Ordering::Relaxed) == 0)
+    }
+
+    /// Ends `p`'s shun if its time is up at `now_ms`; whether it ended one.
+    pub(super) fn end_if_over(&self, p: Partition, now_ms: u64) -> bool {
+        self.at(p).is_some_and(|until| {
+            let was = until.load(Ordering::Relaxed);
+            was != 0 && was <= now_ms && until.compare_exchange(was, 0, Ordering::Relaxed, Ordering::Relaxed).is_ok()
+        })
     }
 
     /// Whether `p` is shunned at `now_ms`.
     pub(super) fn shunned(&self, p: Partition, now_ms: u64) -> bool {
         self.at(p).is_some_and(|u| u.load(Ordering::Relaxed) > now_ms)
+    }
+
+    fn at(&self, p: Partition) -> Option<&AtomicU64> {
+        self.until.get(usize::from(p.0))
     }
 }

@@ -11,19 +11,17 @@
 //! process looks at every partition's master every [`LOOK_EVERY`] (`CLUSTER SHARDS`, so a
 //! failover is noticed before a publish has to fail on it), and a write that could not be
 //! acknowledged, or was refused by a master that is down or being replaced, shuns its
-//! partition for [`SHUNNED_FOR`] at once; once that is up, the next publish there looks
-//! again with one short `WAIT` first.
+//! partition for `shunned::SHUNNED_FOR` at once. The look extends a shun while the master lacks
+//! replicas and ends it once its time is up and they are back; it never cuts one short.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use crate::store::core::keys::{Partition, slot};
 use crate::store::core::shards;
-use crate::store::events::shunned::SHUNNED_FOR;
 use crate::store::{Result, Store};
 
-/// How long the look at a shunned partition waits for its replicas.
+/// How long one look at the cluster may take.
 const LOOK: Duration = Duration::from_millis(100);
 /// How often a serving process looks at the replicas of every partition's master.
 const LOOK_EVERY: Duration = Duration::from_millis(250);
@@ -45,31 +43,21 @@ impl Store {
                 let Some(shunned) = shunned.upgrade() else { return };
                 // One look at the whole cluster, bounded; none: the marks stay as they are.
                 let Ok(Ok(shards)) = tokio::time::timeout(LOOK, conn.clone().shard_replicas()).await else { continue };
+                let now = crate::time::now_millis();
                 for p in keys.partitions() {
-                    let Some(until) = shunned.at(p) else { continue };
                     let replicas = shards::replicas_of(&shards, slot(&keys.ready(p)));
                     if replicas.is_some_and(|n| n >= wanted) {
-                        // (A shun is never cut short: one a failed write set outlives a
-                        // view that has not yet seen the failure.)
-                        let was = until.load(Ordering::Relaxed);
-                        if was != 0
-                            && was <= crate::time::now_millis()
-                            && until.compare_exchange(was, 0, Ordering::Relaxed, Ordering::Relaxed).is_ok()
-                        {
+                        if shunned.end_if_over(p, now) {
                             tracing::info!(
                                 partition = p.0,
                                 "a partition's master has its replicas again; its events go there again"
                             );
                         }
-                    } else {
-                        let was =
-                            until.swap(crate::time::now_millis() + SHUNNED_FOR.as_millis() as u64, Ordering::Relaxed);
-                        if was == 0 {
-                            tracing::warn!(
-                                partition = p.0,
-                                "a partition's master has fewer replicas than WEIR_REDIS_WAIT_REPLICAS: its events go to another partition (ordered webhooks' wait)"
-                            );
-                        }
+                    } else if shunned.shun(p, now) {
+                        tracing::warn!(
+                            partition = p.0,
+                            "a partition's master has fewer replicas than WEIR_REDIS_WAIT_REPLICAS: its events go to another partition (ordered webhooks' wait)"
+                        );
                     }
                 }
             }
@@ -78,53 +66,24 @@ impl Store {
 
     /// Notes that `p` could not acknowledge a write.
     pub(crate) fn shun(&self, p: Partition) {
-        if let Some(until) = self.shunned.at(p) {
-            let was = until.swap(crate::time::now_millis() + SHUNNED_FOR.as_millis() as u64, Ordering::Relaxed);
-            if was == 0 {
-                tracing::warn!(
-                    partition = p.0,
-                    "a partition could not acknowledge a write: its events go to another partition for a while (ordered webhooks' wait)"
-                );
-            }
+        if self.shunned.shun(p, crate::time::now_millis()) {
+            tracing::warn!(
+                partition = p.0,
+                "a partition could not acknowledge a write: its events go to another partition for a while (ordered webhooks' wait)"
+            );
         }
     }
 
-    /// The partition an event whose own is `home` goes to: `home` when it can acknowledge a
-    /// write (or nothing is awaited, or `must_stay`), else the first after it that is not
-    /// shunned (`home` if all are).
-    pub(crate) async fn partition_for(&self, home: Partition, must_stay: bool) -> Partition {
-        if self.wait_replicas == 0 || must_stay || self.can_acknowledge(home).await {
+    /// The partition an event whose own is `home` goes to: `home` when it is not shunned
+    /// (or nothing is awaited, or `must_stay`), else the first after it that is not (`home`
+    /// if all are).
+    pub(crate) fn partition_for(&self, home: Partition, must_stay: bool) -> Partition {
+        let now = crate::time::now_millis();
+        if self.wait_replicas == 0 || must_stay || !self.shunned.shunned(home, now) {
             return home;
         }
         let n = self.keys().partition_count();
-        let now = crate::time::now_millis();
         (1..n).map(|i| Partition((home.0 + i) % n)).find(|p| !self.shunned.shunned(*p, now)).unwrap_or(home)
-    }
-
-    /// Whether `p` can acknowledge a write: not shunned, or — once its time is up — its
-    /// master has the replicas now (one short `WAIT`, by one caller at a time).
-    async fn can_acknowledge(&self, p: Partition) -> bool {
-        let Some(until) = self.shunned.at(p) else { return true };
-        let now = crate::time::now_millis();
-        let was = until.load(Ordering::Relaxed);
-        if was == 0 {
-            return true;
-        }
-        if was > now {
-            return false;
-        }
-        // Time to look again; the others keep passing it over meanwhile.
-        let hold = now + SHUNNED_FOR.as_millis() as u64;
-        if until.compare_exchange(was, hold, Ordering::Relaxed, Ordering::Relaxed).is_err() {
-            return false;
-        }
-        let acked = self.conn().wait_for_replicas(&self.keys().ready(p), self.wait_replicas, LOOK).await;
-        if matches!(acked, Ok(n) if n >= self.wait_replicas) {
-            until.store(0, Ordering::Relaxed);
-            tracing::info!(partition = p.0, "a partition acknowledges writes again; its events go there again");
-            return true;
-        }
-        false
     }
 
     /// Whether the organisation's event `event_id` is in partition `p` (a publish going to a
