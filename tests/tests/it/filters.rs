@@ -16,12 +16,10 @@ use crate::support::weir::{Api, Weir, export_event, plugin_wasm};
 /// The service document's case, in one line.
 const DOCUMENTED: &str = r#"report_export.exportable.type == "Form" && creator.id in ["usr_1", "usr_2"]"#;
 
-async fn metric(api: &Api, series: &str) -> f64 {
-    let text = api.http.get("/metrics").send().await.expect(200).text();
-    text.lines()
-        .find(|l| l.starts_with(series) && l[series.len()..].starts_with(' '))
-        .and_then(|l| l.rsplit(' ').next()?.parse().ok())
-        .unwrap_or(0.0)
+/// A webhook for report exports with the service document's filter.
+async fn with_documented_filter(admin: &Api, url: &str) -> Value {
+    let body = json!({"url": url, "subscribed_actions": ["report_export_completed"], "filter": DOCUMENTED});
+    admin.post("/api/v2/webhooks", &body).await.expect(201).json()
 }
 
 #[tokio::test]
@@ -29,15 +27,7 @@ async fn a_filter_selects_what_its_webhook_receives_and_nothing_is_kept_of_the_r
     let weir = Weir::start_default().await;
     let t = weir.tenant(Plan::Pro).await;
     let receiver = Receiver::start().await;
-    let hook = t
-        .admin
-        .post(
-            "/api/v2/webhooks",
-            &json!({"url": receiver.url, "subscribed_actions": ["report_export_completed"], "filter": DOCUMENTED}),
-        )
-        .await
-        .expect(201)
-        .json();
+    let hook = with_documented_filter(&t.admin, &receiver.url).await;
     assert_eq!(hook["filter"], DOCUMENTED);
     let id = hook["id"].as_str().unwrap().to_owned();
     assert_eq!(t.admin.get(&format!("/api/v2/webhooks/{id}")).await.expect(200).json()["filter"], DOCUMENTED);
@@ -57,8 +47,8 @@ async fn a_filter_selects_what_its_webhook_receives_and_nothing_is_kept_of_the_r
     let listed = t.admin.get(&format!("/api/v2/webhook_deliveries?webhook_id={id}")).await.expect(200).json();
     assert_eq!(listed["data"].as_array().unwrap().len(), 1);
     let series = |result: &str| format!("weir_filter_events_total{{webhook_id=\"{id}\",result=\"{result}\"}}");
-    assert_eq!(metric(&t.admin, &series("selected")).await, 1.0);
-    assert_eq!(metric(&t.admin, &series("not_selected")).await, 2.0);
+    assert_eq!(t.admin.metric(&series("selected")).await.unwrap_or(0.0), 1.0);
+    assert_eq!(t.admin.metric(&series("not_selected")).await.unwrap_or(0.0), 2.0);
 
     // An evaluation error (a field some events lack) selects nothing and is counted.
     let patched = t
@@ -69,7 +59,7 @@ async fn a_filter_selects_what_its_webhook_receives_and_nothing_is_kept_of_the_r
         .json();
     assert_eq!(patched["filter"], "report_export.missing == 1");
     t.publisher.publish(&export_event("rex_4", ("Form", "frm_1"), "usr_1")).await;
-    assert_eq!(metric(&t.admin, &series("error")).await, 1.0);
+    assert_eq!(t.admin.metric(&series("error")).await.unwrap_or(0.0), 1.0);
     // Removed: every subscribed event again.
     let cleared = t.admin.patch(&format!("/api/v2/webhooks/{id}"), &json!({"filter": null})).await.expect(200).json();
     assert_eq!(cleared["filter"], Value::Null);
@@ -160,15 +150,7 @@ async fn a_replay_applies_the_filter_as_it_is_then() {
         t.publisher.publish(&export_event(rex, exportable, creator)).await;
     }
     let receiver = Receiver::start().await;
-    let hook = t
-        .admin
-        .post(
-            "/api/v2/webhooks",
-            &json!({"url": receiver.url, "subscribed_actions": ["report_export_completed"], "filter": DOCUMENTED}),
-        )
-        .await
-        .expect(201)
-        .json();
+    let hook = with_documented_filter(&t.admin, &receiver.url).await;
     let id = hook["id"].as_str().unwrap();
     let replay = t.admin.post(&format!("/api/v2/webhooks/{id}/replay"), &json!({"since": since})).await;
     assert_eq!(replay.expect(202).json()["count"], 2, "the two Forms");

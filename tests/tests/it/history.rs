@@ -101,11 +101,6 @@ async fn moved(builder: &WeirBuilder, pg: &Postgres, deliveries: u64, events: u6
     .await;
 }
 
-async fn metric(api: &Api, name: &str) -> Option<f64> {
-    let text = api.http.get("/metrics").send().await.expect(200).text();
-    text.lines().find(|l| l.starts_with(name) && l[name.len()..].starts_with(' '))?.rsplit(' ').next()?.parse().ok()
-}
-
 #[tokio::test]
 async fn moved_deliveries_and_events_read_exactly_as_before_the_move() {
     let pg = postgres::shared();
@@ -153,8 +148,8 @@ async fn moved_deliveries_and_events_read_exactly_as_before_the_move() {
     for pattern in [format!("{prefix}:*:ended"), format!("{prefix}:*:accepted")] {
         assert!(raw_keys(&builder, &pattern).is_empty(), "{pattern} left in Redis");
     }
-    assert_eq!(metric(&t.admin, "weir_history_backlog_deliveries").await, Some(0.0));
-    assert_eq!(metric(&t.admin, "weir_history_up").await, Some(1.0));
+    assert_eq!(t.admin.metric("weir_history_backlog_deliveries").await, Some(0.0));
+    assert_eq!(t.admin.metric("weir_history_up").await, Some(1.0));
     // An id seen before creates nothing new, moved or not.
     let mut again = work_order_event("wo_0");
     again["id"] = json!(events[0]);

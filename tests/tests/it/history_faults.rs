@@ -18,11 +18,6 @@ fn with_history(builder: WeirBuilder, pg: &Postgres, hot: &str) -> WeirBuilder {
     builder.env("WEIR_HISTORY_URL", &pg.url()).env("WEIR_HISTORY_HOT", hot)
 }
 
-async fn metric(api: &Api, name: &str) -> Option<f64> {
-    let text = api.http.get("/metrics").send().await.expect(200).text();
-    text.lines().find(|l| l.starts_with(name) && l[name.len()..].starts_with(' '))?.rsplit(' ').next()?.parse().ok()
-}
-
 async fn count(pg: &Postgres, schema: &str, table: &str) -> u64 {
     pg.count(&format!("SELECT count(*) FROM {schema}.{table}")).await
 }
@@ -94,8 +89,8 @@ async fn while_postgres_is_away_publishing_and_delivery_go_on_and_moved_reads_an
     // Readiness is Redis's: unaffected.
     assert_eq!(weir.http().get("/readyz").send().await.status, 200);
     eventually("the backlog and PostgreSQL's state in /metrics", Duration::from_secs(20), async || {
-        let up = metric(&t.admin, "weir_history_up").await?;
-        let backlog = metric(&t.admin, "weir_history_backlog_deliveries").await?;
+        let up = t.admin.metric("weir_history_up").await?;
+        let backlog = t.admin.metric("weir_history_backlog_deliveries").await?;
         (up == 0.0 && backlog > 0.0).then_some(())
     })
     .await;
@@ -114,8 +109,8 @@ async fn while_postgres_is_away_publishing_and_delivery_go_on_and_moved_reads_an
     assert_eq!(refused.load(Ordering::Relaxed), 0, "no publish was refused");
     receiver.wait_for(total, Duration::from_secs(60)).await;
     eventually("the backlog moved once PostgreSQL was back", Duration::from_secs(60), async || {
-        let up = metric(&t.admin, "weir_history_up").await?;
-        let backlog = metric(&t.admin, "weir_history_backlog_deliveries").await?;
+        let up = t.admin.metric("weir_history_up").await?;
+        let backlog = t.admin.metric("weir_history_backlog_deliveries").await?;
         (up == 1.0 && backlog == 0.0 && count(&pg, &schema, "deliveries").await == total as u64).then_some(())
     })
     .await;
@@ -153,7 +148,7 @@ async fn a_mover_killed_mid_move_loses_nothing_and_shows_nothing_twice() {
     }
     receiver.wait_for(2 * n, Duration::from_secs(120)).await;
     eventually("every delivery ended", Duration::from_secs(30), async || {
-        (metric(&t.admin, "weir_queue_ready").await? == 0.0).then_some(())
+        (t.admin.metric("weir_queue_ready").await? == 0.0).then_some(())
     })
     .await;
     weir.stop().await;

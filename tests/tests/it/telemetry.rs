@@ -122,11 +122,8 @@ async fn a_published_and_delivered_event_is_one_trace_from_publisher_to_subscrib
     assert_ne!(replay["trace_id"], PUBLISHER_TRACE);
     assert_eq!(replay["parent_span_id"], "");
     assert_eq!(attr(&replay, "weir.webhook.id"), &webhook["id"]);
-    let metrics = weir.http().get("/metrics").send().await.expect(200).text();
-    assert!(
-        metrics.lines().any(|l| l.starts_with("weir_otel_spans_exported_total ") && !l.ends_with(" 0")),
-        "{metrics}"
-    );
+    let exported = t.admin.metric("weir_otel_spans_exported_total").await;
+    assert!(exported.is_some_and(|n| n > 0.0), "{exported:?}");
     weir.stop().await;
 }
 
@@ -214,14 +211,8 @@ async fn a_collector_that_never_answers_costs_deliveries_nothing_and_its_spans_a
     // Every event delivered while the collector holds the first export unanswered.
     let delivered = t.admin.settled(webhook["id"].as_str().unwrap(), 40).await;
     assert!(delivered.iter().all(|d| d["status"] == "succeeded"));
-    let http = weir.http();
     let dropped = eventually("spans counted as dropped", Duration::from_secs(10), async || {
-        let text = http.get("/metrics").send().await.expect(200).text();
-        let value = text
-            .lines()
-            .find(|l| l.starts_with("weir_otel_spans_dropped_total "))
-            .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok())?;
-        (value > 0.0).then_some(value)
+        t.admin.metric("weir_otel_spans_dropped_total").await.filter(|n| *n > 0.0)
     })
     .await;
     // 80 spans (a publish and an attempt per event), at most 8 waiting and 4 being sent.

@@ -33,6 +33,11 @@ impl NodeInfo {
 impl RedisCluster {
     /// Three masters, each with one replica.
     pub fn start() -> RedisCluster {
+        // One cluster made at a time in this process: nodes of two clusters started at once
+        // can be handed the same free port, and the clusters then meet (seen once when two
+        // failover tests started together).
+        static MAKING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _one_at_a_time = MAKING.lock().unwrap_or_else(|e| e.into_inner());
         let nodes: Vec<RedisServer> = (0..6).map(|_| RedisServer::start_cluster_node()).collect();
         let mut create = Command::new("redis-cli");
         create.arg("--cluster").arg("create");

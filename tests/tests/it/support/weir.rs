@@ -311,6 +311,17 @@ pub struct Api {
 }
 
 impl Api {
+    /// One series' value in `/metrics` (`None`: not there).
+    pub async fn metric(&self, series: &str) -> Option<f64> {
+        let text = self.http.get("/metrics").send().await.expect(200).text();
+        text.lines()
+            .find(|l| l.starts_with(series) && l[series.len()..].starts_with(' '))?
+            .rsplit(' ')
+            .next()?
+            .parse()
+            .ok()
+    }
+
     pub async fn get(&self, path: &str) -> Resp {
         self.http.get(path).bearer(&self.token).send().await
     }
