@@ -256,12 +256,23 @@ async fn metrics_go_over_otlp_too_as_the_same_series_as_the_metrics_endpoint() {
     let buckets: u64 = point["buckets"].as_array().unwrap().iter().map(|b| b.as_u64().unwrap()).sum();
     assert_eq!(buckets, point["count"].as_u64().unwrap(), "every attempt in one bucket: {point}");
     assert_eq!(point["buckets"].as_array().unwrap().len(), point["bounds"].as_array().unwrap().len() + 1);
-    // Every family /metrics serves is there.
+    // Every family /metrics serves is there (by the next export: a family can appear between two,
+    // e.g. weir_attempts_slow when a loaded machine makes an attempt slow).
     let text = weir.http().get("/metrics").send().await.expect(200).text();
-    let names: Vec<String> = collector.metrics().iter().map(|m| m["metric"].as_str().unwrap().to_owned()).collect();
-    for family in text.lines().filter_map(|l| l.strip_prefix("# TYPE ")).map(|l| l.split(' ').next().unwrap()) {
-        let family = family.trim_end_matches("_total");
-        assert!(names.iter().any(|n| n == family), "{family} missing from OTLP");
+    let families: Vec<String> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .map(|l| l.split(' ').next().unwrap().trim_end_matches("_total").to_owned())
+        .collect();
+    assert!(families.len() > 5, "{text}");
+    let missing = || {
+        let names: Vec<String> = collector.metrics().iter().map(|m| m["metric"].as_str().unwrap().to_owned()).collect();
+        families.iter().filter(|f| !names.contains(f)).cloned().collect::<Vec<_>>()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !missing().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "missing from OTLP: {:?}", missing());
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
     weir.stop().await;
     // OTEL_METRICS_EXPORTER=none: spans only.
