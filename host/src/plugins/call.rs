@@ -9,8 +9,9 @@ use wasmtime::{Store, Trap};
 
 use super::bindings::{self, EventHandle};
 use super::link::Forbidden;
-use super::runtime::{BACKTRACE_FRAMES, EPOCH_TICK, Runtime};
+use super::runtime::{BACKTRACE_FRAMES, Runtime};
 use super::state::{CallState, EventMeta, LogLine, MemoryExceeded};
+use super::ticker::EPOCH_TICK;
 
 /// A plugin's decision, checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -137,6 +138,7 @@ impl Runtime {
         let _ = store.set_fuel(limits.fuel);
         let ticks = (limits.timeout.as_micros() / EPOCH_TICK.as_micros()).max(1) as u64;
         store.set_epoch_deadline(ticks);
+        let _running = self.ticker.running();
         let instantiating = Instant::now();
         let mut instantiation = Duration::ZERO;
         let outcome = compiled.pre.instantiate(&mut store).and_then(|filter| {

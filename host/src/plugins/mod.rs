@@ -37,6 +37,7 @@ mod pool;
 mod runtime;
 mod shape;
 mod state;
+mod ticker;
 
 pub use budget::BudgetError;
 pub use call::{CallReport, PluginError, Verdict};

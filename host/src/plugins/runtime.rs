@@ -5,7 +5,6 @@
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use prometheus_client::metrics::counter::Counter;
@@ -17,6 +16,7 @@ use super::budget::Budget;
 use super::cache::{Disk, Memory};
 use super::pool::Pool;
 use super::state::CallState;
+use super::ticker::Ticker;
 
 /// The limits of one plugin call.
 #[derive(Debug, Clone, Copy)]
@@ -80,7 +80,7 @@ pub struct Runtime {
     pub(super) budget: Arc<Budget>,
     pub(super) pool: Pool,
     pub counters: Counters,
-    stop_ticker: Arc<AtomicBool>,
+    pub(super) ticker: Arc<Ticker>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -88,9 +88,6 @@ impl std::fmt::Debug for Runtime {
         f.debug_struct("Runtime").field("limits", &self.limits).finish_non_exhaustive()
     }
 }
-
-/// How often the wall-clock deadline is checked.
-pub(super) const EPOCH_TICK: Duration = Duration::from_millis(1);
 
 impl Runtime {
     pub fn new(limits: Limits, cache_dir: PathBuf) -> Result<Runtime, RuntimeError> {
@@ -131,18 +128,7 @@ impl Runtime {
         let disk = Disk::new(cache_dir, format!("{:016x}", hasher.finish()), limits.cache_disk);
         let budget = Arc::new(Budget::new().map_err(RuntimeError::Compiler)?);
 
-        // One thread advances the epoch: a call's deadline is a number of ticks.
-        let stop_ticker = Arc::new(AtomicBool::new(false));
-        let (ticker_engine, stop) = (engine.clone(), stop_ticker.clone());
-        std::thread::Builder::new()
-            .name("weir-plugin-epoch".into())
-            .spawn(move || {
-                while !stop.load(Ordering::Relaxed) {
-                    std::thread::sleep(EPOCH_TICK);
-                    ticker_engine.increment_epoch();
-                }
-            })
-            .map_err(RuntimeError::Ticker)?;
+        let ticker = Ticker::start(engine.clone()).map_err(RuntimeError::Ticker)?;
 
         Ok(Runtime {
             engine,
@@ -152,7 +138,7 @@ impl Runtime {
             budget,
             pool: Pool::new(limits.concurrency, limits.concurrency_per_org),
             counters: Counters::default(),
-            stop_ticker,
+            ticker,
         })
     }
 
@@ -163,7 +149,7 @@ impl Runtime {
 
 impl Drop for Runtime {
     fn drop(&mut self) {
-        self.stop_ticker.store(true, Ordering::Relaxed);
+        self.ticker.stop();
     }
 }
 
