@@ -55,6 +55,7 @@ mod ordering;
 mod otel;
 mod plugin;
 mod procs;
+mod race_load;
 mod receiver;
 mod recovery;
 mod stages;
@@ -107,8 +108,17 @@ fn ms(d: Duration) -> String {
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[tokio::main]
-async fn main() {
+fn main() -> std::process::ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("race-load") {
+        return race_load::main(&args[1..]);
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a runtime");
+    runtime.block_on(bench());
+    std::process::ExitCode::SUCCESS
+}
+
+async fn bench() {
     weir::install_crypto_provider();
     let scale: f64 = std::env::var("WEIR_BENCH_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1.0);
     let n = |x: usize| ((x as f64 * scale) as usize).max(10);
