@@ -161,3 +161,30 @@ async fn connect(authority: &str) -> Option<hyper::client::conn::http1::SendRequ
 fn unix_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn the_arguments_name_the_target_the_load_and_the_body_with_its_id_places() {
+        let body = std::env::temp_dir().join(format!("race-load-{}.json", std::process::id()));
+        std::fs::write(&body, r#"{"id":"evt_{{ID}}","subject":{"id":"rec_{{ID}}"}}"#).unwrap();
+        let body_arg = body.to_str().unwrap();
+        let load = parse(&args(&["http://127.0.0.1:18080/api/v2/events", "20000", "32", body_arg, "Bearer t", "202"]))
+            .unwrap();
+        assert_eq!((load.authority.as_str(), load.path.as_str()), ("127.0.0.1:18080", "/api/v2/events"));
+        assert_eq!((load.events, load.connections, load.expected), (20_000, 32, 202));
+        assert_eq!(load.body_parts.join("r1x7"), r#"{"id":"evt_r1x7","subject":{"id":"rec_r1x7"}}"#);
+        let bad = |list: &[&str]| parse(&args(list)).err().unwrap();
+        assert!(bad(&["https://127.0.0.1/", "1", "1", body_arg, "", "202"]).contains("http://"));
+        assert!(bad(&["http://127.0.0.1/", "many", "1", body_arg, "", "202"]).contains("EVENTS"));
+        assert!(bad(&["http://127.0.0.1/", "1", "1", "/nonexistent/body.json", "", "202"]).contains("body.json"));
+        assert!(bad(&["http://127.0.0.1/"]).contains("six arguments"));
+        std::fs::remove_file(body).unwrap();
+    }
+}
