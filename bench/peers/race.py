@@ -212,6 +212,12 @@ http {{
 
 
 def setup():
+    if os.geteuid() != 0:
+        sys.exit("race.py needs root: PostgreSQL is run as the postgres user")
+    for binary, how in ((WEIR_BIN, "./scripts/bench.sh"), (WEIR_BENCH, "./scripts/bench.sh"),
+                        (SVIX_BIN, "bench/peers/build-svix.sh"), (f"{PG_BIN}/postgres", "apt-get install postgresql")):
+        if not os.access(binary, os.X_OK):
+            sys.exit(f"{binary} is missing: {how}")
     os.makedirs(RUN, exist_ok=True)
     p = pids()
     if not running(p.get("nginx")):
