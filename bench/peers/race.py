@@ -4,7 +4,8 @@
   race.py setup                 start the shared parts (below); PIDs in $PEERS_DIR/run/pids.json
   race.py run SYSTEM SCENARIO   one measured run, appended to $PEERS_DIR/run/results.jsonl
   race.py race                  setup, then ROUNDS (default 3) rounds of S1 and S2 with the systems
-                                alternated (svix, weir), then the table
+                                alternated (svix, weir), then the table (earlier results are kept
+                                aside as results-<time>.jsonl)
   race.py table                 every run, then medians per system and the Weir/Svix ratios
   race.py teardown              stop what setup and run started (by PID)
 
@@ -455,6 +456,8 @@ def main():
         print(json.dumps(row))
     elif command == "race":
         setup()
+        if os.path.exists(RESULTS):  # a race's table holds its own runs only
+            os.rename(RESULTS, os.path.join(RUN, time.strftime("results-%Y%m%d-%H%M%S.jsonl")))
         for round_ in range(int(os.environ.get("ROUNDS", "3"))):
             for scenario in SCENARIOS:
                 for system in ("svix", "weir"):
