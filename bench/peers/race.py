@@ -246,7 +246,19 @@ def setup():
             start(name, ["redis-server", "--port", str(PORT[name]), "--bind", "127.0.0.1", "--dir", d, "--save", "",
                          *persistence])
             listening(PORT[name])
+            loaded(name)
     say("shared parts:", pids())
+
+
+def loaded(name, seconds=120):
+    """Waits while a Redis loads its AOF (it answers LOADING until then)."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        answer = subprocess.run(["redis-cli", "-p", str(PORT[name]), "PING"], capture_output=True, text=True).stdout
+        if answer.strip() == "PONG":
+            return
+        time.sleep(0.2)
+    sys.exit(f"{name} still loading after {seconds} s")
 
 
 def postmaster():
