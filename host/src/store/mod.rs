@@ -192,13 +192,38 @@ impl std::fmt::Debug for Store {
     }
 }
 
+/// Longest a starting process waits for Redis to load its data set.
+const LOADING_WAIT: Duration = Duration::from_secs(300);
+
+/// Waits while Redis loads its data set after a restart (it answers data commands with
+/// `LOADING` until then, which would stop a process starting beside it), at most
+/// [`LOADING_WAIT`]; any other answer ends the wait.
+async fn wait_while_loading(conn: &mut Conn, key: &str) -> Result<()> {
+    let deadline = std::time::Instant::now() + LOADING_WAIT;
+    let mut told = false;
+    loop {
+        match redis::cmd("EXISTS").arg(key).query_async::<u64>(conn).await {
+            Err(e) if e.code() == Some("LOADING") && std::time::Instant::now() < deadline => {
+                if !told {
+                    tracing::warn!("Redis is loading its data set; waiting for it before starting");
+                    told = true;
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            Err(e) => return Err(e.into()),
+            Ok(_) => return Ok(()),
+        }
+    }
+}
+
 impl Store {
-    /// Connects, failing fast when Redis cannot be reached, and reads (or creates) the
+    /// Connects, failing fast when Redis cannot be reached (waiting while it loads its data), and reads (or creates) the
     /// data set's layout: an existing data set keeps its partition count.
     pub async fn connect(settings: &Settings) -> Result<Store> {
         let mut conn = Conn::open(&settings.target).await?;
         let probe = Keys::new(&settings.prefix, 1);
         let meta = probe.meta();
+        wait_while_loading(&mut conn, &meta).await?;
         let _: () = redis::pipe()
             .atomic()
             .hset_nx(&meta, "layout", self::core::keys::LAYOUT)

@@ -18,23 +18,7 @@ async fn requests_while_redis_loads_its_data_get_503_not_500() {
     let weir = WeirBuilder::new(&redis.url()).start().await;
     let t = weir.tenant(Plan::Pro).await;
     t.admin.create_webhook("http://127.0.0.1:9/", &["form_completed"]).await;
-    // Enough keys that loading them slowly takes seconds; into the AOF's base file.
-    let mut conn = redis.conn();
-    let _: () = redis::cmd("EVAL")
-        .arg("for i = 1, 100000 do redis.call('SET', 'filler:' .. i, 'x') end")
-        .arg(0)
-        .query(&mut conn)
-        .unwrap();
-    let _: () = redis::cmd("BGREWRITEAOF").query(&mut conn).unwrap();
-    for _ in 0..200 {
-        let info: String = redis::cmd("INFO").arg("persistence").query(&mut conn).unwrap();
-        if info.contains("aof_rewrite_in_progress:0") && info.contains("aof_rewrite_scheduled:0") {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    drop(conn);
-
+    fill(&redis);
     redis.restart_loading_slowly(60);
     let mut saw_loading = false;
     let answered = eventually("the API answers again once Redis has loaded", Duration::from_secs(40), async || {
@@ -50,6 +34,39 @@ async fn requests_while_redis_loads_its_data_get_503_not_500() {
     .await;
     assert!(saw_loading, "requests were made while Redis was loading");
     assert_eq!(answered["data"].as_array().unwrap().len(), 1, "nothing was lost");
+}
+
+/// Enough keys that loading them slowly takes seconds, written into the AOF's base file.
+fn fill(redis: &RedisServer) {
+    let mut conn = redis.conn();
+    let _: () = redis::cmd("EVAL")
+        .arg("for i = 1, 100000 do redis.call('SET', 'filler:' .. i, 'x') end")
+        .arg(0)
+        .query(&mut conn)
+        .unwrap();
+    let _: () = redis::cmd("BGREWRITEAOF").query(&mut conn).unwrap();
+    for _ in 0..200 {
+        let info: String = redis::cmd("INFO").arg("persistence").query(&mut conn).unwrap();
+        if info.contains("aof_rewrite_in_progress:0") && info.contains("aof_rewrite_scheduled:0") {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[tokio::test]
+async fn weir_serve_started_while_redis_loads_its_data_waits_and_then_serves() {
+    let mut redis = RedisServer::start_persistent();
+    fill(&redis);
+    redis.restart_loading_slowly(60);
+    let log = std::env::temp_dir().join(format!("weir-loading-{}.log", std::process::id()));
+    let serve = WeirBuilder::new(&redis.url()).spawn_logging_to(&log);
+    // Before, it refused to start: "cannot reach Redis … LOADING".
+    serve.wait_ready().await;
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(text.contains("Redis is loading its data set"), "it waited for the load: {text}");
+    assert_eq!(serve.http().get("/readyz").send().await.status, 200);
+    let _ = std::fs::remove_file(log);
 }
 
 #[tokio::test]
