@@ -217,8 +217,9 @@ async fn wait_while_loading(conn: &mut Conn, key: &str) -> Result<()> {
 }
 
 impl Store {
-    /// Connects, failing fast when Redis cannot be reached (waiting while it loads its data), and reads (or creates) the
-    /// data set's layout: an existing data set keeps its partition count.
+    /// Connects, failing fast when Redis cannot be reached (waiting while it loads its data),
+    /// and reads (or creates) the data set's layout: an existing data set keeps its
+    /// partition count.
     pub async fn connect(settings: &Settings) -> Result<Store> {
         let mut conn = Conn::open(&settings.target).await?;
         let probe = Keys::new(&settings.prefix, 1);
