@@ -18,15 +18,7 @@ pub struct Http {
 impl Http {
     pub async fn connect(base: &str) -> Http {
         let host = base.trim_start_matches("http://").to_owned();
-        let base_owned = base.to_owned();
-        let stream = tokio::net::TcpStream::connect(&host).await.expect("connect");
-        let _ = stream.set_nodelay(true);
-        let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.expect("handshake");
-        tokio::spawn(async move {
-            if let Err(e) = conn.await {
-                eprintln!("bench connection to {base_owned}: {e}");
-            }
-        });
+        let sender = handshake(&host).await.unwrap_or_else(|e| panic!("bench connection to {base}: {e}"));
         Http { sender, host }
     }
 
@@ -54,6 +46,21 @@ impl Http {
         let body = response.into_body().collect().await.expect("body").to_bytes();
         (status, String::from_utf8_lossy(&body).into_owned())
     }
+}
+
+/// Opens a keep-alive HTTP/1.1 connection to `authority` (`host:port`, no delay), its
+/// connection task running on the current runtime (a failure there is printed).
+pub async fn handshake(authority: &str) -> Result<SendRequest<Full<Bytes>>, Box<dyn std::error::Error>> {
+    let stream = tokio::net::TcpStream::connect(authority).await?;
+    let _ = stream.set_nodelay(true);
+    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
+    let authority = authority.to_owned();
+    tokio::spawn(async move {
+        if let Err(e) = conn.await {
+            eprintln!("bench connection to {authority}: {e}");
+        }
+    });
+    Ok(sender)
 }
 
 /// A published event: its id, when publishing started and how long it took.

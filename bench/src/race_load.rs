@@ -14,9 +14,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper_util::rt::TokioIo;
 
-use crate::load::percentile;
+use crate::load::{handshake, percentile};
 use crate::procs::cpu_seconds;
 
 /// The run's arguments.
@@ -117,7 +116,7 @@ async fn connection(load: Arc<Load>, next: Arc<AtomicUsize>, run_id: u64) -> See
             return seen;
         }
         if sender.is_none() {
-            sender = connect(&load.authority).await;
+            sender = handshake(&load.authority).await.ok();
         }
         let Some(open) = sender.as_mut() else {
             seen.errors += 1;
@@ -148,14 +147,6 @@ async fn connection(load: Arc<Load>, next: Arc<AtomicUsize>, run_id: u64) -> See
             }
         }
     }
-}
-
-async fn connect(authority: &str) -> Option<hyper::client::conn::http1::SendRequest<Full<Bytes>>> {
-    let stream = tokio::net::TcpStream::connect(authority).await.ok()?;
-    let _ = stream.set_nodelay(true);
-    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.ok()?;
-    tokio::spawn(conn);
-    Some(sender)
 }
 
 fn unix_ms() -> u64 {
