@@ -115,7 +115,7 @@ impl Conn {
             }
             Conn::Cluster(conn) => {
                 let reply: Value = redis::cmd("CLUSTER").arg("SHARDS").query_async(conn).await?;
-                Ok(super::shards::read(reply))
+                Ok(super::shards::read(&reply))
             }
         }
     }

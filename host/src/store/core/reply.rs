@@ -27,14 +27,12 @@ pub(crate) struct Named {
 }
 
 impl Named {
-    /// Reads `{name, value, …}` (or the same as a RESP3 map, as a command such as
-    /// `CLUSTER SHARDS` answers on a RESP3 connection); `what` names the reply for errors.
+    /// Reads `{name, value, …}`; `what` names the script for errors.
     pub(crate) fn from_value(value: Value, what: &'static str) -> Result<Named> {
-        match value {
-            Value::Array(items) => Named::from_items(items, what),
-            Value::Map(pairs) => Named::from_items(pairs.into_iter().flat_map(|(k, v)| [k, v]).collect(), what),
-            _ => Err(unexpected(what, "expected named fields")),
-        }
+        let Value::Array(items) = value else {
+            return Err(unexpected(what, "expected named fields"));
+        };
+        Named::from_items(items, what)
     }
 
     /// Reads the items of `{name, value, …}`.
@@ -124,8 +122,6 @@ mod tests {
         assert_eq!(r.error(), None);
         assert!(Named::from_value(Value::Array(vec![s("odd")]), "test").is_err());
         assert!(Named::from_value(Value::Int(1), "test").is_err());
-        let map = Named::from_value(Value::Map(vec![(s("count"), Value::Int(4))]), "test").unwrap();
-        assert_eq!(map.int("count"), Some(4), "a RESP3 map reads like its list");
         let failed = Named::from_value(Value::Array(vec![s("error"), s("WRONGTYPE")]), "test").unwrap();
         assert_eq!(failed.error().as_deref(), Some("WRONGTYPE"));
     }

@@ -4,8 +4,6 @@
 
 use redis::Value;
 
-use super::reply::{Named, text};
-
 /// A range of slots (inclusive) and the online replicas of its master (`None`: the master
 /// itself is not online).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,18 +13,20 @@ pub struct ShardReplicas {
     pub replicas: Option<u32>,
 }
 
-/// Reads a `CLUSTER SHARDS` reply (each shard and node as named fields, [`Named`]).
-pub fn read(reply: Value) -> Vec<ShardReplicas> {
+/// Reads a `CLUSTER SHARDS` reply (RESP2 lists of names and values, or RESP3 maps).
+pub fn read(reply: &Value) -> Vec<ShardReplicas> {
     let Value::Array(shards) = reply else { return Vec::new() };
-    let named = |value: Value| Named::from_value(value, "CLUSTER SHARDS").ok();
     let mut out = Vec::new();
-    for mut shard in shards.into_iter().filter_map(named) {
-        let slots: Vec<u16> = shard.list("slots").into_iter().filter_map(|n| text(n)?.parse().ok()).collect();
-        let nodes: Vec<Named> = shard.list("nodes").into_iter().filter_map(named).collect();
-        let is = |node: &Named, name: &str, value: &str| node.text(name).as_deref() == Some(value);
-        let online = |node: &&Named| is(node, "health", "online");
-        let master_online = nodes.iter().filter(|n| is(n, "role", "master")).any(|n| online(&n));
-        let replicas = nodes.iter().filter(|n| is(n, "role", "replica")).filter(online).count() as u32;
+    for shard in shards {
+        let slots: Vec<u16> = field(shard, "slots")
+            .and_then(as_list)
+            .map(|l| l.iter().filter_map(as_int).map(|n| n as u16).collect())
+            .unwrap_or_default();
+        let nodes = field(shard, "nodes").and_then(as_list).unwrap_or_default();
+        let text = |node: &Value, name: &str| field(node, name).and_then(as_text).unwrap_or_default();
+        let online = |node: &&Value| text(node, "health") == "online";
+        let master_online = nodes.iter().filter(|n| text(n, "role") == "master").any(|n| online(&n));
+        let replicas = nodes.iter().filter(|n| text(n, "role") == "replica").filter(online).count() as u32;
         for pair in slots.chunks(2) {
             if let [first, last] = pair {
                 out.push(ShardReplicas { first: *first, last: *last, replicas: master_online.then_some(replicas) });
@@ -39,6 +39,39 @@ pub fn read(reply: Value) -> Vec<ShardReplicas> {
 /// The online replicas of the master of `slot`, as `shards` say.
 pub fn replicas_of(shards: &[ShardReplicas], slot: u16) -> Option<u32> {
     shards.iter().find(|s| (s.first..=s.last).contains(&slot)).and_then(|s| s.replicas)
+}
+
+fn field<'a>(value: &'a Value, name: &str) -> Option<&'a Value> {
+    match value {
+        Value::Array(items) => {
+            items.chunks(2).find(|kv| as_text(&kv[0]).as_deref() == Some(name)).and_then(|kv| kv.get(1))
+        }
+        Value::Map(pairs) => pairs.iter().find(|(k, _)| as_text(k).as_deref() == Some(name)).map(|(_, v)| v),
+        _ => None,
+    }
+}
+
+fn as_list(value: &Value) -> Option<&[Value]> {
+    match value {
+        Value::Array(items) => Some(items),
+        _ => None,
+    }
+}
+
+fn as_int(value: &Value) -> Option<i64> {
+    match value {
+        Value::Int(n) => Some(*n),
+        _ => as_text(value)?.parse().ok(),
+    }
+}
+
+fn as_text(value: &Value) -> Option<String> {
+    match value {
+        Value::BulkString(bytes) => String::from_utf8(bytes.clone()).ok(),
+        Value::SimpleString(s) => Some(s.clone()),
+        Value::VerbatimString { text, .. } => Some(text.clone()),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -77,17 +110,10 @@ mod tests {
                 Value::Array(vec![node("master", "failed"), node("replica", "online")]),
             ]),
         ]);
-        let shards = read(reply);
+        let shards = read(&reply);
         assert_eq!(replicas_of(&shards, 100), Some(1));
         assert_eq!(replicas_of(&shards, 6000), Some(0));
         assert_eq!(replicas_of(&shards, 16383), None);
-        assert_eq!(replicas_of(&read(Value::Nil), 1), None);
-        // The same on a RESP3 connection: maps instead of lists of names and values.
-        let map_node = |role: &str| Value::Map(vec![(s("role"), s(role)), (s("health"), s("online"))]);
-        let resp3 = Value::Array(vec![Value::Map(vec![
-            (s("slots"), Value::Array(vec![Value::Int(0), Value::Int(16383)])),
-            (s("nodes"), Value::Array(vec![map_node("master"), map_node("replica"), map_node("replica")])),
-        ])]);
-        assert_eq!(replicas_of(&read(resp3), 42), Some(2));
+        assert_eq!(replicas_of(&read(&Value::Nil), 1), None);
     }
 }
