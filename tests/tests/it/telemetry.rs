@@ -244,14 +244,23 @@ async fn metrics_go_over_otlp_too_as_the_same_series_as_the_metrics_endpoint() {
     assert_eq!(published["monotonic"], true);
     assert_eq!(published["encoding"], "json");
     assert_eq!(published["resource"]["service.name"], "weir");
-    let attempts = collector
-        .metrics()
-        .into_iter()
-        .rev()
-        .find(|m| m["metric"] == "weir_attempt_duration_seconds")
-        .expect("the attempt histogram");
+    // The attempt histogram of an export made after the third attempt was counted (an export
+    // can fall between a delivery settling and its attempt's measurement).
+    let success = |m: &Value| {
+        m["points"]
+            .as_array()
+            .and_then(|points| points.iter().find(|p| p["attributes"]["result"] == "success"))
+            .cloned()
+    };
+    let attempts = eventually("the attempt histogram with 3 successes", Duration::from_secs(20), async || {
+        collector.metrics().into_iter().rev().find(|m| {
+            m["metric"] == "weir_attempt_duration_seconds"
+                && success(m).is_some_and(|p| p["count"].as_u64().unwrap_or(0) >= 3)
+        })
+    })
+    .await;
     assert_eq!(attempts["kind"], "histogram");
-    let point = attempts["points"].as_array().unwrap().iter().find(|p| p["attributes"]["result"] == "success").unwrap();
+    let point = success(&attempts).unwrap();
     assert!(point["count"].as_u64().unwrap() >= 3, "{point}");
     let buckets: u64 = point["buckets"].as_array().unwrap().iter().map(|b| b.as_u64().unwrap()).sum();
     assert_eq!(buckets, point["count"].as_u64().unwrap(), "every attempt in one bucket: {point}");
