@@ -366,15 +366,7 @@ impl Engine {
         body: Bytes,
         presented: Option<Presented<'_>>,
     ) -> Sent {
-        let send = self.sender.post(url, headers, body, presented);
-        tokio::pin!(send);
-        tokio::select! {
-            sent = &mut send => sent,
-            () = tokio::time::sleep(SLOW_AFTER) => {
-                self.became_slow(webhook, delivery);
-                send.await
-            }
-        }
+        self.sender.post(url, headers, body, presented, SLOW_AFTER, || self.became_slow(webhook, delivery)).await
     }
 }
 

@@ -185,13 +185,17 @@ impl Sender {
     }
 
     /// POSTs `body` to `url` with `headers` (presenting a client certificate if given),
-    /// within the delivery timeout.
+    /// within the delivery timeout; `slow` is called once when no answer came within
+    /// `slow_after`. One timer serves both: it is set for the slow mark, then moved to the
+    /// timeout (each timer an attempt registers can wake the runtime's driver).
     pub(crate) async fn post(
         &self,
         url: &str,
         headers: &[(String, String)],
         body: Bytes,
         presented: Option<Presented<'_>>,
+        slow_after: Duration,
+        slow: impl FnOnce(),
     ) -> Sent {
         let started = Instant::now();
         let client = match presented {
@@ -201,9 +205,23 @@ impl Sender {
                 Err(e) => return Sent { result: Err(e), duration: started.elapsed() },
             },
         };
-        let result = match tokio::time::timeout(self.timeout, exchange(&client, url, headers, body)).await {
-            Ok(result) => result,
-            Err(_) => Err(SendError::Timeout(self.timeout)),
+        let timeout = started + self.timeout;
+        let mut slow = (slow_after < self.timeout).then_some(slow);
+        let timer = tokio::time::sleep_until(if slow.is_some() { started + slow_after } else { timeout }.into());
+        let exchange = exchange(&client, url, headers, body);
+        tokio::pin!(timer, exchange);
+        let result = loop {
+            tokio::select! {
+                biased;
+                result = &mut exchange => break result,
+                () = &mut timer => match slow.take() {
+                    Some(mark) => {
+                        mark();
+                        timer.as_mut().reset(timeout.into());
+                    }
+                    None => break Err(SendError::Timeout(self.timeout)),
+                },
+            }
         };
         Sent { result, duration: started.elapsed() }
     }
@@ -332,5 +350,74 @@ mod tests {
             assert_eq!(header_name(name), HeaderName::try_from(name.as_str()).ok(), "{name}");
         }
         assert_eq!(header_name("Bad Name"), None);
+    }
+
+    /// A sender allowed to reach loopback, with the given delivery timeout.
+    fn loopback_sender(timeout: Duration) -> Sender {
+        let tls = rustls::ClientConfig::builder()
+            .with_root_certificates(rustls::RootCertStore::empty())
+            .with_no_client_auth();
+        let rule = UrlRule::new(vec!["127.0.0.0/8".parse().unwrap()]);
+        Sender::new(rule, tls, None, Arc::new(|| Err("no key in this test".to_owned())), timeout, 4)
+    }
+
+    /// Answers every connection's first request with `answer` (or, when `None`, accepts
+    /// and never answers); its address.
+    async fn endpoint(answer: Option<&'static [u8]>) -> std::net::SocketAddr {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((mut socket, _)) = listener.accept().await {
+                if let Some(answer) = answer {
+                    let mut request = [0u8; 4096];
+                    let _ = socket.read(&mut request).await;
+                    let _ = socket.write_all(answer).await;
+                }
+                held.push(socket);
+            }
+        });
+        addr
+    }
+
+    #[tokio::test]
+    async fn an_unanswered_attempt_is_marked_slow_once_and_then_times_out() {
+        let addr = endpoint(None).await;
+        let sender = loopback_sender(Duration::from_millis(400));
+        let marks = std::sync::atomic::AtomicUsize::new(0);
+        let mark = || {
+            marks.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        };
+        let url = format!("http://{addr}/");
+        let sent = sender.post(&url, &[], Bytes::from_static(b"{}"), None, Duration::from_millis(100), mark).await;
+        assert!(
+            matches!(sent.result, Err(SendError::Timeout(t)) if t == Duration::from_millis(400)),
+            "{:?}",
+            sent.result
+        );
+        assert_eq!(marks.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert!(sent.duration >= Duration::from_millis(400), "{:?}", sent.duration);
+        assert!(sent.duration < Duration::from_secs(5), "{:?}", sent.duration);
+    }
+
+    #[tokio::test]
+    async fn an_answer_in_time_is_never_marked_slow_nor_is_a_slow_mark_past_the_timeout() {
+        let addr = endpoint(Some(b"HTTP/1.1 204 No Content\r\ncontent-length: 0\r\n\r\n")).await;
+        let sender = loopback_sender(Duration::from_secs(5));
+        let url = format!("http://{addr}/");
+        let marked = std::sync::atomic::AtomicBool::new(false);
+        let mark = || marked.store(true, std::sync::atomic::Ordering::SeqCst);
+        let sent = sender.post(&url, &[], Bytes::from_static(b"{}"), None, Duration::from_secs(1), mark).await;
+        assert_eq!(sent.result.as_ref().map(|r| r.status).ok(), Some(204), "{:?}", sent.result);
+        assert!(!marked.load(std::sync::atomic::Ordering::SeqCst));
+
+        // A slow mark at or past the timeout is never made: the timeout comes first.
+        let hanging = endpoint(None).await;
+        let sender = loopback_sender(Duration::from_millis(200));
+        let url = format!("http://{hanging}/");
+        let sent = sender.post(&url, &[], Bytes::from_static(b"{}"), None, Duration::from_millis(200), mark).await;
+        assert!(matches!(sent.result, Err(SendError::Timeout(_))), "{:?}", sent.result);
+        assert!(!marked.load(std::sync::atomic::Ordering::SeqCst));
     }
 }
