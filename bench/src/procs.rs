@@ -74,10 +74,6 @@ impl RedisProc {
         url(self.nodes[0].1)
     }
 
-    async fn conn(&self) -> redis::aio::MultiplexedConnection {
-        node_conn(self.nodes[0].1).await
-    }
-
     /// Redis' own CPU time (user + system, `INFO cpu`) in seconds, per node.
     pub async fn cpu_by_node(&self) -> Vec<f64> {
         let mut out = Vec::new();
@@ -159,49 +155,62 @@ impl RedisProc {
         }
     }
 
-    /// `INFO commandstats`, then resets the statistics.
+    /// `INFO commandstats` and the slow log by command (scripts by SHA-1) of every node
+    /// (a cluster's masters one after another), then resets both.
     pub async fn commandstats(&self) -> String {
-        let mut conn = self.conn().await;
-        let mut info: String = redis::cmd("INFO").arg("commandstats").query_async(&mut conn).await.expect("info");
-        let log: Vec<redis::Value> =
-            redis::cmd("SLOWLOG").arg("GET").arg(200_000).query_async(&mut conn).await.expect("slowlog");
-        let mut by_kind: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
-        for entry in log {
-            if let redis::Value::Array(fields) = entry {
-                let micros = match &fields[2] {
-                    redis::Value::Int(i) => *i as u64,
-                    _ => 0,
-                };
-                let args: Vec<String> = match &fields[3] {
-                    redis::Value::Array(a) => a
-                        .iter()
-                        .take(2)
-                        .map(|v| match v {
-                            redis::Value::BulkString(b) => String::from_utf8_lossy(&b[..b.len().min(8)]).into_owned(),
-                            _ => String::new(),
-                        })
-                        .collect(),
-                    _ => Vec::new(),
-                };
-                // Scripts by the start of their SHA1 (`sha1sum host/src/store/lua/*.lua`),
-                // other commands by name.
-                let kind = match args.as_slice() {
-                    [cmd, sha] if cmd.eq_ignore_ascii_case("evalsha") => format!("EVALSHA {sha}"),
-                    [cmd, ..] => cmd.to_uppercase(),
-                    [] => String::new(),
-                };
-                let e = by_kind.entry(kind).or_default();
-                e.0 += 1;
-                e.1 += micros;
+        let mut out = String::new();
+        for (_, port) in &self.nodes {
+            if self.cluster {
+                out.push_str(&format!("# master :{port}\n"));
             }
+            out.push_str(&node_commandstats(*port).await);
         }
-        for (k, (n, us)) in by_kind {
-            info.push_str(&format!("slowlog {k}: {n} calls, {:.1} µs each, {us} µs in all\n", us as f64 / n as f64));
-        }
-        let _: () = redis::cmd("SLOWLOG").arg("RESET").query_async(&mut conn).await.expect("slowlog reset");
-        let _: () = redis::cmd("CONFIG").arg("RESETSTAT").query_async(&mut conn).await.expect("resetstat");
-        info
+        out
     }
+}
+
+/// [`RedisProc::commandstats`] of one node.
+async fn node_commandstats(port: u16) -> String {
+    let mut conn = node_conn(port).await;
+    let mut info: String = redis::cmd("INFO").arg("commandstats").query_async(&mut conn).await.expect("info");
+    let log: Vec<redis::Value> =
+        redis::cmd("SLOWLOG").arg("GET").arg(200_000).query_async(&mut conn).await.expect("slowlog");
+    let mut by_kind: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
+    for entry in log {
+        if let redis::Value::Array(fields) = entry {
+            let micros = match &fields[2] {
+                redis::Value::Int(i) => *i as u64,
+                _ => 0,
+            };
+            let args: Vec<String> = match &fields[3] {
+                redis::Value::Array(a) => a
+                    .iter()
+                    .take(2)
+                    .map(|v| match v {
+                        redis::Value::BulkString(b) => String::from_utf8_lossy(&b[..b.len().min(8)]).into_owned(),
+                        _ => String::new(),
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            // Scripts by the start of their SHA1 (`sha1sum host/src/store/lua/*.lua`),
+            // other commands by name.
+            let kind = match args.as_slice() {
+                [cmd, sha] if cmd.eq_ignore_ascii_case("evalsha") => format!("EVALSHA {sha}"),
+                [cmd, ..] => cmd.to_uppercase(),
+                [] => String::new(),
+            };
+            let e = by_kind.entry(kind).or_default();
+            e.0 += 1;
+            e.1 += micros;
+        }
+    }
+    for (k, (n, us)) in by_kind {
+        info.push_str(&format!("slowlog {k}: {n} calls, {:.1} µs each, {us} µs in all\n", us as f64 / n as f64));
+    }
+    let _: () = redis::cmd("SLOWLOG").arg("RESET").query_async(&mut conn).await.expect("slowlog reset");
+    let _: () = redis::cmd("CONFIG").arg("RESETSTAT").query_async(&mut conn).await.expect("resetstat");
+    info
 }
 
 impl Drop for RedisProc {
