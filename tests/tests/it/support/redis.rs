@@ -22,6 +22,22 @@ pub struct RedisServer {
     extra: String,
 }
 
+/// Who answered on a server's port once it started.
+enum Ready {
+    Ours,
+    Another,
+}
+
+/// A free port whose cluster bus port (+10000) is free too.
+fn cluster_port() -> u16 {
+    loop {
+        let port = free_port();
+        if port < 55000 && std::net::TcpListener::bind(("127.0.0.1", port + 10000)).is_ok() {
+            return port;
+        }
+    }
+}
+
 impl RedisServer {
     /// A fresh server without persistence.
     pub fn start() -> RedisServer {
@@ -36,31 +52,47 @@ impl RedisServer {
     fn start_with(aof: bool) -> RedisServer {
         let mut server =
             RedisServer { port: free_port(), dir: temp_dir("redis"), wrapper: None, aof, extra: String::new() };
-        server.spawn();
+        server.spawn_fresh(free_port);
         server
     }
 
     /// A node for a Redis Cluster (AOF on, a short node timeout so a failover takes a few
     /// seconds), on a port whose cluster bus port (+10000) is free too.
     pub fn start_cluster_node() -> RedisServer {
-        let port = loop {
-            let port = free_port();
-            if port < 55000 && std::net::TcpListener::bind(("127.0.0.1", port + 10000)).is_ok() {
-                break port;
-            }
-        };
+        let port = cluster_port();
         let extra = "--cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 2000 \
                      --hash-max-listpack-value 512 \
                      --appendfsync everysec"
             .to_owned();
         let mut server = RedisServer { port, dir: temp_dir("rnode"), wrapper: None, aof: true, extra };
-        server.spawn();
+        server.spawn_fresh(cluster_port);
         server
+    }
+
+    /// Starts a new server on its port; when another server took that port between
+    /// `free_port` and the start (another test starting one at the same moment — ours then
+    /// cannot bind, and the other one answers), starts again on a port from `port`.
+    fn spawn_fresh(&mut self, port: fn() -> u16) {
+        for _ in 0..5 {
+            self.spawn_with("");
+            match self.wait_ready() {
+                Ready::Ours => return,
+                Ready::Another => {
+                    self.stop();
+                    self.port = port();
+                }
+            }
+        }
+        panic!("no free port for redis-server after 5 tries");
     }
 
     fn spawn(&mut self) {
         self.spawn_with("");
-        self.wait_ready();
+        assert!(
+            matches!(self.wait_ready(), Ready::Ours),
+            "another server answers on port {}, which this one had",
+            self.port
+        );
     }
 
     /// The process id of the running `redis-server` (from its pid file).
@@ -112,13 +144,19 @@ impl RedisServer {
         }
     }
 
-    fn wait_ready(&self) {
+    /// Waits until a server answers on the port: this one (its `dir` is ours), or another.
+    fn wait_ready(&self) -> Ready {
+        let ours = self.dir.canonicalize().unwrap_or_else(|_| self.dir.clone());
         let deadline = Instant::now() + Duration::from_secs(20);
         while Instant::now() < deadline {
             if let Ok(mut conn) = redis::Client::open(self.url()).and_then(|c| c.get_connection())
                 && redis::cmd("PING").query::<String>(&mut conn).is_ok()
             {
-                return;
+                let dir: Vec<String> = redis::cmd("CONFIG").arg("GET").arg("dir").query(&mut conn).unwrap_or_default();
+                return match dir.get(1) {
+                    Some(dir) if std::path::Path::new(dir) == ours => Ready::Ours,
+                    _ => Ready::Another,
+                };
             }
             std::thread::sleep(Duration::from_millis(20));
         }
