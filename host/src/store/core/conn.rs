@@ -99,27 +99,6 @@ impl Conn {
         matches!(self, Conn::Cluster(_))
     }
 
-    /// The online replicas of the master of every slot: on a cluster from `CLUSTER SHARDS`
-    /// (any node answers; no command is routed by a map of the slots that may be stale), on
-    /// one Redis from its `INFO replication` (all slots).
-    pub async fn shard_replicas(&mut self) -> redis::RedisResult<Vec<super::shards::ShardReplicas>> {
-        match self {
-            Conn::Single(conn) => {
-                let text: String = redis::cmd("INFO").arg("replication").query_async(conn).await?;
-                let n = text
-                    .lines()
-                    .find_map(|l| l.trim().strip_prefix("connected_slaves:"))
-                    .and_then(|n| n.parse().ok())
-                    .unwrap_or(0);
-                Ok(vec![super::shards::ShardReplicas { first: 0, last: 16383, replicas: Some(n) }])
-            }
-            Conn::Cluster(conn) => {
-                let reply: Value = redis::cmd("CLUSTER").arg("SHARDS").query_async(conn).await?;
-                Ok(super::shards::read(&reply))
-            }
-        }
-    }
-
     /// Sends `WAIT replicas timeout` to the node that holds `key` (the one that took the
     /// write just made on this connection); how many replicas acknowledged it.
     pub async fn wait_for_replicas(&mut self, key: &str, replicas: u32, timeout: Duration) -> redis::RedisResult<u32> {

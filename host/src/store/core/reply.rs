@@ -27,12 +27,13 @@ pub(crate) struct Named {
 }
 
 impl Named {
-    /// Reads `{name, value, …}`; `what` names the script for errors.
+    /// Reads `{name, value, …}` (or a RESP3 map); `what` names the reply for errors.
     pub(crate) fn from_value(value: Value, what: &'static str) -> Result<Named> {
-        let Value::Array(items) = value else {
-            return Err(unexpected(what, "expected named fields"));
-        };
-        Named::from_items(items, what)
+        match value {
+            Value::Array(items) => Named::from_items(items, what),
+            Value::Map(pairs) => Named::from_items(pairs.into_iter().flat_map(|(k, v)| [k, v]).collect(), what),
+            _ => Err(unexpected(what, "expected named fields")),
+        }
     }
 
     /// Reads the items of `{name, value, …}`.
@@ -51,12 +52,7 @@ impl Named {
 
     /// A number field.
     pub(crate) fn int(&self, name: &str) -> Option<i64> {
-        match self.fields.get(name)? {
-            Value::Int(i) => Some(*i),
-            Value::BulkString(b) => std::str::from_utf8(b).ok()?.parse().ok(),
-            Value::SimpleString(s) => s.parse().ok(),
-            _ => None,
-        }
+        int(self.fields.get(name)?)
     }
 
     /// A text field (`None` when absent, `false` or empty).
@@ -78,12 +74,23 @@ impl Named {
     }
 }
 
-/// A reply value as text (bulk or simple string, or an integer).
+/// A reply value as text (bulk, simple or verbatim string, or an integer).
 pub(crate) fn text(value: Value) -> Option<String> {
     match value {
         Value::BulkString(b) => String::from_utf8(b).ok(),
         Value::SimpleString(s) => Some(s),
+        Value::VerbatimString { text, .. } => Some(text),
         Value::Int(i) => Some(i.to_string()),
+        _ => None,
+    }
+}
+
+/// A reply value as a number (an integer, or text that is one).
+pub(crate) fn int(value: &Value) -> Option<i64> {
+    match value {
+        Value::Int(i) => Some(*i),
+        Value::BulkString(b) => std::str::from_utf8(b).ok()?.parse().ok(),
+        Value::SimpleString(s) => s.parse().ok(),
         _ => None,
     }
 }
@@ -124,6 +131,15 @@ mod tests {
         assert!(Named::from_value(Value::Int(1), "test").is_err());
         let failed = Named::from_value(Value::Array(vec![s("error"), s("WRONGTYPE")]), "test").unwrap();
         assert_eq!(failed.error().as_deref(), Some("WRONGTYPE"));
+    }
+
+    #[test]
+    fn a_resp3_map_is_read_by_name_too() {
+        let verbatim = Value::VerbatimString { format: redis::VerbatimFormat::Text, text: "online".into() };
+        let value = Value::Map(vec![(s("health"), verbatim), (s("port"), s("7000"))]);
+        let r = Named::from_value(value, "test").unwrap();
+        assert_eq!(r.text("health").as_deref(), Some("online"));
+        assert_eq!(r.int("port"), Some(7000));
     }
 
     #[test]

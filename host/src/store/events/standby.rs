@@ -42,7 +42,9 @@ impl Store {
                 every.tick().await;
                 let Some(shunned) = shunned.upgrade() else { return };
                 // One look at the whole cluster, bounded; none: the marks stay as they are.
-                let Ok(Ok(shards)) = tokio::time::timeout(LOOK, conn.clone().shard_replicas()).await else { continue };
+                let Ok(Ok(shards)) = tokio::time::timeout(LOOK, shards::look(&mut conn.clone())).await else {
+                    continue;
+                };
                 let now = crate::time::now_millis();
                 for p in keys.partitions() {
                     let replicas = shards::replicas_of(&shards, slot(&keys.ready(p)));
