@@ -38,12 +38,15 @@ impl Engine {
         tokio::spawn(self.clone().attempt(webhook, waiting));
     }
 
+    /// (The rare paths' futures — a pause, a dead letter — are boxed where they are awaited:
+    /// a future holds room for the largest of its awaits, and this one is moved into its
+    /// task for every delivery.)
     async fn attempt(self: Arc<Self>, webhook: String, waiting: Waiting) {
         let Waiting { partition: p, member } = waiting;
         if let Some(until) = self.lanes.paused_until(&webhook) {
             // Paused since it was claimed: back to the queue for the pause's end, unloaded.
             self.release_lane(&webhook, &member.delivery);
-            self.give_back(vec![(webhook, Waiting { partition: p, member })], until).await;
+            Box::pin(self.give_back(vec![(webhook, Waiting { partition: p, member })], until)).await;
             return;
         }
         let claim = Claim { webhook: webhook.clone(), member: member.clone() };
@@ -56,7 +59,7 @@ impl Engine {
                 if let Some(until) = paused {
                     // Another process got the pause: back to the queue, the attempt uncounted.
                     self.release_lane(&webhook, &member.delivery);
-                    if let Err(e) = self.store.put_back(p, &webhook, &member, until).await {
+                    if let Err(e) = Box::pin(self.store.put_back(p, &webhook, &member, until)).await {
                         tracing::warn!(error = %e, delivery_id = %member.delivery, "cannot put a paused webhook's delivery back; its lease will run out");
                     }
                     self.done(&member.delivery);
@@ -68,7 +71,7 @@ impl Engine {
             Ok(Ok(None)) => Some((self.report(&webhook, &member, Outcome::Cancelled, 0), false)),
             Ok(Err(StoreError::Corrupt { reason, .. })) => {
                 self.release_lane(&webhook, &member.delivery);
-                self.dead_letter(p, &webhook, &member, &reason).await;
+                Box::pin(self.dead_letter(p, &webhook, &member, &reason)).await;
                 self.done(&member.delivery);
                 return;
             }
@@ -137,7 +140,7 @@ impl Engine {
             }
             Prepared::Corrupt(reason) => {
                 let p = self.store.keys().partition_of_delivery(&member.delivery)?;
-                self.dead_letter(p, webhook_id, member, &reason).await;
+                Box::pin(self.dead_letter(p, webhook_id, member, &reason)).await;
                 return None;
             }
             Prepared::StoreDown => return None,

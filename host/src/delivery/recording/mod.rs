@@ -70,6 +70,9 @@ impl Engine {
     /// renewed meanwhile). A row that cannot be read is dead-lettered; any other failure
     /// leaves the delivery to its lease (it is attempted again). Then the webhook's streak
     /// is kept.
+    ///
+    /// (Its rare paths — a dead letter, a failure notice, a streak — are boxed where they are
+    /// awaited, so that every attempt's future does not carry room for them.)
     pub(in crate::delivery) async fn finish(&self, p: Partition, report: Report, failing: bool) {
         // Shared with the batch, and kept for another try.
         let report = Arc::new(report);
@@ -83,7 +86,7 @@ impl Engine {
                 recorded
             }
             (Err(StoreError::Corrupt { reason, .. }), _) => {
-                self.dead_letter(p, &report.webhook, &report.member, &reason).await;
+                Box::pin(self.dead_letter(p, &report.webhook, &report.member, &reason)).await;
                 return;
             }
             (Err(e), _) => {
@@ -102,22 +105,17 @@ impl Engine {
             // Retries exhausted: a request was made and no attempt is left (not a delivery
             // that failed because its webhook was switched off).
             if status == Status::Failed && matches!(report.outcome, Outcome::Failed) && report.attempt_json.is_some() {
-                self.tell_failed(&report.member.org, delivery).await;
+                Box::pin(self.tell_failed(&report.member.org, delivery)).await;
             }
         }
-        self.keep_streak(&report, failing).await;
+        if let Some(streak) = streak_of(&report, failing) {
+            Box::pin(self.keep_streak(&report, streak)).await;
+        }
     }
 
     /// Adds a recorded attempt to its webhook's failure streak (a success ends one), and
     /// ends the webhook's queued deliveries if that switched it off.
-    async fn keep_streak(&self, report: &Report, failing: bool) {
-        let request_made = report.attempt_json.is_some() && !report.proxy_failed;
-        let streak = match report.outcome {
-            Outcome::Succeeded if failing => Streak { success_first: true, failures: 0, gone: false },
-            Outcome::Retry { .. } | Outcome::Failed if request_made => Streak { failures: 1, ..Streak::default() },
-            Outcome::Gone => Streak { failures: 1, gone: true, ..Streak::default() },
-            _ => return,
-        };
+    async fn keep_streak(&self, report: &Report, streak: Streak) {
         let rules =
             StreakRules { failures: self.app.config.deactivate_after_failures, span: self.app.config.deactivate_after };
         let (org, webhook) = (&report.member.org, &report.webhook);
@@ -187,6 +185,19 @@ impl Engine {
     }
 }
 
+/// What a recorded attempt adds to its webhook's failure streak: a failed request made
+/// one failure (410 Gone one that switches it off), a success after failures ends it;
+/// `None` when it changes nothing (the usual success, or no request made).
+fn streak_of(report: &Report, failing: bool) -> Option<Streak> {
+    let request_made = report.attempt_json.is_some() && !report.proxy_failed;
+    match report.outcome {
+        Outcome::Succeeded if failing => Some(Streak { success_first: true, failures: 0, gone: false }),
+        Outcome::Retry { .. } | Outcome::Failed if request_made => Some(Streak { failures: 1, ..Streak::default() }),
+        Outcome::Gone => Some(Streak { failures: 1, gone: true, ..Streak::default() }),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::{AtomicU32, Ordering};
@@ -217,5 +228,35 @@ mod tests {
         .await;
         assert!(matches!(result, Err(StoreError::Corrupt { .. })));
         assert_eq!((failed, calls.load(Ordering::SeqCst)), (0, 1), "a corrupt row is not tried again");
+    }
+
+    fn report(outcome: Outcome, request_made: bool, proxy_failed: bool) -> Report {
+        Report {
+            webhook: "wh_1".into(),
+            member: Member { delivery: "dlv_1".into(), org: "org_1".into(), event: "evt".into() },
+            outcome,
+            attempt: 1,
+            attempt_json: request_made.then(|| "{}".to_owned()),
+            signature: None,
+            fields: Vec::new(),
+            proxy_failed,
+            ordered: false,
+        }
+    }
+
+    #[test]
+    fn only_failed_requests_gone_and_a_first_success_change_a_streak() {
+        let one = Streak { failures: 1, ..Streak::default() };
+        let retry = Outcome::Retry { due_ms: 5 };
+        assert_eq!(streak_of(&report(retry, true, false), false), Some(one));
+        assert_eq!(streak_of(&report(Outcome::Failed, true, true), false), None, "the proxy failed, not the endpoint");
+        assert_eq!(streak_of(&report(Outcome::Failed, false, false), true), None, "no request was made");
+        assert_eq!(streak_of(&report(Outcome::Gone, true, false), false), Some(Streak { gone: true, ..one }));
+        assert_eq!(streak_of(&report(Outcome::Succeeded, true, false), false), None, "the usual success");
+        assert_eq!(
+            streak_of(&report(Outcome::Succeeded, true, false), true),
+            Some(Streak { success_first: true, failures: 0, gone: false })
+        );
+        assert_eq!(streak_of(&report(Outcome::Filtered, false, false), true), None);
     }
 }
