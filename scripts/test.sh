@@ -6,20 +6,27 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ./scripts/setup.sh --tests
+# Each step's time, on standard error (CI has a budget: see .ci/run).
+step() { echo "test.sh: $1 done at ${SECONDS}s" >&2; }
 # The demo's build (the binaries the tests run); building --workspace here would resolve
 # other dependency features and compile Weir a second time.
 ./scripts/build.sh
+step build
 cargo test --locked --workspace -- --test-threads "${WEIR_TEST_THREADS:-6}" --skip plugin_languages:: --skip hardening_compile::
+step "unit and integration tests"
 # The JavaScript and Python plugin tests on their own: compiling an interpreter takes both
 # cores for tens of seconds in a debug build (once per run, then it is cached in target/),
 # which would starve the timing tests above.
 cargo test --locked --workspace --test it -- --test-threads "${WEIR_TEST_THREADS:-6}" plugin_languages::
+step "plugin languages"
 # Six interpreter uploads at once beside another tenant, alone: its uploads must compile
 # within their 50 s wait, which the interpreter builds above would slow down.
 cargo test --locked --workspace --test it -- hardening_compile::
+step "compile budget"
 # The delivery, queue, crash and API tests once more, on a local Redis Cluster of three
 # masters with a replica each (the cluster:: tests above start their own clusters).
 # (`--workspace --test it`, not `-p weir-tests`: the same features as above, so the same
 # test binary, not a second build of Weir.)
 WEIR_TEST_REDIS=cluster cargo test --locked --workspace --test it -- --test-threads "${WEIR_TEST_THREADS:-6}" \
   delivery:: delivery_faults:: filters:: telemetry:: history:: history_faults:: isolation:: replay:: notices:: ordering::a_failed ordering::three_ ordering::order_is ordering::ordering_is ordering::a_delivery_its events_api:: signatures:: webhooks_api:: exports:: plugins:: plugin_delivery:: oauth:: errors:: retries::
+step "again on a Redis Cluster"
