@@ -16,11 +16,11 @@ use crate::store::{Partition, Result, Store, StoreError};
 type Waiting<Req, Resp> = (Req, oneshot::Sender<Result<Resp>>);
 
 /// Batches of lookups in flight at once. With one, a publish waited for the lookup batch
-/// before its own as well as for its own, twice (token, then subscribers); with two, the
-/// race's loads delivered more per second in 8 of 9 alternated rounds (−6% to +46%), at
-/// less CPU per delivery, Weir and Redis alike (docs/performance-history.md, "Issue 42,
-/// third pass"). The publishes themselves and the delivery stages stay at one: two in
-/// flight there measured no better.
+/// before its own as well as for its own, twice (token, then subscribers); with two, one
+/// endpoint's load delivered more per second at less CPU per delivery (Weir and Redis) in
+/// most alternated rounds, and publishing under fan-out had a lower p99
+/// (docs/performance-history.md, "Issue 42, third pass"). The publishes themselves and the
+/// delivery stages stay at one: two in flight there measured no better.
 const LOOKUPS_IN_FLIGHT: usize = 2;
 
 /// Hands requests to one task that runs them in batches of at most `max`.
