@@ -224,14 +224,16 @@ mod tests {
     /// answered within `wait` while `1` was still held.
     async fn second_answered_while_first_held(depth: usize, wait: Duration) -> bool {
         let (release, held) = oneshot::channel::<()>();
-        let held = Arc::new(tokio::sync::Mutex::new(Some(held)));
+        let (started, first_started) = oneshot::channel::<()>();
+        let hold = Arc::new(tokio::sync::Mutex::new(Some((started, held))));
         let batcher = Arc::new(Batcher::spawn_deep(8, depth, move |requests: Vec<u32>| {
-            let held = held.clone();
+            let hold = hold.clone();
             async move {
                 if requests.contains(&1)
-                    && let Some(wait) = held.lock().await.take()
+                    && let Some((started, held)) = hold.lock().await.take()
                 {
-                    let _ = wait.await;
+                    let _ = started.send(());
+                    let _ = held.await;
                 }
                 Ok(requests)
             }
@@ -240,8 +242,8 @@ mod tests {
             let b = batcher.clone();
             async move { b.call(1).await }
         });
-        // Let the first batch go (and stop at its hold) before the second call.
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        // The first batch is running (and held) before the second call is made.
+        first_started.await.unwrap();
         let second = tokio::time::timeout(wait, batcher.call(2)).await;
         let answered = matches!(second, Ok(Ok(2)));
         release.send(()).unwrap();
