@@ -77,9 +77,8 @@ impl<Req: Send + 'static, Resp: Send + 'static> Batcher<Req, Resp> {
                             break;
                         }
                         let (requests, replies): (Vec<Req>, Vec<_>) = waiting.drain(..).unzip();
-                        let count = requests.len();
                         let running = run(requests);
-                        in_flight.push(async move { answer(replies, count, running.await) });
+                        in_flight.push(async move { answer(replies, running.await) });
                     }
                 }
             }
@@ -124,15 +123,15 @@ impl<Req: Send + 'static, Resp: Send + 'static> Batcher<Req, Resp> {
 }
 
 /// Gives each request of a batch its response, or the batch's error.
-fn answer<Resp>(replies: Vec<oneshot::Sender<Result<Resp>>>, count: usize, outcome: Result<Vec<Resp>>) {
+fn answer<Resp>(replies: Vec<oneshot::Sender<Result<Resp>>>, outcome: Result<Vec<Resp>>) {
     match outcome {
-        Ok(responses) if responses.len() == count => {
+        Ok(responses) if responses.len() == replies.len() => {
             for (reply, response) in replies.into_iter().zip(responses) {
                 let _ = reply.send(Ok(response));
             }
         }
         Ok(responses) => {
-            let error = reply_count_mismatch(responses.len(), count);
+            let error = reply_count_mismatch(responses.len(), replies.len());
             for reply in replies {
                 let _ = reply.send(Err(error.clone()));
             }
