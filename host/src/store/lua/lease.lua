@@ -6,7 +6,7 @@
 -- Claims up to `n` members of `queue` due at `now`, leasing them until `lease_until`.
 local function take(queue, now, lease_until, n)
   if n <= 0 then return {} end
-  local due = redis.call('ZRANGE', queue, '-inf', now, 'BYSCORE', 'LIMIT', 0, n)
+  local due = redis.call('ZRANGE', queue, '-inf', now, 'BYSCORE', 'LIMIT', '0', n)
   if #due > 0 then
     local args = {}
     for i, member in ipairs(due) do

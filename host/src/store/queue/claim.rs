@@ -70,7 +70,8 @@ pub struct Claimed {
     pub deliveries: Vec<(String, Member)>,
     /// Webhooks with deliveries due now (the earliest due first).
     pub hints: Vec<String>,
-    /// When the earliest webhook of the partition has something due (ms).
+    /// When the earliest webhook of the partition has something due (ms; now when one has
+    /// already), if any has work queued.
     pub next_due: Option<u64>,
 }
 
