@@ -13,7 +13,8 @@
 -- stored value or false.
 local n, plain = tonumber(ARGV[1]), tonumber(ARGV[2])
 local function load(key)
-  local count = redis.call('HINCRBY', key, 'n', 1)
+  -- ('1' as text: Redis would format a Lua number for every call.)
+  local count = redis.call('HINCRBY', key, 'n', '1')
   -- A plain row is known by its length: nothing else of it needs reading.
   if redis.call('HLEN', key) == plain then return count end
   local f = redis.call('HMGET', key, 'o', 's', 'k', 'b', 'h', 'p', 'v', 'm', 'z')

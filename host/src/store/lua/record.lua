@@ -20,6 +20,8 @@
 -- A final outcome of an ordered delivery (its row has `z`) releases its subject's next.
 local now, plain, history = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1'
 local ready, ended = KEYS[1], KEYS[2]
+-- What a plain row reads as: there, pending, never recorded (and not ordered).
+local PLAIN = {true, false, false, false, false}
 local FINAL = {succeeded = 'succeeded', failed = 'failed', gone = 'failed', filtered = 'filtered', cancelled = 'cancelled'}
 -- Members that leave their queues, removed with one call per queue at the end.
 local leaving = batches()
@@ -27,11 +29,8 @@ local leave = leaving.add
 
 -- `fields`: ARGV position of the extra fields' count.
 local function record(dkey, queue, order, member, wh, outcome, attempt_no, attempt, signature, due, fields)
-  local f
-  if redis.call('HLEN', dkey) == plain then
-    -- Plain: there, pending, never recorded (and not ordered).
-    f = {true, false, false, false, false}
-  else
+  local f = PLAIN
+  if redis.call('HLEN', dkey) ~= plain then
     f = redis.call('HMGET', dkey, 'o', 's', 'x', 'l', 'z')
   end
   if not f[1] then
