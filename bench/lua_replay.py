@@ -1,32 +1,42 @@
 #!/usr/bin/env python3
-"""Replays the Redis traffic of a `weir-bench` load against a fresh redis-server, so that a
-change to one Lua script can be measured on Redis alone, with the very same commands both ways.
+"""Replays the Redis traffic of a `weir-bench` load against a fresh redis-server and counts the
+instructions Redis runs, so that a change to a Lua script is weighed on Redis alone, with the very
+same commands both ways, by a measure that does not drift (the same replay twice differs by 0.1%;
+timed, it spreads by a fifth on this machine).
 
   lua_replay.py capture SCENARIO [FILE]  runs `target/release/weir-bench` for one scenario (at
                                          WEIR_BENCH_SCALE, default 0.25) and records every command
-                                         Weir sends (redis-cli MONITOR) into FILE
-                                         (default target/lua-replay/<scenario>.monitor)
+                                         Weir sends (redis-cli MONITOR, which slows Redis ~3x while
+                                         it records) into FILE (default
+                                         target/lua-replay/<scenario>.monitor), and into
+                                         FILE.scripts which script each SHA-1 is
   lua_replay.py run FILE [NAME=VARIANT.lua ...]
-                                         replays FILE ROUNDS times (default 5) per build — the
-                                         scripts as they are, and with each given file (e.g.
-                                         `record.lua=/tmp/record.lua`; a helper such as
-                                         `lease.lua` changes in every script given it) replaced
-                                         by its variant —
-                                         the builds alternated, a fresh redis-server each time
-                                         (AOF everysec, as the bench runs it); prints per build
-                                         the time inside scripts and Redis's CPU for the replay
+                                         replays FILE ROUNDS times (default 1: the count is
+                                         steady) per build: the
+                                         scripts as this checkout has them, and with each given
+                                         file (e.g. `record.lua=/tmp/record.lua`; a helper such as
+                                         `lease.lua` changes in every script given it) replaced by
+                                         its variant; the builds alternated, a fresh redis-server
+                                         each time (AOF everysec, as the bench runs it) under
+                                         valgrind; prints per build the instructions Redis ran
+                                         (the median), and the time inside scripts and Redis's
+                                         CPU (both slowed some 50x by valgrind)
 
-A script is known in the capture by the SHA-1 of its text as Weir loads it (the helpers it is
-given first, as `host/src/store/core/scripts.rs` lists them, then the file), so the capture must
-come from a build with the same scripts as this checkout. The replay sends the commands in their
-captured order over one connection: a variant must keep the script's contract (its replies are
-not checked against the original's; run the tests for that). Commands run inside scripts, and
-the bench's own INFO/CONFIG/SLOWLOG/FLUSHALL, are left out. Only stdlib Python; needs
-redis-server and redis-cli on PATH (scripts/setup.sh installs them).
+LUA_REPLAY_PROFILE=FILE runs Redis under callgrind instead and writes its profile there
+(`callgrind_annotate --inclusive=yes FILE`; Debian's Redis has Lua without symbols).
+
+The capture's calls run the scripts as this checkout has them (FILE.scripts names them), so a
+capture stays usable while the scripts change, as long as their arguments do not. The commands
+go in their captured order over one connection: a variant must keep its script's contract (its
+replies are not checked against the original's; run the tests for that). Commands run inside
+scripts, and the bench's own INFO/CONFIG/SLOWLOG/FLUSHALL, are left out. Only stdlib Python;
+needs redis-server and redis-cli (scripts/setup.sh installs them) and valgrind
+(`apt-get install valgrind`).
 """
 import hashlib
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -242,6 +252,8 @@ def cpu(conn):
 
 
 def run(path, swaps):
+    if shutil.which("valgrind") is None:
+        sys.exit("lua_replay.py run needs valgrind (apt-get install valgrind)")
     current = scripts()
     names = {sha1(text): name for name, text in current.items()}
     if os.path.exists(path + ".scripts"):
@@ -258,7 +270,7 @@ def run(path, swaps):
         sys.exit(f"scripts not known by their SHA-1: {sorted(unknown)} (capture again with this checkout)")
     evalshas = sum(1 for c in cmds if c[0].upper() == b"EVALSHA")
     print(f"{len(cmds)} commands, {evalshas} script calls")
-    rounds = int(os.environ.get("ROUNDS", "5"))
+    rounds = int(os.environ.get("ROUNDS", "1"))
     results = {b: [] for b in builds}
     for r in range(rounds):
         order = list(builds) if r % 2 == 0 else list(reversed(builds))
