@@ -12,15 +12,15 @@ timed, it spreads by a fifth on this machine).
                                          FILE.scripts which script each SHA-1 is
   lua_replay.py run FILE [NAME=VARIANT.lua ...]
                                          replays FILE ROUNDS times (default 1: the count is
-                                         steady) per build: the
-                                         scripts as this checkout has them, and with each given
-                                         file (e.g. `record.lua=/tmp/record.lua`; a helper such as
-                                         `lease.lua` changes in every script given it) replaced by
-                                         its variant; the builds alternated, a fresh redis-server
-                                         each time (AOF everysec, as the bench runs it) under
-                                         valgrind; prints per build the instructions Redis ran
-                                         (the median), and the time inside scripts and Redis's
-                                         CPU (both slowed some 50x by valgrind)
+                                         steady) per build: the scripts as this checkout has
+                                         them, and with each given file (e.g.
+                                         `record.lua=/tmp/record.lua`; a helper such as
+                                         `lease.lua` changes in every script given it) replaced
+                                         by its variant; the builds alternated, a fresh redis-
+                                         server each time (AOF everysec, as the bench runs it)
+                                         under valgrind; prints per build the instructions Redis
+                                         ran (the median), and the time inside scripts and
+                                         Redis's CPU (both slowed some 50x by valgrind)
 
 LUA_REPLAY_PROFILE=FILE runs Redis under callgrind instead and writes its profile there
 (`callgrind_annotate --inclusive=yes FILE`; Debian's Redis has Lua without symbols).
