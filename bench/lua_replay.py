@@ -16,9 +16,9 @@ timed, it spreads by a fifth on this machine).
                                          them, and with each given file (e.g.
                                          `record.lua=/tmp/record.lua`; a helper such as
                                          `lease.lua` changes in every script given it) replaced
-                                         by its variant; the builds alternated, a fresh redis-
-                                         server each time (AOF everysec, as the bench runs it)
-                                         under valgrind; prints per build the instructions Redis
+                                         by its variant (several at once: joined by commas);
+                                         the builds alternated, a fresh redis-server each time
+                                         (AOF everysec, as the bench runs it) under valgrind; prints per build the instructions Redis
                                          ran (the median), and the time inside scripts and
                                          Redis's CPU (both slowed some 50x by valgrind)
 
@@ -260,10 +260,14 @@ def run(path, swaps):
         names.update(line.split() for line in open(path + ".scripts") if line.strip())
     builds = {"as is": current}
     for swap in swaps:
-        # A file given first to other scripts (a helper such as `lease.lua`) changes in each.
-        name, variant = swap.split("=", 1)
-        original, replacement = open(os.path.join(LUA, name)).read(), open(variant).read()
-        builds[swap] = {n: text.replace(original, replacement) for n, text in current.items()}
+        # Several files change together when given as one argument, joined by commas. A file
+        # given first to other scripts (a helper such as `lease.lua`) changes in each.
+        texts = dict(current)
+        for one in swap.split(","):
+            name, variant = one.split("=", 1)
+            original, replacement = open(os.path.join(LUA, name)).read(), open(variant).read()
+            texts = {n: text.replace(original, replacement) for n, text in texts.items()}
+        builds[swap] = texts
     cmds = commands(path)
     unknown = {c[1] for c in cmds if c[0].upper() == b"EVALSHA" and c[1].decode() not in names}
     if unknown:
