@@ -59,6 +59,12 @@ def scripts():
     return out
 
 
+def listpack_value():
+    """Redis's `hash-max-listpack-value` as the bench runs it (`weir::store::LISTPACK_VALUE`)."""
+    source = open(os.path.join(ROOT, "host/src/store/mod.rs")).read()
+    return re.search(r'pub const LISTPACK_VALUE: &str = "(\d+)";', source).group(1)
+
+
 def sha1(text):
     return hashlib.sha1(text.encode()).hexdigest()
 
@@ -106,19 +112,18 @@ class Conn:
         return reply
 
 
-def start_redis(counts):
-    """A fresh redis-server as weir-bench runs it, under valgrind counting the instructions it
-    runs into `counts` (the same count every time for the same commands, where time drifts by
-    a fifth between runs on this machine); its process and a connection."""
+def start_redis(home):
+    """A fresh redis-server as weir-bench runs it, in `home`, under valgrind counting the
+    instructions it runs into `home`/counts (the same count every time for the same commands,
+    where time drifts by a fifth between runs on this machine); its process and a connection."""
     port = free_port()
-    home = tempfile.mkdtemp(prefix="lua-replay-")
     profile = os.environ.get("LUA_REPLAY_PROFILE")
     tool = ["--tool=callgrind", "--callgrind-out-file=" + profile] if profile else \
         ["--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
     proc = subprocess.Popen(
-        ["valgrind", *tool, "--log-file=" + counts,
+        ["valgrind", *tool, "--log-file=" + os.path.join(home, "counts"),
          "redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
-         "--appendfsync", "everysec", "--hash-max-listpack-value", "512", "--dir", home],
+         "--appendfsync", "everysec", "--hash-max-listpack-value", listpack_value(), "--dir", home],
         stdout=subprocess.DEVNULL,
     )
     for _ in range(1000):
@@ -218,8 +223,8 @@ def commands(path):
 
 def replay_once(cmds, names, texts):
     """One replay; `names`: each captured SHA-1's script, `texts`: each script's text."""
-    counts = tempfile.mktemp(prefix="lua-replay-count-")
-    proc, conn = start_redis(counts)
+    home = tempfile.mkdtemp(prefix="lua-replay-")
+    proc, conn = start_redis(home)
     try:
         loaded = {name: conn("SCRIPT", "LOAD", text).decode() for name, text in texts.items()}
         shas = {sha: loaded[name] for sha, name in names.items() if name in loaded}
@@ -236,11 +241,11 @@ def replay_once(cmds, names, texts):
         used = re.search(r"cmdstat_evalsha:calls=(\d+),usec=(\d+)", stats)
         inside, total = int(used.group(2)) if used else 0, cpu(conn) - cpu0
     finally:
-        # perf stat writes its counts once redis-server has gone.
+        # valgrind writes its counts once redis-server has gone.
         conn.sock.sendall(encode([b"SHUTDOWN", b"NOSAVE"]))
         proc.wait()
-    text = open(counts).read()
-    os.unlink(counts)
+    text = open(os.path.join(home, "counts")).read()
+    shutil.rmtree(home, ignore_errors=True)
     refs = re.search(r"(?:I\s+refs|Collected)\s*:\s+([\d,]+)", text)
     instructions = int(refs.group(1).replace(",", "")) if refs else 0
     return inside, total, errors, instructions
@@ -266,6 +271,8 @@ def run(path, swaps):
         for one in swap.split(","):
             name, variant = one.split("=", 1)
             original, replacement = open(os.path.join(LUA, name)).read(), open(variant).read()
+            if not any(original in text for text in texts.values()):
+                sys.exit(f"{name} is in no script as this checkout has it")
             texts = {n: text.replace(original, replacement) for n, text in texts.items()}
         builds[swap] = texts
     cmds = commands(path)
@@ -286,7 +293,7 @@ def run(path, swaps):
         instructions = sorted(x[3] for x in rs)
         mid = len(rs) // 2
         print(f"{b}: Redis instructions {instructions[mid] / 1e6:.1f} M (median; {', '.join(f'{x / 1e6:.1f}' for x in instructions)});"
-              f" time inside scripts {inside[mid] / 1000:.1f} ms, Redis CPU {total[mid] * 1000:.1f} ms (medians); errors {rs[0][2]}")
+              f" time inside scripts {inside[mid] / 1000:.1f} ms, Redis CPU {total[mid] * 1000:.1f} ms (medians); errors {max(x[2] for x in rs)}")
 
 
 def main():
