@@ -18,6 +18,7 @@ use crate::store::queue::attempts::{attempt_at, attempt_object};
 use crate::store::queue::listing::{Cursor, Index, Reach};
 use crate::store::queue::requeue::RetryRefused;
 use crate::store::queue::row::DeliveryRow;
+use crate::telemetry::Telemetry;
 use crate::trace::TraceContext;
 
 /// Most deliveries one bulk retry re-queues.
@@ -104,7 +105,7 @@ pub(crate) struct Delivery {
 impl Delivery {
     /// The view of a delivery's row, with the request of its latest attempt rebuilt: the
     /// headers follow from the row (its signatures, the plugins' headers) and the event.
-    pub(crate) fn of(row: DeliveryRow) -> Delivery {
+    pub(crate) fn of(row: DeliveryRow, telemetry: &Telemetry) -> Delivery {
         let id = row.id.as_str();
         let created_ms = ids::millis_of(Kind::Delivery, id).unwrap_or(0);
         let created_at = crate::time::format_millis(created_ms);
@@ -119,7 +120,7 @@ impl Delivery {
             _ => None,
         };
         let attempts: Vec<Value> = row.attempts.iter().map(|a| attempt_object(created_ms, a)).collect();
-        let headers = request_headers(&row, created_ms);
+        let headers = request_headers(&row, created_ms, telemetry);
         let body = match &row.body {
             Some(body) => body.clone(),
             None => row.event.as_ref().map(|e| e.envelope.clone()).unwrap_or_default(),
@@ -144,7 +145,7 @@ impl Delivery {
 
 /// The headers of a delivery's latest attempt as they were sent, as a JSON object; `{}`
 /// before its first attempt.
-fn request_headers(row: &DeliveryRow, created_ms: u64) -> String {
+fn request_headers(row: &DeliveryRow, created_ms: u64, telemetry: &Telemetry) -> String {
     let signatures = row.signatures.as_deref().filter(|_| row.latest > 0).and_then(sign::Signatures::decode);
     let Some(signatures) = signatures else { return "{}".to_owned() };
     let pairs = |text: Option<&str>| -> Vec<(String, String)> {
@@ -160,8 +161,8 @@ fn request_headers(row: &DeliveryRow, created_ms: u64) -> String {
     let event_created_at = row.event.as_ref().map(|e| e.created_at.as_str()).unwrap_or_default();
     let attempt = sign::Attempt { delivery_id: &row.id, number: row.latest, event_created_at, signed_at };
     let trace = match &row.event {
-        Some(event) => event.trace_of(&row.event_id),
-        None => TraceContext::for_event(&row.event_id),
+        Some(event) => telemetry.passed_on(event.trace_of(&row.event_id), event.trace.is_some()),
+        None => telemetry.passed_on(TraceContext::for_event(&row.event_id), false),
     };
     let pairs = attempt_headers(attempt, &signatures, &webhook, &plugins, &trace);
     let map: Map<String, Value> = pairs.into_iter().map(|(k, v)| (k, Value::String(v))).collect();
@@ -289,8 +290,14 @@ async fn list(
     let reads = Reads::of(app);
     let reach = Reach { limit, scan, oldest_day: oldest_day(app), moved: reads.moved() };
     let (ids, next) = app.store.list_deliveries(index, filter, cursor, reach).await?;
-    let deliveries =
-        reads.rows(&ids).await?.into_iter().flatten().filter(|d| d.org_id == org_id).map(Delivery::of).collect();
+    let deliveries = reads
+        .rows(&ids)
+        .await?
+        .into_iter()
+        .flatten()
+        .filter(|d| d.org_id == org_id)
+        .map(|d| Delivery::of(d, &app.telemetry))
+        .collect();
     Ok((deliveries, next))
 }
 
@@ -299,7 +306,7 @@ pub(crate) async fn find(app: &App, org_id: &str, id: &str) -> Result<Delivery, 
     if !ids::is_valid(Kind::Delivery, id) {
         return Err(RetryError::NotFound);
     }
-    Reads::of(app).row(org_id, id).await?.map(Delivery::of).ok_or(RetryError::NotFound)
+    Reads::of(app).row(org_id, id).await?.map(|d| Delivery::of(d, &app.telemetry)).ok_or(RetryError::NotFound)
 }
 
 /// One more attempt of a delivery, same body, signed with the webhook's current secret: the

@@ -200,6 +200,18 @@ impl Telemetry {
         on.decide(parent.as_ref(), trace.trace_id, "publish", &SpanKind::Server)
     }
 
+    /// The trace context an attempt passes on to its subscriber: while spans are exported,
+    /// its sampled flag is Weir's own decision (a subscriber that follows its parent records
+    /// a trace exactly when Weir did, and never under a span Weir did not export); while
+    /// they are not, the flags it came with, unchanged.
+    pub(crate) fn passed_on(&self, mut trace: TraceContext, from_publisher: bool) -> TraceContext {
+        if self.on.is_some() {
+            let sampled = self.sampled(&trace, from_publisher);
+            trace.flags = (trace.flags & !1) | u8::from(sampled);
+        }
+        trace
+    }
+
     /// Records a publish request's span.
     pub(crate) fn publish(&self, span: PublishSpan<'_>) {
         let Some(on) = &self.on else { return };

@@ -175,7 +175,23 @@ async fn sampling_off_exports_nothing() {
     for i in 0..5 {
         t.publisher.publish(&work_order_event(&format!("wo_{i}"))).await;
     }
-    t.admin.settled(webhook["id"].as_str().unwrap(), 5).await;
+    // A publisher's sampled trace too: Weir does not sample it, so neither may its
+    // subscriber (flags 00 passed on, not the publisher's 01).
+    publish_traced(&t, &work_order_event("wo_publisher_sampled"), "01").await;
+    let settled = t.admin.settled(webhook["id"].as_str().unwrap(), 6).await;
+    let got = receiver.wait_for(6, Duration::from_secs(20)).await;
+    for request in &got {
+        let sent = request.header("traceparent");
+        assert!(sent.ends_with("-00"), "an unsampled trace is passed on unsampled: {sent}");
+    }
+    assert!(got.iter().any(|r| r.header("traceparent").starts_with(&format!("00-{PUBLISHER_TRACE}-"))));
+    // The delivery record shows the header as it was sent.
+    for delivery in &settled {
+        let id = delivery["id"].as_str().unwrap();
+        let shown = t.admin.get(&format!("/api/v2/webhook_deliveries/{id}")).await.expect(200).json();
+        let header = shown["request"]["headers"]["traceparent"].as_str().unwrap_or_default().to_owned();
+        assert!(got.iter().any(|r| r.header("traceparent") == header), "{id} shows {header}, which was not sent");
+    }
     weir.stop().await;
     // A publisher that does not sample its trace (flags 00) under the default sampler,
     // which follows the parent: nothing either.

@@ -29,7 +29,7 @@ use crate::store::queue::claim::Member;
 use crate::store::queue::row::field;
 use crate::store::queue::targets::WebhookTarget;
 use crate::store::queue::work::{Loaded, Outcome, Report};
-use crate::telemetry::{Answer, AttemptSpan, PluginCall};
+use crate::telemetry::{Answer, AttemptSpan, PluginCall, Telemetry};
 use crate::trace::TraceContext;
 
 impl Engine {
@@ -125,7 +125,7 @@ impl Engine {
         let (body, extra_headers, fields, calls) = match prepared {
             Prepared::Send { body, extra_headers, fields, calls } => (body, extra_headers, fields, calls),
             Prepared::Filtered { fields, calls } => {
-                let trace = Traced::of(member, event.as_deref());
+                let trace = Traced::of(member, event.as_deref(), &self.app.telemetry);
                 self.traced(webhook_id, member, attempt_no, &trace, &webhook.url, started, Answer::NotSent, &calls);
                 let report = Report {
                     fields,
@@ -145,8 +145,9 @@ impl Engine {
             }
             Prepared::StoreDown => return None,
         };
+        let trace = Traced::of(member, event.as_deref(), &self.app.telemetry);
         let request =
-            Request::signed(webhook_id, member, attempt_no, event.as_deref(), &webhook, &body, &extra_headers);
+            Request::signed(webhook_id, member, attempt_no, event.as_deref(), trace, &webhook, &body, &extra_headers);
         let context = egress::key_context(&member.org, webhook_id);
         let presented =
             webhook.client_certificate.as_ref().map(|certificate| Presented { certificate, context: &context });
@@ -253,18 +254,22 @@ struct Traced {
 }
 
 impl Traced {
-    fn of(member: &Member, event: Option<&StoredEvent>) -> Traced {
+    /// The trace of the attempt at `member`, as it is passed on to the subscriber.
+    fn of(member: &Member, event: Option<&StoredEvent>, telemetry: &Telemetry) -> Traced {
         let context = event.map_or_else(|| TraceContext::for_event(&member.event), |e| e.trace_of(&member.event));
-        Traced { context, from_publisher: event.is_some_and(|e| e.trace.is_some()) }
+        let from_publisher = event.is_some_and(|e| e.trace.is_some());
+        Traced { context: telemetry.passed_on(context, from_publisher), from_publisher }
     }
 }
 
 impl Request {
+    #[allow(clippy::too_many_arguments)]
     fn signed(
         webhook_id: &str,
         member: &Member,
         attempt_no: u32,
         event: Option<&StoredEvent>,
+        trace: Traced,
         webhook: &WebhookTarget,
         body: &str,
         extra_headers: &[(String, String)],
@@ -290,7 +295,6 @@ impl Request {
                 }
             },
         };
-        let trace = Traced::of(member, event);
         let headers = attempt_headers(this, &signatures, &own_headers, extra_headers, &trace.context);
         Request {
             headers,
