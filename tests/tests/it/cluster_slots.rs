@@ -65,10 +65,19 @@ async fn a_slot_half_moved_by_a_reshard_still_serves_tokens_and_deliveries() {
 
     let keys = weir::store::Keys::new(&builder.prefix(), 4);
     let client_key = keys.client(&t.admin.creds.client_id);
+    // A slot's half-moved state lives on its masters only: a failover mid-test (a node that
+    // stalled past the node timeout) would undo it, and every message says if one happened.
+    let masters = || {
+        let mut ports: Vec<u16> = cluster.masters().into_iter().map(|m| m.port).collect();
+        ports.sort_unstable();
+        ports
+    };
+    let before = masters();
+    let topology = || format!("masters before {before:?}, now {:?}", masters());
     half_move(&cluster, &client_key);
     for _ in 0..5 {
         let resp = t.admin.get("/api/v2/webhooks").await;
-        assert_eq!(resp.status, 200, "a live token mid-reshard: {}", resp.text());
+        assert_eq!(resp.status, 200, "a live token mid-reshard ({}): {}", topology(), resp.text());
     }
     let stranger = t.admin.http.get("/api/v2/webhooks").bearer("wat_not-a-token").send().await;
     assert_eq!(stranger.status, 401, "{}", stranger.text());
@@ -89,16 +98,18 @@ async fn a_slot_half_moved_by_a_reshard_still_serves_tokens_and_deliveries() {
     assert!(in_slot.len() >= 2, "24 deliveries over 4 partitions leave one with several: {}", in_slot.len());
     half_move(&cluster, &record(p, in_slot[0]));
     let listed = t.admin.deliveries_of(hook_id).await;
-    assert_eq!(listed.len(), 24, "every delivery listed mid-reshard");
+    assert_eq!(listed.len(), 24, "every delivery listed mid-reshard ({})", topology());
     let filtered =
         t.admin.get(&format!("/api/v2/webhook_deliveries?webhook_id={hook_id}&status=succeeded&limit=100")).await;
-    assert_eq!(filtered.status, 200, "{}", filtered.text());
-    assert_eq!(filtered.json()["data"].as_array().map(Vec::len), Some(24), "every delivery passes the filter");
+    assert_eq!(filtered.status, 200, "{}: {}", topology(), filtered.text());
+    let passed = filtered.json()["data"].as_array().map(Vec::len);
+    assert_eq!(passed, Some(24), "every delivery passes the filter ({})", topology());
     for id in in_slot {
         let one = t.admin.get(&format!("/api/v2/webhook_deliveries/{id}")).await;
-        assert_eq!(one.status, 200, "{id} mid-reshard: {}", one.text());
-        assert_eq!(one.json()["status"], "succeeded");
+        assert_eq!(one.status, 200, "{id} mid-reshard ({}): {}", topology(), one.text());
+        assert_eq!(one.json()["status"], "succeeded", "{}", topology());
     }
+    assert_eq!(masters(), before, "no master failed over during the test");
 }
 
 #[tokio::test]
