@@ -184,12 +184,38 @@ fn move_slot(cluster: &RedisCluster, slot: u16, target: u16) {
             .query(&mut from)
             .expect("migrate keys");
     }
-    for m in &masters {
-        let _: () = setslot(&["NODE", &id(target)]).query(&mut cluster.node(m.port).conn()).expect("node");
+    // The new owner claims the slot with a config epoch it makes one above the highest it
+    // knows: it must know the others' first, or a master with a higher epoch that still
+    // names the old owner wins — and a master left without slots that way turns itself
+    // into a replica (seen once on a loaded CI machine, where gossip was slow).
+    wait_until_knows_every_epoch(cluster, target, &masters);
+    // Then the order Redis documents for a manual reshard: the new owner, the old, the rest.
+    let mut order: Vec<u16> = vec![target, source];
+    order.extend(masters.iter().map(|m| m.port).filter(|p| *p != target && *p != source));
+    for port in order {
+        let _: () = setslot(&["NODE", &id(target)]).query(&mut cluster.node(port).conn()).expect("node");
     }
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     while !masters.iter().all(|m| owner(m.port) == Some(target)) {
         assert!(std::time::Instant::now() < deadline, "the masters never agreed the slot moved");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Waits until the node on `port` knows an epoch at least as high as every master's own
+/// (`CLUSTER INFO`: `cluster_current_epoch` against each `cluster_my_epoch`).
+fn wait_until_knows_every_epoch(cluster: &RedisCluster, port: u16, masters: &[cluster::NodeInfo]) {
+    let info = |port: u16, field: &str| -> u64 {
+        let text: String = redis::cmd("CLUSTER").arg("INFO").query(&mut cluster.node(port).conn()).unwrap_or_default();
+        text.lines().find_map(|line| line.strip_prefix(field)?.strip_prefix(':')?.trim().parse().ok()).unwrap_or(0)
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let highest = masters.iter().map(|m| info(m.port, "cluster_my_epoch")).max().unwrap_or(0);
+        if info(port, "cluster_current_epoch") >= highest {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "the node on {port} never learnt the cluster's epochs");
         std::thread::sleep(Duration::from_millis(100));
     }
 }

@@ -52,7 +52,34 @@ impl RedisCluster {
         let cluster = RedisCluster { nodes };
         cluster.wait_healthy(3);
         cluster.wait_replicas_online();
+        cluster.wait_views_agree(3);
         cluster
+    }
+
+    /// Waits until every running node sees the same `masters` masters. Each node learns
+    /// that another turned replica from that node itself, so for a moment after `create`
+    /// a node can still list a replica as a master: a test that picks "the master holding
+    /// a slot's keys" from such a view gets a replica (which holds them too), and Redis
+    /// refuses `CLUSTER SETSLOT` naming it (seen on a loaded CI machine).
+    pub fn wait_views_agree(&self, masters: usize) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let masters_seen_from = |port: u16| {
+            self.view_of(port).map(|view| {
+                let mut ports: Vec<u16> = view.iter().filter(|n| n.master && !n.failed).map(|n| n.port).collect();
+                ports.sort_unstable();
+                ports
+            })
+        };
+        loop {
+            let views: Vec<Option<Vec<u16>>> =
+                self.nodes.iter().filter(|n| n.is_running()).map(|n| masters_seen_from(n.port)).collect();
+            let agreed = views.first().cloned().flatten();
+            if agreed.as_ref().is_some_and(|first| first.len() == masters) && views.iter().all(|v| *v == agreed) {
+                return;
+            }
+            assert!(Instant::now() < deadline, "the nodes never agreed on {masters} masters: {views:?}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// Seeds for `WEIR_REDIS_CLUSTER`: every node that is still running.
