@@ -187,7 +187,8 @@ fn move_slot(cluster: &RedisCluster, slot: u16, target: u16) {
     // The new owner claims the slot with a config epoch it makes one above the highest it
     // knows: it must know the others' first, or a master with a higher epoch that still
     // names the old owner wins — and a master left without slots that way turns itself
-    // into a replica (seen once on a loaded CI machine, where gossip was slow).
+    // into a replica. (A race Redis's reshard order guards against; the CI failure here was
+    // a replica taken for a master, which `RedisCluster::wait_views_agree` prevents.)
     wait_until_knows_every_epoch(cluster, target, &masters);
     // Then the order Redis documents for a manual reshard: the new owner, the old, the rest.
     let mut order: Vec<u16> = vec![target, source];
