@@ -6,6 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ./scripts/setup.sh --tests
+# A failing test's own message last, not a backtrace after it: CI keeps only the end of the
+# output (WEIR_TEST_BACKTRACE=1 brings backtraces back).
+export RUST_BACKTRACE="${WEIR_TEST_BACKTRACE:-0}"
 # Each step's time, on standard error (CI has a budget: see .ci/run).
 step() { echo "test.sh: $1 done at ${SECONDS}s" >&2; }
 # The demo's build (the binaries the tests run); building --workspace here would resolve

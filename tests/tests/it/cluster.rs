@@ -192,7 +192,7 @@ async fn all_arrive(receiver: &Receiver, acked: &HashSet<String>) {
 
 #[tokio::test]
 async fn a_master_killed_under_load_loses_no_acknowledged_event() {
-    let mut cluster = RedisCluster::start();
+    let mut cluster = RedisCluster::start_quick_failover();
     let weir = WeirBuilder::cluster(&cluster).env("WEIR_REDIS_WAIT_REPLICAS", "1").start().await;
     let t = weir.tenant(Plan::Pro).await;
     let receiver = Receiver::start().await;
@@ -282,7 +282,7 @@ async fn publish_counting(api: &Api, action: &str, prefix: &str, events: usize) 
 
 #[tokio::test]
 async fn publishing_stays_available_when_a_master_fails_over_to_a_replica_without_one() {
-    let mut cluster = RedisCluster::start();
+    let mut cluster = RedisCluster::start_quick_failover();
     let weir = WeirBuilder::cluster(&cluster).env("WEIR_REDIS_WAIT_REPLICAS", "1").start().await;
     let t = weir.tenant(Plan::Pro).await;
     let receiver = Receiver::start().await;

@@ -175,7 +175,7 @@ async fn ordering_is_none_or_subject_and_a_retried_old_delivery_goes_behind_pend
 
 #[tokio::test]
 async fn a_master_failover_mid_sequence_keeps_each_subjects_order() {
-    let mut cluster = crate::support::cluster::RedisCluster::start();
+    let mut cluster = crate::support::cluster::RedisCluster::start_quick_failover();
     let weir = WeirBuilder::cluster(&cluster).env("WEIR_REDIS_WAIT_REPLICAS", "1").start().await;
     let t = weir.tenant(Plan::Pro).await;
     let receiver = Receiver::start().await;

@@ -10,7 +10,17 @@ use super::redis::RedisServer;
 /// A running cluster. Dropping it stops every node.
 pub struct RedisCluster {
     pub nodes: Vec<RedisServer>,
+    /// Its nodes' `cluster-node-timeout` (a node added later gets the same).
+    node_timeout_ms: u32,
 }
+
+/// How long a master may not answer before its replica takes over, in a cluster a test
+/// fails over on purpose: a failover then takes a few seconds.
+const QUICK_FAILOVER_MS: u32 = 2_000;
+/// The same in every other cluster: long enough that a node stalled by a loaded machine (a
+/// slow `fsync` beside a dozen other servers) is never failed over behind a test's back —
+/// which would lose slot states a test set by hand (`MIGRATING` is kept by a master only).
+const STEADY_MS: u32 = 15_000;
 
 /// One line of `CLUSTER NODES`.
 #[derive(Debug, Clone)]
@@ -31,14 +41,24 @@ impl NodeInfo {
 }
 
 impl RedisCluster {
-    /// Three masters, each with one replica.
+    /// Three masters, each with one replica, none failed over unless a test stops it.
     pub fn start() -> RedisCluster {
+        RedisCluster::start_with(STEADY_MS)
+    }
+
+    /// [`RedisCluster::start`] for a test that stops a master: its replica takes over
+    /// within a few seconds.
+    pub fn start_quick_failover() -> RedisCluster {
+        RedisCluster::start_with(QUICK_FAILOVER_MS)
+    }
+
+    fn start_with(node_timeout_ms: u32) -> RedisCluster {
         // One cluster made at a time in this process: nodes of two clusters started at once
         // can be handed the same free port, and the clusters then meet (seen once when two
         // failover tests started together).
         static MAKING: std::sync::Mutex<()> = std::sync::Mutex::new(());
         let _one_at_a_time = MAKING.lock().unwrap_or_else(|e| e.into_inner());
-        let nodes: Vec<RedisServer> = (0..6).map(|_| RedisServer::start_cluster_node()).collect();
+        let nodes: Vec<RedisServer> = (0..6).map(|_| RedisServer::start_cluster_node(node_timeout_ms)).collect();
         let mut create = Command::new("redis-cli");
         create.arg("--cluster").arg("create");
         for node in &nodes {
@@ -49,7 +69,7 @@ impl RedisCluster {
             .output()
             .expect("redis-cli must be installed (the test command installs it)");
         assert!(out.status.success(), "redis-cli --cluster create: {}", String::from_utf8_lossy(&out.stdout));
-        let cluster = RedisCluster { nodes };
+        let cluster = RedisCluster { nodes, node_timeout_ms };
         cluster.wait_healthy(3);
         cluster.wait_replicas_online();
         cluster.wait_views_agree(3);
@@ -157,7 +177,7 @@ impl RedisCluster {
 
     /// Starts a new empty node and adds it to the cluster as a master without slots.
     pub fn add_master(&mut self) -> u16 {
-        let node = RedisServer::start_cluster_node();
+        let node = RedisServer::start_cluster_node(self.node_timeout_ms);
         let port = node.port;
         let seed = format!("127.0.0.1:{}", self.masters()[0].port);
         let out = Command::new("redis-cli")

@@ -56,14 +56,14 @@ impl RedisServer {
         server
     }
 
-    /// A node for a Redis Cluster (AOF on, a short node timeout so a failover takes a few
-    /// seconds), on a port whose cluster bus port (+10000) is free too.
-    pub fn start_cluster_node() -> RedisServer {
+    /// A node for a Redis Cluster (AOF on; `node_timeout_ms`: how long a node may not answer
+    /// before the others fail it over), on a port whose cluster bus port (+10000) is free too.
+    pub fn start_cluster_node(node_timeout_ms: u32) -> RedisServer {
         let port = cluster_port();
-        let extra = "--cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 2000 \
-                     --hash-max-listpack-value 512 \
-                     --appendfsync everysec"
-            .to_owned();
+        let extra = format!(
+            "--cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout {node_timeout_ms} \
+             --hash-max-listpack-value 512 --appendfsync everysec"
+        );
         let mut server = RedisServer { port, dir: temp_dir("rnode"), wrapper: None, aof: true, extra };
         server.spawn_fresh(cluster_port);
         server
