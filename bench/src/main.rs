@@ -41,7 +41,8 @@
 //! `WEIR_BENCH_SCALE` (a fraction of the load), `WEIR_BENCH_SCENARIO` (one scenario by name),
 //! `WEIR_BENCH_ONLY=plugin` (only the plugin call), `WEIR_BENCH_ONLY=stages` (Redis CPU per
 //! delivery, stage by stage, in-process), `WEIR_BENCH_AOF=no` (Redis without AOF),
-//! `WEIR_BENCH_COMMANDSTATS=1` (print Redis's per-command statistics and slow log after each
+//! `WEIR_BENCH_CONNECTIONS` (the closed-loop publishers' connections, 32 by default: the
+//! peers' load), `WEIR_BENCH_COMMANDSTATS=1` (print Redis's per-command statistics and slow log after each
 //! scenario) with `WEIR_BENCH_SLOWLOG_US` (the slow log threshold; `0` logs every command).
 
 #![allow(unreachable_pub, missing_debug_implementations)]
@@ -98,6 +99,11 @@ impl Row {
             ms(self.e2e_p99)
         )
     }
+}
+
+/// The closed-loop scenarios' publishing connections (`WEIR_BENCH_CONNECTIONS`, 32 by default).
+fn connections() -> usize {
+    std::env::var("WEIR_BENCH_CONNECTIONS").ok().and_then(|s| s.parse().ok()).filter(|&n| n > 0).unwrap_or(32)
 }
 
 fn ms(d: Duration) -> String {
@@ -467,7 +473,7 @@ async fn run(weir: &WeirProc, redis: &RedisProc, s: Scenario) -> Row {
     let started = Instant::now();
     let published = match paced {
         Some(rate) => publisher.run_paced(events, rate, kind).await,
-        None => publisher.run(events, 32, kind).await,
+        None => publisher.run(events, connections(), kind).await,
     };
     let publish_elapsed = started.elapsed();
     receiver.wait_for(deliveries, Duration::from_secs(600)).await;
