@@ -42,8 +42,9 @@
 //! `WEIR_BENCH_ONLY=plugin` (only the plugin call), `WEIR_BENCH_ONLY=stages` (Redis CPU per
 //! delivery, stage by stage, in-process), `WEIR_BENCH_AOF=no` (Redis without AOF),
 //! `WEIR_BENCH_CONNECTIONS` (the closed-loop publishers' connections, 32 by default: the
-//! peers' load), `WEIR_BENCH_COMMANDSTATS=1` (print Redis's per-command statistics and slow log after each
-//! scenario) with `WEIR_BENCH_SLOWLOG_US` (the slow log threshold; `0` logs every command).
+//! peers' load), `WEIR_BENCH_COMMANDSTATS=1` (print Redis's per-command statistics and slow
+//! log after each scenario) with `WEIR_BENCH_SLOWLOG_US` (the slow log threshold; `0` logs
+//! every command).
 
 #![allow(unreachable_pub, missing_debug_implementations)]
 
@@ -101,9 +102,13 @@ impl Row {
     }
 }
 
-/// The closed-loop scenarios' publishing connections (`WEIR_BENCH_CONNECTIONS`, 32 by default).
+/// The closed-loop scenarios' publishing connections: the peers' load.
+const CONNECTIONS: usize = 32;
+
+/// The closed-loop scenarios' publishing connections (`WEIR_BENCH_CONNECTIONS`, else
+/// [`CONNECTIONS`]).
 fn connections() -> usize {
-    std::env::var("WEIR_BENCH_CONNECTIONS").ok().and_then(|s| s.parse().ok()).filter(|&n| n > 0).unwrap_or(32)
+    std::env::var("WEIR_BENCH_CONNECTIONS").ok().and_then(|s| s.parse().ok()).filter(|&n| n > 0).unwrap_or(CONNECTIONS)
 }
 
 fn ms(d: Duration) -> String {
@@ -168,6 +173,9 @@ async fn bench() {
         println!();
         stages::run(n(20_000), 10).await;
         return;
+    }
+    if connections() != CONNECTIONS {
+        println!("Closed-loop publishers on {} connections (not the default {CONNECTIONS}).\n", connections());
     }
     let redis = RedisProc::start();
     let mut cluster: Option<RedisProc> = None;
