@@ -29,6 +29,7 @@ how busy the machine's cores were.
 Both systems run at their shipped defaults. Svix: `RUST_LOG=warn` (Weir logs at warn too), its own
 pool sizes; Weir: nothing set but its addresses and WEIR_ALLOW_PRIVATE_TARGETS for the loopback
 receiver. `PEERS_WEIR_ENV="NAME=value ..."` runs Weir with other settings: such a row is labelled.
+`PEERS_CONNECTIONS=N` publishes over N connections instead of 32 (both systems; labelled too).
 
 Needs root (PostgreSQL runs as the postgres user), nginx, PostgreSQL 15, redis-server, psql, the
 release `weir` and `weir-bench` (scripts/bench.sh builds them) and svix-server (build-svix.sh).
@@ -61,7 +62,7 @@ RECEIPTS = os.path.join(RUN, "receipts.log")
 PIDS = os.path.join(RUN, "pids.json")
 RESULTS = os.path.join(RUN, "results.jsonl")
 SCENARIOS = {"S1": (20_000, 1), "S2": (2_000, 10)}
-CONNECTIONS = 32
+CONNECTIONS = int(os.environ.get("PEERS_CONNECTIONS", "32"))
 HZ = os.sysconf("SC_CLK_TCK")
 TEXT = "Replace the worn mechanical seal on the feed pump and check the impeller for cavitation. " * 9
 
@@ -405,7 +406,8 @@ def measure(system, scenario):
     used["load"] = per(load["cpu_s"])
     return {
         "system": system, "scenario": scenario, "at": time.strftime("%Y-%m-%d %H:%M:%S"),
-        "settings": os.environ.get("PEERS_WEIR_ENV", "") if system == "weir" else "",
+        "settings": " ".join(filter(None, [os.environ.get("PEERS_WEIR_ENV", "") if system == "weir" else "",
+                                            f"{CONNECTIONS} connections" if CONNECTIONS != 32 else ""])),
         "deliveries": deliveries, "published": load["ok"], "publish_statuses": load["statuses"],
         "publish_errors": load["errors"], "received": got["count"], "unique": got["unique"],
         "receiver_statuses": got["statuses"], "publish_rate": load["rate"], "publish_p50_ms": load["p50_ms"],
