@@ -336,14 +336,31 @@ async fn publishing_stays_available_when_a_master_fails_over_to_a_replica_withou
     let all: Vec<(String, String)> = before.iter().chain(&during).chain(&after).cloned().collect();
     let keys = weir::store::Keys::new("", 16);
     let mut on_standby = 0;
+    let mut shunned = HashSet::new();
     for (subject, id) in &after {
         let event = t.admin.get(&format!("/api/v2/events/{id}")).await.expect(200).json();
         let delivery = event["deliveries"][0]["id"].as_str().expect("its delivery").to_owned();
         let home = keys.partition_of_subject(&t.org_id, "WorkOrder", subject);
-        on_standby += usize::from(keys.partition_of_delivery(&delivery) != Some(home));
+        if keys.partition_of_delivery(&delivery) != Some(home) {
+            on_standby += 1;
+            shunned.insert(home);
+        }
     }
     // Those whose own partition is on the failed master's replica went to a standby.
     assert!(on_standby > 20, "{on_standby} of 200 on a standby");
+
+    // A record made before the failure, at home, and deleted now, on a standby: no export
+    // finds its old snapshot at home.
+    let (gone, _) = before
+        .iter()
+        .find(|(subject, _)| shunned.contains(&keys.partition_of_subject(&t.org_id, "WorkOrder", subject)))
+        .expect("a record made before the failure lives on the failed master's partitions");
+    let mut deletion = work_order_event(gone);
+    deletion["action"] = Value::from("work_order_deleted");
+    deletion["subject"]["deleted"] = Value::from(true);
+    t.publisher.publish(&deletion).await;
+    let export = serde_json::json!({"exportable": {"type": "WorkOrder", "id": gone}, "format": "json"});
+    t.admin.post("/api/v2/report_exports", &export).await.expect(422);
     eventually(&format!("all {} accepted events delivered", all.len()), Duration::from_secs(90), async || {
         let got: HashSet<String> =
             receiver.received().iter().map(|r| r.json()["subject"]["id"].as_str().unwrap().to_owned()).collect();

@@ -383,3 +383,71 @@ async fn an_organisation_keeps_at_most_its_cap_of_snapshots_the_newest_stay() {
     let id = evicted.replace("Form:frm_", "evt_cap_");
     assert!(released.iter().any(|r| r.ends_with(&id)), "{id} is to be released");
 }
+
+/// A failover can leave a record's snapshot pointers in two partitions (an event published
+/// while its own partition could not acknowledge writes goes to a standby): a deletion
+/// published in either forgets the older pointer in the other, whichever way round.
+#[tokio::test]
+async fn a_deletion_published_in_another_partition_forgets_the_records_older_snapshot() {
+    use weir::store::events::exports::Snapshot;
+    use weir::store::events::publish::{Publication, Retention};
+    use weir::store::events::stored::StoredEvent;
+    let builder = WeirBuilder::shared();
+    let settings = builder.config().store_settings().expect("redis");
+    let store = weir::store::Store::connect(&settings).await.unwrap();
+    let org = "org_01STANDBYSNAPSHOT00000000";
+    let retention = Retention { deliveries: Duration::from_secs(600), events: Duration::ZERO };
+    let publish = async |p: u16, id: &str, record: &str, ms: u64, deleted: bool| {
+        let event = Arc::new(StoredEvent {
+            created_at: "2026-11-22T10:00:00.000Z".into(),
+            envelope: json!({"id": id, "form": {"id": record, "title": id}}).to_string(),
+            accepted_ms: weir::time::now_millis(),
+            trace: None,
+        });
+        let publication = Publication {
+            org_id: org.into(),
+            event_id: id.into(),
+            action: if deleted { "form_deleted" } else { "form_completed" }.into(),
+            subject: format!("Form:{record}"),
+            deleted,
+            event_ms: ms,
+            logged_action: None,
+            stored: Arc::new(event.encode()),
+            event,
+            snapshot: true,
+            webhooks: Vec::new(),
+        };
+        store.publish(weir::store::Partition(p), &[publication], retention).await.unwrap();
+    };
+    let (home, standby) = (weir::store::Partition(0), weir::store::Partition(1));
+    let t0 = 1_795_000_000_000;
+
+    // Made at home, deleted on a standby: home's pointer is forgotten and its event released.
+    publish(0, "evt_made_home", "frm_a", t0, false).await;
+    publish(1, "evt_deleted_standby", "frm_a", t0 + 1, true).await;
+    assert!(matches!(store.snapshot(org, "Form", "frm_a").await.unwrap(), Snapshot::Here(_)), "left at home");
+    assert_eq!(store.forget_snapshot_elsewhere(standby, org, "Form:frm_a", t0 + 1).await.unwrap(), 1);
+    assert_eq!(store.snapshot(org, "Form", "frm_a").await.unwrap(), Snapshot::None);
+    let mut conn = crate::support::weir::raw_conn(&builder);
+    let released: Vec<String> =
+        redis::cmd("LRANGE").arg(store.keys().released_events(home)).arg(0).arg(-1).query(&mut *conn).unwrap();
+    assert!(released.iter().any(|r| r.ends_with(" evt_made_home")), "{released:?}");
+
+    // Updated on a standby, deleted at home: the standby's pointer is forgotten.
+    publish(0, "evt_b_home", "frm_b", t0, false).await;
+    publish(1, "evt_b_standby", "frm_b", t0 + 1, false).await;
+    publish(0, "evt_b_deleted", "frm_b", t0 + 2, true).await;
+    assert!(
+        matches!(store.snapshot(org, "Form", "frm_b").await.unwrap(), Snapshot::Here(s) if s.contains("evt_b_standby"))
+    );
+    assert_eq!(store.forget_snapshot_elsewhere(home, org, "Form:frm_b", t0 + 2).await.unwrap(), 1);
+    assert_eq!(store.snapshot(org, "Form", "frm_b").await.unwrap(), Snapshot::None);
+
+    // A pointer newer than the deletion (the record made again) stays.
+    publish(1, "evt_c_again", "frm_c", t0 + 5, false).await;
+    publish(0, "evt_c_deleted", "frm_c", t0 + 4, true).await;
+    assert_eq!(store.forget_snapshot_elsewhere(home, org, "Form:frm_c", t0 + 4).await.unwrap(), 0);
+    assert!(
+        matches!(store.snapshot(org, "Form", "frm_c").await.unwrap(), Snapshot::Here(s) if s.contains("evt_c_again"))
+    );
+}

@@ -48,6 +48,7 @@ lua!(END_PENDING, "end_pending.lua");
 lua!(DRAIN_NEW, "drain_new.lua");
 lua!(DEAD_LETTER, ["order.lua"], "dead_letter.lua");
 lua!(RELEASE, "release.lua");
+lua!(SNAPSHOT_FORGET, "snapshot_forget.lua");
 lua!(WEBHOOK_SAVE, ["subscriptions.lua"], "webhook_save.lua");
 lua!(WEBHOOK_OFF, "webhook_off.lua");
 lua!(STREAK, "streak.lua");

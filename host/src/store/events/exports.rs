@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use redis::AsyncCommands;
 
 use crate::store::core::keys::Partition;
-use crate::store::core::scripts::EXPORT_CREATE;
+use crate::store::core::scripts::{EXPORT_CREATE, SNAPSHOT_FORGET};
 use crate::store::events::stored::StoredEvent;
 use crate::store::{Result, Store};
 
@@ -114,6 +114,27 @@ impl Store {
                 Err(_) => Ok(Snapshot::None),
             },
         }
+    }
+
+    /// After a deletion of `subject` (`Type:id`, event time `deleted_ms`) was published in
+    /// partition `published_in`, forgets the record's older snapshot pointers in every other
+    /// partition: one may be at home while the deletion went to a standby, or on a standby
+    /// while it went home (`events::standby`). How many were forgotten.
+    pub async fn forget_snapshot_elsewhere(
+        &self,
+        published_in: Partition,
+        org_id: &str,
+        subject: &str,
+        deleted_ms: u64,
+    ) -> Result<usize> {
+        let calls = self.keys().partitions().filter(|p| *p != published_in).map(|p| async move {
+            let mut call = SNAPSHOT_FORGET.call();
+            call.key(&self.keys().snapshots(p, org_id)).key(&self.keys().released_events(p));
+            call.arg(subject).arg(deleted_ms).arg(org_id);
+            call.run::<i64>(&mut self.conn()).await
+        });
+        let forgotten = futures_util::future::try_join_all(calls).await?;
+        Ok(forgotten.into_iter().filter(|n| *n > 0).count())
     }
 
     /// Stores a new export and queues it.
