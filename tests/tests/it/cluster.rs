@@ -283,10 +283,13 @@ async fn publish_counting(api: &Api, action: &str, prefix: &str, events: usize) 
 #[tokio::test]
 async fn publishing_stays_available_when_a_master_fails_over_to_a_replica_without_one() {
     let mut cluster = RedisCluster::start_quick_failover();
-    let weir = WeirBuilder::cluster(&cluster).env("WEIR_REDIS_WAIT_REPLICAS", "1").start().await;
+    let builder = WeirBuilder::cluster(&cluster).env("WEIR_REDIS_WAIT_REPLICAS", "1");
+    let weir = builder.start().await;
     let t = weir.tenant(Plan::Pro).await;
     let receiver = Receiver::start().await;
     t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    // Receives only the event sent twice below.
+    let completed = t.admin.create_webhook(&receiver.url, &["work_order_completed"]).await;
     // An ordered webhook's events (another action) must wait for their own partition.
     let ordered = t
         .admin
@@ -318,7 +321,7 @@ async fn publishing_stays_available_when_a_master_fails_over_to_a_replica_withou
         cluster.wait_healthy(3);
         cluster
     });
-    let cluster = healthy.await.unwrap();
+    let mut cluster = healthy.await.unwrap();
     let (during, refused_during) = during.await.unwrap();
     assert!(!cluster.masters().iter().any(|m| m.port == victim), "a replica took over");
 
@@ -361,6 +364,16 @@ async fn publishing_stays_available_when_a_master_fails_over_to_a_replica_withou
     t.publisher.publish(&deletion).await;
     let export = serde_json::json!({"exportable": {"type": "WorkOrder", "id": gone}, "format": "json"});
     t.admin.post("/api/v2/report_exports", &export).await.expect(422);
+
+    // An event whose id the publisher chose, accepted on a standby (as if its 202 were lost).
+    let twice_subject = (0..)
+        .map(|i| format!("twice_{i}"))
+        .find(|s| shunned.contains(&keys.partition_of_subject(&t.org_id, "WorkOrder", s)))
+        .unwrap();
+    let mut twice = work_order_event(&twice_subject);
+    twice["action"] = Value::from("work_order_completed");
+    twice["id"] = Value::from("evt_sent_twice");
+    t.publisher.publish(&twice).await;
     eventually(&format!("all {} accepted events delivered", all.len()), Duration::from_secs(90), async || {
         let got: HashSet<String> =
             receiver.received().iter().map(|r| r.json()["subject"]["id"].as_str().unwrap().to_owned()).collect();
@@ -391,4 +404,29 @@ async fn publishing_stays_available_when_a_master_fails_over_to_a_replica_withou
         checked += 1;
     }
     assert_eq!(checked, kept.len());
+
+    // The failed node comes back as the new master's replica: its partitions take events
+    // again. The event accepted on a standby, sent again through another process, is not
+    // stored a second time in its own partition.
+    cluster.node_mut(victim).restart();
+    cluster.wait_replicas_online();
+    let other = builder.start().await;
+    // Its first look at the cluster reads the standbys' marks (one every 250 ms).
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let again = Api { http: other.http(), token: t.publisher.token.clone(), creds: t.publisher.creds.clone() };
+    again.post("/api/v2/events", &twice).await.expect(202);
+    let home = keys.partition_of_subject(org, "WorkOrder", &twice_subject);
+    let probe =
+        (0..).map(|i| format!("back_{i}")).find(|s| keys.partition_of_subject(org, "WorkOrder", s) == home).unwrap();
+    let mut probe_event = work_order_event(&probe);
+    probe_event["action"] = Value::from("work_order_completed");
+    let probe_id = again.post("/api/v2/events", &probe_event).await.expect(202).json()["id"].clone();
+    let deliveries = t.admin.deliveries_of(completed["id"].as_str().unwrap()).await;
+    let of_twice: Vec<&Value> = deliveries.iter().filter(|d| d["event_id"] == "evt_sent_twice").collect();
+    let ids: Vec<&Value> = of_twice.iter().map(|d| &d["id"]).collect();
+    assert_eq!(of_twice.len(), 1, "stored once: {ids:?}");
+    assert_ne!(keys.partition_of_delivery(of_twice[0]["id"].as_str().unwrap()), Some(home), "on its standby");
+    // The other process publishes to that partition again (so the event above went there).
+    let of_probe = deliveries.iter().find(|d| d["event_id"] == probe_id).expect("the probe's delivery");
+    assert_eq!(keys.partition_of_delivery(of_probe["id"].as_str().unwrap()), Some(home), "{of_probe}");
 }

@@ -101,9 +101,16 @@ pub(crate) async fn publish_except(
     // (`store::events::standby`).
     let home = app.store.keys().partition_of_subject(org_id, &event.subject_type, &event.subject_id);
     let p = app.store.partition_for(home, webhooks.iter().any(|w| w.ordered));
-    if p != home && !event.fresh_id && app.store.has_event(home, org_id, &event.id).await? {
-        // An earlier try left it in its own partition: it is not published twice.
-        return Ok(Published::Duplicate);
+    if !event.fresh_id {
+        // An earlier try may have left it in its own partition, or on a standby that took
+        // its partition's events during a failover: it is not published twice.
+        let elsewhere = app.store.tried_elsewhere(home, p);
+        if !elsewhere.is_empty() && app.store.has_event_in(&elsewhere, org_id, &event.id).await? {
+            return Ok(Published::Duplicate);
+        }
+    }
+    if p != home {
+        app.store.mark_standby(home, p, app.config.delivery_retention).await?;
     }
     // Operational events are about Weir's own resources: no report exports them.
     let snapshot = envelope.len() <= MAX_SNAPSHOT_BYTES && !catalog::is_operational(&event.action);

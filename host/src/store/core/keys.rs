@@ -49,6 +49,7 @@
 //! | `P:{q}:e:{ev}` | string, TTL | an event (`{ev}`: [`event_name`], 22 characters for the organisation and event id): when it was accepted, its `created_at` and the compressed envelope (`store::events::publish`); also its id's idempotency record. No TTL while it is the newest snapshot of its record |
 //! | `P:{q}:snap:{org}` | hash | `Type:id` → `ms evt`: the newest event about each record (report exports) |
 //! | `P:{q}:release` | list | events no longer the newest of their record, to be given back their TTL |
+//! | `P:{q}:standby-for` | hash | with `WEIR_REDIS_WAIT_REPLICAS`: partition number → until when (ms) events of that partition published here, as its standby, may still be here (`store::events::standby`) |
 //! | `P:{q}:d:{dlv}` | hash | a delivery (`store::queue::deliveries`; `{dlv}` its id without `dlv_`); no TTL: removed with its day (`store::queue::trim`) |
 //! | `P:{q}:od:{org}:{day}`, `P:{q}:wd:{wh}:{day}` | list | deliveries of an organisation / a webhook made here on a day (UTC, days since the epoch), in the order they were made: their ids without `dlv_` ([`index_entry`]) |
 //! | `P:{q}:el:{org}:{hour}` | list, TTL | the event log: events of an organisation accepted here in an hour (hours since the epoch), in the order they were accepted, 22 bytes each (`store::events::log`); expires `WEIR_EVENT_RETENTION` after its hour |
@@ -331,6 +332,10 @@ impl Keys {
 
     pub fn released_events(&self, p: Partition) -> String {
         self.part(p, &["release"])
+    }
+
+    pub fn standby_for(&self, p: Partition) -> String {
+        self.part(p, &["standby-for"])
     }
 
     pub fn delivery(&self, p: Partition, delivery: &str) -> String {

@@ -7,6 +7,13 @@
 //! (events are looked up in every partition). Events an ordered webhook receives wait for
 //! their own partition: their order lives there.
 //!
+//! An event's id is its idempotency key, kept by the partition that has it. So that an
+//! event accepted on a standby (its `202` lost) and sent again once its own partition is back
+//! is not stored twice, the standby marks that it took events of that partition
+//! (`standby-for`, for as long as events stay in Redis) before it takes one; every serving
+//! process reads those marks with each look, and an event whose id the publisher chose is
+//! looked for in its own partition and in every standby marked for it before it is stored.
+//!
 //! A partition is *shunned* while its master has fewer replicas than awaited: a serving
 //! process looks at every partition's master every [`LOOK_EVERY`] (`CLUSTER SHARDS`, so a
 //! failover is noticed before a publish has to fail on it), and a write that could not be
@@ -16,6 +23,8 @@
 
 use std::sync::Arc;
 use std::time::Duration;
+
+use redis::AsyncCommands;
 
 use crate::store::core::keys::{Partition, slot};
 use crate::store::core::shards;
@@ -41,7 +50,12 @@ impl Store {
             loop {
                 every.tick().await;
                 let Some(shunned) = shunned.upgrade() else { return };
-                // One look at the whole cluster, bounded; none: the marks stay as they are.
+                if let Ok(Ok(marks)) = tokio::time::timeout(LOOK, read_marks(&conn, &keys)).await {
+                    for (home, standby, until_ms) in marks {
+                        shunned.note_standby(home, standby, until_ms);
+                    }
+                }
+                // One look at the whole cluster, bounded; none: the shuns stay as they are.
                 let Ok(Ok(shards)) = tokio::time::timeout(LOOK, shards::look(&mut conn.clone())).await else {
                     continue;
                 };
@@ -88,11 +102,48 @@ impl Store {
         (1..n).map(|i| Partition((home.0 + i) % n)).find(|p| !self.shunned.shunned(*p, now)).unwrap_or(home)
     }
 
-    /// Whether the organisation's event `event_id` is in partition `p` (a publish going to a
-    /// standby checks the event's own partition: an earlier try may have left it there).
-    pub(crate) async fn has_event(&self, p: Partition, org_id: &str, event_id: &str) -> Result<bool> {
-        let n: u64 =
-            redis::cmd("EXISTS").arg(self.keys().event(p, org_id, event_id)).query_async(&mut self.conn()).await?;
-        Ok(n > 0)
+    /// Where an earlier try of an event whose own partition is `home`, going now to `p`,
+    /// may have left it: `home`, and the standbys marked for it (none of them `p`).
+    pub(crate) fn tried_elsewhere(&self, home: Partition, p: Partition) -> Vec<Partition> {
+        let mut elsewhere = self.shunned.standbys_of(home, crate::time::now_millis());
+        elsewhere.push(home);
+        elsewhere.retain(|q| *q != p);
+        elsewhere
     }
+
+    /// Marks, before it takes one, that `standby` has events of `home` that may stay in
+    /// Redis for `kept` (a mark known to this process already is not written again).
+    pub(crate) async fn mark_standby(&self, home: Partition, standby: Partition, kept: Duration) -> Result<()> {
+        let until_ms = crate::time::now_millis() + kept.as_millis() as u64;
+        if self.shunned.standby_known(home, standby, until_ms) {
+            return Ok(());
+        }
+        let () = redis::cmd("HSET")
+            .arg(self.keys().standby_for(standby))
+            .arg(home.0)
+            .arg(until_ms)
+            .query_async(&mut self.conn())
+            .await?;
+        self.shunned.note_standby(home, standby, until_ms);
+        Ok(())
+    }
+
+    /// Whether the organisation's event `event_id` is in any of the partitions `ps`.
+    pub(crate) async fn has_event_in(&self, ps: &[Partition], org_id: &str, event_id: &str) -> Result<bool> {
+        let looks = ps.iter().map(|p| async move {
+            let n: u64 =
+                redis::cmd("EXISTS").arg(self.keys().event(*p, org_id, event_id)).query_async(&mut self.conn()).await?;
+            Ok::<_, crate::store::StoreError>(n > 0)
+        });
+        Ok(futures_util::future::try_join_all(looks).await?.into_iter().any(|found| found))
+    }
+}
+
+/// Every standby's marks: (home, standby, until when (ms)).
+async fn read_marks(conn: &crate::store::Conn, keys: &crate::store::Keys) -> Result<Vec<(Partition, Partition, u64)>> {
+    let reads = keys.partitions().map(|standby| async move {
+        let marks: std::collections::HashMap<u16, u64> = conn.clone().hgetall(keys.standby_for(standby)).await?;
+        Ok::<_, crate::store::StoreError>(marks.into_iter().map(move |(home, until)| (Partition(home), standby, until)))
+    });
+    Ok(futures_util::future::try_join_all(reads).await?.into_iter().flatten().collect())
 }
