@@ -426,7 +426,7 @@ async fn a_deletion_published_in_another_partition_forgets_the_records_older_sna
     publish(0, "evt_made_home", "frm_a", t0, false).await;
     publish(1, "evt_deleted_standby", "frm_a", t0 + 1, true).await;
     assert!(matches!(store.snapshot(org, "Form", "frm_a").await.unwrap(), Snapshot::Here(_)), "left at home");
-    assert_eq!(store.forget_snapshot_elsewhere(standby, org, "Form:frm_a", t0 + 1).await.unwrap(), 1);
+    assert_eq!(store.forget_snapshot_in(&[home], org, "Form:frm_a", t0 + 1).await.unwrap(), 1);
     assert_eq!(store.snapshot(org, "Form", "frm_a").await.unwrap(), Snapshot::None);
     let mut conn = crate::support::weir::raw_conn(&builder);
     let released: Vec<String> =
@@ -440,13 +440,13 @@ async fn a_deletion_published_in_another_partition_forgets_the_records_older_sna
     assert!(
         matches!(store.snapshot(org, "Form", "frm_b").await.unwrap(), Snapshot::Here(s) if s.contains("evt_b_standby"))
     );
-    assert_eq!(store.forget_snapshot_elsewhere(home, org, "Form:frm_b", t0 + 2).await.unwrap(), 1);
+    assert_eq!(store.forget_snapshot_in(&[standby], org, "Form:frm_b", t0 + 2).await.unwrap(), 1);
     assert_eq!(store.snapshot(org, "Form", "frm_b").await.unwrap(), Snapshot::None);
 
     // A pointer newer than the deletion (the record made again) stays.
     publish(1, "evt_c_again", "frm_c", t0 + 5, false).await;
     publish(0, "evt_c_deleted", "frm_c", t0 + 4, true).await;
-    assert_eq!(store.forget_snapshot_elsewhere(home, org, "Form:frm_c", t0 + 4).await.unwrap(), 0);
+    assert_eq!(store.forget_snapshot_in(&[standby], org, "Form:frm_c", t0 + 4).await.unwrap(), 0);
     assert!(
         matches!(store.snapshot(org, "Form", "frm_c").await.unwrap(), Snapshot::Here(s) if s.contains("evt_c_again"))
     );

@@ -121,13 +121,15 @@ pub(crate) async fn publish_except(
         accepted_ms,
         trace: event.trace.clone(),
     });
+    let subject = format!("{}:{}", event.subject_type, event.subject_id);
+    let event_ms = crate::time::parse_rfc3339(&event.created_at).unwrap_or_else(crate::time::now_millis);
     let publication = Publication {
         org_id: org_id.to_owned(),
         event_id: event.id.clone(),
         action: event.action.clone(),
-        subject: format!("{}:{}", event.subject_type, event.subject_id),
+        subject: subject.clone(),
         deleted: event.deleted,
-        event_ms: crate::time::parse_rfc3339(&event.created_at).unwrap_or_else(crate::time::now_millis),
+        event_ms,
         logged_action: catalog::named(&event.action),
         stored: Arc::new(as_stored.encode()),
         event: as_stored,
@@ -136,12 +138,36 @@ pub(crate) async fn publish_except(
     };
     let published = app.publisher.publish(p, publication).await?;
     if let Published::New { deliveries } = published {
+        if event.deleted {
+            forget_older_snapshots(app, (home, p), org_id, &event.id, &subject, event_ms).await;
+        }
         app.metrics.events_published.inc();
         if deliveries > 0 {
             app.work_arrived(p);
         }
     }
     Ok(published)
+}
+
+/// After a record's deletion was published in `p` (its own partition being `home`), forgets
+/// its older snapshot where a failover may have left one: at home, or on a standby marked for
+/// it (none before a failover). A failure leaves the older snapshot exportable: logged, as the
+/// deletion itself is already acknowledged.
+async fn forget_older_snapshots(
+    app: &App,
+    (home, p): (crate::store::Partition, crate::store::Partition),
+    org_id: &str,
+    event_id: &str,
+    subject: &str,
+    deleted_ms: u64,
+) {
+    let elsewhere = app.store.tried_elsewhere(home, p);
+    if elsewhere.is_empty() {
+        return;
+    }
+    if let Err(e) = app.store.forget_snapshot_in(&elsewhere, org_id, subject, deleted_ms).await {
+        tracing::warn!(error = %e, org_id, event_id, "cannot forget a deleted record's older snapshot; an export may still find it");
+    }
 }
 
 /// An event as `GET /api/v2/events/{id}` shows it: the envelope as published and the

@@ -116,20 +116,20 @@ impl Store {
         }
     }
 
-    /// After a deletion of `subject` (`Type:id`, event time `deleted_ms`) was published in
-    /// partition `published_in`, forgets the record's older snapshot pointers in every other
-    /// partition: one may be at home while the deletion went to a standby, or on a standby
-    /// while it went home (`events::standby`). How many were forgotten.
-    pub async fn forget_snapshot_elsewhere(
+    /// After a deletion of `subject` (`Type:id`, event time `deleted_ms`) was published,
+    /// forgets the record's older snapshot pointers in the partitions `ps`: the record's own
+    /// partition and its standbys, where a failover may have left one (`events::standby`).
+    /// How many were forgotten.
+    pub async fn forget_snapshot_in(
         &self,
-        published_in: Partition,
+        ps: &[Partition],
         org_id: &str,
         subject: &str,
         deleted_ms: u64,
     ) -> Result<usize> {
-        let calls = self.keys().partitions().filter(|p| *p != published_in).map(|p| async move {
+        let calls = ps.iter().map(|p| async move {
             let mut call = SNAPSHOT_FORGET.call();
-            call.key(&self.keys().snapshots(p, org_id)).key(&self.keys().released_events(p));
+            call.key(&self.keys().snapshots(*p, org_id)).key(&self.keys().released_events(*p));
             call.arg(subject).arg(deleted_ms).arg(org_id);
             call.run::<i64>(&mut self.conn()).await
         });

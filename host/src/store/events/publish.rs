@@ -218,21 +218,8 @@ impl Store {
             if matches!(outcome, Published::New { deliveries } if *deliveries > 0) {
                 self.recent.keep(&event.org_id, &event.event_id, event.event.clone());
             }
-            // Only with replicas awaited can a record's pointers be in two partitions.
-            if self.wait_replicas > 0 && event.deleted && matches!(outcome, Published::New { .. }) {
-                self.forget_deleted_elsewhere(p, event).await;
-            }
         }
         Ok(published)
-    }
-
-    /// [`Store::forget_snapshot_elsewhere`] for a deletion just published (and acknowledged:
-    /// a failure here leaves an older pointer behind, so it is logged, not the publish's).
-    async fn forget_deleted_elsewhere(&self, p: Partition, event: &Publication) {
-        if let Err(e) = self.forget_snapshot_elsewhere(p, &event.org_id, &event.subject, event.event_ms).await {
-            tracing::warn!(error = %e, org_id = %event.org_id, event_id = %event.event_id,
-                "cannot forget a deleted record's snapshot in the other partitions; an export may still find it");
-        }
     }
 
     /// A stored event.
