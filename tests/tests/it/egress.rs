@@ -62,10 +62,19 @@ async fn deliveries_tunnel_through_the_proxy_to_the_vetted_address_and_reuse_the
     assert_eq!(to_https + to_http, connects.len(), "{connects:?}");
     assert_eq!(receiver.connections(), to_https, "every connection to the endpoint came through the proxy");
     assert_eq!(plain.connections(), to_http);
-    // ...and tunnels are pooled like direct connections: 80 deliveries, a few tunnels.
-    assert!((1..=17).contains(&to_https) && (1..=17).contains(&to_http), "{connects:?}");
+    // ...and tunnels are pooled like direct connections: 80 deliveries, fewer tunnels (how
+    // many depends on how fast tunnels open: a request that finds none idle starts one, and
+    // it is kept when another frees up first — 1 to 17 here, 24 once on a loaded CI host).
+    assert!((1..40).contains(&to_https) && (1..40).contains(&to_http), "{connects:?}");
     let delivered = t.admin.deliveries_of(hook["id"].as_str().unwrap()).await;
     assert!(delivered.iter().all(|d| d["status"] == "succeeded"), "{delivered:?}");
+    // Deliveries one at a time take pooled tunnels: no new CONNECT.
+    for i in 0..5 {
+        t.publisher.publish(&work_order_event(&format!("wo_after_{i}"))).await;
+        receiver.wait_for(41 + i, Duration::from_secs(30)).await;
+        plain.wait_for(41 + i, Duration::from_secs(30)).await;
+    }
+    assert_eq!(proxy.connects().len(), connects.len(), "{:?}", proxy.connects());
     weir.stop().await;
 }
 
