@@ -105,9 +105,13 @@ impl Store {
     /// Where an earlier try of an event whose own partition is `home`, going now to `p`,
     /// may have left it: `home`, and the standbys marked for it (none of them `p`).
     pub(crate) fn tried_elsewhere(&self, home: Partition, p: Partition) -> Vec<Partition> {
+        // Every publish with an id of the publisher's asks: before any failover, the answer
+        // (nothing, going home) allocates nothing.
         let mut elsewhere = self.shunned.standbys_of(home, crate::time::now_millis());
-        elsewhere.push(home);
         elsewhere.retain(|q| *q != p);
+        if home != p {
+            elsewhere.push(home);
+        }
         elsewhere
     }
 
