@@ -81,8 +81,9 @@ pub(super) async fn list(
     if window.until_ms <= window.since_ms {
         return Ok((Vec::new(), None));
     }
-    let (entries, next) = app.store.list_event_log(org_id, window, cursor, limit, SCAN_LIMIT).await?;
-    let (events, _) = super::moved::Reads::of(app).logged_events(&entries).await?;
+    let reads = super::moved::Reads::of(app);
+    let (entries, next) = app.store.list_event_log(org_id, window, cursor, limit, SCAN_LIMIT, reads.moved()).await?;
+    let (events, _) = reads.logged_events(&entries).await?;
     let listed = entries
         .iter()
         .zip(events)

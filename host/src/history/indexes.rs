@@ -1,9 +1,13 @@
-//! The first entries of day indexes, moved from Redis (`store::queue::index`): each run of
-//! entries a mover takes is one row, keyed by the index and the place of its first entry,
-//! so a move repeated after a crash writes the same row again (a longer run replaces a
-//! shorter one that starts at the same place: the index only grows at its end).
+//! The first entries of indexes (day indexes, the event log's hours), moved from Redis
+//! (`store::queue::index`): each run of entries a mover takes is one row, keyed by the
+//! index and the place of its first entry, so a move repeated after a crash writes the same
+//! row again (a longer run replaces a shorter one that starts at the same place: the index
+//! only grows at its end). A run's entries are joined as their kind says
+//! ([`IndexKind::join`]).
 
 use tokio_postgres::types::Type;
+
+use crate::store::queue::index::{IndexKind, Placed};
 
 use super::db::History;
 use super::error::HistoryError;
@@ -12,10 +16,10 @@ use super::error::HistoryError;
 #[derive(Debug, Clone)]
 pub(crate) struct IndexRun {
     pub key: String,
-    pub day: u32,
+    pub kind: IndexKind,
     /// The place of its first entry.
     pub first: u64,
-    pub entries: Vec<String>,
+    pub entries: Vec<Vec<u8>>,
 }
 
 /// Runs read per statement when reading back.
@@ -27,11 +31,11 @@ impl History {
         if runs.is_empty() {
             return Ok(());
         }
-        self.ensure_days(runs.iter().map(|r| r.day)).await?;
-        let days: Vec<i32> = runs.iter().map(|r| r.day as i32).collect();
+        self.ensure_days(runs.iter().map(|r| r.kind.day())).await?;
+        let days: Vec<i32> = runs.iter().map(|r| r.kind.day() as i32).collect();
         let keys: Vec<&str> = runs.iter().map(|r| r.key.as_str()).collect();
         let firsts: Vec<i64> = runs.iter().map(|r| r.first as i64).collect();
-        let entries: Vec<Vec<u8>> = runs.iter().map(|r| r.entries.join("\n").into_bytes()).collect();
+        let entries: Vec<Vec<u8>> = runs.iter().map(|r| r.kind.join(&r.entries)).collect();
         let sql = format!(
             "INSERT INTO {s}.indexes (day, key, first, entries)
              SELECT * FROM unnest($1::integer[], $2::text[], $3::bigint[], $4::bytea[])
@@ -44,25 +48,20 @@ impl History {
     }
 
     /// Up to `n` entries of an index at places below `before`, with their places, in
-    /// order.
-    pub(crate) async fn index_entries(
-        &self,
-        key: &str,
-        day: u32,
-        before: u64,
-        n: usize,
-    ) -> Result<Vec<(u64, String)>, HistoryError> {
+    /// order (none for a key that is no index).
+    pub(crate) async fn index_entries(&self, key: &str, before: u64, n: usize) -> Result<Placed, HistoryError> {
+        let Some(kind) = IndexKind::of(key) else { return Ok(Vec::new()) };
         self.migrate().await?;
         let sql = format!(
             "SELECT first, entries FROM {s}.indexes WHERE key = $1 AND day = $2 AND first < $3
               ORDER BY first DESC LIMIT $4",
             s = self.schema
         );
-        let mut out: Vec<(u64, String)> = Vec::new();
+        let mut out: Placed = Vec::new();
         let mut below = before;
         let client = self.client().await?;
         while out.len() < n && below > 0 {
-            let (day, till) = (day as i32, below as i64);
+            let (day, till) = (kind.day() as i32, below as i64);
             let rows = self
                 .timed(client.query_typed(
                     &sql,
@@ -74,12 +73,12 @@ impl History {
             }
             for row in &rows {
                 let first = row.get::<_, i64>(0).max(0) as u64;
-                let text = String::from_utf8_lossy(row.get::<_, &[u8]>(1)).into_owned();
                 // Newest first: this run's entries below `below`, from its last.
-                let run: Vec<(u64, String)> = text
-                    .split('\n')
+                let run: Placed = kind
+                    .split(row.get::<_, &[u8]>(1))
+                    .into_iter()
                     .enumerate()
-                    .map(|(i, e)| (first + i as u64, e.to_owned()))
+                    .map(|(i, e)| (first + i as u64, e))
                     .filter(|(place, _)| *place < below)
                     .collect();
                 for entry in run.into_iter().rev() {

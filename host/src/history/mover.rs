@@ -20,11 +20,11 @@ use super::indexes::IndexRun;
 use super::records::{DeliveryRecord, EventRecord};
 use crate::jobs::{Ended, Job, Stopping};
 use crate::store::core::jobs::JobQueue;
-use crate::store::core::keys::{Partition, day_of, delivery_of_entry, event_digest};
+use crate::store::core::keys::{Partition, day_of, event_digest};
 use crate::store::events::accepted::Forget;
 use crate::store::events::publish::delivery_id;
 use crate::store::events::stored::StoredEvent;
-use crate::store::queue::index::day_of_index;
+use crate::store::queue::index::IndexKind;
 use crate::store::{Store, StoreError};
 
 /// Rows or events one batch moves (written to PostgreSQL in statements of 500, side by
@@ -175,29 +175,30 @@ impl Mover {
         Ok(events.len())
     }
 
-    /// One batch of day indexes with entries due: their first entries made before
-    /// `before_ms` move (`store::queue::index`), and each is noted again by when its next
-    /// entry here was made (the hot period is applied when reading, so a new setting holds
-    /// at once). How many indexes were looked at.
+    /// One batch of indexes with entries due (day indexes, the event log's hours): their
+    /// first entries made before `before_ms` move (`store::queue::index`), and each is noted
+    /// again by when its next entry here was made (the hot period is applied when reading,
+    /// so a new setting holds at once). How many indexes were looked at.
     async fn move_indexes(&self, p: Partition, before_ms: u64) -> Result<usize, StoreError> {
         let now = crate::time::now_millis();
         let keys = self.store.indexes_due(p, before_ms, INDEXES).await?;
-        let made = |entry: &String| crate::ids::millis_of(crate::ids::Kind::Delivery, &delivery_of_entry(entry));
         let (mut runs, mut heads) = (Vec::new(), Vec::new());
         for key in &keys {
             let (base, entries) = self.store.index_head(p, key, BATCH).await?;
-            let due = match day_of_index(key) {
+            let kind = IndexKind::of(key);
+            let made = |entry: &Vec<u8>| kind.and_then(|k| k.made_ms(entry));
+            let due = match kind {
                 Some(_) => entries.iter().take_while(|e| made(e).is_some_and(|ms| ms <= before_ms)).count(),
                 None => 0,
             };
             let again = match entries.get(due) {
-                // (An entry that is no delivery id stays, looked at once a hot period.)
+                // (An entry that cannot be read stays, looked at once a hot period.)
                 Some(next) => made(next).unwrap_or(now),
                 // All it had here is due: more may have come since.
                 None => 0,
             };
-            if let (Some(day), true) = (day_of_index(key), due > 0) {
-                runs.push(IndexRun { key: key.clone(), day, first: base, entries: entries[..due].to_vec() });
+            if let (Some(kind), true) = (kind, due > 0) {
+                runs.push(IndexRun { key: key.clone(), kind, first: base, entries: entries[..due].to_vec() });
             }
             heads.push((key, base, due, again));
         }

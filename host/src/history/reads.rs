@@ -11,6 +11,7 @@ use super::db::History;
 use crate::store::core::keys::{Partition, day_of, event_digest};
 use crate::store::events::log::LogEntry;
 use crate::store::events::stored::StoredEvent;
+use crate::store::queue::index::Placed;
 use crate::store::queue::listing::{Listed, MovedRows};
 use crate::store::queue::row::{DeliveryRow, field};
 use crate::store::{Result, Store, StoreError};
@@ -172,11 +173,10 @@ impl MovedRows for History {
     fn index_entries<'a>(
         &'a self,
         key: &'a str,
-        day: u32,
         before: u64,
         n: usize,
-    ) -> futures_util::future::BoxFuture<'a, Result<Vec<(u64, String)>>> {
-        Box::pin(async move { Ok(History::index_entries(self, key, day, before, n).await?) })
+    ) -> futures_util::future::BoxFuture<'a, Result<Placed>> {
+        Box::pin(async move { Ok(History::index_entries(self, key, before, n).await?) })
     }
 
     fn listed<'a>(&'a self, ids: &'a [String]) -> futures_util::future::BoxFuture<'a, Result<Vec<Option<Listed>>>> {

@@ -9,7 +9,7 @@
 //! |---|---|---|
 //! | `deliveries` | `id`, `day` (the day the delivery was made: its id's) | `fields`: the delivery's row as Redis kept it (`super::records`) |
 //! | `events` | `digest` (`store::core::keys::event_digest`), `day` (the day it was accepted) | `part`: its Redis partition; `stored`: the event's stored form (`store::events::stored`) |
-//! | `indexes` | `key` (a day index's Redis key), `first` (the place of its first entry here), `day` (the index's) | `entries`: a run of the index's entries, newline-separated (`store::queue::index`) |
+//! | `indexes` | `key` (a day index's or an event log hour's Redis key), `first` (the place of its first entry here), `day` (the index's) | `entries`: a run of the index's entries, joined as their kind says (`store::queue::index::IndexKind`) |
 //!
 //! The keys lead with the id (and digest): an event found by id alone is one index probe
 //! per day kept.

@@ -13,7 +13,7 @@ use weir::store::tenants::orgs::Plan;
 use crate::support::eventually;
 use crate::support::postgres::{self, Postgres};
 use crate::support::receiver::{Receiver, Reply};
-use crate::support::weir::{Api, WeirBuilder, raw_keys, work_order_event};
+use crate::support::weir::{Api, WeirBuilder, raw_conn, raw_keys, work_order_event};
 
 fn with_history(builder: WeirBuilder, pg: &Postgres, hot: &str) -> WeirBuilder {
     builder.env("WEIR_HISTORY_URL", &pg.url()).env("WEIR_HISTORY_HOT", hot)
@@ -84,7 +84,7 @@ async fn every_read(admin: &Api, hooks: &[&str], deliveries: &[String], events: 
 
 /// Waits until PostgreSQL holds `deliveries` rows of this Weir and at least `events` events
 /// (operational events, such as `webhook_delivery_failed`, move too), and Redis none, nor
-/// any entry of the day indexes.
+/// any entry of the day indexes or of the event log.
 async fn moved(builder: &WeirBuilder, pg: &Postgres, deliveries: u64, events: u64) {
     let schema = postgres::schema(&builder.prefix());
     let prefix = builder.prefix();
@@ -93,9 +93,10 @@ async fn moved(builder: &WeirBuilder, pg: &Postgres, deliveries: u64, events: u6
         let events_moved = pg.count(&format!("SELECT count(*) FROM {schema}.events")).await;
         let rows = raw_keys(builder, &format!("{prefix}:*:d:*")).len();
         let stored = raw_keys(builder, &format!("{prefix}:*:e:*")).len();
-        // The day indexes' entries moved too: their lists are gone (their bases stay).
-        let lists =
-            raw_keys(builder, &format!("{prefix}:*:od:*")).len() + raw_keys(builder, &format!("{prefix}:*:wd:*")).len();
+        // The day indexes' and the event log's entries moved too: their lists are gone
+        // (their bases stay).
+        let lists: usize =
+            ["od", "wd", "el"].iter().map(|kind| raw_keys(builder, &format!("{prefix}:*:{kind}:*")).len()).sum();
         (rows_moved == deliveries && events_moved >= events && rows == 0 && stored == 0 && lists == 0).then_some(())
     })
     .await;
@@ -174,6 +175,20 @@ async fn moved_deliveries_and_events_read_exactly_as_before_the_move() {
     // Unknown ids stay unknown (history is asked, and has nothing).
     t.admin.get("/api/v2/webhook_deliveries/dlv_00000000000000000000000000").await.expect(404);
     t.admin.get("/api/v2/events/evt_never_published").await.expect(404);
+    // What moved keeps a base per list in Redis (day indexes and event log hours) until
+    // its day is trimmed.
+    let bases = || {
+        let mut conn = raw_conn(&builder);
+        let mut kinds = HashSet::new();
+        for key in raw_keys(&builder, &format!("{prefix}:*:lb")) {
+            let fields: Vec<String> = redis::cmd("HKEYS").arg(&key).query(&mut *conn).unwrap();
+            kinds.extend(fields.iter().filter_map(|f| f.split(':').nth(2).map(str::to_owned)));
+        }
+        kinds
+    };
+    assert_eq!(bases(), HashSet::from(["od".to_owned(), "wd".to_owned(), "el".to_owned()]));
+    weir.store.trim_deliveries(weir::time::now_millis() + 86_400_000, Duration::from_secs(90)).await.unwrap();
+    assert_eq!(bases(), HashSet::new(), "the trimmed day's bases are gone");
     weir.stop().await;
 }
 
@@ -205,6 +220,9 @@ async fn listings_running_while_rows_move_list_each_delivery_once() {
     let listing = "/api/v2/webhook_deliveries?limit=20&status=succeeded";
     let all = ids_of(&pages(&t.admin, listing).await);
     assert_eq!(all.len(), n);
+    let log = "/api/v2/events?limit=50";
+    let logged = ids_of(&pages(&t.admin, log).await);
+    assert_eq!(logged.len(), n);
     weir.stop().await;
 
     let weir = builder.clone().env("WEIR_HISTORY_HOT", "1s").start().await;
@@ -216,8 +234,10 @@ async fn listings_running_while_rows_move_list_each_delivery_once() {
     for _ in 0..40 {
         let before = count().await;
         let listed = ids_of(&pages(&t.admin, listing).await);
+        let listed_log = ids_of(&pages(&t.admin, log).await);
         let after = count().await;
         assert_eq!(listed, all, "a listing while {before}..{after} of {n} had moved");
+        assert_eq!(listed_log, logged, "the event log while {before}..{after} of {n} had moved");
         if before < n && after > before {
             overlapped += 1;
         }
@@ -228,6 +248,7 @@ async fn listings_running_while_rows_move_list_each_delivery_once() {
     assert!(overlapped > 0, "no listing ran while rows moved");
     moved(&builder, pg, n as u64, n as u64).await;
     assert_eq!(ids_of(&pages(&t.admin, listing).await), all);
+    assert_eq!(ids_of(&pages(&t.admin, log).await), logged);
     weir.stop().await;
 }
 

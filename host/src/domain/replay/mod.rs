@@ -299,14 +299,15 @@ impl<'a> Replayer<'a> {
                 continue;
             }
             last_step = Instant::now();
-            let entries = self.store.read_log(p, &replay.org_id, place.hour, place.offset, BATCH).await?;
-            if entries.is_empty() {
+            let reads = Reads::new(self.store, self.history, self.delivery_retention, self.event_retention);
+            let (entries, read_to) =
+                self.store.read_log(p, &replay.org_id, place.hour, place.offset, BATCH, reads.moved()).await?;
+            if read_to == place.offset {
                 replay.place = match place.partition + 1 {
                     next if next < partitions => ReplayPlace { partition: next, offset: 0, ..place },
                     _ => ReplayPlace { hour: place.hour + 1, partition: 0, offset: 0 },
                 };
             } else {
-                let read = entries.len() as u64;
                 let wanted: Vec<(Partition, LogEntry)> = entries
                     .into_iter()
                     .flatten()
@@ -315,7 +316,7 @@ impl<'a> Replayer<'a> {
                     .collect();
                 let queued = self.step(replay, p, &wanted).await?;
                 replay.queued += queued;
-                replay.place = ReplayPlace { offset: place.offset + read, ..place };
+                replay.place = ReplayPlace { offset: read_to, ..place };
             }
             if self.store.replay_progress(&replay.webhook_id, replay.place, replay.queued).await? == JobWrite::Missing {
                 // Ended elsewhere (a process that took it over meanwhile finished it).

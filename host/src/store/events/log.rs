@@ -10,7 +10,9 @@
 //! | 4 | when it was accepted: ms into its hour, big-endian |
 //! | 2 | its action's code ([`action_code`]: the first two bytes of SHA-256 of the name) |
 //!
-//! Each hour's list expires `WEIR_EVENT_RETENTION` after the hour ends. Reading follows
+//! Each hour's list expires `WEIR_EVENT_RETENTION` after the hour ends. With history in
+//! PostgreSQL its first entries move there once past the hot period, as the day indexes'
+//! do (`store::queue::index`: every entry keeps its place). Reading follows
 //! `store::queue::listing`: a cursor says where each partition stands.
 
 use std::collections::HashMap;
@@ -19,7 +21,7 @@ use std::sync::LazyLock;
 use crate::catalog;
 use crate::store::core::keys::{self, HOUR_MS, Partition};
 use crate::store::events::stored::StoredEvent;
-use crate::store::queue::listing::{Cursor, Position};
+use crate::store::queue::listing::{Cursor, MovedRows, Position};
 use crate::store::{Result, Store, StoreError};
 
 /// Bytes of one log entry.
@@ -37,6 +39,12 @@ fn action_of(code: [u8; 2]) -> Option<&'static str> {
     static ACTIONS: LazyLock<HashMap<[u8; 2], &'static str>> =
         LazyLock::new(|| catalog::actions().map(|a| (action_code(a), a)).collect());
     ACTIONS.get(&code).copied()
+}
+
+/// When the entry `bytes` of the list of `hour` was accepted (ms), whatever its action.
+pub fn accepted_ms_of(bytes: &[u8], hour: u32) -> Option<u64> {
+    let offset = u32::from_be_bytes(bytes.get(16..20)?.try_into().ok()?);
+    (bytes.len() == ENTRY_LEN && u64::from(offset) < HOUR_MS).then(|| u64::from(hour) * HOUR_MS + u64::from(offset))
 }
 
 /// One event in the log.
@@ -66,15 +74,10 @@ impl LogEntry {
 
     /// Reads an entry of the list of `hour`; `None` if it is not one.
     pub fn decode(bytes: &[u8], hour: u32) -> Option<LogEntry> {
-        let bytes: &[u8; ENTRY_LEN] = bytes.try_into().ok()?;
+        let accepted_ms = accepted_ms_of(bytes, hour)?;
         let digest: [u8; 16] = bytes[..16].try_into().ok()?;
-        let offset = u32::from_be_bytes(bytes[16..20].try_into().ok()?);
         let action = action_of([bytes[20], bytes[21]])?;
-        (u64::from(offset) < HOUR_MS).then_some(LogEntry {
-            digest,
-            accepted_ms: u64::from(hour) * HOUR_MS + u64::from(offset),
-            action,
-        })
+        Some(LogEntry { digest, accepted_ms, action })
     }
 
     /// The hour whose list holds it.
@@ -100,7 +103,10 @@ impl Window<'_> {
 
 impl Store {
     /// Up to `n` entries of one partition's hour from place `start` (counted from the
-    /// hour's first), in the order they were logged; `None` for one that cannot be read.
+    /// hour's first entry ever), in the order they were logged, `None` for one that cannot
+    /// be read; and the place to read from next (`start` at the end). Entries that moved
+    /// to history are read there through `moved` (without it, places count from the
+    /// list's head, as before anything moved).
     pub async fn read_log(
         &self,
         p: Partition,
@@ -108,15 +114,22 @@ impl Store {
         hour: u32,
         start: u64,
         n: usize,
-    ) -> Result<Vec<Option<LogEntry>>> {
+        moved: Option<&dyn MovedRows>,
+    ) -> Result<(Vec<Option<LogEntry>>, u64)> {
         let key = self.keys().event_log(p, org, hour);
-        let raw: Vec<Vec<u8>> = redis::cmd("LRANGE")
-            .arg(&key)
-            .arg(start)
-            .arg(start + n.max(1) as u64 - 1)
-            .query_async(&mut self.conn())
-            .await?;
-        Ok(raw.iter().map(|bytes| LogEntry::decode(bytes, hour)).collect())
+        let (next, entries) = match moved {
+            Some(moved) => self.index_forward(p, &key, start, n as u64, moved).await?,
+            None => {
+                let raw: Vec<Vec<u8>> = redis::cmd("LRANGE")
+                    .arg(&key)
+                    .arg(start)
+                    .arg(start + n.max(1) as u64 - 1)
+                    .query_async(&mut self.conn())
+                    .await?;
+                (start + raw.len() as u64, raw.into_iter().map(|e| (0, e)).collect())
+            }
+        };
+        Ok((entries.iter().map(|(_, bytes)| LogEntry::decode(bytes, hour)).collect(), next))
     }
 
     /// A page of the organisation's log newest first, from `cursor` (a [`Cursor`]'s text;
@@ -130,6 +143,7 @@ impl Store {
         cursor: Option<&str>,
         limit: usize,
         scan: usize,
+        moved: Option<&dyn MovedRows>,
     ) -> Result<(Vec<(Partition, LogEntry)>, Option<String>)> {
         let partitions = self.keys().partition_count();
         let newest_hour = keys::hour_of(window.until_ms.saturating_sub(1));
@@ -150,7 +164,7 @@ impl Store {
                 .enumerate()
                 .filter(|(_, (_, b))| b.is_empty())
                 .map(|(i, (position, buffer))| async move {
-                    self.log_back(Partition(i as u16), org, position, buffer, batch, oldest_hour).await
+                    self.log_back(Partition(i as u16), org, position, buffer, (batch, oldest_hour), moved).await
                 });
             futures_util::future::try_join_all(refills).await?;
             let mut progressed = false;
@@ -189,16 +203,17 @@ impl Store {
     }
 
     /// Reads the next entries of one partition going back in time into `buffer` (oldest
-    /// first, with their places), moving to earlier hours as they run out; `position`
-    /// becomes `None` past `oldest_hour`. Entries that cannot be read are passed over.
+    /// first, with their places), `batch` at a time, moving to earlier hours as they run
+    /// out; `position` becomes `None` past `oldest_hour`. Entries that cannot be read are
+    /// passed over; those that moved to history are read there through `moved`.
     async fn log_back(
         &self,
         p: Partition,
         org: &str,
         position: &mut Option<Position>,
         buffer: &mut Vec<(u64, LogEntry)>,
-        batch: usize,
-        oldest_hour: u32,
+        (batch, oldest_hour): (usize, u32),
+        moved: Option<&dyn MovedRows>,
     ) -> Result<()> {
         while let Some(at) = *position {
             if at.bucket < oldest_hour {
@@ -206,32 +221,45 @@ impl Store {
                 break;
             }
             let key = self.keys().event_log(p, org, at.bucket);
-            // A list only grows at its tail (and goes whole): places counted from its head
-            // stay valid between the two commands.
-            let end: u64 = match at.end {
-                Some(end) => end,
-                None => redis::cmd("LLEN").arg(&key).query_async(&mut self.conn()).await?,
-            };
-            let start = end.saturating_sub(batch as u64);
-            let entries = match end {
-                0 => Vec::new(),
-                _ => self.read_log(p, org, at.bucket, start, (end - start) as usize).await?,
+            let (end, entries) = match moved {
+                Some(moved) => self.index_back(p, &key, at.end, batch as u64, moved).await?,
+                None => self.log_here(&key, at.end, batch).await?,
             };
             if entries.is_empty() {
                 *position = Some(Position { bucket: at.bucket.saturating_sub(1), end: None }).filter(|_| at.bucket > 0);
                 continue;
             }
-            *position = Some(Position { bucket: at.bucket, end: Some(end) });
-            let first = end - entries.len() as u64;
-            buffer.extend(entries.into_iter().enumerate().filter_map(|(k, e)| Some((first + k as u64, e?))));
+            let first = entries.first().map_or(end, |(place, _)| *place);
+            buffer.extend(
+                entries.iter().filter_map(|(place, bytes)| Some((*place, LogEntry::decode(bytes, at.bucket)?))),
+            );
             if buffer.is_empty() {
                 // Nothing readable in this batch: the partition continues below it.
                 *position = Some(Position { bucket: at.bucket, end: Some(first) });
                 continue;
             }
+            *position = Some(Position { bucket: at.bucket, end: Some(end) });
             break;
         }
         Ok(())
+    }
+
+    /// Up to `batch` entries of an hour's list ending before `end` (`None`: its end), with
+    /// their places counted from its head, and where the part read ends.
+    async fn log_here(&self, key: &str, end: Option<u64>, batch: usize) -> Result<(u64, Vec<(u64, Vec<u8>)>)> {
+        // A list only grows at its tail (and goes whole): places counted from its head
+        // stay valid between the two commands.
+        let end: u64 = match end {
+            Some(end) => end,
+            None => redis::cmd("LLEN").arg(key).query_async(&mut self.conn()).await?,
+        };
+        let start = end.saturating_sub(batch as u64);
+        let raw: Vec<Vec<u8>> = match end {
+            0 => Vec::new(),
+            _ => redis::cmd("LRANGE").arg(key).arg(start).arg(end - 1).query_async(&mut self.conn()).await?,
+        };
+        let first = end - raw.len() as u64;
+        Ok((end, raw.into_iter().enumerate().map(|(k, e)| (first + k as u64, e)).collect()))
     }
 
     /// The stored events of log entries (`None`: expired, or not readable), read with one

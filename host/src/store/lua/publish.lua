@@ -1,16 +1,16 @@
 -- Accepts events of one partition and fans each out, each event all or nothing: a batch of
 -- publishes in one call (group commit). An event id seen before changes nothing.
 -- KEYS: 1 ready (the partition's webhooks with work), 2 released events (list), 3 events
---       accepted awaiting their move to history (zset, `store::events::accepted`), 4 day
---       indexes whose first entries will move to history (zset, `store::queue::index`), then per
+--       accepted awaiting their move to history (zset, `store::events::accepted`), 4 indexes
+--       whose first entries will move to history (zset, `store::queue::index`), then per
 --       event: 1 its key, 2 its organisation's snapshots (hash), 3 its organisation's event
 --       log of the hour, then per delivery: 1 the delivery, 2 the organisation's index of
 --       the day, 3 the webhook's index of the day, 4 the webhook's list of new deliveries,
 --       and for a webhook with ordered deliveries 5 its heads, 6 its held deliveries
 --       (`order.lua`)
 -- ARGV: 1 now (ms), 2 retention (ms), 3 most snapshots per organisation, 4 '1' when history
---       is kept in PostgreSQL (each new event is noted in KEYS[3], each day index written
---       to in KEYS[4] unless it is there), then per event:
+--       is kept in PostgreSQL (each new event is noted in KEYS[3], each day index and event
+--       log hour written to in KEYS[4] unless it is there), then per event:
 --       1 event id, 2 organisation, 3 stored value, 4 action, 5 subject (`Type:id`), 6 event
 --       time (ms), 7 '1' if the subject was deleted, 8 snapshot: 'n' not kept (too large), 'y'
 --       kept, 'c' kept and the organisation's cap enforced (the caller asks this of one
@@ -101,6 +101,7 @@ while ai <= #ARGV do
     if entry ~= '' then
       logs.add(lkey, entry)
       log_expiry[lkey] = log_expires
+      if history then indexes_now[lkey] = true end
     end
     if history then
       accepted_now[#accepted_now + 1] = now

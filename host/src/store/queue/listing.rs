@@ -45,15 +45,15 @@ impl Listed {
 pub trait MovedRows: Send + Sync {
     fn listed<'a>(&'a self, ids: &'a [String]) -> futures_util::future::BoxFuture<'a, Result<Vec<Option<Listed>>>>;
 
-    /// Up to `n` entries of the day index `key` (of day `day`) at places below `before`
-    /// that moved there (`store::queue::index`), with their places, in order.
+    /// Up to `n` entries of the index `key` (a day index or an hour of the event log) at
+    /// places below `before` that moved there (`store::queue::index`), with their places,
+    /// in order.
     fn index_entries<'a>(
         &'a self,
         key: &'a str,
-        day: u32,
         before: u64,
         n: usize,
-    ) -> futures_util::future::BoxFuture<'a, Result<Vec<(u64, String)>>>;
+    ) -> futures_util::future::BoxFuture<'a, Result<crate::store::queue::index::Placed>>;
 }
 
 /// How far a listing reaches: a page of at most `limit`, looking at no more than about
@@ -264,7 +264,10 @@ impl Store {
             }
             let key = self.index_key(p, index, at.bucket);
             let (end, entries) = match moved {
-                Some(moved) => self.entries_moved(p, &key, at, batch, moved).await?,
+                Some(moved) => {
+                    let (end, entries) = self.index_back(p, &key, at.end, batch, moved).await?;
+                    (end, entries.into_iter().map(|(at, e)| (at, String::from_utf8_lossy(&e).into_owned())).collect())
+                }
                 None => self.entries_here(&key, at.end, batch).await?,
             };
             if entries.is_empty() {
@@ -300,30 +303,6 @@ impl Store {
         };
         let start = end.saturating_sub(ids.len() as u64);
         Ok((end, ids.into_iter().enumerate().map(|(k, entry)| (start + k as u64, entry)).collect()))
-    }
-
-    /// [`Store::entries_here`] for indexes whose first entries may have moved to history
-    /// (`store::queue::index`): the entries here and the base in one step, then, below the
-    /// base, history's.
-    async fn entries_moved(
-        &self,
-        p: Partition,
-        key: &str,
-        at: Position,
-        batch: u64,
-        moved: &dyn MovedRows,
-    ) -> Result<(u64, Vec<(u64, String)>)> {
-        let slice = self.read_index(p, key, at.end, batch).await?;
-        let here_from = slice.end - slice.entries.len() as u64;
-        let mut entries: Vec<(u64, String)> =
-            slice.entries.into_iter().enumerate().map(|(k, e)| (here_from + k as u64, e)).collect();
-        let wanted = batch as usize - entries.len().min(batch as usize);
-        if wanted > 0 && here_from > 0 {
-            let mut older = moved.index_entries(key, at.bucket, here_from, wanted).await?;
-            older.append(&mut entries);
-            entries = older;
-        }
-        Ok((slice.end, entries))
     }
 
     /// Status, action and webhook of deliveries (for filtering), `None` for expired ones.

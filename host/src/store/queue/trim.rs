@@ -3,7 +3,8 @@
 //! per organisation, the last day it trimmed, so a trim that did not run for a while (or a
 //! new process) picks up from there and nothing is left behind: each day past the
 //! retention period has its organisation index read in chunks, its rows removed
-//! (`lua/trim.lua`), and its index lists dropped. Events keep their own TTLs.
+//! (`lua/trim.lua`), and its index lists dropped (with the bases of those, and of the day's
+//! event log hours, that moved to history). Events keep their own TTLs.
 
 use std::time::Duration;
 
@@ -78,8 +79,12 @@ impl Store {
                 break;
             }
         }
+        // The day's event log hours too (they expired with the event retention, which is
+        // at most this one; their bases are left).
+        let hours = day * 24..(day + 1) * 24;
         let lists: Vec<String> = std::iter::once(index)
             .chain(webhooks.iter().map(|wh| self.keys().webhook_deliveries(p, wh, day)))
+            .chain(hours.map(|hour| self.keys().event_log(p, org, hour)))
             .collect();
         let _: i64 = redis::cmd("DEL").arg(&lists).query_async(&mut self.conn()).await?;
         // With history in PostgreSQL, what the lists moved there goes with their day's
