@@ -36,7 +36,7 @@ macro_rules! lua {
     };
 }
 
-lua!(PUBLISH, ["batches.lua", "order.lua"], "publish.lua");
+lua!(PUBLISH, ["batches.lua", "order.lua", "snapshots.lua"], "publish.lua");
 lua!(CLAIM, ["lease.lua"], "claim.lua");
 lua!(CLAIM_JOBS, ["lease.lua"], "claim_jobs.lua");
 lua!(LOAD, "load.lua");
@@ -48,7 +48,7 @@ lua!(END_PENDING, "end_pending.lua");
 lua!(DRAIN_NEW, "drain_new.lua");
 lua!(DEAD_LETTER, ["order.lua"], "dead_letter.lua");
 lua!(RELEASE, "release.lua");
-lua!(SNAPSHOT_FORGET, "snapshot_forget.lua");
+lua!(SNAPSHOT_FORGET, ["snapshots.lua"], "snapshot_forget.lua");
 lua!(WEBHOOK_SAVE, ["subscriptions.lua"], "webhook_save.lua");
 lua!(WEBHOOK_OFF, "webhook_off.lua");
 lua!(STREAK, "streak.lua");

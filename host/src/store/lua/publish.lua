@@ -47,8 +47,9 @@ local function keep_snapshot(skey, org, evt, subject, ms_text, deleted, check_ca
   local current = redis.call('HGET', skey, subject)
   local cur_ms, cur_evt
   if current then
-    local space = string.find(current, ' ', 1, true)
-    cur_ms, cur_evt = tonumber(string.sub(current, 1, space - 1)), string.sub(current, space + 1)
+    cur_ms, cur_evt = snapshot_pointer(current)
+    -- (A value that is no pointer is replaced.)
+    if not cur_ms then current = nil end
   end
   if deleted then
     if current then
@@ -69,15 +70,13 @@ local function keep_snapshot(skey, org, evt, subject, ms_text, deleted, check_ca
     local oldest, oldest_ms = nil, nil
     local sample = redis.call('HRANDFIELD', skey, 8, 'WITHVALUES')
     for i = 1, #sample, 2 do
-      local f, v = sample[i], sample[i + 1]
-      local space = string.find(v, ' ', 1, true)
-      local m = tonumber(string.sub(v, 1, space - 1))
-      if f ~= subject and (not oldest_ms or m < oldest_ms) then oldest, oldest_ms = f, m end
+      local f, m = sample[i], snapshot_pointer(sample[i + 1])
+      if f ~= subject and m and (not oldest_ms or m < oldest_ms) then oldest, oldest_ms = f, m end
     end
     if oldest then
-      local v = redis.call('HGET', skey, oldest)
+      local _, oldest_evt = snapshot_pointer(redis.call('HGET', skey, oldest))
       redis.call('HDEL', skey, oldest)
-      redis.call('RPUSH', released, org .. ' ' .. string.sub(v, string.find(v, ' ', 1, true) + 1))
+      redis.call('RPUSH', released, org .. ' ' .. oldest_evt)
     end
   end
   return true

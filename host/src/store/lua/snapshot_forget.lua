@@ -8,8 +8,8 @@
 -- Reply: 1 if a pointer was forgotten, else 0
 local current = redis.call('HGET', KEYS[1], ARGV[1])
 if not current then return 0 end
-local space = string.find(current, ' ', 1, true)
-if not space or tonumber(string.sub(current, 1, space - 1)) > tonumber(ARGV[2]) then return 0 end
+local ms, evt = snapshot_pointer(current)
+if not ms or ms > tonumber(ARGV[2]) then return 0 end
 redis.call('HDEL', KEYS[1], ARGV[1])
-redis.call('RPUSH', KEYS[2], ARGV[3] .. ' ' .. string.sub(current, space + 1))
+redis.call('RPUSH', KEYS[2], ARGV[3] .. ' ' .. evt)
 return 1
