@@ -13,6 +13,7 @@ use weir::store::tenants::orgs::Plan;
 
 use crate::support::cluster::{self, RedisCluster};
 use crate::support::eventually;
+use crate::support::postgres::{self, Postgres};
 use crate::support::receiver::Receiver;
 use crate::support::weir::{Api, WeirBuilder, work_order_event};
 
@@ -282,8 +283,22 @@ async fn publish_counting(api: &Api, action: &str, prefix: &str, events: usize) 
 
 #[tokio::test]
 async fn publishing_stays_available_when_a_master_fails_over_to_a_replica_without_one() {
+    fails_over(None).await;
+}
+
+/// The same with history in PostgreSQL and a hot period of a second: what ended moves
+/// while the failover happens, and an id sent again is known once its event moved.
+#[tokio::test]
+async fn publishing_stays_available_through_a_failover_while_history_moves() {
+    fails_over(Some(postgres::shared())).await;
+}
+
+async fn fails_over(history: Option<&Postgres>) {
     let mut cluster = RedisCluster::start_quick_failover();
-    let builder = WeirBuilder::cluster(&cluster).env("WEIR_REDIS_WAIT_REPLICAS", "1");
+    let mut builder = WeirBuilder::cluster(&cluster).env("WEIR_REDIS_WAIT_REPLICAS", "1");
+    if let Some(pg) = history {
+        builder = builder.env("WEIR_HISTORY_URL", &pg.url()).env("WEIR_HISTORY_HOT", "1s");
+    }
     let weir = builder.start().await;
     let t = weir.tenant(Plan::Pro).await;
     let receiver = Receiver::start().await;
@@ -429,4 +444,17 @@ async fn publishing_stays_available_when_a_master_fails_over_to_a_replica_withou
     // The other process publishes to that partition again (so the event above went there).
     let of_probe = deliveries.iter().find(|d| d["event_id"] == probe_id).expect("the probe's delivery");
     assert_eq!(keys.partition_of_delivery(of_probe["id"].as_str().unwrap()), Some(home), "{of_probe}");
+    if let Some(pg) = history {
+        // What was accepted at home and on standbys moves, and reads the same from there.
+        let schema = postgres::schema(&builder.prefix());
+        eventually("the failover's deliveries moved", Duration::from_secs(60), async || {
+            let moved = pg.count(&format!("SELECT count(*) FROM {schema}.deliveries")).await as usize;
+            (moved >= all.len()).then_some(())
+        })
+        .await;
+        for (subject, id) in after.iter().step_by(10) {
+            let event = t.admin.get(&format!("/api/v2/events/{id}")).await.expect(200).json();
+            assert_eq!(event["envelope"]["subject"]["id"], subject.as_str(), "{event}");
+        }
+    }
 }
