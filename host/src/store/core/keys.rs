@@ -52,14 +52,14 @@
 //! | `P:{q}:standby-for` | hash | with `WEIR_REDIS_WAIT_REPLICAS`: partition number → until when (ms) events of that partition published here, as its standby, may still be here (`store::events::standby`) |
 //! | `P:{q}:d:{dlv}` | hash | a delivery (`store::queue::deliveries`; `{dlv}` its id without `dlv_`); no TTL: removed with its day (`store::queue::trim`) |
 //! | `P:{q}:od:{org}:{day}`, `P:{q}:wd:{wh}:{day}` | list | deliveries of an organisation / a webhook made here on a day (UTC, days since the epoch), in the order they were made: their ids without `dlv_` ([`index_entry`]) |
-//! | `P:{q}:el:{org}:{hour}` | list, TTL | the event log: events of an organisation accepted here in an hour (hours since the epoch), in the order they were accepted, 22 bytes each (`store::events::log`); expires `WEIR_EVENT_RETENTION` after its hour |
+//! | `P:{q}:el:{org}:{hour}` | list, TTL | the event log: events of an organisation accepted here in an hour (hours since the epoch), in the order they were accepted, 22 bytes each (`store::events::log`); expires `WEIR_EVENT_RETENTION` after its hour; with history, its first entries move to PostgreSQL as the day indexes' do |
 //! | `P:{replays}:jobs` | zset | replays to run, by due time or end of lease (ms) (replays are rare: they share one slot) |
 //! | `P:{history}:jobs` | zset | with history in PostgreSQL: partitions whose ended work is moved, by when next due or the end of a mover's lease (ms) |
 //! | `P:{replays}:r:{wh}` | hash, TTL once done | the latest replay of a webhook and how far it got (`store::events::replay`) |
 //! | `P:{q}:ended` | zset | with history in PostgreSQL: deliveries ended here, by when (ms), until they move (`store::queue::ended`) |
 //! | `P:{q}:accepted` | zset | with history in PostgreSQL: event keys accepted here, by when (ms), until they move (`store::events::accepted`) |
-//! | `P:{q}:lb` | hash | with history in PostgreSQL: day index (`od`, `wd`) key → how many of its first entries moved to PostgreSQL (`store::queue::index`) |
-//! | `P:{q}:lm` | zset | with history in PostgreSQL: day indexes whose first entries are to move, by when their first entry here was made (ms) |
+//! | `P:{q}:lb` | hash | with history in PostgreSQL: day index (`od`, `wd`) or event log hour (`el`) key → how many of its first entries moved to PostgreSQL (`store::queue::index`); dropped when its day is trimmed |
+//! | `P:{q}:lm` | zset | with history in PostgreSQL: day indexes and event log hours whose first entries are to move, by when their first entry here was made (ms) |
 //! | `P:{q}:trimmed` | hash | organisation → the last day whose deliveries were removed here |
 //! | `P:{q}:ready` | zset | webhooks with queued deliveries here, by when the next one is due (ms) |
 //! | `P:{q}:wn:{wh}` | list | a webhook's new deliveries here, not yet claimed (`dlv org evt`), oldest first |
