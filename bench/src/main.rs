@@ -36,6 +36,9 @@
 //!   per delivery once moved; the move's own rate; listing a page of 50 of one webhook's
 //!   deliveries out of a million moved ones (100,000 events fanned out to 10 webhooks).
 //! - The cost of one plugin call, in process.
+//! - `10 webhooks, open loop` (only when named): the `10 webhooks` load closed-loop, then
+//!   published at 50%, 70% and 85% of its publish rate (open loop), two rounds: publish
+//!   latency under fan-out without the closed loop's queue (`fanout.rs`).
 //!
 //! Run it with `scripts/bench.sh` (which builds in release mode first). Knobs:
 //! `WEIR_BENCH_SCALE` (a fraction of the load), `WEIR_BENCH_SCENARIO` (one scenario by name),
@@ -49,6 +52,7 @@
 #![allow(unreachable_pub, missing_debug_implementations)]
 
 mod egress;
+mod fanout;
 mod filters;
 mod flow;
 mod history;
@@ -172,6 +176,10 @@ async fn bench() {
         stages::run(n(20_000), 1).await;
         println!();
         stages::run(n(20_000), 10).await;
+        return;
+    }
+    if std::env::var("WEIR_BENCH_SCENARIO").as_deref() == Ok(fanout::SCENARIO) {
+        fanout::print(&fanout::figures(&RedisProc::start(), n(10_000)).await);
         return;
     }
     if connections() != CONNECTIONS {

@@ -82,7 +82,8 @@ pub(super) async fn list(
         return Ok((Vec::new(), None));
     }
     let reads = super::moved::Reads::of(app);
-    let (entries, next) = app.store.list_event_log(org_id, window, cursor, limit, SCAN_LIMIT, reads.moved()).await?;
+    let (entries, next) =
+        app.store.list_event_log(org_id, window, cursor, limit, SCAN_LIMIT, reads.moved_indexes()).await?;
     let (events, _) = reads.logged_events(&entries).await?;
     let listed = entries
         .iter()

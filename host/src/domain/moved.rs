@@ -13,6 +13,7 @@ use crate::store::events::exports::{Snapshot, snapshot_of};
 use crate::store::events::log::LogEntry;
 use crate::store::events::publish::{EventDelivery, delivery_id};
 use crate::store::events::stored::StoredEvent;
+use crate::store::queue::index::MovedIndexes;
 use crate::store::queue::listing::MovedRows;
 use crate::store::queue::row::DeliveryRow;
 use crate::store::queue::status::Status;
@@ -48,6 +49,11 @@ impl<'a> Reads<'a> {
     /// What listings read of rows that left Redis (`None` without history).
     pub(crate) fn moved(&self) -> Option<&'a dyn MovedRows> {
         self.history.map(|h| &**h as &dyn MovedRows)
+    }
+
+    /// Where moved index entries are read, the event log's included (`None` without history).
+    pub(crate) fn moved_indexes(&self) -> Option<&'a dyn MovedIndexes> {
+        self.history.map(|h| &**h as &dyn MovedIndexes)
     }
 
     /// Deliveries' rows by id, with their events (`None` for unknown or expired ones).

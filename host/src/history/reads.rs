@@ -11,7 +11,7 @@ use super::db::History;
 use crate::store::core::keys::{Partition, day_of, event_digest};
 use crate::store::events::log::LogEntry;
 use crate::store::events::stored::StoredEvent;
-use crate::store::queue::index::Placed;
+use crate::store::queue::index::{MovedIndexes, Placed};
 use crate::store::queue::listing::{Listed, MovedRows};
 use crate::store::queue::row::{DeliveryRow, field};
 use crate::store::{Result, Store, StoreError};
@@ -169,7 +169,7 @@ impl History {
     }
 }
 
-impl MovedRows for History {
+impl MovedIndexes for History {
     fn index_entries<'a>(
         &'a self,
         key: &'a str,
@@ -178,7 +178,9 @@ impl MovedRows for History {
     ) -> futures_util::future::BoxFuture<'a, Result<Placed>> {
         Box::pin(async move { Ok(History::index_entries(self, key, before, n).await?) })
     }
+}
 
+impl MovedRows for History {
     fn listed<'a>(&'a self, ids: &'a [String]) -> futures_util::future::BoxFuture<'a, Result<Vec<Option<Listed>>>> {
         Box::pin(async move {
             let found = self.deliveries(ids).await.map_err(StoreError::from)?;

@@ -301,7 +301,7 @@ impl<'a> Replayer<'a> {
             last_step = Instant::now();
             let reads = Reads::new(self.store, self.history, self.delivery_retention, self.event_retention);
             let (entries, read_to) =
-                self.store.read_log(p, &replay.org_id, place.hour, place.offset, BATCH, reads.moved()).await?;
+                self.store.read_log(p, &replay.org_id, place.hour, place.offset, BATCH, reads.moved_indexes()).await?;
             if read_to == place.offset {
                 replay.place = match place.partition + 1 {
                     next if next < partitions => ReplayPlace { partition: next, offset: 0, ..place },

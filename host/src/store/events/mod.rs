@@ -5,6 +5,7 @@
 pub mod accepted;
 pub mod exports;
 pub mod log;
+pub mod log_entry;
 pub mod publish;
 pub mod publisher;
 pub(crate) mod recent;

@@ -14,8 +14,7 @@
 use crate::store::core::keys::{self, HOUR_MS, Partition};
 use crate::store::core::reply::unexpected;
 use crate::store::core::scripts::{INDEX_FORGET, INDEX_READ};
-use crate::store::events::log;
-use crate::store::queue::listing::MovedRows;
+use crate::store::events::log_entry as log;
 use crate::store::{Result, Store};
 
 /// What an index keeps here below a place: `entries` are at places
@@ -29,6 +28,19 @@ pub struct IndexSlice {
 
 /// Entries of an index with their places, in order.
 pub type Placed = Vec<(u64, Vec<u8>)>;
+
+/// Where the entries of indexes that moved can be read (history in PostgreSQL,
+/// `crate::history`).
+pub trait MovedIndexes: Send + Sync {
+    /// Up to `n` entries of the index `key` (a day index or an hour of the event log) at
+    /// places below `before` that moved there, with their places, in order.
+    fn index_entries<'a>(
+        &'a self,
+        key: &'a str,
+        before: u64,
+        n: usize,
+    ) -> futures_util::future::BoxFuture<'a, Result<Placed>>;
+}
 
 /// Which index a key is, from the key alone (the mover and history read any of them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,7 +126,7 @@ impl Store {
         key: &str,
         end: Option<u64>,
         batch: u64,
-        moved: &dyn MovedRows,
+        moved: &dyn MovedIndexes,
     ) -> Result<(u64, Placed)> {
         let slice = self.read_index(p, key, end, batch).await?;
         let here_from = slice.end - slice.entries.len() as u64;
@@ -135,7 +147,7 @@ impl Store {
         key: &str,
         start: u64,
         n: u64,
-        moved: &dyn MovedRows,
+        moved: &dyn MovedIndexes,
     ) -> Result<(u64, Placed)> {
         let n = n.max(1);
         let slice = self.read_index(p, key, Some(start + n), n).await?;

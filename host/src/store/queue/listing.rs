@@ -3,6 +3,7 @@
 //! where each partition stands.
 
 use crate::store::core::keys::Partition;
+use crate::store::queue::index::MovedIndexes;
 use crate::store::queue::row::field;
 use crate::store::queue::status::Status;
 use crate::store::{Result, Store, StoreError};
@@ -42,18 +43,8 @@ impl Listed {
 
 /// Where rows that left Redis can be read (history in PostgreSQL, `crate::history`): what
 /// a listing reads of each of `ids` (`None`: not there either).
-pub trait MovedRows: Send + Sync {
+pub trait MovedRows: MovedIndexes {
     fn listed<'a>(&'a self, ids: &'a [String]) -> futures_util::future::BoxFuture<'a, Result<Vec<Option<Listed>>>>;
-
-    /// Up to `n` entries of the index `key` (a day index or an hour of the event log) at
-    /// places below `before` that moved there (`store::queue::index`), with their places,
-    /// in order.
-    fn index_entries<'a>(
-        &'a self,
-        key: &'a str,
-        before: u64,
-        n: usize,
-    ) -> futures_util::future::BoxFuture<'a, Result<crate::store::queue::index::Placed>>;
 }
 
 /// How far a listing reaches: a page of at most `limit`, looking at no more than about
