@@ -12,11 +12,13 @@ use super::{Row, Scenario, ms, run};
 
 /// Rounds of the closed loop and each share.
 const ROUNDS: usize = 2;
-/// The shares of the closed loop's publish rate, and their rows' names.
-const SHARES: [(f64, &str); 3] = [
-    (0.5, "10 webhooks, open loop at 50% of the closed loop's rate"),
+/// The shares of the closed loop's publish rate, and their rows' names. (Delivery keeps
+/// pace up to about half of it: publishing under fan-out outruns delivering.)
+const SHARES: [(f64, &str); 4] = [
+    (0.25, "10 webhooks, open loop at 25% of the closed loop's rate"),
+    (0.4, "10 webhooks, open loop at 40%"),
+    (0.55, "10 webhooks, open loop at 55%"),
     (0.7, "10 webhooks, open loop at 70%"),
-    (0.85, "10 webhooks, open loop at 85%"),
 ];
 
 /// This scenario's name.

@@ -37,7 +37,7 @@
 //!   deliveries out of a million moved ones (100,000 events fanned out to 10 webhooks).
 //! - The cost of one plugin call, in process.
 //! - `10 webhooks, open loop` (only when named): the `10 webhooks` load closed-loop, then
-//!   published at 50%, 70% and 85% of its publish rate (open loop), two rounds: publish
+//!   published at 25%, 40%, 55% and 70% of its publish rate (open loop), two rounds: publish
 //!   latency under fan-out without the closed loop's queue (`fanout.rs`).
 //!
 //! Run it with `scripts/bench.sh` (which builds in release mode first). Knobs:

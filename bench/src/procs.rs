@@ -144,14 +144,10 @@ impl RedisProc {
         for (_, port) in &self.nodes {
             let mut conn = node_conn(*port).await;
             let _: () = redis::cmd("FLUSHALL").query_async(&mut conn).await.expect("flush");
+            // A rewrite Redis started on its own during the load runs to its end first.
+            rewrite_done(&mut conn).await;
             let _: redis::Value = redis::cmd("BGREWRITEAOF").query_async(&mut conn).await.expect("rewrite");
-            for _ in 0..600 {
-                let info: String = redis::cmd("INFO").arg("persistence").query_async(&mut conn).await.expect("info");
-                if info.contains("aof_rewrite_in_progress:0") && info.contains("aof_rewrite_scheduled:0") {
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
+            rewrite_done(&mut conn).await;
         }
     }
 
@@ -166,6 +162,17 @@ impl RedisProc {
             out.push_str(&node_commandstats(*port).await);
         }
         out
+    }
+}
+
+/// Waits (up to a minute) until no AOF rewrite runs or waits to run.
+async fn rewrite_done(conn: &mut redis::aio::MultiplexedConnection) {
+    for _ in 0..600 {
+        let info: String = redis::cmd("INFO").arg("persistence").query_async(conn).await.expect("info");
+        if info.contains("aof_rewrite_in_progress:0") && info.contains("aof_rewrite_scheduled:0") {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
