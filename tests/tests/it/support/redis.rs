@@ -147,7 +147,7 @@ impl RedisServer {
     /// Waits until a server answers on the port: this one (its `dir` is ours), or another.
     fn wait_ready(&self) -> Ready {
         let ours = self.dir.canonicalize().unwrap_or_else(|_| self.dir.clone());
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let deadline = Instant::now() + Duration::from_secs(60);
         while Instant::now() < deadline {
             if let Ok(mut conn) = redis::Client::open(self.url()).and_then(|c| c.get_connection())
                 && redis::cmd("PING").query::<String>(&mut conn).is_ok()
@@ -160,7 +160,10 @@ impl RedisServer {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        panic!("redis-server on port {} did not start", self.port);
+        // What it said, for the next reader of a failed run.
+        let log = std::fs::read_to_string(self.dir.join("redis.log")).unwrap_or_default();
+        let tail: Vec<&str> = log.lines().rev().take(25).collect::<Vec<_>>().into_iter().rev().collect();
+        panic!("redis-server on port {} did not start within 60 s; its log ends:\n{}", self.port, tail.join("\n"));
     }
 
     /// Whether this server was started and not stopped since.
