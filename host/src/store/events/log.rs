@@ -153,7 +153,7 @@ impl Store {
             let key = self.keys().event_log(p, org, at.bucket);
             let (end, entries) = match moved {
                 Some(moved) => self.index_back(p, &key, at.end, batch as u64, moved).await?,
-                None => self.log_here(&key, at.end, batch).await?,
+                None => self.index_here(&key, at.end, batch as u64).await?,
             };
             if entries.is_empty() {
                 *position = Some(Position { bucket: at.bucket.saturating_sub(1), end: None }).filter(|_| at.bucket > 0);
@@ -172,24 +172,6 @@ impl Store {
             break;
         }
         Ok(())
-    }
-
-    /// Up to `batch` entries of an hour's list ending before `end` (`None`: its end), with
-    /// their places counted from its head, and where the part read ends.
-    async fn log_here(&self, key: &str, end: Option<u64>, batch: usize) -> Result<(u64, Vec<(u64, Vec<u8>)>)> {
-        // A list only grows at its tail (and goes whole): places counted from its head
-        // stay valid between the two commands.
-        let end: u64 = match end {
-            Some(end) => end,
-            None => redis::cmd("LLEN").arg(key).query_async(&mut self.conn()).await?,
-        };
-        let start = end.saturating_sub(batch as u64);
-        let raw: Vec<Vec<u8>> = match end {
-            0 => Vec::new(),
-            _ => redis::cmd("LRANGE").arg(key).arg(start).arg(end - 1).query_async(&mut self.conn()).await?,
-        };
-        let first = end - raw.len() as u64;
-        Ok((end, raw.into_iter().enumerate().map(|(k, e)| (first + k as u64, e)).collect()))
     }
 
     /// The stored events of log entries (`None`: expired, or not readable), read with one

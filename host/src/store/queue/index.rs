@@ -116,6 +116,29 @@ impl Store {
         Ok(IndexSlice { base, end, entries: reply.collect() })
     }
 
+    /// Up to `batch` entries of a list ending before `end` (`None`: its end), with their
+    /// places counted from its head, in order, and where the part read ends — without
+    /// history, where nothing moved.
+    pub async fn index_here(&self, key: &str, end: Option<u64>, batch: u64) -> Result<(u64, Placed)> {
+        // Where the unread part ends: the cursor's position, or the list's length on its
+        // first page. Two commands, not a transaction: mid-reshard only a command alone
+        // follows its key to the node it moves to (`ASK`). A list only grows at its tail,
+        // so positions counted from its head stay valid between them.
+        let end: u64 = match end {
+            Some(end) => end,
+            None => redis::cmd("LLEN").arg(key).query_async(&mut self.conn()).await?,
+        };
+        let raw: Vec<Vec<u8>> = match end {
+            0 => Vec::new(),
+            _ => {
+                let start = end.saturating_sub(batch);
+                redis::cmd("LRANGE").arg(key).arg(start).arg(end - 1).query_async(&mut self.conn()).await?
+            }
+        };
+        let first = end - raw.len() as u64;
+        Ok((end, raw.into_iter().enumerate().map(|(k, e)| (first + k as u64, e)).collect()))
+    }
+
     /// Up to `batch` entries of an index ending before place `end` (`None`: its end), with
     /// their places, in order, and where the part read ends: the entries here and the base
     /// in one step; history's only once nothing is left here below `end` (so a reading

@@ -255,45 +255,20 @@ impl Store {
             }
             let key = self.index_key(p, index, at.bucket);
             let (end, entries) = match moved {
-                Some(moved) => {
-                    let (end, entries) = self.index_back(p, &key, at.end, batch, moved).await?;
-                    (end, entries.into_iter().map(|(at, e)| (at, String::from_utf8_lossy(&e).into_owned())).collect())
-                }
-                None => self.entries_here(&key, at.end, batch).await?,
+                Some(moved) => self.index_back(p, &key, at.end, batch, moved).await?,
+                None => self.index_here(&key, at.end, batch).await?,
             };
             if entries.is_empty() {
                 *position = Some(Position { bucket: at.bucket.saturating_sub(1), end: None }).filter(|_| at.bucket > 0);
                 continue;
             }
             *position = Some(Position { bucket: at.bucket, end: Some(end) });
-            buffer.extend(
-                entries.into_iter().map(|(place, entry)| (place, crate::store::core::keys::delivery_of_entry(&entry))),
-            );
+            buffer.extend(entries.into_iter().map(|(place, entry)| {
+                (place, crate::store::core::keys::delivery_of_entry(&String::from_utf8_lossy(&entry)))
+            }));
             break;
         }
         Ok(())
-    }
-
-    /// Up to `batch` entries of an index ending before `end` (`None`: its end), with their
-    /// places, in order; and where the unread part ends.
-    async fn entries_here(&self, key: &str, end: Option<u64>, batch: u64) -> Result<(u64, Vec<(u64, String)>)> {
-        // Where the unread part ends: the cursor's position, or the index's length on its
-        // first page. Two commands, not a transaction: mid-reshard only a command alone
-        // follows its key to the node it moves to (`ASK`). An index only grows at its
-        // tail, so positions counted from its head stay valid between them.
-        let end: u64 = match end {
-            Some(end) => end,
-            None => redis::cmd("LLEN").arg(key).query_async(&mut self.conn()).await?,
-        };
-        let ids: Vec<String> = match end {
-            0 => Vec::new(),
-            _ => {
-                let start = end.saturating_sub(batch);
-                redis::cmd("LRANGE").arg(key).arg(start).arg(end - 1).query_async(&mut self.conn()).await?
-            }
-        };
-        let start = end.saturating_sub(ids.len() as u64);
-        Ok((end, ids.into_iter().enumerate().map(|(k, entry)| (start + k as u64, entry)).collect()))
     }
 
     /// Status, action and webhook of deliveries (for filtering), `None` for expired ones.
