@@ -42,7 +42,8 @@
 //!
 //! Run it with `scripts/bench.sh` (which builds in release mode first). Knobs:
 //! `WEIR_BENCH_SCALE` (a fraction of the load), `WEIR_BENCH_SCENARIO` (one scenario by name),
-//! `WEIR_BENCH_ONLY=plugin` (only the plugin call), `WEIR_BENCH_ONLY=stages` (Redis CPU per
+//! `WEIR_BENCH_ONLY=plugin` (only the plugin call), `WEIR_BENCH_ONLY=compression` (storing
+//! an event with each of the two dictionaries, `compression.rs`), `WEIR_BENCH_ONLY=stages` (Redis CPU per
 //! delivery, stage by stage, in-process), `WEIR_BENCH_AOF=no` (Redis without AOF),
 //! `WEIR_BENCH_CONNECTIONS` (the closed-loop publishers' connections, 32 by default: the
 //! peers' load), `WEIR_BENCH_COMMANDSTATS=1` (print Redis's per-command statistics and slow
@@ -51,6 +52,7 @@
 
 #![allow(unreachable_pub, missing_debug_implementations)]
 
+mod compression;
 mod egress;
 mod fanout;
 mod filters;
@@ -146,6 +148,10 @@ async fn bench() {
             p99.as_secs_f64() * 1e6
         );
         print_fairness(n(2_000)).await;
+        return;
+    }
+    if std::env::var("WEIR_BENCH_ONLY").as_deref() == Ok("compression") {
+        compression::print(n(20_000));
         return;
     }
     if std::env::var("WEIR_BENCH_ONLY").as_deref() == Ok("filters") {

@@ -332,3 +332,56 @@ async fn delivery_recovers_when_redis_comes_back_empty() {
     t.publisher.publish(&work_order_event("wo_2")).await;
     receiver.wait_for(2, Duration::from_secs(20)).await;
 }
+
+#[tokio::test]
+async fn events_stored_in_the_next_releases_form_are_delivered_as_published() {
+    // A rolling upgrade: a process of the next release stores events with the dictionary
+    // that has entropy tables (`W5`, `W6` with a trace); this release must deliver them.
+    use weir::store::events::stored::{Dictionary, StoredEvent};
+    let builder = WeirBuilder::shared();
+    let api = builder.clone().env("WEIR_WORKERS", "false").start().await;
+    let t = api.tenant(Plan::Pro).await;
+    let receiver = Receiver::start().await;
+    let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    t.publisher.publish(&work_order_event("wo_plain")).await;
+    let parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let sent = t
+        .publisher
+        .http
+        .post("/api/v2/events")
+        .bearer(&t.publisher.token)
+        .header("traceparent", parent)
+        .json(&work_order_event("wo_traced"))
+        .send()
+        .await
+        .expect(202)
+        .json();
+    assert!(sent["id"].is_string(), "{sent}");
+
+    let mut conn = crate::support::weir::raw_conn(&builder);
+    let keys = api.store.keys();
+    let mut envelopes = Vec::new();
+    for d in t.admin.deliveries_of(hook["id"].as_str().unwrap()).await {
+        let delivery = d["id"].as_str().unwrap();
+        let event_id = d["event_id"].as_str().unwrap_or_else(|| panic!("{d}"));
+        let key = keys.event(keys.partition_of_delivery(delivery).unwrap(), &t.org_id, event_id);
+        let stored: Vec<u8> = redis::cmd("GET").arg(&key).query(&mut *conn).unwrap();
+        let event = StoredEvent::decode(&stored).expect("this release's form");
+        assert!(stored.starts_with(b"W3") || stored.starts_with(b"W4"), "this release writes the vocabulary's forms");
+        let next = event.encode_with(Dictionary::Tables);
+        assert!(next.starts_with(if event.trace.is_some() { b"W6" } else { b"W5" }));
+        let _: () = redis::cmd("SET").arg(&key).arg(&next).query(&mut *conn).unwrap();
+        envelopes.push(event.envelope);
+    }
+    assert_eq!(envelopes.len(), 2);
+
+    // A worker of this release, with nothing of these events in memory, reads them back.
+    let _worker = builder.start().await;
+    let got = receiver.wait_for(2, Duration::from_secs(20)).await;
+    let mut bodies: Vec<String> = got.iter().map(|r| String::from_utf8(r.body.to_vec()).unwrap()).collect();
+    bodies.sort();
+    envelopes.sort();
+    assert_eq!(bodies, envelopes, "each body is the envelope as published");
+    let traced = got.iter().find(|r| r.json()["subject"]["id"] == "wo_traced").expect("the traced event");
+    assert!(traced.header("traceparent").contains("4bf92f3577b34da6a3ce929d0e0e4736"), "the publisher's trace kept");
+}

@@ -1,13 +1,24 @@
-//! An event as stored: `W3`, when it was accepted (ms, 8 bytes big-endian), its `created_at`
-//! — `0xFF` and the time (ms, 8 bytes) when it is in the contract's form (it always is once
-//! validated), else its length (one byte) and the text — then the envelope compressed with
-//! zstd and a dictionary of Weir's own envelope vocabulary (`envelope.dict`: the envelope's
-//! keys, id prefixes, the catalogue's actions and snapshot keys), its frame without the magic
-//! number and the dictionary's id (the same for every event): about a third of a typical
-//! envelope's size, and less for small ones.
+//! An event as stored: a tag (below), when it was accepted (ms, 8 bytes big-endian), its
+//! `created_at` — `0xFF` and the time (ms, 8 bytes) when it is in the contract's form (it
+//! always is once validated), else its length (one byte) and the text — then, for a traced
+//! form, the publisher's trace context (`crate::trace::TraceContext::encode`), then the
+//! envelope compressed with zstd and a dictionary of Weir's own envelope vocabulary (the
+//! envelope's keys, id prefixes, the catalogue's actions and snapshot keys), its frame
+//! without the magic number and the dictionary's id (the same for every event): about a
+//! third of a typical envelope's size, and less for small ones.
 //!
-//! An event published with a W3C trace context is stored as `W4`: the same, with the trace
-//! (`crate::trace::TraceContext::encode`) after `created_at`.
+//! | tag | dictionary | trace |
+//! |---|---|---|
+//! | `W3` | `envelope.dict` (the vocabulary alone) | — |
+//! | `W4` | `envelope.dict` | the publisher's |
+//! | `W5` | `envelope-tables.dict` (the same vocabulary with entropy tables) | — |
+//! | `W6` | `envelope-tables.dict` | the publisher's |
+//!
+//! Every form is read. `W5`/`W6` compress faster (a frame no longer builds its own Huffman
+//! and FSE tables: ~3 µs of a 1 KB envelope's ~7) and smaller (10–13%), but a process of an
+//! earlier release cannot read them, so they ship in two releases (docs/operations.md,
+//! "Upgrading"): this one reads them and still writes `W3`/`W4` ([`WRITES`]); the next one
+//! writes them.
 
 use crate::trace::TraceContext;
 
@@ -27,22 +38,70 @@ pub struct StoredEvent {
     pub trace: Option<TraceContext>,
 }
 
-/// The tag of the stored form (its version: events of an older form are not read), and the
-/// byte saying a `created_at` follows as a time.
-const TAG: &[u8; 2] = b"W3";
-/// The tag of the same form with a trace context.
-const TAG_TRACED: &[u8; 2] = b"W4";
+/// The dictionary a stored event's envelope is compressed with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dictionary {
+    /// `envelope.dict`: `W3`, `W4`.
+    Vocabulary,
+    /// `envelope-tables.dict`: `W5`, `W6`.
+    Tables,
+}
+
+/// The form this release writes. `Tables` is read by this release and written by the next
+/// (two releases, so that every process of a rolling upgrade reads what any writes).
+pub const WRITES: Dictionary = Dictionary::Vocabulary;
+
+impl Dictionary {
+    /// The tag of the stored form (its version: events of an older form are not read).
+    fn tag(self, traced: bool) -> &'static [u8; 2] {
+        match (self, traced) {
+            (Dictionary::Vocabulary, false) => b"W3",
+            (Dictionary::Vocabulary, true) => b"W4",
+            (Dictionary::Tables, false) => b"W5",
+            (Dictionary::Tables, true) => b"W6",
+        }
+    }
+
+    /// The dictionary and whether a trace follows, of a stored form's tag.
+    fn of_tag(tag: [u8; 2]) -> Option<(Dictionary, bool)> {
+        Some(match &tag {
+            b"W3" => (Dictionary::Vocabulary, false),
+            b"W4" => (Dictionary::Vocabulary, true),
+            b"W5" => (Dictionary::Tables, false),
+            b"W6" => (Dictionary::Tables, true),
+            _ => return None,
+        })
+    }
+
+    fn bytes(self) -> &'static [u8] {
+        match self {
+            Dictionary::Vocabulary => DICTIONARY_RAW,
+            Dictionary::Tables => DICTIONARY_TABLES,
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// The byte saying a `created_at` follows as a time.
 const CREATED_MS: u8 = 0xFF;
 /// zstd's magic number, which stored frames leave out.
 const ZSTD_MAGIC: [u8; 4] = 0xFD2F_B528_u32.to_le_bytes();
 
 impl StoredEvent {
-    /// The stored form of an event.
+    /// The stored form of an event (the form this release writes, [`WRITES`]).
     pub fn encode(&self) -> Vec<u8> {
-        let compressed = CONTEXTS.with_borrow_mut(|c| c.compress(self.envelope.as_bytes()));
+        self.encode_with(WRITES)
+    }
+
+    /// The stored form of an event, compressed with `dictionary`.
+    pub fn encode_with(&self, dictionary: Dictionary) -> Vec<u8> {
+        let compressed = CONTEXTS.with_borrow_mut(|c| c.compress(dictionary, self.envelope.as_bytes()));
         let frame = compressed.strip_prefix(&ZSTD_MAGIC).unwrap_or(&compressed);
         let mut out = Vec::with_capacity(20 + frame.len());
-        out.extend_from_slice(if self.trace.is_some() { TAG_TRACED } else { TAG });
+        out.extend_from_slice(dictionary.tag(self.trace.is_some()));
         out.extend_from_slice(&self.accepted_ms.to_be_bytes());
         match crate::time::parse_rfc3339(&self.created_at)
             .filter(|ms| crate::time::format_millis(*ms) == self.created_at)
@@ -71,10 +130,8 @@ impl StoredEvent {
 
     /// Reads a stored event; `None` if it is not one.
     pub fn decode(bytes: &[u8]) -> Option<StoredEvent> {
-        let (traced, rest) = match bytes.strip_prefix(TAG) {
-            Some(rest) => (false, rest),
-            None => (true, bytes.strip_prefix(TAG_TRACED)?),
-        };
+        let (tag, rest) = bytes.split_first_chunk::<2>()?;
+        let (dictionary, traced) = Dictionary::of_tag(*tag)?;
         let (ms, rest) = rest.split_first_chunk::<8>()?;
         let (&len, rest) = rest.split_first()?;
         let (created_at, frame) = if len == CREATED_MS {
@@ -91,7 +148,7 @@ impl StoredEvent {
         let mut whole = Vec::with_capacity(4 + frame.len());
         whole.extend_from_slice(&ZSTD_MAGIC);
         whole.extend_from_slice(frame);
-        let envelope = CONTEXTS.with_borrow_mut(|c| c.decompress(&whole))?;
+        let envelope = CONTEXTS.with_borrow_mut(|c| c.decompress(dictionary, &whole))?;
         Some(StoredEvent {
             created_at,
             envelope: String::from_utf8(envelope).ok()?,
@@ -104,57 +161,69 @@ impl StoredEvent {
 /// Largest envelope a stored event may hold, once decompressed.
 const MAX_ENVELOPE: u64 = 64 * 1024 * 1024;
 
-/// The dictionary every stored event of the form [`TAG`] is compressed with. Stored events
-/// depend on it byte for byte: never edit it; a new vocabulary is a new file and a new tag.
-const DICTIONARY: &[u8] = include_bytes!("../envelope.dict");
+/// The dictionary of `W3`/`W4`. Stored events depend on it byte for byte: never edit it; a
+/// new vocabulary is a new file and a new tag.
+const DICTIONARY_RAW: &[u8] = include_bytes!("../envelope.dict");
+/// The dictionary of `W5`/`W6`: the same vocabulary, finished with entropy tables (how it
+/// is made, and the check that it still is: `stored/tables.rs`). Never edit it either.
+const DICTIONARY_TABLES: &[u8] = include_bytes!("../envelope-tables.dict");
 
-/// zstd's contexts, made once per thread: making one costs far more than compressing a
-/// small document.
+/// zstd's contexts, one of each per dictionary, made once per thread when first needed:
+/// making one costs far more than compressing a small document.
 struct Contexts {
-    compressor: Option<zstd::bulk::Compressor<'static>>,
-    decompressor: Option<zstd::bulk::Decompressor<'static>>,
+    compressors: [Option<zstd::bulk::Compressor<'static>>; 2],
+    decompressors: [Option<zstd::bulk::Decompressor<'static>>; 2],
 }
 
 thread_local! {
     static CONTEXTS: std::cell::RefCell<Contexts> =
-        const { std::cell::RefCell::new(Contexts { compressor: None, decompressor: None }) };
+        const { std::cell::RefCell::new(Contexts { compressors: [None, None], decompressors: [None, None] }) };
 }
 
 impl Contexts {
-    fn compress(&mut self, data: &[u8]) -> Vec<u8> {
-        if self.compressor.is_none() {
-            self.compressor = zstd::bulk::Compressor::with_dictionary(LEVEL, DICTIONARY)
+    fn compress(&mut self, dictionary: Dictionary, data: &[u8]) -> Vec<u8> {
+        let compressor = &mut self.compressors[dictionary.index()];
+        if compressor.is_none() {
+            *compressor = zstd::bulk::Compressor::with_dictionary(LEVEL, dictionary.bytes())
                 .and_then(|mut c| c.set_parameter(zstd::zstd_safe::CParameter::DictIdFlag(false)).map(|()| c))
                 .ok();
         }
-        self.compressor.as_mut().and_then(|c| c.compress(data).ok()).unwrap_or_default()
+        compressor.as_mut().and_then(|c| c.compress(data).ok()).unwrap_or_default()
     }
 
     /// The frame says its content size (bulk compression writes it): exactly that much is
     /// allocated.
-    fn decompress(&mut self, frame: &[u8]) -> Option<Vec<u8>> {
+    fn decompress(&mut self, dictionary: Dictionary, frame: &[u8]) -> Option<Vec<u8>> {
         let size = zstd::zstd_safe::get_frame_content_size(frame).ok()??;
         if size > MAX_ENVELOPE {
             return None;
         }
-        if self.decompressor.is_none() {
-            self.decompressor = zstd::bulk::Decompressor::with_dictionary(DICTIONARY).ok();
+        let decompressor = &mut self.decompressors[dictionary.index()];
+        if decompressor.is_none() {
+            *decompressor = zstd::bulk::Decompressor::with_dictionary(dictionary.bytes()).ok();
         }
-        self.decompressor.as_mut()?.decompress(frame, size as usize).ok()
+        decompressor.as_mut()?.decompress(frame, size as usize).ok()
     }
 }
+
+#[cfg(test)]
+mod tables;
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn the_dictionary_is_the_one_stored_events_were_written_with() {
-        // Changing it would make every stored event unreadable: add a new version instead.
+    fn the_dictionaries_are_the_ones_stored_events_were_written_with() {
+        // Changing one would make every event stored with it unreadable: add a new form instead.
         use sha2::Digest;
         assert_eq!(
-            hex::encode(sha2::Sha256::digest(DICTIONARY)),
+            hex::encode(sha2::Sha256::digest(DICTIONARY_RAW)),
             "76b71ee02019e64e4c22a594d950347237d4b93d95de1b8fe8529cd06c7fbe9d",
+        );
+        assert_eq!(
+            hex::encode(sha2::Sha256::digest(DICTIONARY_TABLES)),
+            "b8c663753953bbf51cc8fb622095712db6de0de2728470fd9c3690a12f4ae322",
         );
     }
 
@@ -186,5 +255,44 @@ mod tests {
         assert_eq!(StoredEvent::decode(&bytes).as_ref(), Some(&traced));
         assert_eq!(traced.trace_of("evt_1").trace_id_hex(), "4bf92f3577b34da6a3ce929d0e0e4736");
         assert_eq!(event.trace_of("evt_1"), TraceContext::for_event("evt_1"));
+    }
+
+    #[test]
+    fn every_form_reads_back_and_the_tables_dictionary_stores_smaller() {
+        let envelope = concat!(
+            r#"{"id":"evt_01M8ZK3Q","action":"work_order_created","created_at":"2026-11-22T11:00:38.123Z","#,
+            r#""organisation":{"id":"org_01M8AB"},"creator":{"id":"usr_7","name":"Ana Ruiz"},"#,
+            r#""subject":{"type":"WorkOrder","id":"wo_812"},"work_order":{"id":"wo_812","title":"Pump "#,
+            r#"maintenance","status":"open","priority":2,"description":"Inspect the seal and replace the "#,
+            r#"bearing before the weekly shift","created_at":"2026-11-22T11:00:38.123Z"}}"#
+        );
+        let plain = StoredEvent {
+            created_at: "2026-11-22T11:00:38.123Z".into(),
+            envelope: envelope.into(),
+            accepted_ms: 1_700_000_000_000,
+            trace: None,
+        };
+        let parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        let traced = StoredEvent { trace: TraceContext::parse(parent, None), ..plain.clone() };
+        for (event, dictionary, tag) in [
+            (&plain, Dictionary::Vocabulary, b"W3"),
+            (&traced, Dictionary::Vocabulary, b"W4"),
+            (&plain, Dictionary::Tables, b"W5"),
+            (&traced, Dictionary::Tables, b"W6"),
+        ] {
+            let bytes = event.encode_with(dictionary);
+            assert!(bytes.starts_with(tag), "{dictionary:?}");
+            assert_eq!(StoredEvent::decode(&bytes).as_ref(), Some(event), "{dictionary:?}");
+        }
+        // This release writes the vocabulary's forms: a process of the release before reads them.
+        assert!(plain.encode().starts_with(b"W3") && traced.encode().starts_with(b"W4"));
+        let (vocabulary, tables) = (plain.encode_with(Dictionary::Vocabulary), plain.encode_with(Dictionary::Tables));
+        assert!(tables.len() < vocabulary.len(), "{} against {}", tables.len(), vocabulary.len());
+        // A frame of one dictionary is not read as the other's, nor an unknown tag.
+        let mut swapped = tables.clone();
+        swapped[..2].copy_from_slice(b"W3");
+        assert_ne!(StoredEvent::decode(&swapped).as_ref(), Some(&plain));
+        swapped[..2].copy_from_slice(b"W7");
+        assert_eq!(StoredEvent::decode(&swapped), None);
     }
 }
