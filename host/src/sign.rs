@@ -25,7 +25,7 @@ pub(crate) fn hmac(key: &[u8], parts: &[&[u8]]) -> Tag {
 
 /// The `X-Webhook-Signature` value for `body`.
 pub fn signature(secret: &str, body: &[u8]) -> String {
-    hex::encode(hmac(secret.as_bytes(), &[body]))
+    const_hex::encode(hmac(secret.as_bytes(), &[body]))
 }
 
 /// Checks an `X-Webhook-Signature` in constant time (what a receiver does; used by tests
@@ -92,7 +92,7 @@ impl Signatures {
 
     /// `X-Webhook-Signature`.
     pub fn x_webhook_signature(&self) -> String {
-        hex::encode(self.body_mac)
+        const_hex::encode(self.body_mac)
     }
 
     /// `webhook-signature` (`None` for an attempt recorded before it existed).

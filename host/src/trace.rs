@@ -56,13 +56,13 @@ impl TraceContext {
     }
 
     pub fn trace_id_hex(&self) -> String {
-        hex::encode(self.trace_id)
+        const_hex::encode(self.trace_id)
     }
 
     /// The `traceparent` of one attempt: this trace, a parent id of the attempt's own.
     pub fn traceparent(&self, delivery_id: &str, attempt: usize) -> String {
         let parent = self.attempt_span_id(delivery_id, attempt);
-        format!("00-{}-{}-{:02x}", self.trace_id_hex(), hex::encode(parent), self.flags)
+        format!("00-{}-{}-{:02x}", self.trace_id_hex(), const_hex::encode(parent), self.flags)
     }
 
     /// The span id of one attempt (the parent id its `traceparent` carries).

@@ -13,7 +13,7 @@ pub fn generate(prefix: &str) -> String {
 
 /// The hex SHA-256 of a secret, as stored.
 pub fn hash(secret: &str) -> String {
-    hex::encode(Sha256::digest(secret.as_bytes()))
+    const_hex::encode(Sha256::digest(secret.as_bytes()))
 }
 
 /// Whether `presented` hashes to `stored_hash`, compared in constant time.

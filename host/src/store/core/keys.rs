@@ -103,6 +103,21 @@ pub struct Keys {
     tags: Vec<String>,
 }
 
+/// `heads` then each of `parts` after a `:`, in one allocation of the right size (keys are
+/// built for every command; `format!` and pushes grew each one several times).
+fn joined(heads: &[&str], parts: &[&str]) -> String {
+    let len = heads.iter().map(|h| h.len()).sum::<usize>() + parts.iter().map(|p| p.len() + 1).sum::<usize>();
+    let mut key = String::with_capacity(len);
+    for head in heads {
+        key.push_str(head);
+    }
+    for part in parts {
+        key.push(':');
+        key.push_str(part);
+    }
+    key
+}
+
 /// The Redis Cluster slot of a key (CRC16 of its hash tag, or of the whole key).
 pub fn slot(key: &str) -> u16 {
     let bytes = key.as_bytes();
@@ -147,30 +162,15 @@ impl Keys {
     }
 
     fn k(&self, parts: &[&str]) -> String {
-        let mut key = self.prefix.clone();
-        for part in parts {
-            key.push(':');
-            key.push_str(part);
-        }
-        key
+        joined(&[&self.prefix], parts)
     }
 
     fn tagged(&self, tag: &str, parts: &[&str]) -> String {
-        let mut key = format!("{}:{{{tag}}}", self.prefix);
-        for part in parts {
-            key.push(':');
-            key.push_str(part);
-        }
-        key
+        joined(&[&self.prefix, ":{", tag, "}"], parts)
     }
 
     fn part(&self, p: Partition, parts: &[&str]) -> String {
-        let mut key = format!("{}:{}", self.prefix, self.tags[usize::from(p.0) % self.tags.len()]);
-        for part in parts {
-            key.push(':');
-            key.push_str(part);
-        }
-        key
+        joined(&[&self.prefix, ":", &self.tags[usize::from(p.0) % self.tags.len()]], parts)
     }
 
     // --- the data set --------------------------------------------------------------------

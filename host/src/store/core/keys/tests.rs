@@ -56,3 +56,17 @@ fn events_about_one_record_share_a_partition() {
         (0..200).map(|i| keys.partition_of_subject("org_1", "WorkOrder", &format!("wo_{i}"))).collect();
     assert_eq!(spread.len(), 16, "one organisation's records use every partition");
 }
+
+#[test]
+fn keys_are_spelled_as_the_layout_says() {
+    // A stored data set is found by these exact names: building them differently must not
+    // change one byte.
+    let keys = Keys::new("weir", 1);
+    let p = Partition(0);
+    assert_eq!(keys.meta(), "weir:meta");
+    assert_eq!(keys.org("org_1"), "weir:{org_1}:org");
+    assert_eq!(keys.webhook("org_1", "wh_1"), "weir:{org_1}:wh:wh_1");
+    assert_eq!(keys.ready(p), format!("weir:{}:ready", partition_tag(0, 1)));
+    assert!(keys.ready(p).starts_with("weir:{p0."), "{}", keys.ready(p));
+    assert_eq!(keys.delivery(p, "01ABC"), format!("weir:{}:d:01ABC", partition_tag(0, 1)));
+}
