@@ -8,17 +8,9 @@ use std::time::Instant;
 
 use weir::store::events::stored::{Dictionary, StoredEvent};
 
-/// The envelopes measured: the `1 webhook` load's, the plugin bench's export, and a 40 KB one.
+/// The envelopes measured: the `1 webhook` load's, the plugin bench's export, and a ~30 KB one.
 fn envelopes() -> Vec<(&'static str, String)> {
-    let description =
-        "Replace the worn mechanical seal on the feed pump and check the impeller for cavitation damage. ".repeat(7);
-    let work_order = serde_json::json!({
-        "id": "evt_01M8ZK3QH5T0", "action": "work_order_created", "created_at": "2026-11-22T11:00:38.123Z",
-        "organisation": {"id": "org_01M8AB"}, "creator": {"id": "usr_bench", "name": "Bench Publisher"},
-        "subject": {"type": "WorkOrder", "id": "wo_812"},
-        "work_order": {"id": "wo_812", "title": "Pump maintenance", "status": "open", "priority": 2, "description": description},
-    })
-    .to_string();
+    let work_order = crate::load::work_order_envelope(812);
     let export = crate::load::export_envelope("rex_1", "frm_1", "usr_bench");
     let rows: Vec<serde_json::Value> = (0..400)
         .map(|i| serde_json::json!({"id": format!("tsk_{i}"), "title": format!("Check valve {i}"), "status": if i % 3 == 0 { "completed" } else { "open" }, "priority": i % 5}))

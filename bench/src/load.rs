@@ -167,10 +167,19 @@ pub enum Kind {
 
 /// A `report_export_completed` envelope of about 1 KB (for the plugin benchmark).
 pub fn export_envelope(rex: &str, form: &str, creator: &str) -> String {
-    let event = export_event(rex, form, creator);
-    let e: serde_json::Value = serde_json::from_slice(&event).expect("json");
+    envelope_of(&export_event(rex, form, creator), "report_export")
+}
+
+/// The envelope of the loads' ~1 KB `work_order_created` event (for the compression benchmark).
+pub fn work_order_envelope(i: usize) -> String {
+    envelope_of(&event("evt_bench", i), "work_order")
+}
+
+/// The envelope Weir makes of a published event (its fields in the envelope's order).
+fn envelope_of(event: &[u8], snapshot_key: &str) -> String {
+    let e: serde_json::Value = serde_json::from_slice(event).expect("json");
     let mut envelope = serde_json::json!({"id": "evt_bench", "action": e["action"], "created_at": "2026-11-22T11:00:38.123Z", "organisation": {"id": "org_bench"}});
-    for key in ["creator", "subject", "report_export"] {
+    for key in ["creator", "subject", snapshot_key] {
         envelope[key] = e[key].clone();
     }
     envelope.to_string()
