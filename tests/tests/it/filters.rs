@@ -173,8 +173,7 @@ fn the_expression_and_the_report_export_filter_plugin_agree() {
     )
     .unwrap();
     let dir = std::env::temp_dir().join(format!("weir-filter-agreement-{}", std::process::id()));
-    let limits = weir::config::Config::load_with(None, |_| None).expect("default config").plugin_limits();
-    let runtime = weir::plugins::Runtime::new(limits, dir.clone()).expect("runtime");
+    let runtime = weir::plugins::Runtime::new(crate::support::weir::plugin_limits(), dir.clone()).expect("runtime");
     let sha256 = runtime.validate_blocking(&plugin_wasm("report_export_filter")).expect("the plugin");
     let (mut selected, mut refused) = (0, 0);
     for i in 0..300usize {

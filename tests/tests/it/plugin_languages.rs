@@ -29,15 +29,13 @@ fn data_dir() -> PathBuf {
 }
 
 /// The plugin runtime with the shipped limits and that cache, one for every test here — but
-/// a wall-clock deadline of 2 s instead of 50 ms: in a debug build on a busy machine a Python
-/// call can take tens of milliseconds, and these tests are about verdicts and errors (the
-/// fuel budget still stops a loop deterministically; `plugin_sandbox` tests the deadline).
+/// the tests' wall-clock deadline instead of 50 ms (`support::weir::PLUGIN_TIMEOUT`): in a
+/// debug build on a busy machine a Python call can take tens of milliseconds, and these tests
+/// are about verdicts and errors (the fuel budget still stops a loop deterministically;
+/// `plugin_sandbox` tests the deadline).
 fn runtime() -> &'static Runtime {
-    static RUNTIME: LazyLock<Runtime> = LazyLock::new(|| {
-        let config = weir::config::Config::load_with(None, |_| None).unwrap();
-        let limits = weir::plugins::Limits { timeout: std::time::Duration::from_secs(2), ..config.plugin_limits() };
-        Runtime::new(limits, data_dir().join("plugin-cache")).unwrap()
-    });
+    static RUNTIME: LazyLock<Runtime> =
+        LazyLock::new(|| Runtime::new(crate::support::weir::plugin_limits(), data_dir().join("plugin-cache")).unwrap());
     &RUNTIME
 }
 

@@ -204,8 +204,7 @@ fn minor_faults() -> u64 {
 fn scattered_writes_never_reach_the_next_instance_and_its_pages_stay_resident() {
     use weir::plugins::{Runtime, Verdict};
 
-    let config = weir::config::Config::load_with(None, |_| None).unwrap();
-    let runtime = Runtime::new(config.plugin_limits(), crate::support::temp_dir("scatter")).unwrap();
+    let runtime = Runtime::new(crate::support::weir::plugin_limits(), crate::support::temp_dir("scatter")).unwrap();
     let sha = runtime.validate_blocking(&plugin_wasm("hostile")).unwrap();
     let (meta, body) = crate::support::weir::plugin_input();
     let call = || match runtime.call_blocking(&sha, None, meta.clone(), body.clone(), r#"{"mode":"scatter"}"#).result {

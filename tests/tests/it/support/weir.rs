@@ -17,8 +17,24 @@ use weir::store::tenants::orgs::Plan;
 use super::http::{Http, Resp};
 use super::{eventually, free_port, temp_dir, unique};
 
+/// The plugin time limit under test, where the shipped default is 50 ms. The limit is wall
+/// time, and a debug build on a CI machine running a dozen tests at once has cut plugin calls
+/// short with it (a filter's delivery dropped, a panic read as a timeout) in tests about
+/// something else. Fuel stays the deterministic bound; tests of the time limit itself set
+/// `WEIR_PLUGIN_TIMEOUT`.
+pub const PLUGIN_TIMEOUT: &str = "5s";
+
+/// The shipped plugin limits but for the time limit ([`PLUGIN_TIMEOUT`]), for tests that run
+/// plugins without a Weir.
+pub fn plugin_limits() -> weir::plugins::Limits {
+    let config = Config::load_with(None, |k| (k == "WEIR_PLUGIN_TIMEOUT").then(|| PLUGIN_TIMEOUT.to_owned()))
+        .expect("the default configuration with the test's time limit");
+    config.plugin_limits()
+}
+
 /// Settings for a Weir under test. Defaults: the shared Redis, a fresh key prefix, a
-/// compressed retry schedule, and loopback exempt from the URL rule (receivers live there).
+/// compressed retry schedule, loopback exempt from the URL rule (receivers live there), and
+/// a plugin time limit of [`PLUGIN_TIMEOUT`].
 #[derive(Clone)]
 pub struct WeirBuilder {
     env: HashMap<String, String>,
@@ -36,6 +52,7 @@ impl WeirBuilder {
         env.insert("WEIR_DATA_DIR".into(), temp_dir("data").display().to_string());
         // Several partitions even on one Redis, so every path across partitions is tested.
         env.insert("WEIR_REDIS_PARTITIONS".into(), "4".into());
+        env.insert("WEIR_PLUGIN_TIMEOUT".into(), PLUGIN_TIMEOUT.into());
         WeirBuilder { env }
     }
 
