@@ -6,7 +6,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::procs::{RedisProc, WeirProc, cpu_seconds, free_port};
-use super::{Row, Scenario, load::Kind, per_round, run};
+use crate::load::Kind;
+use crate::scenario::{Row, Scenario, per_round, run};
 
 /// Rounds of direct and proxied runs.
 const ROUNDS: usize = 3;

@@ -8,7 +8,7 @@
 
 use super::load::Kind;
 use super::procs::{RedisProc, WeirProc};
-use super::{Row, Scenario, ms, run};
+use crate::scenario::{Row, Scenario, ms, run};
 
 /// Rounds of the closed loop and each share.
 const ROUNDS: usize = 2;

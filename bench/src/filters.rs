@@ -10,7 +10,7 @@ use weir::filters::{COST_BUDGET, EVENT_BOUND, Envelope, Filter, Verdict};
 
 use crate::load::{Kind, percentile};
 use crate::procs::{RedisProc, WeirProc};
-use crate::{Row, Scenario, run};
+use crate::scenario::{Row, Scenario, run};
 
 /// The service document's case.
 const DOCUMENTED: &str = r#"report_export.exportable.type == "Form" && creator.id in ["cli_bench", "usr_2"]"#;

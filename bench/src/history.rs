@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use super::load::{Http, Kind, Publisher, percentile};
 use super::procs::{RedisProc, WeirProc, free_port};
 use super::receiver::FastReceiver;
-use super::{Row, Scenario, ms, run};
+use crate::scenario::{Row, Scenario, ms, run};
 
 /// Rounds of each mode.
 const ROUNDS: usize = 3;

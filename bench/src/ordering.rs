@@ -3,7 +3,8 @@
 //! speed drifts between minutes); and one hot subject, sequential by definition.
 
 use super::procs::{RedisProc, WeirProc};
-use super::{Row, Scenario, load::Kind, per_round, run};
+use crate::load::Kind;
+use crate::scenario::{Row, Scenario, per_round, run};
 
 /// Rounds of unordered and ordered runs.
 const ROUNDS: usize = 3;

@@ -16,7 +16,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use super::history::metric;
 use super::load::Kind;
 use super::procs::{RedisProc, WeirProc};
-use super::{Row, Scenario, run};
+use crate::scenario::{Row, Scenario, run};
 
 /// An OTLP/HTTP sink: counts requests and bytes.
 struct Sink {

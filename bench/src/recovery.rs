@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use crate::load::{Http, Kind, Publisher};
 use crate::procs::{RedisProc, Tenant, WeirProc, cpu_seconds};
 use crate::receiver::FastReceiver;
-use crate::{Row, Scenario, ms, per_round, run};
+use crate::scenario::{Row, Scenario, ms, per_round, run};
 
 /// Redis memory per retained event with no subscriber (bytes) of `kind`: with the shipped
 /// event log, and with `WEIR_EVENT_RETENTION=0s` (the event alone, as before the log).

@@ -10,8 +10,9 @@ use weir::store::tenants::orgs::Plan;
 
 use crate::example_receiver::ExampleReceiver;
 use crate::support::http::{Http, Resp};
+use crate::support::plugins::plugin_wasm;
 use crate::support::receiver::Receiver;
-use crate::support::weir::{Api, Weir, WeirBuilder, plugin_wasm};
+use crate::support::weir::{Api, Weir, WeirBuilder};
 use crate::support::{eventually, free_port, temp_dir};
 
 fn form_event(form: &str, title: &str, at: &str) -> Value {

@@ -10,8 +10,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use weir::store::tenants::orgs::Plan;
 
+use crate::support::plugins::plugin_wasm;
 use crate::support::receiver::Receiver;
-use crate::support::weir::{Api, Weir, export_event, plugin_wasm};
+use crate::support::weir::{Api, Weir, export_event};
 
 /// The service document's case, in one line.
 const DOCUMENTED: &str = r#"report_export.exportable.type == "Form" && creator.id in ["usr_1", "usr_2"]"#;
@@ -173,7 +174,7 @@ fn the_expression_and_the_report_export_filter_plugin_agree() {
     )
     .unwrap();
     let dir = std::env::temp_dir().join(format!("weir-filter-agreement-{}", std::process::id()));
-    let runtime = weir::plugins::Runtime::new(crate::support::weir::plugin_limits(), dir.clone()).expect("runtime");
+    let runtime = weir::plugins::Runtime::new(crate::support::plugins::plugin_limits(), dir.clone()).expect("runtime");
     let sha256 = runtime.validate_blocking(&plugin_wasm("report_export_filter")).expect("the plugin");
     let (mut selected, mut refused) = (0, 0);
     for i in 0..300usize {

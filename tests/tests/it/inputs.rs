@@ -13,8 +13,9 @@ use weir::store::tenants::orgs::Plan;
 use crate::settings::{PASSWORD, user};
 use crate::support::eventually;
 use crate::support::http::Resp;
+use crate::support::plugins::plugin_wasm;
 use crate::support::receiver::{Receiver, Reply};
-use crate::support::weir::{Api, Weir, WeirBuilder, plugin_wasm, work_order_event};
+use crate::support::weir::{Api, Weir, WeirBuilder, work_order_event};
 
 /// Publishes an event given as raw JSON text.
 async fn publish_raw(api: &Api, text: &str) -> Resp {

@@ -223,7 +223,8 @@ async fn a_master_failover_mid_sequence_keeps_each_subjects_order() {
 
 #[tokio::test]
 async fn a_delivery_its_plugin_filters_releases_the_next_of_its_subject() {
-    use crate::support::weir::{export_event, plugin_wasm};
+    use crate::support::plugins::plugin_wasm;
+    use crate::support::weir::export_event;
     let weir = WeirBuilder::shared().start().await;
     let t = weir.tenant(Plan::Pro).await;
     let receiver = Receiver::start().await;

@@ -5,7 +5,8 @@
 use serde_json::json;
 use weir::store::tenants::orgs::Plan;
 
-use crate::support::weir::{WeirBuilder, plugin_wasm, raw_conn, raw_keys};
+use crate::support::plugins::plugin_wasm;
+use crate::support::weir::{WeirBuilder, raw_conn, raw_keys};
 
 /// `wasm` with a custom section of `padding` bytes appended: the same plugin, other bytes.
 pub(crate) fn padded(wasm: &[u8], tag: &str, padding: usize) -> Vec<u8> {

@@ -1,8 +1,9 @@
 //! Plugins in the delivery path (contract §5): filters, reshaping in chain order, their
 //! headers, `on_error`, attachments that cannot be read, and compiling once per process.
 
+use crate::support::plugins::plugin_wasm;
 use crate::support::receiver::Receiver;
-use crate::support::weir::{Weir, WeirBuilder, export_event, plugin_wasm, work_order_event};
+use crate::support::weir::{Weir, WeirBuilder, export_event, work_order_event};
 use serde_json::{Value, json};
 use std::time::Duration;
 use weir::store::tenants::orgs::Plan;
@@ -152,7 +153,7 @@ async fn plugin_headers_are_sent_but_never_the_hosts_own() {
 #[tokio::test]
 async fn on_error_decides_between_filtering_and_delivering_the_body_as_it_was() {
     // A panic must not read as a timeout because the machine was busy with other tests: the
-    // builder's time limit is the tests' long one (support::weir::PLUGIN_TIMEOUT).
+    // builder's time limit is the tests' long one (support::plugins::PLUGIN_TIMEOUT).
     let weir = WeirBuilder::shared().start().await;
     let t = weir.tenant(Plan::Pro).await;
     let receiver = Receiver::start().await;

@@ -29,13 +29,14 @@ fn data_dir() -> PathBuf {
 }
 
 /// The plugin runtime with the shipped limits and that cache, one for every test here — but
-/// the tests' wall-clock deadline instead of 50 ms (`support::weir::PLUGIN_TIMEOUT`): in a
+/// the tests' wall-clock deadline instead of 50 ms (`support::plugins::PLUGIN_TIMEOUT`): in a
 /// debug build on a busy machine a Python call can take tens of milliseconds, and these tests
 /// are about verdicts and errors (the fuel budget still stops a loop deterministically;
 /// `plugin_sandbox` tests the deadline).
 fn runtime() -> &'static Runtime {
-    static RUNTIME: LazyLock<Runtime> =
-        LazyLock::new(|| Runtime::new(crate::support::weir::plugin_limits(), data_dir().join("plugin-cache")).unwrap());
+    static RUNTIME: LazyLock<Runtime> = LazyLock::new(|| {
+        Runtime::new(crate::support::plugins::plugin_limits(), data_dir().join("plugin-cache")).unwrap()
+    });
     &RUNTIME
 }
 
@@ -124,7 +125,7 @@ fn config(seq: &mut Seq) -> String {
 fn the_rust_javascript_and_python_filters_agree_on_hundreds_of_events_and_configs() {
     let runtime = runtime();
     let builds: Vec<(&str, String)> = [
-        ("Rust", crate::support::weir::plugin_wasm("report_export_filter")),
+        ("Rust", crate::support::plugins::plugin_wasm("report_export_filter")),
         ("JavaScript", dist("report-export-filter-js.wasm")),
         ("Python", dist("report-export-filter-py.wasm")),
     ]
@@ -169,7 +170,7 @@ fn the_rust_javascript_and_python_filters_agree_on_hundreds_of_events_and_config
 #[test]
 fn javascript_and_python_plugins_that_throw_loop_or_hoard_memory_end_with_plugin_errors() {
     let runtime = runtime();
-    let (meta, body) = crate::support::weir::plugin_input();
+    let (meta, body) = crate::support::plugins::plugin_input();
     for (language, file, raise) in [("JavaScript", "hostile-js.wasm", "throw"), ("Python", "hostile-py.wasm", "raise")]
     {
         let sha = compiled(language, &dist(file));
@@ -253,8 +254,9 @@ async fn javascript_and_python_plugins_upload_dry_run_and_filter_deliveries_thro
 
 #[tokio::test]
 async fn a_tenants_looping_javascript_and_python_plugins_do_not_stop_another_tenants_deliveries() {
+    use crate::support::plugins::plugin_wasm;
     use crate::support::receiver::Receiver;
-    use crate::support::weir::{WeirBuilder, plugin_wasm, work_order_event};
+    use crate::support::weir::{WeirBuilder, work_order_event};
     use std::time::{Duration, Instant};
     use weir::store::tenants::orgs::Plan;
 

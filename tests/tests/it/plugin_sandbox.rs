@@ -6,8 +6,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use weir::store::tenants::orgs::Plan;
 
+use crate::support::plugins::plugin_wasm;
 use crate::support::receiver::Receiver;
-use crate::support::weir::{Api, WeirBuilder, plugin_wasm, work_order_event};
+use crate::support::weir::{Api, WeirBuilder, work_order_event};
 
 /// Weir with tight limits, a tenant, and the hostile plugin uploaded.
 async fn sandbox(builder: WeirBuilder) -> (crate::support::weir::Weir, Api, String) {
@@ -204,9 +205,9 @@ fn minor_faults() -> u64 {
 fn scattered_writes_never_reach_the_next_instance_and_its_pages_stay_resident() {
     use weir::plugins::{Runtime, Verdict};
 
-    let runtime = Runtime::new(crate::support::weir::plugin_limits(), crate::support::temp_dir("scatter")).unwrap();
+    let runtime = Runtime::new(crate::support::plugins::plugin_limits(), crate::support::temp_dir("scatter")).unwrap();
     let sha = runtime.validate_blocking(&plugin_wasm("hostile")).unwrap();
-    let (meta, body) = crate::support::weir::plugin_input();
+    let (meta, body) = crate::support::plugins::plugin_input();
     let call = || match runtime.call_blocking(&sha, None, meta.clone(), body.clone(), r#"{"mode":"scatter"}"#).result {
         Ok(Verdict::Deliver { body: Some(body), .. }) => body,
         other => panic!("{other:?}"),

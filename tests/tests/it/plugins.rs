@@ -5,8 +5,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use weir::store::tenants::orgs::Plan;
 
+use crate::support::plugins::plugin_wasm;
 use crate::support::receiver::Receiver;
-use crate::support::weir::{Weir, export_event, plugin_wasm, work_order_event};
+use crate::support::weir::{Weir, export_event, work_order_event};
 
 #[tokio::test]
 async fn plugins_are_uploaded_listed_read_and_deleted() {

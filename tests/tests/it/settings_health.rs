@@ -9,8 +9,9 @@ use weir::store::tenants::orgs::Plan;
 
 use crate::settings::{sign_in, user};
 use crate::support::browser::Browser;
+use crate::support::plugins::plugin_wasm;
 use crate::support::receiver::{Receiver, Reply};
-use crate::support::weir::{WeirBuilder, plugin_wasm, work_order_event};
+use crate::support::weir::{WeirBuilder, work_order_event};
 use crate::support::{eventually, free_port};
 
 #[tokio::test]

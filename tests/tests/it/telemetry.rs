@@ -12,8 +12,9 @@ use weir::store::tenants::orgs::Plan;
 
 use crate::support::eventually;
 use crate::support::otlp::{Collector, Hanging};
+use crate::support::plugins::plugin_wasm;
 use crate::support::receiver::{Receiver, Reply};
-use crate::support::weir::{WeirBuilder, export_event, plugin_wasm, work_order_event};
+use crate::support::weir::{WeirBuilder, export_event, work_order_event};
 
 /// SERVER, CLIENT and INTERNAL in OTLP's numbering; status ERROR.
 const SERVER: i64 = 2;

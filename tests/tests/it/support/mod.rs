@@ -7,6 +7,7 @@ pub mod cluster;
 pub mod http;
 pub mod mtls;
 pub mod otlp;
+pub mod plugins;
 pub mod postgres;
 pub mod proxy;
 pub mod python;
