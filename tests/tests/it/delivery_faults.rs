@@ -345,18 +345,7 @@ async fn events_stored_in_the_next_releases_form_are_delivered_as_published() {
     let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     t.publisher.publish(&work_order_event("wo_plain")).await;
     let parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
-    let sent = t
-        .publisher
-        .http
-        .post("/api/v2/events")
-        .bearer(&t.publisher.token)
-        .header("traceparent", parent)
-        .json(&work_order_event("wo_traced"))
-        .send()
-        .await
-        .expect(202)
-        .json();
-    assert!(sent["id"].is_string(), "{sent}");
+    t.publisher.publish_traced(&work_order_event("wo_traced"), parent).await;
 
     let mut conn = crate::support::weir::raw_conn(&builder);
     let keys = api.store.keys();

@@ -315,15 +315,7 @@ async fn trace_context_continues_from_the_publisher_or_starts_one_trace_per_even
     assert_eq!(line["trace_id"], "4bf92f3577b34da6a3ce929d0e0e4736", "{logged}");
 
     // Without one (or with an invalid one): one trace per event, shared by its deliveries.
-    t.publisher
-        .http
-        .post("/api/v2/events")
-        .bearer(&t.publisher.token)
-        .header("traceparent", "00-zzzz-not-valid")
-        .json(&work_order_event("wo_untraced"))
-        .send()
-        .await
-        .expect(202);
+    t.publisher.publish_traced(&work_order_event("wo_untraced"), "00-zzzz-not-valid").await;
     t.publisher.publish(&work_order_event("wo_other")).await;
     let got_a = a.wait_for(3, Duration::from_secs(10)).await;
     let got_b = b.wait_for(4, Duration::from_secs(10)).await;

@@ -332,19 +332,11 @@ async fn events_stored_in_the_next_releases_form_read_back_from_history() {
     let receiver = Receiver::replying(Reply::Status(500)).await;
     let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     let hook = hook["id"].as_str().unwrap().to_owned();
-    let mut events = vec![t.publisher.publish(&work_order_event("wo_plain")).await];
-    let traced = t
-        .publisher
-        .http
-        .post("/api/v2/events")
-        .bearer(&t.publisher.token)
-        .header("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
-        .json(&work_order_event("wo_traced"))
-        .send()
-        .await
-        .expect(202)
-        .json();
-    events.push(traced["id"].as_str().unwrap().to_owned());
+    let parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let events = vec![
+        t.publisher.publish(&work_order_event("wo_plain")).await,
+        t.publisher.publish_traced(&work_order_event("wo_traced"), parent).await,
+    ];
     let failed = t.admin.settled(&hook, 2).await;
     assert!(failed.iter().all(|d| d["status"] == "failed"), "{failed:?}");
     let reads = async |t: &crate::support::weir::Tenant| {

@@ -37,17 +37,7 @@ fn attr<'a>(span: &'a Value, key: &str) -> &'a Value {
 }
 
 async fn publish_traced(t: &crate::support::weir::Tenant, event: &Value, flags: &str) -> String {
-    let resp = t
-        .publisher
-        .http
-        .post("/api/v2/events")
-        .bearer(&t.publisher.token)
-        .header("traceparent", &format!("00-{PUBLISHER_TRACE}-{PUBLISHER_SPAN}-{flags}"))
-        .json(event)
-        .send()
-        .await
-        .expect(202);
-    resp.json()["id"].as_str().unwrap().to_owned()
+    t.publisher.publish_traced(event, &format!("00-{PUBLISHER_TRACE}-{PUBLISHER_SPAN}-{flags}")).await
 }
 
 #[tokio::test]

@@ -457,6 +457,20 @@ impl Api {
         resp.json()["id"].as_str().expect("event id").to_owned()
     }
 
+    /// Publishes an event with a `traceparent` header (W3C trace context); its id.
+    pub async fn publish_traced(&self, event: &Value, traceparent: &str) -> String {
+        let resp = self
+            .http
+            .post("/api/v2/events")
+            .bearer(&self.token)
+            .header("traceparent", traceparent)
+            .json(event)
+            .send()
+            .await
+            .expect(202);
+        resp.json()["id"].as_str().expect("event id").to_owned()
+    }
+
     /// The deliveries of a webhook, newest first (up to 100).
     pub async fn deliveries_of(&self, webhook_id: &str) -> Vec<Value> {
         let resp = self.get(&format!("/api/v2/webhook_deliveries?webhook_id={webhook_id}&limit=100")).await.expect(200);
