@@ -4,11 +4,11 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use weir::store::tenants::orgs::Plan;
 
 use crate::support::eventually;
-use crate::support::receiver::{Receiver, Reply};
+use crate::support::receiver::{Received, Receiver, Reply};
 use crate::support::redis::RedisServer;
 use crate::support::tls::TestCa;
 use crate::support::weir::{WeirBuilder, work_order_event};
@@ -333,27 +333,25 @@ async fn delivery_recovers_when_redis_comes_back_empty() {
     receiver.wait_for(2, Duration::from_secs(20)).await;
 }
 
-#[tokio::test]
-async fn events_stored_in_the_next_releases_form_are_delivered_as_published() {
-    // A rolling upgrade: a process of the next release stores events with the dictionary
-    // that has entropy tables (`W5`, `W6` with a trace); this release must deliver them.
-    use weir::store::events::stored::{Dictionary, StoredEvent};
-    let builder = WeirBuilder::shared();
-    let api = builder.clone().env("WEIR_WORKERS", "false").start().await;
-    let t = api.tenant(Plan::Pro).await;
-    let receiver = Receiver::start().await;
-    let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
-    t.publisher.publish(&work_order_event("wo_plain")).await;
-    let parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
-    t.publisher.publish_traced(&work_order_event("wo_traced"), parent).await;
+/// The `traceparent` the tests of the next release's stored form publish with.
+pub(crate) const NEXT_FORM_TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
-    let mut conn = crate::support::weir::raw_conn(&builder);
-    let keys = api.store.keys();
+/// Rewrites the events of `deliveries` (as the API lists them) in Redis to the next
+/// release's stored form — `W5`, `W6` with a trace — as a process of that release would have
+/// stored them, checking this release wrote `W3`/`W4`; the envelopes, sorted.
+pub(crate) fn store_in_next_releases_form(
+    builder: &WeirBuilder,
+    keys: &weir::store::Keys,
+    org_id: &str,
+    deliveries: &[Value],
+) -> Vec<String> {
+    use weir::store::events::stored::{Dictionary, StoredEvent};
+    let mut conn = crate::support::weir::raw_conn(builder);
     let mut envelopes = Vec::new();
-    for d in t.admin.deliveries_of(hook["id"].as_str().unwrap()).await {
+    for d in deliveries {
         let delivery = d["id"].as_str().unwrap();
         let event_id = d["event_id"].as_str().unwrap_or_else(|| panic!("{d}"));
-        let key = keys.event(keys.partition_of_delivery(delivery).unwrap(), &t.org_id, event_id);
+        let key = keys.event(keys.partition_of_delivery(delivery).unwrap(), org_id, event_id);
         let stored: Vec<u8> = redis::cmd("GET").arg(&key).query(&mut *conn).unwrap();
         let event = StoredEvent::decode(&stored).expect("this release's form");
         assert!(stored.starts_with(b"W3") || stored.starts_with(b"W4"), "this release writes the vocabulary's forms");
@@ -362,15 +360,37 @@ async fn events_stored_in_the_next_releases_form_are_delivered_as_published() {
         let _: () = redis::cmd("SET").arg(&key).arg(&next).query(&mut *conn).unwrap();
         envelopes.push(event.envelope);
     }
+    envelopes.sort();
+    envelopes
+}
+
+/// `got` are the `envelopes` (sorted) byte for byte, and `wo_traced`'s kept the trace of
+/// [`NEXT_FORM_TRACEPARENT`].
+pub(crate) fn assert_delivered_as_published(got: &[Received], envelopes: &[String]) {
+    let mut bodies: Vec<String> = got.iter().map(|r| String::from_utf8(r.body.to_vec()).unwrap()).collect();
+    bodies.sort();
+    assert_eq!(bodies, envelopes, "each body is the envelope as published");
+    let traced = got.iter().find(|r| r.json()["subject"]["id"] == "wo_traced").expect("the traced event");
+    assert!(traced.header("traceparent").contains(&NEXT_FORM_TRACEPARENT[3..35]), "the publisher's trace kept");
+}
+
+#[tokio::test]
+async fn events_stored_in_the_next_releases_form_are_delivered_as_published() {
+    // A rolling upgrade: a process of the next release stores events with the dictionary
+    // that has entropy tables (`W5`, `W6` with a trace); this release must deliver them.
+    let builder = WeirBuilder::shared();
+    let api = builder.clone().env("WEIR_WORKERS", "false").start().await;
+    let t = api.tenant(Plan::Pro).await;
+    let receiver = Receiver::start().await;
+    let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    t.publisher.publish(&work_order_event("wo_plain")).await;
+    t.publisher.publish_traced(&work_order_event("wo_traced"), NEXT_FORM_TRACEPARENT).await;
+    let deliveries = t.admin.deliveries_of(hook["id"].as_str().unwrap()).await;
+    let envelopes = store_in_next_releases_form(&builder, api.store.keys(), &t.org_id, &deliveries);
     assert_eq!(envelopes.len(), 2);
 
     // A worker of this release, with nothing of these events in memory, reads them back.
     let _worker = builder.start().await;
     let got = receiver.wait_for(2, Duration::from_secs(20)).await;
-    let mut bodies: Vec<String> = got.iter().map(|r| String::from_utf8(r.body.to_vec()).unwrap()).collect();
-    bodies.sort();
-    envelopes.sort();
-    assert_eq!(bodies, envelopes, "each body is the envelope as published");
-    let traced = got.iter().find(|r| r.json()["subject"]["id"] == "wo_traced").expect("the traced event");
-    assert!(traced.header("traceparent").contains("4bf92f3577b34da6a3ce929d0e0e4736"), "the publisher's trace kept");
+    assert_delivered_as_published(&got, &envelopes);
 }

@@ -227,7 +227,7 @@ async fn completion_emits_report_export_completed_with_the_requesting_client_as_
 /// The scenario the service exists for (issue: report exports, item 7).
 #[tokio::test]
 async fn a_subscriber_narrowed_to_one_form_and_one_creator_gets_only_that_export_and_downloads_it() {
-    let weir = WeirBuilder::shared().start().await;
+    let weir = Weir::start_default().await;
     let t = weir.tenant(Plan::Pro).await;
     let alice = weir.client(&t.org_id, false, false).await;
     let bob = weir.client(&t.org_id, false, false).await;

@@ -324,7 +324,7 @@ async fn events_stored_in_the_next_releases_form_read_back_from_history() {
     // The next release stores events with the dictionary that has entropy tables (`W5`, `W6`
     // with a trace); the mover copies stored bytes as they are, so this release must read
     // that form from PostgreSQL too, and deliver it again when moved work is retried.
-    use weir::store::events::stored::{Dictionary, StoredEvent};
+    use crate::delivery_faults::{NEXT_FORM_TRACEPARENT, assert_delivered_as_published, store_in_next_releases_form};
     let pg = postgres::shared();
     let builder = with_history(WeirBuilder::shared(), pg, "1h");
     let weir = builder.start().await;
@@ -332,10 +332,9 @@ async fn events_stored_in_the_next_releases_form_read_back_from_history() {
     let receiver = Receiver::replying(Reply::Status(500)).await;
     let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     let hook = hook["id"].as_str().unwrap().to_owned();
-    let parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
     let events = vec![
         t.publisher.publish(&work_order_event("wo_plain")).await,
-        t.publisher.publish_traced(&work_order_event("wo_traced"), parent).await,
+        t.publisher.publish_traced(&work_order_event("wo_traced"), NEXT_FORM_TRACEPARENT).await,
     ];
     let failed = t.admin.settled(&hook, 2).await;
     assert!(failed.iter().all(|d| d["status"] == "failed"), "{failed:?}");
@@ -349,18 +348,7 @@ async fn events_stored_in_the_next_releases_form_read_back_from_history() {
     let before = reads(&t).await;
 
     // Rewritten in Redis to the next release's form, as its process would have stored them.
-    let mut conn = raw_conn(&builder);
-    let keys = weir.store.keys();
-    let mut envelopes = Vec::new();
-    for d in &failed {
-        let event_id = d["event_id"].as_str().unwrap();
-        let key = keys.event(keys.partition_of_delivery(d["id"].as_str().unwrap()).unwrap(), &t.org_id, event_id);
-        let stored: Vec<u8> = redis::cmd("GET").arg(&key).query(&mut *conn).unwrap();
-        let event = StoredEvent::decode(&stored).expect("this release's form");
-        let next = event.encode_with(Dictionary::Tables);
-        let _: () = redis::cmd("SET").arg(&key).arg(&next).query(&mut *conn).unwrap();
-        envelopes.push(event.envelope);
-    }
+    let envelopes = store_in_next_releases_form(&builder, weir.store.keys(), &t.org_id, &failed);
     weir.stop().await;
 
     let weir = builder.clone().env("WEIR_HISTORY_HOT", "1s").start().await;
@@ -381,12 +369,6 @@ async fn events_stored_in_the_next_releases_form_read_back_from_history() {
         t.admin.post(&format!("/api/v2/webhook_deliveries/{id}/retry"), &json!({})).await.expect(202);
     }
     let got = receiver.wait_for(sent_before + 2, Duration::from_secs(20)).await;
-    let mut bodies: Vec<String> =
-        got[sent_before..].iter().map(|r| String::from_utf8(r.body.to_vec()).unwrap()).collect();
-    bodies.sort();
-    envelopes.sort();
-    assert_eq!(bodies, envelopes, "each body is the envelope as published");
-    let traced = got[sent_before..].iter().find(|r| r.json()["subject"]["id"] == "wo_traced").expect("traced");
-    assert!(traced.header("traceparent").contains("4bf92f3577b34da6a3ce929d0e0e4736"), "the publisher's trace kept");
+    assert_delivered_as_published(&got[sent_before..], &envelopes);
     weir.stop().await;
 }
