@@ -8,6 +8,7 @@ pub mod http;
 pub mod mtls;
 pub mod otlp;
 pub mod plugins;
+pub mod ports;
 pub mod postgres;
 pub mod proxy;
 pub mod python;
@@ -16,15 +17,11 @@ pub mod redis;
 pub mod tls;
 pub mod weir;
 
-use std::net::TcpListener;
+pub use ports::free_port;
+
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-
-/// A free loopback port (bound and released; fine for tests on one machine).
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("free port")
-}
 
 /// A unique name for this test process and call.
 pub fn unique(tag: &str) -> String {

@@ -10,7 +10,8 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use super::{free_port, temp_dir};
+use super::ports::{cluster_port, free_port};
+use super::temp_dir;
 
 /// A running `redis-server` on a loopback port.
 pub struct RedisServer {
@@ -20,22 +21,16 @@ pub struct RedisServer {
     aof: bool,
     /// Arguments every start of this server gets.
     extra: String,
+    /// How long the log was when this server last started (a restart appends to it).
+    log_start: usize,
 }
 
-/// Who answered on a server's port once it started.
+/// What became of a server's start.
 enum Ready {
+    /// It answers on its port.
     Ours,
-    Another,
-}
-
-/// A free port whose cluster bus port (+10000) is free too.
-fn cluster_port() -> u16 {
-    loop {
-        let port = free_port();
-        if port < 55000 && std::net::TcpListener::bind(("127.0.0.1", port + 10000)).is_ok() {
-            return port;
-        }
-    }
+    /// Its port was taken: another server answers there, or it could not bind.
+    PortTaken,
 }
 
 impl RedisServer {
@@ -50,8 +45,13 @@ impl RedisServer {
     }
 
     fn start_with(aof: bool) -> RedisServer {
+        RedisServer::start_on(free_port(), aof)
+    }
+
+    /// A fresh server that tries `port` first.
+    fn start_on(port: u16, aof: bool) -> RedisServer {
         let mut server =
-            RedisServer { port: free_port(), dir: temp_dir("redis"), wrapper: None, aof, extra: String::new() };
+            RedisServer { port, dir: temp_dir("redis"), wrapper: None, aof, extra: String::new(), log_start: 0 };
         server.spawn_fresh(free_port);
         server
     }
@@ -64,20 +64,19 @@ impl RedisServer {
             "--cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout {node_timeout_ms} \
              --hash-max-listpack-value 512 --appendfsync everysec"
         );
-        let mut server = RedisServer { port, dir: temp_dir("rnode"), wrapper: None, aof: true, extra };
+        let mut server = RedisServer { port, dir: temp_dir("rnode"), wrapper: None, aof: true, extra, log_start: 0 };
         server.spawn_fresh(cluster_port);
         server
     }
 
-    /// Starts a new server on its port; when another server took that port between
-    /// `free_port` and the start (another test starting one at the same moment — ours then
-    /// cannot bind, and the other one answers), starts again on a port from `port`.
+    /// Starts a new server on its port; when something took that port (or a cluster node's
+    /// bus port) between `free_port` and the start, starts again on a port from `port`.
     fn spawn_fresh(&mut self, port: fn() -> u16) {
         for _ in 0..5 {
             self.spawn_with("");
             match self.wait_ready() {
                 Ready::Ours => return,
-                Ready::Another => {
+                Ready::PortTaken => {
                     self.stop();
                     self.port = port();
                 }
@@ -90,7 +89,7 @@ impl RedisServer {
         self.spawn_with("");
         assert!(
             matches!(self.wait_ready(), Ready::Ours),
-            "another server answers on port {}, which this one had",
+            "port {}, which this server had, is taken by something else",
             self.port
         );
     }
@@ -111,6 +110,7 @@ impl RedisServer {
 
     /// Starts the server with extra arguments, without waiting for it to answer.
     fn spawn_with(&mut self, extra: &str) {
+        self.log_start = self.log().len();
         let aof = if self.aof { "--appendonly yes --appendfsync always" } else { "--appendonly no" };
         let script = format!(
             "redis-server --port {port} --bind 127.0.0.1 --dir '{dir}' --save '' {aof} {own} {extra} \
@@ -144,26 +144,43 @@ impl RedisServer {
         }
     }
 
-    /// Waits until a server answers on the port: this one (its `dir` is ours), or another.
+    /// Waits until a server answers on the port: this one (its `dir` is ours), or another;
+    /// or until this one says it could not bind (something that is not a Redis server, such
+    /// as a client's connection, holds the port).
     fn wait_ready(&self) -> Ready {
         let ours = self.dir.canonicalize().unwrap_or_else(|_| self.dir.clone());
         let deadline = Instant::now() + Duration::from_secs(60);
         while Instant::now() < deadline {
-            if let Ok(mut conn) = redis::Client::open(self.url()).and_then(|c| c.get_connection())
+            if self.log_since_start().contains("Address already in use") {
+                return Ready::PortTaken;
+            }
+            // Bounded: what holds the port may accept a connection and never answer.
+            let wait = Duration::from_secs(2);
+            if let Ok(mut conn) = redis::Client::open(self.url()).and_then(|c| c.get_connection_with_timeout(wait))
+                && conn.set_read_timeout(Some(wait)).is_ok()
                 && redis::cmd("PING").query::<String>(&mut conn).is_ok()
             {
                 let dir: Vec<String> = redis::cmd("CONFIG").arg("GET").arg("dir").query(&mut conn).unwrap_or_default();
                 return match dir.get(1) {
                     Some(dir) if std::path::Path::new(dir) == ours => Ready::Ours,
-                    _ => Ready::Another,
+                    _ => Ready::PortTaken,
                 };
             }
             std::thread::sleep(Duration::from_millis(20));
         }
         // What it said, for the next reader of a failed run.
-        let log = std::fs::read_to_string(self.dir.join("redis.log")).unwrap_or_default();
+        let log = self.log();
         let tail: Vec<&str> = log.lines().rev().take(25).collect::<Vec<_>>().into_iter().rev().collect();
         panic!("redis-server on port {} did not start within 60 s; its log ends:\n{}", self.port, tail.join("\n"));
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("redis.log")).unwrap_or_default()
+    }
+
+    /// What this server logged since it last started.
+    fn log_since_start(&self) -> String {
+        self.log().get(self.log_start..).unwrap_or_default().to_owned()
     }
 
     /// Whether this server was started and not stopped since.
@@ -208,4 +225,16 @@ impl Drop for RedisServer {
 pub fn shared() -> &'static RedisServer {
     static SHARED: OnceLock<RedisServer> = OnceLock::new();
     SHARED.get_or_init(RedisServer::start)
+}
+
+#[test]
+fn a_server_whose_port_a_client_holds_starts_on_another() {
+    // What an outgoing connection holding the port looks like to redis-server: something
+    // that is not a Redis server has it bound.
+    let holder = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let held = holder.local_addr().expect("address").port();
+    let server = RedisServer::start_on(held, false);
+    assert_ne!(server.port, held);
+    let pong: String = redis::cmd("PING").query(&mut server.conn()).expect("PING");
+    assert_eq!(pong, "PONG");
 }
