@@ -809,9 +809,7 @@ where
         let asking = is_ask(&route);
         match self.get_connection(route).await {
             Ok((addr, mut conn)) if asking => {
-                let mut sent = crate::Pipeline::with_capacity(2);
-                sent.add_command(crate::cmd::cmd("ASKING"))
-                    .add_command((*cmd).clone());
+                let sent = with_asking(std::iter::once(&*cmd), false);
                 let reply = conn.req_packed_commands(&sent, 1, 1).await.map(|mut replies| {
                     Response::Single(replies.pop().unwrap_or(Value::Nil))
                 });
@@ -836,10 +834,11 @@ where
         let asking = is_ask(&route);
         match self.get_connection(route).await {
             Ok((addr, mut conn)) if asking => {
-                let (sent, offset) = with_asking(&pipeline, offset);
+                let sent = with_asking(pipeline.cmd_iter(), pipeline.transaction_mode);
                 (
                     OperationTarget::Node { address: addr },
-                    conn.req_packed_commands(&sent, offset, count)
+                    // (Past the reply to `ASKING`.)
+                    conn.req_packed_commands(&sent, offset + 1, count)
                         .await
                         .map(Response::Multiple),
                 )
@@ -1926,7 +1925,6 @@ where
         .choose(&mut rng())
 }
 
-
 /// Weir's backport (vendor/README.md): whether a request goes to the node an `ASK` named.
 fn is_ask<C>(route: &InternalSingleNodeRouting<C>) -> bool {
     matches!(
@@ -1938,21 +1936,25 @@ fn is_ask<C>(route: &InternalSingleNodeRouting<C>) -> bool {
     )
 }
 
-/// Weir's backport (vendor/README.md): `pipeline` led by `ASKING`, as one write (a
-/// transaction keeps the flag from `MULTI` to `EXEC`), and the offset of its replies.
-fn with_asking(pipeline: &crate::Pipeline, offset: usize) -> (crate::Pipeline, usize) {
-    let mut sent = crate::Pipeline::with_capacity(pipeline.len() + 3);
+/// Weir's backport (vendor/README.md): `commands` (a transaction's when `transaction`) led
+/// by `ASKING`, to be sent as one write: nothing can come between, and a transaction keeps
+/// the flag from `MULTI` to `EXEC`. The reply to `ASKING` comes first.
+fn with_asking<'a>(
+    commands: impl Iterator<Item = &'a Cmd>,
+    transaction: bool,
+) -> crate::Pipeline {
+    let mut sent = crate::Pipeline::new();
     sent.add_command(crate::cmd::cmd("ASKING"));
-    if pipeline.transaction_mode {
+    if transaction {
         sent.add_command(crate::cmd::cmd("MULTI"));
     }
-    for cmd in pipeline.cmd_iter() {
+    for cmd in commands {
         sent.add_command(cmd.clone());
     }
-    if pipeline.transaction_mode {
+    if transaction {
         sent.add_command(crate::cmd::cmd("EXEC"));
     }
-    (sent, offset + 1)
+    sent
 }
 
 #[cfg(test)]
