@@ -109,6 +109,10 @@ async fn bench() {
         compression::print(n(20_000));
         return;
     }
+    if std::env::var("WEIR_BENCH_ONLY").as_deref() == Ok("filter_bounds") {
+        filters::print(n(2_000));
+        return;
+    }
     if std::env::var("WEIR_BENCH_ONLY").as_deref() == Ok("filters") {
         filters::print(n(20_000));
         let redis = RedisProc::start();

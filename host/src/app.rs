@@ -32,8 +32,8 @@ pub(crate) struct App {
     pub(crate) publisher: Publisher,
     /// History in PostgreSQL, when configured (`WEIR_HISTORY_URL`).
     pub(crate) history: Option<Arc<crate::history::History>>,
-    /// Webhooks' filters, compiled once each.
-    pub(crate) filters: crate::filters::Compiled,
+    /// Webhooks' filters, compiled once each and evaluated off the request threads.
+    pub(crate) filters: crate::filters::Evaluator,
     /// Traces exported over OTLP, when the `OTEL_*` variables ask for it.
     pub(crate) telemetry: crate::telemetry::Telemetry,
     /// The move to history, when this process takes part (`/metrics` reads its backlog).
@@ -90,7 +90,7 @@ impl App {
             plugins,
             publisher,
             history,
-            filters: crate::filters::Compiled::default(),
+            filters: crate::filters::Evaluator::new(),
             mover: std::sync::OnceLock::new(),
             tokens,
             arrivals,

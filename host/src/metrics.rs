@@ -18,6 +18,9 @@ type Labels = Vec<(&'static str, &'static str)>;
 /// Labels with a value known only at run time (a webhook's id).
 type NamedLabels = Vec<(&'static str, String)>;
 
+/// The most webhooks whose filters have series in `/metrics` at once (each has up to three).
+const MAX_FILTERED_WEBHOOKS: usize = 1000;
+
 fn attempt_histogram() -> Histogram {
     // 1 ms to about 33 s.
     Histogram::new(exponential_buckets(0.001, 2.0, 16))
@@ -39,8 +42,10 @@ pub(crate) struct Metrics {
     pub queue_scheduled: Gauge,
     pub in_flight: Gauge,
     endpoint_changes: Family<Labels, Counter>,
-    /// Events a webhook's filter looked at, by webhook and result.
+    /// Events a webhook's filter looked at, by webhook and result, and the webhooks with
+    /// series (at most [`MAX_FILTERED_WEBHOOKS`]; a deleted one's go).
     filter_events: Family<NamedLabels, Counter>,
+    filtered_webhooks: Mutex<std::collections::HashSet<String>>,
     /// Endpoints this process probes one attempt at a time, or holds paused.
     pub endpoints_probing: Gauge,
     pub endpoints_paused: Gauge,
@@ -76,6 +81,7 @@ impl Metrics {
             in_flight: Gauge::default(),
             endpoint_changes: Family::default(),
             filter_events: Family::default(),
+            filtered_webhooks: Mutex::default(),
             endpoints_probing: Gauge::default(),
             endpoints_paused: Gauge::default(),
             attempts_slow: Gauge::default(),
@@ -212,10 +218,31 @@ impl Metrics {
     }
 
     /// A webhook's filter looked at an event: `result` is selected, not_selected or error.
+    /// Past [`MAX_FILTERED_WEBHOOKS`] webhooks with series, all start again (a counter reset,
+    /// which Prometheus reads as one), so `/metrics` stays bounded.
     pub(crate) fn filter_event(&self, webhook: &str, result: &'static str) {
+        {
+            let mut webhooks = self.filtered_webhooks.lock().unwrap_or_else(|e| e.into_inner());
+            if !webhooks.contains(webhook) {
+                if webhooks.len() >= MAX_FILTERED_WEBHOOKS {
+                    webhooks.clear();
+                    self.filter_events.clear();
+                }
+                webhooks.insert(webhook.to_owned());
+            }
+        }
         self.filter_events
             .get_or_create(&vec![("webhook_id", webhook.to_owned()), ("result", result.to_owned())])
             .inc();
+    }
+
+    /// A webhook was deleted: its filter's series go.
+    pub(crate) fn forget_webhook(&self, webhook: &str) {
+        if self.filtered_webhooks.lock().unwrap_or_else(|e| e.into_inner()).remove(webhook) {
+            for result in ["selected", "not_selected", "error"] {
+                self.filter_events.remove(&vec![("webhook_id", webhook.to_owned()), ("result", result.to_owned())]);
+            }
+        }
     }
 
     /// A delivery reached `status` (succeeded, failed, filtered, cancelled).

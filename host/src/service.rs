@@ -107,7 +107,8 @@ pub async fn run(
     let service = api::service(api::with_error_shape(routes, handles.clone()), handles.access.clone());
     let addr = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
     tracing::info!(%addr, tls = tls.is_some(), workers = engine.is_some(), "weir is serving");
-    server::serve(listener, service, tls, app.config.max_connections, shutdown).await;
+    let limits = (app.config.max_connections, Arc::new(app.config.trusted_proxies.clone()));
+    server::serve(listener, service, tls, limits, shutdown).await;
     // Each finishes what it is doing (an export being built, an attempt in flight) first.
     stop_workers.stop();
     for worker in background {

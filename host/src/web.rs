@@ -86,26 +86,8 @@ fn caused_by_too_slow(error: &(dyn std::error::Error + 'static)) -> bool {
 /// [`BODY_STALL`]. The body given back holds what was read; one that arrived too slowly
 /// fails with [`TooSlow`] when read.
 pub(crate) async fn prefetch(body: Body, limit: usize) -> Body {
-    let started = tokio::time::Instant::now();
-    let mut body = body;
     let mut out = bytes::BytesMut::new();
-    let failed: Option<axum::BoxError> = loop {
-        let by_rate = started + BODY_GRACE + Duration::from_millis(out.len() as u64 * 1000 / BODY_MIN_RATE);
-        let deadline = by_rate.min(tokio::time::Instant::now() + BODY_STALL);
-        match tokio::time::timeout_at(deadline, body.frame()).await {
-            Err(_) => break Some(Box::new(TooSlow)),
-            Ok(None) => break None,
-            Ok(Some(Ok(frame))) => {
-                if let Ok(data) = frame.into_data() {
-                    out.extend_from_slice(&data);
-                    if out.len() > limit {
-                        break None;
-                    }
-                }
-            }
-            Ok(Some(Err(e))) => break Some(e.into()),
-        }
-    };
+    let failed = read_ahead(body, limit, |data| out.extend_from_slice(data)).await;
     let data = out.freeze();
     match failed {
         None => Body::from(data),
@@ -116,9 +98,67 @@ pub(crate) async fn prefetch(body: Body, limit: usize) -> Body {
     }
 }
 
+/// Reads a request body that will not be used and drops it, under [`prefetch`]'s rules:
+/// whether all of it came (then the connection can answer and carry on; a client that is
+/// still sending when its request is answered and closed sees a broken pipe, not the answer).
+pub(crate) async fn discard(body: Body, limit: usize) -> bool {
+    let mut read = 0;
+    let failed = read_ahead(body, limit, |data| read += data.len()).await;
+    failed.is_none() && read <= limit
+}
+
+/// Reads `body` at least at [`BODY_MIN_RATE`] after [`BODY_GRACE`], never silent for
+/// [`BODY_STALL`], handing each piece to `keep`, until its end or past `limit` bytes: why
+/// it stopped early, if it did.
+async fn read_ahead(mut body: Body, limit: usize, mut keep: impl FnMut(&[u8])) -> Option<axum::BoxError> {
+    let started = tokio::time::Instant::now();
+    let mut read = 0usize;
+    loop {
+        let by_rate = started + BODY_GRACE + Duration::from_millis(read as u64 * 1000 / BODY_MIN_RATE);
+        let deadline = by_rate.min(tokio::time::Instant::now() + BODY_STALL);
+        match tokio::time::timeout_at(deadline, body.frame()).await {
+            Err(_) => return Some(Box::new(TooSlow)),
+            Ok(None) => return None,
+            Ok(Some(Ok(frame))) => {
+                if let Ok(data) = frame.into_data() {
+                    read += data.len();
+                    keep(&data);
+                    if read > limit {
+                        return None;
+                    }
+                }
+            }
+            Ok(Some(Err(e))) => return Some(e.into()),
+        }
+    }
+}
+
+/// A webhook URL as a reader who may not see its credentials is shown it: the values of
+/// its query and its password replaced by `…` (`?api_key=…`), the rest as it is.
+pub(crate) fn masked_url(text: &str) -> String {
+    let Ok(mut url) = url::Url::parse(text) else { return text.to_owned() };
+    if url.password().is_some() {
+        let _ = url.set_password(Some("…"));
+    }
+    if url.query().is_some() {
+        let keys: Vec<String> = url.query_pairs().map(|(k, _)| format!("{k}=…")).collect();
+        url.set_query(Some(&keys.join("&")));
+    }
+    // The URL's own encoding of `…` read back as the character.
+    percent_encoding::percent_decode_str(url.as_str()).decode_utf8_lossy().into_owned()
+}
+
 /// The address a request came from (the listener puts it in the request's extensions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Peer(pub std::net::SocketAddr);
+
+#[cfg(test)]
+#[test]
+fn a_masked_url_keeps_its_query_keys_and_hides_their_values() {
+    assert_eq!(masked_url("https://h.test/p?api_key=s3cret&x=1"), "https://h.test/p?api_key=…&x=…");
+    assert_eq!(masked_url("https://u:pw@h.test/p"), "https://u:…@h.test/p");
+    assert_eq!(masked_url("https://h.test/p"), "https://h.test/p");
+}
 
 /// Reads an `application/x-www-form-urlencoded` body strictly: the pairs in order, or the
 /// name of the first field whose name or value is not UTF-8 once decoded (a lossy decoding

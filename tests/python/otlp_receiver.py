@@ -4,11 +4,17 @@ definitions (opentelemetry-proto), in either encoding, and prints one JSON line 
 it listens on (127.0.0.1).
 
 OTLP/JSON differs from protobuf's JSON mapping: trace and span ids are hex, not base64.
-A JSON request whose ids are not hex is refused (400), so the test sees it."""
+A JSON request whose ids are not hex is refused (400), so the test sees it.
 
+A collector in trouble, for the tests that Weir's requests never wait for one:
+`--status 429 --retry-after 5` answers every export with that status (a throttling
+collector), `--delay 3` answers each export 3 s late (a slow one)."""
+
+import argparse
 import base64
 import json
 import sys
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from google.protobuf import json_format
@@ -60,6 +66,16 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        if ARGS.delay:
+            time.sleep(ARGS.delay)
+        if ARGS.status != 200:
+            print(json.dumps({"answered": ARGS.status, "path": self.path}), flush=True)
+            self.send_response(ARGS.status)
+            if ARGS.retry_after is not None:
+                self.send_header("Retry-After", str(ARGS.retry_after))
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         kind = self.headers.get("Content-Type", "")
         try:
             message = ExportMetricsServiceRequest if self.path == "/v1/metrics" else ExportTraceServiceRequest
@@ -138,6 +154,12 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(out)
 
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--status", type=int, default=200)
+parser.add_argument("--retry-after", type=int, default=None)
+parser.add_argument("--delay", type=float, default=0)
+ARGS = parser.parse_args()
 
 server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 print(server.server_address[1], flush=True)

@@ -169,12 +169,40 @@ impl From<BodyError> for ApiError {
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> ApiError {
         if e.is_unavailable() {
-            tracing::warn!(error = %e, "store unavailable");
+            noted(&e);
             ApiError::unavailable()
         } else {
             tracing::error!(error = %e, "store error");
             ApiError::internal()
         }
+    }
+}
+
+/// How often requests answered `503` for one outage are logged at most.
+const UNAVAILABLE_LOG_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Logs a request answered `503` because the store cannot serve: the first of an outage,
+/// then at most one line a minute saying how many more there were — not one per request.
+fn noted(e: &StoreError) {
+    use std::sync::Mutex;
+    use std::time::Instant;
+    static LAST: Mutex<Option<(Instant, u64)>> = Mutex::new(None);
+    let mut last = LAST.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let now = Instant::now();
+    let (logged, since) = match *last {
+        Some((at, since)) if now.duration_since(at) < UNAVAILABLE_LOG_EVERY => {
+            *last = Some((at, since + 1));
+            return;
+        }
+        Some((_, since)) => (now, since),
+        None => (now, 0),
+    };
+    *last = Some((logged, 0));
+    drop(last);
+    if e.needs_an_operator() {
+        tracing::error!(error = %e, answered_503_since = since, "the store refused a request's work; answered 503");
+    } else {
+        tracing::warn!(error = %e, answered_503_since = since, "store unavailable; answered 503");
     }
 }
 

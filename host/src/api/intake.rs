@@ -1,19 +1,21 @@
 //! Intake: what happens to a request before it may take one of the process's slots
-//! ([`super::MAX_CONCURRENT_REQUESTS`]). A request body is read ahead here
-//! ([`crate::web::prefetch`]: at a minimum rate, within its route's size), so a client that
-//! sends its body slowly holds its connection and nothing else — never a slot another
-//! client needs.
+//! ([`super::MAX_CONCURRENT_REQUESTS`]).
 //!
-//! Bodies being read ahead are counted per sender: an API request's by its client, once its
-//! bearer token is known to be live (checked first, so a request with a bad token is
-//! answered `401` without its body being read; the owner found is handed to the handler,
-//! which does not look it up again); any other's — the token endpoint, the settings pages —
-//! by the address it came from. A sender with [`MAX_READING_PER_SENDER`] bodies (or
-//! [`MAX_UPLOADS_PER_SENDER`] plugin uploads) being read is answered `429` at once.
+//! - An API request's bearer token is looked up here (the owner found is handed to the
+//!   handler, which does not look it up again), and its organisation takes one of its
+//!   [`MAX_REQUESTS_PER_ORG`] shares of the requests in progress, held to the answer: past
+//!   it the request is answered `429` at once, so no tenant holds every slot. A request
+//!   with a bad token goes on to be answered `401` by its handler, unread.
+//! - A request body is read ahead here ([`crate::web::prefetch`]: at a minimum rate, within
+//!   its route's size), so a client that sends its body slowly holds its connection and
+//!   nothing else — never a slot another client needs. Bodies being read ahead are counted
+//!   per sender: an API request's by its client; any other's — the token endpoint, the
+//!   settings pages — by the client's address (`crate::forwarded`: behind a trusted proxy,
+//!   the address it forwarded for). A sender with [`MAX_READING_PER_SENDER`] bodies (or
+//!   [`MAX_UPLOADS_PER_SENDER`] plugin uploads) being read is answered `429` at once.
 
-use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use axum::extract::{Request, State};
 use axum::http::{Method, header};
@@ -25,12 +27,20 @@ use super::error::{ApiError, Code};
 use super::extract::{MAX_JSON_BODY, bearer_token};
 use crate::auth::{Authenticated, secrets};
 use crate::domain::access::Access;
-use crate::web::{Peer, prefetch};
+use crate::forwarded::ClientAddr;
+use crate::slots::Shares;
+use crate::web::prefetch;
 
+/// Most requests of one organisation in progress in one process at once (a quarter of the
+/// process's slots).
+pub(crate) const MAX_REQUESTS_PER_ORG: usize = super::MAX_CONCURRENT_REQUESTS / 4;
 /// Most request bodies one sender may have being read ahead at once.
 pub(crate) const MAX_READING_PER_SENDER: usize = 64;
 /// Most plugin uploads (up to 32 MiB each) one sender may have being read at once.
 pub(crate) const MAX_UPLOADS_PER_SENDER: usize = 2;
+/// Most refused bodies read and dropped at once, so that their senders read the `429`
+/// rather than a broken pipe (past it, the connection is closed with the body unread).
+const MAX_DRAINING: usize = 16;
 /// The token endpoint's largest body (its handler refuses more).
 const MAX_TOKEN_BODY: usize = 16 * 1024;
 /// A settings form's largest body.
@@ -43,110 +53,97 @@ enum Sender {
     Address(IpAddr),
 }
 
-/// Bodies being read ahead, per sender.
-#[derive(Debug, Default)]
-pub(crate) struct Reading {
-    counts: Mutex<HashMap<Sender, (usize, usize)>>,
-}
-
-/// One body being read: counted until dropped.
-struct Counted<'a> {
-    reading: &'a Reading,
-    sender: Sender,
-    upload: bool,
-}
-
-impl Reading {
-    fn begin(&self, sender: Sender, upload: bool) -> Option<Counted<'_>> {
-        let mut counts = self.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let (all, uploads) = counts.entry(sender.clone()).or_default();
-        if *all >= MAX_READING_PER_SENDER || (upload && *uploads >= MAX_UPLOADS_PER_SENDER) {
-            return None;
-        }
-        *all += 1;
-        *uploads += usize::from(upload);
-        Some(Counted { reading: self, sender, upload })
-    }
-}
-
-impl Drop for Counted<'_> {
-    fn drop(&mut self) {
-        let mut counts = self.reading.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((all, uploads)) = counts.get_mut(&self.sender) {
-            *all -= 1;
-            *uploads -= usize::from(self.upload);
-            if *all == 0 {
-                counts.remove(&self.sender);
-            }
-        }
-    }
-}
-
 /// The most of a body the route reads, and whether it is a plugin upload.
 fn allowance(method: &Method, path: &str) -> (usize, bool) {
     if method == Method::POST && path == "/api/v2/plugins" {
         (super::plugins::MAX_PLUGIN_BYTES, true)
     } else if path.starts_with("/oauth/") {
         (MAX_TOKEN_BODY, false)
-    } else if path.starts_with("/settings/") {
+    } else if path.starts_with("/settings/") || path.starts_with("/portal") {
         (MAX_FORM_BODY, false)
     } else {
         (MAX_JSON_BODY, false)
     }
 }
 
-/// What the intake keeps: the door to tokens, and the bodies being read.
+/// What the intake keeps: the door to tokens, the organisations' requests in progress, and
+/// the bodies being read.
 #[derive(Debug)]
 pub(crate) struct Intake {
     access: Access,
-    reading: Reading,
+    in_progress: Shares<String>,
+    reading: Shares<Sender>,
+    uploads: Shares<Sender>,
+    draining: Shares<()>,
 }
 
 impl Intake {
     pub(crate) fn new(access: Access) -> Arc<Intake> {
-        Arc::new(Intake { access, reading: Reading::default() })
+        Arc::new(Intake {
+            access,
+            in_progress: Shares::default(),
+            reading: Shares::default(),
+            uploads: Shares::default(),
+            draining: Shares::default(),
+        })
     }
 }
 
-/// The middleware (outside the slots): reads the body ahead, counted per sender.
-pub(crate) async fn intake(State(intake): State<Arc<Intake>>, request: Request, next: Next) -> Response {
-    if request.body().is_end_stream() {
-        return next.run(request).await;
-    }
-    let (mut parts, body) = request.into_parts();
-    let sender = if parts.uri.path().starts_with("/api/") {
-        let Some(token) = bearer_token(&parts).map(str::to_owned) else {
-            // Refused by the handler's extractor before it reads anything.
-            return next.run(Request::from_parts(parts, body)).await;
+impl Intake {
+    /// `429` with `Retry-After`, once the request's body (up to `limit` bytes) is read and
+    /// dropped when few others are (else the connection closes with it unread).
+    async fn refuse(&self, body: axum::body::Body, limit: usize, message: &str) -> Response {
+        let mut refused =
+            ApiError { retry_after: Some(1), ..ApiError::new(Code::RateLimited, message) }.into_response();
+        let drained = match self.draining.take((), MAX_DRAINING) {
+            Some(_draining) if !body.is_end_stream() => crate::web::discard(body, limit).await,
+            Some(_) => true,
+            None => false,
         };
-        match intake.access.token_owner(&token).await {
-            Ok(Some(owner)) => {
-                let client = owner.client.client_id.clone();
-                parts.extensions.insert(Authenticated { token_hash: secrets::hash(&token), owner });
-                Sender::Client(client)
-            }
-            // A bad token, or the store is down: the handler answers (401, 503) unread.
-            Ok(None) | Err(_) => return next.run(Request::from_parts(parts, body)).await,
-        }
-    } else {
-        match parts.extensions.get::<Peer>() {
-            Some(Peer(addr)) => Sender::Address(addr.ip()),
-            None => Sender::Address(IpAddr::from([0, 0, 0, 0])),
-        }
-    };
-    let (limit, upload) = allowance(&parts.method, parts.uri.path());
-    let body = {
-        let Some(_counted) = intake.reading.begin(sender, upload) else {
-            let mut refused = ApiError {
-                retry_after: Some(1),
-                ..ApiError::new(
-                    Code::RateLimited,
-                    "too many request bodies of yours are arriving at once; retry shortly",
-                )
-            }
-            .into_response();
+        if !drained {
             refused.headers_mut().insert(header::CONNECTION, header::HeaderValue::from_static("close"));
-            return refused;
+        }
+        refused
+    }
+}
+
+/// The middleware (outside the slots): the organisation's share, then the body read ahead,
+/// counted per sender.
+pub(crate) async fn intake(State(intake): State<Arc<Intake>>, request: Request, next: Next) -> Response {
+    let (mut parts, body) = request.into_parts();
+    let mut client = None;
+    if parts.uri.path().starts_with("/api/")
+        && let Some(token) = bearer_token(&parts).map(str::to_owned)
+        && let Ok(Some(owner)) = intake.access.token_owner(&token).await
+    {
+        client = Some((owner.client.client_id.clone(), owner.client.org_id.clone()));
+        parts.extensions.insert(Authenticated { token_hash: secrets::hash(&token), owner });
+    }
+    // A bad token, or the store down: the handler answers (401, 503) unread.
+    let (limit, upload) = allowance(&parts.method, parts.uri.path());
+    let _share = match &client {
+        Some((_, org)) => match intake.in_progress.take(org.clone(), MAX_REQUESTS_PER_ORG) {
+            Some(share) => Some(share),
+            None => {
+                let why = "too many requests of this organisation are in progress; retry shortly";
+                return intake.refuse(body, limit, why).await;
+            }
+        },
+        None => None,
+    };
+    if body.is_end_stream() || (parts.uri.path().starts_with("/api/") && client.is_none()) {
+        return next.run(Request::from_parts(parts, body)).await;
+    }
+    let sender = match client {
+        Some((client, _)) => Sender::Client(client),
+        None => Sender::Address(parts.extensions.get::<ClientAddr>().map_or(IpAddr::from([0, 0, 0, 0]), |c| c.0)),
+    };
+    let body = {
+        let reading = intake.reading.take(sender.clone(), MAX_READING_PER_SENDER);
+        let uploading = if upload { intake.uploads.take(sender, MAX_UPLOADS_PER_SENDER).map(Some) } else { Some(None) };
+        let (Some(_reading), Some(_uploading)) = (reading, uploading) else {
+            let why = "too many request bodies of yours are arriving at once; retry shortly";
+            return intake.refuse(body, limit, why).await;
         };
         prefetch(body, limit).await
     };
@@ -157,18 +154,12 @@ pub(crate) async fn intake(State(intake): State<Arc<Intake>>, request: Request, 
 mod tests {
     use super::*;
 
+    const _: () = assert!(MAX_UPLOADS_PER_SENDER < MAX_READING_PER_SENDER);
+    const _: () = assert!(MAX_REQUESTS_PER_ORG < super::super::MAX_CONCURRENT_REQUESTS);
+
     #[test]
-    fn a_sender_reads_a_bounded_number_of_bodies_at_once() {
-        let reading = Reading::default();
-        let a = || Sender::Client("cli_a".into());
-        let held: Vec<_> = (0..MAX_READING_PER_SENDER).map(|_| reading.begin(a(), false).unwrap()).collect();
-        assert!(reading.begin(a(), false).is_none(), "one more is refused");
-        assert!(reading.begin(Sender::Client("cli_b".into()), false).is_some(), "another sender is not");
-        drop(held);
-        let uploads: Vec<_> = (0..MAX_UPLOADS_PER_SENDER).map(|_| reading.begin(a(), true).unwrap()).collect();
-        assert!(reading.begin(a(), true).is_none(), "uploads have a smaller share");
-        assert!(reading.begin(a(), false).is_some());
-        drop(uploads);
-        assert!(reading.counts.lock().unwrap().is_empty(), "nothing is left counted");
+    fn each_route_reads_at_most_its_allowance() {
+        assert_eq!(allowance(&Method::POST, "/api/v2/plugins"), (super::super::plugins::MAX_PLUGIN_BYTES, true));
+        assert_eq!(allowance(&Method::POST, "/oauth/token"), (MAX_TOKEN_BODY, false));
     }
 }

@@ -41,7 +41,8 @@ use self::error::{ApiError, Code};
 use crate::domain::access::Access;
 use crate::domain::handles::Handles;
 
-/// Longest one request may take, body included; beyond it the answer is `503`.
+/// Longest one request may take, body included; beyond it the answer is `503`. Most routes
+/// have a shorter budget ([`budget_of`]).
 pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// Most requests one process handles at once; beyond it requests are refused at once with
 /// `503` and `Retry-After` (load shedding) rather than queued without bound.
@@ -65,7 +66,36 @@ pub(crate) fn service(
     ServiceBuilder::new()
         .map_request(|request: hyper::Request<hyper::body::Incoming>| request.map(axum::body::Body::new))
         .layer(intake)
-        .service(guard(router, REQUEST_TIMEOUT, MAX_CONCURRENT_REQUESTS))
+        .service(guard(router.layer(axum::middleware::from_fn(budget)), REQUEST_TIMEOUT, MAX_CONCURRENT_REQUESTS))
+}
+
+/// The longest a request of a route may hold its slot: a read or a listing [`READ_BUDGET`]
+/// (one that would take longer is ended, and changes nothing); a change, and a download,
+/// the whole [`REQUEST_TIMEOUT`] — a change cut short could be done and answered `503`,
+/// which a client would try again.
+pub(crate) fn budget_of(method: &axum::http::Method, path: &str) -> Duration {
+    use axum::http::Method;
+    match method {
+        &Method::GET | &Method::HEAD if !path.starts_with("/exports/") => READ_BUDGET,
+        _ => REQUEST_TIMEOUT,
+    }
+}
+
+/// The longest a read or a listing may take.
+pub(crate) const READ_BUDGET: Duration = Duration::from_secs(10);
+
+/// Ends a request past its route's budget ([`budget_of`]) with `503`: no request holds a
+/// slot longer, whatever it asked for.
+async fn budget(request: Request, next: Next) -> Response {
+    let budget = budget_of(request.method(), request.uri().path());
+    match tokio::time::timeout(budget, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => {
+            tracing::debug!(budget = ?budget, "a request ran past its route's budget");
+            ApiError { retry_after: Some(1), ..ApiError::new(Code::Unavailable, "the request took too long") }
+                .into_response()
+        }
+    }
 }
 
 /// `router` with a per-request `timeout` and at most `max` requests at once (the rest are

@@ -235,8 +235,8 @@ fn print(result: Result<serde_json::Value, AdminError>) -> ExitCode {
 fn filter_test(source: &str, event: Option<&std::path::Path>) -> Result<serde_json::Value, AdminError> {
     use std::io::Read;
     let filter = crate::filters::Filter::compile(source).map_err(|e| AdminError::Usage(format!("the filter {e}")))?;
-    let passes = filter.cost_bound().div_ceil(crate::filters::EVENT_BOUND);
-    let mut out = json!({"filter": source, "valid": true, "cost_bound_passes": passes});
+    let bound_us = filter.cost_bound().div_ceil(1000);
+    let mut out = json!({"filter": source, "valid": true, "cost_bound_us": bound_us});
     let Some(path) = event else { return Ok(out) };
     let limit = crate::filters::EVENT_BOUND + 1;
     let mut text = String::new();
@@ -251,7 +251,11 @@ fn filter_test(source: &str, event: Option<&std::path::Path>) -> Result<serde_js
     } else {
         crate::filters::Envelope::parse(&text)
     };
-    let tried = crate::domain::filtering::try_on(&filter, values);
+    let verdict = match values {
+        Ok(values) => filter.evaluate(&values),
+        Err(e) => crate::filters::Verdict::Error(e),
+    };
+    let tried = crate::domain::filtering::tried(verdict);
     out["match"] = json!(tried.matched);
     out["error"] = json!(tried.error);
     Ok(out)
@@ -284,12 +288,14 @@ async fn execute(store: &Store, config: &Config, command: AdminCommand) -> Resul
             known_org(store, &org_id).await?;
             let history = crate::history::History::configured(config, store.prefix())
                 .map_err(|e| AdminError::Usage(format!("history in PostgreSQL: {e}")))?;
+            let filters = crate::filters::Evaluator::new();
             let replayer = Replayer {
                 store,
                 history: history.as_ref(),
                 delivery_retention: config.delivery_retention,
                 event_retention: config.event_retention,
                 app: None,
+                filters: &filters,
             };
             let mut body = serde_json::Map::new();
             body.insert("since".into(), json!(since));

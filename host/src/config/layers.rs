@@ -28,6 +28,7 @@ pub const KEYS: &[&str] = &[
     "tls_cert",
     "tls_key",
     "allow_private_targets",
+    "trusted_proxies",
     "extra_ca",
     "egress_proxy",
     "secret_key",
@@ -244,6 +245,19 @@ impl Layers {
             Some(_) => Err(self.invalid(key, "must be true or false")),
             None => Err(self.invalid(key, "must be set")),
         }
+    }
+
+    /// A list of CIDRs (a bare address is its own /32 or /128).
+    pub(super) fn cidrs(&self, key: &'static str) -> Result<Vec<ipnet::IpNet>, ConfigError> {
+        self.list(key)?
+            .iter()
+            .map(|text| {
+                text.parse::<ipnet::IpNet>()
+                    .or_else(|_| text.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+                    .map(|n| n.trunc())
+                    .map_err(|_| self.invalid(key, format!("`{text}` is not a CIDR such as 10.0.0.0/8")))
+            })
+            .collect()
     }
 
     pub(super) fn list(&self, key: &'static str) -> Result<Vec<String>, ConfigError> {

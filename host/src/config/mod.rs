@@ -49,6 +49,9 @@ pub struct Config {
     pub public_url: Option<String>,
     pub tls: Option<TlsFiles>,
     pub allow_private_targets: Vec<IpNet>,
+    /// Proxies (CIDRs) whose `X-Forwarded-For` / `Forwarded` name the client's address
+    /// (contract §9 "Hardening").
+    pub trusted_proxies: Vec<IpNet>,
     pub extra_ca: Option<PathBuf>,
     /// The HTTP proxy every delivery attempt tunnels through (`CONNECT`).
     pub egress_proxy: Option<EgressProxy>,
@@ -199,18 +202,8 @@ impl Layers {
             }
         };
 
-        let allow_private_targets = self
-            .list("allow_private_targets")?
-            .iter()
-            .map(|text| {
-                text.parse::<IpNet>()
-                    .or_else(|_| text.parse::<std::net::IpAddr>().map(IpNet::from))
-                    .map(|n| n.trunc())
-                    .map_err(|_| {
-                        self.invalid("allow_private_targets", format!("`{text}` is not a CIDR such as 10.0.0.0/8"))
-                    })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let allow_private_targets = self.cidrs("allow_private_targets")?;
+        let trusted_proxies = self.cidrs("trusted_proxies")?;
 
         let extra_ca = self.string("extra_ca")?.map(PathBuf::from);
         let history = self.history()?;
@@ -336,6 +329,7 @@ impl Layers {
             public_url,
             tls,
             allow_private_targets,
+            trusted_proxies,
             extra_ca,
             egress_proxy,
             secret_key,

@@ -26,6 +26,7 @@ fn defaults_match_the_contract() {
     assert_eq!(c.delivery_timeout, Duration::from_secs(10));
     assert_eq!(c.export_url_ttl, Duration::from_secs(15 * 60));
     assert!(c.allow_private_targets.is_empty());
+    assert!(c.trusted_proxies.is_empty());
     assert!(c.tls.is_none());
     assert_eq!(c.takeover_after, Duration::from_secs(30));
     let limits = c.plugin_limits();
@@ -149,6 +150,7 @@ fn errors_name_the_variable() {
         ("WEIR_LISTEN", "localhost", "not an address"),
         ("WEIR_RETRY_SCHEDULE", "5s,,5m", "empty duration"),
         ("WEIR_ALLOW_PRIVATE_TARGETS", "10.0.0.0/33", "not a CIDR"),
+        ("WEIR_TRUSTED_PROXIES", "10.0.0.0/8, proxy", "not a CIDR"),
         ("WEIR_DEACTIVATE_AFTER_FAILURES", "-1", "whole number"),
         ("WEIR_DEACTIVATE_AFTER_FAILURES", "0", "between 1"),
         ("WEIR_REDIS_URL", "http://x", "redis://"),

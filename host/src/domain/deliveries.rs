@@ -265,7 +265,7 @@ impl Deliveries {
 
 /// Whether `cursor` is one a listing of this data set gave out.
 fn valid_cursor(app: &App, cursor: &str) -> bool {
-    Cursor::parse(cursor, app.store.keys().partition_count()).is_some()
+    Cursor::parse(cursor, app.store.keys().partition_count(), crate::store::queue::listing::newest_day()).is_some()
 }
 
 /// A page of the organisation's deliveries, newest first (of one webhook when `filter`

@@ -56,7 +56,8 @@ pub(crate) struct Bounds<'a> {
 
 /// Whether `cursor` is one a listing of this data set gave out.
 pub(super) fn valid_cursor(app: &App, cursor: &str) -> bool {
-    Cursor::parse(cursor, app.store.keys().partition_count()).is_some()
+    let newest = crate::store::core::keys::hour_of(crate::time::now_millis() + CLOCK_SKEW_MS);
+    Cursor::parse(cursor, app.store.keys().partition_count(), newest).is_some()
 }
 
 /// A page of the organisation's event log, newest first, from `cursor`.
@@ -75,7 +76,8 @@ pub(super) async fn list(
     let oldest = now.saturating_sub(retention);
     let window = Window {
         since_ms: bounds.since_ms.unwrap_or(0).max(oldest),
-        until_ms: bounds.until_ms.unwrap_or(now + CLOCK_SKEW_MS),
+        // Nothing was accepted in the future: a later end reads no more (and walks no hours).
+        until_ms: bounds.until_ms.unwrap_or(u64::MAX).min(now + CLOCK_SKEW_MS),
         action: bounds.action,
     };
     if window.until_ms <= window.since_ms {

@@ -12,45 +12,50 @@ use crate::store::tenants::webhooks::Subscriber;
 
 /// Keeps the webhooks whose filter selects the event (those without a filter stay): an
 /// event a filter does not select gets no delivery to that webhook, as an unsubscribed
-/// action would. The envelope's values are made once, for every filter.
-pub(crate) fn keep_selected(app: &App, envelope: &str, webhooks: &mut Vec<Subscriber>) {
-    if webhooks.iter().all(|w| w.filter.is_none()) {
+/// action would. The filters are evaluated together (`filters::Evaluator`: off the request
+/// threads unless all are cheap), the envelope's values made once for all of them.
+pub(crate) async fn keep_selected(app: &App, org_id: &str, envelope: &str, webhooks: &mut Vec<Subscriber>) {
+    let filtered: Vec<usize> = (0..webhooks.len()).filter(|&i| webhooks[i].filter.is_some()).collect();
+    if filtered.is_empty() {
         return;
     }
-    let values = Envelope::parse(envelope);
-    webhooks.retain(|w| match &w.filter {
-        None => true,
-        Some(source) => selects(app, &w.webhook, source, &values),
+    let filters =
+        filtered.iter().map(|&i| webhooks[i].filter.as_deref().and_then(|s| app.filters.compiled(s).ok())).collect();
+    let verdicts = app.filters.select(org_id, envelope, filters).await;
+    let mut dropped = vec![false; webhooks.len()];
+    for (&i, verdict) in filtered.iter().zip(&verdicts) {
+        dropped[i] = !counted(Some(app), &webhooks[i].webhook, verdict);
+    }
+    let mut at = 0;
+    webhooks.retain(|_| {
+        at += 1;
+        !dropped[at - 1]
     });
 }
 
-/// Whether `webhook`'s filter `source` selects the event (counted in `/metrics`).
-pub(crate) fn selects(app: &App, webhook: &str, source: &str, values: &Result<Envelope, String>) -> bool {
-    let verdict = match (app.filters.get(source), values) {
-        (Ok(filter), Ok(values)) => filter.evaluate(values),
-        (Err(e), _) => Verdict::Error(e.to_string()),
-        (_, Err(e)) => Verdict::Error(e.clone()),
-    };
-    if let Verdict::Error(why) = &verdict {
-        tracing::debug!(webhook_id = webhook, error = %why, "a filter could not be evaluated; the event is not selected");
-    }
-    app.metrics.filter_event(webhook, result_of(&verdict));
-    verdict == Verdict::Selected
+/// Which of `envelopes` a replay sends `webhook`, its filter being `filter` (`None`: one
+/// that no longer compiles, which selects nothing); counted in `/metrics` when replayed by
+/// a process that serves (`weir admin` replays are not).
+pub(crate) async fn replayed(
+    filters: &crate::filters::Evaluator,
+    app: Option<&App>,
+    (org_id, webhook): (&str, &str),
+    filter: Option<std::sync::Arc<Filter>>,
+    envelopes: Vec<String>,
+) -> Vec<bool> {
+    let verdicts = filters.select_each(org_id, filter, envelopes).await;
+    verdicts.iter().map(|v| counted(app, webhook, v)).collect()
 }
 
-/// Whether a replay sends `webhook` an event, its filter being `filter` (`None`: one that no
-/// longer compiles, which selects nothing); counted in `/metrics` when replayed by a
-/// process that serves (`weir admin` replays are not).
-pub(crate) fn replayed(app: Option<&App>, webhook: &str, filter: Option<&Filter>, envelope: &str) -> bool {
-    let verdict = match (filter, Envelope::parse(envelope)) {
-        (Some(filter), Ok(values)) => filter.evaluate(&values),
-        (None, _) => Verdict::Error("the filter does not compile".to_owned()),
-        (_, Err(e)) => Verdict::Error(e),
-    };
-    if let Some(app) = app {
-        app.metrics.filter_event(webhook, result_of(&verdict));
+/// Whether `verdict` selects, counted in `/metrics` (by a serving process).
+fn counted(app: Option<&App>, webhook: &str, verdict: &Verdict) -> bool {
+    if let Verdict::Error(why) = verdict {
+        tracing::debug!(webhook_id = webhook, error = %why, "a filter could not be evaluated; the event is not selected");
     }
-    verdict == Verdict::Selected
+    if let Some(app) = app {
+        app.metrics.filter_event(webhook, result_of(verdict));
+    }
+    *verdict == Verdict::Selected
 }
 
 fn result_of(verdict: &Verdict) -> &'static str {
@@ -109,24 +114,20 @@ pub(crate) async fn test(
     let (Some(filter), envelope) = (filter, event) else {
         return Err(TestError::Invalid(Invalid::field("filter", "is not valid")));
     };
-    let values = match (envelope, event_id) {
-        (Some(envelope), _) => Envelope::of(envelope),
+    let verdict = match (envelope, event_id) {
+        (Some(envelope), _) => app.filters.try_on(org_id, filter, move || Envelope::of(envelope)).await,
         (None, Some(id)) => {
             let reads = super::moved::Reads::of(app);
             let Some((_, stored)) = reads.event(org_id, &id).await? else { return Err(TestError::UnknownEvent(id)) };
-            Envelope::parse(&stored.envelope)
+            app.filters.try_on(org_id, filter, move || Envelope::parse(&stored.envelope)).await
         }
-        (None, None) => Err("no event".to_owned()),
+        (None, None) => Verdict::Error("no event".to_owned()),
     };
-    Ok(try_on(&filter, values))
+    Ok(tried(verdict))
 }
 
-/// What `filter` makes of an event's envelope (or of why it has none).
-pub(crate) fn try_on(filter: &Filter, values: Result<Envelope, String>) -> FilterTest {
-    let verdict = match values {
-        Ok(values) => filter.evaluate(&values),
-        Err(e) => Verdict::Error(e),
-    };
+/// What a filter's verdict on an event tells who tried it.
+pub(crate) fn tried(verdict: Verdict) -> FilterTest {
     match verdict {
         Verdict::Selected => FilterTest { matched: true, error: None },
         Verdict::NotSelected => FilterTest { matched: false, error: None },

@@ -19,6 +19,10 @@ use crate::store::queue::row::DeliveryRow;
 use crate::store::queue::status::Status;
 use crate::store::{Store, StoreError};
 
+/// The longest a publish with an id of its own waits for history to say whether it knows
+/// the id (then it is accepted: at-least-once, as a publisher's retry is).
+const KNOWN_WAIT: Duration = Duration::from_secs(2);
+
 /// Where history is read, for those who hold the store and history apart (`weir admin`).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Reads<'a> {
@@ -167,10 +171,20 @@ impl<'a> Reads<'a> {
     /// a second time.
     pub(crate) async fn moved_event_known(&self, org_id: &str, id: &str) -> bool {
         let Some(history) = self.history else { return false };
-        match history.event_known(event_digest(org_id, id), self.days).await {
-            Ok(known) => known,
-            Err(e) => {
-                tracing::warn!(error = %e, org_id, event_id = id, "cannot look for an event id in history; accepted");
+        // Once PostgreSQL is known down, publishes do not each wait for it: one in a while
+        // asks (and notices it is back), the others are accepted at once.
+        if !history.is_up() && !history.may_probe() {
+            return false;
+        }
+        let asked = tokio::time::timeout(KNOWN_WAIT, history.event_known(event_digest(org_id, id), self.days)).await;
+        match asked {
+            Ok(Ok(known)) => known,
+            Ok(Err(e)) => {
+                tracing::debug!(error = %e, org_id, event_id = id, "cannot look for an event id in history; accepted");
+                false
+            }
+            Err(_) => {
+                history.note_unanswered(KNOWN_WAIT);
                 false
             }
         }

@@ -7,11 +7,27 @@ use std::sync::{Arc, OnceLock};
 use cel::common::types::{CelBool, CelDouble, CelInt, CelList, CelMap, CelMapKey, CelNull, CelString};
 use cel::common::value::Val;
 
-/// The environment every filter compiles and runs in: CEL's standard library and macros,
-/// without optional values.
+/// The environment every filter compiles and runs in: CEL's standard library without
+/// optional values, its macros counting their iterations (`super::macros`), and `matches`
+/// run by the meter (`super::meter`).
 pub(super) fn env() -> &'static Arc<cel::Env> {
     static ENV: OnceLock<Arc<cel::Env>> = OnceLock::new();
-    ENV.get_or_init(|| Arc::new(cel::Env::stdlib().with_optional_support(false)))
+    ENV.get_or_init(|| {
+        use cel::common::types::{DYN_TYPE, STRING_TYPE};
+        let mut env = cel::Env::default().with_optional_support(false).with_stdlib();
+        super::macros::add(&mut env);
+        // Each is declared once, on an environment that has none of them.
+        let _ = env.add_overload(super::macros::TICK, "weir_tick", vec![DYN_TYPE], super::meter::tick);
+        let _ = env.add_overload("matches", "weir_matches", vec![STRING_TYPE, STRING_TYPE], super::meter::matches);
+        let _ = env.add_member_overload(
+            "matches",
+            "weir_string_matches",
+            STRING_TYPE,
+            vec![STRING_TYPE],
+            super::meter::matches,
+        );
+        Arc::new(env)
+    })
 }
 
 /// The variables a filter sees of one event: each top-level key of its envelope, bound

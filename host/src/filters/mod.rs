@@ -3,19 +3,28 @@
 //! that knows CEL (the `cel` crate).
 //!
 //! - [`Filter::compile`]: parsed, then checked (`check`): every name is a variable of the
-//!   envelope, every function one of those listed, and what an evaluation can cost — in
-//!   time and in memory, whatever the event within the body limit — is bounded before the
-//!   filter is accepted. Compiled once per webhook version.
+//!   envelope, every function one of those listed, every operation one its operands'
+//!   types may take, and what an evaluation can cost — in time and in memory, whatever the
+//!   event within the body limit — is bounded before the filter is accepted. Compiled once
+//!   per webhook version. CEL's macros are expanded by `macros` (each iteration counted),
+//!   `matches` is run by `meter` (a lazy DFA read byte by byte).
 //! - [`Envelope`]: an event's envelope as CEL values, made once per event and shared by
 //!   every filter it meets: each top-level key a variable, `event` the whole envelope
 //!   (made only for the filters that name it).
 //!   JSON numbers without a fraction that fit in 64 bits signed are CEL `int`, the others
 //!   `double` (CEL compares `int` and `double` with each other).
 //! - [`Filter::evaluate`]: `true` selects; `false`, another value or an error does not.
+//!   Every evaluation is metered (`meter`): past [`TIME_LIMIT`] it ends, as an error.
+//! - [`Evaluator`]: where evaluations run — a cheap filter where it is asked for, any
+//!   other on threads of their own, in its organisation's share, off the threads requests
+//!   need.
 
 mod check;
 mod envelope;
 mod error;
+mod evaluator;
+mod macros;
+mod meter;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -25,26 +34,31 @@ pub use self::check::{COST_BUDGET, EVENT_BOUND, MAX_PATTERN};
 pub use self::envelope::Envelope;
 use self::envelope::env;
 pub use self::error::FilterError;
+pub use self::evaluator::{Evaluator, INLINE_NS};
+use self::meter::Patterns;
+pub use self::meter::TIME_LIMIT;
 
 /// The longest filter, in bytes.
 pub const MAX_BYTES: usize = 4096;
 /// The most elements (of lists, and entries of objects, in all) an event may hold for a
-/// filter with macros to be evaluated on it: the interpreter takes about a microsecond an
-/// element and step, so this keeps the costliest filter the check admits to about 20 ms;
-/// on a larger event such a filter does not select it (an evaluation error).
+/// filter with macros to be evaluated on it (the check's bound counts each macro's
+/// iterations up to it); on a larger event such a filter does not select it (an
+/// evaluation error).
 pub const MAX_MACRO_ELEMENTS: usize = 20_000;
 
 /// A compiled filter.
 pub struct Filter {
     source: String,
     program: cel::Program,
-    /// The bound `check` found on an evaluation's cost.
+    /// The bound `check` found on an evaluation's time, estimated (ns).
     cost: u64,
     /// Whether it has macros (`all`, `exists`, `map`, …), which go through lists one element
     /// at a time.
     macros: bool,
     /// Whether it names `event`, the whole envelope (made for it at each evaluation).
     whole: bool,
+    /// Its `matches` patterns, compiled.
+    patterns: Arc<Patterns>,
 }
 
 impl fmt::Debug for Filter {
@@ -76,12 +90,19 @@ impl Filter {
             let first = errors.errors.first();
             FilterError {
                 at: first.and_then(|e| (e.pos.0 > 0 && e.pos.1 > 0).then_some((e.pos.0 as usize, e.pos.1 as usize))),
-                message: first.map_or_else(|| "does not parse".to_owned(), |e| format!("does not parse: {}", e.msg)),
+                message: first.map_or_else(|| "does not parse".to_owned(), |e| parse_error(&e.msg)),
             }
         })?;
-        let (cost, macros) = check::check(&program, source)?;
+        let checked = check::check(&program, source)?;
         let whole = program.references().has_variable("event");
-        Ok(Filter { source: source.to_owned(), program, cost, macros, whole })
+        Ok(Filter {
+            source: source.to_owned(),
+            program,
+            cost: checked.cost,
+            macros: checked.macros,
+            whole,
+            patterns: Arc::new(checked.patterns),
+        })
     }
 
     /// The filter as written.
@@ -89,26 +110,39 @@ impl Filter {
         &self.source
     }
 
-    /// The bound on an evaluation's cost `check` found (units: about one byte looked at).
+    /// The bound on an evaluation's time `check` found, estimated (ns, a release build).
     pub fn cost_bound(&self) -> u64 {
         self.cost
     }
 
-    /// Whether `event` is selected.
+    /// Whether an evaluation is cheap enough to run where it is asked for
+    /// ([`Evaluator`]): no macro, no pattern, and a bound within [`INLINE_NS`].
+    pub fn runs_inline(&self) -> bool {
+        !self.macros && self.patterns.is_empty() && self.cost <= INLINE_NS
+    }
+
+    /// Whether `event` is selected; an evaluation past [`TIME_LIMIT`] is stopped (an error).
     pub fn evaluate(&self, event: &Envelope) -> Verdict {
+        self.evaluate_within(event, TIME_LIMIT)
+    }
+
+    /// [`Filter::evaluate`] with a deadline `limit` from now.
+    pub fn evaluate_within(&self, event: &Envelope, limit: std::time::Duration) -> Verdict {
         if self.macros && event.elements > MAX_MACRO_ELEMENTS {
             return Verdict::Error(format!(
                 "the event holds {} list elements and object entries, more than a filter's macros go through ({MAX_MACRO_ELEMENTS})",
                 event.elements
             ));
         }
-        let result = if self.whole {
-            let mut scope = event.context.new_inner_scope();
-            scope.add_variable_as_val("event", event.whole());
-            self.program.execute(&scope)
-        } else {
-            self.program.execute(&event.context)
-        };
+        let result = meter::metered(&self.patterns, limit, || {
+            if self.whole {
+                let mut scope = event.context.new_inner_scope();
+                scope.add_variable_as_val("event", event.whole());
+                self.program.execute(&scope)
+            } else {
+                self.program.execute(&event.context)
+            }
+        });
         match result {
             Ok(cel::Value::Bool(true)) => Verdict::Selected,
             Ok(_) => Verdict::NotSelected,
@@ -117,10 +151,19 @@ impl Filter {
     }
 }
 
+/// What a parse error says, in words (the parser's own is sometimes its debug text).
+fn parse_error(message: &str) -> String {
+    if message.contains("Error(") || message.contains("Error {") {
+        "does not parse: the expression is not complete or not well formed".to_owned()
+    } else {
+        format!("does not parse: {message}")
+    }
+}
+
 /// The filters one process compiled, by their text: each is compiled once (a webhook's new
 /// filter is new text). At most [`Compiled::MOST`] are kept; past that, all are dropped.
 #[derive(Debug, Default)]
-pub struct Compiled {
+struct Compiled {
     filters: Mutex<HashMap<String, Arc<Filter>>>,
 }
 
@@ -128,7 +171,7 @@ impl Compiled {
     const MOST: usize = 4096;
 
     /// The compiled filter of `source`.
-    pub fn get(&self, source: &str) -> Result<Arc<Filter>, FilterError> {
+    fn get(&self, source: &str) -> Result<Arc<Filter>, FilterError> {
         if let Some(filter) = self.filters.lock().unwrap_or_else(|e| e.into_inner()).get(source) {
             return Ok(filter.clone());
         }

@@ -2,7 +2,7 @@
 //! whether PostgreSQL answered last; every statement runs through [`History::timed`].
 
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
@@ -18,6 +18,8 @@ pub(super) type KnownAsk = ([u8; 16], oneshot::Sender<Result<bool, HistoryError>
 
 /// How long one statement may take.
 const STATEMENT: Duration = Duration::from_secs(10);
+/// While PostgreSQL is down, how often a caller that would wait for it asks anyway.
+const PROBE_EVERY: Duration = Duration::from_secs(1);
 
 /// History in PostgreSQL, for one process.
 pub(crate) struct History {
@@ -29,6 +31,8 @@ pub(crate) struct History {
     pub(super) days_made: Mutex<BTreeSet<u32>>,
     /// Whether the last statement reached PostgreSQL.
     up: AtomicBool,
+    /// When a caller last asked while it was down (ms since the epoch): see [`History::may_probe`].
+    probed_ms: AtomicU64,
     /// Questions about republished event ids, answered in batches by a task that starts
     /// with the first (`super::known`).
     pub(super) known: OnceLock<mpsc::UnboundedSender<KnownAsk>>,
@@ -52,6 +56,7 @@ impl History {
             migrated: AtomicBool::new(false),
             days_made: Mutex::new(BTreeSet::new()),
             up: AtomicBool::new(true),
+            probed_ms: AtomicU64::new(0),
             known: OnceLock::new(),
             me: me.clone(),
         })
@@ -77,6 +82,20 @@ impl History {
     /// Whether PostgreSQL answered the last statement.
     pub(crate) fn is_up(&self) -> bool {
         self.up.load(Ordering::Relaxed)
+    }
+
+    /// Whether a caller that would wait for PostgreSQL while it is down may ask now: one
+    /// in [`PROBE_EVERY`], so the others answer at once and one notices it is back.
+    pub(crate) fn may_probe(&self) -> bool {
+        let now = crate::time::now_millis();
+        let last = self.probed_ms.load(Ordering::Relaxed);
+        now.saturating_sub(last) >= PROBE_EVERY.as_millis() as u64
+            && self.probed_ms.compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed).is_ok()
+    }
+
+    /// Notes that a question went unanswered for `waited` (as a statement past its deadline).
+    pub(crate) fn note_unanswered(&self, waited: Duration) {
+        self.note::<()>(&Err(HistoryError::Unavailable(format!("no answer within {}s", waited.as_secs()))));
     }
 
     /// Creates and migrates Weir's tables unless this process did already.

@@ -20,8 +20,8 @@
 //! - `call`: one call in a fresh instance with a deterministic fuel budget, a wall-clock
 //!   deadline (epoch interruption), a memory cap and an output cap; never on an async
 //!   worker thread.
-//! - `pool`: the slots calls run in, with a per-organisation share so no tenant can take
-//!   them all.
+//! - the slots calls run in are `crate::slots`' (a per-organisation share, so no tenant can
+//!   take them all), as filter evaluations' are.
 //! - `chain`: a webhook's attachments run in order, with their `on_error` policy.
 //! - `pointer`: JSON pointers answered over raw JSON text, for `event.get`.
 
@@ -33,7 +33,6 @@ pub mod chain;
 mod compile;
 mod link;
 pub mod pointer;
-mod pool;
 mod runtime;
 mod shape;
 mod state;

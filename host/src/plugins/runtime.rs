@@ -14,9 +14,9 @@ use wasmtime::{Config as EngineConfig, Engine, InstanceAllocationStrategy, Pooli
 use super::bindings::FilterPre;
 use super::budget::Budget;
 use super::cache::{Disk, Memory};
-use super::pool::Pool;
 use super::state::CallState;
 use super::ticker::Ticker;
+use crate::slots::Slots;
 
 /// The limits of one plugin call.
 #[derive(Debug, Clone, Copy)]
@@ -78,7 +78,7 @@ pub struct Runtime {
     pub(super) memory: Memory<Compiled>,
     pub(super) disk: Disk,
     pub(super) budget: Arc<Budget>,
-    pub(super) pool: Pool,
+    pub(super) pool: Slots,
     pub counters: Counters,
     pub(super) ticker: Arc<Ticker>,
 }
@@ -136,7 +136,7 @@ impl Runtime {
             memory: Memory::new(limits.cache_memory),
             disk,
             budget,
-            pool: Pool::new(limits.concurrency, limits.concurrency_per_org),
+            pool: Slots::new(limits.concurrency, limits.concurrency_per_org),
             counters: Counters::default(),
             ticker,
         })

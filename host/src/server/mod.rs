@@ -32,7 +32,7 @@ pub(crate) async fn serve<S>(
     listener: TcpListener,
     service: S,
     tls: Option<TlsAcceptor>,
-    max_connections: usize,
+    (max_connections, trusted): (usize, Arc<Vec<ipnet::IpNet>>),
     shutdown: impl Future<Output = ()>,
 ) where
     S: tower::Service<Request<Incoming>, Response = Response, Error = Infallible> + Clone + Send + 'static,
@@ -55,9 +55,11 @@ pub(crate) async fn serve<S>(
         let activity = conn::Activity::new();
         let stream = conn::Watched::new(stream, activity.clone());
         let hyper_service = {
-            let (service, activity) = (service.clone(), activity.clone());
+            let (service, activity, trusted) = (service.clone(), activity.clone(), trusted.clone());
             hyper::service::service_fn(move |mut request: Request<Incoming>| {
+                let client = crate::forwarded::client_address(peer.ip(), request.headers(), &trusted);
                 request.extensions_mut().insert(crate::web::Peer(peer));
+                request.extensions_mut().insert(crate::forwarded::ClientAddr(client));
                 let request_guard = activity.begin();
                 let call = service.clone().oneshot(request);
                 async move {

@@ -20,6 +20,12 @@ use crate::domain::views::WebhookView as Webhook;
 use crate::domain::webhooks::WebhookError;
 use crate::web::Query;
 
+/// A webhook's URL as the viewer may see it: whole for an admin, its query's values and
+/// password hidden from a member (they may carry credentials).
+fn shown_url(url: &str, admin: bool) -> String {
+    if admin { url.to_owned() } else { crate::web::masked_url(url) }
+}
+
 /// `GET /settings/webhooks`: every webhook with its health at a glance.
 pub(super) async fn list(State(doors): State<Handles>, signed: Signed, query: Query) -> Response {
     let org_id = &signed.0.org_id;
@@ -35,7 +41,7 @@ pub(super) async fn list(State(doors): State<Handles>, signed: Signed, query: Qu
             r#"<tr><td><a href="/settings/webhooks/{id}">{name}</a><br><span class="url muted">{url}</span></td><td>{status}</td><td>{last}</td><td>{streak}</td><td>{day}</td><td>{plugins}</td></tr>"#,
             id = esc(&w.id),
             name = esc(&w.name),
-            url = esc(&w.url),
+            url = esc(&shown_url(&w.url, signed.0.admin)),
             status = status_html(w),
             last = health::last_html(&health),
             streak = health::streak_html(&health),
@@ -148,7 +154,7 @@ async fn render_show(
     let health = health::of(doors, &signed.0.org_id, &w.id).await.unwrap_or_default();
     body.push_str(&format!(
         r#"<dl><dt>URL</dt><dd>{}</dd><dt>Status</dt><dd>{}</dd><dt>Last delivery</dt><dd>{}</dd><dt>Failure streak</dt><dd>{}</dd><dt>Last 24 hours</dt><dd>{}</dd><dt>Events</dt><dd>{}</dd></dl>"#,
-        esc(&w.url),
+        esc(&shown_url(&w.url, signed.0.admin)),
         status_html(w),
         health::last_html(&health),
         health::streak_html(&health),

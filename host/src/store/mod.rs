@@ -61,8 +61,8 @@ pub enum StoreError {
     /// be read now.
     #[error("{0}")]
     HistoryUnavailable(String),
-    /// History in PostgreSQL refused a statement (read as unavailable: an operator's
-    /// problem to fix, not the request's).
+    /// History in PostgreSQL refused a statement (unavailable to the caller, `503`: an
+    /// operator's problem to fix, not the request's; logged as an error).
     #[error("{0}")]
     History(String),
     /// A task the store runs (a batcher) has stopped: the process is shutting down.
@@ -77,9 +77,22 @@ pub enum StoreError {
 }
 
 impl StoreError {
-    /// Whether trying again later may succeed (the store was not ready, not the request wrong).
+    /// Whether trying again later may succeed (the store was not ready, not the request
+    /// wrong): the caller answers `503` with `Retry-After`. History's failures all are —
+    /// none is the request's fault.
     pub fn is_unavailable(&self) -> bool {
         matches!(
+            self,
+            StoreError::Unavailable(_)
+                | StoreError::NotReplicated { .. }
+                | StoreError::HistoryUnavailable(_)
+                | StoreError::History(_)
+        )
+    }
+
+    /// Whether an operator must mend something for this to pass (logged as an error).
+    pub fn needs_an_operator(&self) -> bool {
+        !matches!(
             self,
             StoreError::Unavailable(_) | StoreError::NotReplicated { .. } | StoreError::HistoryUnavailable(_)
         )

@@ -121,7 +121,7 @@ impl Telemetry {
             }
             Err(Off::BadEndpoint(endpoint)) => {
                 tracing::warn!(
-                    endpoint,
+                    endpoint = %settings::shown(&endpoint),
                     "the OTLP metrics endpoint is not an http:// or https:// URL; no metrics are exported"
                 );
                 None
@@ -135,7 +135,7 @@ impl Telemetry {
     /// Starts sending the registry `read` gives over OTLP, when the variables ask for it.
     pub(crate) fn export_metrics(&self, read: Read) -> Option<tokio::task::JoinHandle<()>> {
         let (settings, client) = self.metrics.lock().unwrap_or_else(|e| e.into_inner()).take()?;
-        tracing::info!(endpoint = %settings.endpoint, every = ?settings.interval, "exporting metrics over OTLP");
+        tracing::info!(endpoint = %settings::shown(&settings.endpoint), every = ?settings.interval, "exporting metrics over OTLP");
         Some(tokio::spawn(metrics::run(metrics::Export { client, settings, read })))
     }
 
@@ -148,7 +148,8 @@ impl Telemetry {
                 return None;
             }
             Err(Off::BadEndpoint(endpoint)) => {
-                tracing::warn!(endpoint, "the OTLP endpoint is not an http:// or https:// URL; nothing is exported");
+                let endpoint = settings::shown(&endpoint);
+                tracing::warn!(%endpoint, "the OTLP endpoint is not an http:// or https:// URL; nothing is exported");
                 return None;
             }
         };
@@ -160,6 +161,8 @@ impl Telemetry {
             .with_protocol(settings.protocol)
             .with_headers(settings.headers.clone())
             .with_timeout(settings.timeout)
+            // A few retries a batch, within its timeout, sleeping on the runtime's timer.
+            .with_retry_policy(opentelemetry_otlp::RetryPolicy::recommended())
             .build();
         let mut exporter = match exporter {
             Ok(exporter) => exporter,
@@ -174,7 +177,8 @@ impl Telemetry {
             .with_attribute(KeyValue::new("service.version", env!("CARGO_PKG_VERSION")))
             .build();
         exporter.set_resource(&resource);
-        tracing::info!(endpoint = %settings.endpoint, protocol = ?settings.protocol, service = %settings.service_name, "exporting traces over OTLP");
+        let endpoint = settings::shown(&settings.endpoint);
+        tracing::info!(%endpoint, protocol = ?settings.protocol, service = %settings.service_name, "exporting traces over OTLP");
         let scope = InstrumentationScope::builder("weir").with_version(env!("CARGO_PKG_VERSION")).build();
         let queue = batch::Queue::start(exporter, settings.batch, counts);
         Some(On { queue, sampler: settings.sampler, scope })

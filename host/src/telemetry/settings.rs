@@ -132,6 +132,21 @@ impl Destination {
 }
 
 /// A variable's value, unless unset or blank.
+/// An endpoint as logs show it: without its `user:password` and query (either may carry a
+/// credential).
+pub(super) fn shown(endpoint: &str) -> String {
+    match url::Url::parse(endpoint) {
+        Ok(mut url) => {
+            let _ = url.set_username("");
+            let _ = url.set_password(None);
+            url.set_query(None);
+            url.to_string()
+        }
+        // Not a URL: whatever stands before an `@` may be a credential.
+        Err(_) => endpoint.rsplit('@').next().unwrap_or_default().to_owned(),
+    }
+}
+
 fn get<'a>(otel: &'a Otel, name: &str) -> Option<&'a str> {
     otel.get(name).map(|v| v.trim()).filter(|v| !v.is_empty())
 }
@@ -246,6 +261,13 @@ fn sampler(name: Option<&str>, arg: Option<&str>) -> Sampler {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_endpoint_is_logged_without_its_credentials() {
+        assert_eq!(shown("http://user:secret@collector:4318/v1?token=x"), "http://collector:4318/v1");
+        assert_eq!(shown("https://collector:4318"), "https://collector:4318/");
+        assert_eq!(shown("//user:secret@collector:4318"), "collector:4318");
+    }
 
     fn otel(pairs: &[(&str, &str)]) -> Otel {
         pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()

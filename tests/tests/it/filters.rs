@@ -87,7 +87,7 @@ async fn a_filter_that_does_not_parse_or_check_is_422_naming_the_position() {
         (json!("creator.id.lowerAscii() == \"a\""), "unknown function `lowerAscii`"),
         (
             json!("report_export.exportable.type == \"Form\" && report_export.tags.exists(t, t == creator.name)"),
-            "may cost too much",
+            "may take too long",
         ),
         (json!("x".repeat(4097)), "longer than 4096 bytes"),
         (json!(17), "must be a CEL expression"),

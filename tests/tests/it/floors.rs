@@ -28,7 +28,7 @@ const FLOORS: &[&[&str]] = &[
     &["plugins"],
     &["store"],
     &["certs", "filters", "telemetry"],
-    &["sign", "web", "tls", "ids", "time", "catalog", "netguard", "trace"],
+    &["sign", "web", "tls", "ids", "time", "catalog", "netguard", "trace", "slots", "forwarded"],
 ];
 
 /// The HTTP surfaces: they translate requests and answers and speak to the domain only.

@@ -25,6 +25,7 @@ mod inputs;
 mod isolation;
 mod listener;
 mod managed_redis;
+mod noisy_tenants;
 mod notices;
 mod oauth;
 mod observability;

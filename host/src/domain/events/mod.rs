@@ -25,6 +25,22 @@ const MAX_FUTURE_MS: u64 = 24 * 3600 * 1000;
 /// The creator id of Weir's own (operational) events: publishers may not use it.
 pub(crate) const OPERATIONAL_CREATOR: &str = "weir";
 
+/// Whether a publisher's creator id would read as Weir's own: `weir` in any case, with
+/// spaces around it or characters that show nothing (zero-width spaces and joiners, soft
+/// hyphens, direction marks) anywhere in it.
+fn is_reserved_creator(id: &str) -> bool {
+    let shown: String = id.chars().filter(|c| !c.is_whitespace() && !is_invisible(*c)).collect();
+    shown.eq_ignore_ascii_case(OPERATIONAL_CREATOR)
+}
+
+/// A character that shows nothing: Unicode's format characters most texts carry.
+fn is_invisible(c: char) -> bool {
+    matches!(c, '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}'
+        | '\u{180B}'..='\u{180F}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}'
+        | '\u{3164}' | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}' | '\u{FFA0}' | '\u{1D173}'..='\u{1D17A}'
+        | '\u{E0000}'..='\u{E007F}')
+}
+
 /// A validated event, ready to become an envelope.
 #[derive(Debug)]
 pub(crate) struct Event<'a> {
@@ -95,7 +111,7 @@ pub(crate) async fn publish_except(
     let envelope = event.envelope(org_id);
     let mut webhooks = app.publisher.subscribers(org_id, &event.action).await?;
     webhooks.retain(|w| Some(w.webhook.as_str()) != except);
-    super::filtering::keep_selected(app, &envelope, &mut webhooks);
+    super::filtering::keep_selected(app, org_id, &envelope, &mut webhooks).await;
     // Its subject's partition — or, while that one cannot acknowledge writes (a failover
     // left its master without replicas), a standby, unless an ordered webhook receives it
     // (`store::events::standby`).
@@ -317,7 +333,7 @@ pub(crate) fn validate(mut fields: BTreeMap<String, &RawValue>) -> Result<Event<
         Some(raw) => object_fields(raw, "creator", &["id", "name"], &[], &mut errors),
     }
     .map_or((String::new(), String::new()), |(m, _)| (m[0].clone(), m[1].clone()));
-    if creator_id == OPERATIONAL_CREATOR {
+    if is_reserved_creator(&creator_id) {
         errors.push(FieldError::new("creator.id", "must not be `weir`: Weir's own events carry that creator"));
     }
     let mut deleted = false;

@@ -33,3 +33,14 @@ fn the_envelope_is_the_documents_shape_with_every_string_escaped() {
     let parsed: Value = serde_json::from_str(&event.envelope("org_1")).unwrap();
     assert_eq!(parsed["subject"], serde_json::json!({"type": "WorkOrder", "id": "wo_1"}));
 }
+
+#[test]
+fn weirs_own_creator_id_is_refused_however_it_is_written() {
+    for id in ["weir", "Weir", "WEIR", "weir ", " weir", "weir\u{200b}", "w\u{200d}eir", "\u{feff}WeIr", "we\u{00ad}ir"]
+    {
+        assert!(super::is_reserved_creator(id), "{id:?}");
+    }
+    for id in ["weird", "usr_weir", "wier", "w eir x"] {
+        assert!(!super::is_reserved_creator(id), "{id:?}");
+    }
+}

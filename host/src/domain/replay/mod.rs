@@ -37,6 +37,7 @@ use crate::store::core::keys::{self, Partition};
 use crate::store::events::log::{LogEntry, Window};
 use crate::store::events::publish::delivery_id;
 use crate::store::events::replay::{JobWrite, Replay, ReplayItem, ReplayPlace, ReplayState, Replayed};
+use crate::store::events::stored::StoredEvent;
 use crate::store::{Store, StoreError};
 
 /// How long a replay request works before answering (the rest goes on in the background).
@@ -135,6 +136,8 @@ pub(crate) struct Replayer<'a> {
     /// `None` from `weir admin`: the delivery workers of the serving processes find the
     /// work on their own (within their poll).
     pub app: Option<&'a App>,
+    /// Where a webhook's filter is evaluated on the replayed events.
+    pub filters: &'a crate::filters::Evaluator,
 }
 
 impl<'a> Replayer<'a> {
@@ -146,6 +149,7 @@ impl<'a> Replayer<'a> {
             delivery_retention: app.config.delivery_retention,
             event_retention: app.config.event_retention,
             app: Some(app),
+            filters: &app.filters,
         }
     }
 
@@ -183,10 +187,18 @@ impl<'a> Replayer<'a> {
         if self.store.create_replay(&replay, LEASE).await? == JobWrite::Running {
             return Err(ReplayError::Running);
         }
-        self.work(&mut replay, Instant::now() + inline).await?;
+        // Queued: from here on the replay is answered as it stands, never as a failure — a
+        // `503` would say nothing was done while its job goes on (and a client's retry would
+        // meet it as `409`). Work it could not do now (history or Redis down) waits for a
+        // worker of any process, once its lease ends if it cannot be made due at once.
+        if let Err(e) = self.work(&mut replay, Instant::now() + inline).await {
+            tracing::warn!(error = %e, webhook_id, "a replay could not go on now; it goes on later");
+        }
         if replay.state == ReplayState::Running {
             // Due at once: a worker (of any process) goes on with it.
-            self.store.renew_job(JobQueue::Replays, webhook_id, Duration::ZERO).await?;
+            if let Err(e) = self.store.renew_job(JobQueue::Replays, webhook_id, Duration::ZERO).await {
+                tracing::debug!(error = %e, webhook_id, "a replay goes on when its lease ends");
+            }
         }
         Ok(ReplayView::of(&replay))
     }
@@ -340,33 +352,43 @@ impl<'a> Replayer<'a> {
         let webhook = self.store.get_webhook(&replay.org_id, &replay.webhook_id).await?;
         let ordered =
             webhook.as_ref().is_some_and(|w| w.ordering == crate::store::tenants::webhooks::Ordering::Subject);
-        let filter = webhook.and_then(|w| w.filter).map(|source| crate::filters::Filter::compile(&source));
-        let mut revive = Vec::new();
-        let items: Vec<ReplayItem> = wanted
+        let filter = webhook.and_then(|w| w.filter);
+        let candidates: Vec<(usize, &LogEntry, StoredEvent, Head)> = wanted
             .iter()
             .zip(events)
             .enumerate()
             .filter_map(|(i, ((_, entry), event))| {
                 let event = event?;
                 let head: Head = serde_json::from_str(&event.envelope).ok()?;
-                if catalog::is_operational(entry.action) && head.is_about(&replay.webhook_id) {
-                    return None;
-                }
-                if let Some(filter) = &filter
-                    && !super::filtering::replayed(self.app, &replay.webhook_id, filter.as_ref().ok(), &event.envelope)
-                {
-                    return None;
-                }
+                let about_it = catalog::is_operational(entry.action) && head.is_about(&replay.webhook_id);
+                (!about_it).then_some((i, entry, event, head))
+            })
+            .collect();
+        let selected = match filter {
+            None => vec![true; candidates.len()],
+            Some(source) => {
+                let compiled = crate::filters::Filter::compile(&source).ok().map(std::sync::Arc::new);
+                let envelopes = candidates.iter().map(|c| c.2.envelope.clone()).collect();
+                let about = (replay.org_id.as_str(), replay.webhook_id.as_str());
+                super::filtering::replayed(self.filters, self.app, about, compiled, envelopes).await
+            }
+        };
+        let mut revive = Vec::new();
+        let items: Vec<ReplayItem> = candidates
+            .into_iter()
+            .zip(selected)
+            .filter(|(_, selected)| *selected)
+            .map(|((i, entry, event, head), _)| {
                 if moved.contains(&i) {
                     revive.push((head.id.clone(), event.clone()));
                 }
-                Some(ReplayItem {
+                ReplayItem {
                     delivery_id: delivery_id(p, event.accepted_ms, &replay.org_id, &head.id, &replay.webhook_id),
                     event_id: head.id,
                     accepted_ms: event.accepted_ms,
                     action: entry.action,
                     subject: head.subject.filter(|_| ordered).map(|s| format!("{}:{}", s.kind, s.id)),
-                })
+                }
             })
             .collect();
         // What moved to history comes back first: the events (a delivery needs its event),

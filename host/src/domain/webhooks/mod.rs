@@ -206,6 +206,7 @@ async fn delete(app: &App, org_id: &str, id: &str) -> Result<(), WebhookError> {
     if !ids::is_valid(Kind::Webhook, id) || !stop(app, org_id, id, Off::Delete).await? {
         return Err(WebhookError::NotFound);
     }
+    app.metrics.forget_webhook(id);
     Ok(())
 }
 

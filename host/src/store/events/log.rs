@@ -79,7 +79,7 @@ impl Store {
         let newest_hour = keys::hour_of(window.until_ms.saturating_sub(1));
         let oldest_hour = keys::hour_of(window.since_ms);
         let mut cursor = match cursor {
-            Some(text) => Cursor::parse(text, partitions).unwrap_or_else(|| Cursor::done(partitions)),
+            Some(text) => Cursor::parse(text, partitions, newest_hour).unwrap_or_else(|| Cursor::done(partitions)),
             None => Cursor::start(partitions, newest_hour),
         };
         let batch = limit.clamp(10, 200);
@@ -156,7 +156,14 @@ impl Store {
                 None => self.index_here(&key, at.end, batch as u64).await?,
             };
             if entries.is_empty() {
-                *position = Some(Position { bucket: at.bucket.saturating_sub(1), end: None }).filter(|_| at.bucket > 0);
+                let below = match at.bucket.checked_sub(1) {
+                    Some(from) if from >= oldest_hour => {
+                        let key_of = |hour| self.keys().event_log(p, org, hour);
+                        self.newest_filled(p, key_of, from, oldest_hour).await?
+                    }
+                    _ => None,
+                };
+                *position = below.map(|bucket| Position { bucket, end: None });
                 continue;
             }
             let first = entries.first().map_or(end, |(place, _)| *place);

@@ -13,7 +13,7 @@
 
 use crate::store::core::keys::{self, HOUR_MS, Partition};
 use crate::store::core::reply::unexpected;
-use crate::store::core::scripts::{INDEX_FORGET, INDEX_READ};
+use crate::store::core::scripts::{INDEX_FORGET, INDEX_NEWEST, INDEX_READ};
 use crate::store::events::log_entry as log;
 use crate::store::{Result, Store};
 
@@ -25,6 +25,9 @@ pub struct IndexSlice {
     pub end: u64,
     pub entries: Vec<Vec<u8>>,
 }
+
+/// The most buckets [`Store::newest_filled`] looks at in one call.
+const MAX_BUCKETS_AT_ONCE: usize = 2048;
 
 /// Entries of an index with their places, in order.
 pub type Placed = Vec<(u64, Vec<u8>)>;
@@ -116,6 +119,29 @@ impl Store {
         Ok(IndexSlice { base, end, entries: reply.collect() })
     }
 
+    /// The newest bucket from `from` down to `oldest` whose index (`key_of` the bucket)
+    /// holds entries here or in history, found in one step (`lua/index_newest.lua`): a
+    /// listing passes over empty days or hours at once, not one read each. `None` when none
+    /// does.
+    pub async fn newest_filled(
+        &self,
+        p: Partition,
+        key_of: impl Fn(u32) -> String,
+        from: u32,
+        oldest: u32,
+    ) -> Result<Option<u32>> {
+        let buckets: Vec<u32> = (oldest..=from).rev().collect();
+        for run in buckets.chunks(MAX_BUCKETS_AT_ONCE) {
+            let mut call = INDEX_NEWEST.call();
+            call.key(&self.keys().index_bases(p)).keys(run.iter().map(|b| key_of(*b)));
+            let at: i64 = call.run(&mut self.conn()).await?;
+            if let Some(bucket) = usize::try_from(at).ok().and_then(|i| run.get(i)) {
+                return Ok(Some(*bucket));
+            }
+        }
+        Ok(None)
+    }
+
     /// Up to `batch` entries of a list ending before `end` (`None`: its end), with their
     /// places counted from its head, in order, and where the part read ends — without
     /// history, where nothing moved.
@@ -124,10 +150,9 @@ impl Store {
         // first page. Two commands, not a transaction: mid-reshard only a command alone
         // follows its key to the node it moves to (`ASK`). A list only grows at its tail,
         // so positions counted from its head stay valid between them.
-        let end: u64 = match end {
-            Some(end) => end,
-            None => redis::cmd("LLEN").arg(key).query_async(&mut self.conn()).await?,
-        };
+        // A cursor's place past the list's end (none Weir gave out) reads from the end.
+        let len: u64 = redis::cmd("LLEN").arg(key).query_async(&mut self.conn()).await?;
+        let end = end.map_or(len, |e| e.min(len));
         let raw: Vec<Vec<u8>> = match end {
             0 => Vec::new(),
             _ => {

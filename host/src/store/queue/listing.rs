@@ -111,8 +111,9 @@ impl Cursor {
         (!self.exhausted()).then(|| self.text())
     }
 
-    /// A cursor given back by a client, if it is one of a data set with `partitions`.
-    pub fn parse(text: &str, partitions: u16) -> Option<Cursor> {
+    /// A cursor given back by a client, if it is one of a data set with `partitions` whose
+    /// newest bucket is `newest` (a cursor past it is none Weir gave out).
+    pub fn parse(text: &str, partitions: u16, newest: u32) -> Option<Cursor> {
         let positions: Option<Vec<Option<Position>>> = text
             .split(',')
             .map(|part| match part {
@@ -124,7 +125,10 @@ impl Cursor {
                 }
             })
             .collect();
-        positions.filter(|p| p.len() == usize::from(partitions)).map(Cursor)
+        positions
+            .filter(|p| p.len() == usize::from(partitions))
+            .filter(|p| p.iter().flatten().all(|at| at.bucket <= newest))
+            .map(Cursor)
     }
 
     pub fn text(&self) -> String {
@@ -143,6 +147,12 @@ impl Cursor {
     fn exhausted(&self) -> bool {
         self.0.iter().all(Option::is_none)
     }
+}
+
+/// The newest day a delivery listing's cursor may stand on: today, or tomorrow on a clock a
+/// little ahead.
+pub fn newest_day() -> u32 {
+    crate::store::core::keys::day_of(crate::time::now_millis()) + 1
 }
 
 impl Store {
@@ -168,7 +178,7 @@ impl Store {
         let partitions = self.keys().partition_count();
         let today = crate::store::core::keys::day_of(crate::time::now_millis());
         let mut cursor = match cursor {
-            Some(text) => Cursor::parse(text, partitions).unwrap_or_else(|| Cursor::done(partitions)),
+            Some(text) => Cursor::parse(text, partitions, newest_day()).unwrap_or_else(|| Cursor::done(partitions)),
             None => Cursor::start(partitions, today),
         };
         let batch = limit.clamp(10, 200) as u64;
@@ -259,7 +269,13 @@ impl Store {
                 None => self.index_here(&key, at.end, batch).await?,
             };
             if entries.is_empty() {
-                *position = Some(Position { bucket: at.bucket.saturating_sub(1), end: None }).filter(|_| at.bucket > 0);
+                let below = match at.bucket.checked_sub(1) {
+                    Some(from) if from >= oldest_day => {
+                        self.newest_filled(p, |day| self.index_key(p, index, day), from, oldest_day).await?
+                    }
+                    _ => None,
+                };
+                *position = below.map(|bucket| Position { bucket, end: None });
                 continue;
             }
             *position = Some(Position { bucket: at.bucket, end: Some(end) });
@@ -312,9 +328,11 @@ mod tests {
             Some(Position { bucket: 3, end: None }),
         ]);
         assert_eq!(cursor.text(), "20415.17,-,3.x");
-        assert_eq!(Cursor::parse("20415.17,-,3.x", 3), Some(cursor));
-        assert_eq!(Cursor::parse("20415.17", 3), None, "one position per partition");
-        assert_eq!(Cursor::parse("dlv_x,-,-", 3), None);
+        assert_eq!(Cursor::parse("20415.17,-,3.x", 3, 20_415), Some(cursor));
+        assert_eq!(Cursor::parse("20415.17", 3, 20_415), None, "one position per partition");
+        assert_eq!(Cursor::parse("dlv_x,-,-", 3, 20_415), None);
+        assert_eq!(Cursor::parse("20416.17,-,3.x", 3, 20_415), None, "none stands past the newest bucket");
+        assert_eq!(Cursor::parse("4294967295.18446744073709551615,-,-", 3, 20_415), None);
         assert!(Cursor(vec![None, None]).exhausted());
     }
 }

@@ -21,8 +21,15 @@ pub struct Collector {
 
 impl Collector {
     pub fn start() -> Collector {
+        Collector::start_with(&[])
+    }
+
+    /// A receiver started with `args` (`--status 429 --retry-after 5`, `--delay 3`: a
+    /// collector in trouble).
+    pub fn start_with(args: &[&str]) -> Collector {
         let mut child = Command::new(tool("python"))
             .arg(script("otlp_receiver.py"))
+            .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -49,6 +56,11 @@ impl Collector {
     /// The spans received so far.
     pub fn spans(&self) -> Vec<Value> {
         self.spans.lock().unwrap().iter().filter(|r| r.get("span_id").is_some()).cloned().collect()
+    }
+
+    /// How many exports it answered with its trouble's status.
+    pub fn refused(&self) -> usize {
+        self.spans.lock().unwrap().iter().filter(|r| r.get("answered").is_some()).count()
     }
 
     /// The metrics received so far (one record per metric per export).
