@@ -30,6 +30,18 @@ impl Http {
         content_type: &str,
         body: Vec<u8>,
     ) -> (u16, String) {
+        self.try_send(method, path, token, content_type, body).await.expect("response")
+    }
+
+    /// [`Http::send`], or why the exchange failed (the connection closed, refused…).
+    pub async fn try_send(
+        &mut self,
+        method: &str,
+        path: &str,
+        token: &str,
+        content_type: &str,
+        body: Vec<u8>,
+    ) -> Result<(u16, String), String> {
         let mut request = hyper::Request::builder()
             .method(method)
             .uri(path)
@@ -38,13 +50,13 @@ impl Http {
         if !token.is_empty() {
             request = request.header("authorization", format!("Bearer {token}"));
         }
-        let request = request.body(Full::new(Bytes::from(body))).expect("request");
+        let request = request.body(Full::new(Bytes::from(body))).map_err(|e| e.to_string())?;
         // The connection may still be finishing the previous exchange (a large body).
-        self.sender.ready().await.expect("connection ready");
-        let response = self.sender.send_request(request).await.expect("response");
+        self.sender.ready().await.map_err(|e| e.to_string())?;
+        let response = self.sender.send_request(request).await.map_err(|e| e.to_string())?;
         let status = response.status().as_u16();
-        let body = response.into_body().collect().await.expect("body").to_bytes();
-        (status, String::from_utf8_lossy(&body).into_owned())
+        let body = response.into_body().collect().await.map_err(|e| e.to_string())?.to_bytes();
+        Ok((status, String::from_utf8_lossy(&body).into_owned()))
     }
 }
 

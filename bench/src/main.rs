@@ -42,7 +42,9 @@
 //!
 //! Run it with `scripts/bench.sh` (which builds in release mode first). Knobs:
 //! `WEIR_BENCH_SCALE` (a fraction of the load), `WEIR_BENCH_SCENARIO` (one scenario by name),
-//! `WEIR_BENCH_ONLY=plugin` (only the plugin call), `WEIR_BENCH_ONLY=compression` (storing
+//! `WEIR_BENCH_ONLY=plugin` (only the plugin call), `WEIR_BENCH_ONLY=noisy` (a quiet tenant's
+//! reads beside each load of round 5's probe, `noisy.rs`), `WEIR_BENCH_ONLY=filter_bounds`
+//! (each calibration filter's bound beside its measured time), `WEIR_BENCH_ONLY=compression` (storing
 //! an event with each of the two dictionaries, `compression.rs`), `WEIR_BENCH_ONLY=stages` (Redis CPU per
 //! delivery, stage by stage, in-process), `WEIR_BENCH_AOF=no` (Redis without AOF),
 //! `WEIR_BENCH_CONNECTIONS` (the closed-loop publishers' connections, 32 by default: the
@@ -59,6 +61,7 @@ mod filters;
 mod flow;
 mod history;
 mod load;
+mod noisy;
 mod ordering;
 mod otel;
 mod plugin;
@@ -107,6 +110,10 @@ async fn bench() {
     }
     if std::env::var("WEIR_BENCH_ONLY").as_deref() == Ok("compression") {
         compression::print(n(20_000));
+        return;
+    }
+    if std::env::var("WEIR_BENCH_ONLY").as_deref() == Ok("noisy") {
+        noisy::print().await;
         return;
     }
     if std::env::var("WEIR_BENCH_ONLY").as_deref() == Ok("filter_bounds") {

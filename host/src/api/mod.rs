@@ -47,6 +47,7 @@ pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// Most requests one process handles at once; beyond it requests are refused at once with
 /// `503` and `Retry-After` (load shedding) rather than queued without bound.
 pub(crate) const MAX_CONCURRENT_REQUESTS: usize = 1024;
+const _: () = assert!(intake::MAX_REQUESTS_PER_ORG * 4 == MAX_CONCURRENT_REQUESTS);
 
 /// `router` under the limits every request shares: its body read ahead at intake (outside
 /// the slots: `intake`), a timeout, and a concurrency limit with load shedding. This is what

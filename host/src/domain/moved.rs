@@ -23,6 +23,22 @@ use crate::store::{Store, StoreError};
 /// the id (then it is accepted: at-least-once, as a publisher's retry is).
 const KNOWN_WAIT: Duration = Duration::from_secs(2);
 
+/// Whether history knows the event of `digest` (within `days`), waiting at most
+/// [`KNOWN_WAIT`]; `false` (accepted) when it cannot say.
+async fn ask(history: &Arc<History>, digest: [u8; 16], days: u32) -> bool {
+    match tokio::time::timeout(KNOWN_WAIT, history.event_known(digest, days)).await {
+        Ok(Ok(known)) => known,
+        Ok(Err(e)) => {
+            tracing::debug!(error = %e, "cannot look for an event id in history; accepted");
+            false
+        }
+        Err(_) => {
+            history.note_unanswered(KNOWN_WAIT);
+            false
+        }
+    }
+}
+
 /// Where history is read, for those who hold the store and history apart (`weir admin`).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Reads<'a> {
@@ -171,22 +187,16 @@ impl<'a> Reads<'a> {
     /// a second time.
     pub(crate) async fn moved_event_known(&self, org_id: &str, id: &str) -> bool {
         let Some(history) = self.history else { return false };
-        // Once PostgreSQL is known down, publishes do not each wait for it: one in a while
-        // asks (and notices it is back), the others are accepted at once.
-        if !history.is_up() && !history.may_probe() {
+        let (digest, days) = (event_digest(org_id, id), self.days);
+        // Once PostgreSQL is known down, no publish waits for it: each is accepted at once,
+        // and once a second a question goes on alone, to notice it is back.
+        if !history.is_up() {
+            if history.may_probe() {
+                let history = history.clone();
+                tokio::spawn(async move { ask(&history, digest, days).await });
+            }
             return false;
         }
-        let asked = tokio::time::timeout(KNOWN_WAIT, history.event_known(event_digest(org_id, id), self.days)).await;
-        match asked {
-            Ok(Ok(known)) => known,
-            Ok(Err(e)) => {
-                tracing::debug!(error = %e, org_id, event_id = id, "cannot look for an event id in history; accepted");
-                false
-            }
-            Err(_) => {
-                history.note_unanswered(KNOWN_WAIT);
-                false
-            }
-        }
+        ask(history, digest, days).await
     }
 }

@@ -11,11 +11,11 @@ use std::sync::Arc;
 
 use tokio::sync::oneshot;
 
-use super::{Compiled, Envelope, Filter, FilterError, Verdict};
+use super::envelope::Envelope;
+use super::error::FilterError;
+use super::filter::{Compiled, Filter, Verdict};
 use crate::slots::Slots;
 
-/// The most a filter evaluated in place may cost on the largest event, estimated (ns).
-pub const INLINE_NS: u64 = 1_000_000;
 /// The evaluation threads' nice value: requests and deliveries come first.
 const NICE: i32 = 10;
 

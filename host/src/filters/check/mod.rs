@@ -11,7 +11,7 @@
 //!
 //! The bound, in estimated nanoseconds (`bound`): every value taken from the event is at
 //! most [`EVENT_BOUND`] bytes (the body limit) and holds at most
-//! [`super::MAX_MACRO_ELEMENTS`] elements (past that, macros are not evaluated). Each
+//! [`MAX_MACRO_ELEMENTS`] elements (past that, macros are not evaluated). Each
 //! expression gets bounds on its value's size, on the elements it holds and on its time,
 //! all *linear in the element* the innermost macro is at: over a range whose elements'
 //! sizes add up to `R` bytes and `E` elements, a body costing `a + b·x + c·n(x)` for an
@@ -33,6 +33,10 @@ use super::error::FilterError;
 use super::macros::TICK;
 use super::meter::{Pattern, Patterns};
 
+/// The most elements (of lists, and entries of objects, in all) an event may hold for a
+/// filter with macros to be evaluated on it (the bound counts each macro's iterations up to
+/// it); on a larger event such a filter does not select it (an evaluation error).
+pub const MAX_MACRO_ELEMENTS: usize = 20_000;
 /// The largest value an event can hold, in bytes: its body limit.
 pub const EVENT_BOUND: u64 = 1 << 20;
 /// The longest an admitted filter may take on the largest event, estimated (ns): the
@@ -76,7 +80,7 @@ struct Checker<'a> {
 
 /// Checks a compiled filter (see the module's documentation).
 pub(super) fn check(program: &cel::Program, source: &str) -> Result<Checked, FilterError> {
-    let event = Name { size: Lin::of(EVENT_BOUND), elems: Lin::of(super::MAX_MACRO_ELEMENTS as u64), ty: Ty::Dyn };
+    let event = Name { size: Lin::of(EVENT_BOUND), elems: Lin::of(MAX_MACRO_ELEMENTS as u64), ty: Ty::Dyn };
     let mut names: Vec<(String, Name)> = variables().iter().map(|n| (n.to_string(), event)).collect();
     names.push(("event".to_owned(), event));
     let mut checker =
@@ -88,7 +92,7 @@ pub(super) fn check(program: &cel::Program, source: &str) -> Result<Checked, Fil
     }
     let mut cost = bound.cost.at_most(Element::default());
     if program.references().has_variable("event") {
-        let elements = super::MAX_MACRO_ELEMENTS as u64;
+        let elements = MAX_MACRO_ELEMENTS as u64;
         cost = cost.saturating_add(EVENT_BOUND * WHOLE_BYTE_NS + elements * WHOLE_ELEMENT_NS);
     }
     if cost > COST_BUDGET {

@@ -58,7 +58,6 @@ lua!(PLUGIN_DELETE, "plugin_delete.lua");
 lua!(SET_IF_EXISTS, "set_if_exists.lua");
 lua!(ISSUE_TOKEN, "issue_token.lua");
 lua!(REVOKE_CLIENT, "revoke_client.lua");
-lua!(INDEX_NEWEST, "index_newest.lua");
 lua!(REVOKE_TOKEN, "revoke_token.lua");
 lua!(EXPORT_CREATE, "export_create.lua");
 lua!(RATE, "rate.lua");

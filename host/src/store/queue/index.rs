@@ -13,7 +13,7 @@
 
 use crate::store::core::keys::{self, HOUR_MS, Partition};
 use crate::store::core::reply::unexpected;
-use crate::store::core::scripts::{INDEX_FORGET, INDEX_NEWEST, INDEX_READ};
+use crate::store::core::scripts::{INDEX_FORGET, INDEX_READ};
 use crate::store::events::log_entry as log;
 use crate::store::{Result, Store};
 
@@ -27,7 +27,7 @@ pub struct IndexSlice {
 }
 
 /// The most buckets [`Store::newest_filled`] looks at in one call.
-const MAX_BUCKETS_AT_ONCE: usize = 2048;
+const MAX_BUCKETS_AT_ONCE: usize = 256;
 
 /// Entries of an index with their places, in order.
 pub type Placed = Vec<(u64, Vec<u8>)>;
@@ -120,9 +120,10 @@ impl Store {
     }
 
     /// The newest bucket from `from` down to `oldest` whose index (`key_of` the bucket)
-    /// holds entries here or in history, found in one step (`lua/index_newest.lua`): a
-    /// listing passes over empty days or hours at once, not one read each. `None` when none
-    /// does.
+    /// holds entries here or in history, found in one round trip (every index's length and
+    /// base read together): a listing passes over empty days or hours at once, not one read
+    /// each. `None` when none does. (Reads of one key each, not a script over all of them:
+    /// mid-reshard only a command alone follows its key to the node it moves to.)
     pub async fn newest_filled(
         &self,
         p: Partition,
@@ -132,11 +133,23 @@ impl Store {
     ) -> Result<Option<u32>> {
         let buckets: Vec<u32> = (oldest..=from).rev().collect();
         for run in buckets.chunks(MAX_BUCKETS_AT_ONCE) {
-            let mut call = INDEX_NEWEST.call();
-            call.key(&self.keys().index_bases(p)).keys(run.iter().map(|b| key_of(*b)));
-            let at: i64 = call.run(&mut self.conn()).await?;
-            if let Some(bucket) = usize::try_from(at).ok().and_then(|i| run.get(i)) {
-                return Ok(Some(*bucket));
+            let keys: Vec<String> = run.iter().map(|b| key_of(*b)).collect();
+            let mut pipe = redis::pipe();
+            for key in &keys {
+                pipe.cmd("LLEN").arg(key);
+            }
+            pipe.cmd("HMGET").arg(self.keys().index_bases(p)).arg(&keys);
+            let mut replies: Vec<redis::Value> = self.conn().query_reads(&pipe).await?;
+            let unreadable = |e: redis::ParsingError| unexpected("index lengths", e.to_string());
+            let bases: Vec<Option<u64>> = match replies.pop() {
+                Some(bases) => redis::from_redis_value(bases).map_err(unreadable)?,
+                None => Vec::new(),
+            };
+            for (i, length) in replies.into_iter().enumerate() {
+                let length: u64 = redis::from_redis_value(length).map_err(unreadable)?;
+                if length > 0 || bases.get(i).copied().flatten().unwrap_or(0) > 0 {
+                    return Ok(Some(run[i]));
+                }
             }
         }
         Ok(None)

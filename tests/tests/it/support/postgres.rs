@@ -152,8 +152,56 @@ impl Postgres {
         self.query(sql).await.parse().unwrap_or_else(|_| panic!("{sql} is no number"))
     }
 
+    /// Holds a `LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE` in a session of its own for
+    /// `secs` seconds, or until the child is killed; returns once the lock is granted.
+    pub async fn hold_lock(&self, table: &str, secs: u32) -> tokio::process::Child {
+        let sql = format!("BEGIN; LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep({secs}); COMMIT;");
+        let mut command = tokio::process::Command::from(self.psql_command("weir", &sql));
+        command.stdout(Stdio::null()).kill_on_drop(true);
+        let child = command.spawn().expect("psql");
+        let granted = format!(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'relation' AND relation = '{table}'::regclass \
+             AND mode = 'AccessExclusiveLock' AND granted"
+        );
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while self.count(&granted).await == 0 {
+            assert!(Instant::now() < deadline, "the lock on {table} is taken within 20 s");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        child
+    }
+
+    /// Stops every process of the server where it stands (`SIGSTOP`): connections stay
+    /// open and nothing answers, as on a frozen machine — until the guard is dropped.
+    pub fn freeze(&self) -> Frozen<'_> {
+        self.signal_all("STOP");
+        Frozen(self)
+    }
+
+    fn signal_all(&self, signal: &str) {
+        let pid_file = std::fs::read_to_string(self.dir.join("data/postmaster.pid")).expect("postmaster.pid");
+        let pid = pid_file.lines().next().expect("a pid").trim().to_owned();
+        let children = Command::new("pgrep").args(["-P", &pid]).output().expect("pgrep");
+        let mut pids = vec![pid.clone()];
+        pids.extend(String::from_utf8_lossy(&children.stdout).split_whitespace().map(str::to_owned));
+        if signal == "CONT" {
+            // `runuser` (the server's parent when the tests are root) stops itself when its
+            // child stops, as `su` does for job control: it goes on too, or it never reaps
+            // the server once stopped.
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let parent = stat.rsplit(')').next().and_then(|rest| rest.split_whitespace().nth(1)).map(str::to_owned);
+            pids.extend(parent);
+        }
+        let status = Command::new("kill").arg(format!("-{signal}")).args(&pids).status().expect("kill");
+        assert!(status.success(), "kill -{signal} {pids:?}");
+    }
+
     /// Stops the server (a fast shutdown: clients are disconnected at once).
     pub fn stop(&mut self) {
+        if self.dir.join("data/postmaster.pid").exists() && self.wrapper.is_some() {
+            // A frozen server would never take the signal to stop.
+            self.signal_all("CONT");
+        }
         if let Some((mut child, mut stdin)) = self.wrapper.take() {
             let _ = stdin.write_all(b"\n");
             drop(stdin);
@@ -165,6 +213,15 @@ impl Postgres {
     pub fn restart(&mut self) {
         self.stop();
         self.spawn();
+    }
+}
+
+/// A frozen server ([`Postgres::freeze`]); dropped, it goes on.
+pub struct Frozen<'a>(&'a Postgres);
+
+impl Drop for Frozen<'_> {
+    fn drop(&mut self) {
+        self.0.signal_all("CONT");
     }
 }
 
