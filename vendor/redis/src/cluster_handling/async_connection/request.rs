@@ -336,7 +336,6 @@ impl<C> Future for Request<C> {
     }
 }
 
-
 /// Weir's backport (vendor/README.md): a transaction its node aborted because a command in
 /// it was redirected (`ASK` while its slot moves, `MOVED`) is retried where the redirect
 /// points, as a command alone is; nothing of an aborted transaction ran.
