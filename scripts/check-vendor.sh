@@ -9,6 +9,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 UPSTREAM_VERSION="${UPSTREAM_VERSION:-1.8.1}"
+for tool in curl patch; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    echo "check-vendor: installing $tool" >&2
+    if [ "$(id -u)" -eq 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$tool" >/dev/null
+    else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$tool" >/dev/null; fi
+  fi
+done
 crate=redis
 work=target/vendor-upstream
 archive="$work/$crate-$UPSTREAM_VERSION.crate"
