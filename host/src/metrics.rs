@@ -257,7 +257,7 @@ impl Metrics {
     }
 
     /// An attempt ended; `class` is what it got (`2xx`… or why there was no answer, see
-    /// `delivery::send::Sent::class`).
+    /// `delivery::destination::Sent::class`).
     pub(crate) fn attempt(&self, class: &'static str, seconds: f64) {
         let result = if class == "2xx" { "success" } else { "failure" };
         self.attempts.get_or_create(&vec![("result", result), ("class", class)]).inc();

@@ -21,6 +21,7 @@
 
 mod attempt;
 mod claiming;
+mod destination;
 mod recording;
 
 use std::collections::HashMap;
@@ -37,8 +38,8 @@ use crate::store::queue::claim::Member;
 use crate::store::queue::targets::WebhookTarget;
 use crate::store::queue::work::{Loaded, Recorded, Report};
 use crate::store::{Partition, Store, StoreError};
-use attempt::send::Sender;
 use claiming::lanes::Lanes;
+use destination::{Destinations, http::Http};
 
 /// Most loads or outcomes sent to Redis in one script call.
 const BATCH: usize = 64;
@@ -77,7 +78,8 @@ pub(crate) struct Engine {
     app: Arc<App>,
     /// The store over this engine's own connection.
     store: Store,
-    sender: Sender,
+    /// Where attempts are sent (every kind of destination).
+    destinations: Destinations,
     lanes: Lanes,
     /// One permit per claimed delivery, until its outcome is recorded.
     permits: Arc<Semaphore>,
@@ -144,14 +146,14 @@ impl Engine {
     fn new(app: Arc<App>, store: Store, tls: rustls::ClientConfig) -> Arc<Engine> {
         let config = &app.config;
         let keys = app.clone();
-        let sender = Sender::new(
+        let http = Http::new(
             app.url_rule.clone(),
             tls,
             config.egress_proxy.clone(),
             Arc::new(move || keys.secret_key()),
-            config.delivery_timeout,
             config.worker_concurrency,
         );
+        let destinations = Destinations::new(http, config.delivery_timeout);
         let loaders = Batcher::per_partition(&store, BATCH, |store, p, claims: Vec<Claim>| async move {
             load(&store, p, claims).await
         });
@@ -159,7 +161,7 @@ impl Engine {
             store.record(p, &outcomes).await
         });
         Arc::new(Engine {
-            sender,
+            destinations,
             lanes: Lanes::new(config.max_in_flight_per_webhook, slow_share(config.worker_concurrency)),
             permits: Arc::new(Semaphore::new(config.worker_concurrency)),
             freed: Notify::new(),

@@ -2,10 +2,8 @@
 //! sign, send (the URL rule is checked as it connects), and decide what follows by the retry
 //! policy; `finish` frees the lane slot and records the outcome.
 
-mod connect;
 mod prepare;
 pub(in crate::delivery) mod retry;
-pub(in crate::delivery) mod send;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -15,9 +13,9 @@ use bytes::Bytes;
 
 use self::prepare::Prepared;
 use self::retry::{AttemptResult, Next};
-use self::send::{Presented, SendError, Sent};
 use super::claiming::lanes::Waiting;
 use super::claiming::lanes::{SLOW_AFTER, Signal};
+use super::destination::{Destination, Message, SendError, Sent};
 use super::{Claim, Engine, Work};
 use crate::domain::deliveries::attempt_headers;
 use crate::domain::egress;
@@ -149,18 +147,17 @@ impl Engine {
         let request =
             Request::signed(webhook_id, member, attempt_no, event.as_deref(), trace, &webhook, &body, &extra_headers);
         let context = egress::key_context(&member.org, webhook_id);
-        let presented =
-            webhook.client_certificate.as_ref().map(|certificate| Presented { certificate, context: &context });
+        let destination = Destination::of(&webhook, &context);
         self.app.metrics.in_flight.inc();
-        let sent = self
-            .send_watched(webhook_id, &member.delivery, &webhook.url, &request.headers, Bytes::from(body), presented)
-            .await;
+        let message = Message { headers: &request.headers, body: Bytes::from(body) };
+        let sent = self.send_watched(webhook_id, &member.delivery, &destination, message).await;
         self.app.metrics.in_flight.dec();
         let answer = match &sent.result {
-            Ok(response) => Answer::Status(response.status),
+            Ok(answer) => Answer::Status(answer.status()),
             Err(e) => Answer::Unanswered(sent.class(), e.to_string()),
         };
-        self.traced(webhook_id, member, attempt_no, &request.trace, &webhook.url, started, answer, &calls);
+        let to = destination.address();
+        self.traced(webhook_id, member, attempt_no, &request.trace, to, started, answer, &calls);
         let report = self.judge(webhook_id, member, &loaded, &request, &sent, fields);
         Some((report, webhook.failing))
     }
@@ -320,7 +317,7 @@ fn signal_of(
             until_ms: crate::time::now_millis() + pause.as_millis() as u64,
             reason: cause.map(|c| format!("{c} with Retry-After")).unwrap_or_default(),
         }),
-        (Ok(response), None) if (200..300).contains(&response.status) => Some(Signal::Success),
+        (Ok(answer), None) if answer.succeeded() => Some(Signal::Success),
         (Ok(_), None) => Some(Signal::Failed(why())),
         (Err(SendError::Blocked(_)), None) => Some(Signal::Failed(why())),
         // The proxy's failure says nothing of the endpoint.
@@ -368,12 +365,10 @@ impl Engine {
         &self,
         webhook: &str,
         delivery: &str,
-        url: &str,
-        headers: &[(String, String)],
-        body: Bytes,
-        presented: Option<Presented<'_>>,
+        destination: &Destination<'_>,
+        message: Message<'_>,
     ) -> Sent {
-        self.sender.post(url, headers, body, presented, SLOW_AFTER, || self.became_slow(webhook, delivery)).await
+        self.destinations.send(destination, message, SLOW_AFTER, || self.became_slow(webhook, delivery)).await
     }
 }
 
@@ -382,17 +377,17 @@ impl Engine {
 fn describe(sent: &Sent, created_ms: u64, at_ms: u64) -> (AttemptResult, String, Option<String>) {
     let duration_ms = sent.duration.as_millis() as u64;
     match &sent.result {
-        Ok(response) => {
-            let error = (!(200..300).contains(&response.status)).then(|| format!("HTTP {}", response.status));
+        Ok(answer) => {
+            let error = (!answer.succeeded()).then(|| format!("HTTP {}", answer.status()));
             (
-                AttemptResult::Status { code: response.status, retry_after: response.retry_after.clone() },
+                AttemptResult::Status { code: answer.status(), retry_after: answer.retry_after().map(str::to_owned) },
                 attempt_json(
                     created_ms,
                     at_ms,
-                    Some(response.status),
+                    Some(answer.status()),
                     duration_ms,
                     error.as_deref(),
-                    Some(&response.body),
+                    Some(answer.body()),
                 ),
                 error,
             )

@@ -1,12 +1,12 @@
-//! The HTTP sender: shared, pooling hyper clients whose connector (`connect`) applies the
-//! URL rule at connect time, goes through the egress proxy when there is one, and speaks
+//! The HTTP destination: shared, pooling hyper clients whose connector (`connect`) applies
+//! the URL rule at connect time, goes through the egress proxy when there is one, and speaks
 //! rustls for `https` (system roots plus `WEIR_EXTRA_CA`; HTTP/2 or HTTP/1.1 by ALPN).
 //! Webhooks with a client certificate get a pool of their own (connections made with one
 //! certificate are never used with another). Redirects are never followed.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -18,6 +18,7 @@ use sha2::{Digest, Sha256};
 use tokio_rustls::TlsConnector;
 
 use super::connect::{ConnectError, GuardedConnector};
+use super::message::{Message, SendError};
 use crate::certs::CertificateView;
 use crate::config::{EgressProxy, SecretKey};
 use crate::netguard::{UrlError, UrlRule};
@@ -32,25 +33,7 @@ pub(crate) const KEPT_RESPONSE_BYTES: usize = 1024;
 /// connection is dropped.
 const READ_RESPONSE_BYTES: usize = 64 * 1024;
 
-/// Why a request got no response.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum SendError {
-    #[error("blocked by the URL rule: {0}")]
-    Blocked(UrlError),
-    #[error("connection failed: {0}")]
-    Connect(String),
-    #[error("TLS handshake failed: {0}")]
-    Tls(String),
-    #[error("timed out after {0:?}")]
-    Timeout(Duration),
-    #[error("request failed: {0}")]
-    Request(String),
-    /// The egress proxy failed: not the endpoint's fault (its message names the proxy).
-    #[error("{0}")]
-    Proxy(String),
-}
-
-/// A response, as recorded.
+/// An HTTP response, as recorded.
 #[derive(Debug, Clone)]
 pub(crate) struct Response {
     pub status: u16,
@@ -59,56 +42,26 @@ pub(crate) struct Response {
     pub body: String,
 }
 
-/// The outcome of one request with its duration.
-#[derive(Debug)]
-pub(crate) struct Sent {
-    pub result: Result<Response, SendError>,
-    pub duration: Duration,
-}
-
-impl Sent {
-    /// What the attempt got, as a metrics label: the status class (`2xx`…`5xx`), or why
-    /// there was no answer (`timeout`, `connect`, `tls`, `blocked`, `request`, `proxy`).
-    pub(crate) fn class(&self) -> &'static str {
-        match &self.result {
-            Ok(response) => match response.status {
-                200..=299 => "2xx",
-                300..=399 => "3xx",
-                400..=499 => "4xx",
-                500..=599 => "5xx",
-                _ => "1xx",
-            },
-            Err(SendError::Timeout(_)) => "timeout",
-            Err(SendError::Connect(_)) => "connect",
-            Err(SendError::Tls(_)) => "tls",
-            Err(SendError::Blocked(_)) => "blocked",
-            Err(SendError::Request(_)) => "request",
-            Err(SendError::Proxy(_)) => "proxy",
-        }
-    }
-}
-
 /// Where a process's secret key comes from (read when a client certificate is first used).
 pub(crate) type KeySource = Arc<dyn Fn() -> Result<SecretKey, String> + Send + Sync>;
 
 type Pool = Client<GuardedConnector, Full<Bytes>>;
 
-/// Sends deliveries. Cloning shares the connection pools.
+/// Sends to HTTP endpoints. Cloning shares the connection pools.
 #[derive(Clone)]
-pub(crate) struct Sender {
+pub(crate) struct Http {
     client: Pool,
     connector: GuardedConnector,
     tls: Arc<rustls::ClientConfig>,
     /// Pools of the client certificates in use, by [`certificate_id`].
     with_certificates: Arc<Mutex<HashMap<[u8; 32], Pool>>>,
     secret: KeySource,
-    timeout: Duration,
     connections: usize,
 }
 
-impl std::fmt::Debug for Sender {
+impl std::fmt::Debug for Http {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Sender").field("timeout", &self.timeout).finish_non_exhaustive()
+        f.debug_struct("Http").field("connections", &self.connections).finish_non_exhaustive()
     }
 }
 
@@ -120,7 +73,7 @@ pub(crate) struct Presented<'a> {
     pub context: &'a str,
 }
 
-impl Sender {
+impl Http {
     /// `connections`: the most requests this process has in flight at once (its workers).
     /// A pool keeps that many idle connections per host, so that a fan-out whose webhooks
     /// share a host reuses every connection instead of closing those beyond a smaller cap
@@ -130,18 +83,16 @@ impl Sender {
         tls: rustls::ClientConfig,
         proxy: Option<EgressProxy>,
         secret: KeySource,
-        timeout: Duration,
         connections: usize,
-    ) -> Sender {
+    ) -> Http {
         let tls = Arc::new(tls);
         let connector = GuardedConnector { rule, tls: TlsConnector::from(tls.clone()), proxy: proxy.map(Arc::new) };
-        Sender {
+        Http {
             client: pool(connector.clone(), connections),
             connector,
             tls,
             with_certificates: Arc::default(),
             secret,
-            timeout,
             connections,
         }
     }
@@ -184,46 +135,19 @@ impl Sender {
         Ok(pool)
     }
 
-    /// POSTs `body` to `url` with `headers` (presenting a client certificate if given),
-    /// within the delivery timeout; `slow` is called once when no answer came within
-    /// `slow_after`. One timer serves both: it is set for the slow mark, then moved to the
-    /// timeout (each timer an attempt registers can wake the runtime's driver).
-    pub(crate) async fn post(
+    /// POSTs the message to `url` (presenting a client certificate if given); the caller
+    /// bounds it in time (`super::Destinations::send`).
+    pub(crate) async fn send(
         &self,
         url: &str,
-        headers: &[(String, String)],
-        body: Bytes,
         presented: Option<Presented<'_>>,
-        slow_after: Duration,
-        slow: impl FnOnce(),
-    ) -> Sent {
-        let started = Instant::now();
+        message: Message<'_>,
+    ) -> Result<Response, SendError> {
         let client = match presented {
             None => self.client.clone(),
-            Some(presented) => match self.pool_for(presented) {
-                Ok(pool) => pool,
-                Err(e) => return Sent { result: Err(e), duration: started.elapsed() },
-            },
+            Some(presented) => self.pool_for(presented)?,
         };
-        let timeout = started + self.timeout;
-        let mut slow = (slow_after < self.timeout).then_some(slow);
-        let timer = tokio::time::sleep_until(if slow.is_some() { started + slow_after } else { timeout }.into());
-        let exchange = exchange(&client, url, headers, body);
-        tokio::pin!(timer, exchange);
-        let result = loop {
-            tokio::select! {
-                biased;
-                result = &mut exchange => break result,
-                () = &mut timer => match slow.take() {
-                    Some(mark) => {
-                        mark();
-                        timer.as_mut().reset(timeout.into());
-                    }
-                    None => break Err(SendError::Timeout(self.timeout)),
-                },
-            }
-        };
-        Sent { result, duration: started.elapsed() }
+        exchange(&client, url, message.headers, message.body).await
     }
 }
 
@@ -352,13 +276,26 @@ mod tests {
         assert_eq!(header_name("Bad Name"), None);
     }
 
-    /// A sender allowed to reach loopback, with the given delivery timeout.
-    fn loopback_sender(timeout: Duration) -> Sender {
+    /// Destinations allowed to reach loopback, with the given delivery timeout.
+    fn loopback_sender(timeout: Duration) -> super::super::Destinations {
         let tls = rustls::ClientConfig::builder()
             .with_root_certificates(rustls::RootCertStore::empty())
             .with_no_client_auth();
         let rule = UrlRule::new(vec!["127.0.0.0/8".parse().unwrap()]);
-        Sender::new(rule, tls, None, Arc::new(|| Err("no key in this test".to_owned())), timeout, 4)
+        let http = Http::new(rule, tls, None, Arc::new(|| Err("no key in this test".to_owned())), 4);
+        super::super::Destinations::new(http, timeout)
+    }
+
+    /// An attempt's send of `{}` to `url`, slow past `slow_after`.
+    async fn post(
+        sender: &super::super::Destinations,
+        url: &str,
+        slow_after: Duration,
+        mark: impl FnOnce(),
+    ) -> super::super::Sent {
+        let to = super::super::Destination::Http { url, presented: None };
+        let message = Message { headers: &[], body: Bytes::from_static(b"{}") };
+        sender.send(&to, message, slow_after, mark).await
     }
 
     /// Answers every connection's first request with `answer` (or, when `None`, accepts
@@ -390,7 +327,7 @@ mod tests {
             marks.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         };
         let url = format!("http://{addr}/");
-        let sent = sender.post(&url, &[], Bytes::from_static(b"{}"), None, Duration::from_millis(100), mark).await;
+        let sent = post(&sender, &url, Duration::from_millis(100), mark).await;
         assert!(
             matches!(sent.result, Err(SendError::Timeout(t)) if t == Duration::from_millis(400)),
             "{:?}",
@@ -408,15 +345,15 @@ mod tests {
         let url = format!("http://{addr}/");
         let marked = std::sync::atomic::AtomicBool::new(false);
         let mark = || marked.store(true, std::sync::atomic::Ordering::SeqCst);
-        let sent = sender.post(&url, &[], Bytes::from_static(b"{}"), None, Duration::from_secs(1), mark).await;
-        assert_eq!(sent.result.as_ref().map(|r| r.status).ok(), Some(204), "{:?}", sent.result);
+        let sent = post(&sender, &url, Duration::from_secs(1), mark).await;
+        assert_eq!(sent.result.as_ref().map(|r| r.status()).ok(), Some(204), "{:?}", sent.result);
         assert!(!marked.load(std::sync::atomic::Ordering::SeqCst));
 
         // A slow mark at or past the timeout is never made: the timeout comes first.
         let hanging = endpoint(None).await;
         let sender = loopback_sender(Duration::from_millis(200));
         let url = format!("http://{hanging}/");
-        let sent = sender.post(&url, &[], Bytes::from_static(b"{}"), None, Duration::from_millis(200), mark).await;
+        let sent = post(&sender, &url, Duration::from_millis(200), mark).await;
         assert!(matches!(sent.result, Err(SendError::Timeout(_))), "{:?}", sent.result);
         assert!(!marked.load(std::sync::atomic::Ordering::SeqCst));
     }

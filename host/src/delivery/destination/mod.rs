@@ -1,0 +1,161 @@
+//! Destinations: where a delivery goes, and how it is sent there. An attempt hands its
+//! signed message to [`Destinations::send`] with the webhook's [`Destination`] and gets
+//! back what the destination answered ([`Answer`]) or why it did not ([`SendError`]),
+//! within the delivery timeout, marked slow past [`Destinations::send`]'s `slow_after`.
+//!
+//! HTTP (`http`, with `connect`: the URL rule at connect time, the egress proxy, rustls,
+//! pooled connections, client certificates) is the only kind for now. **A new kind** — a
+//! broker — is one file beside `http.rs` that sends a [`Message`] and says what came back,
+//! a variant of [`Destination`] (what a webhook names) and of [`Answer`] (what it answered),
+//! and its arm in [`Destinations::send`]; the attempt, the retry policy, recording and
+//! tracing read the answer through [`Answer`]'s methods and need nothing else.
+
+mod connect;
+pub(crate) mod http;
+mod message;
+
+use std::time::{Duration, Instant};
+
+pub(crate) use self::http::Presented;
+pub(crate) use self::message::{Message, SendError};
+use crate::store::queue::targets::WebhookTarget;
+
+/// Where one attempt goes: the kind and its address.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Destination<'a> {
+    /// An HTTP endpoint: `POST` to `url`, presenting the webhook's client certificate if
+    /// it has one.
+    Http { url: &'a str, presented: Option<Presented<'a>> },
+}
+
+impl<'a> Destination<'a> {
+    /// A webhook's destination (`context`: what its sealed secrets are bound to).
+    pub(crate) fn of(webhook: &'a WebhookTarget, context: &'a str) -> Destination<'a> {
+        let presented = webhook.client_certificate.as_ref().map(|certificate| Presented { certificate, context });
+        Destination::Http { url: &webhook.url, presented }
+    }
+
+    /// Its address as spans and logs show it.
+    pub(crate) fn address(&self) -> &'a str {
+        match self {
+            Destination::Http { url, .. } => url,
+        }
+    }
+}
+
+/// What a destination answered.
+#[derive(Debug, Clone)]
+pub(crate) enum Answer {
+    Http(http::Response),
+}
+
+impl Answer {
+    /// The status the retry policy reads (HTTP's own).
+    pub(crate) fn status(&self) -> u16 {
+        match self {
+            Answer::Http(response) => response.status,
+        }
+    }
+
+    /// Whether the destination took the message.
+    pub(crate) fn succeeded(&self) -> bool {
+        (200..300).contains(&self.status())
+    }
+
+    /// How long the destination asked to be left alone (`Retry-After`), as it said it.
+    pub(crate) fn retry_after(&self) -> Option<&str> {
+        match self {
+            Answer::Http(response) => response.retry_after.as_deref(),
+        }
+    }
+
+    /// What the destination said, as the attempt keeps it (at most
+    /// [`http::KEPT_RESPONSE_BYTES`]).
+    pub(crate) fn body(&self) -> &str {
+        match self {
+            Answer::Http(response) => &response.body,
+        }
+    }
+}
+
+/// The outcome of one attempt's send, with its duration.
+#[derive(Debug)]
+pub(crate) struct Sent {
+    pub result: Result<Answer, SendError>,
+    pub duration: Duration,
+}
+
+impl Sent {
+    /// What the attempt got, as a metrics label: the status class (`2xx`…`5xx`), or why
+    /// there was no answer (`timeout`, `connect`, `tls`, `blocked`, `request`, `proxy`).
+    pub(crate) fn class(&self) -> &'static str {
+        match &self.result {
+            Ok(answer) => match answer.status() {
+                200..=299 => "2xx",
+                300..=399 => "3xx",
+                400..=499 => "4xx",
+                500..=599 => "5xx",
+                _ => "1xx",
+            },
+            Err(SendError::Timeout(_)) => "timeout",
+            Err(SendError::Connect(_)) => "connect",
+            Err(SendError::Tls(_)) => "tls",
+            Err(SendError::Blocked(_)) => "blocked",
+            Err(SendError::Request(_)) => "request",
+            Err(SendError::Proxy(_)) => "proxy",
+        }
+    }
+}
+
+/// The senders of every kind, shared by a process's attempts (cloning shares their pools),
+/// and the delivery timeout.
+#[derive(Debug, Clone)]
+pub(crate) struct Destinations {
+    http: http::Http,
+    timeout: Duration,
+}
+
+impl Destinations {
+    pub(crate) fn new(http: http::Http, timeout: Duration) -> Destinations {
+        Destinations { http, timeout }
+    }
+
+    /// Sends `message` to `to` within the delivery timeout; `slow` is called once when no
+    /// answer came within `slow_after`. One timer serves both: it is set for the slow mark,
+    /// then moved to the timeout (each timer an attempt registers can wake the runtime's
+    /// driver).
+    pub(crate) async fn send(
+        &self,
+        to: &Destination<'_>,
+        message: Message<'_>,
+        slow_after: Duration,
+        slow: impl FnOnce(),
+    ) -> Sent {
+        let started = Instant::now();
+        let exchange = async {
+            match to {
+                Destination::Http { url, presented } => {
+                    self.http.send(url, *presented, message).await.map(Answer::Http)
+                }
+            }
+        };
+        let timeout = started + self.timeout;
+        let mut slow = (slow_after < self.timeout).then_some(slow);
+        let timer = tokio::time::sleep_until(if slow.is_some() { started + slow_after } else { timeout }.into());
+        tokio::pin!(timer, exchange);
+        let result = loop {
+            tokio::select! {
+                biased;
+                result = &mut exchange => break result,
+                () = &mut timer => match slow.take() {
+                    Some(mark) => {
+                        mark();
+                        timer.as_mut().reset(timeout.into());
+                    }
+                    None => break Err(SendError::Timeout(self.timeout)),
+                },
+            }
+        };
+        Sent { result, duration: started.elapsed() }
+    }
+}
