@@ -79,7 +79,7 @@ async fn fairness_beside(calls: usize, hostile: &[u8], hostile_config: &'static 
             for _ in 0..n {
                 let started = Instant::now();
                 let report = runtime
-                    .call("org_b", sha.clone(), None, meta.clone(), envelope.clone(), filter_config.into())
+                    .call("org_b", (sha.clone(), None), meta.clone(), envelope.clone(), filter_config.into())
                     .await;
                 assert!(matches!(report.result, Ok(Verdict::Deliver { .. })), "{:?}", report.result);
                 times.push(started.elapsed());
@@ -98,7 +98,7 @@ async fn fairness_beside(calls: usize, hostile: &[u8], hostile_config: &'static 
             tokio::spawn(async move {
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                     let config = hostile_config.to_owned();
-                    runtime.call("org_a", sha.clone(), None, meta.clone(), envelope.clone(), config).await;
+                    runtime.call("org_a", (sha.clone(), None), meta.clone(), envelope.clone(), config).await;
                 }
             })
         })

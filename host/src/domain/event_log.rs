@@ -85,7 +85,7 @@ pub(super) async fn list(
     }
     let reads = super::moved::Reads::of(app);
     let (entries, next) =
-        app.store.list_event_log(org_id, window, cursor, limit, SCAN_LIMIT, reads.moved_indexes()).await?;
+        app.store.list_event_log(org_id, window, cursor, (limit, SCAN_LIMIT), reads.moved_indexes()).await?;
     let (events, _) = reads.logged_events(&entries).await?;
     let listed = entries
         .iter()

@@ -182,7 +182,7 @@ impl Plugins {
         let config = Value::Object(config).to_string();
         let report = app
             .plugins
-            .call(org_id, plugin.sha256.clone(), wasm, Arc::new(meta), Arc::from(envelope.as_str()), config)
+            .call(org_id, (plugin.sha256.clone(), wasm), Arc::new(meta), Arc::from(envelope.as_str()), config)
             .await;
         let (outcome, reason, out_body, headers, error) = match report.result {
             Ok(Verdict::Deliver { body, headers }) => ("deliver", None, Some(body.unwrap_or(envelope)), headers, None),

@@ -96,8 +96,7 @@ impl Runtime {
     pub async fn call(
         self: &Arc<Self>,
         org_id: &str,
-        sha256: String,
-        wasm: Option<Vec<u8>>,
+        (sha256, wasm): (String, Option<Vec<u8>>),
         event: Arc<EventMeta>,
         body: Arc<str>,
         config: String,

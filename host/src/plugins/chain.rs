@@ -77,7 +77,9 @@ pub async fn run(
     for step in steps {
         let report = match &step.sha256 {
             Some(sha256) => {
-                runtime.call(org_id, sha256.clone(), step.wasm, event.clone(), body.clone(), step.config.clone()).await
+                runtime
+                    .call(org_id, (sha256.clone(), step.wasm), event.clone(), body.clone(), step.config.clone())
+                    .await
             }
             None => CallReport::failed(PluginError::Unavailable("the plugin was deleted".into()), Default::default()),
         };

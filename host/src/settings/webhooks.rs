@@ -113,20 +113,28 @@ pub(super) async fn show(State(doors): State<Handles>, signed: Signed, Id(id): I
         notice = html::notice("ok", &format!("{n} failed deliveries queued for a new attempt."));
     }
     match webhook(&doors, &signed, &id).await {
-        Ok(w) => render_show(&doors, &signed, &w, &notice, &[], None, &query).await,
+        Ok(w) => render_show(&doors, &signed, &w, Shown { notice: &notice, ..Shown::default() }, &query).await,
         Err(r) => r,
     }
 }
 
-async fn render_show(
-    doors: &Handles,
-    signed: &Signed,
-    w: &Webhook,
-    notice: &str,
-    errors: &[(String, String)],
-    edited: Option<&Form>,
-    query: &Query,
-) -> Response {
+/// What a webhook's page shows beside the webhook: a notice, the errors of a form just
+/// sent, and that form (to show what was typed).
+#[derive(Default)]
+struct Shown<'a> {
+    notice: &'a str,
+    errors: &'a [(String, String)],
+    edited: Option<&'a Form>,
+}
+
+impl<'a> Shown<'a> {
+    fn errors(errors: &'a [(String, String)]) -> Shown<'a> {
+        Shown { errors, ..Shown::default() }
+    }
+}
+
+async fn render_show(doors: &Handles, signed: &Signed, w: &Webhook, shown: Shown<'_>, query: &Query) -> Response {
+    let Shown { notice, errors, edited } = shown;
     let admin = signed.0.admin;
     let csrf = &signed.0.csrf;
     let id = esc(&w.id);
@@ -218,7 +226,16 @@ pub(super) async fn update(State(doors): State<Handles>, Id(id): Id, Change(sign
     match doors.webhooks.update(&signed.0.org_id, &id, body).await {
         Ok(_) => html::see_other(&format!("/settings/webhooks/{id}?notice={}", Notice::Saved.code())),
         Err(WebhookError::Store(_)) => store_down(),
-        Err(e) => render_show(&doors, &signed, &w, "", &problems(&e), Some(&form), &Query::default()).await,
+        Err(e) => {
+            render_show(
+                &doors,
+                &signed,
+                &w,
+                Shown { edited: Some(&form), ..Shown::errors(&problems(&e)) },
+                &Query::default(),
+            )
+            .await
+        }
     }
 }
 
@@ -248,14 +265,14 @@ pub(super) async fn update_plugins(State(doors): State<Handles>, Id(id): Id, Cha
         );
     }
     if !errors.is_empty() {
-        return render_show(&doors, &signed, &w, "", &errors, None, &Query::default()).await;
+        return render_show(&doors, &signed, &w, Shown::errors(&errors), &Query::default()).await;
     }
     let mut body = Map::new();
     body.insert("plugins".into(), Value::Array(plugins));
     match doors.webhooks.update(&signed.0.org_id, &id, body).await {
         Ok(_) => html::see_other(&format!("/settings/webhooks/{id}?notice={}", Notice::Saved.code())),
         Err(WebhookError::Store(_)) => store_down(),
-        Err(e) => render_show(&doors, &signed, &w, "", &problems(&e), None, &Query::default()).await,
+        Err(e) => render_show(&doors, &signed, &w, Shown::errors(&problems(&e)), &Query::default()).await,
     }
 }
 
@@ -267,7 +284,7 @@ pub(super) async fn set_active(State(doors): State<Handles>, Id(id): Id, Change(
             Err(r) => return r,
         };
         let errors = [("active".to_owned(), "must be true or false".to_owned())];
-        return render_show(&doors, &signed, &w, "", &errors, None, &Query::default()).await;
+        return render_show(&doors, &signed, &w, Shown::errors(&errors), &Query::default()).await;
     };
     let mut body = Map::new();
     body.insert("active".into(), json!(active));
@@ -293,7 +310,7 @@ pub(super) async fn rotate_secret(State(doors): State<Handles>, Id(id): Id, Chan
         Err(WebhookError::NotFound) => plain(StatusCode::NOT_FOUND, "No such webhook."),
         Err(WebhookError::Store(_)) => store_down(),
         Err(e) => match webhook(&doors, &signed, &id).await {
-            Ok(w) => render_show(&doors, &signed, &w, "", &problems(&e), None, &Query::default()).await,
+            Ok(w) => render_show(&doors, &signed, &w, Shown::errors(&problems(&e)), &Query::default()).await,
             Err(r) => r,
         },
     }

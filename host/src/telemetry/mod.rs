@@ -23,22 +23,20 @@ mod batch;
 mod http;
 mod metrics;
 mod settings;
+mod spans;
 
-use std::borrow::Cow;
 use std::time::SystemTime;
 
-use opentelemetry::trace::{
-    Link, SpanContext, SpanId, SpanKind, Status, TraceContextExt, TraceFlags, TraceId, TraceState,
-};
+use opentelemetry::trace::SpanKind;
 use opentelemetry::{InstrumentationScope, KeyValue};
 use opentelemetry_otlp::{WithExportConfig, WithHttpConfig};
-use opentelemetry_sdk::trace::{
-    Sampler, SamplingDecision, ShouldSample, SpanData, SpanEvents, SpanExporter, SpanLinks,
-};
+use opentelemetry_sdk::trace::SpanExporter;
 
 pub(crate) use self::batch::Counts;
 pub(crate) use self::metrics::Read;
 use self::settings::{MetricsSettings, Off, Otel, Settings};
+pub(crate) use self::spans::{Answer, AttemptSpan, PluginCall, PublishSpan};
+use self::spans::{On, remote};
 use crate::trace::TraceContext;
 
 /// Export, when configured.
@@ -47,67 +45,6 @@ pub(crate) struct Telemetry {
     on: Option<On>,
     /// Metrics over OTLP, until their task takes them.
     metrics: std::sync::Mutex<Option<(MetricsSettings, http::Client)>>,
-}
-
-#[derive(Debug)]
-struct On {
-    queue: batch::Queue,
-    sampler: Sampler,
-    scope: InstrumentationScope,
-}
-
-/// How an attempt went, for its span.
-#[derive(Debug, Clone)]
-pub(crate) enum Answer {
-    /// The endpoint answered with this status.
-    Status(u16),
-    /// No answer: `error.type` (`timeout`, `connect`, `tls`, `blocked`, `request`, `proxy`)
-    /// and what happened.
-    Unanswered(&'static str, String),
-    /// No request was made (the plugins dropped the event).
-    NotSent,
-}
-
-/// One plugin call of an attempt.
-#[derive(Debug, Clone)]
-pub(crate) struct PluginCall {
-    pub(crate) plugin_id: String,
-    /// `deliver`, `drop` or `error`.
-    pub(crate) verdict: &'static str,
-    pub(crate) fuel: u64,
-    pub(crate) start: SystemTime,
-    pub(crate) end: SystemTime,
-}
-
-/// A delivery attempt, as its span tells it.
-#[derive(Debug)]
-pub(crate) struct AttemptSpan<'a> {
-    pub(crate) trace: &'a TraceContext,
-    /// Whether the publisher sent the trace context (else Weir started the trace).
-    pub(crate) from_publisher: bool,
-    pub(crate) event_id: &'a str,
-    pub(crate) delivery_id: &'a str,
-    pub(crate) webhook_id: &'a str,
-    pub(crate) org_id: &'a str,
-    pub(crate) attempt: u32,
-    pub(crate) url: &'a str,
-    pub(crate) start: SystemTime,
-    pub(crate) end: SystemTime,
-    pub(crate) answer: Answer,
-    pub(crate) plugins: &'a [PluginCall],
-}
-
-/// A publish request, as its span tells it.
-#[derive(Debug)]
-pub(crate) struct PublishSpan<'a> {
-    /// The publisher's `traceparent` (its trace and parent span), if it sent a valid one.
-    pub(crate) parent: Option<(&'a TraceContext, [u8; 8])>,
-    /// The event accepted (none when the request was refused).
-    pub(crate) event_id: Option<&'a str>,
-    pub(crate) org_id: Option<&'a str>,
-    pub(crate) status: u16,
-    pub(crate) start: SystemTime,
-    pub(crate) end: SystemTime,
 }
 
 impl Telemetry {
@@ -218,127 +155,17 @@ impl Telemetry {
 
     /// Records a publish request's span.
     pub(crate) fn publish(&self, span: PublishSpan<'_>) {
-        let Some(on) = &self.on else { return };
-        let (trace_id, parent) = match span.parent {
-            Some((trace, parent_id)) => (trace.trace_id, Some(remote(trace, parent_id, trace.flags & 1 == 1))),
-            None => match span.event_id {
-                Some(id) => (TraceContext::for_event(id).trace_id, None),
-                None => (rand::random(), None),
-            },
-        };
-        let name = "POST /api/v2/events";
-        if !on.decide(parent.as_ref(), trace_id, name, &SpanKind::Server) {
-            return;
+        if let Some(on) = &self.on {
+            spans::publish(on, span);
         }
-        let span_id = match span.event_id {
-            Some(id) => TraceContext::publish_span_id(trace_id, id),
-            None => rand::random(),
-        };
-        let mut attributes = vec![
-            KeyValue::new("http.request.method", "POST"),
-            KeyValue::new("http.route", "/api/v2/events"),
-            KeyValue::new("url.path", "/api/v2/events"),
-            KeyValue::new("http.response.status_code", i64::from(span.status)),
-        ];
-        if let Some(id) = span.event_id {
-            attributes.push(KeyValue::new("weir.event.id", id.to_owned()));
-        }
-        if let Some(id) = span.org_id {
-            attributes.push(KeyValue::new("weir.organisation.id", id.to_owned()));
-        }
-        // A server span fails with a 5xx only (the client's mistakes are not the server's).
-        let status = if span.status >= 500 {
-            attributes.push(KeyValue::new("error.type", span.status.to_string()));
-            Status::error(format!("HTTP {}", span.status))
-        } else {
-            Status::Unset
-        };
-        let context = sampled(trace_id, span_id);
-        on.queue.push(on.span(
-            context,
-            parent.as_ref(),
-            SpanKind::Server,
-            name,
-            (span.start, span.end),
-            attributes,
-            status,
-            Vec::new(),
-        ));
     }
 
     /// Records an attempt's span, with its plugin calls as children.
     pub(crate) fn attempt(&self, span: AttemptSpan<'_>) {
-        let Some(on) = &self.on else { return };
-        let trace = span.trace;
-        if !self.sampled(trace, span.from_publisher) {
-            return;
-        }
-        let publish_id = TraceContext::publish_span_id(trace.trace_id, span.event_id);
-        let parent = remote(trace, publish_id, true);
-        let own = |attempt: u32| sampled(trace.trace_id, trace.attempt_span_id(span.delivery_id, attempt as usize));
-        let context = own(span.attempt);
-        let mut attributes = vec![
-            KeyValue::new("weir.webhook.id", span.webhook_id.to_owned()),
-            KeyValue::new("weir.delivery.id", span.delivery_id.to_owned()),
-            KeyValue::new("weir.event.id", span.event_id.to_owned()),
-            KeyValue::new("weir.organisation.id", span.org_id.to_owned()),
-            KeyValue::new("weir.attempt", i64::from(span.attempt)),
-        ];
-        let (kind, name) = match span.answer {
-            Answer::NotSent => (SpanKind::Internal, "plugins dropped the event"),
-            _ => (SpanKind::Client, "POST"),
-        };
-        if !matches!(span.answer, Answer::NotSent) {
-            attributes.push(KeyValue::new("http.request.method", "POST"));
-            if let Ok(url) = url::Url::parse(span.url) {
-                attributes.push(KeyValue::new("url.full", full_url(&url)));
-                if let Some(host) = url.host_str() {
-                    attributes.push(KeyValue::new("server.address", host.to_owned()));
-                }
-                if let Some(port) = url.port_or_known_default() {
-                    attributes.push(KeyValue::new("server.port", i64::from(port)));
-                }
-            }
-        }
-        let status = match &span.answer {
-            Answer::Status(code) => {
-                attributes.push(KeyValue::new("http.response.status_code", i64::from(*code)));
-                if (200..300).contains(code) {
-                    Status::Unset
-                } else {
-                    attributes.push(KeyValue::new("error.type", code.to_string()));
-                    Status::error(format!("HTTP {code}"))
-                }
-            }
-            Answer::Unanswered(kind, why) => {
-                attributes.push(KeyValue::new("error.type", *kind));
-                Status::error(why.clone())
-            }
-            Answer::NotSent => Status::Unset,
-        };
-        // A retry links to the first attempt.
-        let links = if span.attempt > 1 { vec![Link::with_context(own(1))] } else { Vec::new() };
-        let parent_of_calls = remote(trace, context.span_id().to_bytes(), true);
-        on.queue.push(on.span(context, Some(&parent), kind, name, (span.start, span.end), attributes, status, links));
-        for (i, call) in span.plugins.iter().enumerate() {
-            let id = TraceContext::plugin_span_id(trace.trace_id, span.delivery_id, i);
-            let context = sampled(trace.trace_id, id);
-            let attributes = vec![
-                KeyValue::new("weir.plugin.id", call.plugin_id.clone()),
-                KeyValue::new("weir.plugin.verdict", call.verdict),
-                KeyValue::new("weir.plugin.fuel", call.fuel as i64),
-            ];
-            let status = if call.verdict == "error" { Status::error("the plugin failed") } else { Status::Unset };
-            on.queue.push(on.span(
-                context,
-                Some(&parent_of_calls),
-                SpanKind::Internal,
-                "plugin",
-                (call.start, call.end),
-                attributes,
-                status,
-                Vec::new(),
-            ));
+        if let Some(on) = &self.on
+            && self.sampled(span.trace, span.from_publisher)
+        {
+            spans::attempt(on, span);
         }
     }
 
@@ -350,90 +177,8 @@ impl Telemetry {
         start: SystemTime,
         error: Option<String>,
     ) {
-        let Some(on) = &self.on else { return };
-        let trace_id: [u8; 16] = rand::random();
-        if !on.decide(None, trace_id, name, &SpanKind::Internal) {
-            return;
-        }
-        let context = sampled(trace_id, rand::random());
-        let attributes = attributes.into_iter().map(|(k, v)| KeyValue::new(k, v)).collect();
-        let status = error.map_or(Status::Unset, Status::error);
-        on.queue.push(on.span(
-            context,
-            None,
-            SpanKind::Internal,
-            name,
-            (start, SystemTime::now()),
-            attributes,
-            status,
-            Vec::new(),
-        ));
-    }
-}
-
-impl On {
-    fn decide(&self, parent: Option<&SpanContext>, trace_id: [u8; 16], name: &str, kind: &SpanKind) -> bool {
-        let context = parent.map(|p| opentelemetry::Context::new().with_remote_span_context(p.clone()));
-        let result = self.sampler.should_sample(context.as_ref(), TraceId::from_bytes(trace_id), name, kind, &[], &[]);
-        result.decision == SamplingDecision::RecordAndSample
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn span(
-        &self,
-        context: SpanContext,
-        parent: Option<&SpanContext>,
-        kind: SpanKind,
-        name: &'static str,
-        (start, end): (SystemTime, SystemTime),
-        attributes: Vec<KeyValue>,
-        status: Status,
-        links: Vec<Link>,
-    ) -> SpanData {
-        let mut span_links = SpanLinks::default();
-        span_links.links = links;
-        SpanData {
-            span_context: context,
-            parent_span_id: parent.map_or(SpanId::INVALID, SpanContext::span_id),
-            parent_span_is_remote: parent.is_some_and(SpanContext::is_remote),
-            span_kind: kind,
-            name: Cow::Borrowed(name),
-            start_time: start,
-            end_time: end.max(start),
-            attributes,
-            dropped_attributes_count: 0,
-            events: SpanEvents::default(),
-            links: span_links,
-            status,
-            instrumentation_scope: self.scope.clone(),
+        if let Some(on) = &self.on {
+            spans::job(on, name, attributes, (start, error));
         }
     }
-}
-
-/// A sampled span made here.
-fn sampled(trace_id: [u8; 16], span_id: [u8; 8]) -> SpanContext {
-    SpanContext::new(
-        TraceId::from_bytes(trace_id),
-        SpanId::from_bytes(span_id),
-        TraceFlags::SAMPLED,
-        false,
-        TraceState::NONE,
-    )
-}
-
-/// A span of `trace` made elsewhere (another request, another process).
-fn remote(trace: &TraceContext, span_id: [u8; 8], sampled: bool) -> SpanContext {
-    let flags = if sampled { TraceFlags::SAMPLED } else { TraceFlags::default() };
-    SpanContext::new(TraceId::from_bytes(trace.trace_id), SpanId::from_bytes(span_id), flags, true, TraceState::NONE)
-}
-
-/// `url.full` as the semantic conventions ask: no user info, and no query (it may carry
-/// credentials).
-fn full_url(url: &url::Url) -> String {
-    let mut url = url.clone();
-    let _ = url.set_username("");
-    let _ = url.set_password(None);
-    url.set_query(None);
-    url.set_fragment(None);
-    url.to_string()
 }

@@ -3,32 +3,26 @@
 //! policy; `finish` frees the lane slot and records the outcome.
 
 mod prepare;
+mod request;
 pub(in crate::delivery) mod retry;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use bytes::Bytes;
 
 use self::prepare::Prepared;
-use self::retry::{AttemptResult, Next};
-use super::claiming::lanes::Waiting;
-use super::claiming::lanes::{SLOW_AFTER, Signal};
+use self::request::{Attempt, Request, Traced, describe, next_in_words, signal_of};
+use self::retry::Next;
+use super::claiming::lanes::{SLOW_AFTER, Waiting};
 use super::destination::{Destination, Message, SendError, Sent};
 use super::{Claim, Engine, Work};
-use crate::domain::deliveries::attempt_headers;
 use crate::domain::egress;
-use crate::sign;
 use crate::store::StoreError;
-use crate::store::events::stored::StoredEvent;
-use crate::store::queue::attempts::attempt_json;
 use crate::store::queue::claim::Member;
 use crate::store::queue::row::field;
-use crate::store::queue::targets::WebhookTarget;
 use crate::store::queue::work::{Loaded, Outcome, Report};
-use crate::telemetry::{Answer, AttemptSpan, PluginCall, Telemetry};
-use crate::trace::TraceContext;
+use crate::telemetry::{Answer, AttemptSpan, PluginCall};
 
 impl Engine {
     /// Starts the attempt of a claimed delivery (its lane slot is already taken).
@@ -105,6 +99,7 @@ impl Engine {
     async fn work(self: &Arc<Self>, webhook_id: &str, member: &Member, work: Work) -> Option<(Report, bool)> {
         let Work { mut loaded, webhook } = work;
         let attempt_no = loaded.attempt.max(1);
+        let this = Attempt { webhook_id, member, number: attempt_no };
         let ending =
             |outcome| Report { ordered: loaded.ordered, ..self.report(webhook_id, member, outcome, attempt_no) };
         if loaded.status.is_some() {
@@ -124,7 +119,8 @@ impl Engine {
             Prepared::Send { body, extra_headers, fields, calls } => (body, extra_headers, fields, calls),
             Prepared::Filtered { fields, calls } => {
                 let trace = Traced::of(member, event.as_deref(), &self.app.telemetry);
-                self.traced(webhook_id, member, attempt_no, &trace, &webhook.url, started, Answer::NotSent, &calls);
+                let to = Destination::of(&webhook, "").address();
+                self.traced(&this, &trace, to, (started, Answer::NotSent), &calls);
                 let report = Report {
                     fields,
                     ordered: loaded.ordered,
@@ -144,8 +140,7 @@ impl Engine {
             Prepared::StoreDown => return None,
         };
         let trace = Traced::of(member, event.as_deref(), &self.app.telemetry);
-        let request =
-            Request::signed(webhook_id, member, attempt_no, event.as_deref(), trace, &webhook, &body, &extra_headers);
+        let request = Request::signed(&this, event.as_deref(), trace, &webhook, (&body, &extra_headers));
         let context = egress::key_context(&member.org, webhook_id);
         let destination = Destination::of(&webhook, &context);
         self.app.metrics.in_flight.inc();
@@ -157,8 +152,8 @@ impl Engine {
             Err(e) => Answer::Unanswered(sent.class(), e.to_string()),
         };
         let to = destination.address();
-        self.traced(webhook_id, member, attempt_no, &request.trace, to, started, answer, &calls);
-        let report = self.judge(webhook_id, member, &loaded, &request, &sent, fields);
+        self.traced(&this, &request.trace, to, (started, answer), &calls);
+        let report = self.judge(&this, &loaded, &request, &sent, fields);
         Some((report, webhook.failing))
     }
 
@@ -166,14 +161,13 @@ impl Engine {
     /// retry policy, and the report to record.
     fn judge(
         self: &Arc<Self>,
-        webhook_id: &str,
-        member: &Member,
+        this: &Attempt<'_>,
         loaded: &Loaded,
         request: &Request,
         sent: &Sent,
         mut fields: Vec<(&'static str, String)>,
     ) -> Report {
-        let attempt_no = loaded.attempt.max(1);
+        let Attempt { webhook_id, member, number: attempt_no } = *this;
         let created_ms = crate::ids::millis_of(crate::ids::Kind::Delivery, &member.delivery).unwrap_or(request.at_ms);
         let (result, attempt, cause) = describe(sent, created_ms, request.at_ms);
         self.app.metrics.attempt(sent.class(), sent.duration.as_secs_f64());
@@ -230,119 +224,20 @@ impl Engine {
     }
 }
 
-/// One attempt's request, signed now (replay protection: the attempt's time is the
-/// signature's timestamp, so the row can show the headers as sent). Built from what the
-/// attempt is handed alone: the delivery, its event, its webhook, the prepared body.
-struct Request {
-    headers: Vec<(String, String)>,
-    /// The signatures, as the row keeps them.
-    signature: Vec<u8>,
-    /// The names of the webhook's own headers it carries (their values are not kept).
-    webhook_header_names: Vec<String>,
-    trace: Traced,
-    at_ms: u64,
-}
-
-/// The trace an attempt belongs to.
-struct Traced {
-    context: TraceContext,
-    /// Whether the publisher sent it (else Weir started it).
-    from_publisher: bool,
-}
-
-impl Traced {
-    /// The trace of the attempt at `member`, as it is passed on to the subscriber.
-    fn of(member: &Member, event: Option<&StoredEvent>, telemetry: &Telemetry) -> Traced {
-        let context = event.map_or_else(|| TraceContext::for_event(&member.event), |e| e.trace_of(&member.event));
-        let from_publisher = event.is_some_and(|e| e.trace.is_some());
-        Traced { context: telemetry.passed_on(context, from_publisher), from_publisher }
-    }
-}
-
-impl Request {
-    #[allow(clippy::too_many_arguments)]
-    fn signed(
-        webhook_id: &str,
-        member: &Member,
-        attempt_no: u32,
-        event: Option<&StoredEvent>,
-        trace: Traced,
-        webhook: &WebhookTarget,
-        body: &str,
-        extra_headers: &[(String, String)],
-    ) -> Request {
-        let created_at = event.map(|e| e.created_at.as_str()).unwrap_or_default();
-        let at = crate::time::now_millis();
-        let previous = webhook.previous_secret.as_ref().filter(|(_, ends)| *ends > at).map(|(s, _)| s.as_str());
-        let secrets = sign::Secrets { current: &webhook.signing_secret, previous };
-        let signatures = sign::Signatures::sign(secrets, &member.delivery, at / 1000, body.as_bytes());
-        let this = sign::Attempt {
-            delivery_id: &member.delivery,
-            number: attempt_no as usize,
-            event_created_at: created_at,
-            signed_at: at / 1000,
-        };
-        let own_headers: Vec<(String, String)> = match webhook.headers.as_deref() {
-            None => Vec::new(),
-            Some(text) => match serde_json::from_str::<BTreeMap<String, String>>(text) {
-                Ok(map) => map.into_iter().collect(),
-                Err(e) => {
-                    tracing::error!(webhook_id, error = %e, "the webhook's headers cannot be read; sent without them");
-                    Vec::new()
-                }
-            },
-        };
-        let headers = attempt_headers(this, &signatures, &own_headers, extra_headers, &trace.context);
-        Request {
-            headers,
-            signature: signatures.encode(),
-            webhook_header_names: own_headers.into_iter().map(|(name, _)| name).collect(),
-            trace,
-            at_ms: at,
-        }
-    }
-}
-
-/// What an attempt's answer says of its endpoint (`None`: nothing — the proxy failed).
-fn signal_of(
-    sent: &Sent,
-    result: &AttemptResult,
-    cause: Option<&str>,
-    place: usize,
-    schedule: &[std::time::Duration],
-) -> Option<Signal> {
-    let why = || cause.unwrap_or_default().to_owned();
-    match (&sent.result, retry::pause(result, place, schedule)) {
-        (_, Some(pause)) => Some(Signal::Pause {
-            until_ms: crate::time::now_millis() + pause.as_millis() as u64,
-            reason: cause.map(|c| format!("{c} with Retry-After")).unwrap_or_default(),
-        }),
-        (Ok(answer), None) if answer.succeeded() => Some(Signal::Success),
-        (Ok(_), None) => Some(Signal::Failed(why())),
-        (Err(SendError::Blocked(_)), None) => Some(Signal::Failed(why())),
-        // The proxy's failure says nothing of the endpoint.
-        (Err(SendError::Proxy(_)), None) => None,
-        (Err(_), None) => Some(Signal::NoAnswer(why())),
-    }
-}
-
 impl Engine {
     /// Records the attempt's span (and its plugin calls') when traces are exported.
-    #[allow(clippy::too_many_arguments)]
     fn traced(
         &self,
-        webhook_id: &str,
-        member: &Member,
-        attempt: u32,
+        this: &Attempt<'_>,
         trace: &Traced,
         url: &str,
-        start: SystemTime,
-        answer: Answer,
+        (start, answer): (SystemTime, Answer),
         plugins: &[PluginCall],
     ) {
         if !self.app.telemetry.enabled() {
             return;
         }
+        let Attempt { webhook_id, member, number: attempt } = *this;
         self.app.telemetry.attempt(AttemptSpan {
             trace: &trace.context,
             from_publisher: trace.from_publisher,
@@ -369,45 +264,5 @@ impl Engine {
         message: Message<'_>,
     ) -> Sent {
         self.destinations.send(destination, message, SLOW_AFTER, || self.became_slow(webhook, delivery)).await
-    }
-}
-
-/// The policy's view of a send, the attempt as stored, and why it failed (`None` for a
-/// 2xx).
-fn describe(sent: &Sent, created_ms: u64, at_ms: u64) -> (AttemptResult, String, Option<String>) {
-    let duration_ms = sent.duration.as_millis() as u64;
-    match &sent.result {
-        Ok(answer) => {
-            let error = (!answer.succeeded()).then(|| format!("HTTP {}", answer.status()));
-            (
-                AttemptResult::Status { code: answer.status(), retry_after: answer.retry_after().map(str::to_owned) },
-                attempt_json(
-                    created_ms,
-                    at_ms,
-                    Some(answer.status()),
-                    duration_ms,
-                    error.as_deref(),
-                    Some(answer.body()),
-                ),
-                error,
-            )
-        }
-        Err(e) => {
-            let error = e.to_string();
-            let attempt = attempt_json(created_ms, at_ms, None, duration_ms, Some(&error), None);
-            (AttemptResult::NoResponse, attempt, Some(error))
-        }
-    }
-}
-
-/// What happens after a failed attempt, in words for the log.
-fn next_in_words(outcome: &Outcome) -> String {
-    match outcome {
-        Outcome::Retry { due_ms } => {
-            let wait = due_ms.saturating_sub(crate::time::now_millis());
-            format!("retry in {}", humantime::format_duration(Duration::from_secs(wait.div_ceil(1000))))
-        }
-        Outcome::Gone => "no retry: 410 Gone switches the webhook off".to_owned(),
-        _ => "no retry: the delivery failed for good".to_owned(),
     }
 }

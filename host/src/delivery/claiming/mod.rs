@@ -167,7 +167,7 @@ impl Engine {
             }
         };
         let count = self.start_claimed(state, &asked, claimed.deliveries, permits);
-        self.after_claim(state, &asked, claimed.hints, claimed.next_due, count, now)
+        self.after_claim(state, &asked, (claimed.hints, claimed.next_due), count, now)
     }
 
     /// The webhooks to ask for — the hints and the parked, each within its lane's room; the
@@ -283,8 +283,7 @@ impl Engine {
         &self,
         state: &mut Claiming,
         asked: &[Asked],
-        hints: Vec<String>,
-        next_due: Option<u64>,
+        (hints, next_due): (Vec<String>, Option<u64>),
         count: usize,
         now: u64,
     ) -> Turn {

@@ -38,9 +38,9 @@ fn the_envelope_is_the_documents_shape_with_every_string_escaped() {
 fn weirs_own_creator_id_is_refused_however_it_is_written() {
     for id in ["weir", "Weir", "WEIR", "weir ", " weir", "weir\u{200b}", "w\u{200d}eir", "\u{feff}WeIr", "we\u{00ad}ir"]
     {
-        assert!(super::is_reserved_creator(id), "{id:?}");
+        assert!(super::validate::is_reserved_creator(id), "{id:?}");
     }
     for id in ["weird", "usr_weir", "wier", "w eir x"] {
-        assert!(!super::is_reserved_creator(id), "{id:?}");
+        assert!(!super::validate::is_reserved_creator(id), "{id:?}");
     }
 }

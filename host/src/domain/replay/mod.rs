@@ -18,6 +18,7 @@
 
 pub(crate) mod job;
 mod view;
+mod window;
 
 pub(crate) use self::view::{ReplayStatus, ReplayView};
 
@@ -27,7 +28,6 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::Invalid;
-use super::fields::Fields;
 use super::moved::Reads;
 use crate::app::App;
 use crate::catalog;
@@ -167,7 +167,7 @@ impl<'a> Replayer<'a> {
         }
         let webhook = self.store.get_webhook(org_id, webhook_id).await?.ok_or(ReplayError::NotFound)?;
         let now = crate::time::now_millis();
-        let (since_ms, until_ms) = self.window(body, now)?;
+        let (since_ms, until_ms) = window::of(body, now, self.event_retention)?;
         if !webhook.active {
             return Err(ReplayError::Inactive);
         }
@@ -201,65 +201,6 @@ impl<'a> Replayer<'a> {
             }
         }
         Ok(ReplayView::of(&replay))
-    }
-
-    /// `[since, until)` from the request, checked against the retention (contract §7).
-    fn window(&self, body: Map<String, Value>, now: u64) -> Result<(u64, u64), Invalid> {
-        let mut fields = Fields::new(body);
-        let since = fields.required_string("since");
-        // `null` is the same as leaving it out: up to now.
-        let until = match fields.value("until") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(text)) => Some(text),
-            Some(_) => {
-                fields.error("until", "must be a string (an RFC 3339 UTC timestamp) or null");
-                None
-            }
-        };
-        let format = "must be an RFC 3339 UTC timestamp such as 2026-11-22T11:00:38.123Z";
-        let since_ms = since.as_deref().and_then(|s| match crate::time::parse_rfc3339(s) {
-            None => {
-                fields.error("since", format);
-                None
-            }
-            Some(ms) if ms > now => {
-                fields.error("since", "must not be in the future");
-                None
-            }
-            Some(_) if self.event_retention.is_zero() => {
-                fields.error("since", "is before the event retention: the event log is off (WEIR_EVENT_RETENTION=0s)");
-                None
-            }
-            Some(ms) if ms < now.saturating_sub(self.event_retention.as_millis() as u64) => {
-                fields.error(
-                    "since",
-                    format!(
-                        "is older than the event retention ({}, WEIR_EVENT_RETENTION): earlier events are not kept",
-                        crate::config::duration::format(self.event_retention)
-                    ),
-                );
-                None
-            }
-            Some(ms) => Some(ms),
-        });
-        let until_ms = match until.as_deref().map(crate::time::parse_rfc3339) {
-            None => Some(now),
-            Some(None) => {
-                fields.error("until", format);
-                None
-            }
-            Some(Some(ms)) if since_ms.is_some_and(|since| ms <= since) => {
-                fields.error("until", "must be after since");
-                None
-            }
-            // Nothing was accepted after now yet.
-            Some(Some(ms)) => Some(ms.min(now)),
-        };
-        fields.finish()?;
-        match (since_ms, until_ms) {
-            (Some(since), Some(until)) => Ok((since, until)),
-            _ => Err(Invalid::field("since", "is required")),
-        }
     }
 
     /// The organisation's webhook's latest replay (`None`: no such webhook).
@@ -312,8 +253,10 @@ impl<'a> Replayer<'a> {
             }
             last_step = Instant::now();
             let reads = Reads::new(self.store, self.history, self.delivery_retention, self.event_retention);
-            let (entries, read_to) =
-                self.store.read_log(p, &replay.org_id, place.hour, place.offset, BATCH, reads.moved_indexes()).await?;
+            let (entries, read_to) = self
+                .store
+                .read_log(p, &replay.org_id, (place.hour, place.offset, BATCH), reads.moved_indexes())
+                .await?;
             if read_to == place.offset {
                 replay.place = match place.partition + 1 {
                     next if next < partitions => ReplayPlace { partition: next, offset: 0, ..place },

@@ -41,9 +41,7 @@ impl Store {
         &self,
         p: Partition,
         org: &str,
-        hour: u32,
-        start: u64,
-        n: usize,
+        (hour, start, n): (u32, u64, usize),
         moved: Option<&dyn MovedIndexes>,
     ) -> Result<(Vec<Option<LogEntry>>, u64)> {
         let key = self.keys().event_log(p, org, hour);
@@ -71,8 +69,7 @@ impl Store {
         org: &str,
         window: Window<'_>,
         cursor: Option<&str>,
-        limit: usize,
-        scan: usize,
+        (limit, scan): (usize, usize),
         moved: Option<&dyn MovedIndexes>,
     ) -> Result<(Vec<(Partition, LogEntry)>, Option<String>)> {
         let partitions = self.keys().partition_count();
@@ -94,7 +91,7 @@ impl Store {
                 .enumerate()
                 .filter(|(_, (_, b))| b.is_empty())
                 .map(|(i, (position, buffer))| async move {
-                    self.log_back(Partition(i as u16), org, position, buffer, (batch, oldest_hour), moved).await
+                    self.log_back((Partition(i as u16), org), position, buffer, (batch, oldest_hour), moved).await
                 });
             futures_util::future::try_join_all(refills).await?;
             let mut progressed = false;
@@ -138,8 +135,7 @@ impl Store {
     /// passed over; those that moved to history are read there through `moved`.
     async fn log_back(
         &self,
-        p: Partition,
-        org: &str,
+        (p, org): (Partition, &str),
         position: &mut Option<Position>,
         buffer: &mut Vec<(u64, LogEntry)>,
         (batch, oldest_hour): (usize, u32),

@@ -190,7 +190,7 @@ impl Store {
             let refills =
                 cursor.0.iter_mut().zip(buffers.iter_mut()).enumerate().filter(|(_, (_, b))| b.is_empty()).map(
                     |(i, (position, buffer))| async move {
-                        self.read_back(Partition(i as u16), index, position, buffer, batch, oldest_day, moved).await
+                        self.read_back((Partition(i as u16), index), position, buffer, (batch, oldest_day), moved).await
                     },
                 );
             futures_util::future::try_join_all(refills).await?;
@@ -247,15 +247,12 @@ impl Store {
     /// Reads the next entries of one partition going back in time into `buffer` (oldest
     /// first), moving to earlier days as they run out; `position` becomes `None` past
     /// `oldest_day`.
-    #[allow(clippy::too_many_arguments)]
     async fn read_back(
         &self,
-        p: Partition,
-        index: Index<'_>,
+        (p, index): (Partition, Index<'_>),
         position: &mut Option<Position>,
         buffer: &mut Vec<(u64, String)>,
-        batch: u64,
-        oldest_day: u32,
+        (batch, oldest_day): (u64, u32),
         moved: Option<&dyn MovedRows>,
     ) -> Result<()> {
         while let Some(at) = *position {

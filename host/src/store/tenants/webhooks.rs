@@ -137,7 +137,7 @@ impl Store {
     pub async fn create_webhook(&self, webhook: Webhook, max: usize) -> Result<Created> {
         let key = self.keys().webhook(&webhook.org_id, &webhook.id);
         let fields = to_fields(&webhook);
-        let saved = self.save_webhook("create", &webhook.org_id, &webhook.id, &webhook.plugins, &fields, max).await?;
+        let saved = self.save_webhook("create", (&webhook.org_id, &webhook.id), &webhook.plugins, &fields, max).await?;
         Ok(match saved {
             Saved::Done | Saved::Reactivated => {
                 self.acknowledged(&key).await?;
@@ -151,8 +151,7 @@ impl Store {
     async fn save_webhook(
         &self,
         mode: &str,
-        org_id: &str,
-        id: &str,
+        (org_id, id): (&str, &str),
         plugins: &[Attachment],
         fields: &[(&str, String)],
         max: usize,
@@ -347,7 +346,7 @@ impl Store {
             }
         }
         let plugins = change.plugins.as_deref().unwrap_or_default();
-        match self.save_webhook("update", org_id, id, plugins, &fields, MAX_WEBHOOKS_PER_ORG).await? {
+        match self.save_webhook("update", (org_id, id), plugins, &fields, MAX_WEBHOOKS_PER_ORG).await? {
             saved @ (Saved::Done | Saved::Reactivated) => {
                 self.acknowledged(&self.keys().webhook(org_id, id)).await?;
                 Ok(self.get_webhook(org_id, id).await?.map_or(Updated::NotFound, |w| match saved {
