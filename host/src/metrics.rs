@@ -94,7 +94,15 @@ impl Metrics {
             history_up: Gauge::default(),
             registry: Mutex::new(Registry::default()),
         };
-        let r = &mut registry;
+        metrics.register_deliveries(&mut registry);
+        metrics.register_process(&mut registry, plugins);
+        *metrics.registry.lock().unwrap_or_else(|e| e.into_inner()) = registry;
+        metrics
+    }
+
+    /// The series about events, deliveries and their queue.
+    fn register_deliveries(&self, r: &mut Registry) {
+        let metrics = self;
         r.register("tokens_issued", "Access tokens issued by the token endpoint", metrics.tokens_issued.clone());
         r.register(
             "events_published",
@@ -158,6 +166,16 @@ impl Metrics {
             metrics.attempts_slow.clone(),
         );
         r.register(
+            "filter_events",
+            "Events a webhook's filter looked at, by webhook_id and result (selected, not_selected, error), in this process",
+            metrics.filter_events.clone(),
+        );
+    }
+
+    /// The series about this process: notices, telemetry, history, plugins.
+    fn register_process(&self, r: &mut Registry, plugins: &crate::plugins::Counters) {
+        let metrics = self;
+        r.register(
             "notices_suppressed",
             "webhook_delivery_failed notices not published because their organisation's budget (10 a minute, 10 at once) was spent",
             metrics.notices_suppressed.clone(),
@@ -208,13 +226,6 @@ impl Metrics {
             plugins.cache_loads.clone(),
         );
         r.register("plugin_calls", "Plugin calls made by this process", plugins.calls.clone());
-        r.register(
-            "filter_events",
-            "Events a webhook's filter looked at, by webhook_id and result (selected, not_selected, error), in this process",
-            metrics.filter_events.clone(),
-        );
-        *metrics.registry.lock().unwrap_or_else(|e| e.into_inner()) = registry;
-        metrics
     }
 
     /// A webhook's filter looked at an event: `result` is selected, not_selected or error.

@@ -47,52 +47,14 @@ pub async fn run(
     {
         config.listen = addr;
     }
-    let settings = config.store_settings().ok_or(StartError::NoRedis)?;
     let tls = config.tls.as_ref().map(|files| tls::acceptor(&files.cert, &files.key)).transpose()?;
-    let store = Store::connect(&settings)
-        .await
-        .map_err(|source| StartError::Redis { url: settings.target.describe(), source })?;
-    if let Some(value) = store.small_listpack_values().await {
-        tracing::warn!(
-            hash_max_listpack_value = value,
-            recommended = store::LISTPACK_VALUE,
-            "this Redis keeps finished delivery records in hash tables (about 2.4 times the memory): set hash-max-listpack-value to the recommended value"
-        );
-    }
-    // With replicas awaited, publishing steers clear of partitions whose master lost them.
-    store.watch_replicas();
-    let plugins = Arc::new(plugins::Runtime::new(config.plugin_limits(), config.data_dir.join("plugin-cache"))?);
-    let history = history::History::configured(&config, store.prefix())?;
-    if let Some(history) = &history
-        && let Err(e) = history.migrate().await
-    {
-        // Publishing and delivery go on; the movers try again.
-        tracing::warn!(error = %e, "history in PostgreSQL is not ready yet; ended work waits in Redis");
-    }
-    let app = Arc::new(App::new(config, store, plugins, history));
+    let app = Arc::new(parts(config).await?);
     // Every background worker watches one shutdown: the delivery workers (with their upkeep
     // and trimming), the export builders, and the replays a request left to the background
     // or whose process died.
     let (stop_workers, stopping) = jobs::Shutdown::new();
     let engine = if app.config.workers { Some(delivery::Engine::start(app.clone(), stopping.clone())?) } else { None };
-    let mut background = Vec::new();
-    if app.config.workers {
-        let builds = Arc::new(exports::builder::Builds::new(app.clone()));
-        background.push(tokio::spawn(jobs::run(builds, app.store.clone(), stopping.clone())));
-        let replays = Arc::new(ReplayJobs::new(app.clone()));
-        background.push(tokio::spawn(jobs::run(replays, app.store.clone(), stopping.clone())));
-        if let Some(history) = &app.history {
-            let config = &app.config;
-            let moved = (app.metrics.history_moved_deliveries.clone(), app.metrics.history_moved_events.clone());
-            let retention = (config.delivery_retention, config.event_retention);
-            let mover = Arc::new(history::Mover::new(history.clone(), app.store.clone(), retention, moved));
-            if let Err(e) = mover.enlist().await {
-                tracing::warn!(error = %e, "cannot enlist the partitions for the move to history yet");
-            }
-            app.set_mover(mover.clone());
-            background.push(tokio::spawn(jobs::run(Arc::new(history::MoverJob(mover)), app.store.clone(), stopping)));
-        }
-    }
+    let background = if app.config.workers { background(&app, stopping).await } else { Vec::new() };
     // Metrics over OTLP, when asked for: the registry as `/metrics` serves it.
     let metrics_app = app.clone();
     let metrics_export = app.telemetry.export_metrics(std::sync::Arc::new(move || {
@@ -124,4 +86,52 @@ pub async fn run(
     }
     tracing::info!("weir stopped");
     Ok(())
+}
+
+/// The process's state: the store connected (and checked), the plugin runtime, history.
+async fn parts(config: Config) -> Result<App, StartError> {
+    let settings = config.store_settings().ok_or(StartError::NoRedis)?;
+    let store = Store::connect(&settings)
+        .await
+        .map_err(|source| StartError::Redis { url: settings.target.describe(), source })?;
+    if let Some(value) = store.small_listpack_values().await {
+        tracing::warn!(
+            hash_max_listpack_value = value,
+            recommended = store::LISTPACK_VALUE,
+            "this Redis keeps finished delivery records in hash tables (about 2.4 times the memory): set hash-max-listpack-value to the recommended value"
+        );
+    }
+    // With replicas awaited, publishing steers clear of partitions whose master lost them.
+    store.watch_replicas();
+    let plugins = Arc::new(plugins::Runtime::new(config.plugin_limits(), config.data_dir.join("plugin-cache"))?);
+    let history = history::History::configured(&config, store.prefix())?;
+    if let Some(history) = &history
+        && let Err(e) = history.migrate().await
+    {
+        // Publishing and delivery go on; the movers try again.
+        tracing::warn!(error = %e, "history in PostgreSQL is not ready yet; ended work waits in Redis");
+    }
+    Ok(App::new(config, store, plugins, history))
+}
+
+/// The background workers of a process with workers: export builds, replays left to the
+/// background, and the move to history.
+async fn background(app: &Arc<App>, stopping: jobs::Stopping) -> Vec<tokio::task::JoinHandle<()>> {
+    let mut background = Vec::new();
+    let builds = Arc::new(exports::builder::Builds::new(app.clone()));
+    background.push(tokio::spawn(jobs::run(builds, app.store.clone(), stopping.clone())));
+    let replays = Arc::new(ReplayJobs::new(app.clone()));
+    background.push(tokio::spawn(jobs::run(replays, app.store.clone(), stopping.clone())));
+    if let Some(history) = &app.history {
+        let config = &app.config;
+        let moved = (app.metrics.history_moved_deliveries.clone(), app.metrics.history_moved_events.clone());
+        let retention = (config.delivery_retention, config.event_retention);
+        let mover = Arc::new(history::Mover::new(history.clone(), app.store.clone(), retention, moved));
+        if let Err(e) = mover.enlist().await {
+            tracing::warn!(error = %e, "cannot enlist the partitions for the move to history yet");
+        }
+        app.set_mover(mover.clone());
+        background.push(tokio::spawn(jobs::run(Arc::new(history::MoverJob(mover)), app.store.clone(), stopping)));
+    }
+    background
 }

@@ -278,6 +278,69 @@ async fn known_org(store: &Store, org_id: &str) -> Result<(), AdminError> {
     Ok(())
 }
 
+/// `weir admin webhook replay`: a replay run to its end.
+async fn replay(
+    store: &Store,
+    config: &Config,
+    (org_id, webhook_id): (&str, &str),
+    (since, until): (String, Option<String>),
+) -> Result<serde_json::Value, AdminError> {
+    known_org(store, org_id).await?;
+    let history = crate::history::History::configured(config, store.prefix())
+        .map_err(|e| AdminError::Usage(format!("history in PostgreSQL: {e}")))?;
+    let filters = crate::filters::Evaluator::new();
+    let replayer = Replayer {
+        store,
+        history: history.as_ref(),
+        delivery_retention: config.delivery_retention,
+        event_retention: config.event_retention,
+        app: None,
+        filters: &filters,
+    };
+    let mut body = serde_json::Map::new();
+    body.insert("since".into(), json!(since));
+    if let Some(until) = until {
+        body.insert("until".into(), json!(until));
+    }
+    // To the end: an operator's command waits for its work.
+    let done = replayer.request(org_id, webhook_id, body, Duration::from_secs(24 * 3600)).await;
+    match done {
+        Ok(view) => Ok(json!(view)),
+        Err(ReplayError::Store(e)) => Err(e.into()),
+        Err(ReplayError::Invalid(invalid)) => Err(AdminError::Replay(
+            invalid.0.iter().map(|e| format!("--{} {}", e.field, e.message)).collect::<Vec<_>>().join("; "),
+        )),
+        Err(e) => Err(AdminError::Replay(format!("webhook {webhook_id}: {e}"))),
+    }
+}
+
+/// `weir admin user create`: a person who signs in, the password read from standard input.
+async fn create_user(store: &Store, org_id: &str, email: String, admin: bool) -> Result<serde_json::Value, AdminError> {
+    let email = email.trim().to_owned();
+    let valid = email.len() <= crate::store::tenants::users::MAX_EMAIL_BYTES
+        && email.split_once('@').is_some_and(|(local, domain)| !local.is_empty() && domain.contains('.'))
+        && !email.chars().any(|c| c.is_whitespace() || c.is_control());
+    if !valid {
+        return Err(AdminError::Usage(format!("--email `{email}` is not an email address")));
+    }
+    known_org(store, org_id).await?;
+    let mut password = String::new();
+    std::io::stdin()
+        .read_line(&mut password)
+        .map_err(|e| AdminError::Usage(format!("cannot read the password from standard input: {e}")))?;
+    let password = password.trim_end_matches(['\n', '\r']);
+    if password.chars().count() < crate::auth::passwords::MIN_LENGTH {
+        return Err(AdminError::Usage(format!(
+            "the password (standard input) must be at least {} characters",
+            crate::auth::passwords::MIN_LENGTH
+        )));
+    }
+    let hash =
+        crate::auth::passwords::hash(password).ok_or_else(|| AdminError::Usage("cannot hash the password".into()))?;
+    let user = store.create_user(org_id, &email, admin, &hash).await?.ok_or(AdminError::EmailTaken(email))?;
+    Ok(json!(user))
+}
+
 async fn execute(store: &Store, config: &Config, command: AdminCommand) -> Result<serde_json::Value, AdminError> {
     match command {
         // (Answered before Redis is reached, by `run`; the same here.)
@@ -285,33 +348,7 @@ async fn execute(store: &Store, config: &Config, command: AdminCommand) -> Resul
             filter_test(&filter, event.as_deref())
         }
         AdminCommand::Webhook { command: WebhookCommand::Replay { webhook_id, org_id, since, until } } => {
-            known_org(store, &org_id).await?;
-            let history = crate::history::History::configured(config, store.prefix())
-                .map_err(|e| AdminError::Usage(format!("history in PostgreSQL: {e}")))?;
-            let filters = crate::filters::Evaluator::new();
-            let replayer = Replayer {
-                store,
-                history: history.as_ref(),
-                delivery_retention: config.delivery_retention,
-                event_retention: config.event_retention,
-                app: None,
-                filters: &filters,
-            };
-            let mut body = serde_json::Map::new();
-            body.insert("since".into(), json!(since));
-            if let Some(until) = until {
-                body.insert("until".into(), json!(until));
-            }
-            // To the end: an operator's command waits for its work.
-            let done = replayer.request(&org_id, &webhook_id, body, Duration::from_secs(24 * 3600)).await;
-            match done {
-                Ok(view) => Ok(json!(view)),
-                Err(ReplayError::Store(e)) => Err(e.into()),
-                Err(ReplayError::Invalid(invalid)) => Err(AdminError::Replay(
-                    invalid.0.iter().map(|e| format!("--{} {}", e.field, e.message)).collect::<Vec<_>>().join("; "),
-                )),
-                Err(e) => Err(AdminError::Replay(format!("webhook {webhook_id}: {e}"))),
-            }
+            replay(store, config, (&org_id, &webhook_id), (since, until)).await
         }
         AdminCommand::Org { command: OrgCommand::Create { name, plan } } => {
             let org = store.create_org(&non_empty("--name", &name)?, plan.into()).await?;
@@ -337,29 +374,7 @@ async fn execute(store: &Store, config: &Config, command: AdminCommand) -> Resul
             }))
         }
         AdminCommand::User { command: UserCommand::Create { org_id, email, admin } } => {
-            let email = email.trim().to_owned();
-            let valid = email.len() <= crate::store::tenants::users::MAX_EMAIL_BYTES
-                && email.split_once('@').is_some_and(|(local, domain)| !local.is_empty() && domain.contains('.'))
-                && !email.chars().any(|c| c.is_whitespace() || c.is_control());
-            if !valid {
-                return Err(AdminError::Usage(format!("--email `{email}` is not an email address")));
-            }
-            known_org(store, &org_id).await?;
-            let mut password = String::new();
-            std::io::stdin()
-                .read_line(&mut password)
-                .map_err(|e| AdminError::Usage(format!("cannot read the password from standard input: {e}")))?;
-            let password = password.trim_end_matches(['\n', '\r']);
-            if password.chars().count() < crate::auth::passwords::MIN_LENGTH {
-                return Err(AdminError::Usage(format!(
-                    "the password (standard input) must be at least {} characters",
-                    crate::auth::passwords::MIN_LENGTH
-                )));
-            }
-            let hash = crate::auth::passwords::hash(password)
-                .ok_or_else(|| AdminError::Usage("cannot hash the password".into()))?;
-            let user = store.create_user(&org_id, &email, admin, &hash).await?.ok_or(AdminError::EmailTaken(email))?;
-            Ok(json!(user))
+            create_user(store, &org_id, email, admin).await
         }
         AdminCommand::Org { command: OrgCommand::List } => Ok(json!(store.list_orgs().await?)),
         AdminCommand::Org { command: OrgCommand::Show { org_id } } => {

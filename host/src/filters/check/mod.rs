@@ -160,20 +160,7 @@ impl Checker<'_> {
                 }
                 bound
             }
-            Expr::Map(map) => {
-                let k = map.entries.len() as u64;
-                let mut bound = Bound { size: Lin::of(k), elems: Lin::of(k), cost: step, ty: Ty::Map };
-                for entry in &map.entries {
-                    let EntryExpr::MapEntry(entry) = &entry.expr else {
-                        return Err(self.fault(e, "a map literal holds key: value pairs only"));
-                    };
-                    let (key, value) = (self.walk(&entry.key)?, self.walk(&entry.value)?);
-                    bound.size = bound.size.plus(key.size).plus(value.size).plus(Lin::of(1));
-                    bound.elems = bound.elems.plus(value.elems);
-                    bound.cost = bound.cost.plus(key.cost).plus(value.cost).plus(key.size.times(BYTE_NS));
-                }
-                bound
-            }
+            Expr::Map(map) => self.map_literal(e, map)?,
             Expr::Struct(_) => return Err(self.fault(e, "messages (typed structs) are not supported")),
             Expr::Unspecified => return Err(self.fault(e, "an empty expression")),
             Expr::Call(call) => {
@@ -199,6 +186,22 @@ impl Checker<'_> {
         let cost = bound.cost.at_most(self.element);
         if cost > COST_BUDGET {
             return Err(self.fault(e, too_costly(cost)));
+        }
+        Ok(bound)
+    }
+
+    /// A map literal: its keys and values, each key compared as it is inserted.
+    fn map_literal(&mut self, e: &Expression, map: &cel::common::ast::MapExpr) -> Result<Bound, FilterError> {
+        let k = map.entries.len() as u64;
+        let mut bound = Bound { size: Lin::of(k), elems: Lin::of(k), cost: Lin::of(STEP_NS), ty: Ty::Map };
+        for entry in &map.entries {
+            let EntryExpr::MapEntry(entry) = &entry.expr else {
+                return Err(self.fault(e, "a map literal holds key: value pairs only"));
+            };
+            let (key, value) = (self.walk(&entry.key)?, self.walk(&entry.value)?);
+            bound.size = bound.size.plus(key.size).plus(value.size).plus(Lin::of(1));
+            bound.elems = bound.elems.plus(value.elems);
+            bound.cost = bound.cost.plus(key.cost).plus(value.cost).plus(key.size.times(BYTE_NS));
         }
         Ok(bound)
     }

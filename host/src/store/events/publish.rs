@@ -17,7 +17,7 @@ use std::time::Duration;
 use crate::ids::{self, Kind};
 use crate::store::core::keys::{HOUR_MS, Partition};
 use crate::store::core::reply::{name_of, unexpected};
-use crate::store::core::scripts::{PUBLISH, RELEASE};
+use crate::store::core::scripts::{Call, PUBLISH, RELEASE};
 use crate::store::events::log::LogEntry;
 use crate::store::events::stored::StoredEvent;
 use crate::store::queue::status::Status;
@@ -134,61 +134,7 @@ impl Store {
         call.arg(crate::time::now_millis()).arg(retention.deliveries.as_millis() as u64).arg(cap);
         call.arg(self.history_flag());
         for event in batch {
-            let accepted_ms = event.event.accepted_ms;
-            let hour = crate::store::core::keys::hour_of(accepted_ms);
-            call.key(&keys.event(p, &event.org_id, &event.event_id))
-                .key(&keys.snapshots(p, &event.org_id))
-                .key(&keys.event_log(p, &event.org_id, hour));
-            call.arg(&event.event_id)
-                .arg(&event.org_id)
-                .arg(event.stored.as_slice())
-                .arg(&event.action)
-                .arg(&event.subject)
-                .arg(event.event_ms)
-                .arg(if event.deleted { "1" } else { "0" })
-                .arg(match event.snapshot {
-                    false => "n",
-                    true if self
-                        .snapshots_published
-                        .fetch_add(1, Ordering::Relaxed)
-                        .is_multiple_of(CAP_CHECK_EVERY) =>
-                    {
-                        "c"
-                    }
-                    true => "y",
-                })
-                .arg(event.webhooks.len());
-            match (retention.events.as_millis() as u64, event.logged_action) {
-                (0, _) | (_, None) => call.arg("").arg(""),
-                (keep, Some(action)) => {
-                    let entry = LogEntry::of(&event.org_id, &event.event_id, accepted_ms, action);
-                    call.arg(entry.encode().as_slice()).arg((u64::from(hour) + 1) * HOUR_MS + keep)
-                }
-            };
-            // Its deliveries' ids are derived from the time it was accepted.
-            let day = crate::store::core::keys::day_of(accepted_ms);
-            // In id order, so the indexes list one event's deliveries (which share a time)
-            // newest first by id too.
-            let mut fan_out: Vec<(String, &Subscriber)> = event
-                .webhooks
-                .iter()
-                .map(|w| (delivery_id(p, accepted_ms, &event.org_id, &event.event_id, &w.webhook), w))
-                .collect();
-            fan_out.sort();
-            for (delivery, to) in &fan_out {
-                let webhook = &to.webhook;
-                call.key(&keys.delivery(p, delivery))
-                    .key(&keys.org_deliveries(p, &event.org_id, day))
-                    .key(&keys.webhook_deliveries(p, webhook, day))
-                    .key(&keys.webhook_new(p, webhook));
-                call.arg(delivery).arg(webhook);
-                if to.ordered {
-                    call.keys(keys.order(p, webhook));
-                    call.arg("s");
-                } else {
-                    call.arg("");
-                }
-            }
+            self.add_event(&mut call, p, event, retention);
         }
         let replies: Vec<String> = self.run_unwritten_again(p, &call).await?;
         if replies.len() != batch.len() {
@@ -220,6 +166,61 @@ impl Store {
             }
         }
         Ok(published)
+    }
+
+    /// One event's keys and arguments for `publish.lua`: the event, its snapshot and log
+    /// entry, and each delivery of its fan-out.
+    fn add_event(&self, call: &mut Call<'_>, p: Partition, event: &Publication, retention: Retention) {
+        let keys = self.keys();
+        let accepted_ms = event.event.accepted_ms;
+        let hour = crate::store::core::keys::hour_of(accepted_ms);
+        call.key(&keys.event(p, &event.org_id, &event.event_id))
+            .key(&keys.snapshots(p, &event.org_id))
+            .key(&keys.event_log(p, &event.org_id, hour));
+        call.arg(&event.event_id)
+            .arg(&event.org_id)
+            .arg(event.stored.as_slice())
+            .arg(&event.action)
+            .arg(&event.subject)
+            .arg(event.event_ms)
+            .arg(if event.deleted { "1" } else { "0" })
+            .arg(match event.snapshot {
+                false => "n",
+                true if self.snapshots_published.fetch_add(1, Ordering::Relaxed).is_multiple_of(CAP_CHECK_EVERY) => "c",
+                true => "y",
+            })
+            .arg(event.webhooks.len());
+        match (retention.events.as_millis() as u64, event.logged_action) {
+            (0, _) | (_, None) => call.arg("").arg(""),
+            (keep, Some(action)) => {
+                let entry = LogEntry::of(&event.org_id, &event.event_id, accepted_ms, action);
+                call.arg(entry.encode().as_slice()).arg((u64::from(hour) + 1) * HOUR_MS + keep)
+            }
+        };
+        // Its deliveries' ids are derived from the time it was accepted.
+        let day = crate::store::core::keys::day_of(accepted_ms);
+        // In id order, so the indexes list one event's deliveries (which share a time)
+        // newest first by id too.
+        let mut fan_out: Vec<(String, &Subscriber)> = event
+            .webhooks
+            .iter()
+            .map(|w| (delivery_id(p, accepted_ms, &event.org_id, &event.event_id, &w.webhook), w))
+            .collect();
+        fan_out.sort();
+        for (delivery, to) in &fan_out {
+            let webhook = &to.webhook;
+            call.key(&keys.delivery(p, delivery))
+                .key(&keys.org_deliveries(p, &event.org_id, day))
+                .key(&keys.webhook_deliveries(p, webhook, day))
+                .key(&keys.webhook_new(p, webhook));
+            call.arg(delivery).arg(webhook);
+            if to.ordered {
+                call.keys(keys.order(p, webhook));
+                call.arg("s");
+            } else {
+                call.arg("");
+            }
+        }
     }
 
     /// A stored event.
