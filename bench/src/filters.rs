@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use weir::filters::{COST_BUDGET, Envelope, Filter, Verdict};
+use weir::filters::{COST_BUDGET, Envelope, Filter, Selection};
 
 use crate::load::{Kind, percentile};
 use crate::procs::{RedisProc, WeirProc};
@@ -30,7 +30,7 @@ fn cost(filter: &Filter, json: &str, n: usize) -> (Duration, Duration) {
         let envelope = Envelope::parse(json).expect("envelope");
         let verdict = filter.evaluate(&envelope);
         let took = started.elapsed();
-        assert_eq!(verdict, Verdict::Selected);
+        assert_eq!(verdict, Selection::Selected);
         if i >= 100 {
             times.push(took);
         }

@@ -139,7 +139,7 @@ pub async fn run(deliveries: usize, webhooks: usize) {
                 attempt: 1,
                 attempt_json: Some(attempt_json(now, now + 5, Some(200), 3, None, Some("ok"))),
                 signature: Some(vec![0xab; 64]),
-                fields: Vec::new(),
+                changes: Default::default(),
                 proxy_failed: false,
                 ordered: false,
             })

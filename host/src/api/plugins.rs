@@ -7,7 +7,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::error::{ApiError, ApiResult, Code};
 use super::extract::{Admin, Id, JsonObject, QueryRules};
-use crate::domain::plugins::{DryRun, PluginError, Plugins, UploadError};
+use crate::domain::plugins::{DryRun, PluginRequestError, Plugins, UploadRefused};
 use crate::domain::rules;
 use crate::domain::views::PluginView;
 use crate::ids::{self, Kind};
@@ -16,27 +16,27 @@ use crate::web::{Query, read_body};
 /// Largest plugin upload (contract §2).
 pub(crate) const MAX_PLUGIN_BYTES: usize = 32 * 1024 * 1024;
 
-impl From<PluginError> for ApiError {
-    fn from(e: PluginError) -> ApiError {
+impl From<PluginRequestError> for ApiError {
+    fn from(e: PluginRequestError) -> ApiError {
         match e {
-            PluginError::NotFound => ApiError::not_found("plugin"),
-            PluginError::Attached => ApiError::conflict(e.to_string()),
-            PluginError::Invalid(invalid) => invalid.into(),
-            PluginError::Store(e) => e.into(),
+            PluginRequestError::NotFound => ApiError::not_found("plugin"),
+            PluginRequestError::Attached => ApiError::conflict(e.to_string()),
+            PluginRequestError::Invalid(invalid) => invalid.into(),
+            PluginRequestError::Store(e) => e.into(),
         }
     }
 }
 
-impl From<UploadError> for ApiError {
-    fn from(e: UploadError) -> ApiError {
+impl From<UploadRefused> for ApiError {
+    fn from(e: UploadRefused) -> ApiError {
         match e {
-            UploadError::Invalid(why) => ApiError::field("body", why),
-            UploadError::Quota(why) => ApiError::conflict(why),
-            UploadError::OrganisationBusy(why) => {
+            UploadRefused::Invalid(why) => ApiError::field("body", why),
+            UploadRefused::Quota(why) => ApiError::conflict(why),
+            UploadRefused::OrganisationBusy(why) => {
                 ApiError { retry_after: Some(10), ..ApiError::new(Code::RateLimited, why) }
             }
-            UploadError::Busy(why) => ApiError { retry_after: Some(10), ..ApiError::new(Code::Unavailable, why) },
-            UploadError::Store(e) => e.into(),
+            UploadRefused::Busy(why) => ApiError { retry_after: Some(10), ..ApiError::new(Code::Unavailable, why) },
+            UploadRefused::Store(e) => e.into(),
         }
     }
 }

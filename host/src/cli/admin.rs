@@ -253,7 +253,7 @@ fn filter_test(source: &str, event: Option<&std::path::Path>) -> Result<serde_js
     };
     let verdict = match values {
         Ok(values) => filter.evaluate(&values),
-        Err(e) => crate::filters::Verdict::Error(e),
+        Err(e) => crate::filters::Selection::Error(e),
     };
     let tried = crate::domain::filtering::tried(verdict);
     out["match"] = json!(tried.matched);

@@ -25,7 +25,7 @@ pub enum SslMode {
 
 /// The history store's settings.
 #[derive(Clone, PartialEq, Eq)]
-pub struct History {
+pub struct HistorySettings {
     /// The URL as given (with its password): only the client reads it.
     pub url: String,
     pub ssl: SslMode,
@@ -33,9 +33,9 @@ pub struct History {
     pub hot: Duration,
 }
 
-impl History {
+impl HistorySettings {
     /// Checks `url` (`hot` is checked by the caller).
-    pub fn parse(url: &str, hot: Duration) -> Result<History, String> {
+    pub fn parse(url: &str, hot: Duration) -> Result<HistorySettings, String> {
         let shape =
             "must be a postgres:// or postgresql:// URL (postgres://user:password@host:port/database?sslmode=disable)";
         let parsed = url::Url::parse(url).map_err(|_| shape.to_owned())?;
@@ -52,7 +52,7 @@ impl History {
                 ));
             }
         };
-        Ok(History { url: url.to_owned(), ssl, hot })
+        Ok(HistorySettings { url: url.to_owned(), ssl, hot })
     }
 
     /// `host:port/database`, for logs and errors (no user, no password).
@@ -66,16 +66,20 @@ impl History {
 
 impl Layers {
     /// `history_url` and `history_hot` (at most a day).
-    pub(super) fn history(&self) -> Result<Option<History>, ConfigError> {
+    pub(super) fn history(&self) -> Result<Option<HistorySettings>, ConfigError> {
         let Some(url) = self.string("history_url")? else { return Ok(None) };
         let hot = self.duration("history_hot", Duration::from_secs(86_400))?;
-        History::parse(&url, hot).map(Some).map_err(|m| self.invalid("history_url", m))
+        HistorySettings::parse(&url, hot).map(Some).map_err(|m| self.invalid("history_url", m))
     }
 }
 
-impl fmt::Debug for History {
+impl fmt::Debug for HistorySettings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("History").field("at", &self.describe()).field("ssl", &self.ssl).field("hot", &self.hot).finish()
+        f.debug_struct("HistorySettings")
+            .field("at", &self.describe())
+            .field("ssl", &self.ssl)
+            .field("hot", &self.hot)
+            .finish()
     }
 }
 
@@ -86,12 +90,12 @@ mod tests {
     #[test]
     fn a_history_url_is_checked_and_its_password_never_printed() {
         let hot = Duration::from_secs(600);
-        let h = History::parse("postgres://weir:s3cret@127.0.0.1:5433/weir?sslmode=require", hot).unwrap();
+        let h = HistorySettings::parse("postgres://weir:s3cret@127.0.0.1:5433/weir?sslmode=require", hot).unwrap();
         assert_eq!((h.ssl, h.describe()), (SslMode::Require, "127.0.0.1:5433/weir".to_owned()));
         assert!(!format!("{h:?}").contains("s3cret"), "{h:?}");
-        assert_eq!(History::parse("postgresql://db/weir", hot).unwrap().ssl, SslMode::Disable);
-        assert!(History::parse("mysql://db/weir", hot).is_err());
-        assert!(History::parse("postgres://db/weir?sslmode=sometimes", hot).unwrap_err().contains("sslmode"));
-        assert!(History::parse("not a url", hot).is_err());
+        assert_eq!(HistorySettings::parse("postgresql://db/weir", hot).unwrap().ssl, SslMode::Disable);
+        assert!(HistorySettings::parse("mysql://db/weir", hot).is_err());
+        assert!(HistorySettings::parse("postgres://db/weir?sslmode=sometimes", hot).unwrap_err().contains("sslmode"));
+        assert!(HistorySettings::parse("not a url", hot).is_err());
     }
 }

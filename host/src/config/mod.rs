@@ -21,7 +21,7 @@ use ipnet::IpNet;
 
 use crate::store::queue::rate::RateLimit;
 pub use egress::{EgressProxy, SecretKey};
-pub use history::{History, SslMode};
+pub use history::{HistorySettings, SslMode};
 use layers::Layers;
 pub use layers::{ConfigError, DEFAULT_TOML, KEYS, Origin, check_variables};
 pub use otel::{Otel, VARIABLES as OTEL_VARIABLES};
@@ -84,7 +84,7 @@ pub struct Config {
     /// Most MiB of compiled plugins kept on disk.
     pub plugin_cache_mib: u64,
     /// Where ended work goes (`None`: everything stays in Redis).
-    pub history: Option<History>,
+    pub history: Option<HistorySettings>,
     /// OpenTelemetry's `OTEL_*` variables set (`crate::telemetry` reads them).
     pub otel: Otel,
 }

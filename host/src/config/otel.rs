@@ -4,8 +4,6 @@
 //! variable that is set wins. Their values are read by `crate::telemetry`, which, as the
 //! OpenTelemetry specification asks, warns of an invalid one and uses the default.
 
-use std::collections::BTreeMap;
-
 /// The variables Weir reads.
 pub const VARIABLES: &[&str] = &[
     "OTEL_SDK_DISABLED",
@@ -33,8 +31,9 @@ pub const VARIABLES: &[&str] = &[
     "OTEL_EXPORTER_OTLP_METRICS_HEADERS",
 ];
 
-/// The values set, by name: the file's `[otel]` table, then the environment.
-pub type Otel = BTreeMap<String, String>;
+/// The values set, by name: the file's `[otel]` table, then the environment (the type
+/// telemetry reads them as).
+pub use crate::telemetry::Otel;
 
 /// Reads the file's `[otel]` table: every key one of [`VARIABLES`], every value a string,
 /// number or boolean.

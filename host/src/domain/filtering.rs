@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::Invalid;
 use super::fields::Fields;
 use crate::app::App;
-use crate::filters::{Envelope, Filter, Verdict};
+use crate::filters::{Envelope, Filter, Selection};
 use crate::store::StoreError;
 use crate::store::tenants::webhooks::Subscriber;
 
@@ -48,21 +48,21 @@ pub(crate) async fn replayed(
 }
 
 /// Whether `verdict` selects, counted in `/metrics` (by a serving process).
-fn counted(app: Option<&App>, webhook: &str, verdict: &Verdict) -> bool {
-    if let Verdict::Error(why) = verdict {
+fn counted(app: Option<&App>, webhook: &str, verdict: &Selection) -> bool {
+    if let Selection::Error(why) = verdict {
         tracing::debug!(webhook_id = webhook, error = %why, "a filter could not be evaluated; the event is not selected");
     }
     if let Some(app) = app {
         app.metrics.filter_event(webhook, result_of(verdict));
     }
-    *verdict == Verdict::Selected
+    *verdict == Selection::Selected
 }
 
-fn result_of(verdict: &Verdict) -> &'static str {
+fn result_of(verdict: &Selection) -> &'static str {
     match verdict {
-        Verdict::Selected => "selected",
-        Verdict::NotSelected => "not_selected",
-        Verdict::Error(_) => "error",
+        Selection::Selected => "selected",
+        Selection::NotSelected => "not_selected",
+        Selection::Error(_) => "error",
     }
 }
 
@@ -121,16 +121,16 @@ pub(crate) async fn test(
             let Some((_, stored)) = reads.event(org_id, &id).await? else { return Err(TestError::UnknownEvent(id)) };
             app.filters.try_on(org_id, filter, move || Envelope::parse(&stored.envelope)).await
         }
-        (None, None) => Verdict::Error("no event".to_owned()),
+        (None, None) => Selection::Error("no event".to_owned()),
     };
     Ok(tried(verdict))
 }
 
 /// What a filter's verdict on an event tells who tried it.
-pub(crate) fn tried(verdict: Verdict) -> FilterTest {
+pub(crate) fn tried(verdict: Selection) -> FilterTest {
     match verdict {
-        Verdict::Selected => FilterTest { matched: true, error: None },
-        Verdict::NotSelected => FilterTest { matched: false, error: None },
-        Verdict::Error(why) => FilterTest { matched: false, error: Some(why) },
+        Selection::Selected => FilterTest { matched: true, error: None },
+        Selection::NotSelected => FilterTest { matched: false, error: None },
+        Selection::Error(why) => FilterTest { matched: false, error: Some(why) },
     }
 }

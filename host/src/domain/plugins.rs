@@ -23,7 +23,7 @@ use crate::store::tenants::plugins::{Deleted, Plugin, PluginQuota, Refused};
 
 /// Why an upload was not stored.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum UploadError {
+pub(crate) enum UploadRefused {
     /// Not a plugin (the reason names what is wrong with the body).
     #[error("{0}")]
     Invalid(String),
@@ -42,7 +42,7 @@ pub(crate) enum UploadError {
 
 /// Why a plugin could not be read, deleted or run.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum PluginError {
+pub(crate) enum PluginRequestError {
     #[error("plugin not found")]
     NotFound,
     #[error("the plugin is attached to a webhook; detach it first")]
@@ -53,9 +53,9 @@ pub(crate) enum PluginError {
     Store(#[from] StoreError),
 }
 
-impl From<Invalid> for PluginError {
-    fn from(invalid: Invalid) -> PluginError {
-        PluginError::Invalid(invalid)
+impl From<Invalid> for PluginRequestError {
+    fn from(invalid: Invalid) -> PluginRequestError {
+        PluginRequestError::Invalid(invalid)
     }
 }
 
@@ -100,7 +100,7 @@ impl Plugins {
         plan: Plan,
         name: String,
         wasm: bytes::Bytes,
-    ) -> Result<PluginView, UploadError> {
+    ) -> Result<PluginView, UploadRefused> {
         upload(&self.app, org_id, plan, name, wasm).await.map(|p| PluginView::from(&p))
     }
 
@@ -122,29 +122,29 @@ impl Plugins {
     }
 
     /// The organisation's plugin.
-    pub(crate) async fn find(&self, org_id: &str, id: &str) -> Result<PluginView, PluginError> {
+    pub(crate) async fn find(&self, org_id: &str, id: &str) -> Result<PluginView, PluginRequestError> {
         Ok(PluginView::from(&self.record(org_id, id).await?))
     }
 
-    async fn record(&self, org_id: &str, id: &str) -> Result<Plugin, PluginError> {
+    async fn record(&self, org_id: &str, id: &str) -> Result<Plugin, PluginRequestError> {
         if !ids::is_valid(Kind::Plugin, id) {
-            return Err(PluginError::NotFound);
+            return Err(PluginRequestError::NotFound);
         }
-        self.app.store.get_plugin(org_id, id).await?.ok_or(PluginError::NotFound)
+        self.app.store.get_plugin(org_id, id).await?.ok_or(PluginRequestError::NotFound)
     }
 
     /// Deletes the organisation's plugin unless a webhook has it attached.
-    pub(crate) async fn delete(&self, org_id: &str, id: &str) -> Result<(), PluginError> {
+    pub(crate) async fn delete(&self, org_id: &str, id: &str) -> Result<(), PluginRequestError> {
         if !ids::is_valid(Kind::Plugin, id) {
-            return Err(PluginError::NotFound);
+            return Err(PluginRequestError::NotFound);
         }
         match self.app.store.delete_plugin(org_id, id).await? {
             Deleted::Deleted => {
                 self.app.plugin_deleted(id);
                 Ok(())
             }
-            Deleted::NotFound => Err(PluginError::NotFound),
-            Deleted::Attached => Err(PluginError::Attached),
+            Deleted::NotFound => Err(PluginRequestError::NotFound),
+            Deleted::Attached => Err(PluginRequestError::Attached),
         }
     }
 
@@ -157,7 +157,7 @@ impl Plugins {
         org_id: &str,
         id: &str,
         body: Map<String, Value>,
-    ) -> Result<DryRun, PluginError> {
+    ) -> Result<DryRun, PluginRequestError> {
         let app = &*self.app;
         let plugin = self.record(org_id, id).await?;
         let mut fields = Fields::new(body);
@@ -228,7 +228,7 @@ fn envelope_of_event(mut event: Map<String, Value>, org_id: &str) -> Result<Stri
 }
 
 /// The envelope of a delivery's event, as published (before any plugin ran).
-async fn envelope_of_delivery(app: &App, org_id: &str, delivery_id: &str) -> Result<String, PluginError> {
+async fn envelope_of_delivery(app: &App, org_id: &str, delivery_id: &str) -> Result<String, PluginRequestError> {
     let not_found = || Invalid::field("delivery_id", "no such delivery in this organisation");
     if !ids::is_valid(Kind::Delivery, delivery_id) {
         return Err(not_found().into());
@@ -241,14 +241,20 @@ async fn envelope_of_delivery(app: &App, org_id: &str, delivery_id: &str) -> Res
 }
 
 /// Checks, compiles and stores an upload of `org_id` as the next version of `name`.
-async fn upload(app: &App, org_id: &str, plan: Plan, name: String, wasm: bytes::Bytes) -> Result<Plugin, UploadError> {
+async fn upload(
+    app: &App,
+    org_id: &str,
+    plan: Plan,
+    name: String,
+    wasm: bytes::Bytes,
+) -> Result<Plugin, UploadRefused> {
     let limits = plans::limits(plan);
     let quota = PluginQuota { plugins: limits.plugins, bytes: limits.plugin_bytes };
     let wasm: Arc<[u8]> = Arc::from(wasm.as_ref());
     let hashing = wasm.clone();
     let sha256 = tokio::task::spawn_blocking(move || crate::plugins::sha256_hex(&hashing))
         .await
-        .map_err(|_| UploadError::Busy("the upload could not be read; retry".into()))?;
+        .map_err(|_| UploadRefused::Busy("the upload could not be read; retry".into()))?;
     let size = wasm.len() as u64;
     // The plan first: nothing is compiled for an upload that could not be stored.
     let (usage, stored) = app.store.plugin_usage(org_id, &sha256).await?;
@@ -259,9 +265,9 @@ async fn upload(app: &App, org_id: &str, plan: Plan, name: String, wasm: bytes::
         return Err(refused(Refused::Bytes, quota, plan));
     }
     let staged = app.plugins.compile_upload(org_id, wasm.clone()).await.map_err(|e| match e {
-        CompileError::Invalid(why) => UploadError::Invalid(why.to_string()),
-        CompileError::Budget(e @ BudgetError::OrganisationBusy) => UploadError::OrganisationBusy(e.to_string()),
-        CompileError::Budget(e) => UploadError::Busy(e.to_string()),
+        CompileError::Invalid(why) => UploadRefused::Invalid(why.to_string()),
+        CompileError::Budget(e @ BudgetError::OrganisationBusy) => UploadRefused::OrganisationBusy(e.to_string()),
+        CompileError::Budget(e) => UploadRefused::Busy(e.to_string()),
     })?;
     let plugin = Plugin {
         id: ids::new(Kind::Plugin),
@@ -278,8 +284,8 @@ async fn upload(app: &App, org_id: &str, plan: Plan, name: String, wasm: bytes::
     Ok(plugin)
 }
 
-fn refused(why: Refused, quota: PluginQuota, plan: Plan) -> UploadError {
-    UploadError::Quota(match why {
+fn refused(why: Refused, quota: PluginQuota, plan: Plan) -> UploadRefused {
+    UploadRefused::Quota(match why {
         Refused::Plugins => format!(
             "the organisation already has {} plugins, the most its plan ({}) allows; delete versions it no longer uses",
             quota.plugins,

@@ -13,7 +13,7 @@ use tokio::sync::oneshot;
 
 use super::envelope::Envelope;
 use super::error::FilterError;
-use super::filter::{Compiled, Filter, Verdict};
+use super::filter::{Compiled, Filter, Selection};
 use crate::slots::Slots;
 
 /// The evaluation threads' nice value: requests and deliveries come first.
@@ -60,7 +60,7 @@ impl Evaluator {
 
     /// What each of `filters` makes of one event (publishing): `None` stands for a filter
     /// that does not compile, which selects nothing.
-    pub async fn select(&self, org: &str, envelope: &str, filters: Vec<Option<Arc<Filter>>>) -> Vec<Verdict> {
+    pub async fn select(&self, org: &str, envelope: &str, filters: Vec<Option<Arc<Filter>>>) -> Vec<Selection> {
         let cheap = filters.iter().flatten().all(|f| f.runs_inline());
         let (envelope, n) = (envelope.to_owned(), filters.len());
         let verdicts = self.run(org, cheap, move || {
@@ -71,7 +71,7 @@ impl Evaluator {
     }
 
     /// What `filter` makes of each event of `envelopes` (replays).
-    pub async fn select_each(&self, org: &str, filter: Option<Arc<Filter>>, envelopes: Vec<String>) -> Vec<Verdict> {
+    pub async fn select_each(&self, org: &str, filter: Option<Arc<Filter>>, envelopes: Vec<String>) -> Vec<Selection> {
         let cheap = filter.as_ref().is_some_and(|f| f.runs_inline()) && envelopes.len() <= 1;
         let n = envelopes.len();
         let verdicts = self.run(org, cheap, move || {
@@ -86,7 +86,7 @@ impl Evaluator {
         org: &str,
         filter: Filter,
         event: impl FnOnce() -> Result<Envelope, String> + Send + 'static,
-    ) -> Verdict {
+    ) -> Selection {
         let cheap = filter.runs_inline();
         self.run(org, cheap, move || verdict(Some(&filter), &event())).await.unwrap_or_else(failed)
     }
@@ -114,16 +114,16 @@ impl Evaluator {
 }
 
 /// The verdict of an evaluation that failed inside the interpreter.
-fn failed() -> Verdict {
-    Verdict::Error("the evaluation failed".to_owned())
+fn failed() -> Selection {
+    Selection::Error("the evaluation failed".to_owned())
 }
 
 /// A verdict of `filter` (`None`: one that does not compile) on an event's values.
-fn verdict(filter: Option<&Filter>, values: &Result<Envelope, String>) -> Verdict {
+fn verdict(filter: Option<&Filter>, values: &Result<Envelope, String>) -> Selection {
     match (filter, values) {
         (Some(filter), Ok(values)) => filter.evaluate(values),
-        (None, _) => Verdict::Error("the filter does not compile".to_owned()),
-        (_, Err(e)) => Verdict::Error(e.clone()),
+        (None, _) => Selection::Error("the filter does not compile".to_owned()),
+        (_, Err(e)) => Selection::Error(e.clone()),
     }
 }
 

@@ -37,7 +37,7 @@ impl fmt::Debug for Filter {
 
 /// What a filter made of an event.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub enum Selection {
     Selected,
     /// `false`, or a value that is not a boolean.
     NotSelected,
@@ -90,14 +90,14 @@ impl Filter {
     }
 
     /// Whether `event` is selected; an evaluation past [`TIME_LIMIT`] is stopped (an error).
-    pub fn evaluate(&self, event: &Envelope) -> Verdict {
+    pub fn evaluate(&self, event: &Envelope) -> Selection {
         self.evaluate_within(event, TIME_LIMIT)
     }
 
     /// [`Filter::evaluate`] with a deadline `limit` from now.
-    pub fn evaluate_within(&self, event: &Envelope, limit: std::time::Duration) -> Verdict {
+    pub fn evaluate_within(&self, event: &Envelope, limit: std::time::Duration) -> Selection {
         if self.macros && event.elements > MAX_MACRO_ELEMENTS {
-            return Verdict::Error(format!(
+            return Selection::Error(format!(
                 "the event holds {} list elements and object entries, more than a filter's macros go through ({MAX_MACRO_ELEMENTS})",
                 event.elements
             ));
@@ -112,9 +112,9 @@ impl Filter {
             }
         });
         match result {
-            Ok(cel::Value::Bool(true)) => Verdict::Selected,
-            Ok(_) => Verdict::NotSelected,
-            Err(e) => Verdict::Error(e.to_string()),
+            Ok(cel::Value::Bool(true)) => Selection::Selected,
+            Ok(_) => Selection::NotSelected,
+            Err(e) => Selection::Error(e.to_string()),
         }
     }
 }

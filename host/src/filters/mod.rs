@@ -31,7 +31,7 @@ pub use self::check::{COST_BUDGET, EVENT_BOUND, MAX_MACRO_ELEMENTS, MAX_PATTERN}
 pub use self::envelope::Envelope;
 pub use self::error::FilterError;
 pub use self::evaluator::Evaluator;
-pub use self::filter::{Filter, INLINE_NS, MAX_BYTES, Verdict};
+pub use self::filter::{Filter, INLINE_NS, MAX_BYTES, Selection};
 pub use self::meter::TIME_LIMIT;
 
 #[cfg(test)]

@@ -16,41 +16,44 @@ fn event() -> Envelope {
     .unwrap()
 }
 
-fn verdict(source: &str) -> Verdict {
+fn verdict(source: &str) -> Selection {
     Filter::compile(source).unwrap_or_else(|e| panic!("{source}: {e}")).evaluate(&event())
 }
 
 #[test]
 fn the_documents_own_case_selects_and_refuses() {
     let documented = r#"report_export.exportable.type == "Form" && creator.id in ["usr_1", "usr_2"]"#;
-    assert_eq!(verdict(documented), Verdict::Selected);
-    assert_eq!(verdict(r#"report_export.exportable.type == "Form" && creator.id in ["usr_2"]"#), Verdict::NotSelected);
-    assert_eq!(verdict(r#"event.action == "report_export_completed""#), Verdict::Selected);
+    assert_eq!(verdict(documented), Selection::Selected);
+    assert_eq!(
+        verdict(r#"report_export.exportable.type == "Form" && creator.id in ["usr_2"]"#),
+        Selection::NotSelected
+    );
+    assert_eq!(verdict(r#"event.action == "report_export_completed""#), Selection::Selected);
 }
 
 #[test]
 fn numbers_are_ints_when_whole_and_compare_with_doubles() {
-    assert_eq!(verdict("report_export.pages > 2"), Verdict::Selected);
-    assert_eq!(verdict("report_export.pages > 2.5"), Verdict::Selected);
-    assert_eq!(verdict("report_export.ratio > 2"), Verdict::Selected);
-    assert_eq!(verdict("report_export.pages == 3"), Verdict::Selected);
+    assert_eq!(verdict("report_export.pages > 2"), Selection::Selected);
+    assert_eq!(verdict("report_export.pages > 2.5"), Selection::Selected);
+    assert_eq!(verdict("report_export.ratio > 2"), Selection::Selected);
+    assert_eq!(verdict("report_export.pages == 3"), Selection::Selected);
 }
 
 #[test]
 fn presence_lists_and_strings() {
-    assert_eq!(verdict("has(report_export.exportable)"), Verdict::Selected);
-    assert_eq!(verdict("has(report_export.missing)"), Verdict::NotSelected);
-    assert_eq!(verdict(r#""b" in report_export.tags && report_export.tags.exists(t, t == "a")"#), Verdict::Selected);
-    assert_eq!(verdict(r#"subject.id.startsWith("rex_") && creator.name.matches("^A.a$")"#), Verdict::Selected);
-    assert_eq!(verdict("report_export.tags.map(t, t + t).size() == 2"), Verdict::Selected);
+    assert_eq!(verdict("has(report_export.exportable)"), Selection::Selected);
+    assert_eq!(verdict("has(report_export.missing)"), Selection::NotSelected);
+    assert_eq!(verdict(r#""b" in report_export.tags && report_export.tags.exists(t, t == "a")"#), Selection::Selected);
+    assert_eq!(verdict(r#"subject.id.startsWith("rex_") && creator.name.matches("^A.a$")"#), Selection::Selected);
+    assert_eq!(verdict("report_export.tags.map(t, t + t).size() == 2"), Selection::Selected);
 }
 
 #[test]
 fn not_true_is_not_selected_and_errors_say_why() {
-    assert_eq!(verdict("report_export.pages"), Verdict::NotSelected);
-    let Verdict::Error(why) = verdict("report_export.missing == 1") else { panic!("an error expected") };
+    assert_eq!(verdict("report_export.pages"), Selection::NotSelected);
+    let Selection::Error(why) = verdict("report_export.missing == 1") else { panic!("an error expected") };
     assert!(why.contains("missing"), "{why}");
-    assert!(matches!(verdict(r#"creator.id + 1 == 2"#), Verdict::Error(_)));
+    assert!(matches!(verdict(r#"creator.id + 1 == 2"#), Selection::Error(_)));
 }
 
 #[test]
@@ -109,15 +112,15 @@ fn a_large_event_is_evaluated_within_the_bound_and_a_larger_one_not_by_macros() 
     let big = Envelope::of(json!({"id": "evt_1", "report_export": {"tags": numbers}, "creator": {"id": "u"}})).unwrap();
     let f =
         Filter::compile("report_export.tags.exists(t, t == 19989) && report_export.tags.map(t, t).size() > 0").unwrap();
-    assert_eq!(f.evaluate(&big), Verdict::Selected);
+    assert_eq!(f.evaluate(&big), Selection::Selected);
     let f = Filter::compile("report_export.tags.all(t, string(t).size() < 10)").unwrap();
-    assert_eq!(f.evaluate(&big), Verdict::Selected);
+    assert_eq!(f.evaluate(&big), Selection::Selected);
     // Past the elements macros go through: not selected, saying why; without macros, evaluated.
     let numbers: Vec<u32> = (0..150_000).collect();
     let larger = Envelope::of(json!({"report_export": {"tags": numbers}, "creator": {"id": "u"}})).unwrap();
-    let Verdict::Error(why) = f.evaluate(&larger) else { panic!("an error expected") };
+    let Selection::Error(why) = f.evaluate(&larger) else { panic!("an error expected") };
     assert!(why.contains("150004 list elements"), "{why}");
-    assert_eq!(Filter::compile("149999 in report_export.tags").unwrap().evaluate(&larger), Verdict::Selected);
+    assert_eq!(Filter::compile("149999 in report_export.tags").unwrap().evaluate(&larger), Selection::Selected);
 }
 
 /// `[""×n].all(a, [""×n].all(b, …true…))`, `depth` loops deep.
@@ -167,12 +170,12 @@ fn an_evaluation_past_its_deadline_is_stopped_as_an_error() {
     let big = Envelope::of(json!({"report_export": {"tags": numbers}})).unwrap();
     let f = Filter::compile("report_export.tags.all(a, a != -1 && a != -2 && a != -3)").unwrap();
     let started = std::time::Instant::now();
-    let Verdict::Error(why) = f.evaluate_within(&big, std::time::Duration::from_millis(1)) else {
+    let Selection::Error(why) = f.evaluate_within(&big, std::time::Duration::from_millis(1)) else {
         panic!("an error expected")
     };
     assert!(why.contains("took longer than"), "{why}");
     assert!(started.elapsed() < std::time::Duration::from_millis(500), "stopped soon: {:?}", started.elapsed());
-    assert_eq!(f.evaluate(&big), Verdict::Selected, "with the full time limit it is evaluated");
+    assert_eq!(f.evaluate(&big), Selection::Selected, "with the full time limit it is evaluated");
 }
 
 #[test]

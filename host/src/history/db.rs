@@ -11,7 +11,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::error::HistoryError;
 use super::pool::Pool;
 use super::schema;
-use crate::config::History as Settings;
+use crate::config::HistorySettings as Settings;
 
 /// A question for `super::known`: an event's digest, and where its answer goes.
 pub(super) type KnownAsk = ([u8; 16], oneshot::Sender<Result<bool, HistoryError>>);

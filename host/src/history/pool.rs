@@ -11,7 +11,7 @@ use tokio::sync::Mutex;
 use tokio_postgres::Client;
 
 use super::error::HistoryError;
-use crate::config::{History as Settings, SslMode};
+use crate::config::{HistorySettings as Settings, SslMode};
 
 /// Connections kept.
 const SIZE: usize = 3;
@@ -76,7 +76,7 @@ impl Pool {
     }
 }
 
-/// The client's settings from the URL: `sslmode` is read here (`config::History`), not by
+/// The client's settings from the URL: `sslmode` is read here (`config::HistorySettings`), not by
 /// the client, which knows fewer of libpq's modes.
 fn client_config(settings: &Settings) -> Result<tokio_postgres::Config, String> {
     let mut url = url::Url::parse(&settings.url).map_err(|e| e.to_string())?;

@@ -13,7 +13,7 @@ use crate::store::events::log::LogEntry;
 use crate::store::events::stored::StoredEvent;
 use crate::store::queue::index::{MovedIndexes, Placed};
 use crate::store::queue::listing::{Listed, MovedRows};
-use crate::store::queue::row::{DeliveryRow, field};
+use crate::store::queue::row::DeliveryRow;
 use crate::store::{Result, Store, StoreError};
 
 impl History {
@@ -184,16 +184,7 @@ impl MovedRows for History {
     fn listed<'a>(&'a self, ids: &'a [String]) -> futures_util::future::BoxFuture<'a, Result<Vec<Option<Listed>>>> {
         Box::pin(async move {
             let found = self.deliveries(ids).await.map_err(StoreError::from)?;
-            Ok(found
-                .into_iter()
-                .map(|fields| {
-                    let fields = fields?;
-                    let get = |name: &str| {
-                        fields.iter().find(|(n, _)| n == name).map(|(_, v)| String::from_utf8_lossy(v).into_owned())
-                    };
-                    Listed::of(get(field::STATUS).as_deref(), get(field::ACTION), get(field::WEBHOOK))
-                })
-                .collect())
+            Ok(found.into_iter().map(|fields| Listed::of_fields(&fields?)).collect())
         })
     }
 }

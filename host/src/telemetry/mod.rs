@@ -34,7 +34,8 @@ use opentelemetry_sdk::trace::SpanExporter;
 
 pub(crate) use self::batch::Counts;
 pub(crate) use self::metrics::Read;
-use self::settings::{MetricsSettings, Off, Otel, Settings};
+pub use self::settings::Otel;
+use self::settings::{MetricsSettings, Off, Settings};
 pub(crate) use self::spans::{Answer, AttemptSpan, PluginCall, PublishSpan};
 use self::spans::{On, remote};
 use crate::trace::TraceContext;

@@ -10,7 +10,7 @@ use opentelemetry_otlp::Protocol;
 use opentelemetry_sdk::trace::Sampler;
 
 /// The `OTEL_*` variables set, by name (`crate::config` reads them from the environment and the file).
-pub(crate) type Otel = std::collections::BTreeMap<String, String>;
+pub type Otel = std::collections::BTreeMap<String, String>;
 
 /// What export needs, read from the variables.
 #[derive(Debug)]

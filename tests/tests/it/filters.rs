@@ -188,7 +188,7 @@ fn the_expression_and_the_report_export_filter_plugin_agree() {
         let report = runtime.call_blocking(&sha256, None, meta, envelope.clone(), &config.to_string());
         let plugin = matches!(report.result, Ok(weir::plugins::Verdict::Deliver { .. }));
         let expression =
-            filter.evaluate(&weir::filters::Envelope::parse(&envelope).unwrap()) == weir::filters::Verdict::Selected;
+            filter.evaluate(&weir::filters::Envelope::parse(&envelope).unwrap()) == weir::filters::Selection::Selected;
         assert_eq!(plugin, expression, "event {i}: {event}");
         if expression { selected += 1 } else { refused += 1 }
     }

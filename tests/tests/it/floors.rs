@@ -4,7 +4,8 @@
 //! name. An import from one room (a top-level module: a folder or a file) may only go to a
 //! room on a lower floor of [`FLOORS`]; inside a folder, files may import each other only
 //! where no circle forms; the surfaces (`api`, `settings`) never name the store nor the
-//! process's state (`app`): they speak to the domain's handles. Test modules (`#[cfg(test)]`)
+//! process's state (`app`): they speak to the domain's handles; and no room but the store
+//! names a delivery row's fields. Test modules (`#[cfg(test)]`)
 //! are not part of the house.
 //!
 //! Plain `std` only, so it can also run on its own:
@@ -36,6 +37,9 @@ const SURFACES: &[&str] = &["api", "settings"];
 /// Rooms below the domain that the surfaces never name: what they keep is the domain's to
 /// reach (the store, and the state the domain's handles hold).
 const DOMAIN_ONLY: &[&str] = &["store", "app", "history"];
+/// A delivery row's field names are the store's: everyone else reads and writes a row as a
+/// type (`DeliveryRow`, `RowChanges`, `Listed`).
+const ROW_FIELDS: (&str, &str) = ("store/queue/row.rs", "field");
 
 /// One source file of the crate.
 #[derive(Debug)]
@@ -497,6 +501,13 @@ fn faults(root: &Path) -> Vec<String> {
                 from.name(root),
                 to.name(root),
                 names.join(", ")
+            ));
+        }
+        if to.name(root) == ROW_FIELDS.0 && from.room() != "store" && names.contains(ROW_FIELDS.1) {
+            faults.push(format!(
+                "{} -> {}: a delivery row's raw field names outside the store (read and write the row as a type)",
+                from.name(root),
+                to.name(root)
             ));
         }
         let (Some(fa), Some(fb)) = (floor_of(from.room()), floor_of(to.room())) else { continue };

@@ -20,7 +20,7 @@ use super::{Claim, Engine, Work};
 use crate::domain::egress;
 use crate::store::StoreError;
 use crate::store::queue::claim::Member;
-use crate::store::queue::row::field;
+use crate::store::queue::row::RowChanges;
 use crate::store::queue::work::{Loaded, Outcome, Report};
 use crate::telemetry::{Answer, AttemptSpan, PluginCall};
 
@@ -88,7 +88,7 @@ impl Engine {
             attempt,
             attempt_json: None,
             signature: None,
-            fields: Vec::new(),
+            changes: RowChanges::default(),
             proxy_failed: false,
             ordered: false,
         }
@@ -115,14 +115,14 @@ impl Engine {
         let started = SystemTime::now();
         let event = loaded.event.take();
         let prepared = self.prepare(member, &mut loaded, event.as_deref(), &webhook).await;
-        let (body, extra_headers, fields, calls) = match prepared {
-            Prepared::Send { body, extra_headers, fields, calls } => (body, extra_headers, fields, calls),
-            Prepared::Filtered { fields, calls } => {
+        let (body, extra_headers, changes, calls) = match prepared {
+            Prepared::Send { body, extra_headers, changes, calls } => (body, extra_headers, changes, calls),
+            Prepared::Filtered { changes, calls } => {
                 let trace = Traced::of(member, event.as_deref(), &self.app.telemetry);
                 let to = Destination::of(&webhook, "").address();
                 self.traced(&this, &trace, to, (started, Answer::NotSent), &calls);
                 let report = Report {
-                    fields,
+                    changes,
                     ordered: loaded.ordered,
                     ..self.report(webhook_id, member, Outcome::Filtered, attempt_no)
                 };
@@ -153,7 +153,7 @@ impl Engine {
         };
         let to = destination.address();
         self.traced(&this, &request.trace, to, (started, answer), &calls);
-        let report = self.judge(&this, &loaded, &request, &sent, fields);
+        let report = self.judge(&this, &loaded, &request, &sent, changes);
         Some((report, webhook.failing))
     }
 
@@ -165,7 +165,7 @@ impl Engine {
         loaded: &Loaded,
         request: &Request,
         sent: &Sent,
-        mut fields: Vec<(&'static str, String)>,
+        mut changes: RowChanges,
     ) -> Report {
         let Attempt { webhook_id, member, number: attempt_no } = *this;
         let created_ms = crate::ids::millis_of(crate::ids::Kind::Delivery, &member.delivery).unwrap_or(request.at_ms);
@@ -189,14 +189,12 @@ impl Engine {
                 Outcome::Retry { due_ms: loaded.kept_due.map_or(now + delay.as_millis() as u64, |kept| kept.max(now)) }
             }
         };
-        if loaded.kept_due.is_some() {
-            fields.push((field::KEPT_DUE, String::new()));
-        }
+        changes.kept_due_ends = loaded.kept_due.is_some();
         if !request.webhook_header_names.is_empty() {
             // Their names only: the values are the webhook's secrets (contract §8).
             let names: Vec<(&str, &str)> =
                 request.webhook_header_names.iter().map(|name| (name.as_str(), "")).collect();
-            fields.push((field::WEBHOOK_HEADERS, serde_json::to_string(&names).unwrap_or_default()));
+            changes.webhook_headers = Some(serde_json::to_string(&names).unwrap_or_default());
         }
         if let Some(cause) = &cause {
             tracing::warn!(
@@ -217,7 +215,7 @@ impl Engine {
             attempt: attempt_no,
             attempt_json: Some(attempt),
             signature: Some(request.signature.clone()),
-            fields,
+            changes,
             proxy_failed: matches!(sent.result, Err(SendError::Proxy(_))),
             ordered: loaded.ordered,
         }

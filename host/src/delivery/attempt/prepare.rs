@@ -9,7 +9,7 @@ use crate::plugins::EventMeta;
 use crate::plugins::chain::{self, ChainOutcome, PluginRun, Step};
 use crate::store::events::stored::StoredEvent;
 use crate::store::queue::claim::Member;
-use crate::store::queue::row::field;
+use crate::store::queue::row::RowChanges;
 use crate::store::queue::targets::WebhookTarget;
 use crate::store::queue::work::Loaded;
 use crate::store::tenants::webhooks::Attachment;
@@ -20,14 +20,9 @@ pub(in crate::delivery) enum Prepared {
     /// Send this body with these extra headers; store `fields` (rendered body, headers,
     /// plugin outcomes) with the outcome.
     /// `calls`: the plugins that ran (for the attempt's span).
-    Send {
-        body: String,
-        extra_headers: Vec<(String, String)>,
-        fields: Vec<(&'static str, String)>,
-        calls: Vec<PluginCall>,
-    },
+    Send { body: String, extra_headers: Vec<(String, String)>, changes: RowChanges, calls: Vec<PluginCall> },
     /// A plugin dropped it.
-    Filtered { fields: Vec<(&'static str, String)>, calls: Vec<PluginCall> },
+    Filtered { changes: RowChanges, calls: Vec<PluginCall> },
     /// The event expired before its first attempt.
     EventMissing,
     /// What an earlier attempt stored cannot be read.
@@ -61,7 +56,10 @@ impl Engine {
                     tracing::error!(delivery_id = %member.delivery, org_id = %member.org, "{error}");
                     let plugins =
                         serde_json::to_string(&[PluginRun::failed("", error)]).unwrap_or_else(|_| "[]".into());
-                    return Prepared::Filtered { fields: vec![(field::PLUGINS, plugins)], calls: Vec::new() };
+                    return Prepared::Filtered {
+                        changes: RowChanges { plugins: Some(plugins), ..RowChanges::default() },
+                        calls: Vec::new(),
+                    };
                 }
             },
         };
@@ -69,7 +67,7 @@ impl Engine {
             return Prepared::Send {
                 body: envelope,
                 extra_headers: Vec::new(),
-                fields: vec![(field::PLUGINS, "[]".into())],
+                changes: RowChanges { plugins: Some("[]".into()), ..RowChanges::default() },
                 calls: Vec::new(),
             };
         }
@@ -78,21 +76,22 @@ impl Engine {
         let started = SystemTime::now();
         let (outcome, runs) = chain::run(&self.app.plugins, &member.org, steps, Arc::new(meta), &envelope).await;
         let calls = calls_of(&runs, started);
-        let mut fields = vec![(field::PLUGINS, serde_json::to_string(&runs).unwrap_or_else(|_| "[]".into()))];
+        let plugins = Some(serde_json::to_string(&runs).unwrap_or_else(|_| "[]".into()));
+        let mut changes = RowChanges { plugins, ..RowChanges::default() };
         match outcome {
-            ChainOutcome::Filtered { .. } => Prepared::Filtered { fields, calls },
+            ChainOutcome::Filtered { .. } => Prepared::Filtered { changes, calls },
             ChainOutcome::Deliver { body, headers } => {
                 if !headers.is_empty() {
-                    fields.push((field::HEADERS, serde_json::to_string(&headers).unwrap_or_else(|_| "[]".into())));
+                    changes.headers = Some(serde_json::to_string(&headers).unwrap_or_else(|_| "[]".into()));
                 }
                 let body = match body {
                     Some(body) => {
-                        fields.push((field::BODY, body.clone()));
+                        changes.body = Some(body.clone());
                         body
                     }
                     None => envelope,
                 };
-                Prepared::Send { body, extra_headers: headers, fields, calls }
+                Prepared::Send { body, extra_headers: headers, changes, calls }
             }
         }
     }
@@ -111,7 +110,7 @@ impl Engine {
         let Some(body) = loaded.body.take().or_else(|| event.map(|e| e.envelope.clone())) else {
             return Prepared::EventMissing;
         };
-        Prepared::Send { body, extra_headers, fields: Vec::new(), calls: Vec::new() }
+        Prepared::Send { body, extra_headers, changes: RowChanges::default(), calls: Vec::new() }
     }
 
     /// The plugin chain's steps, each plugin's code read from the store unless compiled

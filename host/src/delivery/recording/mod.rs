@@ -238,7 +238,7 @@ mod tests {
             attempt: 1,
             attempt_json: request_made.then(|| "{}".to_owned()),
             signature: None,
-            fields: Vec::new(),
+            changes: crate::store::queue::row::RowChanges::default(),
             proxy_failed,
             ordered: false,
         }

@@ -39,6 +39,13 @@ impl Listed {
         let status = Status::stored(status)?;
         Some(Listed { status, action: action.unwrap_or_default(), webhook: webhook.unwrap_or_default() })
     }
+
+    /// What a listing reads of a row kept as its fields (name, value), as history keeps it.
+    pub fn of_fields(fields: &[(String, Vec<u8>)]) -> Option<Listed> {
+        let get =
+            |name: &str| fields.iter().find(|(n, _)| n == name).map(|(_, v)| String::from_utf8_lossy(v).into_owned());
+        Listed::of(get(field::STATUS).as_deref(), get(field::ACTION), get(field::WEBHOOK))
+    }
 }
 
 /// Where rows that left Redis can be read (history in PostgreSQL, `crate::history`): what

@@ -37,6 +37,45 @@ use serde_json::Value;
 use crate::store::events::stored::StoredEvent;
 use crate::store::queue::status::Status;
 
+/// What an attempt changes of its delivery's row beside its outcome (`record.lua` writes
+/// it with the attempt): what its plugins made, and what the attempt sent.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RowChanges {
+    /// The plugins' runs (JSON), once plugins ran (`[]` when none is attached).
+    pub plugins: Option<String>,
+    /// The headers the plugins added (JSON pairs), when they added some.
+    pub headers: Option<String>,
+    /// The body the plugins rendered, when they changed it.
+    pub body: Option<String>,
+    /// The names of the webhook's own headers the attempt sent (JSON pairs with empty
+    /// values: the values are secrets).
+    pub webhook_headers: Option<String>,
+    /// The waiting retry's kept time ends with this attempt.
+    pub kept_due_ends: bool,
+}
+
+impl RowChanges {
+    /// The fields to set, as `record.lua` takes them (an empty value removes its field).
+    pub(crate) fn fields(&self) -> Vec<(&'static str, &str)> {
+        let mut fields = Vec::new();
+        let named = [
+            (field::PLUGINS, &self.plugins),
+            (field::HEADERS, &self.headers),
+            (field::BODY, &self.body),
+            (field::WEBHOOK_HEADERS, &self.webhook_headers),
+        ];
+        for (name, value) in named {
+            if let Some(value) = value {
+                fields.push((name, value.as_str()));
+            }
+        }
+        if self.kept_due_ends {
+            fields.push((field::KEPT_DUE, ""));
+        }
+        fields
+    }
+}
+
 /// The names of a delivery row's fields (see the table above).
 pub mod field {
     pub const ORG: &str = "o";

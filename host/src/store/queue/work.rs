@@ -15,7 +15,7 @@ use crate::store::core::reply::{Named, name_of, text, unexpected};
 use crate::store::core::scripts::{DEAD_LETTER, LOAD, PUT_BACK, RECORD};
 use crate::store::events::stored::StoredEvent;
 use crate::store::queue::claim::Member;
-use crate::store::queue::row::{PLAIN_ROW_FIELDS, field};
+use crate::store::queue::row::{PLAIN_ROW_FIELDS, RowChanges, field};
 use crate::store::queue::status::Status;
 use crate::store::{Result, Store, StoreError};
 
@@ -107,9 +107,8 @@ pub struct Report {
     pub attempt_json: Option<String>,
     /// The signatures of that request (`crate::sign::Signatures::encode`).
     pub signature: Option<Vec<u8>>,
-    /// Row fields to set ([`field::BODY`], [`field::HEADERS`], [`field::PLUGINS`],
-    /// [`field::WEBHOOK_HEADERS`], [`field::KEPT_DUE`]).
-    pub fields: Vec<(&'static str, String)>,
+    /// What else of its row changes.
+    pub changes: RowChanges,
     /// The attempt failed at the egress proxy, not at the endpoint: it never counts toward
     /// the webhook's auto-deactivation.
     pub proxy_failed: bool,
@@ -258,9 +257,9 @@ impl Store {
                 .arg(r.attempt_json.as_deref().unwrap_or(""))
                 .arg(r.signature.as_deref().unwrap_or(&[]))
                 .arg(due)
-                .arg(r.fields.len());
-            for (name, value) in &r.fields {
-                call.arg(*name).arg(value);
+                .arg(r.changes.fields().len());
+            for (name, value) in r.changes.fields() {
+                call.arg(name).arg(value);
             }
         }
         let replies: Vec<Value> = call.run(&mut self.conn()).await?;
