@@ -15,7 +15,9 @@
 //!   shutdown).
 //! - `domain`: what Weir does below HTTP, behind one handle per part (webhooks, deliveries,
 //!   events, replays, plugins, exports, access, operations), and the views the surfaces show.
-//! - `app`: the state one process shares between its handles and its workers.
+//! - `shared`: the small parts one process shares between handles and workers (token
+//!   lookups, work-arrived signals, plugin hashes, keys, gauges); `service` makes each part
+//!   once and hands each handle and worker only the parts it uses.
 //! - `vault`: secrets at rest (client certificate keys); `jobs`: the one shutdown every
 //!   worker watches and the one runner of lease-queue jobs.
 //! - [`config`]: the one typed configuration, from defaults, a file and `WEIR_*`
@@ -32,7 +34,6 @@
 //!   (the webhook URL rule) and `trace` (W3C trace context).
 
 mod api;
-mod app;
 pub mod auth;
 mod catalog;
 mod certs;
@@ -52,6 +53,7 @@ pub mod plugins;
 mod server;
 mod service;
 mod settings;
+mod shared;
 pub mod sign;
 mod slots;
 pub mod store;

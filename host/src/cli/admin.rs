@@ -10,6 +10,8 @@ use clap::{Subcommand, ValueEnum};
 use super::logging::init_logging;
 use crate::auth::{CLIENT_SECRET_PREFIX, secrets};
 use crate::config::Config;
+use crate::domain::filtering::Filtering;
+use crate::domain::moved::Moved;
 use crate::domain::replay::{ReplayError, Replayer};
 use crate::store::Store;
 use crate::store::core::managed::ForCommand;
@@ -288,15 +290,11 @@ async fn replay(
     known_org(store, org_id).await?;
     let history = crate::history::History::configured(config, store.prefix())
         .map_err(|e| AdminError::Usage(format!("history in PostgreSQL: {e}")))?;
-    let filters = crate::filters::Evaluator::new();
-    let replayer = Replayer {
-        store,
-        history: history.as_ref(),
-        delivery_retention: config.delivery_retention,
-        event_retention: config.event_retention,
-        app: None,
-        filters: &filters,
-    };
+    let retentions = (config.delivery_retention, config.event_retention);
+    let moved = Moved::new(store, history.as_ref(), retentions);
+    let filtering = Filtering::new(std::sync::Arc::new(crate::filters::Evaluator::new()), None);
+    // No workers here to tell: the serving processes' find the work within their poll.
+    let replayer = Replayer::new(&moved, &filtering, None, (store, retentions.0, retentions.1));
     let mut body = serde_json::Map::new();
     body.insert("since".into(), json!(since));
     if let Some(until) = until {

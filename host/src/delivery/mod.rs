@@ -22,6 +22,7 @@
 mod attempt;
 mod claiming;
 mod destination;
+mod parts;
 mod recording;
 
 use std::collections::HashMap;
@@ -31,7 +32,6 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{Notify, Semaphore};
 
-use crate::app::App;
 use crate::jobs::Stopping;
 use crate::store::core::batch::Batcher;
 use crate::store::queue::claim::Member;
@@ -40,6 +40,7 @@ use crate::store::queue::work::{Loaded, Recorded, Report};
 use crate::store::{Partition, Store, StoreError};
 use claiming::lanes::Lanes;
 use destination::{Destinations, http::Http};
+pub(crate) use parts::{EngineParts, Settings};
 
 /// Most loads or outcomes sent to Redis in one script call.
 const BATCH: usize = 64;
@@ -75,9 +76,17 @@ struct Held {
 /// The delivery workers of one process.
 #[derive(Debug)]
 pub(crate) struct Engine {
-    app: Arc<App>,
+    settings: Settings,
     /// The store over this engine's own connection.
     store: Store,
+    metrics: Arc<crate::metrics::Metrics>,
+    telemetry: Arc<crate::telemetry::Telemetry>,
+    plugins: Arc<crate::plugins::Runtime>,
+    plugin_hashes: Arc<crate::shared::PluginHashes>,
+    arrivals: Arc<crate::shared::Arrivals>,
+    webhooks: crate::domain::webhooks::Webhooks,
+    deliveries: crate::domain::deliveries::Deliveries,
+    publishing: crate::domain::events::Publishing,
     /// Where attempts are sent (every kind of destination).
     destinations: Destinations,
     lanes: Lanes,
@@ -122,9 +131,8 @@ impl Engine {
     /// Starts the workers of this process on a thread of their own, with a runtime and a
     /// Redis connection of their own: the API's requests never wait behind delivery work
     /// for a turn of the scheduler, however much of it there is (contract §7).
-    pub(crate) fn start(app: Arc<App>, stopping: Stopping) -> Result<EngineHandle, EngineError> {
-        let config = &app.config;
-        let tls = crate::tls::client_config(config.extra_ca.as_deref())?;
+    pub(crate) fn start(parts: EngineParts, stopping: Stopping) -> Result<EngineHandle, EngineError> {
+        let tls = crate::tls::client_config(parts.settings.extra_ca.as_deref())?;
         let runtime =
             tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(EngineError::Thread)?;
         let (finished, done) = tokio::sync::oneshot::channel();
@@ -132,8 +140,8 @@ impl Engine {
             .name("weir-delivery".into())
             .spawn(move || {
                 runtime.block_on(async move {
-                    if let Some(store) = own_connection(&app, &stopping).await {
-                        Engine::new(app, store, tls).run(stopping).await;
+                    if let Some(store) = own_connection(&parts.store, &stopping).await {
+                        Engine::new(parts, store, tls).run(stopping).await;
                     }
                 });
                 let _ = finished.send(());
@@ -143,17 +151,25 @@ impl Engine {
     }
 
     /// The engine, inside its runtime (its batchers start here).
-    fn new(app: Arc<App>, store: Store, tls: rustls::ClientConfig) -> Arc<Engine> {
-        let config = &app.config;
-        let keys = app.clone();
-        let http = Http::new(
-            app.url_rule.clone(),
-            tls,
-            config.egress_proxy.clone(),
-            Arc::new(move || keys.secret_key()),
-            config.worker_concurrency,
-        );
-        let destinations = Destinations::new(http, config.delivery_timeout);
+    fn new(parts: EngineParts, store: Store, tls: rustls::ClientConfig) -> Arc<Engine> {
+        let EngineParts {
+            settings,
+            store: _,
+            metrics,
+            telemetry,
+            plugins,
+            plugin_hashes,
+            arrivals,
+            url_rule,
+            secret_keys,
+            webhooks,
+            deliveries,
+            publishing,
+        } = parts;
+        let keys = secret_keys;
+        let http =
+            Http::new(url_rule, tls, settings.egress_proxy.clone(), Arc::new(move || keys.get()), settings.workers);
+        let destinations = Destinations::new(http, settings.timeout);
         let loaders = Batcher::per_partition(&store, BATCH, |store, p, claims: Vec<Claim>| async move {
             load(&store, p, claims).await
         });
@@ -162,8 +178,8 @@ impl Engine {
         });
         Arc::new(Engine {
             destinations,
-            lanes: Lanes::new(config.max_in_flight_per_webhook, slow_share(config.worker_concurrency)),
-            permits: Arc::new(Semaphore::new(config.worker_concurrency)),
+            lanes: Lanes::new(settings.per_webhook, slow_share(settings.workers)),
+            permits: Arc::new(Semaphore::new(settings.workers)),
             freed: Notify::new(),
             loaders,
             recorders,
@@ -171,7 +187,15 @@ impl Engine {
             room: store.keys().partitions().map(|_| Notify::new()).collect(),
             stopping: AtomicBool::new(false),
             store,
-            app,
+            settings,
+            metrics,
+            telemetry,
+            plugins,
+            plugin_hashes,
+            arrivals,
+            webhooks,
+            deliveries,
+            publishing,
         })
     }
 
@@ -206,8 +230,8 @@ impl Engine {
         let waiting = self.lanes.take_waiting();
         self.give_back(waiting, crate::time::now_millis()).await;
         // Attempts in flight finish (each is bounded by the delivery timeout).
-        let total = self.app.config.worker_concurrency as u32;
-        let grace = self.app.config.delivery_timeout + Duration::from_secs(10);
+        let total = self.settings.workers as u32;
+        let grace = self.settings.timeout + Duration::from_secs(10);
         let _ = tokio::time::timeout(grace, self.permits.acquire_many(total)).await;
         let _ = upkeep.await;
     }
@@ -272,11 +296,11 @@ impl EngineHandle {
 
 /// The engine's own connection to the store, tried again until it opens or the engine is
 /// told to stop (`None`).
-async fn own_connection(app: &App, stopping: &Stopping) -> Option<Store> {
+async fn own_connection(store: &Store, stopping: &Stopping) -> Option<Store> {
     let mut wait = Duration::from_millis(100);
     let mut stopping = stopping.clone();
     loop {
-        match app.store.another_connection().await {
+        match store.another_connection().await {
             Ok(store) => return Some(store),
             Err(e) => tracing::warn!(error = %e, "the delivery workers cannot connect to Redis yet; retrying"),
         }

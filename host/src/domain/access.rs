@@ -4,12 +4,17 @@
 //! email counted as it starts, password checks a bounded number at once) and get a session.
 //! The surfaces keep the protocols (form encodings, cookies, CSRF); this keeps the rules.
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use crate::auth::passwords::Verifier;
 use crate::auth::{passwords, secrets};
-use crate::store::StoreError;
+use crate::config::Config;
+use crate::metrics::Metrics;
+use crate::shared::Tokens;
 use crate::store::tenants::clients::{Client, TokenOwner};
 pub(crate) use crate::store::tenants::users::{MAX_EMAIL_BYTES, Session};
+use crate::store::{Store, StoreError};
 
 /// How long a settings session lasts.
 pub(crate) const SESSION_TTL: Duration = Duration::from_secs(12 * 3600);
@@ -58,21 +63,43 @@ pub(crate) struct SignedIn {
     pub token: String,
 }
 
-super::handle!(
-    /// Access, for the surfaces: tokens, callers, sign-in sessions.
-    Access
-);
+/// Access, for the surfaces: tokens, callers, sign-in sessions.
+#[derive(Debug, Clone)]
+pub(crate) struct Access {
+    store: Store,
+    tokens: Arc<Tokens>,
+    passwords: Arc<Verifier>,
+    metrics: Arc<Metrics>,
+    config: Arc<Config>,
+}
+
+impl Access {
+    pub(crate) fn new(
+        store: &Store,
+        (tokens, passwords): (&Arc<Tokens>, &Arc<Verifier>),
+        metrics: &Arc<Metrics>,
+        config: &Arc<Config>,
+    ) -> Access {
+        Access {
+            store: store.clone(),
+            tokens: tokens.clone(),
+            passwords: passwords.clone(),
+            metrics: metrics.clone(),
+            config: config.clone(),
+        }
+    }
+}
 
 impl Access {
     /// A new access token for the client whose secret this is.
     pub(crate) async fn issue_token(&self, client_id: &str, secret: &str) -> Result<Issued, TokenError> {
         let client = self.client(client_id, secret).await?;
         let token = crate::auth::access_token(&client.client_id);
-        let ttl = self.app.config.token_ttl;
-        if !self.app.store.store_token(&client.client_id, &secrets::hash(&token), ttl).await? {
+        let ttl = self.config.token_ttl;
+        if !self.store.store_token(&client.client_id, &secrets::hash(&token), ttl).await? {
             return Err(TokenError::InvalidClient);
         }
-        self.app.metrics.tokens_issued.inc();
+        self.metrics.tokens_issued.inc();
         Ok(Issued { token, ttl })
     }
 
@@ -80,7 +107,7 @@ impl Access {
     pub(crate) async fn revoke_token(&self, client_id: &str, secret: &str, token: &str) -> Result<(), TokenError> {
         let client = self.client(client_id, secret).await?;
         if crate::auth::token_client(token) == Some(client.client_id.as_str()) {
-            self.app.store.revoke_token(&client.client_id, &secrets::hash(token)).await?;
+            self.store.revoke_token(&client.client_id, &secrets::hash(token)).await?;
         }
         Ok(())
     }
@@ -88,7 +115,7 @@ impl Access {
     /// Verifies a client's secret. Unknown clients cost the same hash comparison.
     async fn client(&self, id: &str, secret: &str) -> Result<Client, TokenError> {
         let found = if crate::ids::is_valid(crate::ids::Kind::Client, id) {
-            self.app.store.client_with_secret(id).await?
+            self.store.client_with_secret(id).await?
         } else {
             None
         };
@@ -109,7 +136,7 @@ impl Access {
     /// Concurrent lookups share a round trip.
     pub(crate) async fn token_owner(&self, token: &str) -> Result<Option<TokenOwner>, StoreError> {
         match crate::auth::token_client(token) {
-            Some(client) => self.app.token_owner(client, &secrets::hash(token)).await,
+            Some(client) => self.tokens.owner(client, &secrets::hash(token)).await,
             None => Ok(None),
         }
     }
@@ -117,8 +144,8 @@ impl Access {
     /// Takes one request from the client's budget when `WEIR_API_RATE_LIMIT` is set: how
     /// long until one would be allowed, when it is spent.
     pub(crate) async fn take_request(&self, client_id: &str) -> Result<Option<Duration>, StoreError> {
-        match self.app.config.api_rate_limit {
-            Some(limit) => self.app.store.take_request(client_id, limit).await,
+        match self.config.api_rate_limit {
+            Some(limit) => self.store.take_request(client_id, limit).await,
             None => Ok(None),
         }
     }
@@ -126,7 +153,7 @@ impl Access {
     /// Signs a person in: a new session, or why not. Every attempt for an email is counted
     /// as it starts, so parallel guesses cannot pass the check together.
     pub(crate) async fn sign_in(&self, email: &str, password: String) -> Result<SignedIn, SignInError> {
-        let store = &self.app.store;
+        let store = &self.store;
         if email.len() > MAX_EMAIL_BYTES {
             // Refused before anything is stored or looked up.
             return Err(SignInError::EmailTooLong);
@@ -136,7 +163,7 @@ impl Access {
         }
         let found = store.user_by_email(email).await?;
         let hash = found.as_ref().map(|(_, h)| h.clone()).unwrap_or_else(|| passwords::decoy().to_owned());
-        let Some(ok) = self.app.passwords.verify(password, hash).await else {
+        let Some(ok) = self.passwords.verify(password, hash).await else {
             let _ = store.login_not_attempted(email).await;
             return Err(SignInError::Busy);
         };
@@ -159,17 +186,17 @@ impl Access {
 
     /// The session a cookie's token opens (`None`: signed out or expired).
     pub(crate) async fn session(&self, token: &str) -> Result<Option<Session>, StoreError> {
-        self.app.store.session(&secrets::hash(token)).await
+        self.store.session(&secrets::hash(token)).await
     }
 
     /// Ends a session.
     pub(crate) async fn sign_out(&self, token: &str) {
-        let _ = self.app.store.delete_session(&secrets::hash(token)).await;
+        let _ = self.store.delete_session(&secrets::hash(token)).await;
     }
 
     /// Whether cookies must be `Secure` (the listener speaks TLS, or links go out as
     /// `https`).
     pub(crate) fn secure_cookies(&self) -> bool {
-        self.app.config.tls.is_some() || self.app.config.public_url().starts_with("https://")
+        self.config.tls.is_some() || self.config.public_url().starts_with("https://")
     }
 }

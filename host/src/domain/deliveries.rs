@@ -9,8 +9,6 @@ use utoipa::ToSchema;
 
 use super::Invalid;
 use super::fields::Fields;
-use super::moved::Reads;
-use crate::app::App;
 use crate::ids::{self, Kind};
 use crate::sign;
 use crate::store::StoreError;
@@ -209,8 +207,8 @@ fn updated_ms(updated: Option<u64>, created_ms: u64, attempts: &[Value]) -> Opti
 }
 
 /// The first day whose delivery indexes may still list deliveries.
-fn oldest_day(app: &App) -> u32 {
-    let retention = app.config.delivery_retention.as_millis() as u64;
+fn oldest_day(deliveries: &Deliveries) -> u32 {
+    let retention = deliveries.delivery_retention.as_millis() as u64;
     crate::store::core::keys::day_of(crate::time::now_millis().saturating_sub(retention)).saturating_sub(1)
 }
 
@@ -218,15 +216,37 @@ pub(crate) use crate::store::queue::listing::Filter;
 pub(crate) use crate::store::queue::requeue::Retried;
 pub(crate) use crate::store::queue::status::Status;
 
-super::handle!(
-    /// Deliveries, for the surfaces: list, read, retry.
-    Deliveries
-);
+/// Deliveries, for the surfaces: list, read, retry.
+#[derive(Debug, Clone)]
+pub(crate) struct Deliveries {
+    store: crate::store::Store,
+    moved: super::moved::Moved,
+    telemetry: std::sync::Arc<crate::telemetry::Telemetry>,
+    arrivals: std::sync::Arc<crate::shared::Arrivals>,
+    delivery_retention: std::time::Duration,
+}
+
+impl Deliveries {
+    pub(crate) fn new(
+        moved: &super::moved::Moved,
+        telemetry: &std::sync::Arc<crate::telemetry::Telemetry>,
+        arrivals: &std::sync::Arc<crate::shared::Arrivals>,
+        (store, delivery_retention): (&crate::store::Store, std::time::Duration),
+    ) -> Deliveries {
+        Deliveries {
+            store: store.clone(),
+            moved: moved.clone(),
+            telemetry: telemetry.clone(),
+            arrivals: arrivals.clone(),
+            delivery_retention,
+        }
+    }
+}
 
 impl Deliveries {
     /// Whether `cursor` is one a listing of this data set gave out.
     pub(crate) fn valid_cursor(&self, cursor: &str) -> bool {
-        valid_cursor(&self.app, cursor)
+        valid_cursor(self, cursor)
     }
 
     /// A page of the organisation's deliveries, newest first (see [`list`]).
@@ -238,17 +258,17 @@ impl Deliveries {
         limit: usize,
         scan: usize,
     ) -> Result<(Vec<Delivery>, Option<String>), StoreError> {
-        list(&self.app, org_id, filter, cursor, limit, scan).await
+        list(self, org_id, filter, cursor, limit, scan).await
     }
 
     /// The organisation's delivery, or `NotFound`.
     pub(crate) async fn find(&self, org_id: &str, id: &str) -> Result<Delivery, RetryError> {
-        find(&self.app, org_id, id).await
+        find(self, org_id, id).await
     }
 
     /// One more attempt of a delivery (see [`retry`]).
     pub(crate) async fn retry(&self, org_id: &str, id: &str) -> Result<(Delivery, Retried), RetryError> {
-        retry(&self.app, org_id, id).await
+        retry(self, org_id, id).await
     }
 
     /// One more attempt of each failed delivery of a webhook since a time (see
@@ -259,20 +279,21 @@ impl Deliveries {
         webhook_id: &str,
         body: Map<String, Value>,
     ) -> Result<usize, RetryError> {
-        retry_failed(&self.app, org_id, webhook_id, body).await
+        retry_failed(self, org_id, webhook_id, body).await
     }
 }
 
 /// Whether `cursor` is one a listing of this data set gave out.
-fn valid_cursor(app: &App, cursor: &str) -> bool {
-    Cursor::parse(cursor, app.store.keys().partition_count(), crate::store::queue::listing::newest_day()).is_some()
+fn valid_cursor(deliveries: &Deliveries, cursor: &str) -> bool {
+    Cursor::parse(cursor, deliveries.store.keys().partition_count(), crate::store::queue::listing::newest_day())
+        .is_some()
 }
 
 /// A page of the organisation's deliveries, newest first (of one webhook when `filter`
 /// names one: its own index while it exists, the organisation's once it was deleted, an
 /// empty last page when it was never the organisation's), from `cursor`.
 async fn list(
-    app: &App,
+    deliveries: &Deliveries,
     org_id: &str,
     filter: Filter<'_>,
     cursor: Option<&str>,
@@ -280,51 +301,57 @@ async fn list(
     scan: usize,
 ) -> Result<(Vec<Delivery>, Option<String>), StoreError> {
     let index = match filter.webhook {
-        Some(w) if app.store.webhook_exists(org_id, w).await? => Index::Webhook(w),
+        Some(w) if deliveries.store.webhook_exists(org_id, w).await? => Index::Webhook(w),
         // Deleted: its own index went with it; its deliveries are found in the organisation's.
-        Some(w) if app.store.webhook_was_deleted(org_id, w).await? => Index::Org(org_id),
+        Some(w) if deliveries.store.webhook_was_deleted(org_id, w).await? => Index::Org(org_id),
         // Never the organisation's (another's, or none): nothing to list.
         Some(_) => return Ok((Vec::new(), None)),
         None => Index::Org(org_id),
     };
-    let reads = Reads::of(app);
-    let reach = Reach { limit, scan, oldest_day: oldest_day(app), moved: reads.moved() };
-    let (ids, next) = app.store.list_deliveries(index, filter, cursor, reach).await?;
+    let reads = deliveries.moved.reads();
+    let reach = Reach { limit, scan, oldest_day: oldest_day(deliveries), moved: reads.moved() };
+    let (ids, next) = deliveries.store.list_deliveries(index, filter, cursor, reach).await?;
     let deliveries = reads
         .rows(&ids)
         .await?
         .into_iter()
         .flatten()
         .filter(|d| d.org_id == org_id)
-        .map(|d| Delivery::of(d, &app.telemetry))
+        .map(|d| Delivery::of(d, &deliveries.telemetry))
         .collect();
     Ok((deliveries, next))
 }
 
 /// The organisation's delivery, or `NotFound`.
-pub(crate) async fn find(app: &App, org_id: &str, id: &str) -> Result<Delivery, RetryError> {
+pub(crate) async fn find(deliveries: &Deliveries, org_id: &str, id: &str) -> Result<Delivery, RetryError> {
     if !ids::is_valid(Kind::Delivery, id) {
         return Err(RetryError::NotFound);
     }
-    Reads::of(app).row(org_id, id).await?.map(|d| Delivery::of(d, &app.telemetry)).ok_or(RetryError::NotFound)
+    deliveries
+        .moved
+        .reads()
+        .row(org_id, id)
+        .await?
+        .map(|d| Delivery::of(d, &deliveries.telemetry))
+        .ok_or(RetryError::NotFound)
 }
 
 /// One more attempt of a delivery, same body, signed with the webhook's current secret: the
 /// delivery, and whether this call queued the attempt ([`Retried::Queued`]) or joined one
 /// already queued or in flight ([`Retried::Merged`]: a retry never queues a second attempt
 /// of a delivery beside one that has not gone out).
-async fn retry(app: &App, org_id: &str, id: &str) -> Result<(Delivery, Retried), RetryError> {
-    let delivery = find(app, org_id, id).await?;
-    match app.store.get_webhook(org_id, &delivery.webhook_id).await? {
+async fn retry(deliveries: &Deliveries, org_id: &str, id: &str) -> Result<(Delivery, Retried), RetryError> {
+    let delivery = find(deliveries, org_id, id).await?;
+    match deliveries.store.get_webhook(org_id, &delivery.webhook_id).await? {
         None => return Err(RetryError::WebhookGone),
         Some(w) if !w.active => return Err(RetryError::Inactive),
         Some(_) => {}
     }
     // A delivery that moved to history is live in Redis again.
-    Reads::of(app).revive(std::slice::from_ref(&delivery.id)).await?;
-    let replies = app
+    deliveries.moved.reads().revive(std::slice::from_ref(&delivery.id)).await?;
+    let replies = deliveries
         .store
-        .retry_deliveries(org_id, std::slice::from_ref(&delivery.id), false, app.config.delivery_retention)
+        .retry_deliveries(org_id, std::slice::from_ref(&delivery.id), false, deliveries.delivery_retention)
         .await?;
     let retried = match replies.into_iter().next() {
         Some(Ok(retried)) => retried,
@@ -332,16 +359,16 @@ async fn retry(app: &App, org_id: &str, id: &str) -> Result<(Delivery, Retried),
         Some(Err(RetryRefused::WebhookGone | RetryRefused::Inactive)) => return Err(RetryError::WebhookGone),
         Some(Err(_)) | None => return Err(RetryError::NotFound),
     };
-    if let Some(p) = app.store.keys().partition_of_delivery(&delivery.id) {
-        app.work_arrived(p);
+    if let Some(p) = deliveries.store.keys().partition_of_delivery(&delivery.id) {
+        deliveries.arrivals.arrived(p);
     }
-    Ok((find(app, org_id, id).await?, retried))
+    Ok((find(deliveries, org_id, id).await?, retried))
 }
 
 /// One more attempt of each failed delivery of a webhook created at or after `since`
 /// (`{"since": ts}`); how many were queued.
 async fn retry_failed(
-    app: &App,
+    deliveries: &Deliveries,
     org_id: &str,
     webhook_id: &str,
     body: Map<String, Value>,
@@ -349,7 +376,7 @@ async fn retry_failed(
     if !ids::is_valid(Kind::Webhook, webhook_id) {
         return Err(RetryError::WebhookNotFound);
     }
-    let webhook = app.store.get_webhook(org_id, webhook_id).await?.ok_or(RetryError::WebhookNotFound)?;
+    let webhook = deliveries.store.get_webhook(org_id, webhook_id).await?.ok_or(RetryError::WebhookNotFound)?;
     let mut fields = Fields::new(body);
     let since = fields.required_string("since");
     let since_ms = since.as_deref().and_then(crate::time::parse_rfc3339);
@@ -365,12 +392,12 @@ async fn retry_failed(
     let filter = Filter { status: Some(Status::Failed), ..Filter::default() };
     let mut candidates = Vec::new();
     let mut cursor: Option<String> = None;
-    let oldest = crate::store::core::keys::day_of(since_ms).max(oldest_day(app));
-    let reads = Reads::of(app);
+    let oldest = crate::store::core::keys::day_of(since_ms).max(oldest_day(deliveries));
+    let reads = deliveries.moved.reads();
     let reach = Reach { limit: 500, scan: 5000, oldest_day: oldest, moved: reads.moved() };
     loop {
         let (page, next) =
-            app.store.list_deliveries(Index::Webhook(webhook_id), filter, cursor.as_deref(), reach).await?;
+            deliveries.store.list_deliveries(Index::Webhook(webhook_id), filter, cursor.as_deref(), reach).await?;
         candidates.extend(page.into_iter().filter(|d| *d >= lower));
         match next {
             Some(c) if candidates.len() < MAX_BULK_RETRY => cursor = Some(c),
@@ -382,11 +409,11 @@ async fn retry_failed(
     for chunk in candidates.chunks(500) {
         reads.revive(chunk).await?;
     }
-    let replies = app.store.retry_deliveries(org_id, &candidates, true, app.config.delivery_retention).await?;
+    let replies = deliveries.store.retry_deliveries(org_id, &candidates, true, deliveries.delivery_retention).await?;
     let queued = replies.iter().filter(|r| matches!(r, Ok(Retried::Queued))).count();
     if queued > 0 {
-        for p in app.store.keys().partitions() {
-            app.work_arrived(p);
+        for p in deliveries.store.keys().partitions() {
+            deliveries.arrivals.arrived(p);
         }
     }
     Ok(queued)

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::fields::Fields;
-use crate::app::App;
 use crate::certs;
+use crate::shared::SecretKeys;
 use crate::store::tenants::webhooks::StoredCertificate;
 
 /// Most extra headers per webhook.
@@ -116,7 +116,7 @@ pub(crate) fn headers(fields: &mut Fields) -> Option<BTreeMap<String, String>> {
 /// `client_certificate`: absent → `None`; `null` → `Some(None)` (remove); else
 /// `{"certificate": PEM, "private_key": PEM}`, checked and its key sealed for this webhook.
 pub(crate) fn client_certificate(
-    app: &App,
+    keys: &SecretKeys,
     org_id: &str,
     webhook_id: &str,
     fields: &mut Fields,
@@ -148,7 +148,7 @@ pub(crate) fn client_certificate(
             return None;
         }
     };
-    let sealed = app.secret_key().map_err(|e| e.to_string()).and_then(|secret| {
+    let sealed = keys.get().map_err(|e| e.to_string()).and_then(|secret| {
         crate::vault::seal(&secret, &key_context(org_id, webhook_id), key.as_bytes()).map_err(|e| e.to_string())
     });
     match sealed {

@@ -3,7 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::app::App;
+use super::moved::Moved;
+use crate::store::Store;
 use crate::store::StoreError;
 use crate::store::events::log::Window;
 use crate::store::queue::listing::Cursor;
@@ -55,21 +56,41 @@ pub(crate) struct Bounds<'a> {
 }
 
 /// Whether `cursor` is one a listing of this data set gave out.
-pub(super) fn valid_cursor(app: &App, cursor: &str) -> bool {
+pub(super) fn valid_cursor(store: &Store, cursor: &str) -> bool {
     let newest = crate::store::core::keys::hour_of(crate::time::now_millis() + CLOCK_SKEW_MS);
-    Cursor::parse(cursor, app.store.keys().partition_count(), newest).is_some()
+    Cursor::parse(cursor, store.keys().partition_count(), newest).is_some()
 }
 
-/// A page of the organisation's event log, newest first, from `cursor`.
-pub(super) async fn list(
-    app: &App,
+/// The event log as a listing reads it: Redis, what moved, and how far back it reaches.
+#[derive(Debug)]
+pub(super) struct Log<'a> {
+    pub store: &'a Store,
+    pub moved: &'a Moved,
+    pub retention: std::time::Duration,
+}
+
+impl Log<'_> {
+    /// A page of the organisation's event log, newest first, from `cursor`.
+    pub(super) async fn list(
+        &self,
+        org_id: &str,
+        bounds: Bounds<'_>,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<(Vec<LoggedEvent>, Option<String>), StoreError> {
+        list(self, org_id, bounds, cursor, limit).await
+    }
+}
+
+async fn list(
+    log: &Log<'_>,
     org_id: &str,
     bounds: Bounds<'_>,
     cursor: Option<&str>,
     limit: usize,
 ) -> Result<(Vec<LoggedEvent>, Option<String>), StoreError> {
     let now = crate::time::now_millis();
-    let retention = app.config.event_retention.as_millis() as u64;
+    let retention = log.retention.as_millis() as u64;
     if retention == 0 {
         return Ok((Vec::new(), None));
     }
@@ -83,9 +104,9 @@ pub(super) async fn list(
     if window.until_ms <= window.since_ms {
         return Ok((Vec::new(), None));
     }
-    let reads = super::moved::Reads::of(app);
+    let reads = log.moved.reads();
     let (entries, next) =
-        app.store.list_event_log(org_id, window, cursor, (limit, SCAN_LIMIT), reads.moved_indexes()).await?;
+        log.store.list_event_log(org_id, window, cursor, (limit, SCAN_LIMIT), reads.moved_indexes()).await?;
     let (events, _) = reads.logged_events(&entries).await?;
     let listed = entries
         .iter()

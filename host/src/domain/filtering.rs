@@ -3,59 +3,87 @@
 
 use serde_json::Value;
 
+use std::sync::Arc;
+
 use super::Invalid;
 use super::fields::Fields;
-use crate::app::App;
-use crate::filters::{Envelope, Filter, Selection};
+use super::moved::Moved;
+use crate::filters::{Envelope, Evaluator, Filter, Selection};
+use crate::metrics::Metrics;
 use crate::store::StoreError;
 use crate::store::tenants::webhooks::Subscriber;
 
-/// Keeps the webhooks whose filter selects the event (those without a filter stay): an
-/// event a filter does not select gets no delivery to that webhook, as an unsubscribed
-/// action would. The filters are evaluated together (`filters::Evaluator`: off the request
-/// threads unless all are cheap), the envelope's values made once for all of them.
-pub(crate) async fn keep_selected(app: &App, org_id: &str, envelope: &str, webhooks: &mut Vec<Subscriber>) {
-    let filtered: Vec<usize> = (0..webhooks.len()).filter(|&i| webhooks[i].filter.is_some()).collect();
-    if filtered.is_empty() {
-        return;
-    }
-    let filters =
-        filtered.iter().map(|&i| webhooks[i].filter.as_deref().and_then(|s| app.filters.compiled(s).ok())).collect();
-    let verdicts = app.filters.select(org_id, envelope, filters).await;
-    let mut dropped = vec![false; webhooks.len()];
-    for (&i, verdict) in filtered.iter().zip(&verdicts) {
-        dropped[i] = !counted(Some(app), &webhooks[i].webhook, verdict);
-    }
-    let mut at = 0;
-    webhooks.retain(|_| {
-        at += 1;
-        !dropped[at - 1]
-    });
+/// Filters at work: the evaluator, and where their results are counted (`None`: not
+/// counted, as in `weir admin`).
+#[derive(Debug, Clone)]
+pub(crate) struct Filtering {
+    filters: Arc<Evaluator>,
+    metrics: Option<Arc<Metrics>>,
 }
 
-/// Which of `envelopes` a replay sends `webhook`, its filter being `filter` (`None`: one
-/// that no longer compiles, which selects nothing); counted in `/metrics` when replayed by
-/// a process that serves (`weir admin` replays are not).
-pub(crate) async fn replayed(
-    filters: &crate::filters::Evaluator,
-    app: Option<&App>,
-    (org_id, webhook): (&str, &str),
-    filter: Option<std::sync::Arc<Filter>>,
-    envelopes: Vec<String>,
-) -> Vec<bool> {
-    let verdicts = filters.select_each(org_id, filter, envelopes).await;
-    verdicts.iter().map(|v| counted(app, webhook, v)).collect()
-}
+impl Filtering {
+    pub(crate) fn new(filters: Arc<Evaluator>, metrics: Option<Arc<Metrics>>) -> Filtering {
+        Filtering { filters, metrics }
+    }
 
-/// Whether `verdict` selects, counted in `/metrics` (by a serving process).
-fn counted(app: Option<&App>, webhook: &str, verdict: &Selection) -> bool {
-    if let Selection::Error(why) = verdict {
-        tracing::debug!(webhook_id = webhook, error = %why, "a filter could not be evaluated; the event is not selected");
+    /// Keeps the webhooks whose filter selects the event (those without a filter stay): an
+    /// event a filter does not select gets no delivery to that webhook, as an unsubscribed
+    /// action would. The filters are evaluated together (`filters::Evaluator`: off the
+    /// request threads unless all are cheap), the envelope's values made once for all.
+    pub(crate) async fn keep_selected(&self, org_id: &str, envelope: &str, webhooks: &mut Vec<Subscriber>) {
+        let filtered: Vec<usize> = (0..webhooks.len()).filter(|&i| webhooks[i].filter.is_some()).collect();
+        if filtered.is_empty() {
+            return;
+        }
+        let filters = filtered
+            .iter()
+            .map(|&i| webhooks[i].filter.as_deref().and_then(|s| self.filters.compiled(s).ok()))
+            .collect();
+        let verdicts = self.filters.select(org_id, envelope, filters).await;
+        let mut dropped = vec![false; webhooks.len()];
+        for (&i, verdict) in filtered.iter().zip(&verdicts) {
+            dropped[i] = !self.counted(&webhooks[i].webhook, verdict);
+        }
+        let mut at = 0;
+        webhooks.retain(|_| {
+            at += 1;
+            !dropped[at - 1]
+        });
     }
-    if let Some(app) = app {
-        app.metrics.filter_event(webhook, result_of(verdict));
+
+    /// Which of `envelopes` a replay sends `webhook`, its filter being `filter` (`None`: one
+    /// that no longer compiles, which selects nothing).
+    pub(crate) async fn replayed(
+        &self,
+        (org_id, webhook): (&str, &str),
+        filter: Option<Arc<Filter>>,
+        envelopes: Vec<String>,
+    ) -> Vec<bool> {
+        let verdicts = self.filters.select_each(org_id, filter, envelopes).await;
+        verdicts.iter().map(|v| self.counted(webhook, v)).collect()
     }
-    *verdict == Selection::Selected
+
+    /// Whether `verdict` selects, counted in `/metrics` (by a serving process).
+    fn counted(&self, webhook: &str, verdict: &Selection) -> bool {
+        if let Selection::Error(why) = verdict {
+            tracing::debug!(webhook_id = webhook, error = %why, "a filter could not be evaluated; the event is not selected");
+        }
+        if let Some(metrics) = &self.metrics {
+            metrics.filter_event(webhook, result_of(verdict));
+        }
+        *verdict == Selection::Selected
+    }
+
+    /// `{"filter", "event"}` or `{"filter", "event_id"}`: what `filter` makes of the event
+    /// (one by id read through `moved`).
+    pub(crate) async fn test(
+        &self,
+        moved: &Moved,
+        org_id: &str,
+        body: serde_json::Map<String, Value>,
+    ) -> Result<FilterTest, TestError> {
+        test(&self.filters, moved, org_id, body).await
+    }
 }
 
 fn result_of(verdict: &Selection) -> &'static str {
@@ -87,9 +115,9 @@ pub(crate) enum TestError {
     Store(#[from] StoreError),
 }
 
-/// `{"filter", "event"}` or `{"filter", "event_id"}`: what `filter` makes of the event.
-pub(crate) async fn test(
-    app: &App,
+async fn test(
+    evaluator: &Evaluator,
+    moved: &Moved,
     org_id: &str,
     body: serde_json::Map<String, Value>,
 ) -> Result<FilterTest, TestError> {
@@ -115,11 +143,11 @@ pub(crate) async fn test(
         return Err(TestError::Invalid(Invalid::field("filter", "is not valid")));
     };
     let verdict = match (envelope, event_id) {
-        (Some(envelope), _) => app.filters.try_on(org_id, filter, move || Envelope::of(envelope)).await,
+        (Some(envelope), _) => evaluator.try_on(org_id, filter, move || Envelope::of(envelope)).await,
         (None, Some(id)) => {
-            let reads = super::moved::Reads::of(app);
+            let reads = moved.reads();
             let Some((_, stored)) = reads.event(org_id, &id).await? else { return Err(TestError::UnknownEvent(id)) };
-            app.filters.try_on(org_id, filter, move || Envelope::parse(&stored.envelope)).await
+            evaluator.try_on(org_id, filter, move || Envelope::parse(&stored.envelope)).await
         }
         (None, None) => Selection::Error("no event".to_owned()),
     };

@@ -1,7 +1,6 @@
-//! The doors of the domain, made once for the surfaces (`crate::service` builds them):
-//! one handle per part, each holding the process's state privately.
-
-use std::sync::Arc;
+//! The doors of the domain, made once for the surfaces (`crate::service` builds them from
+//! the process's parts): one handle per part of the domain, each holding only the parts it
+//! uses.
 
 use super::{access, deliveries, events, exports, operations, plugins, replay, webhooks};
 
@@ -16,19 +15,4 @@ pub(crate) struct Handles {
     pub plugins: plugins::Plugins,
     pub exports: exports::Exports,
     pub operations: operations::Operations,
-}
-
-impl Handles {
-    pub(crate) fn new(app: &Arc<crate::app::App>) -> Handles {
-        Handles {
-            access: access::Access::new(app.clone()),
-            webhooks: webhooks::Webhooks::new(app.clone()),
-            deliveries: deliveries::Deliveries::new(app.clone()),
-            events: events::Events::new(app.clone()),
-            replays: replay::Replays::new(app.clone()),
-            plugins: plugins::Plugins::new(app.clone()),
-            exports: exports::Exports::new(app.clone()),
-            operations: operations::Operations::new(app.clone()),
-        }
-    }
 }

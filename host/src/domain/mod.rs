@@ -4,27 +4,8 @@
 //! typed errors; none of them builds a key or a store call of its own for these.
 //!
 //! The surfaces reach the domain through its doors ([`handles::Handles`]): one handle per part —
-//! [`webhooks::Webhooks`], [`exports::Exports`], … — each holding the process's state
-//! privately, so a handler's signature says what it may touch.
-
-/// Declares a handle: what a surface is given to reach one part of the domain, with the
-/// process's state held privately.
-macro_rules! handle {
-    ($(#[$doc:meta])* $name:ident) => {
-        $(#[$doc])*
-        #[derive(Debug, Clone)]
-        pub(crate) struct $name {
-            app: std::sync::Arc<crate::app::App>,
-        }
-
-        impl $name {
-            pub(crate) fn new(app: std::sync::Arc<crate::app::App>) -> $name {
-                $name { app }
-            }
-        }
-    };
-}
-pub(crate) use handle;
+//! [`webhooks::Webhooks`], [`exports::Exports`], … — each holding only the parts of the
+//! process it uses, privately, so a handler's signature says what it may touch.
 
 pub(crate) mod access;
 pub(crate) mod deliveries;

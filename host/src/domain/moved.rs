@@ -6,7 +6,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::app::App;
 use crate::history::History;
 use crate::store::core::keys::{Partition, event_digest};
 use crate::store::events::exports::{Snapshot, snapshot_of};
@@ -50,12 +49,32 @@ pub(crate) struct Reads<'a> {
     pub days: u32,
 }
 
-impl<'a> Reads<'a> {
-    pub(crate) fn of(app: &'a App) -> Reads<'a> {
-        let config = &app.config;
-        Reads::new(&app.store, app.history.as_ref(), config.delivery_retention, config.event_retention)
+/// The door to what moved, as a part a handle or a worker keeps: Redis and history, and
+/// how long what comes back stays.
+#[derive(Debug, Clone)]
+pub(crate) struct Moved {
+    store: Store,
+    history: Option<Arc<History>>,
+    delivery_retention: Duration,
+    event_retention: Duration,
+}
+
+impl Moved {
+    pub(crate) fn new(
+        store: &Store,
+        history: Option<&Arc<History>>,
+        (delivery_retention, event_retention): (Duration, Duration),
+    ) -> Moved {
+        Moved { store: store.clone(), history: history.cloned(), delivery_retention, event_retention }
     }
 
+    /// Its reads.
+    pub(crate) fn reads(&self) -> Reads<'_> {
+        Reads::new(&self.store, self.history.as_ref(), self.delivery_retention, self.event_retention)
+    }
+}
+
+impl<'a> Reads<'a> {
     pub(crate) fn new(
         store: &'a Store,
         history: Option<&'a Arc<History>>,

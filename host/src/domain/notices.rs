@@ -18,8 +18,7 @@
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use super::events::{Event, publish_except};
-use crate::app::App;
+use super::events::{Event, Publishing};
 use crate::catalog;
 use crate::ids;
 use crate::store::tenants::webhooks::Webhook;
@@ -99,17 +98,17 @@ pub(crate) fn webhook_snapshot(w: &Webhook) -> Value {
 
 /// Publishes a notice to the organisation's webhooks that subscribe to it (not the one it is
 /// about). A failure is logged, not returned: the change it reports is stored already.
-pub(crate) async fn emit(app: &App, org_id: &str, notice: Notice<'_>) {
+pub(crate) async fn emit(publishing: &Publishing, org_id: &str, notice: Notice<'_>) {
     if let Notice::DeliveryFailed(d) = &notice
         && catalog::is_operational(&d.action)
     {
         return;
     }
     if let Notice::DeliveryFailed(d) = &notice {
-        match app.store.take_notice(org_id, FAILED_NOTICE_INTERVAL, FAILED_NOTICE_BURST).await {
+        match publishing.store.take_notice(org_id, FAILED_NOTICE_INTERVAL, FAILED_NOTICE_BURST).await {
             Ok(None) => {}
             Ok(Some(_)) => {
-                app.metrics.notices_suppressed.inc();
+                publishing.metrics.notices_suppressed.inc();
                 tracing::info!(org_id = %org_id, delivery_id = %d.id, "webhook_delivery_failed not published: the organisation's notice budget is spent");
                 return;
             }
@@ -144,7 +143,7 @@ pub(crate) async fn emit(app: &App, org_id: &str, notice: Notice<'_>) {
         snapshot: &snapshot,
         trace: None,
     };
-    match publish_except(app, org_id, &event, Some(notice.webhook_id())).await {
+    match publishing.publish_except(org_id, &event, Some(notice.webhook_id())).await {
         Ok(_) => tracing::info!(org_id = %org_id, event_id = %event.id, action, "operational event published"),
         Err(e) => tracing::warn!(error = %e, org_id = %org_id, action, "cannot publish an operational event"),
     }

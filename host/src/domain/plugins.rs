@@ -13,10 +13,11 @@ use serde_json::{Map, Value};
 use super::fields::Fields;
 use super::views::PluginView;
 use super::{FieldError, Invalid};
-use crate::app::App;
 use crate::auth::plans;
 use crate::ids::{self, Kind};
+use crate::plugins::Runtime;
 use crate::plugins::{BudgetError, EventMeta, UploadError as CompileError, Verdict};
+use crate::shared::PluginHashes;
 use crate::store::StoreError;
 use crate::store::tenants::orgs::Plan;
 use crate::store::tenants::plugins::{Deleted, Plugin, PluginQuota, Refused};
@@ -87,10 +88,30 @@ pub(crate) struct Header {
 
 const MIB: f64 = 1024.0 * 1024.0;
 
-super::handle!(
-    /// Plugins, for the surfaces: upload, list, read, delete, dry-run.
-    Plugins
-);
+/// Plugins, for the surfaces: upload, list, read, delete, dry-run.
+#[derive(Debug, Clone)]
+pub(crate) struct Plugins {
+    store: crate::store::Store,
+    runtime: Arc<Runtime>,
+    plugin_hashes: Arc<PluginHashes>,
+    moved: super::moved::Moved,
+}
+
+impl Plugins {
+    pub(crate) fn new(
+        store: &crate::store::Store,
+        plugins: &Arc<Runtime>,
+        plugin_hashes: &Arc<PluginHashes>,
+        moved: &super::moved::Moved,
+    ) -> Plugins {
+        Plugins {
+            store: store.clone(),
+            runtime: plugins.clone(),
+            plugin_hashes: plugin_hashes.clone(),
+            moved: moved.clone(),
+        }
+    }
+}
 
 impl Plugins {
     /// Checks, compiles and stores an upload of `org_id` as the next version of `name`.
@@ -101,7 +122,7 @@ impl Plugins {
         name: String,
         wasm: bytes::Bytes,
     ) -> Result<PluginView, UploadRefused> {
-        upload(&self.app, org_id, plan, name, wasm).await.map(|p| PluginView::from(&p))
+        upload(self, org_id, plan, name, wasm).await.map(|p| PluginView::from(&p))
     }
 
     /// A page of the organisation's plugins, newest first; with `name`, the versions of
@@ -113,7 +134,7 @@ impl Plugins {
         cursor: Option<&str>,
         limit: usize,
     ) -> Result<(Vec<PluginView>, Option<String>), StoreError> {
-        let store = &self.app.store;
+        let store = &self.store;
         let (plugins, next) = match name {
             Some(name) => store.plugin_versions(org_id, name.trim(), cursor, limit).await?,
             None => store.list_plugins(org_id, cursor, limit).await?,
@@ -130,7 +151,7 @@ impl Plugins {
         if !ids::is_valid(Kind::Plugin, id) {
             return Err(PluginRequestError::NotFound);
         }
-        self.app.store.get_plugin(org_id, id).await?.ok_or(PluginRequestError::NotFound)
+        self.store.get_plugin(org_id, id).await?.ok_or(PluginRequestError::NotFound)
     }
 
     /// Deletes the organisation's plugin unless a webhook has it attached.
@@ -138,9 +159,9 @@ impl Plugins {
         if !ids::is_valid(Kind::Plugin, id) {
             return Err(PluginRequestError::NotFound);
         }
-        match self.app.store.delete_plugin(org_id, id).await? {
+        match self.store.delete_plugin(org_id, id).await? {
             Deleted::Deleted => {
-                self.app.plugin_deleted(id);
+                self.plugin_hashes.deleted(id);
                 Ok(())
             }
             Deleted::NotFound => Err(PluginRequestError::NotFound),
@@ -158,7 +179,6 @@ impl Plugins {
         id: &str,
         body: Map<String, Value>,
     ) -> Result<DryRun, PluginRequestError> {
-        let app = &*self.app;
         let plugin = self.record(org_id, id).await?;
         let mut fields = Fields::new(body);
         let event = fields.object("event", false);
@@ -170,18 +190,18 @@ impl Plugins {
         fields.finish()?;
         let envelope = match (event, delivery_id) {
             (Some(event), _) => envelope_of_event(event, org_id)?,
-            (None, Some(delivery_id)) => envelope_of_delivery(app, org_id, &delivery_id).await?,
+            (None, Some(delivery_id)) => envelope_of_delivery(self, org_id, &delivery_id).await?,
             (None, None) => return Err(Invalid::field("event", "give either `event` or `delivery_id`").into()),
         };
         let meta = EventMeta::from_envelope(&envelope).ok_or_else(|| Invalid::field("event", "is not an envelope"))?;
-        let wasm = if app.plugins.is_compiled(&plugin.sha256) {
+        let wasm = if self.runtime.is_compiled(&plugin.sha256) {
             None
         } else {
-            app.store.get_plugin_wasm(org_id, &plugin.id).await?
+            self.store.get_plugin_wasm(org_id, &plugin.id).await?
         };
         let config = Value::Object(config).to_string();
-        let report = app
-            .plugins
+        let report = self
+            .runtime
             .call(org_id, (plugin.sha256.clone(), wasm), Arc::new(meta), Arc::from(envelope.as_str()), config)
             .await;
         let (outcome, reason, out_body, headers, error) = match report.result {
@@ -205,7 +225,7 @@ impl Plugins {
             logs: report.logs,
             error,
             fuel_used: report.fuel_used,
-            fuel_budget: app.plugins.limits().fuel,
+            fuel_budget: self.runtime.limits().fuel,
             duration_us: report.duration.as_micros() as u64,
         })
     }
@@ -228,21 +248,25 @@ fn envelope_of_event(mut event: Map<String, Value>, org_id: &str) -> Result<Stri
 }
 
 /// The envelope of a delivery's event, as published (before any plugin ran).
-async fn envelope_of_delivery(app: &App, org_id: &str, delivery_id: &str) -> Result<String, PluginRequestError> {
+async fn envelope_of_delivery(
+    plugins: &Plugins,
+    org_id: &str,
+    delivery_id: &str,
+) -> Result<String, PluginRequestError> {
     let not_found = || Invalid::field("delivery_id", "no such delivery in this organisation");
     if !ids::is_valid(Kind::Delivery, delivery_id) {
         return Err(not_found().into());
     }
-    let delivery = super::moved::Reads::of(app).row(org_id, delivery_id).await?.ok_or_else(not_found)?;
+    let delivery = plugins.moved.reads().row(org_id, delivery_id).await?.ok_or_else(not_found)?;
     let expired = || Invalid::field("delivery_id", "the event of this delivery has expired");
-    let p = app.store.keys().partition_of_delivery(delivery_id).ok_or_else(not_found)?;
-    let event = app.store.event(p, org_id, &delivery.event_id).await?.ok_or_else(expired)?;
+    let p = plugins.store.keys().partition_of_delivery(delivery_id).ok_or_else(not_found)?;
+    let event = plugins.store.event(p, org_id, &delivery.event_id).await?.ok_or_else(expired)?;
     Ok(event.envelope)
 }
 
 /// Checks, compiles and stores an upload of `org_id` as the next version of `name`.
 async fn upload(
-    app: &App,
+    plugins: &Plugins,
     org_id: &str,
     plan: Plan,
     name: String,
@@ -257,14 +281,14 @@ async fn upload(
         .map_err(|_| UploadRefused::Busy("the upload could not be read; retry".into()))?;
     let size = wasm.len() as u64;
     // The plan first: nothing is compiled for an upload that could not be stored.
-    let (usage, stored) = app.store.plugin_usage(org_id, &sha256).await?;
+    let (usage, stored) = plugins.store.plugin_usage(org_id, &sha256).await?;
     if usage.plugins >= quota.plugins {
         return Err(refused(Refused::Plugins, quota, plan));
     }
     if !stored && usage.bytes + size > quota.bytes {
         return Err(refused(Refused::Bytes, quota, plan));
     }
-    let staged = app.plugins.compile_upload(org_id, wasm.clone()).await.map_err(|e| match e {
+    let staged = plugins.runtime.compile_upload(org_id, wasm.clone()).await.map_err(|e| match e {
         CompileError::Invalid(why) => UploadRefused::Invalid(why.to_string()),
         CompileError::Budget(e @ BudgetError::OrganisationBusy) => UploadRefused::OrganisationBusy(e.to_string()),
         CompileError::Budget(e) => UploadRefused::Busy(e.to_string()),
@@ -278,8 +302,8 @@ async fn upload(
         version: 0,
         org_id: org_id.to_owned(),
     };
-    let plugin = app.store.create_plugin(&plugin, &wasm, quota).await?.map_err(|r| refused(r, quota, plan))?;
-    let runtime = app.plugins.clone();
+    let plugin = plugins.store.create_plugin(&plugin, &wasm, quota).await?.map_err(|r| refused(r, quota, plan))?;
+    let runtime = plugins.runtime.clone();
     let _ = tokio::task::spawn_blocking(move || runtime.keep(staged)).await;
     Ok(plugin)
 }

@@ -12,13 +12,16 @@ use serde_json::{Value, json};
 
 use super::MAX_EXPORT_BYTES;
 use super::render::{self, Document};
-use crate::app::App;
 use crate::domain::Invalid;
+use crate::domain::events::Publishing;
 use crate::domain::exports::{Format, link};
+use crate::domain::moved::Moved;
 use crate::jobs::{Ended, Job, Stopping};
+use crate::store::Store;
 use crate::store::StoreError;
 use crate::store::core::jobs::JobQueue;
 use crate::store::events::exports::Export;
+use crate::telemetry::Telemetry;
 
 /// How long a builder holds an export before another may take it over (it renews the
 /// lease while building).
@@ -40,12 +43,28 @@ pub(crate) enum BuildError {
 /// renewing each one's lease while it is built).
 #[derive(Debug)]
 pub(crate) struct Builds {
-    app: Arc<App>,
+    store: Store,
+    moved: Moved,
+    publishing: Publishing,
+    telemetry: Arc<Telemetry>,
+    /// How long a download link lives, and the base URL it starts with.
+    link: (Duration, String),
 }
 
 impl Builds {
-    pub(crate) fn new(app: Arc<App>) -> Builds {
-        Builds { app }
+    pub(crate) fn new(
+        publishing: &Publishing,
+        moved: &Moved,
+        telemetry: &Arc<Telemetry>,
+        (url_ttl, public_url): (Duration, String),
+    ) -> Builds {
+        Builds {
+            store: publishing.store.clone(),
+            moved: moved.clone(),
+            publishing: publishing.clone(),
+            telemetry: telemetry.clone(),
+            link: (url_ttl, public_url),
+        }
     }
 }
 
@@ -59,37 +78,37 @@ impl Job for Builds {
     /// Builds the export (or finishes publishing it); it is done once built and published.
     async fn run(&self, id: &str, _stopping: &Stopping) -> Result<Ended, BuildError> {
         let start = std::time::SystemTime::now();
-        let built = build(&self.app, id).await;
+        let built = build(self, id).await;
         let error = built.as_ref().err().map(ToString::to_string);
-        self.app.telemetry.job("export build", vec![("weir.export.id", id.to_owned())], start, error);
+        self.telemetry.job("export build", vec![("weir.export.id", id.to_owned())], start, error);
         built.map(|()| Ended::Done)
     }
 }
 
 /// Builds one export (or finishes publishing it). `Ok` means nothing is left to do.
-async fn build(app: &App, id: &str) -> Result<(), BuildError> {
-    let Some(export) = app.store.export_any_org(id).await? else { return Ok(()) };
+async fn build(builds: &Builds, id: &str) -> Result<(), BuildError> {
+    let Some(export) = builds.store.export_any_org(id).await? else { return Ok(()) };
     match export.status.as_str() {
         "failed" => return Ok(()),
         "completed" if export.published => return Ok(()),
-        "completed" => return publish(app, &export).await,
+        "completed" => return publish(builds, &export).await,
         _ => {}
     }
-    app.store.set_export_fields(id, &[("status", "building")]).await?;
+    builds.store.set_export_fields(id, &[("status", "building")]).await?;
     let kind = export.exportable.kind.clone();
     let record_id = export.exportable.id.clone();
-    let reads = crate::domain::moved::Reads::of(app);
+    let reads = builds.moved.reads();
     let Some(snapshot) = reads.snapshot(&export.org_id, &kind, &record_id).await? else {
-        return fail(app, id, &format!("Weir no longer has a snapshot of {kind} {record_id}")).await;
+        return fail(builds, id, &format!("Weir no longer has a snapshot of {kind} {record_id}")).await;
     };
     // Publish refuses what cannot be read back; a snapshot stored before it did fails the
     // export with why, never an empty success.
     let record: Value = match serde_json::from_str(&snapshot) {
         Ok(record) => record,
-        Err(e) => return fail(app, id, &format!("the snapshot of {kind} {record_id} cannot be read: {e}")).await,
+        Err(e) => return fail(builds, id, &format!("the snapshot of {kind} {record_id} cannot be read: {e}")).await,
     };
     let Some(format) = Format::parse(&export.format) else {
-        return fail(app, id, "unknown format").await;
+        return fail(builds, id, "unknown format").await;
     };
     let generated_at = crate::time::now_rfc3339();
     let (export_id, generated) = (id.to_owned(), generated_at.clone());
@@ -106,34 +125,34 @@ async fn build(app: &App, id: &str) -> Result<(), BuildError> {
     .await
     .unwrap_or_default();
     if bytes.is_empty() {
-        return fail(app, id, "the export could not be rendered").await;
+        return fail(builds, id, "the export could not be rendered").await;
     }
     if bytes.len() > MAX_EXPORT_BYTES {
         return fail(
-            app,
+            builds,
             id,
             &format!("the export would be {} bytes, more than the {MAX_EXPORT_BYTES} allowed", bytes.len()),
         )
         .await;
     }
-    let ttl = app.config.export_url_ttl;
+    let ttl = builds.link.0;
     let expires = crate::time::now_millis() / 1000 + ttl.as_secs();
-    let key = app.store.export_link_key().await?;
-    let url = link::url(&app.config.public_url(), &key, id, expires);
-    app.store.complete_export(id, &bytes, ttl.as_millis() as u64, &generated_at, &url).await?;
+    let key = builds.store.export_link_key().await?;
+    let url = link::url(&builds.link.1, &key, id, expires);
+    builds.store.complete_export(id, &bytes, ttl.as_millis() as u64, &generated_at, &url).await?;
     let completed =
         Export { status: "completed".into(), completed_at: Some(generated_at), download_url: Some(url), ..export };
-    publish(app, &completed).await
+    publish(builds, &completed).await
 }
 
-async fn fail(app: &App, id: &str, reason: &str) -> Result<(), BuildError> {
+async fn fail(builds: &Builds, id: &str, reason: &str) -> Result<(), BuildError> {
     tracing::info!(export = id, reason, "report export failed");
-    Ok(app.store.set_export_fields(id, &[("status", "failed"), ("error", reason)]).await?)
+    Ok(builds.store.set_export_fields(id, &[("status", "failed"), ("error", reason)]).await?)
 }
 
 /// Emits `report_export_completed` (service document §6) for a completed export. The event
 /// id derives from the export id, so doing it twice publishes once.
-async fn publish(app: &App, export: &Export) -> Result<(), BuildError> {
+async fn publish(builds: &Builds, export: &Export) -> Result<(), BuildError> {
     let body = json!({
         "id": format!("evt_{}", export.id),
         "action": "report_export_completed",
@@ -154,6 +173,6 @@ async fn publish(app: &App, export: &Export) -> Result<(), BuildError> {
     let fields: BTreeMap<String, &RawValue> =
         serde_json::from_str(&body).map_err(|e| BuildError::Event(Invalid::field("body", e.to_string())))?;
     let event = crate::domain::events::validate(fields).map_err(BuildError::Event)?;
-    crate::domain::events::publish(app, &export.org_id, &event).await?;
-    Ok(app.store.set_export_fields(&export.id, &[("published", "1")]).await?)
+    builds.publishing.publish(&export.org_id, &event).await?;
+    Ok(builds.store.set_export_fields(&export.id, &[("published", "1")]).await?)
 }

@@ -8,12 +8,11 @@ use serde_json::Value;
 
 use super::html::{self, Notice, badge, csrf_field, esc};
 use super::session::{Change, Id, Signed, plain, store_down};
-use crate::domain::deliveries::{Delivery, RetryError};
-use crate::domain::handles::Handles;
+use crate::domain::deliveries::{Deliveries, Delivery, RetryError};
 use crate::web::Query;
 
-async fn delivery(doors: &Handles, signed: &Signed, id: &str) -> Result<Delivery, Response> {
-    match doors.deliveries.find(&signed.0.org_id, id).await {
+async fn delivery(deliveries: &Deliveries, signed: &Signed, id: &str) -> Result<Delivery, Response> {
+    match deliveries.find(&signed.0.org_id, id).await {
         Ok(delivery) => Ok(delivery),
         Err(RetryError::NotFound) => Err(plain(StatusCode::NOT_FOUND, "No such delivery.")),
         Err(_) => Err(store_down()),
@@ -28,8 +27,8 @@ fn pretty(text: &str) -> String {
 }
 
 /// `GET /settings/deliveries/{id}`
-pub(super) async fn show(State(doors): State<Handles>, signed: Signed, Id(id): Id, query: Query) -> Response {
-    let d = match delivery(&doors, &signed, &id).await {
+pub(super) async fn show(State(deliveries): State<Deliveries>, signed: Signed, Id(id): Id, query: Query) -> Response {
+    let d = match delivery(&deliveries, &signed, &id).await {
         Ok(d) => d,
         Err(r) => return r,
     };
@@ -100,11 +99,11 @@ pub(super) async fn show(State(doors): State<Handles>, signed: Signed, Id(id): I
 }
 
 /// `POST /settings/deliveries/{id}/retry`
-pub(super) async fn retry(State(doors): State<Handles>, Id(id): Id, Change(signed, _form): Change) -> Response {
-    if let Err(r) = delivery(&doors, &signed, &id).await {
+pub(super) async fn retry(State(deliveries): State<Deliveries>, Id(id): Id, Change(signed, _form): Change) -> Response {
+    if let Err(r) = delivery(&deliveries, &signed, &id).await {
         return r;
     }
-    let notice = match doors.deliveries.retry(&signed.0.org_id, &id).await {
+    let notice = match deliveries.retry(&signed.0.org_id, &id).await {
         Ok(_) => Notice::Retried,
         Err(RetryError::Inactive) => Notice::RetryInactive,
         Err(RetryError::WebhookGone) => Notice::RetryWebhookGone,

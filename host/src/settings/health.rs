@@ -5,9 +5,9 @@
 use serde_json::Value;
 
 use super::html::{badge, esc};
+use super::pages::Pages;
 use crate::domain::StoreError;
 use crate::domain::deliveries::{Delivery, Filter, Status};
-use crate::domain::handles::Handles;
 
 /// Most deliveries read per webhook for the 24-hour share.
 pub(super) const SAMPLE: usize = 100;
@@ -58,7 +58,7 @@ pub(super) fn attempt_words(attempt: &Value) -> String {
 }
 
 /// The health of one webhook.
-pub(super) async fn of(doors: &Handles, org_id: &str, webhook_id: &str) -> Result<Health, StoreError> {
+pub(super) async fn of(doors: &Pages, org_id: &str, webhook_id: &str) -> Result<Health, StoreError> {
     let filter = Filter { webhook: Some(webhook_id), ..Filter::default() };
     let (latest, _) = doors.deliveries.list(org_id, filter, None, SAMPLE, SAMPLE).await?;
     let streak = doors.webhooks.failure_streak(org_id, webhook_id).await?;

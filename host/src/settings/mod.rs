@@ -13,6 +13,7 @@
 mod deliveries;
 mod health;
 pub(crate) mod html;
+mod pages;
 mod replay;
 mod session;
 mod webhook_deliveries;

@@ -7,14 +7,14 @@ use axum::response::Response;
 use serde_json::{Map, json};
 
 use super::html::{self, Notice, badge, csrf_field, esc};
+use super::pages::Pages;
 use super::session::{Change, Id, Signed, plain, store_down};
 use super::webhook_deliveries::since_rfc3339;
-use crate::domain::handles::Handles;
-use crate::domain::replay::{ReplayError, ReplayStatus};
+use crate::domain::replay::{ReplayError, ReplayStatus, Replays};
 use crate::domain::views::WebhookView as Webhook;
 
 /// The section: the latest replay, and (for admins) the form.
-pub(super) async fn section(doors: &Handles, signed: &Signed, w: &Webhook) -> String {
+pub(super) async fn section(doors: &Pages, signed: &Signed, w: &Webhook) -> String {
     let latest = match doors.replays.status(&signed.0.org_id, &w.id).await {
         Ok(Some(r)) if r.state != ReplayStatus::None => format!(
             r#"<p id="replay-status">Latest replay: events accepted from <time>{since}</time> to <time>{until}</time>: {state} {count} deliveries queued{reason}.</p>"#,
@@ -47,7 +47,7 @@ pub(super) async fn section(doors: &Handles, signed: &Signed, w: &Webhook) -> St
 }
 
 /// `POST /settings/webhooks/{id}/replay` with `since` and `until`.
-pub(super) async fn replay(State(doors): State<Handles>, Id(id): Id, Change(signed, form): Change) -> Response {
+pub(super) async fn replay(State(replays): State<Replays>, Id(id): Id, Change(signed, form): Change) -> Response {
     let mut body = Map::new();
     let until = form.get("until").map(str::trim).filter(|u| !u.is_empty());
     match (form.get("since").and_then(since_rfc3339), until.map(since_rfc3339)) {
@@ -60,7 +60,7 @@ pub(super) async fn replay(State(doors): State<Handles>, Id(id): Id, Change(sign
         }
         _ => return back(&id, Notice::ReplayWindowInvalid),
     }
-    let notice = match doors.replays.request(&signed.0.org_id, &id, body).await {
+    let notice = match replays.request(&signed.0.org_id, &id, body).await {
         Ok(_) => Notice::Replayed,
         Err(ReplayError::NotFound) => return plain(axum::http::StatusCode::NOT_FOUND, "No such webhook."),
         Err(ReplayError::Inactive) => Notice::RetryInactive,

@@ -8,10 +8,11 @@ use serde_json::{Map, json};
 
 use super::health::attempt_words;
 use super::html::{self, Notice, badge, csrf_field, esc};
+use super::pages::Pages;
 use super::session::{Change, Id, Signed, plain, store_down};
 use crate::catalog;
+use crate::domain::deliveries::Deliveries;
 use crate::domain::deliveries::{Filter, RetryError, Status};
-use crate::domain::handles::Handles;
 use crate::domain::views::WebhookView as Webhook;
 use crate::web::Query;
 
@@ -28,11 +29,11 @@ struct View<'a> {
 }
 
 impl<'a> View<'a> {
-    fn of(doors: &Handles, query: &'a Query) -> View<'a> {
+    fn of(deliveries: &Deliveries, query: &'a Query) -> View<'a> {
         View {
             status: query.get("status").and_then(Status::parse),
             action: query.get("action").filter(|a| catalog::is_known(a)),
-            cursor: query.get("cursor").filter(|c| doors.deliveries.valid_cursor(c)),
+            cursor: query.get("cursor").filter(|c| deliveries.valid_cursor(c)),
         }
     }
 
@@ -74,8 +75,8 @@ fn filter_form(w: &Webhook, view: &View<'_>) -> String {
 }
 
 /// The deliveries section of a webhook's page.
-pub(super) async fn section(doors: &Handles, signed: &Signed, w: &Webhook, query: &Query) -> String {
-    let view = View::of(doors, query);
+pub(super) async fn section(doors: &Pages, signed: &Signed, w: &Webhook, query: &Query) -> String {
+    let view = View::of(&doors.deliveries, query);
     let filter = Filter { status: view.status, action: view.action, webhook: Some(&w.id) };
     let Ok((deliveries, next)) = doors.deliveries.list(&signed.0.org_id, filter, view.cursor, PAGE, SCAN).await else {
         return html::notice("error", "The deliveries cannot be read right now; try again shortly.");
@@ -152,13 +153,17 @@ pub(super) fn since_rfc3339(text: &str) -> Option<String> {
 }
 
 /// `POST /settings/webhooks/{id}/retry_failed` with `since`.
-pub(super) async fn retry_failed(State(doors): State<Handles>, Id(id): Id, Change(signed, form): Change) -> Response {
+pub(super) async fn retry_failed(
+    State(deliveries): State<Deliveries>,
+    Id(id): Id,
+    Change(signed, form): Change,
+) -> Response {
     let Some(since) = form.get("since").and_then(since_rfc3339) else {
         return html::see_other(&format!("/settings/webhooks/{id}?notice={}#deliveries", Notice::SinceInvalid.code()));
     };
     let mut body = Map::new();
     body.insert("since".into(), json!(since));
-    let notice = match doors.deliveries.retry_failed(&signed.0.org_id, &id, body).await {
+    let notice = match deliveries.retry_failed(&signed.0.org_id, &id, body).await {
         Ok(n) => {
             return html::see_other(&format!(
                 "/settings/webhooks/{id}?notice={}&queued={n}#deliveries",

@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 use super::html::{badge, csrf_field, esc};
 use super::session::{Form, Signed};
 use crate::catalog;
-use crate::domain::handles::Handles;
+use crate::domain::plugins::Plugins;
 use crate::domain::views::{EndpointState, OnError, WebhookView as Webhook};
 use crate::domain::webhooks::WebhookError;
 
@@ -219,14 +219,14 @@ pub(super) fn status_html(w: &Webhook) -> String {
 }
 
 /// The organisation's plugins' names by id (a name with its version when it has several).
-pub(super) async fn plugin_names(doors: &Handles, org_id: &str) -> std::collections::HashMap<String, String> {
-    let (plugins, _) = doors.plugins.list(org_id, None, None, 100).await.unwrap_or_default();
+pub(super) async fn plugin_names(plugins: &Plugins, org_id: &str) -> std::collections::HashMap<String, String> {
+    let (plugins, _) = plugins.list(org_id, None, None, 100).await.unwrap_or_default();
     plugins.into_iter().map(|p| (p.id, format!("{} v{}", p.name, p.version))).collect()
 }
 
 /// The attached plugins, each with its config and `on_error`, plus a row to add one.
-pub(super) async fn plugins_form(doors: &Handles, signed: &Signed, w: &Webhook) -> String {
-    let (available, _) = doors.plugins.list(&signed.0.org_id, None, None, 100).await.unwrap_or_default();
+pub(super) async fn plugins_form(plugins: &Plugins, signed: &Signed, w: &Webhook) -> String {
+    let (available, _) = plugins.list(&signed.0.org_id, None, None, 100).await.unwrap_or_default();
     let select = |chosen: &str, index: usize| {
         let mut out = format!(
             r#"<label for="plugin-{index}">Plugin</label><select id="plugin-{index}" name="plugin_id"><option value="">(none)</option>"#

@@ -9,15 +9,16 @@ use axum::response::Response;
 use serde_json::{Map, Value, json};
 
 use super::html::{self, Notice, badge, csrf_field, esc};
+use super::pages::Pages;
 use super::session::{Change, Form, Id, Signed, plain, store_down};
 use super::webhook_forms::{
     FormValues, plugin_names, plugins_form, problems, status_html, webhook_fields, webhook_form,
 };
 use super::{health, replay, webhook_deliveries};
-use crate::domain::handles::Handles;
 use crate::domain::rules;
 use crate::domain::views::WebhookView as Webhook;
 use crate::domain::webhooks::WebhookError;
+use crate::domain::webhooks::Webhooks;
 use crate::web::Query;
 
 /// A webhook's URL as the viewer may see it: whole for an admin, its query's values and
@@ -27,11 +28,11 @@ fn shown_url(url: &str, admin: bool) -> String {
 }
 
 /// `GET /settings/webhooks`: every webhook with its health at a glance.
-pub(super) async fn list(State(doors): State<Handles>, signed: Signed, query: Query) -> Response {
+pub(super) async fn list(State(doors): State<Pages>, signed: Signed, query: Query) -> Response {
     let org_id = &signed.0.org_id;
     let Ok(webhooks) = doors.webhooks.all(org_id).await else { return store_down() };
     let healths = futures_util::future::join_all(webhooks.iter().map(|w| health::of(&doors, org_id, &w.id))).await;
-    let names = plugin_names(&doors, org_id).await;
+    let names = plugin_names(&doors.plugins, org_id).await;
     let mut rows = String::new();
     for (w, health) in webhooks.iter().zip(healths) {
         let health = health.unwrap_or_default();
@@ -82,8 +83,8 @@ pub(super) async fn new_form(signed: Signed) -> Response {
 }
 
 /// `POST /settings/webhooks`
-pub(super) async fn create(State(doors): State<Handles>, Change(signed, form): Change) -> Response {
-    match doors.webhooks.create(&signed.0.org_id, webhook_fields(&form)).await {
+pub(super) async fn create(State(webhooks): State<Webhooks>, Change(signed, form): Change) -> Response {
+    match webhooks.create(&signed.0.org_id, webhook_fields(&form)).await {
         Ok(webhook) => html::see_other(&format!("/settings/webhooks/{}?notice={}", webhook.id, Notice::Created.code())),
         Err(WebhookError::Store(_)) => store_down(),
         Err(e) => {
@@ -98,8 +99,8 @@ pub(super) async fn create(State(doors): State<Handles>, Change(signed, form): C
 }
 
 /// The organisation's webhook, or a 404 page.
-async fn webhook(doors: &Handles, signed: &Signed, id: &str) -> Result<Webhook, Response> {
-    match doors.webhooks.find(&signed.0.org_id, id).await {
+async fn webhook(webhooks: &Webhooks, signed: &Signed, id: &str) -> Result<Webhook, Response> {
+    match webhooks.find(&signed.0.org_id, id).await {
         Ok(w) => Ok(w),
         Err(WebhookError::NotFound) => Err(plain(StatusCode::NOT_FOUND, "No such webhook.")),
         Err(_) => Err(store_down()),
@@ -107,12 +108,12 @@ async fn webhook(doors: &Handles, signed: &Signed, id: &str) -> Result<Webhook, 
 }
 
 /// `GET /settings/webhooks/{id}`
-pub(super) async fn show(State(doors): State<Handles>, signed: Signed, Id(id): Id, query: Query) -> Response {
+pub(super) async fn show(State(doors): State<Pages>, signed: Signed, Id(id): Id, query: Query) -> Response {
     let mut notice = Notice::from_query(&query);
     if let (Some("retried_failed"), Some(n)) = (query.get("notice"), webhook_deliveries::queued(&query)) {
         notice = html::notice("ok", &format!("{n} failed deliveries queued for a new attempt."));
     }
-    match webhook(&doors, &signed, &id).await {
+    match webhook(&doors.webhooks, &signed, &id).await {
         Ok(w) => render_show(&doors, &signed, &w, Shown { notice: &notice, ..Shown::default() }, &query).await,
         Err(r) => r,
     }
@@ -133,7 +134,7 @@ impl<'a> Shown<'a> {
     }
 }
 
-async fn render_show(doors: &Handles, signed: &Signed, w: &Webhook, shown: Shown<'_>, query: &Query) -> Response {
+async fn render_show(doors: &Pages, signed: &Signed, w: &Webhook, shown: Shown<'_>, query: &Query) -> Response {
     let Shown { notice, errors, edited } = shown;
     let admin = signed.0.admin;
     let csrf = &signed.0.csrf;
@@ -194,7 +195,7 @@ async fn render_show(doors: &Handles, signed: &Signed, w: &Webhook, shown: Shown
         let values = edited.map_or_else(|| FormValues::of(w), FormValues::sent);
         body.push_str("<h2>Edit</h2>");
         body.push_str(&webhook_form(&format!("/settings/webhooks/{}", w.id), csrf, &values, "Save changes"));
-        body.push_str(&plugins_form(doors, signed, w).await);
+        body.push_str(&plugins_form(&doors.plugins, signed, w).await);
         body.push_str("<h2>Status and removal</h2>");
         if w.active {
             body.push_str(&format!(
@@ -214,8 +215,8 @@ async fn render_show(doors: &Handles, signed: &Signed, w: &Webhook, shown: Shown
 }
 
 /// `POST /settings/webhooks/{id}`: name, URL, events.
-pub(super) async fn update(State(doors): State<Handles>, Id(id): Id, Change(signed, form): Change) -> Response {
-    let w = match webhook(&doors, &signed, &id).await {
+pub(super) async fn update(State(doors): State<Pages>, Id(id): Id, Change(signed, form): Change) -> Response {
+    let w = match webhook(&doors.webhooks, &signed, &id).await {
         Ok(w) => w,
         Err(r) => return r,
     };
@@ -240,8 +241,8 @@ pub(super) async fn update(State(doors): State<Handles>, Id(id): Id, Change(sign
 }
 
 /// `POST /settings/webhooks/{id}/plugins`
-pub(super) async fn update_plugins(State(doors): State<Handles>, Id(id): Id, Change(signed, form): Change) -> Response {
-    let w = match webhook(&doors, &signed, &id).await {
+pub(super) async fn update_plugins(State(doors): State<Pages>, Id(id): Id, Change(signed, form): Change) -> Response {
+    let w = match webhook(&doors.webhooks, &signed, &id).await {
         Ok(w) => w,
         Err(r) => return r,
     };
@@ -277,9 +278,9 @@ pub(super) async fn update_plugins(State(doors): State<Handles>, Id(id): Id, Cha
 }
 
 /// `POST /settings/webhooks/{id}/active` with `active=true|false`.
-pub(super) async fn set_active(State(doors): State<Handles>, Id(id): Id, Change(signed, form): Change) -> Response {
+pub(super) async fn set_active(State(doors): State<Pages>, Id(id): Id, Change(signed, form): Change) -> Response {
     let Some(active) = form.get("active").and_then(rules::flag) else {
-        let w = match webhook(&doors, &signed, &id).await {
+        let w = match webhook(&doors.webhooks, &signed, &id).await {
             Ok(w) => w,
             Err(r) => return r,
         };
@@ -300,7 +301,7 @@ pub(super) async fn set_active(State(doors): State<Handles>, Id(id): Id, Change(
 
 /// `POST /settings/webhooks/{id}/rotate_secret` with `grace_period`: a new signing secret
 /// (the same rotation as the API's).
-pub(super) async fn rotate_secret(State(doors): State<Handles>, Id(id): Id, Change(signed, form): Change) -> Response {
+pub(super) async fn rotate_secret(State(doors): State<Pages>, Id(id): Id, Change(signed, form): Change) -> Response {
     let mut body = Map::new();
     if let Some(grace) = form.get("grace_period") {
         body.insert("grace_period".into(), json!(grace));
@@ -309,7 +310,7 @@ pub(super) async fn rotate_secret(State(doors): State<Handles>, Id(id): Id, Chan
         Ok(_) => html::see_other(&format!("/settings/webhooks/{id}?notice={}", Notice::Rotated.code())),
         Err(WebhookError::NotFound) => plain(StatusCode::NOT_FOUND, "No such webhook."),
         Err(WebhookError::Store(_)) => store_down(),
-        Err(e) => match webhook(&doors, &signed, &id).await {
+        Err(e) => match webhook(&doors.webhooks, &signed, &id).await {
             Ok(w) => render_show(&doors, &signed, &w, Shown::errors(&problems(&e)), &Query::default()).await,
             Err(r) => r,
         },
@@ -317,11 +318,11 @@ pub(super) async fn rotate_secret(State(doors): State<Handles>, Id(id): Id, Chan
 }
 
 /// `GET /settings/webhooks/{id}/delete`: asks first.
-pub(super) async fn delete_confirm(State(doors): State<Handles>, signed: Signed, Id(id): Id) -> Response {
+pub(super) async fn delete_confirm(State(webhooks): State<Webhooks>, signed: Signed, Id(id): Id) -> Response {
     if !signed.0.admin {
         return plain(StatusCode::FORBIDDEN, "Only organisation admins can change webhooks.");
     }
-    let w = match webhook(&doors, &signed, &id).await {
+    let w = match webhook(&webhooks, &signed, &id).await {
         Ok(w) => w,
         Err(r) => return r,
     };
@@ -338,11 +339,11 @@ pub(super) async fn delete_confirm(State(doors): State<Handles>, signed: Signed,
 }
 
 /// `POST /settings/webhooks/{id}/delete`
-pub(super) async fn delete(State(doors): State<Handles>, Id(id): Id, Change(signed, _form): Change) -> Response {
-    if let Err(r) = webhook(&doors, &signed, &id).await {
+pub(super) async fn delete(State(webhooks): State<Webhooks>, Id(id): Id, Change(signed, _form): Change) -> Response {
+    if let Err(r) = webhook(&webhooks, &signed, &id).await {
         return r;
     }
-    match doors.webhooks.delete(&signed.0.org_id, &id).await {
+    match webhooks.delete(&signed.0.org_id, &id).await {
         Ok(()) => html::see_other(&format!("/settings/webhooks?notice={}", Notice::Deleted.code())),
         Err(WebhookError::NotFound) => plain(StatusCode::NOT_FOUND, "No such webhook."),
         Err(_) => store_down(),

@@ -4,8 +4,9 @@
 //! name. An import from one room (a top-level module: a folder or a file) may only go to a
 //! room on a lower floor of [`FLOORS`]; inside a folder, files may import each other only
 //! where no circle forms; the surfaces (`api`, `settings`) never name the store nor the
-//! process's state (`app`): they speak to the domain's handles; and no room but the store
-//! names a delivery row's fields. Test modules (`#[cfg(test)]`)
+//! process's shared parts (`shared`): they speak to the domain's handles; no room but the store
+//! names a delivery row's fields; and no room but the wiring (`service`) names `App`, the
+//! process's parts all together. Test modules (`#[cfg(test)]`)
 //! are not part of the house.
 //!
 //! Plain `std` only, so it can also run on its own:
@@ -22,7 +23,7 @@ const FLOORS: &[&[&str]] = &[
     &["api", "settings"],
     &["exports", "delivery", "server"],
     &["domain"],
-    &["app"],
+    &["shared"],
     &["history"],
     &["vault", "jobs"],
     &["config", "metrics", "auth"],
@@ -36,10 +37,13 @@ const FLOORS: &[&[&str]] = &[
 const SURFACES: &[&str] = &["api", "settings"];
 /// Rooms below the domain that the surfaces never name: what they keep is the domain's to
 /// reach (the store, and the state the domain's handles hold).
-const DOMAIN_ONLY: &[&str] = &["store", "app", "history"];
+const DOMAIN_ONLY: &[&str] = &["store", "shared", "history"];
 /// A delivery row's field names are the store's: everyone else reads and writes a row as a
 /// type (`DeliveryRow`, `RowChanges`, `Listed`).
 const ROW_FIELDS: (&str, &str) = ("store/queue/row.rs", "field");
+/// The process's parts are known all together in one room only (the wiring): everyone else
+/// is handed the parts it uses.
+const WIRING: (&str, &str) = ("service", "App");
 
 /// One source file of the crate.
 #[derive(Debug)]
@@ -483,7 +487,7 @@ fn faults(root: &Path) -> Vec<String> {
         .map(|path| File { module: module_of(root, &path), path })
         .collect();
     let arrows = arrows(root, &files);
-    let mut faults = Vec::new();
+    let mut faults = wiring_faults(root, &files);
     for file in &files {
         if floor_of(file.room()).is_none() {
             faults.push(format!("{}: its room `{}` stands on no floor of FLOORS", file.name(root), file.room()));
@@ -542,6 +546,23 @@ fn faults(root: &Path) -> Vec<String> {
                 }
             }
             faults.push(text);
+        }
+    }
+    faults
+}
+
+/// Files outside the wiring that name the process's parts all together.
+fn wiring_faults(root: &Path, files: &[File]) -> Vec<String> {
+    let mut faults = Vec::new();
+    for file in files.iter().filter(|f| f.room() != WIRING.0) {
+        let src = std::fs::read_to_string(&file.path).expect("a source file is readable");
+        if without_tests(tokens(&src)).iter().any(|t| matches!(t, Token::Ident(name) if name == WIRING.1)) {
+            faults.push(format!(
+                "{}: names `{}` outside `{}` (take the parts you use instead)",
+                file.name(root),
+                WIRING.1,
+                WIRING.0
+            ));
         }
     }
     faults

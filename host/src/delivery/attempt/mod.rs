@@ -118,7 +118,7 @@ impl Engine {
         let (body, extra_headers, changes, calls) = match prepared {
             Prepared::Send { body, extra_headers, changes, calls } => (body, extra_headers, changes, calls),
             Prepared::Filtered { changes, calls } => {
-                let trace = Traced::of(member, event.as_deref(), &self.app.telemetry);
+                let trace = Traced::of(member, event.as_deref(), &self.telemetry);
                 let to = Destination::of(&webhook, "").address();
                 self.traced(&this, &trace, to, (started, Answer::NotSent), &calls);
                 let report = Report {
@@ -139,14 +139,14 @@ impl Engine {
             }
             Prepared::StoreDown => return None,
         };
-        let trace = Traced::of(member, event.as_deref(), &self.app.telemetry);
+        let trace = Traced::of(member, event.as_deref(), &self.telemetry);
         let request = Request::signed(&this, event.as_deref(), trace, &webhook, (&body, &extra_headers));
         let context = egress::key_context(&member.org, webhook_id);
         let destination = Destination::of(&webhook, &context);
-        self.app.metrics.in_flight.inc();
+        self.metrics.in_flight.inc();
         let message = Message { headers: &request.headers, body: Bytes::from(body) };
         let sent = self.send_watched(webhook_id, &member.delivery, &destination, message).await;
-        self.app.metrics.in_flight.dec();
+        self.metrics.in_flight.dec();
         let answer = match &sent.result {
             Ok(answer) => Answer::Status(answer.status()),
             Err(e) => Answer::Unanswered(sent.class(), e.to_string()),
@@ -170,8 +170,8 @@ impl Engine {
         let Attempt { webhook_id, member, number: attempt_no } = *this;
         let created_ms = crate::ids::millis_of(crate::ids::Kind::Delivery, &member.delivery).unwrap_or(request.at_ms);
         let (result, attempt, cause) = describe(sent, created_ms, request.at_ms);
-        self.app.metrics.attempt(sent.class(), sent.duration.as_secs_f64());
-        let schedule = &self.app.config.retry_schedule;
+        self.metrics.attempt(sent.class(), sent.duration.as_secs_f64());
+        let schedule = &self.settings.retry_schedule;
         // Manual extra attempts take no place in the schedule; after one, the retry that
         // was waiting keeps its time.
         let place = attempt_no.saturating_sub(loaded.extra).max(1) as usize;
@@ -232,11 +232,11 @@ impl Engine {
         (start, answer): (SystemTime, Answer),
         plugins: &[PluginCall],
     ) {
-        if !self.app.telemetry.enabled() {
+        if !self.telemetry.enabled() {
             return;
         }
         let Attempt { webhook_id, member, number: attempt } = *this;
-        self.app.telemetry.attempt(AttemptSpan {
+        self.telemetry.attempt(AttemptSpan {
             trace: &trace.context,
             from_publisher: trace.from_publisher,
             event_id: &member.event,

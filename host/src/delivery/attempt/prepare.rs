@@ -74,7 +74,7 @@ impl Engine {
         let Some(steps) = self.steps(member, attachments).await else { return Prepared::StoreDown };
         let meta = EventMeta::from_envelope(&envelope).unwrap_or_default();
         let started = SystemTime::now();
-        let (outcome, runs) = chain::run(&self.app.plugins, &member.org, steps, Arc::new(meta), &envelope).await;
+        let (outcome, runs) = chain::run(&self.plugins, &member.org, steps, Arc::new(meta), &envelope).await;
         let calls = calls_of(&runs, started);
         let plugins = Some(serde_json::to_string(&runs).unwrap_or_else(|_| "[]".into()));
         let mut changes = RowChanges { plugins, ..RowChanges::default() };
@@ -118,9 +118,9 @@ impl Engine {
     async fn steps(&self, member: &Member, attachments: Vec<Attachment>) -> Option<Vec<Step>> {
         let mut steps = Vec::with_capacity(attachments.len());
         for attachment in attachments {
-            let sha256 = self.app.plugin_hash(&member.org, &attachment.plugin_id).await.ok()?;
+            let sha256 = self.plugin_hashes.hash(&member.org, &attachment.plugin_id).await.ok()?;
             let wasm = match &sha256 {
-                Some(sha) if !self.app.plugins.is_compiled(sha) => {
+                Some(sha) if !self.plugins.is_compiled(sha) => {
                     self.store.get_plugin_wasm(&member.org, &attachment.plugin_id).await.ok()?
                 }
                 _ => None,

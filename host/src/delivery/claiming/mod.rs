@@ -100,7 +100,7 @@ impl Engine {
                 Turn::Idle(wait) => {
                     tokio::select! {
                         _ = tokio::time::sleep(wait) => {}
-                        _ = self.app.arrival(p) => {}
+                        _ = self.arrivals.wait(p) => {}
                         _ = self.room[usize::from(p.0)].notified() => {}
                         _ = stopping.wait() => {}
                     }
@@ -118,7 +118,7 @@ impl Engine {
         stopping: &mut Stopping,
     ) -> Turn {
         // A share of the permits per claim, so that every partition gets some.
-        let share = (2 * self.app.config.worker_concurrency / self.room.len().max(1)).max(16);
+        let share = (2 * self.settings.workers / self.room.len().max(1)).max(16);
         let budget = self.permits.available_permits().min(CLAIM_MAX).min(share);
         if budget == 0 {
             // Back-pressure: wait for a delivery to finish before claiming more.
@@ -147,7 +147,7 @@ impl Engine {
         }
         let asks: Vec<Ask> = asked.iter().map(|a| Ask { webhook: a.webhook.clone(), limit: a.limit }).collect();
         let now = crate::time::now_millis();
-        let lease = self.app.config.takeover_after.as_millis() as u64;
+        let lease = self.settings.takeover_after.as_millis() as u64;
         let request = ClaimRequest { asks: &asks, excluded: &state.parked, budget, hints_wanted: HINTS };
         let claimed = match self.store.claim(state.p, &request, now, now + lease).await {
             Ok(claimed) => claimed,
@@ -204,7 +204,7 @@ impl Engine {
         tokio::select! {
             _ = tokio::time::sleep(look.saturating_sub(state.last_look.elapsed()).min(until)) => {}
             _ = self.room[usize::from(state.p.0)].notified() => {}
-            _ = self.app.arrival(state.p) => {
+            _ = self.arrivals.wait(state.p) => {
                 // New work here: the claim that finds it goes at once.
                 state.look = Duration::ZERO;
             }

@@ -21,7 +21,7 @@ const TRIM_EVERY: Duration = Duration::from_secs(30 * 60);
 
 impl Engine {
     pub(in crate::delivery) async fn upkeep_loop(self: Arc<Self>, mut stopping: Stopping) {
-        let mut tick = tokio::time::interval(TICK.min(self.app.config.takeover_after / 3));
+        let mut tick = tokio::time::interval(TICK.min(self.settings.takeover_after / 3));
         let mut trimmed: Option<Instant> = None;
         loop {
             tokio::select! {
@@ -30,9 +30,9 @@ impl Engine {
             }
             self.renew_leases().await;
             let census = self.lanes.sweep();
-            self.app.metrics.endpoints_probing.set(census.probing as i64);
-            self.app.metrics.endpoints_paused.set(census.paused as i64);
-            self.app.metrics.attempts_slow.set(census.slow as i64);
+            self.metrics.endpoints_probing.set(census.probing as i64);
+            self.metrics.endpoints_paused.set(census.paused as i64);
+            self.metrics.attempts_slow.set(census.slow as i64);
             if self.stopping() {
                 // Keep renewing until the held deliveries are done, then stop.
                 if self.held().is_empty() {
@@ -44,9 +44,8 @@ impl Engine {
             self.release_snapshots().await;
             if trimmed.is_none_or(|t| t.elapsed() >= TRIM_EVERY) {
                 trimmed = Some(Instant::now());
-                let cutoff =
-                    crate::time::now_millis().saturating_sub(self.app.config.delivery_retention.as_millis() as u64);
-                if let Err(e) = self.store.trim_deliveries(cutoff, self.app.config.delivery_retention).await {
+                let cutoff = crate::time::now_millis().saturating_sub(self.settings.retention.as_millis() as u64);
+                if let Err(e) = self.store.trim_deliveries(cutoff, self.settings.retention).await {
                     tracing::warn!(error = %e, "cannot remove deliveries past the retention period");
                 }
             }
@@ -55,7 +54,7 @@ impl Engine {
 
     /// Renews the leases of deliveries held for a third of the lease or more.
     async fn renew_leases(&self) {
-        let lease = self.app.config.takeover_after;
+        let lease = self.settings.takeover_after;
         let now = Instant::now();
         let mut by_partition: HashMap<Partition, Vec<(String, Member)>> = HashMap::new();
         for held in self.held().values() {
@@ -72,7 +71,7 @@ impl Engine {
     }
 
     async fn release_snapshots(&self) {
-        let retention = self.app.config.delivery_retention;
+        let retention = self.settings.retention;
         for p in self.store.keys().partitions() {
             if let Err(e) = self.store.release_snapshots(p, retention, 500).await {
                 tracing::warn!(error = %e, "cannot release superseded snapshots");

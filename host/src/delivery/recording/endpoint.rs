@@ -38,7 +38,7 @@ impl Engine {
                 ("paused", Some(*until_ms))
             }
         };
-        self.app.metrics.endpoint_changed(kind);
+        self.metrics.endpoint_changed(kind);
         let (engine, org_id, webhook) = (self.clone(), org_id.to_owned(), webhook.to_owned());
         tokio::spawn(async move {
             if let Some(due_ms) = due_ms {

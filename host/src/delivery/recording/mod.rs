@@ -13,7 +13,7 @@ use super::Engine;
 use crate::domain::notices::Notice;
 use crate::store::queue::claim::Member;
 use crate::store::queue::status::Status;
-use crate::store::queue::streak::{Deactivated, Streak, StreakRules};
+use crate::store::queue::streak::{Deactivated, Streak};
 use crate::store::queue::work::{Outcome, Recorded, Report};
 use crate::store::{Partition, StoreError};
 
@@ -99,9 +99,9 @@ impl Engine {
         {
             if report.ordered {
                 // Its subject's next may be queued now: look at once, not at the next poll.
-                self.app.work_arrived(p);
+                self.arrivals.arrived(p);
             }
-            self.app.metrics.delivery_finished(status.as_str());
+            self.metrics.delivery_finished(status.as_str());
             // Retries exhausted: a request was made and no attempt is left (not a delivery
             // that failed because its webhook was switched off).
             if status == Status::Failed && matches!(report.outcome, Outcome::Failed) && report.attempt_json.is_some() {
@@ -116,12 +116,11 @@ impl Engine {
     /// Adds a recorded attempt to its webhook's failure streak (a success ends one), and
     /// ends the webhook's queued deliveries if that switched it off.
     async fn keep_streak(&self, report: &Report, streak: Streak) {
-        let rules =
-            StreakRules { failures: self.app.config.deactivate_after_failures, span: self.app.config.deactivate_after };
+        let rules = self.settings.streak;
         let (org, webhook) = (&report.member.org, &report.webhook);
         match self.store.add_to_streak(org, webhook, streak, rules).await {
             Ok(Some(reason)) => {
-                self.app.metrics.webhook_deactivated(reason.as_str());
+                self.metrics.webhook_deactivated(reason.as_str());
                 let why = match reason {
                     Deactivated::Gone => "the endpoint answered 410 Gone".to_owned(),
                     Deactivated::Failing => format!(
@@ -133,9 +132,9 @@ impl Engine {
                 // (The attempt that tipped it was logged just before, with its cause.)
                 tracing::warn!(webhook_id = %webhook, org_id = %org, reason = reason.as_str(), "webhook deactivated: {why}");
                 let (org, webhook) = (org.clone(), webhook.clone());
-                let app = self.app.clone();
+                let webhooks = self.webhooks.clone();
                 tokio::spawn(async move {
-                    if let Err(e) = crate::domain::webhooks::after_deactivation(&app, &org, &webhook).await {
+                    if let Err(e) = crate::domain::webhooks::after_deactivation(&webhooks, &org, &webhook).await {
                         tracing::warn!(error = %e, webhook_id = %webhook, "cannot fail a deactivated webhook's deliveries yet")
                     }
                 });
@@ -150,8 +149,8 @@ impl Engine {
     /// Tells the organisation that a delivery's retries are exhausted
     /// (`webhook_delivery_failed`).
     async fn tell_failed(&self, org: &str, delivery: &str) {
-        match crate::domain::deliveries::find(&self.app, org, delivery).await {
-            Ok(d) => crate::domain::notices::emit(&self.app, org, Notice::DeliveryFailed(&d)).await,
+        match crate::domain::deliveries::find(&self.deliveries, org, delivery).await {
+            Ok(d) => crate::domain::notices::emit(&self.publishing, org, Notice::DeliveryFailed(&d)).await,
             Err(e) => tracing::warn!(error = %e, delivery_id = %delivery, "cannot read a failed delivery to report it"),
         }
     }
@@ -165,8 +164,8 @@ impl Engine {
         let write = || self.store.dead_letter(p, webhook, member, &reason);
         match until_stored("dead-letter the delivery", &member.delivery, write).await {
             (Ok(()), _) => {
-                self.app.metrics.dead_letters.inc();
-                self.app.metrics.delivery_finished("failed");
+                self.metrics.dead_letters.inc();
+                self.metrics.delivery_finished("failed");
             }
             // Not even that could be written: leave it to its lease for an operator.
             (Err(e), _) => {

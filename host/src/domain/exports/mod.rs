@@ -83,15 +83,29 @@ pub(crate) struct Download {
     pub bytes: Vec<u8>,
 }
 
-super::handle!(
-    /// Report exports, for the surfaces: request, read, download.
-    Exports
-);
+/// Report exports, for the surfaces: request, read, download.
+#[derive(Debug, Clone)]
+pub(crate) struct Exports {
+    store: crate::store::Store,
+    moved: crate::domain::moved::Moved,
+    link_key: std::sync::Arc<crate::shared::LinkKey>,
+    delivery_retention: std::time::Duration,
+}
+
+impl Exports {
+    pub(crate) fn new(
+        store: &crate::store::Store,
+        moved: &crate::domain::moved::Moved,
+        link_key: &std::sync::Arc<crate::shared::LinkKey>,
+        delivery_retention: std::time::Duration,
+    ) -> Exports {
+        Exports { store: store.clone(), moved: moved.clone(), link_key: link_key.clone(), delivery_retention }
+    }
+}
 
 impl Exports {
     /// Checks a request (`{"exportable": {"type", "id"}, "format"}`) and queues the export.
     pub(crate) async fn create(&self, caller: &Caller, body: Map<String, Value>) -> Result<ExportView, ExportError> {
-        let app = &*self.app;
         let mut fields = Fields::new(body);
         let exportable = fields.object("exportable", true);
         let format = fields.required_string("format");
@@ -107,7 +121,7 @@ impl Exports {
         fields.finish()?;
         let ((kind, record_id), format) =
             target.zip(format).ok_or_else(|| Invalid::field("exportable", "is required"))?;
-        if super::moved::Reads::of(app).snapshot(&caller.org_id, &kind, &record_id).await?.is_none() {
+        if self.moved.reads().snapshot(&caller.org_id, &kind, &record_id).await?.is_none() {
             return Err(Invalid::field(
                 "exportable",
                 format!("Weir has not seen {kind} {record_id} in any published event, so it has nothing to export"),
@@ -128,7 +142,7 @@ impl Exports {
             client_name: caller.client_name.clone(),
             published: false,
         };
-        app.store.create_export(&export, app.config.delivery_retention.as_millis() as u64).await?;
+        self.store.create_export(&export, self.delivery_retention.as_millis() as u64).await?;
         Ok(ExportView::from(&export))
     }
 
@@ -137,22 +151,21 @@ impl Exports {
         if !ids::is_valid(Kind::ReportExport, id) {
             return Err(ExportError::NotFound);
         }
-        let export = self.app.store.get_export(org_id, id).await?.ok_or(ExportError::NotFound)?;
+        let export = self.store.get_export(org_id, id).await?.ok_or(ExportError::NotFound)?;
         Ok(ExportView::from(&export))
     }
 
     /// The file of an export, if `expires` and `sig` make a genuine, unexpired link to it.
     pub(crate) async fn download(&self, id: &str, expires: &str, sig: &str) -> Result<Download, ExportError> {
-        let app = &*self.app;
-        let key = app.export_link_key().await?;
+        let key = self.link_key.get().await?;
         let now = crate::time::now_millis() / 1000;
         match link::verify(&key, id, expires, sig, now) {
             Err(LinkError::Altered) => return Err(ExportError::Altered),
             Err(LinkError::Expired) => return Err(ExportError::Gone("this download link has expired")),
             Ok(()) => {}
         }
-        let export = app.store.export_any_org(id).await?;
-        let file = app.store.export_file(id).await?;
+        let export = self.store.export_any_org(id).await?;
+        let file = self.store.export_file(id).await?;
         let (Some(export), Some(bytes)) = (export, file) else {
             return Err(ExportError::Gone("this export is no longer available"));
         };

@@ -4,7 +4,6 @@
 use std::time::{Duration, Instant};
 
 use super::{LEASE, POLL, Replayer};
-use crate::app::App;
 use crate::jobs::{Ended, Job, Stopping};
 use crate::store::StoreError;
 use crate::store::core::jobs::JobQueue;
@@ -14,12 +13,13 @@ use crate::store::events::replay::ReplayState;
 /// by any process with workers (`crate::jobs` runs them, renewing each one's lease).
 #[derive(Debug)]
 pub(crate) struct ReplayJobs {
-    app: std::sync::Arc<App>,
+    replayer: Replayer,
+    telemetry: std::sync::Arc<crate::telemetry::Telemetry>,
 }
 
 impl ReplayJobs {
-    pub(crate) fn new(app: std::sync::Arc<App>) -> ReplayJobs {
-        ReplayJobs { app }
+    pub(crate) fn new(replayer: &Replayer, telemetry: &std::sync::Arc<crate::telemetry::Telemetry>) -> ReplayJobs {
+        ReplayJobs { replayer: replayer.clone(), telemetry: telemetry.clone() }
     }
 }
 
@@ -33,7 +33,7 @@ impl Job for ReplayJobs {
     /// Works on the replay of webhook `id` in slices well inside the lease until it ends or
     /// the process stops.
     async fn run(&self, webhook: &str, stopping: &Stopping) -> Result<Ended, StoreError> {
-        let replayer = Replayer::of(&self.app);
+        let replayer = &self.replayer;
         let Some(mut replay) = replayer.store.get_replay(webhook).await? else { return Ok(Ended::Done) };
         let start = std::time::SystemTime::now();
         let mut worked = Ok(());
@@ -45,7 +45,7 @@ impl Job for ReplayJobs {
             ("weir.replay.queued", replay.queued.to_string()),
             ("weir.replay.state", format!("{:?}", replay.state).to_lowercase()),
         ];
-        self.app.telemetry.job("replay", attributes, start, worked.as_ref().err().map(ToString::to_string));
+        self.telemetry.job("replay", attributes, start, worked.as_ref().err().map(ToString::to_string));
         worked?;
         if replay.state == ReplayState::Running {
             return Ok(Ended::Yielded);

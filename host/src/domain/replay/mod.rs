@@ -28,8 +28,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::Invalid;
-use super::moved::Reads;
-use crate::app::App;
+use super::filtering::Filtering;
+use super::moved::Moved;
 use crate::catalog;
 use crate::ids::{self, Kind};
 use crate::store::core::jobs::JobQueue;
@@ -78,10 +78,18 @@ impl From<Invalid> for ReplayError {
     }
 }
 
-super::handle!(
-    /// Replays, for the surfaces: request one, and read how the latest went.
-    Replays
-);
+/// Replays, for the surfaces: request one, and read how the latest went.
+#[derive(Debug, Clone)]
+pub(crate) struct Replays {
+    replayer: Replayer,
+    telemetry: std::sync::Arc<crate::telemetry::Telemetry>,
+}
+
+impl Replays {
+    pub(crate) fn new(replayer: &Replayer, telemetry: &std::sync::Arc<crate::telemetry::Telemetry>) -> Replays {
+        Replays { replayer: replayer.clone(), telemetry: telemetry.clone() }
+    }
+}
 
 impl Replays {
     /// Validates a replay request for the organisation's webhook, queues it and works on it
@@ -93,7 +101,7 @@ impl Replays {
         body: Map<String, Value>,
     ) -> Result<ReplayView, ReplayError> {
         let start = std::time::SystemTime::now();
-        let done = Replayer::of(&self.app).request(org_id, webhook_id, body, INLINE).await;
+        let done = self.replayer.request(org_id, webhook_id, body, INLINE).await;
         if let Ok(view) = &done {
             // The part done while the request waited (the rest, if any, is its job's).
             let attributes = vec![
@@ -108,48 +116,49 @@ impl Replays {
                         .unwrap_or_default(),
                 ),
             ];
-            self.app.telemetry.job("replay", attributes, start, None);
+            self.telemetry.job("replay", attributes, start, None);
         }
         done
     }
 
     /// The organisation's webhook's latest replay (`None`: no such webhook).
     pub(crate) async fn status(&self, org_id: &str, webhook_id: &str) -> Result<Option<ReplayView>, StoreError> {
-        Replayer::of(&self.app).status(org_id, webhook_id).await
+        self.replayer.status(org_id, webhook_id).await
     }
 
     /// How far back replays reach (`WEIR_EVENT_RETENTION`; zero: no event log).
     pub(crate) fn event_retention(&self) -> Duration {
-        self.app.config.event_retention
+        self.replayer.event_retention
     }
 }
 
-/// What a replay needs: the store, the retention settings, and the process whose delivery
-/// workers to tell of new work.
-#[derive(Debug)]
-pub(crate) struct Replayer<'a> {
-    pub store: &'a Store,
-    /// History in PostgreSQL, when configured: replays reach moved events and deliveries.
-    pub history: Option<&'a std::sync::Arc<crate::history::History>>,
-    pub delivery_retention: Duration,
-    pub event_retention: Duration,
-    /// `None` from `weir admin`: the delivery workers of the serving processes find the
-    /// work on their own (within their poll).
-    pub app: Option<&'a App>,
-    /// Where a webhook's filter is evaluated on the replayed events.
-    pub filters: &'a crate::filters::Evaluator,
+/// What a replay needs: the store and what moved to history, the retention settings, where
+/// a webhook's filter is evaluated, and this process's delivery workers to tell of new work
+/// (`None` from `weir admin`: the serving processes' workers find it within their poll).
+#[derive(Debug, Clone)]
+pub(crate) struct Replayer {
+    pub(crate) store: Store,
+    moved: Moved,
+    filtering: Filtering,
+    arrivals: Option<std::sync::Arc<crate::shared::Arrivals>>,
+    delivery_retention: Duration,
+    event_retention: Duration,
 }
 
-impl<'a> Replayer<'a> {
-    /// The replayer of a serving process.
-    pub(crate) fn of(app: &'a App) -> Replayer<'a> {
+impl Replayer {
+    pub(crate) fn new(
+        moved: &Moved,
+        filtering: &Filtering,
+        arrivals: Option<&std::sync::Arc<crate::shared::Arrivals>>,
+        (store, delivery_retention, event_retention): (&Store, Duration, Duration),
+    ) -> Replayer {
         Replayer {
-            store: &app.store,
-            history: app.history.as_ref(),
-            delivery_retention: app.config.delivery_retention,
-            event_retention: app.config.event_retention,
-            app: Some(app),
-            filters: &app.filters,
+            store: store.clone(),
+            moved: moved.clone(),
+            filtering: filtering.clone(),
+            arrivals: arrivals.cloned(),
+            delivery_retention,
+            event_retention,
         }
     }
 
@@ -252,7 +261,7 @@ impl<'a> Replayer<'a> {
                 continue;
             }
             last_step = Instant::now();
-            let reads = Reads::new(self.store, self.history, self.delivery_retention, self.event_retention);
+            let reads = self.moved.reads();
             let (entries, read_to) = self
                 .store
                 .read_log(p, &replay.org_id, (place.hour, place.offset, BATCH), reads.moved_indexes())
@@ -288,7 +297,7 @@ impl<'a> Replayer<'a> {
         }
         // The log holds each event's digest; its delivery's id derives from its id, which
         // only the stored event tells.
-        let reads = Reads::new(self.store, self.history, self.delivery_retention, self.event_retention);
+        let reads = self.moved.reads();
         let (events, moved) = reads.logged_events(wanted).await?;
         // An ordered webhook's replayed deliveries queue behind their subjects' pending ones;
         // its filter, as it is now, decides which events it gets.
@@ -313,7 +322,7 @@ impl<'a> Replayer<'a> {
                 let compiled = crate::filters::Filter::compile(&source).ok().map(std::sync::Arc::new);
                 let envelopes = candidates.iter().map(|c| c.2.envelope.clone()).collect();
                 let about = (replay.org_id.as_str(), replay.webhook_id.as_str());
-                super::filtering::replayed(self.filters, self.app, about, compiled, envelopes).await
+                self.filtering.replayed(about, compiled, envelopes).await
             }
         };
         let mut revive = Vec::new();
@@ -345,9 +354,9 @@ impl<'a> Replayer<'a> {
             self.store.replay_batch(p, &replay.org_id, &replay.webhook_id, &items, self.delivery_retention).await?;
         let queued = replayed.iter().filter(|r| **r == Replayed::Queued).count() as u64;
         if queued > 0
-            && let Some(app) = self.app
+            && let Some(arrivals) = &self.arrivals
         {
-            app.work_arrived(p);
+            arrivals.arrived(p);
         }
         Ok(queued)
     }

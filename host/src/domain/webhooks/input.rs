@@ -6,9 +6,10 @@ use serde_json::{Value, json};
 
 use super::super::FieldError;
 use super::super::fields::Fields;
-use crate::app::App;
 use crate::catalog;
 use crate::ids::{self, Kind};
+use crate::netguard::UrlRule;
+use crate::shared::PluginHashes;
 use crate::store::StoreError;
 use crate::store::tenants::webhooks::{Attachment, OnError, Ordering};
 
@@ -79,8 +80,8 @@ pub(super) fn filter(fields: &mut Fields) -> Option<Option<String>> {
 }
 
 /// Applies the URL rule; on failure records the reason on `url`.
-pub(super) async fn vet_url(app: &App, url: &str, fields: &mut Fields) -> Option<String> {
-    match app.url_rule.vet(url.trim()).await {
+pub(super) async fn vet_url(rule: &UrlRule, url: &str, fields: &mut Fields) -> Option<String> {
+    match rule.vet(url.trim()).await {
         Ok(vetted) => Some(vetted.url.to_string()),
         Err(e) => {
             fields.error("url", e.to_string());
@@ -96,7 +97,7 @@ pub(super) fn default_name(url: &str) -> String {
 /// Validates a `plugins` attachment list: objects `{plugin_id, config?, on_error?}`, each
 /// naming a plugin of the organisation. `Ok(None)` when errors were recorded in `fields`.
 pub(super) async fn attachments(
-    app: &App,
+    hashes: &PluginHashes,
     org_id: &str,
     value: Value,
     fields: &mut Fields,
@@ -140,7 +141,7 @@ pub(super) async fn attachments(
         }
         // The id becomes a Redis key: only the shape of a plugin id is looked up.
         if let Some(plugin_id) = &plugin_id
-            && (!ids::is_valid(Kind::Plugin, plugin_id) || !app.plugin_exists(org_id, plugin_id).await?)
+            && (!ids::is_valid(Kind::Plugin, plugin_id) || !hashes.exists(org_id, plugin_id).await?)
         {
             inner.error("plugin_id", "no such plugin in this organisation");
         }

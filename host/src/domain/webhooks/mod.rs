@@ -13,8 +13,13 @@ use super::egress;
 use super::fields::{Fields, bounded_text};
 use super::notices::{self, Notice};
 use super::views::WebhookView;
-use crate::app::App;
+use std::sync::Arc;
+
+use crate::domain::events::Publishing;
 use crate::ids::{self, Kind};
+use crate::metrics::Metrics;
+use crate::netguard::UrlRule;
+use crate::shared::{PluginHashes, SecretKeys};
 use crate::store::StoreError;
 use crate::store::queue::endpoint::EndpointFields;
 use crate::store::queue::status::Status;
@@ -48,7 +53,11 @@ impl From<Invalid> for WebhookError {
 
 /// Validates a new webhook (`name`?, `url`, `subscribed_actions`, `plugins`?, `rate_limit`?,
 /// `ordering`?, `filter`?, `headers`?, `client_certificate`?) and stores it.
-async fn create(app: &App, org_id: &str, body: serde_json::Map<String, Value>) -> Result<Webhook, WebhookError> {
+async fn create(
+    webhooks: &Webhooks,
+    org_id: &str,
+    body: serde_json::Map<String, Value>,
+) -> Result<Webhook, WebhookError> {
     let mut fields = Fields::new(body);
     let name = fields.string("name");
     let url = fields.required_string("url");
@@ -59,15 +68,15 @@ async fn create(app: &App, org_id: &str, body: serde_json::Map<String, Value>) -
     let ordering = ordering(&mut fields);
     let filter = filter(&mut fields);
     let headers = egress::headers(&mut fields);
-    let certificate = egress::client_certificate(app, org_id, &id, &mut fields);
+    let certificate = egress::client_certificate(&webhooks.secret_keys, org_id, &id, &mut fields);
     let name = name.and_then(|n| bounded_text(&mut fields, "name", n, MAX_NAME));
     let actions = actions.map(known_actions);
     let plugins = match plugins {
-        Some(value) => attachments(app, org_id, value, &mut fields).await?,
+        Some(value) => attachments(&webhooks.plugin_hashes, org_id, value, &mut fields).await?,
         None => Some(Vec::new()),
     };
     let url = match url {
-        Some(url) => vet_url(app, &url, &mut fields).await,
+        Some(url) => vet_url(&webhooks.url_rule, &url, &mut fields).await,
         None => None,
     };
     fields.finish()?;
@@ -98,9 +107,9 @@ async fn create(app: &App, org_id: &str, body: serde_json::Map<String, Value>) -
         client_secret: certificate.flatten(),
         endpoint: EndpointFields::default(),
     };
-    let plan = app.store.org_plan(org_id).await?.unwrap_or(crate::store::tenants::orgs::Plan::Free);
+    let plan = webhooks.store.org_plan(org_id).await?.unwrap_or(crate::store::tenants::orgs::Plan::Free);
     let max = crate::auth::plans::limits(plan).webhooks.min(MAX_WEBHOOKS_PER_ORG);
-    match app.store.create_webhook(webhook, max).await? {
+    match webhooks.store.create_webhook(webhook, max).await? {
         Created::Ok(webhook) => Ok(*webhook),
         Created::PluginMissing => Err(Invalid::field("plugins", "an attached plugin was just deleted").into()),
         Created::LimitReached => Err(WebhookError::Conflict(format!(
@@ -113,12 +122,12 @@ async fn create(app: &App, org_id: &str, body: serde_json::Map<String, Value>) -
 /// Validates a change (any field of a new webhook, and `active`) and applies
 /// it; deactivating ends the webhook's pending deliveries (they fail).
 async fn update(
-    app: &App,
+    webhooks: &Webhooks,
     org_id: &str,
     id: &str,
     body: serde_json::Map<String, Value>,
 ) -> Result<Webhook, WebhookError> {
-    find(app, org_id, id).await?;
+    find(webhooks, org_id, id).await?;
     let mut fields = Fields::new(body);
     let mut change = WebhookChange {
         name: fields.string("name"),
@@ -128,29 +137,29 @@ async fn update(
         ordering: ordering(&mut fields),
         filter: filter(&mut fields),
         headers: egress::headers(&mut fields),
-        client_certificate: egress::client_certificate(app, org_id, id, &mut fields),
+        client_certificate: egress::client_certificate(&webhooks.secret_keys, org_id, id, &mut fields),
         ..WebhookChange::default()
     };
     change.name = change.name.and_then(|n| bounded_text(&mut fields, "name", n, MAX_NAME));
     if let Some(value) = fields.value("plugins") {
-        change.plugins = attachments(app, org_id, value, &mut fields).await?;
+        change.plugins = attachments(&webhooks.plugin_hashes, org_id, value, &mut fields).await?;
     }
     if let Some(url) = fields.string("url") {
-        change.url = vet_url(app, &url, &mut fields).await;
+        change.url = vet_url(&webhooks.url_rule, &url, &mut fields).await;
     }
     fields.finish()?;
-    let webhook = match app.store.update_webhook(org_id, id, &change).await? {
+    let webhook = match webhooks.store.update_webhook(org_id, id, &change).await? {
         Updated::Ok(webhook) => *webhook,
         Updated::Reactivated(webhook) => {
-            notices::emit(app, org_id, Notice::Reactivated(&webhook)).await;
+            notices::emit(&webhooks.publishing, org_id, Notice::Reactivated(&webhook)).await;
             *webhook
         }
         Updated::NotFound => return Err(WebhookError::NotFound),
         Updated::PluginMissing => return Err(Invalid::field("plugins", "an attached plugin was just deleted").into()),
     };
     if change.active == Some(false) && webhook.active {
-        stop(app, org_id, id, Off::Deactivate("manual")).await?;
-        return find(app, org_id, id).await;
+        stop(webhooks, org_id, id, Off::Deactivate("manual")).await?;
+        return find(webhooks, org_id, id).await;
     }
     Ok(webhook)
 }
@@ -158,15 +167,15 @@ async fn update(
 /// What follows a webhook's deactivation, by hand or by the delivery workers: its pending
 /// deliveries fail (retriable after reactivation; they emit nothing), and the organisation
 /// is told with one `webhook_deactivated`. How many deliveries ended.
-pub(crate) async fn after_deactivation(app: &App, org_id: &str, id: &str) -> Result<usize, StoreError> {
-    let ended = app.store.end_pending(id, Status::Failed).await?;
+pub(crate) async fn after_deactivation(webhooks: &Webhooks, org_id: &str, id: &str) -> Result<usize, StoreError> {
+    let ended = webhooks.store.end_pending(id, Status::Failed).await?;
     for _ in 0..ended {
-        app.metrics.delivery_finished(Status::Failed.as_str());
+        webhooks.metrics.delivery_finished(Status::Failed.as_str());
     }
-    if let Some(webhook) = app.store.get_webhook(org_id, id).await?
+    if let Some(webhook) = webhooks.store.get_webhook(org_id, id).await?
         && !webhook.active
     {
-        notices::emit(app, org_id, Notice::Deactivated(&webhook)).await;
+        notices::emit(&webhooks.publishing, org_id, Notice::Deactivated(&webhook)).await;
     }
     Ok(ended)
 }
@@ -174,12 +183,12 @@ pub(crate) async fn after_deactivation(app: &App, org_id: &str, id: &str) -> Res
 /// Gives the organisation's webhook a new signing secret (`{"grace_period"?: "24h"}`,
 /// `0s`..`7d`): the old one keeps signing beside it until the grace period ends (contract §2).
 async fn rotate_secret(
-    app: &App,
+    webhooks: &Webhooks,
     org_id: &str,
     id: &str,
     body: serde_json::Map<String, Value>,
 ) -> Result<Webhook, WebhookError> {
-    find(app, org_id, id).await?;
+    find(webhooks, org_id, id).await?;
     let mut fields = Fields::new(body);
     let grace = match fields.string("grace_period") {
         None => Some(DEFAULT_GRACE),
@@ -195,52 +204,86 @@ async fn rotate_secret(
     let grace = grace.unwrap_or(DEFAULT_GRACE);
     let ends = (!grace.is_zero()).then(|| crate::time::now_millis() + grace.as_millis() as u64);
     let secret = crate::sign::new_secret();
-    if !app.store.rotate_secret(org_id, id, &secret, ends).await? {
+    if !webhooks.store.rotate_secret(org_id, id, &secret, ends).await? {
         return Err(WebhookError::NotFound);
     }
-    find(app, org_id, id).await
+    find(webhooks, org_id, id).await
 }
 
 /// Deletes the organisation's webhook and cancels its queued deliveries.
-async fn delete(app: &App, org_id: &str, id: &str) -> Result<(), WebhookError> {
-    if !ids::is_valid(Kind::Webhook, id) || !stop(app, org_id, id, Off::Delete).await? {
+async fn delete(webhooks: &Webhooks, org_id: &str, id: &str) -> Result<(), WebhookError> {
+    if !ids::is_valid(Kind::Webhook, id) || !stop(webhooks, org_id, id, Off::Delete).await? {
         return Err(WebhookError::NotFound);
     }
-    app.metrics.forget_webhook(id);
+    webhooks.metrics.forget_webhook(id);
     Ok(())
 }
 
 /// Stops a webhook; `false` if it is not the organisation's (or, to deactivate, already
 /// inactive). Its queued deliveries end: `cancelled` when deleted, `failed` (retriable after
 /// reactivation) when deactivated.
-pub(crate) async fn stop(app: &App, org_id: &str, id: &str, off: Off) -> Result<bool, StoreError> {
-    if !app.store.webhook_off(org_id, id, off, app.config.delivery_retention).await? {
+pub(crate) async fn stop(webhooks: &Webhooks, org_id: &str, id: &str, off: Off) -> Result<bool, StoreError> {
+    if !webhooks.store.webhook_off(org_id, id, off, webhooks.delivery_retention).await? {
         return Ok(false);
     }
     if let Off::Deactivate(_) = off {
-        after_deactivation(app, org_id, id).await?;
+        after_deactivation(webhooks, org_id, id).await?;
         return Ok(true);
     }
-    let ended = app.store.end_pending(id, Status::Cancelled).await?;
+    let ended = webhooks.store.end_pending(id, Status::Cancelled).await?;
     for _ in 0..ended {
-        app.metrics.delivery_finished(Status::Cancelled.as_str());
+        webhooks.metrics.delivery_finished(Status::Cancelled.as_str());
     }
-    app.store.drop_webhook_index(id, app.config.delivery_retention).await?;
+    webhooks.store.drop_webhook_index(id, webhooks.delivery_retention).await?;
     Ok(true)
 }
 
 /// The organisation's webhook, or `NotFound` (also for another organisation's).
-async fn find(app: &App, org_id: &str, id: &str) -> Result<Webhook, WebhookError> {
+async fn find(webhooks: &Webhooks, org_id: &str, id: &str) -> Result<Webhook, WebhookError> {
     if !ids::is_valid(Kind::Webhook, id) {
         return Err(WebhookError::NotFound);
     }
-    app.store.get_webhook(org_id, id).await?.ok_or(WebhookError::NotFound)
+    webhooks.store.get_webhook(org_id, id).await?.ok_or(WebhookError::NotFound)
 }
 
-super::handle!(
-    /// Webhooks, for the surfaces: each answer is the webhook as shown.
-    Webhooks
-);
+/// Webhooks, for the surfaces (and for the workers, which stop them): each answer is the
+/// webhook as shown.
+#[derive(Debug, Clone)]
+pub(crate) struct Webhooks {
+    store: crate::store::Store,
+    metrics: Arc<Metrics>,
+    url_rule: UrlRule,
+    plugin_hashes: Arc<PluginHashes>,
+    secret_keys: Arc<SecretKeys>,
+    /// Operational events about webhooks are published.
+    publishing: Publishing,
+    delivery_retention: std::time::Duration,
+}
+
+/// What [`Webhooks`] is made of.
+#[derive(Debug)]
+pub(crate) struct WebhookParts<'a> {
+    pub metrics: &'a Arc<Metrics>,
+    pub url_rule: &'a UrlRule,
+    pub plugin_hashes: &'a Arc<PluginHashes>,
+    pub secret_keys: &'a Arc<SecretKeys>,
+    pub publishing: &'a Publishing,
+    pub delivery_retention: std::time::Duration,
+}
+
+impl Webhooks {
+    pub(crate) fn new(parts: WebhookParts<'_>) -> Webhooks {
+        Webhooks {
+            store: parts.publishing.store.clone(),
+            metrics: parts.metrics.clone(),
+            url_rule: parts.url_rule.clone(),
+            plugin_hashes: parts.plugin_hashes.clone(),
+            secret_keys: parts.secret_keys.clone(),
+            publishing: parts.publishing.clone(),
+            delivery_retention: parts.delivery_retention,
+        }
+    }
+}
 
 impl Webhooks {
     /// Validates a new webhook and stores it.
@@ -249,7 +292,7 @@ impl Webhooks {
         org_id: &str,
         body: serde_json::Map<String, Value>,
     ) -> Result<WebhookView, WebhookError> {
-        Ok(WebhookView::of(&create(&self.app, org_id, body).await?))
+        Ok(WebhookView::of(&create(self, org_id, body).await?))
     }
 
     /// Validates a change and applies it.
@@ -259,7 +302,7 @@ impl Webhooks {
         id: &str,
         body: serde_json::Map<String, Value>,
     ) -> Result<WebhookView, WebhookError> {
-        Ok(WebhookView::of(&update(&self.app, org_id, id, body).await?))
+        Ok(WebhookView::of(&update(self, org_id, id, body).await?))
     }
 
     /// Gives the webhook a new signing secret.
@@ -269,17 +312,17 @@ impl Webhooks {
         id: &str,
         body: serde_json::Map<String, Value>,
     ) -> Result<WebhookView, WebhookError> {
-        Ok(WebhookView::of(&rotate_secret(&self.app, org_id, id, body).await?))
+        Ok(WebhookView::of(&rotate_secret(self, org_id, id, body).await?))
     }
 
     /// Deletes the webhook and cancels its queued deliveries.
     pub(crate) async fn delete(&self, org_id: &str, id: &str) -> Result<(), WebhookError> {
-        delete(&self.app, org_id, id).await
+        delete(self, org_id, id).await
     }
 
     /// The organisation's webhook, or `NotFound` (also for another organisation's).
     pub(crate) async fn find(&self, org_id: &str, id: &str) -> Result<WebhookView, WebhookError> {
-        Ok(WebhookView::of(&find(&self.app, org_id, id).await?))
+        Ok(WebhookView::of(&find(self, org_id, id).await?))
     }
 
     /// A page of the organisation's webhooks, newest first.
@@ -289,17 +332,17 @@ impl Webhooks {
         cursor: Option<&str>,
         limit: usize,
     ) -> Result<(Vec<WebhookView>, Option<String>), StoreError> {
-        let (webhooks, next) = self.app.store.list_webhooks(org_id, cursor, limit).await?;
+        let (webhooks, next) = self.store.list_webhooks(org_id, cursor, limit).await?;
         Ok((webhooks.iter().map(WebhookView::of).collect(), next))
     }
 
     /// Every webhook of the organisation (the settings page).
     pub(crate) async fn all(&self, org_id: &str) -> Result<Vec<WebhookView>, StoreError> {
-        Ok(self.app.store.all_webhooks(org_id).await?.iter().map(WebhookView::of).collect())
+        Ok(self.store.all_webhooks(org_id).await?.iter().map(WebhookView::of).collect())
     }
 
     /// How many failed attempts in a row the webhook has had.
     pub(crate) async fn failure_streak(&self, org_id: &str, id: &str) -> Result<u32, StoreError> {
-        self.app.store.failure_streak(org_id, id).await
+        self.store.failure_streak(org_id, id).await
     }
 }

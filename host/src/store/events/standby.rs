@@ -35,7 +35,62 @@ const LOOK: Duration = Duration::from_millis(100);
 /// How often a serving process looks at the replicas of every partition's master.
 const LOOK_EVERY: Duration = Duration::from_millis(250);
 
+/// Where an event goes ([`Store::place_event`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// Into this partition (its own, or a standby marked for it).
+    Into(Partition),
+    /// Nowhere: an earlier try of the same id left it in a partition already.
+    Duplicate,
+}
+
+/// An event about to be placed: its own partition, whether it must stay there (an ordered
+/// webhook receives it), and its organisation and id when the publisher chose the id (it
+/// may have been accepted before).
+#[derive(Debug, Clone, Copy)]
+pub struct ToPlace<'a> {
+    pub home: Partition,
+    pub must_stay: bool,
+    pub chosen_id: Option<(&'a str, &'a str)>,
+    /// How long a standby's events may stay in Redis (the delivery retention).
+    pub kept: Duration,
+}
+
 impl Store {
+    /// The standby protocol in one call: the partition an event goes to — its own, or while
+    /// that one cannot acknowledge writes a standby, marked before it takes its first event
+    /// — unless an earlier try of the publisher's id already left it somewhere.
+    pub async fn place_event(&self, event: ToPlace<'_>) -> Result<Placement> {
+        let p = self.partition_for(event.home, event.must_stay);
+        if let Some((org_id, event_id)) = event.chosen_id {
+            let elsewhere = self.tried_elsewhere(event.home, p);
+            if !elsewhere.is_empty() && self.has_event_in(&elsewhere, org_id, event_id).await? {
+                return Ok(Placement::Duplicate);
+            }
+        }
+        if p != event.home {
+            self.mark_standby(event.home, p, event.kept).await?;
+        }
+        Ok(Placement::Into(p))
+    }
+
+    /// After a record's deletion was published in `p` (its own partition being `home`),
+    /// forgets its older snapshot where a failover may have left one: at home, or on a
+    /// standby marked for it (none before a failover).
+    pub async fn forget_older_snapshots(
+        &self,
+        (home, p): (Partition, Partition),
+        org_id: &str,
+        subject: &str,
+        deleted_ms: u64,
+    ) -> Result<()> {
+        let elsewhere = self.tried_elsewhere(home, p);
+        if elsewhere.is_empty() {
+            return Ok(());
+        }
+        self.forget_snapshot_in(&elsewhere, org_id, subject, deleted_ms).await.map(drop)
+    }
+
     /// Looks at the replicas of every partition's master every [`LOOK_EVERY`], for as long
     /// as this store (or a clone) lives; nothing when no replica is awaited.
     pub fn watch_replicas(&self) {
@@ -93,7 +148,7 @@ impl Store {
     /// The partition an event whose own is `home` goes to: `home` when it is not shunned
     /// (or nothing is awaited, or `must_stay`), else the first after it that is not (`home`
     /// if all are).
-    pub(crate) fn partition_for(&self, home: Partition, must_stay: bool) -> Partition {
+    fn partition_for(&self, home: Partition, must_stay: bool) -> Partition {
         let now = crate::time::now_millis();
         if self.wait_replicas == 0 || must_stay || !self.shunned.shunned(home, now) {
             return home;
@@ -104,7 +159,7 @@ impl Store {
 
     /// Where an earlier try of an event whose own partition is `home`, going now to `p`,
     /// may have left it: `home`, and the standbys marked for it (none of them `p`).
-    pub(crate) fn tried_elsewhere(&self, home: Partition, p: Partition) -> Vec<Partition> {
+    fn tried_elsewhere(&self, home: Partition, p: Partition) -> Vec<Partition> {
         // Every publish with an id of the publisher's asks: before any failover, the answer
         // (nothing, going home) allocates nothing.
         let mut elsewhere = self.shunned.standbys_of(home, crate::time::now_millis());
@@ -117,7 +172,7 @@ impl Store {
 
     /// Marks, before it takes one, that `standby` has events of `home` that may stay in
     /// Redis for `kept` (a mark known to this process already is not written again).
-    pub(crate) async fn mark_standby(&self, home: Partition, standby: Partition, kept: Duration) -> Result<()> {
+    async fn mark_standby(&self, home: Partition, standby: Partition, kept: Duration) -> Result<()> {
         let until_ms = crate::time::now_millis() + kept.as_millis() as u64;
         if self.shunned.standby_known(home, standby, until_ms) {
             return Ok(());
@@ -133,7 +188,7 @@ impl Store {
     }
 
     /// Whether the organisation's event `event_id` is in any of the partitions `ps`.
-    pub(crate) async fn has_event_in(&self, ps: &[Partition], org_id: &str, event_id: &str) -> Result<bool> {
+    async fn has_event_in(&self, ps: &[Partition], org_id: &str, event_id: &str) -> Result<bool> {
         let looks = ps.iter().map(|p| async move {
             let n: u64 =
                 redis::cmd("EXISTS").arg(self.keys().event(*p, org_id, event_id)).query_async(&mut self.conn()).await?;

@@ -3,16 +3,18 @@
 //! settings pages until told to stop. Tests start it on port 0 in-process and stop it
 //! through the shutdown future (as mini-redis's `server::run`).
 
+mod app;
+
 use std::future::Future;
 use std::sync::Arc;
 
 use tokio::net::TcpListener;
 
-use crate::app::App;
 use crate::config::Config;
 use crate::domain::replay::job::ReplayJobs;
 use crate::store::{Store, StoreError};
 use crate::{api, delivery, exports, history, jobs, plugins, server, settings, store, tls};
+use app::App;
 
 /// Why the service could not start.
 #[derive(Debug, thiserror::Error)]
@@ -48,23 +50,21 @@ pub async fn run(
         config.listen = addr;
     }
     let tls = config.tls.as_ref().map(|files| tls::acceptor(&files.cert, &files.key)).transpose()?;
-    let app = Arc::new(parts(config).await?);
+    let app = connect(config).await?;
     // Every background worker watches one shutdown: the delivery workers (with their upkeep
     // and trimming), the export builders, and the replays a request left to the background
     // or whose process died.
     let (stop_workers, stopping) = jobs::Shutdown::new();
-    let engine = if app.config.workers { Some(delivery::Engine::start(app.clone(), stopping.clone())?) } else { None };
-    let background = if app.config.workers { background(&app, stopping).await } else { Vec::new() };
+    let workers = app.config.workers;
+    let engine = if workers { Some(delivery::Engine::start(app.engine(), stopping.clone())?) } else { None };
+    let background = if workers { background(&app, stopping).await } else { Vec::new() };
     // Metrics over OTLP, when asked for: the registry as `/metrics` serves it.
-    let metrics_app = app.clone();
-    let metrics_export = app.telemetry.export_metrics(std::sync::Arc::new(move || {
-        let app = metrics_app.clone();
-        Box::pin(async move {
-            app.refresh_gauges().await;
-            app.metrics.render()
-        })
+    let gauges = app.gauges.clone();
+    let metrics_export = app.telemetry.export_metrics(Arc::new(move || {
+        let gauges = gauges.clone();
+        Box::pin(async move { gauges.render().await })
     }));
-    let handles = crate::domain::handles::Handles::new(&app);
+    let handles = app.handles();
     let routes = api::routes().merge(settings::router());
     let service = api::service(api::with_error_shape(routes, handles.clone()), handles.access.clone());
     let addr = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
@@ -89,7 +89,7 @@ pub async fn run(
 }
 
 /// The process's state: the store connected (and checked), the plugin runtime, history.
-async fn parts(config: Config) -> Result<App, StartError> {
+async fn connect(config: Config) -> Result<App, StartError> {
     let settings = config.store_settings().ok_or(StartError::NoRedis)?;
     let store = Store::connect(&settings)
         .await
@@ -116,22 +116,24 @@ async fn parts(config: Config) -> Result<App, StartError> {
 
 /// The background workers of a process with workers: export builds, replays left to the
 /// background, and the move to history.
-async fn background(app: &Arc<App>, stopping: jobs::Stopping) -> Vec<tokio::task::JoinHandle<()>> {
+async fn background(app: &App, stopping: jobs::Stopping) -> Vec<tokio::task::JoinHandle<()>> {
+    let config = &app.config;
+    let store = &app.store;
     let mut background = Vec::new();
-    let builds = Arc::new(exports::builder::Builds::new(app.clone()));
-    background.push(tokio::spawn(jobs::run(builds, app.store.clone(), stopping.clone())));
-    let replays = Arc::new(ReplayJobs::new(app.clone()));
-    background.push(tokio::spawn(jobs::run(replays, app.store.clone(), stopping.clone())));
+    let link = (config.export_url_ttl, config.public_url());
+    let builds = Arc::new(exports::builder::Builds::new(&app.publishing, &app.moved, &app.telemetry, link));
+    background.push(tokio::spawn(jobs::run(builds, store.clone(), stopping.clone())));
+    let replays = Arc::new(ReplayJobs::new(&app.replayer, &app.telemetry));
+    background.push(tokio::spawn(jobs::run(replays, store.clone(), stopping.clone())));
     if let Some(history) = &app.history {
-        let config = &app.config;
         let moved = (app.metrics.history_moved_deliveries.clone(), app.metrics.history_moved_events.clone());
         let retention = (config.delivery_retention, config.event_retention);
-        let mover = Arc::new(history::Mover::new(history.clone(), app.store.clone(), retention, moved));
+        let mover = Arc::new(history::Mover::new(history.clone(), store.clone(), retention, moved));
         if let Err(e) = mover.enlist().await {
             tracing::warn!(error = %e, "cannot enlist the partitions for the move to history yet");
         }
-        app.set_mover(mover.clone());
-        background.push(tokio::spawn(jobs::run(Arc::new(history::MoverJob(mover)), app.store.clone(), stopping)));
+        app.gauges.set_mover(mover.clone());
+        background.push(tokio::spawn(jobs::run(Arc::new(history::MoverJob(mover)), store.clone(), stopping)));
     }
     background
 }

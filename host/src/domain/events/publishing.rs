@@ -1,0 +1,124 @@
+//! Publishing: the one path every event takes — from API publishers, Weir's own
+//! `report_export_completed` and its operational events. It reads the webhooks subscribed
+//! to the action, keeps those whose filter selects the event, places it (its subject's
+//! partition, or a standby through a failover: `Store::place_event`), and hands it to its
+//! partition's batch (group commit: publishes that arrive while one call is in flight share
+//! the next); it returns once all of it is in Redis.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::event::Event;
+use crate::catalog;
+use crate::domain::filtering::Filtering;
+use crate::domain::moved::Moved;
+use crate::metrics::Metrics;
+use crate::shared::Arrivals;
+use crate::store::events::publish::{MAX_SNAPSHOT_BYTES, Publication, Published};
+use crate::store::events::publisher::Publisher;
+use crate::store::events::standby::{Placement, ToPlace};
+use crate::store::events::stored::StoredEvent;
+use crate::store::{Store, StoreError};
+
+/// What publishing uses, shared by every handle and worker that publishes.
+#[derive(Debug, Clone)]
+pub(crate) struct Publishing {
+    pub(crate) store: Store,
+    publisher: Arc<Publisher>,
+    filtering: Filtering,
+    pub(crate) metrics: Arc<Metrics>,
+    moved: Moved,
+    arrivals: Arc<Arrivals>,
+    /// How long a standby keeps a partition's events (the delivery retention).
+    kept: Duration,
+}
+
+/// The parts [`Publishing`] is made of.
+#[derive(Debug)]
+pub(crate) struct PublishingParts {
+    pub store: Store,
+    pub publisher: Arc<Publisher>,
+    pub filtering: Filtering,
+    pub metrics: Arc<Metrics>,
+    pub moved: Moved,
+    pub arrivals: Arc<Arrivals>,
+    pub delivery_retention: Duration,
+}
+
+impl Publishing {
+    pub(crate) fn new(parts: PublishingParts) -> Publishing {
+        let PublishingParts { store, publisher, filtering, metrics, moved, arrivals, delivery_retention } = parts;
+        Publishing { store, publisher, filtering, metrics, moved, arrivals, kept: delivery_retention }
+    }
+
+    /// Publishes a validated event for an organisation. Idempotent on the event id.
+    pub(crate) async fn publish(&self, org_id: &str, event: &Event<'_>) -> Result<Published, StoreError> {
+        self.publish_except(org_id, event, None).await
+    }
+
+    /// Publishes an event to the organisation's subscribed webhooks but `except` (an
+    /// operational event is never delivered to the webhook it is about).
+    pub(crate) async fn publish_except(
+        &self,
+        org_id: &str,
+        event: &Event<'_>,
+        except: Option<&str>,
+    ) -> Result<Published, StoreError> {
+        // An id seen before creates nothing new: Redis knows those of events still there;
+        // an event that moved to history is looked for there.
+        if !event.fresh_id && self.moved.reads().moved_event_known(org_id, &event.id).await {
+            return Ok(Published::Duplicate);
+        }
+        let envelope = event.envelope(org_id);
+        let mut webhooks = self.publisher.subscribers(org_id, &event.action).await?;
+        webhooks.retain(|w| Some(w.webhook.as_str()) != except);
+        self.filtering.keep_selected(org_id, &envelope, &mut webhooks).await;
+        let home = self.store.keys().partition_of_subject(org_id, &event.subject_type, &event.subject_id);
+        let to_place = ToPlace {
+            home,
+            must_stay: webhooks.iter().any(|w| w.ordered),
+            chosen_id: (!event.fresh_id).then_some((org_id, event.id.as_str())),
+            kept: self.kept,
+        };
+        let Placement::Into(p) = self.store.place_event(to_place).await? else { return Ok(Published::Duplicate) };
+        // Operational events are about Weir's own resources: no report exports them.
+        let snapshot = envelope.len() <= MAX_SNAPSHOT_BYTES && !catalog::is_operational(&event.action);
+        let accepted_ms = crate::time::now_millis();
+        let as_stored = Arc::new(StoredEvent {
+            created_at: event.created_at.clone(),
+            envelope,
+            accepted_ms,
+            trace: event.trace.clone(),
+        });
+        let subject = format!("{}:{}", event.subject_type, event.subject_id);
+        let event_ms = crate::time::parse_rfc3339(&event.created_at).unwrap_or_else(crate::time::now_millis);
+        let publication = Publication {
+            org_id: org_id.to_owned(),
+            event_id: event.id.clone(),
+            action: event.action.clone(),
+            subject: subject.clone(),
+            deleted: event.deleted,
+            event_ms,
+            logged_action: catalog::named(&event.action),
+            stored: Arc::new(as_stored.encode()),
+            event: as_stored,
+            snapshot,
+            webhooks,
+        };
+        let published = self.publisher.publish(p, publication).await?;
+        if let Published::New { deliveries } = published {
+            // A failure leaves the older snapshot exportable: logged, as the deletion itself
+            // is already acknowledged.
+            if event.deleted
+                && let Err(e) = self.store.forget_older_snapshots((home, p), org_id, &subject, event_ms).await
+            {
+                tracing::warn!(error = %e, org_id, event_id = %event.id, "cannot forget a deleted record's older snapshot; an export may still find it");
+            }
+            self.metrics.events_published.inc();
+            if deliveries > 0 {
+                self.arrivals.arrived(p);
+            }
+        }
+        Ok(published)
+    }
+}

@@ -1,0 +1,166 @@
+//! The process's parts, each made once, and who gets which: `App` is the only place that
+//! knows them all. Every handle, job and worker is made here of the parts it uses and holds
+//! nothing else (`floors.rs` fails on `App` named outside `service/`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::auth::passwords::Verifier;
+use crate::config::Config;
+use crate::delivery;
+use crate::domain::events::{Publishing, PublishingParts};
+use crate::domain::filtering::Filtering;
+use crate::domain::handles::Handles;
+use crate::domain::moved::Moved;
+use crate::domain::replay::Replayer;
+use crate::domain::webhooks::WebhookParts;
+use crate::domain::{access, deliveries, events, exports, operations, plugins, replay, webhooks};
+use crate::filters::Evaluator;
+use crate::history::History;
+use crate::metrics::Metrics;
+use crate::netguard::UrlRule;
+use crate::plugins::Runtime;
+use crate::shared::{Arrivals, Gauges, LinkKey, PluginHashes, SecretKeys, Tokens};
+use crate::store::Store;
+use crate::store::events::publish::Retention;
+use crate::store::events::publisher::Publisher;
+use crate::telemetry::Telemetry;
+
+/// The process's parts (each made once).
+#[derive(Debug)]
+pub(crate) struct App {
+    pub config: Arc<Config>,
+    pub store: Store,
+    pub metrics: Arc<Metrics>,
+    pub telemetry: Arc<Telemetry>,
+    pub publishing: Publishing,
+    pub filtering: Filtering,
+    pub moved: Moved,
+    pub replayer: Replayer,
+    pub tokens: Arc<Tokens>,
+    pub passwords: Arc<Verifier>,
+    pub url_rule: UrlRule,
+    pub plugins: Arc<Runtime>,
+    pub plugin_hashes: Arc<PluginHashes>,
+    pub secret_keys: Arc<SecretKeys>,
+    pub link_key: Arc<LinkKey>,
+    pub gauges: Arc<Gauges>,
+    pub arrivals: Arc<Arrivals>,
+    /// History in PostgreSQL, when configured (`WEIR_HISTORY_URL`).
+    pub history: Option<Arc<History>>,
+}
+
+impl App {
+    /// Makes each part once (inside a Tokio runtime: the batches start here).
+    pub(crate) fn new(config: Config, store: Store, plugins: Arc<Runtime>, history: Option<Arc<History>>) -> App {
+        let config = Arc::new(config);
+        let retentions = (config.delivery_retention, config.event_retention);
+        let metrics = Arc::new(Metrics::new(&plugins.counters));
+        let telemetry = Arc::new(match crate::tls::client_config(config.extra_ca.as_deref()) {
+            Ok(tls) => Telemetry::start(&config.otel, &tls, metrics.otel.clone()),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the roots to trust; no traces are exported");
+                Telemetry::default()
+            }
+        });
+        let moved = Moved::new(&store, history.as_ref(), retentions);
+        let filtering = Filtering::new(Arc::new(Evaluator::new()), Some(metrics.clone()));
+        let arrivals = Arc::new(Arrivals::new(&store));
+        let retention = Retention { deliveries: retentions.0, events: retentions.1 };
+        let publishing = Publishing::new(PublishingParts {
+            store: store.clone(),
+            publisher: Arc::new(Publisher::start(&store, retention)),
+            filtering: filtering.clone(),
+            metrics: metrics.clone(),
+            moved: moved.clone(),
+            arrivals: arrivals.clone(),
+            delivery_retention: retentions.0,
+        });
+        let replayer = Replayer::new(&moved, &filtering, Some(&arrivals), (&store, retentions.0, retentions.1));
+        let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
+        App {
+            tokens: Arc::new(Tokens::start(&store)),
+            passwords: Arc::new(Verifier::new(cores)),
+            url_rule: UrlRule::new(config.allow_private_targets.clone()),
+            plugin_hashes: Arc::new(PluginHashes::new(&store)),
+            secret_keys: Arc::new(SecretKeys::new(config.secret_key.clone(), config.data_dir.clone())),
+            link_key: Arc::new(LinkKey::new(&store)),
+            gauges: Arc::new(Gauges::new(&store, &metrics, history.as_ref())),
+            config,
+            store,
+            metrics,
+            telemetry,
+            publishing,
+            filtering,
+            moved,
+            replayer,
+            plugins,
+            arrivals,
+            history,
+        }
+    }
+
+    /// The webhooks' door (also the workers': they stop webhooks).
+    pub(crate) fn webhooks(&self) -> webhooks::Webhooks {
+        webhooks::Webhooks::new(WebhookParts {
+            metrics: &self.metrics,
+            url_rule: &self.url_rule,
+            plugin_hashes: &self.plugin_hashes,
+            secret_keys: &self.secret_keys,
+            publishing: &self.publishing,
+            delivery_retention: self.retentions().0,
+        })
+    }
+
+    /// The deliveries' door (also the workers': they read a failed delivery to report it).
+    pub(crate) fn deliveries(&self) -> deliveries::Deliveries {
+        deliveries::Deliveries::new(
+            &self.moved,
+            &self.telemetry,
+            &self.arrivals,
+            (&self.store, self.config.delivery_retention),
+        )
+    }
+
+    fn retentions(&self) -> (Duration, Duration) {
+        (self.config.delivery_retention, self.config.event_retention)
+    }
+
+    /// The domain's doors, for the surfaces.
+    pub(crate) fn handles(&self) -> Handles {
+        let (delivery_retention, event_retention) = self.retentions();
+        Handles {
+            access: access::Access::new(&self.store, (&self.tokens, &self.passwords), &self.metrics, &self.config),
+            webhooks: self.webhooks(),
+            deliveries: self.deliveries(),
+            events: events::Events::new(
+                &self.publishing,
+                (&self.moved, &self.filtering),
+                &self.telemetry,
+                event_retention,
+            ),
+            replays: replay::Replays::new(&self.replayer, &self.telemetry),
+            plugins: plugins::Plugins::new(&self.store, &self.plugins, &self.plugin_hashes, &self.moved),
+            exports: exports::Exports::new(&self.store, &self.moved, &self.link_key, delivery_retention),
+            operations: operations::Operations::new(&self.store, &self.gauges),
+        }
+    }
+
+    /// What the delivery workers use of the process's self.
+    pub(crate) fn engine(&self) -> delivery::EngineParts {
+        delivery::EngineParts {
+            settings: delivery::Settings::of(&self.config),
+            store: self.store.clone(),
+            metrics: self.metrics.clone(),
+            telemetry: self.telemetry.clone(),
+            plugins: self.plugins.clone(),
+            plugin_hashes: self.plugin_hashes.clone(),
+            arrivals: self.arrivals.clone(),
+            url_rule: self.url_rule.clone(),
+            secret_keys: self.secret_keys.clone(),
+            webhooks: self.webhooks(),
+            deliveries: self.deliveries(),
+            publishing: self.publishing.clone(),
+        }
+    }
+}

@@ -1,0 +1,185 @@
+//! The small parts one process shares between the domain's handles and its workers, each
+//! made once by `crate::service` (which wires every part to those that use it) and given
+//! only to those: token lookups in batches, the signals that work arrived, plugins' code
+//! hashes, the export link key, the key sealing secrets, the gauges read at scrape time.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use tokio::sync::Notify;
+
+use crate::config::SecretKey;
+use crate::metrics::Metrics;
+use crate::store::core::batch::Batcher;
+use crate::store::tenants::clients::{TokenOwner, TokenQuery};
+use crate::store::{Partition, Result, Store};
+
+/// Most lookups sent to Redis in one round trip.
+const LOOKUP_BATCH: usize = 128;
+
+/// Token lookups, in batches: concurrent requests share one round trip, and those with the
+/// same token one lookup.
+#[derive(Debug)]
+pub(crate) struct Tokens(Batcher<TokenQuery, Result<Option<TokenOwner>>>);
+
+impl Tokens {
+    /// Starts the batches (inside a Tokio runtime).
+    pub(crate) fn start(store: &Store) -> Tokens {
+        let lookups = store.clone();
+        Tokens(Batcher::spawn_distinct(LOOKUP_BATCH, move |queries: Vec<TokenQuery>| {
+            let store = lookups.clone();
+            async move { store.lookup_tokens(&queries).await }
+        }))
+    }
+
+    /// The client and plan a live token belongs to (`None`: unknown, expired or revoked).
+    pub(crate) async fn owner(&self, client_id: &str, token_hash: &str) -> Result<Option<TokenOwner>> {
+        self.0.call(TokenQuery { client_id: client_id.to_owned(), token_hash: token_hash.to_owned() }).await?
+    }
+}
+
+/// One signal per partition: this process just queued work there, so its workers look at
+/// once instead of at their next poll.
+#[derive(Debug)]
+pub(crate) struct Arrivals(Vec<Notify>);
+
+impl Arrivals {
+    pub(crate) fn new(store: &Store) -> Arrivals {
+        Arrivals(store.keys().partitions().map(|_| Notify::new()).collect())
+    }
+
+    /// Says that this process queued work in partition `p`.
+    pub(crate) fn arrived(&self, p: Partition) {
+        if let Some(n) = self.0.get(usize::from(p.0)) {
+            n.notify_one();
+        }
+    }
+
+    /// Completes when this process queues work in partition `p`.
+    pub(crate) async fn wait(&self, p: Partition) {
+        match self.0.get(usize::from(p.0)) {
+            Some(n) => n.notified().await,
+            None => std::future::pending().await,
+        }
+    }
+}
+
+/// Plugin id → its organisation and the SHA-256 of its code. A plugin's code never changes,
+/// so this is safe to keep for the life of the process.
+#[derive(Debug)]
+pub(crate) struct PluginHashes {
+    store: Store,
+    known: Mutex<HashMap<String, (String, String)>>,
+}
+
+impl PluginHashes {
+    pub(crate) fn new(store: &Store) -> PluginHashes {
+        PluginHashes { store: store.clone(), known: Mutex::default() }
+    }
+
+    /// Whether the organisation has a plugin with this id.
+    pub(crate) async fn exists(&self, org_id: &str, plugin_id: &str) -> Result<bool> {
+        Ok(self.hash(org_id, plugin_id).await?.is_some())
+    }
+
+    /// The SHA-256 of the organisation's plugin, `None` if it has no such plugin.
+    pub(crate) async fn hash(&self, org_id: &str, plugin_id: &str) -> Result<Option<String>> {
+        if let Some((org, sha)) = self.known.lock().unwrap_or_else(|e| e.into_inner()).get(plugin_id) {
+            return Ok((org == org_id).then(|| sha.clone()));
+        }
+        let Some(plugin) = self.store.get_plugin(org_id, plugin_id).await? else { return Ok(None) };
+        self.known
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(plugin_id.to_owned(), (plugin.org_id.clone(), plugin.sha256.clone()));
+        Ok(Some(plugin.sha256))
+    }
+
+    /// Forgets a deleted plugin.
+    pub(crate) fn deleted(&self, plugin_id: &str) {
+        self.known.lock().unwrap_or_else(|e| e.into_inner()).remove(plugin_id);
+    }
+}
+
+/// The key that signs export download links (read from Redis once).
+#[derive(Debug)]
+pub(crate) struct LinkKey {
+    store: Store,
+    key: tokio::sync::OnceCell<Vec<u8>>,
+}
+
+impl LinkKey {
+    pub(crate) fn new(store: &Store) -> LinkKey {
+        LinkKey { store: store.clone(), key: tokio::sync::OnceCell::new() }
+    }
+
+    pub(crate) async fn get(&self) -> Result<Vec<u8>> {
+        self.key.get_or_try_init(|| self.store.export_link_key()).await.cloned()
+    }
+}
+
+/// The key sealing secrets at rest: `WEIR_SECRET_KEY`'s, else the data directory's key file
+/// (made on first use).
+#[derive(Debug)]
+pub(crate) struct SecretKeys {
+    configured: Option<SecretKey>,
+    data_dir: PathBuf,
+    key: OnceLock<SecretKey>,
+}
+
+impl SecretKeys {
+    pub(crate) fn new(configured: Option<SecretKey>, data_dir: PathBuf) -> SecretKeys {
+        SecretKeys { configured, data_dir, key: OnceLock::new() }
+    }
+
+    pub(crate) fn get(&self) -> std::result::Result<SecretKey, String> {
+        if let Some(key) = self.key.get() {
+            return Ok(key.clone());
+        }
+        let key = match &self.configured {
+            Some(key) => key.clone(),
+            None => SecretKey::of_data_dir(&self.data_dir)?,
+        };
+        Ok(self.key.get_or_init(|| key).clone())
+    }
+}
+
+/// The gauges read from the store at scrape time.
+#[derive(Debug)]
+pub(crate) struct Gauges {
+    store: Store,
+    metrics: Arc<Metrics>,
+    history: Option<Arc<crate::history::History>>,
+    /// The move to history, when this process takes part (its backlog).
+    mover: OnceLock<Arc<crate::history::Mover>>,
+}
+
+impl Gauges {
+    pub(crate) fn new(store: &Store, metrics: &Arc<Metrics>, history: Option<&Arc<crate::history::History>>) -> Gauges {
+        Gauges { store: store.clone(), metrics: metrics.clone(), history: history.cloned(), mover: OnceLock::new() }
+    }
+
+    /// The move to history this process takes part in.
+    pub(crate) fn set_mover(&self, mover: Arc<crate::history::Mover>) {
+        let _ = self.mover.set(mover);
+    }
+
+    /// Updates the gauges, then renders the registry (`/metrics`).
+    pub(crate) async fn render(&self) -> String {
+        if let Some(history) = &self.history {
+            self.metrics.history_up.set(i64::from(history.is_up()));
+        }
+        if let Some(mover) = self.mover.get()
+            && let Ok((deliveries, events)) = mover.backlog().await
+        {
+            self.metrics.history_backlog_deliveries.set(deliveries as i64);
+            self.metrics.history_backlog_events.set(events as i64);
+        }
+        if let Ok((ready, scheduled)) = self.store.queue_depth().await {
+            self.metrics.queue_ready.set(ready as i64);
+            self.metrics.queue_scheduled.set(scheduled as i64);
+        }
+        self.metrics.render()
+    }
+}
