@@ -70,7 +70,7 @@ pub async fn run(deliveries: usize, webhooks: usize) {
     let cpu = redis.cpu_seconds().await;
     let mut calls = 0;
     for batch in publications.chunks(PUBLISH_BATCH) {
-        store.publish(p, batch, retention).await.expect("publish");
+        store.events().publish(p, batch, retention).await.expect("publish");
         calls += 1;
     }
     rows.push(row("publish", calls, deliveries, redis.cpu_seconds().await - cpu));
@@ -79,13 +79,13 @@ pub async fn run(deliveries: usize, webhooks: usize) {
         (0..events).map(|i| TokenQuery { client_id: format!("cli_{i}"), token_hash: "0".repeat(64) }).collect();
     let cpu = redis.cpu_seconds().await;
     for batch in queries.chunks(PUBLISH_BATCH) {
-        store.lookup_tokens(batch).await.expect("tokens");
+        store.tenants().lookup_tokens(batch).await.expect("tokens");
     }
     rows.push(row("token lookups", events.div_ceil(PUBLISH_BATCH), deliveries, redis.cpu_seconds().await - cpu));
     let pairs: Vec<(String, String)> = (0..PUBLISH_BATCH).map(|_| (org.into(), "work_order_created".into())).collect();
     let cpu = redis.cpu_seconds().await;
     for _ in 0..events.div_ceil(PUBLISH_BATCH) {
-        store.subscribers_of(&pairs).await.expect("subscribers");
+        store.webhooks().subscribers_of(&pairs).await.expect("subscribers");
     }
     rows.push(row("subscriber lookups", events.div_ceil(PUBLISH_BATCH), deliveries, redis.cpu_seconds().await - cpu));
 
@@ -96,6 +96,7 @@ pub async fn run(deliveries: usize, webhooks: usize) {
     while claimed.len() < deliveries && calls < deliveries {
         let asks: Vec<Ask> = hooks.iter().map(|w| Ask { webhook: w.clone(), limit: CLAIM_LIMIT }).collect();
         let got = store
+            .queue()
             .claim(
                 p,
                 &ClaimRequest { asks: &asks, excluded: &[], budget: CLAIM_LIMIT * webhooks, hints_wanted: 32 },
@@ -113,7 +114,7 @@ pub async fn run(deliveries: usize, webhooks: usize) {
     let mut calls = 0;
     for batch in claimed.chunks(WORK_BATCH) {
         let members: Vec<Member> = batch.iter().map(|(_, m)| m.clone()).collect();
-        store.load(p, &members).await.expect("load");
+        store.queue().load(p, &members).await.expect("load");
         calls += 1;
     }
     rows.push(row("load", calls, deliveries, redis.cpu_seconds().await - cpu));
@@ -122,7 +123,7 @@ pub async fn run(deliveries: usize, webhooks: usize) {
     let mut calls = 0;
     for batch in claimed.chunks(WORK_BATCH) {
         let targets: Vec<(&str, &str)> = batch.iter().map(|(w, m)| (m.org.as_str(), w.as_str())).collect();
-        store.webhook_targets(&targets).await.expect("targets");
+        store.endpoints().webhook_targets(&targets).await.expect("targets");
         calls += 1;
     }
     rows.push(row("webhook lookups", calls, deliveries, redis.cpu_seconds().await - cpu));
@@ -144,7 +145,7 @@ pub async fn run(deliveries: usize, webhooks: usize) {
                 ordered: false,
             })
             .collect();
-        store.record(p, &reports).await.expect("record");
+        store.queue().record(p, &reports).await.expect("record");
         calls += 1;
     }
     rows.push(row("record", calls, deliveries, redis.cpu_seconds().await - cpu));

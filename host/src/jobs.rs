@@ -91,7 +91,7 @@ pub(crate) trait Job: Send + Sync + 'static {
 /// Runs jobs of one kind until the process stops.
 pub(crate) async fn run<J: Job>(job: Arc<J>, store: Store, mut stopping: Stopping) {
     while !stopping.is_set() {
-        let claimed = match store.claim_jobs(J::QUEUE, J::AT_ONCE, J::LEASE).await {
+        let claimed = match store.jobs().claim_jobs(J::QUEUE, J::AT_ONCE, J::LEASE).await {
             Ok(claimed) => claimed,
             Err(e) => {
                 tracing::warn!(error = %e, queue = ?J::QUEUE, "cannot look for background jobs");
@@ -108,9 +108,9 @@ pub(crate) async fn run<J: Job>(job: Arc<J>, store: Store, mut stopping: Stoppin
         for id in claimed {
             let ended = leased(&*job, &store, &id, &stopping).await;
             let after = match ended {
-                Ok(Ended::Done) => store.job_done(J::QUEUE, &id).await,
-                Ok(Ended::Yielded) => store.renew_job(J::QUEUE, &id, Duration::ZERO).await,
-                Ok(Ended::Again(after)) => store.renew_job(J::QUEUE, &id, after).await,
+                Ok(Ended::Done) => store.jobs().job_done(J::QUEUE, &id).await,
+                Ok(Ended::Yielded) => store.jobs().renew_job(J::QUEUE, &id, Duration::ZERO).await,
+                Ok(Ended::Again(after)) => store.jobs().renew_job(J::QUEUE, &id, after).await,
                 Err(e) => {
                     tracing::warn!(error = %e, queue = ?J::QUEUE, job = %id, "cannot go on with a job now; it will be taken over");
                     Ok(())
@@ -133,7 +133,7 @@ async fn leased<J: Job>(job: &J, store: &Store, id: &str, stopping: &Stopping) -
         tokio::select! {
             ended = &mut running => return ended,
             _ = renew.tick() => {
-                if let Err(e) = store.renew_job(J::QUEUE, id, J::LEASE).await {
+                if let Err(e) = store.jobs().renew_job(J::QUEUE, id, J::LEASE).await {
                     tracing::warn!(error = %e, queue = ?J::QUEUE, job = %id, "cannot renew a job's lease");
                 }
             }

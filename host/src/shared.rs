@@ -29,7 +29,7 @@ impl Tokens {
         let lookups = store.clone();
         Tokens(Batcher::spawn_distinct(LOOKUP_BATCH, move |queries: Vec<TokenQuery>| {
             let store = lookups.clone();
-            async move { store.lookup_tokens(&queries).await }
+            async move { store.tenants().lookup_tokens(&queries).await }
         }))
     }
 
@@ -88,7 +88,7 @@ impl PluginHashes {
         if let Some((org, sha)) = self.known.lock().unwrap_or_else(|e| e.into_inner()).get(plugin_id) {
             return Ok((org == org_id).then(|| sha.clone()));
         }
-        let Some(plugin) = self.store.get_plugin(org_id, plugin_id).await? else { return Ok(None) };
+        let Some(plugin) = self.store.plugins().get_plugin(org_id, plugin_id).await? else { return Ok(None) };
         self.known
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -115,7 +115,7 @@ impl LinkKey {
     }
 
     pub(crate) async fn get(&self) -> Result<Vec<u8>> {
-        self.key.get_or_try_init(|| self.store.export_link_key()).await.cloned()
+        self.key.get_or_try_init(|| self.store.exports().export_link_key()).await.cloned()
     }
 }
 
@@ -176,7 +176,7 @@ impl Gauges {
             self.metrics.history_backlog_deliveries.set(deliveries as i64);
             self.metrics.history_backlog_events.set(events as i64);
         }
-        if let Ok((ready, scheduled)) = self.store.queue_depth().await {
+        if let Ok((ready, scheduled)) = self.store.queue().queue_depth().await {
             self.metrics.queue_ready.set(ready as i64);
             self.metrics.queue_scheduled.set(scheduled as i64);
         }

@@ -274,7 +274,7 @@ fn non_empty(what: &str, value: &str) -> Result<String, AdminError> {
 /// Refuses an organisation id that names no organisation (checked by shape first: ids
 /// become parts of keys).
 async fn known_org(store: &Store, org_id: &str) -> Result<(), AdminError> {
-    if !crate::ids::is_valid(crate::ids::Kind::Org, org_id) || store.get_org(org_id).await?.is_none() {
+    if !crate::ids::is_valid(crate::ids::Kind::Org, org_id) || store.tenants().get_org(org_id).await?.is_none() {
         return Err(AdminError::NoOrg(org_id.to_owned()));
     }
     Ok(())
@@ -335,7 +335,7 @@ async fn create_user(store: &Store, org_id: &str, email: String, admin: bool) ->
     }
     let hash =
         crate::auth::passwords::hash(password).ok_or_else(|| AdminError::Usage("cannot hash the password".into()))?;
-    let user = store.create_user(org_id, &email, admin, &hash).await?.ok_or(AdminError::EmailTaken(email))?;
+    let user = store.tenants().create_user(org_id, &email, admin, &hash).await?.ok_or(AdminError::EmailTaken(email))?;
     Ok(json!(user))
 }
 
@@ -349,19 +349,20 @@ async fn execute(store: &Store, config: &Config, command: AdminCommand) -> Resul
             replay(store, config, (&org_id, &webhook_id), (since, until)).await
         }
         AdminCommand::Org { command: OrgCommand::Create { name, plan } } => {
-            let org = store.create_org(&non_empty("--name", &name)?, plan.into()).await?;
+            let org = store.tenants().create_org(&non_empty("--name", &name)?, plan.into()).await?;
             Ok(json!(org))
         }
         AdminCommand::Org { command: OrgCommand::SetPlan { org_id, plan } } => {
             known_org(store, &org_id).await?;
-            let org = store.set_org_plan(&org_id, plan.into()).await?.ok_or(AdminError::NoOrg(org_id))?;
+            let org = store.tenants().set_org_plan(&org_id, plan.into()).await?.ok_or(AdminError::NoOrg(org_id))?;
             Ok(json!(org))
         }
         AdminCommand::Client { command: ClientCommand::Create { org_id, name, admin, publisher } } => {
             let name = non_empty("--name", &name)?;
             known_org(store, &org_id).await?;
             let secret = secrets::generate(CLIENT_SECRET_PREFIX);
-            let client = store.create_client(&org_id, &name, admin, publisher, &secrets::hash(&secret)).await?;
+            let client =
+                store.tenants().create_client(&org_id, &name, admin, publisher, &secrets::hash(&secret)).await?;
             Ok(json!({
                 "client_id": client.client_id,
                 "client_secret": secret,
@@ -374,21 +375,23 @@ async fn execute(store: &Store, config: &Config, command: AdminCommand) -> Resul
         AdminCommand::User { command: UserCommand::Create { org_id, email, admin } } => {
             create_user(store, &org_id, email, admin).await
         }
-        AdminCommand::Org { command: OrgCommand::List } => Ok(json!(store.list_orgs().await?)),
+        AdminCommand::Org { command: OrgCommand::List } => Ok(json!(store.tenants().list_orgs().await?)),
         AdminCommand::Org { command: OrgCommand::Show { org_id } } => {
             known_org(store, &org_id).await?;
-            Ok(json!(store.get_org(&org_id).await?.ok_or(AdminError::NoOrg(org_id))?))
+            Ok(json!(store.tenants().get_org(&org_id).await?.ok_or(AdminError::NoOrg(org_id))?))
         }
         AdminCommand::Client { command: ClientCommand::List { org_id } } => {
             known_org(store, &org_id).await?;
-            Ok(json!(store.list_clients(&org_id).await?))
+            Ok(json!(store.tenants().list_clients(&org_id).await?))
         }
         AdminCommand::User { command: UserCommand::List { org_id } } => {
             known_org(store, &org_id).await?;
-            Ok(json!(store.list_users(&org_id).await?))
+            Ok(json!(store.tenants().list_users(&org_id).await?))
         }
         AdminCommand::Client { command: ClientCommand::Revoke { client_id } } => {
-            if !crate::ids::is_valid(crate::ids::Kind::Client, &client_id) || !store.revoke_client(&client_id).await? {
+            if !crate::ids::is_valid(crate::ids::Kind::Client, &client_id)
+                || !store.tenants().revoke_client(&client_id).await?
+            {
                 return Err(AdminError::NoClient(client_id));
             }
             Ok(json!({"client_id": client_id, "revoked": true}))

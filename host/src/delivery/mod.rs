@@ -13,8 +13,12 @@
 //!    failure streak kept (and a webhook switched off), the endpoint's state shared with the
 //!    other processes (`endpoint`), the permit given back.
 //!
-//! This file wires them: the [`Engine`] (what the parts share: the lanes, the permits, the
-//! batched loads and records, the deliveries held) and its handle.
+//! Each part is a type with its own state — the [`Claimer`](claiming::Claimer) (the claim
+//! loops, the lanes, the deliveries held and their permits), the
+//! [`Attempter`](attempt::Attempter) (batched loads, plugins, the destinations), the
+//! [`Recorder`](recording::Recorder) (batched outcomes, streaks, dead letters) — and this
+//! file wires them: the [`Engine`] takes each claimed delivery through the three, and its
+//! handle stops it.
 //!
 //! Every `weir serve` process runs one engine; they share the work through the queue
 //! (`crate::store::queue::claim`) with no leader.
@@ -25,89 +29,30 @@ mod destination;
 mod parts;
 mod recording;
 
-use std::collections::HashMap;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
 
-use tokio::sync::{Notify, Semaphore};
-
-use crate::jobs::Stopping;
-use crate::store::core::batch::Batcher;
-use crate::store::queue::claim::Member;
-use crate::store::queue::targets::WebhookTarget;
-use crate::store::queue::work::{Loaded, Recorded, Report};
-use crate::store::{Partition, Store, StoreError};
-use claiming::lanes::Lanes;
+use attempt::{Attempter, AttempterParts, Claim, Worked, unsent};
+use claiming::lanes::Waiting;
+use claiming::{Claimer, ClaimerParts};
 use destination::{Destinations, http::Http};
 pub(crate) use parts::{EngineParts, Settings};
+use recording::{Recorder, RecorderParts};
 
-/// Most loads or outcomes sent to Redis in one script call.
-const BATCH: usize = 64;
+use crate::jobs::Stopping;
+use crate::store::queue::work::Outcome;
+use crate::store::{Store, StoreError};
 
-/// A claimed delivery to load: its webhook and queue member.
-#[derive(Debug, Clone)]
-struct Claim {
-    webhook: String,
-    member: Member,
-}
-
-/// What an attempt needs: the delivery as loaded, and its webhook (`None` if it is gone;
-/// shared by the deliveries of one load to it).
-#[derive(Debug)]
-struct Work {
-    loaded: Loaded,
-    webhook: Option<Arc<WebhookTarget>>,
-}
-
-/// A delivery this process holds (claimed, waiting, attempted, or being recorded): its
-/// lease is renewed until it is done with.
-#[derive(Debug, Clone)]
-struct Held {
-    partition: Partition,
-    webhook: String,
-    member: Member,
-    claimed: Instant,
-    /// Its attempt had no answer for `lanes::SLOW_AFTER`: its permit went back (it counts
-    /// against the slow share instead).
-    slow: bool,
-}
-
-/// The delivery workers of one process.
+/// The delivery workers of one process: its three parts.
 #[derive(Debug)]
 pub(crate) struct Engine {
-    settings: Settings,
-    /// The store over this engine's own connection.
-    store: Store,
-    metrics: Arc<crate::metrics::Metrics>,
-    telemetry: Arc<crate::telemetry::Telemetry>,
-    plugins: Arc<crate::plugins::Runtime>,
-    plugin_hashes: Arc<crate::shared::PluginHashes>,
-    arrivals: Arc<crate::shared::Arrivals>,
-    webhooks: crate::domain::webhooks::Webhooks,
-    deliveries: crate::domain::deliveries::Deliveries,
-    publishing: crate::domain::events::Publishing,
-    /// Where attempts are sent (every kind of destination).
-    destinations: Destinations,
-    lanes: Lanes,
-    /// One permit per claimed delivery, until its outcome is recorded.
-    permits: Arc<Semaphore>,
-    /// A delivery was done with: claimers waiting for permits look again.
-    freed: Notify,
-    /// Loads and outcomes go to Redis in batches per partition (group commit).
-    loaders: Vec<Batcher<Claim, Result<Option<Work>, StoreError>>>,
-    recorders: Vec<Batcher<Arc<Report>, Result<Recorded, StoreError>>>,
-    /// Deliveries this process holds, by delivery id.
-    held: std::sync::Mutex<HashMap<String, Held>>,
-    /// Per partition: a lane there has room again.
-    room: Vec<Notify>,
-    stopping: AtomicBool,
-}
-
-/// Attempts that may be slow at once (`lanes`): a quarter of the workers. The rest stay for
-/// endpoints that answer.
-fn slow_share(workers: usize) -> usize {
-    (workers / 4).max(1)
+    claimer: Arc<Claimer>,
+    attempter: Attempter,
+    recorder: Recorder,
+    /// One attempt's time (the last ones finish on shutdown within it).
+    timeout: Duration,
+    /// How long finished deliveries are kept (the upkeep trims them).
+    retention: Duration,
 }
 
 /// A running engine: it stops when the process's [`Shutdown`](crate::jobs::Shutdown) says
@@ -170,41 +115,37 @@ impl Engine {
         let http =
             Http::new(url_rule, tls, settings.egress_proxy.clone(), Arc::new(move || keys.get()), settings.workers);
         let destinations = Destinations::new(http, settings.timeout);
-        let loaders = Batcher::per_partition(&store, BATCH, |store, p, claims: Vec<Claim>| async move {
-            load(&store, p, claims).await
-        });
-        let recorders = Batcher::per_partition(&store, BATCH, |store, p, outcomes: Vec<Arc<Report>>| async move {
-            store.record(p, &outcomes).await
-        });
-        Arc::new(Engine {
-            destinations,
-            lanes: Lanes::new(settings.per_webhook, slow_share(settings.workers)),
-            permits: Arc::new(Semaphore::new(settings.workers)),
-            freed: Notify::new(),
-            loaders,
-            recorders,
-            held: std::sync::Mutex::new(HashMap::new()),
-            room: store.keys().partitions().map(|_| Notify::new()).collect(),
-            stopping: AtomicBool::new(false),
-            store,
-            settings,
-            metrics,
-            telemetry,
-            plugins,
-            plugin_hashes,
-            arrivals,
-            webhooks,
-            deliveries,
-            publishing,
+        Arc::new_cyclic(|engine: &Weak<Engine>| {
+            let engine = engine.clone();
+            let claimer = Arc::new(Claimer::new(ClaimerParts {
+                store: store.clone(),
+                arrivals: arrivals.clone(),
+                metrics: metrics.clone(),
+                workers: (settings.workers, settings.per_webhook),
+                lease: settings.takeover_after,
+                begin: Box::new(move |webhook, waiting| {
+                    if let Some(engine) = engine.upgrade() {
+                        tokio::spawn(engine.attempt(webhook, waiting));
+                    }
+                }),
+            }));
+            let attempter = Attempter::new(
+                &store,
+                AttempterParts {
+                    destinations,
+                    plugins,
+                    plugin_hashes,
+                    telemetry,
+                    metrics,
+                    retry_schedule: settings.retry_schedule.clone(),
+                },
+            );
+            let recorder = Recorder::new(
+                &claimer,
+                RecorderParts { streak: settings.streak, arrivals, webhooks, deliveries, publishing },
+            );
+            Engine { claimer, attempter, recorder, timeout: settings.timeout, retention: settings.retention }
         })
-    }
-
-    fn held(&self) -> std::sync::MutexGuard<'_, HashMap<String, Held>> {
-        self.held.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn stopping(&self) -> bool {
-        self.stopping.load(Ordering::Relaxed)
     }
 
     /// Runs the claimers and the upkeep until told to stop; then gives waiting deliveries
@@ -212,76 +153,91 @@ impl Engine {
     /// without being stopped (the service's future dropped, as a test's runtime does), it
     /// ends at once: what it held is left to its leases.
     async fn run(self: Arc<Self>, mut stopping: Stopping) {
-        let claimers: Vec<_> = self
+        let claimer = &self.claimer;
+        let claimers: Vec<_> = claimer
             .store
             .keys()
             .partitions()
-            .map(|p| tokio::spawn(self.clone().claim_loop(p, stopping.clone())))
+            .map(|p| tokio::spawn(claimer.clone().claim_loop(p, stopping.clone())))
             .collect();
-        let upkeep = tokio::spawn(self.clone().upkeep_loop(stopping.clone()));
+        let upkeep = tokio::spawn(claiming::upkeep::run(claimer.clone(), self.retention, stopping.clone()));
         let stopped = stopping.wait().await;
-        self.stopping.store(true, Ordering::Relaxed);
+        claimer.stop();
         if stopped.is_err() {
             return;
         }
-        for claimer in claimers {
-            let _ = claimer.await;
+        for task in claimers {
+            let _ = task.await;
         }
-        let waiting = self.lanes.take_waiting();
-        self.give_back(waiting, crate::time::now_millis()).await;
+        let waiting = claimer.lanes.take_waiting();
+        claimer.give_back(waiting, crate::time::now_millis()).await;
         // Attempts in flight finish (each is bounded by the delivery timeout).
-        let total = self.settings.workers as u32;
-        let grace = self.settings.timeout + Duration::from_secs(10);
-        let _ = tokio::time::timeout(grace, self.permits.acquire_many(total)).await;
+        claimer.holds.all_back(self.timeout + Duration::from_secs(10)).await;
         let _ = upkeep.await;
     }
 
-    /// Deliveries claimed but not started go back to their queues, due at `due_ms`, for any
-    /// worker (on shutdown; when their webhook turns probing or paused).
-    async fn give_back(&self, waiting: Vec<(String, claiming::lanes::Waiting)>, due_ms: u64) {
-        let mut by_partition: HashMap<Partition, Vec<(String, Member)>> = HashMap::new();
-        let mut delivered = Vec::with_capacity(waiting.len());
-        for (webhook, w) in waiting {
-            delivered.push(w.member.delivery.clone());
-            by_partition.entry(w.partition).or_default().push((webhook, w.member));
+    /// A claimed delivery (its lane slot taken) through the three parts: loaded, attempted,
+    /// recorded; then its lane slot and permit come back.
+    ///
+    /// (The rare paths' futures — a pause, a dead letter — are boxed where they are awaited:
+    /// a future holds room for the largest of its awaits, and this one is moved into its
+    /// task for every delivery.)
+    async fn attempt(self: Arc<Self>, webhook: String, waiting: Waiting) {
+        let Waiting { partition: p, member } = waiting;
+        let claimer = &self.claimer;
+        if let Some(until) = claimer.lanes.paused_until(&webhook) {
+            // Paused since it was claimed: back to the queue for the pause's end, unloaded.
+            claimer.release_lane(&webhook, &member.delivery);
+            Box::pin(claimer.give_back(vec![(webhook, Waiting { partition: p, member })], until)).await;
+            return;
         }
-        for (p, items) in by_partition {
-            if let Err(e) = self.store.give_back(p, &items, due_ms).await {
-                tracing::warn!(error = %e, "cannot give back waiting deliveries; their leases will run out");
+        let claim = Claim { webhook: webhook.clone(), member: member.clone() };
+        let worked = match self.attempter.load(p, claim).await {
+            Ok(Some(work)) => {
+                let paused = work.webhook.as_ref().and_then(|target| {
+                    claimer.lanes.learned(&webhook, target.rate_limit, &target.endpoint);
+                    target.endpoint.paused_at(crate::time::now_millis())
+                });
+                if let Some(until) = paused {
+                    // Another process got the pause: back to the queue, the attempt uncounted.
+                    claimer.release_lane(&webhook, &member.delivery);
+                    if let Err(e) = Box::pin(claimer.store.queue().put_back(p, &webhook, &member, until)).await {
+                        tracing::warn!(error = %e, delivery_id = %member.delivery, "cannot put a paused webhook's delivery back; its lease will run out");
+                    }
+                    claimer.holds.done(&member.delivery);
+                    return;
+                }
+                let on_slow = || claimer.became_slow(&webhook, &member.delivery);
+                self.attempter.work(&webhook, &member, work, on_slow).await
             }
+            // The row is gone: drop the queue member.
+            Ok(None) => Worked::Record {
+                report: unsent(&webhook, &member, Outcome::Cancelled, 0),
+                failing: false,
+                signal: None,
+            },
+            Err(StoreError::Corrupt { reason, .. }) => Worked::DeadLetter(reason),
+            Err(e) => {
+                tracing::warn!(error = %e, delivery_id = %member.delivery, org_id = %member.org, "cannot load a delivery; its lease will run out");
+                Worked::Nothing
+            }
+        };
+        match worked {
+            Worked::Record { report, failing, signal } => {
+                if let Some(signal) = signal {
+                    self.recorder.endpoint_signal(&member.org, &webhook, signal);
+                }
+                claimer.release_lane(&webhook, &member.delivery);
+                self.recorder.finish(p, report, failing).await;
+            }
+            Worked::DeadLetter(reason) => {
+                Box::pin(self.recorder.dead_letter(p, &webhook, &member, &reason)).await;
+                claimer.release_lane(&webhook, &member.delivery);
+            }
+            Worked::Nothing => claimer.release_lane(&webhook, &member.delivery),
         }
-        for delivery in delivered {
-            self.done(&delivery);
-        }
+        claimer.holds.done(&member.delivery);
     }
-}
-
-/// Loads a batch of claimed deliveries of one partition and their webhooks.
-async fn load(
-    store: &crate::store::Store,
-    p: Partition,
-    claims: Vec<Claim>,
-) -> Result<Vec<Result<Option<Work>, StoreError>>, StoreError> {
-    let members: Vec<&Member> = claims.iter().map(|c| &c.member).collect();
-    let mut webhooks: Vec<(&str, &str)> = claims.iter().map(|c| (c.member.org.as_str(), c.webhook.as_str())).collect();
-    webhooks.sort_unstable();
-    webhooks.dedup();
-    // Sent together: on one Redis they share a round trip.
-    let (loaded, targets) = tokio::try_join!(store.load(p, &members), store.webhook_targets(&webhooks))?;
-    let targets: Vec<Option<Arc<WebhookTarget>>> = targets.into_iter().map(|t| t.map(Arc::new)).collect();
-    Ok(loaded
-        .into_iter()
-        .zip(&claims)
-        .map(|(loaded, claim)| {
-            loaded.map(|loaded| {
-                loaded.map(|loaded| {
-                    let wanted = (claim.member.org.as_str(), claim.webhook.as_str());
-                    let webhook = webhooks.binary_search(&wanted).ok().and_then(|i| targets.get(i).cloned().flatten());
-                    Work { loaded, webhook }
-                })
-            })
-        })
-        .collect())
 }
 
 impl EngineHandle {

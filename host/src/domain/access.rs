@@ -96,7 +96,7 @@ impl Access {
         let client = self.client(client_id, secret).await?;
         let token = crate::auth::access_token(&client.client_id);
         let ttl = self.config.token_ttl;
-        if !self.store.store_token(&client.client_id, &secrets::hash(&token), ttl).await? {
+        if !self.store.tenants().store_token(&client.client_id, &secrets::hash(&token), ttl).await? {
             return Err(TokenError::InvalidClient);
         }
         self.metrics.tokens_issued.inc();
@@ -107,7 +107,7 @@ impl Access {
     pub(crate) async fn revoke_token(&self, client_id: &str, secret: &str, token: &str) -> Result<(), TokenError> {
         let client = self.client(client_id, secret).await?;
         if crate::auth::token_client(token) == Some(client.client_id.as_str()) {
-            self.store.revoke_token(&client.client_id, &secrets::hash(token)).await?;
+            self.store.tenants().revoke_token(&client.client_id, &secrets::hash(token)).await?;
         }
         Ok(())
     }
@@ -115,7 +115,7 @@ impl Access {
     /// Verifies a client's secret. Unknown clients cost the same hash comparison.
     async fn client(&self, id: &str, secret: &str) -> Result<Client, TokenError> {
         let found = if crate::ids::is_valid(crate::ids::Kind::Client, id) {
-            self.store.client_with_secret(id).await?
+            self.store.tenants().client_with_secret(id).await?
         } else {
             None
         };
@@ -145,7 +145,7 @@ impl Access {
     /// long until one would be allowed, when it is spent.
     pub(crate) async fn take_request(&self, client_id: &str) -> Result<Option<Duration>, StoreError> {
         match self.config.api_rate_limit {
-            Some(limit) => self.store.take_request(client_id, limit).await,
+            Some(limit) => self.store.endpoints().take_request(client_id, limit).await,
             None => Ok(None),
         }
     }
@@ -158,20 +158,20 @@ impl Access {
             // Refused before anything is stored or looked up.
             return Err(SignInError::EmailTooLong);
         }
-        if store.login_attempt(email, FAILURE_WINDOW).await? > MAX_FAILURES {
+        if store.tenants().login_attempt(email, FAILURE_WINDOW).await? > MAX_FAILURES {
             return Err(SignInError::Throttled);
         }
-        let found = store.user_by_email(email).await?;
+        let found = store.tenants().user_by_email(email).await?;
         let hash = found.as_ref().map(|(_, h)| h.clone()).unwrap_or_else(|| passwords::decoy().to_owned());
         let Some(ok) = self.passwords.verify(password, hash).await else {
-            let _ = store.login_not_attempted(email).await;
+            let _ = store.tenants().login_not_attempted(email).await;
             return Err(SignInError::Busy);
         };
         let user = match (ok, found) {
             (true, Some((user, _))) => user,
             _ => return Err(SignInError::Wrong),
         };
-        let _ = store.login_succeeded(email).await;
+        let _ = store.tenants().login_succeeded(email).await;
         let token = secrets::generate("wss_");
         let session = Session {
             user_id: user.id,
@@ -180,18 +180,18 @@ impl Access {
             admin: user.admin,
             csrf: secrets::generate(""),
         };
-        store.create_session(&secrets::hash(&token), &session, SESSION_TTL).await?;
+        store.tenants().create_session(&secrets::hash(&token), &session, SESSION_TTL).await?;
         Ok(SignedIn { token })
     }
 
     /// The session a cookie's token opens (`None`: signed out or expired).
     pub(crate) async fn session(&self, token: &str) -> Result<Option<Session>, StoreError> {
-        self.store.session(&secrets::hash(token)).await
+        self.store.tenants().session(&secrets::hash(token)).await
     }
 
     /// Ends a session.
     pub(crate) async fn sign_out(&self, token: &str) {
-        let _ = self.store.delete_session(&secrets::hash(token)).await;
+        let _ = self.store.tenants().delete_session(&secrets::hash(token)).await;
     }
 
     /// Whether cookies must be `Secure` (the listener speaks TLS, or links go out as

@@ -301,16 +301,16 @@ async fn list(
     scan: usize,
 ) -> Result<(Vec<Delivery>, Option<String>), StoreError> {
     let index = match filter.webhook {
-        Some(w) if deliveries.store.webhook_exists(org_id, w).await? => Index::Webhook(w),
+        Some(w) if deliveries.store.webhooks().webhook_exists(org_id, w).await? => Index::Webhook(w),
         // Deleted: its own index went with it; its deliveries are found in the organisation's.
-        Some(w) if deliveries.store.webhook_was_deleted(org_id, w).await? => Index::Org(org_id),
+        Some(w) if deliveries.store.webhooks().webhook_was_deleted(org_id, w).await? => Index::Org(org_id),
         // Never the organisation's (another's, or none): nothing to list.
         Some(_) => return Ok((Vec::new(), None)),
         None => Index::Org(org_id),
     };
     let reads = deliveries.moved.reads();
     let reach = Reach { limit, scan, oldest_day: oldest_day(deliveries), moved: reads.moved() };
-    let (ids, next) = deliveries.store.list_deliveries(index, filter, cursor, reach).await?;
+    let (ids, next) = deliveries.store.deliveries().list_deliveries(index, filter, cursor, reach).await?;
     let deliveries = reads
         .rows(&ids)
         .await?
@@ -342,7 +342,7 @@ pub(crate) async fn find(deliveries: &Deliveries, org_id: &str, id: &str) -> Res
 /// of a delivery beside one that has not gone out).
 async fn retry(deliveries: &Deliveries, org_id: &str, id: &str) -> Result<(Delivery, Retried), RetryError> {
     let delivery = find(deliveries, org_id, id).await?;
-    match deliveries.store.get_webhook(org_id, &delivery.webhook_id).await? {
+    match deliveries.store.webhooks().get_webhook(org_id, &delivery.webhook_id).await? {
         None => return Err(RetryError::WebhookGone),
         Some(w) if !w.active => return Err(RetryError::Inactive),
         Some(_) => {}
@@ -351,6 +351,7 @@ async fn retry(deliveries: &Deliveries, org_id: &str, id: &str) -> Result<(Deliv
     deliveries.moved.reads().revive(std::slice::from_ref(&delivery.id)).await?;
     let replies = deliveries
         .store
+        .queue()
         .retry_deliveries(org_id, std::slice::from_ref(&delivery.id), false, deliveries.delivery_retention)
         .await?;
     let retried = match replies.into_iter().next() {
@@ -376,7 +377,8 @@ async fn retry_failed(
     if !ids::is_valid(Kind::Webhook, webhook_id) {
         return Err(RetryError::WebhookNotFound);
     }
-    let webhook = deliveries.store.get_webhook(org_id, webhook_id).await?.ok_or(RetryError::WebhookNotFound)?;
+    let webhook =
+        deliveries.store.webhooks().get_webhook(org_id, webhook_id).await?.ok_or(RetryError::WebhookNotFound)?;
     let mut fields = Fields::new(body);
     let since = fields.required_string("since");
     let since_ms = since.as_deref().and_then(crate::time::parse_rfc3339);
@@ -396,8 +398,11 @@ async fn retry_failed(
     let reads = deliveries.moved.reads();
     let reach = Reach { limit: 500, scan: 5000, oldest_day: oldest, moved: reads.moved() };
     loop {
-        let (page, next) =
-            deliveries.store.list_deliveries(Index::Webhook(webhook_id), filter, cursor.as_deref(), reach).await?;
+        let (page, next) = deliveries
+            .store
+            .deliveries()
+            .list_deliveries(Index::Webhook(webhook_id), filter, cursor.as_deref(), reach)
+            .await?;
         candidates.extend(page.into_iter().filter(|d| *d >= lower));
         match next {
             Some(c) if candidates.len() < MAX_BULK_RETRY => cursor = Some(c),
@@ -409,7 +414,8 @@ async fn retry_failed(
     for chunk in candidates.chunks(500) {
         reads.revive(chunk).await?;
     }
-    let replies = deliveries.store.retry_deliveries(org_id, &candidates, true, deliveries.delivery_retention).await?;
+    let replies =
+        deliveries.store.queue().retry_deliveries(org_id, &candidates, true, deliveries.delivery_retention).await?;
     let queued = replies.iter().filter(|r| matches!(r, Ok(Retried::Queued))).count();
     if queued > 0 {
         for p in deliveries.store.keys().partitions() {

@@ -106,7 +106,7 @@ async fn list(
     }
     let reads = log.moved.reads();
     let (entries, next) =
-        log.store.list_event_log(org_id, window, cursor, (limit, SCAN_LIMIT), reads.moved_indexes()).await?;
+        log.store.events().list_event_log(org_id, window, cursor, (limit, SCAN_LIMIT), reads.moved_indexes()).await?;
     let (events, _) = reads.logged_events(&entries).await?;
     let listed = entries
         .iter()

@@ -97,7 +97,7 @@ impl<'a> Reads<'a> {
 
     /// Deliveries' rows by id, with their events (`None` for unknown or expired ones).
     pub(crate) async fn rows(&self, ids: &[String]) -> Result<Vec<Option<DeliveryRow>>, StoreError> {
-        let mut rows = self.store.get_deliveries(ids).await?;
+        let mut rows = self.store.deliveries().get_deliveries(ids).await?;
         if let Some(history) = self.history {
             history.fill_rows(self.store, ids, &mut rows).await?;
         }
@@ -121,7 +121,7 @@ impl<'a> Reads<'a> {
 
     /// The organisation's event by id, and its partition: from Redis, else history.
     pub(crate) async fn event(&self, org_id: &str, id: &str) -> Result<Option<(Partition, StoredEvent)>, StoreError> {
-        if let Some(found) = self.store.find_event(org_id, id).await? {
+        if let Some(found) = self.store.events().find_event(org_id, id).await? {
             return Ok(Some(found));
         }
         match self.history {
@@ -140,7 +140,7 @@ impl<'a> Reads<'a> {
         accepted_ms: u64,
         webhooks: &[String],
     ) -> Result<Vec<EventDelivery>, StoreError> {
-        let live = self.store.event_deliveries(p, org_id, event_id, accepted_ms, webhooks).await?;
+        let live = self.store.events().event_deliveries(p, org_id, event_id, accepted_ms, webhooks).await?;
         let Some(history) = self.history else { return Ok(live) };
         let ids: Vec<String> = webhooks.iter().map(|w| delivery_id(p, accepted_ms, org_id, event_id, w)).collect();
         let missing: Vec<String> = ids.iter().filter(|id| !live.iter().any(|d| &d.id == *id)).cloned().collect();
@@ -165,7 +165,7 @@ impl<'a> Reads<'a> {
         &self,
         entries: &[(Partition, LogEntry)],
     ) -> Result<(Vec<Option<StoredEvent>>, Vec<usize>), StoreError> {
-        let mut events = self.store.logged_events(entries).await?;
+        let mut events = self.store.events().logged_events(entries).await?;
         let moved = match self.history {
             Some(history) => history.fill_logged(entries, &mut events).await?,
             None => Vec::new(),
@@ -183,13 +183,13 @@ impl<'a> Reads<'a> {
         event: &StoredEvent,
     ) -> Result<(), StoreError> {
         let keep = self.keep_events.as_millis() as u64;
-        self.store.restore_event(p, org_id, event_id, &event.encode(), keep).await
+        self.store.moving().restore_event(p, org_id, event_id, &event.encode(), keep).await
     }
 
     /// The newest snapshot of a record, as JSON text: from its event in Redis, else in
     /// history.
     pub(crate) async fn snapshot(&self, org_id: &str, kind: &str, id: &str) -> Result<Option<String>, StoreError> {
-        match self.store.snapshot(org_id, kind, id).await? {
+        match self.store.exports().snapshot(org_id, kind, id).await? {
             Snapshot::Here(text) => Ok(Some(text)),
             Snapshot::None => Ok(None),
             Snapshot::Moved { p, accepted_ms, event_id } => {

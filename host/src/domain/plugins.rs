@@ -136,8 +136,8 @@ impl Plugins {
     ) -> Result<(Vec<PluginView>, Option<String>), StoreError> {
         let store = &self.store;
         let (plugins, next) = match name {
-            Some(name) => store.plugin_versions(org_id, name.trim(), cursor, limit).await?,
-            None => store.list_plugins(org_id, cursor, limit).await?,
+            Some(name) => store.plugins().plugin_versions(org_id, name.trim(), cursor, limit).await?,
+            None => store.plugins().list_plugins(org_id, cursor, limit).await?,
         };
         Ok((plugins.iter().map(PluginView::from).collect(), next))
     }
@@ -151,7 +151,7 @@ impl Plugins {
         if !ids::is_valid(Kind::Plugin, id) {
             return Err(PluginRequestError::NotFound);
         }
-        self.store.get_plugin(org_id, id).await?.ok_or(PluginRequestError::NotFound)
+        self.store.plugins().get_plugin(org_id, id).await?.ok_or(PluginRequestError::NotFound)
     }
 
     /// Deletes the organisation's plugin unless a webhook has it attached.
@@ -159,7 +159,7 @@ impl Plugins {
         if !ids::is_valid(Kind::Plugin, id) {
             return Err(PluginRequestError::NotFound);
         }
-        match self.store.delete_plugin(org_id, id).await? {
+        match self.store.plugins().delete_plugin(org_id, id).await? {
             Deleted::Deleted => {
                 self.plugin_hashes.deleted(id);
                 Ok(())
@@ -197,7 +197,7 @@ impl Plugins {
         let wasm = if self.runtime.is_compiled(&plugin.sha256) {
             None
         } else {
-            self.store.get_plugin_wasm(org_id, &plugin.id).await?
+            self.store.plugins().get_plugin_wasm(org_id, &plugin.id).await?
         };
         let config = Value::Object(config).to_string();
         let report = self
@@ -260,7 +260,7 @@ async fn envelope_of_delivery(
     let delivery = plugins.moved.reads().row(org_id, delivery_id).await?.ok_or_else(not_found)?;
     let expired = || Invalid::field("delivery_id", "the event of this delivery has expired");
     let p = plugins.store.keys().partition_of_delivery(delivery_id).ok_or_else(not_found)?;
-    let event = plugins.store.event(p, org_id, &delivery.event_id).await?.ok_or_else(expired)?;
+    let event = plugins.store.events().event(p, org_id, &delivery.event_id).await?.ok_or_else(expired)?;
     Ok(event.envelope)
 }
 
@@ -281,7 +281,7 @@ async fn upload(
         .map_err(|_| UploadRefused::Busy("the upload could not be read; retry".into()))?;
     let size = wasm.len() as u64;
     // The plan first: nothing is compiled for an upload that could not be stored.
-    let (usage, stored) = plugins.store.plugin_usage(org_id, &sha256).await?;
+    let (usage, stored) = plugins.store.plugins().plugin_usage(org_id, &sha256).await?;
     if usage.plugins >= quota.plugins {
         return Err(refused(Refused::Plugins, quota, plan));
     }
@@ -302,7 +302,8 @@ async fn upload(
         version: 0,
         org_id: org_id.to_owned(),
     };
-    let plugin = plugins.store.create_plugin(&plugin, &wasm, quota).await?.map_err(|r| refused(r, quota, plan))?;
+    let plugin =
+        plugins.store.plugins().create_plugin(&plugin, &wasm, quota).await?.map_err(|r| refused(r, quota, plan))?;
     let runtime = plugins.runtime.clone();
     let _ = tokio::task::spawn_blocking(move || runtime.keep(staged)).await;
     Ok(plugin)

@@ -87,14 +87,14 @@ impl Job for Builds {
 
 /// Builds one export (or finishes publishing it). `Ok` means nothing is left to do.
 async fn build(builds: &Builds, id: &str) -> Result<(), BuildError> {
-    let Some(export) = builds.store.export_any_org(id).await? else { return Ok(()) };
+    let Some(export) = builds.store.exports().export_any_org(id).await? else { return Ok(()) };
     match export.status.as_str() {
         "failed" => return Ok(()),
         "completed" if export.published => return Ok(()),
         "completed" => return publish(builds, &export).await,
         _ => {}
     }
-    builds.store.set_export_fields(id, &[("status", "building")]).await?;
+    builds.store.exports().set_export_fields(id, &[("status", "building")]).await?;
     let kind = export.exportable.kind.clone();
     let record_id = export.exportable.id.clone();
     let reads = builds.moved.reads();
@@ -137,9 +137,9 @@ async fn build(builds: &Builds, id: &str) -> Result<(), BuildError> {
     }
     let ttl = builds.link.0;
     let expires = crate::time::now_millis() / 1000 + ttl.as_secs();
-    let key = builds.store.export_link_key().await?;
+    let key = builds.store.exports().export_link_key().await?;
     let url = link::url(&builds.link.1, &key, id, expires);
-    builds.store.complete_export(id, &bytes, ttl.as_millis() as u64, &generated_at, &url).await?;
+    builds.store.exports().complete_export(id, &bytes, ttl.as_millis() as u64, &generated_at, &url).await?;
     let completed =
         Export { status: "completed".into(), completed_at: Some(generated_at), download_url: Some(url), ..export };
     publish(builds, &completed).await
@@ -147,7 +147,7 @@ async fn build(builds: &Builds, id: &str) -> Result<(), BuildError> {
 
 async fn fail(builds: &Builds, id: &str, reason: &str) -> Result<(), BuildError> {
     tracing::info!(export = id, reason, "report export failed");
-    Ok(builds.store.set_export_fields(id, &[("status", "failed"), ("error", reason)]).await?)
+    Ok(builds.store.exports().set_export_fields(id, &[("status", "failed"), ("error", reason)]).await?)
 }
 
 /// Emits `report_export_completed` (service document §6) for a completed export. The event
@@ -174,5 +174,5 @@ async fn publish(builds: &Builds, export: &Export) -> Result<(), BuildError> {
         serde_json::from_str(&body).map_err(|e| BuildError::Event(Invalid::field("body", e.to_string())))?;
     let event = crate::domain::events::validate(fields).map_err(BuildError::Event)?;
     builds.publishing.publish(&export.org_id, &event).await?;
-    Ok(builds.store.set_export_fields(&export.id, &[("published", "1")]).await?)
+    Ok(builds.store.exports().set_export_fields(&export.id, &[("published", "1")]).await?)
 }

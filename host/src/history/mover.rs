@@ -73,8 +73,8 @@ impl Mover {
         let before = crate::time::now_millis().saturating_sub(self.history.hot().as_millis() as u64);
         let (mut deliveries, mut events) = (0, 0);
         for p in self.store.keys().partitions() {
-            deliveries += self.store.ended_backlog(p, before).await?;
-            events += self.store.accepted_backlog(p, before).await?;
+            deliveries += self.store.moving().ended_backlog(p, before).await?;
+            events += self.store.moving().accepted_backlog(p, before).await?;
         }
         Ok((deliveries, events))
     }
@@ -82,7 +82,7 @@ impl Mover {
     /// Makes every partition a job of the history queue (those that are not yet).
     pub(crate) async fn enlist(&self) -> Result<(), StoreError> {
         let partitions: Vec<String> = self.store.keys().partitions().map(|p| p.0.to_string()).collect();
-        self.store.ensure_jobs(JobQueue::History, &partitions).await
+        self.store.jobs().ensure_jobs(JobQueue::History, &partitions).await
     }
 
     /// Moves what is due in partition `p` for up to [`TURN`]; whether work is left.
@@ -104,7 +104,7 @@ impl Mover {
 
     /// One batch of ended deliveries: how many were read.
     async fn move_deliveries(&self, p: Partition, before_ms: u64) -> Result<usize, StoreError> {
-        let rows = self.store.ended_rows(p, before_ms, BATCH).await?;
+        let rows = self.store.moving().ended_rows(p, before_ms, BATCH).await?;
         let records: Vec<DeliveryRecord> = rows
             .iter()
             .filter(|r| !r.fields.is_empty())
@@ -114,7 +114,7 @@ impl Mover {
             })
             .collect();
         self.history.write_deliveries(&records).await?;
-        let forgotten = self.store.forget_moved(p, &rows).await?;
+        let forgotten = self.store.moving().forget_moved(p, &rows).await?;
         self.moved.0.inc_by(forgotten as u64);
         Ok(rows.len())
     }
@@ -124,7 +124,7 @@ impl Mover {
     /// forgotten by a script that checks their deliveries again (one retried meanwhile keeps
     /// its event here, written twice at most, by id).
     async fn move_events(&self, p: Partition, before_ms: u64) -> Result<usize, StoreError> {
-        let events = self.store.accepted_events(p, before_ms, BATCH).await?;
+        let events = self.store.moving().accepted_events(p, before_ms, BATCH).await?;
         let later = crate::time::now_millis() + self.history.hot().as_millis() as u64;
         let mut webhooks: HashMap<String, Vec<String>> = HashMap::new();
         // Each event readable: its record and its deliveries' ids (one per webhook there is).
@@ -137,11 +137,11 @@ impl Mover {
             };
             let Some((org, id, accepted_ms)) = identity(stored) else {
                 tracing::warn!(key = %event.key, "an accepted event cannot be read; it stays in Redis");
-                self.store.note_accepted(p, &[event.key.as_str()], later).await?;
+                self.store.moving().note_accepted(p, &[event.key.as_str()], later).await?;
                 continue;
             };
             if !webhooks.contains_key(&org) {
-                webhooks.insert(org.clone(), self.store.webhook_ids(&org).await?);
+                webhooks.insert(org.clone(), self.store.webhooks().webhook_ids(&org).await?);
             }
             let ids = webhooks[&org].iter().map(|w| delivery_id(p, accepted_ms, &org, &id, w)).collect();
             let record = EventRecord {
@@ -153,7 +153,7 @@ impl Mover {
             readable.push((event.key.as_str(), record, ids));
         }
         let all_ids: Vec<String> = readable.iter().flat_map(|(_, _, ids)| ids.iter().cloned()).collect();
-        let mut here = self.store.rows_here(&all_ids).await?.into_iter();
+        let mut here = self.store.moving().rows_here(&all_ids).await?.into_iter();
         let (mut records, mut waiting) = (Vec::new(), Vec::new());
         for (key, record, ids) in readable {
             // This event's share of the answers (taken whole: they run in step with `all_ids`).
@@ -168,9 +168,9 @@ impl Mover {
             let delivery_keys = ids.iter().map(|id| self.store.keys().delivery(p, id)).collect();
             forgets.push(Forget { event_key: key.to_owned(), delivery_keys });
         }
-        self.store.note_accepted(p, &waiting, later).await?;
+        self.store.moving().note_accepted(p, &waiting, later).await?;
         self.history.write_events(&records).await?;
-        let forgotten = self.store.forget_events(p, &forgets, later).await?;
+        let forgotten = self.store.moving().forget_events(p, &forgets, later).await?;
         self.moved.1.inc_by(forgotten as u64);
         Ok(events.len())
     }
@@ -181,10 +181,10 @@ impl Mover {
     /// so a new setting holds at once). How many indexes were looked at.
     async fn move_indexes(&self, p: Partition, before_ms: u64) -> Result<usize, StoreError> {
         let now = crate::time::now_millis();
-        let keys = self.store.indexes_due(p, before_ms, INDEXES).await?;
+        let keys = self.store.moving().indexes_due(p, before_ms, INDEXES).await?;
         let (mut runs, mut heads) = (Vec::new(), Vec::new());
         for key in &keys {
-            let (base, entries) = self.store.index_head(p, key, BATCH).await?;
+            let (base, entries) = self.store.moving().index_head(p, key, BATCH).await?;
             let kind = IndexKind::of(key);
             let made = |entry: &Vec<u8>| kind.and_then(|k| k.made_ms(entry));
             let due = match kind {
@@ -204,7 +204,7 @@ impl Mover {
         }
         self.history.write_index_runs(&runs).await?;
         for (key, base, due, again) in heads {
-            self.store.forget_index_head(p, key, base, due, again).await?;
+            self.store.moving().forget_index_head(p, key, base, due, again).await?;
         }
         Ok(keys.len())
     }

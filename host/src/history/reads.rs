@@ -48,9 +48,10 @@ impl History {
                 Some((i, p, accepted_ms, row.org_id.clone(), row.event_id.clone()))
             })
             .collect();
-        let here =
-            futures_util::future::try_join_all(asked.iter().map(|(_, p, _, org, event)| store.event(*p, org, event)))
-                .await?;
+        let here = futures_util::future::try_join_all(
+            asked.iter().map(|(_, p, _, org, event)| store.events().event(*p, org, event)),
+        )
+        .await?;
         let mut moved = Vec::new();
         for (ask, event) in asked.iter().zip(here) {
             match event {
@@ -81,7 +82,7 @@ impl History {
         event_id: &str,
         accepted_ms: u64,
     ) -> Result<Option<StoredEvent>> {
-        if let Some(event) = store.event(p, org_id, event_id).await? {
+        if let Some(event) = store.events().event(p, org_id, event_id).await? {
             return Ok(Some(event));
         }
         let found = self.events(&[(day_of(accepted_ms), event_digest(org_id, event_id))]).await?;
@@ -129,7 +130,7 @@ impl History {
     /// that a retry or a replay works on them as on any other; the ids history does not
     /// have are left alone. How many rows came back.
     pub(crate) async fn revive(&self, store: &Store, ids: &[String], keep_events_ms: u64) -> Result<usize> {
-        let here = store.rows_here(ids).await?;
+        let here = store.moving().rows_here(ids).await?;
         let wanted: Vec<String> = ids.iter().zip(&here).filter(|(_, here)| !**here).map(|(id, _)| id.clone()).collect();
         if wanted.is_empty() {
             return Ok(0);
@@ -145,13 +146,13 @@ impl History {
                 continue;
             };
             let accepted_ms = crate::ids::millis_of(crate::ids::Kind::Delivery, id).unwrap_or(0);
-            if !store.event_exists(p, &org, &event_id).await? {
+            if !store.moving().event_exists(p, &org, &event_id).await? {
                 let keys = [(day_of(accepted_ms), event_digest(&org, &event_id))];
                 if let Some(Some(stored)) = self.events(&keys).await?.into_iter().next() {
-                    store.restore_event(p, &org, &event_id, &stored, keep_events_ms).await?;
+                    store.moving().restore_event(p, &org, &event_id, &stored, keep_events_ms).await?;
                 }
             }
-            if store.restore_row(p, id, &fields).await? {
+            if store.moving().restore_row(p, id, &fields).await? {
                 revived += 1;
             }
         }

@@ -102,7 +102,7 @@ async fn connect(config: Config) -> Result<App, StartError> {
         );
     }
     // With replicas awaited, publishing steers clear of partitions whose master lost them.
-    store.watch_replicas();
+    store.events().watch_replicas();
     let plugins = Arc::new(plugins::Runtime::new(config.plugin_limits(), config.data_dir.join("plugin-cache"))?);
     let history = history::History::configured(&config, store.prefix())?;
     if let Some(history) = &history

@@ -21,6 +21,7 @@
 //! half-written state behind. With `WEIR_REDIS_WAIT_REPLICAS` set, a write the API
 //! acknowledges has also reached that many replicas ([`Store::acknowledged`]).
 
+pub mod concerns;
 pub mod core;
 mod error;
 pub mod events;

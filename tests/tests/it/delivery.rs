@@ -325,8 +325,12 @@ async fn records_go_with_their_day_and_events_expire() {
     assert_eq!(ttl, -1, "a record has no TTL of its own: it goes with its day");
 
     // Days are trimmed whole: a cutoff in tomorrow takes today's records and indexes.
-    let seen =
-        weir.store.trim_deliveries(weir::time::now_millis() + 86_400_000, Duration::from_secs(90)).await.unwrap();
+    let seen = weir
+        .store
+        .queue()
+        .trim_deliveries(weir::time::now_millis() + 86_400_000, Duration::from_secs(90))
+        .await
+        .unwrap();
     assert!(seen >= 4, "{seen} records looked at");
     let exists: bool = redis::cmd("EXISTS").arg(&delivery_key).query(&mut *conn).unwrap();
     assert!(!exists, "a final record goes with its day");
@@ -335,8 +339,12 @@ async fn records_go_with_their_day_and_events_expire() {
     assert_eq!(t.admin.deliveries_of(webhook["id"].as_str().unwrap()).await.len(), 0);
     t.admin.get(&format!("/api/v2/webhook_deliveries/{}", d["id"].as_str().unwrap())).await.expect(404);
     // The next trim starts after the day it reached: nothing is looked at twice.
-    let again =
-        weir.store.trim_deliveries(weir::time::now_millis() + 86_400_000, Duration::from_secs(90)).await.unwrap();
+    let again = weir
+        .store
+        .queue()
+        .trim_deliveries(weir::time::now_millis() + 86_400_000, Duration::from_secs(90))
+        .await
+        .unwrap();
     assert_eq!(again, 0);
 }
 

@@ -378,7 +378,7 @@ async fn settings_set_a_webhooks_headers_and_client_certificate_by_the_apis_rule
     assert!(refused.text().contains("set by Weir"), "the API's message is shown");
     let created = post("/settings/webhooks".into(), base("Authorization: Bearer abc\nX-Tenant: 42\n")).await;
     assert_eq!(created.status, 303, "{}", created.text());
-    let hook = weir.store.all_webhooks(&t.org_id).await.unwrap().remove(0);
+    let hook = weir.store.webhooks().all_webhooks(&t.org_id).await.unwrap().remove(0);
     assert_eq!(hook.headers.get("Authorization").map(String::as_str), Some("Bearer abc"));
     assert_eq!(hook.headers.get("X-Tenant").map(String::as_str), Some("42"));
 
@@ -396,6 +396,6 @@ async fn settings_set_a_webhooks_headers_and_client_certificate_by_the_apis_rule
     let mut fields = base("");
     fields.push(("remove_certificate", "1".into()));
     assert_eq!(post(format!("/settings/webhooks/{}", hook.id), fields).await.status, 303);
-    let hook = weir.store.get_webhook(&t.org_id, &hook.id).await.unwrap().unwrap();
+    let hook = weir.store.webhooks().get_webhook(&t.org_id, &hook.id).await.unwrap().unwrap();
     assert!(hook.headers.is_empty() && hook.client_certificate.is_none(), "{hook:?}");
 }

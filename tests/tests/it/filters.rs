@@ -228,7 +228,7 @@ async fn the_settings_form_sets_a_filter_and_shows_its_error_at_its_position() {
     assert!(page.contains("at line 2, column 3") && page.contains("nobody"), "{page}");
     assert!(page.contains("nobody == 1"), "what was typed is kept");
     assert_eq!(post(DOCUMENTED).await.status, 303);
-    let hooks = weir.store.all_webhooks(&t.org_id).await.unwrap();
+    let hooks = weir.store.webhooks().all_webhooks(&t.org_id).await.unwrap();
     assert_eq!(hooks[0].filter.as_deref(), Some(DOCUMENTED));
     let shown = http.get(&format!("/settings/webhooks/{}", hooks[0].id)).header("cookie", &cookie).send().await.text();
     assert!(shown.contains("report_export.exportable.type == &quot;Form&quot;"), "{shown}");

@@ -181,7 +181,7 @@ async fn an_organisation_has_its_plans_webhooks_and_no_more() {
     let refused = create(free).await;
     assert_eq!(refused.status, 422, "{}", refused.text());
     assert!(refused.text().contains("100 webhooks, the most its plan (free) allows"), "{}", refused.text());
-    assert_eq!(weir.store.all_webhooks(&t.org_id).await.unwrap().len(), free);
+    assert_eq!(weir.store.webhooks().all_webhooks(&t.org_id).await.unwrap().len(), free);
     weir.stop().await;
 }
 
@@ -216,7 +216,7 @@ async fn the_rules_mean_what_they_say_replay_until_null_and_settings_rate_limits
             .await;
         assert_eq!(resp.status, status, "rate limit {rate:?}: {}", resp.text());
     }
-    let stored = weir.store.get_webhook(&t.org_id, id).await.unwrap().unwrap();
+    let stored = weir.store.webhooks().get_webhook(&t.org_id, id).await.unwrap().unwrap();
     assert_eq!(stored.rate_limit, Some(12));
     weir.stop().await;
 }

@@ -111,6 +111,7 @@ async fn an_export_whose_snapshot_cannot_be_read_fails_with_the_reason() {
         webhooks: Vec::new(),
     };
     weir.store
+        .events()
         .publish(
             p,
             &[publication],
@@ -220,7 +221,7 @@ async fn settings_forms_refuse_what_the_api_refuses() {
     let body = format!("_csrf={csrf}&name=%FF%FE&url=http%3A%2F%2F127.0.0.1%3A9%2Fx&subscribed_actions=form_completed");
     let resp = post("/settings/webhooks".into(), body).await;
     assert_eq!(resp.status, 422, "{}", resp.text());
-    assert!(weir.store.all_webhooks(&t.org_id).await.unwrap().is_empty());
+    assert!(weir.store.webhooks().all_webhooks(&t.org_id).await.unwrap().is_empty());
     let hook = t.admin.create_webhook("http://127.0.0.1:9/y", &["form_completed"]).await;
     let id = hook["id"].as_str().unwrap();
     let resp = post(format!("/settings/webhooks/{id}/active"), format!("_csrf={csrf}&active=maybe")).await;

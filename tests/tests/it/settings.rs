@@ -16,7 +16,7 @@ pub(crate) const PASSWORD: &str = "correct horse battery";
 
 pub(crate) async fn user(weir: &Weir, org_id: &str, email: &str, admin: bool) {
     let hash = weir::auth::passwords::hash(PASSWORD).unwrap();
-    weir.store.create_user(org_id, email, admin, &hash).await.unwrap().expect("new email");
+    weir.store.tenants().create_user(org_id, email, admin, &hash).await.unwrap().expect("new email");
 }
 
 pub(crate) async fn sign_in(browser: &Browser, weir: &Weir, email: &str) {
@@ -209,7 +209,7 @@ async fn pages_apply_the_apis_rules_and_work_on_the_free_plan() {
     );
     browser.screenshot("06-validation").await;
     // Nothing was written.
-    assert!(weir.store.all_webhooks(&t.org_id).await.unwrap().is_empty());
+    assert!(weir.store.webhooks().all_webhooks(&t.org_id).await.unwrap().is_empty());
     // Every form control has a label.
     let unlabelled = browser
         .run("return [...document.querySelectorAll('input:not([type=hidden]), select, textarea')].filter(e => !e.labels || e.labels.length === 0).length")

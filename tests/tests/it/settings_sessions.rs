@@ -37,7 +37,7 @@ async fn sessions_are_httponly_strict_cookies_and_changes_need_the_csrf_token() 
         let resp = http.post("/settings/webhooks").header("cookie", &pair).form(&pairs).send().await;
         assert_eq!(resp.status, 403, "a POST without the CSRF token is refused");
     }
-    assert!(weir.store.all_webhooks(&t.org_id).await.unwrap().is_empty());
+    assert!(weir.store.webhooks().all_webhooks(&t.org_id).await.unwrap().is_empty());
     let made = t.admin.create_webhook("http://127.0.0.1:9/y", &["form_completed"]).await;
     let rotate = format!("/settings/webhooks/{}/rotate_secret", made["id"].as_str().unwrap());
     let resp =
@@ -50,7 +50,7 @@ async fn sessions_are_httponly_strict_cookies_and_changes_need_the_csrf_token() 
     let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let resp = http.post("/settings/webhooks").header("cookie", &pair).form(&pairs).send().await;
     assert_eq!(resp.status, 303, "{}", resp.text());
-    assert_eq!(weir.store.all_webhooks(&t.org_id).await.unwrap().len(), 1);
+    assert_eq!(weir.store.webhooks().all_webhooks(&t.org_id).await.unwrap().len(), 1);
     // A stale sign-in form (no weir_login cookie) is refused too.
     let resp = http
         .post("/settings/login")
@@ -277,7 +277,7 @@ async fn the_rate_limit_is_set_and_refused_by_the_apis_rules_and_the_endpoint_st
     let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let resp = http.post("/settings/webhooks").header("cookie", &pair).form(&pairs).send().await;
     assert_eq!(resp.status, 303, "{}", resp.text());
-    let hooks = weir.store.all_webhooks(&t.org_id).await.unwrap();
+    let hooks = weir.store.webhooks().all_webhooks(&t.org_id).await.unwrap();
     assert_eq!(hooks[0].rate_limit, Some(25));
     let page = http.get(&format!("/settings/webhooks/{}", hooks[0].id)).header("cookie", &pair).send().await;
     assert!(page.text().contains(r#"name="rate_limit" type="number" min="1" max="10000" step="1" value="25""#));
@@ -285,7 +285,7 @@ async fn the_rate_limit_is_set_and_refused_by_the_apis_rules_and_the_endpoint_st
         at_ms: weir::time::now_millis(),
         reason: "timed out after 10s".into(),
     };
-    weir.store.set_endpoint_state(&t.org_id, &hooks[0].id, &change).await.unwrap();
+    weir.store.endpoints().set_endpoint_state(&t.org_id, &hooks[0].id, &change).await.unwrap();
     let list = http.get("/settings/webhooks").header("cookie", &pair).send().await.text();
     assert!(list.contains("probing") && list.contains("timed out after 10s"), "{list}");
 }

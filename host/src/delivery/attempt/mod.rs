@@ -1,120 +1,161 @@
-//! One delivery's attempt: load it (counting the attempt), prepare its body (`prepare`),
-//! sign, send (the URL rule is checked as it connects), and decide what follows by the retry
-//! policy; `finish` frees the lane slot and records the outcome.
+//! One delivery's attempt: loaded (in batches per partition, counting the attempt), its
+//! body prepared (`prepare`: plugins), signed, sent to its destination, and what follows
+//! decided by the retry policy (`retry`) — a [`Worked`] the engine hands to the recorder.
 
 mod prepare;
 mod request;
 pub(in crate::delivery) mod retry;
 
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
 
-use self::prepare::Prepared;
+use self::prepare::{Prepared, Preparer};
 use self::request::{Attempt, Request, Traced, describe, next_in_words, signal_of};
 use self::retry::Next;
-use super::claiming::lanes::{SLOW_AFTER, Waiting};
-use super::destination::{Destination, Message, SendError, Sent};
-use super::{Claim, Engine, Work};
+use super::claiming::lanes::{SLOW_AFTER, Signal};
+use super::destination::{Destination, Destinations, Message, SendError, Sent};
 use crate::domain::egress;
-use crate::store::StoreError;
+use crate::metrics::Metrics;
+use crate::plugins::Runtime;
+use crate::shared::PluginHashes;
+use crate::store::core::batch::Batcher;
 use crate::store::queue::claim::Member;
 use crate::store::queue::row::RowChanges;
+use crate::store::queue::targets::WebhookTarget;
 use crate::store::queue::work::{Loaded, Outcome, Report};
-use crate::telemetry::{Answer, AttemptSpan, PluginCall};
+use crate::store::{Partition, Store, StoreError};
+use crate::telemetry::{Answer, AttemptSpan, PluginCall, Telemetry};
 
-impl Engine {
-    /// Starts the attempt of a claimed delivery (its lane slot is already taken).
-    pub(in crate::delivery) fn begin(self: &Arc<Self>, webhook: String, waiting: Waiting) {
-        tokio::spawn(self.clone().attempt(webhook, waiting));
+/// Most loads sent to Redis in one script call.
+const BATCH: usize = 64;
+
+/// A claimed delivery to load: its webhook and queue member.
+#[derive(Debug, Clone)]
+pub(in crate::delivery) struct Claim {
+    pub webhook: String,
+    pub member: Member,
+}
+
+/// What an attempt needs: the delivery as loaded, and its webhook (`None` if it is gone;
+/// shared by the deliveries of one load to it).
+#[derive(Debug)]
+pub(in crate::delivery) struct Work {
+    pub loaded: Loaded,
+    pub webhook: Option<Arc<WebhookTarget>>,
+}
+
+/// What an attempt leaves to record. (Returned once per attempt and matched at once: the
+/// report is not boxed, to spare an allocation per delivery.)
+#[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
+pub(in crate::delivery) enum Worked {
+    /// Its outcome; whether the webhook had a failure streak (a success must end it); what
+    /// the answer said of the endpoint.
+    Record { report: Report, failing: bool, signal: Option<Signal> },
+    /// What an earlier attempt stored cannot be read: the delivery is dead-lettered.
+    DeadLetter(String),
+    /// Nothing now (the store could not be read): the lease brings it back.
+    Nothing,
+}
+
+impl Worked {
+    fn record(report: Report) -> Worked {
+        Worked::Record { report, failing: false, signal: None }
+    }
+}
+
+/// A report with no request made.
+pub(in crate::delivery) fn unsent(webhook: &str, member: &Member, outcome: Outcome, attempt: u32) -> Report {
+    Report {
+        webhook: webhook.to_owned(),
+        member: member.clone(),
+        outcome,
+        attempt,
+        attempt_json: None,
+        signature: None,
+        changes: RowChanges::default(),
+        proxy_failed: false,
+        ordered: false,
+    }
+}
+
+/// The attempting part of the engine: loads, plugins, signing, sending, judging.
+#[derive(Debug)]
+pub(in crate::delivery) struct Attempter {
+    loaders: Vec<Batcher<Claim, Result<Option<Work>, StoreError>>>,
+    preparer: Preparer,
+    destinations: Destinations,
+    telemetry: Arc<Telemetry>,
+    metrics: Arc<Metrics>,
+    /// The waits before each retry (`WEIR_RETRY_SCHEDULE`).
+    retry_schedule: Vec<Duration>,
+}
+
+/// What an [`Attempter`] is made of (besides the engine's store).
+#[derive(Debug)]
+pub(in crate::delivery) struct AttempterParts {
+    pub destinations: Destinations,
+    pub plugins: Arc<Runtime>,
+    pub plugin_hashes: Arc<PluginHashes>,
+    pub telemetry: Arc<Telemetry>,
+    pub metrics: Arc<Metrics>,
+    pub retry_schedule: Vec<Duration>,
+}
+
+impl Attempter {
+    pub(in crate::delivery) fn new(store: &Store, parts: AttempterParts) -> Attempter {
+        let AttempterParts { destinations, plugins, plugin_hashes, telemetry, metrics, retry_schedule } = parts;
+        let loaders = Batcher::per_partition(store, BATCH, |store, p, claims: Vec<Claim>| async move {
+            load(&store, p, claims).await
+        });
+        Attempter {
+            loaders,
+            preparer: Preparer { store: store.clone(), plugins, plugin_hashes },
+            destinations,
+            telemetry,
+            metrics,
+            retry_schedule,
+        }
     }
 
-    /// (The rare paths' futures — a pause, a dead letter — are boxed where they are awaited:
-    /// a future holds room for the largest of its awaits, and this one is moved into its
-    /// task for every delivery.)
-    async fn attempt(self: Arc<Self>, webhook: String, waiting: Waiting) {
-        let Waiting { partition: p, member } = waiting;
-        if let Some(until) = self.lanes.paused_until(&webhook) {
-            // Paused since it was claimed: back to the queue for the pause's end, unloaded.
-            self.release_lane(&webhook, &member.delivery);
-            Box::pin(self.give_back(vec![(webhook, Waiting { partition: p, member })], until)).await;
-            return;
-        }
-        let claim = Claim { webhook: webhook.clone(), member: member.clone() };
-        let report = match self.loaders[usize::from(p.0)].call(claim).await {
-            Ok(Ok(Some(work))) => {
-                let paused = work.webhook.as_ref().and_then(|target| {
-                    self.lanes.learned(&webhook, target.rate_limit, &target.endpoint);
-                    target.endpoint.paused_at(crate::time::now_millis())
-                });
-                if let Some(until) = paused {
-                    // Another process got the pause: back to the queue, the attempt uncounted.
-                    self.release_lane(&webhook, &member.delivery);
-                    if let Err(e) = Box::pin(self.store.put_back(p, &webhook, &member, until)).await {
-                        tracing::warn!(error = %e, delivery_id = %member.delivery, "cannot put a paused webhook's delivery back; its lease will run out");
-                    }
-                    self.done(&member.delivery);
-                    return;
-                }
-                self.work(&webhook, &member, work).await
-            }
-            // The row is gone: drop the queue member.
-            Ok(Ok(None)) => Some((self.report(&webhook, &member, Outcome::Cancelled, 0), false)),
-            Ok(Err(StoreError::Corrupt { reason, .. })) => {
-                self.release_lane(&webhook, &member.delivery);
-                Box::pin(self.dead_letter(p, &webhook, &member, &reason)).await;
-                self.done(&member.delivery);
-                return;
-            }
-            Ok(Err(e)) | Err(e) => {
-                tracing::warn!(error = %e, delivery_id = %member.delivery, org_id = %member.org, "cannot load a delivery; its lease will run out");
-                None
-            }
-        };
-        self.release_lane(&webhook, &member.delivery);
-        if let Some((report, failing)) = report {
-            self.finish(p, report, failing).await;
-        }
-        self.done(&member.delivery);
-    }
-
-    /// A report with no request made.
-    fn report(&self, webhook: &str, member: &Member, outcome: Outcome, attempt: u32) -> Report {
-        Report {
-            webhook: webhook.to_owned(),
-            member: member.clone(),
-            outcome,
-            attempt,
-            attempt_json: None,
-            signature: None,
-            changes: RowChanges::default(),
-            proxy_failed: false,
-            ordered: false,
+    /// Loads a claimed delivery (in its partition's batch): `None` when its row is gone.
+    pub(in crate::delivery) async fn load(&self, p: Partition, claim: Claim) -> Result<Option<Work>, StoreError> {
+        match self.loaders.get(usize::from(p.0)) {
+            Some(loader) => loader.call(claim).await.and_then(|r| r),
+            None => Ok(None),
         }
     }
 
-    /// The attempt itself: the report of its outcome, and whether the webhook had a
-    /// failure streak (a success must end it). `None` when nothing is to be recorded now.
-    async fn work(self: &Arc<Self>, webhook_id: &str, member: &Member, work: Work) -> Option<(Report, bool)> {
+    /// The attempt itself: what to record (see [`Worked`]). `on_slow` is called if it has no
+    /// answer for [`SLOW_AFTER`].
+    pub(in crate::delivery) async fn work(
+        &self,
+        webhook_id: &str,
+        member: &Member,
+        work: Work,
+        on_slow: impl FnOnce(),
+    ) -> Worked {
         let Work { mut loaded, webhook } = work;
         let attempt_no = loaded.attempt.max(1);
         let this = Attempt { webhook_id, member, number: attempt_no };
-        let ending =
-            |outcome| Report { ordered: loaded.ordered, ..self.report(webhook_id, member, outcome, attempt_no) };
+        let ending = |outcome| {
+            Worked::record(Report { ordered: loaded.ordered, ..unsent(webhook_id, member, outcome, attempt_no) })
+        };
         if loaded.status.is_some() {
             // Already final (ended with its webhook, or recorded by an earlier lease holder).
-            return Some((ending(Outcome::Failed), false));
+            return ending(Outcome::Failed);
         }
         let Some(webhook) = webhook else {
-            return Some((ending(Outcome::Cancelled), false));
+            return ending(Outcome::Cancelled);
         };
         if !webhook.active {
-            return Some((ending(Outcome::Failed), false));
+            return ending(Outcome::Failed);
         }
         let started = SystemTime::now();
         let event = loaded.event.take();
-        let prepared = self.prepare(member, &mut loaded, event.as_deref(), &webhook).await;
+        let prepared = self.preparer.prepare(member, &mut loaded, event.as_deref(), &webhook).await;
         let (body, extra_headers, changes, calls) = match prepared {
             Prepared::Send { body, extra_headers, changes, calls } => (body, extra_headers, changes, calls),
             Prepared::Filtered { changes, calls } => {
@@ -124,20 +165,16 @@ impl Engine {
                 let report = Report {
                     changes,
                     ordered: loaded.ordered,
-                    ..self.report(webhook_id, member, Outcome::Filtered, attempt_no)
+                    ..unsent(webhook_id, member, Outcome::Filtered, attempt_no)
                 };
-                return Some((report, false));
+                return Worked::record(report);
             }
             Prepared::EventMissing => {
                 tracing::warn!(delivery_id = %member.delivery, org_id = %member.org, "event envelope expired before delivery");
-                return Some((self.report(webhook_id, member, Outcome::Failed, attempt_no), false));
+                return Worked::record(unsent(webhook_id, member, Outcome::Failed, attempt_no));
             }
-            Prepared::Corrupt(reason) => {
-                let p = self.store.keys().partition_of_delivery(&member.delivery)?;
-                Box::pin(self.dead_letter(p, webhook_id, member, &reason)).await;
-                return None;
-            }
-            Prepared::StoreDown => return None,
+            Prepared::Corrupt(reason) => return Worked::DeadLetter(reason),
+            Prepared::StoreDown => return Worked::Nothing,
         };
         let trace = Traced::of(member, event.as_deref(), &self.telemetry);
         let request = Request::signed(&this, event.as_deref(), trace, &webhook, (&body, &extra_headers));
@@ -145,7 +182,7 @@ impl Engine {
         let destination = Destination::of(&webhook, &context);
         self.metrics.in_flight.inc();
         let message = Message { headers: &request.headers, body: Bytes::from(body) };
-        let sent = self.send_watched(webhook_id, &member.delivery, &destination, message).await;
+        let sent = self.destinations.send(&destination, message, SLOW_AFTER, on_slow).await;
         self.metrics.in_flight.dec();
         let answer = match &sent.result {
             Ok(answer) => Answer::Status(answer.status()),
@@ -153,32 +190,30 @@ impl Engine {
         };
         let to = destination.address();
         self.traced(&this, &request.trace, to, (started, answer), &calls);
-        let report = self.judge(&this, &loaded, &request, &sent, changes);
-        Some((report, webhook.failing))
+        let (report, signal) = self.judge(&this, &loaded, &request, &sent, changes);
+        Worked::Record { report, failing: webhook.failing, signal }
     }
 
     /// What an attempt's answer means: the endpoint's signal to its lane, the outcome by the
     /// retry policy, and the report to record.
     fn judge(
-        self: &Arc<Self>,
+        &self,
         this: &Attempt<'_>,
         loaded: &Loaded,
         request: &Request,
         sent: &Sent,
         mut changes: RowChanges,
-    ) -> Report {
+    ) -> (Report, Option<Signal>) {
         let Attempt { webhook_id, member, number: attempt_no } = *this;
         let created_ms = crate::ids::millis_of(crate::ids::Kind::Delivery, &member.delivery).unwrap_or(request.at_ms);
         let (result, attempt, cause) = describe(sent, created_ms, request.at_ms);
         self.metrics.attempt(sent.class(), sent.duration.as_secs_f64());
-        let schedule = &self.settings.retry_schedule;
+        let schedule = &self.retry_schedule;
         // Manual extra attempts take no place in the schedule; after one, the retry that
         // was waiting keeps its time.
         let place = attempt_no.saturating_sub(loaded.extra).max(1) as usize;
         let last_place = loaded.last_place.map_or(schedule.len() + 1, |k| k as usize);
-        if let Some(signal) = signal_of(sent, &result, cause.as_deref(), place, schedule) {
-            self.endpoint_signal(&member.org, webhook_id, signal);
-        }
+        let signal = signal_of(sent, &result, cause.as_deref(), place, schedule);
         let jitter = rand::random::<f64>() * 2.0 - 1.0;
         let outcome = match retry::next(&result, place, last_place, schedule, jitter) {
             Next::Succeeded => Outcome::Succeeded,
@@ -208,7 +243,7 @@ impl Engine {
                 "delivery attempt failed: {cause}"
             );
         }
-        Report {
+        let report = Report {
             webhook: webhook_id.to_owned(),
             member: member.clone(),
             outcome,
@@ -218,11 +253,10 @@ impl Engine {
             changes,
             proxy_failed: matches!(sent.result, Err(SendError::Proxy(_))),
             ordered: loaded.ordered,
-        }
+        };
+        (report, signal)
     }
-}
 
-impl Engine {
     /// Records the attempt's span (and its plugin calls') when traces are exported.
     fn traced(
         &self,
@@ -251,16 +285,33 @@ impl Engine {
             plugins,
         });
     }
+}
 
-    /// Sends an attempt; past [`SLOW_AFTER`] without an answer it becomes slow: its permit
-    /// goes back to the workers and it counts against the slow share until it ends.
-    async fn send_watched(
-        &self,
-        webhook: &str,
-        delivery: &str,
-        destination: &Destination<'_>,
-        message: Message<'_>,
-    ) -> Sent {
-        self.destinations.send(destination, message, SLOW_AFTER, || self.became_slow(webhook, delivery)).await
-    }
+/// Loads a batch of claimed deliveries of one partition and their webhooks.
+async fn load(
+    store: &Store,
+    p: Partition,
+    claims: Vec<Claim>,
+) -> Result<Vec<Result<Option<Work>, StoreError>>, StoreError> {
+    let members: Vec<&Member> = claims.iter().map(|c| &c.member).collect();
+    let mut webhooks: Vec<(&str, &str)> = claims.iter().map(|c| (c.member.org.as_str(), c.webhook.as_str())).collect();
+    webhooks.sort_unstable();
+    webhooks.dedup();
+    // Sent together: on one Redis they share a round trip.
+    let (loaded, targets) =
+        tokio::try_join!(store.queue().load(p, &members), store.endpoints().webhook_targets(&webhooks))?;
+    let targets: Vec<Option<Arc<WebhookTarget>>> = targets.into_iter().map(|t| t.map(Arc::new)).collect();
+    Ok(loaded
+        .into_iter()
+        .zip(&claims)
+        .map(|(loaded, claim)| {
+            loaded.map(|loaded| {
+                loaded.map(|loaded| {
+                    let wanted = (claim.member.org.as_str(), claim.webhook.as_str());
+                    let webhook = webhooks.binary_search(&wanted).ok().and_then(|i| targets.get(i).cloned().flatten());
+                    Work { loaded, webhook }
+                })
+            })
+        })
+        .collect())
 }

@@ -4,9 +4,11 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use super::super::Engine;
 use crate::plugins::EventMeta;
+use crate::plugins::Runtime;
 use crate::plugins::chain::{self, ChainOutcome, PluginRun, Step};
+use crate::shared::PluginHashes;
+use crate::store::Store;
 use crate::store::events::stored::StoredEvent;
 use crate::store::queue::claim::Member;
 use crate::store::queue::row::RowChanges;
@@ -31,12 +33,21 @@ pub(in crate::delivery) enum Prepared {
     StoreDown,
 }
 
-impl Engine {
+/// Runs a webhook's plugins on a delivery's body: the organisation's plugins by their code's
+/// hash, compiled once (their code read from the store when not compiled yet).
+#[derive(Debug)]
+pub(super) struct Preparer {
+    pub store: Store,
+    pub plugins: Arc<Runtime>,
+    pub plugin_hashes: Arc<PluginHashes>,
+}
+
+impl Preparer {
     /// Runs the webhook's plugins on the first attempt; later attempts send what they
     /// produced then (the same body every time). Any failure to read the attachments, load
     /// or run a plugin follows the attachment's `on_error` (default `drop`): the body is
     /// never sent unfiltered.
-    pub(in crate::delivery) async fn prepare(
+    pub(super) async fn prepare(
         &self,
         member: &Member,
         loaded: &mut Loaded,
@@ -121,7 +132,7 @@ impl Engine {
             let sha256 = self.plugin_hashes.hash(&member.org, &attachment.plugin_id).await.ok()?;
             let wasm = match &sha256 {
                 Some(sha) if !self.plugins.is_compiled(sha) => {
-                    self.store.get_plugin_wasm(&member.org, &attachment.plugin_id).await.ok()?
+                    self.store.plugins().get_plugin_wasm(&member.org, &attachment.plugin_id).await.ok()?
                 }
                 _ => None,
             };

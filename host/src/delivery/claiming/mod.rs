@@ -8,30 +8,68 @@
 //! that partition has work for, or a poll interval that grows while idle (so other
 //! processes' work is found too).
 
+mod asks;
+pub(in crate::delivery) mod held;
 pub(in crate::delivery) mod lanes;
-mod upkeep;
+pub(in crate::delivery) mod upkeep;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::jobs::Stopping;
+use tokio::sync::Notify;
 
-use self::lanes::{Room, Waiting};
-use super::{Engine, Held};
-use crate::store::Partition;
+use self::asks::{Asked, asks, give_back_budgets, take_from_budgets};
+use self::held::{Held, Holds};
+use self::lanes::{Lanes, Waiting};
+use crate::jobs::Stopping;
+use crate::metrics::Metrics;
+use crate::shared::Arrivals;
 use crate::store::queue::claim::{Ask, ClaimRequest, Member};
+use crate::store::{Partition, Store};
+
+/// Starts the attempt of a claimed delivery (its lane slot taken): the engine's.
+pub(in crate::delivery) type Begin = Box<dyn Fn(String, Waiting) + Send + Sync>;
+
+/// The claiming part of the engine: the claim loops, the lanes, the deliveries this
+/// process holds and their permits.
+pub(in crate::delivery) struct Claimer {
+    /// The store over the engine's own connection.
+    pub store: Store,
+    pub lanes: Lanes,
+    pub holds: Holds,
+    /// Per partition: a lane there has room again.
+    room: Vec<Notify>,
+    arrivals: Arc<Arrivals>,
+    pub metrics: Arc<Metrics>,
+    workers: usize,
+    /// A claimed delivery's lease.
+    pub lease: Duration,
+    begin: Begin,
+    stopping: std::sync::atomic::AtomicBool,
+}
+
+impl std::fmt::Debug for Claimer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Claimer").field("lanes", &self.lanes).field("holds", &self.holds).finish_non_exhaustive()
+    }
+}
+
+/// What a [`Claimer`] is made of.
+pub(in crate::delivery) struct ClaimerParts {
+    pub store: Store,
+    pub arrivals: Arc<Arrivals>,
+    pub metrics: Arc<Metrics>,
+    /// Workers, and attempts in flight to one webhook at most.
+    pub workers: (usize, usize),
+    pub lease: Duration,
+    pub begin: Begin,
+}
 
 /// Most deliveries one claim takes.
 const CLAIM_MAX: usize = 256;
 /// Webhooks a claim reply names to ask for next.
 const HINTS: usize = 32;
-/// Most parked webhooks a claim leaves out of its hints by name.
-const PARKED_MAX: usize = 512;
-/// Most webhooks whose endpoints have not proven themselves (new, probing, slow) one claim
-/// asks for, besides the healthy ones (which always come first): a crowd of them cannot
-/// make one claim, and the loads behind it, long.
-const UNPROVEN_ASKS: usize = 32;
 /// While every webhook known to have work in the partition is parked, how often a claim
 /// still looks for other webhooks' work: from the first to the last, doubling while it finds
 /// none. (Parked lanes are looked at again when they have room, or their wait ends.)
@@ -40,24 +78,12 @@ const LOOK_AROUND_MAX: Duration = Duration::from_millis(200);
 /// Poll interval of an idle partition: from the first to the last, doubling.
 const IDLE_MIN: Duration = Duration::from_millis(2);
 const IDLE_MAX: Duration = Duration::from_millis(200);
-/// How long a webhook's claims wait when its rate budget was read without an answer.
-const RATE_RETRY: Duration = Duration::from_millis(100);
 /// When a claim takes a delivery this process still holds (its attempt is still being
 /// recorded), how soon the delivery is due again.
 const HELD_AGAIN: Duration = Duration::from_millis(500);
 
-/// A webhook a claim asks for: what its lane reserved, and what the claim may take.
-struct Asked {
-    webhook: String,
-    reserved: usize,
-    limit: usize,
-    /// Taken from the webhook's rate budget (all of `limit`).
-    rate_limit: Option<u32>,
-    proven: bool,
-}
-
 /// What one partition's claim loop carries from one claim to the next.
-struct Claiming {
+struct LoopState {
     p: Partition,
     /// Webhooks the last claim's reply named (they have work here).
     hints: Vec<String>,
@@ -79,10 +105,42 @@ enum Turn {
     Idle(Duration),
 }
 
-impl Engine {
+/// Attempts that may be slow at once (`lanes`): a quarter of the workers. The rest stay for
+/// endpoints that answer.
+fn slow_share(workers: usize) -> usize {
+    (workers / 4).max(1)
+}
+
+impl Claimer {
+    pub(in crate::delivery) fn new(parts: ClaimerParts) -> Claimer {
+        let ClaimerParts { store, arrivals, metrics, workers: (workers, per_webhook), lease, begin } = parts;
+        Claimer {
+            lanes: Lanes::new(per_webhook, slow_share(workers)),
+            holds: Holds::new(workers),
+            room: store.keys().partitions().map(|_| Notify::new()).collect(),
+            store,
+            arrivals,
+            metrics,
+            workers,
+            lease,
+            begin,
+            stopping: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// Whether the engine is stopping (claims stop; the upkeep goes on while deliveries are
+    /// held).
+    pub(in crate::delivery) fn stopping(&self) -> bool {
+        self.stopping.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    pub(in crate::delivery) fn stop(&self) {
+        self.stopping.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// The claim loop of partition `p` (see the module's documentation).
     pub(in crate::delivery) async fn claim_loop(self: Arc<Self>, p: Partition, mut stopping: Stopping) {
-        let mut state = Claiming {
+        let mut state = LoopState {
             p,
             hints: Vec::new(),
             parked: Vec::new(),
@@ -92,7 +150,7 @@ impl Engine {
         };
         while !stopping.is_set() {
             // Registered before looking, so a delivery finishing in between is not missed.
-            let freed = self.freed.notified();
+            let freed = self.holds.freed.notified();
             tokio::pin!(freed);
             freed.as_mut().enable();
             match self.claim_turn(&mut state, freed, &mut stopping).await {
@@ -113,13 +171,13 @@ impl Engine {
     /// One turn: take permits, ask the lanes, claim, start what can start.
     async fn claim_turn(
         self: &Arc<Self>,
-        state: &mut Claiming,
+        state: &mut LoopState,
         freed: std::pin::Pin<&mut tokio::sync::futures::Notified<'_>>,
         stopping: &mut Stopping,
     ) -> Turn {
         // A share of the permits per claim, so that every partition gets some.
-        let share = (2 * self.settings.workers / self.room.len().max(1)).max(16);
-        let budget = self.permits.available_permits().min(CLAIM_MAX).min(share);
+        let share = (2 * self.workers / self.room.len().max(1)).max(16);
+        let budget = self.holds.available().min(CLAIM_MAX).min(share);
         if budget == 0 {
             // Back-pressure: wait for a delivery to finish before claiming more.
             tokio::select! {
@@ -128,13 +186,13 @@ impl Engine {
             }
             return Turn::Again;
         }
-        let Ok(permits) = self.permits.clone().try_acquire_many_owned(budget as u32) else {
+        let Some(permits) = self.holds.try_take(budget) else {
             // Another partition's claim took them first.
             tokio::task::yield_now().await;
             return Turn::Again;
         };
-        let asked = self.asks(state);
-        let asked = self.take_from_budgets(asked, &mut state.parked).await;
+        let asked = asks(&self.lanes, &state.hints, &mut state.parked);
+        let asked = take_from_budgets((&self.store, &self.lanes), asked, &mut state.parked).await;
         if asked.is_empty() && !state.parked.is_empty() && state.last_look.elapsed() < state.look {
             // Every webhook known to have work here is parked: a claim would take nothing.
             drop(permits);
@@ -147,17 +205,16 @@ impl Engine {
         }
         let asks: Vec<Ask> = asked.iter().map(|a| Ask { webhook: a.webhook.clone(), limit: a.limit }).collect();
         let now = crate::time::now_millis();
-        let lease = self.settings.takeover_after.as_millis() as u64;
+        let lease = self.lease.as_millis() as u64;
         let request = ClaimRequest { asks: &asks, excluded: &state.parked, budget, hints_wanted: HINTS };
-        let claimed = match self.store.claim(state.p, &request, now, now + lease).await {
+        let claimed = match self.store.queue().claim(state.p, &request, now, now + lease).await {
             Ok(claimed) => claimed,
             Err(e) => {
-                drop(permits);
-                self.freed.notify_waiters();
+                self.holds.give_back(permits);
                 for a in &asked {
                     self.lanes.claimed(&a.webhook, a.reserved, Vec::new());
                 }
-                self.give_back_budgets(&asked, &HashMap::new());
+                give_back_budgets(&self.store, &asked, &HashMap::new());
                 tracing::warn!(error = %e, partition = state.p.0, "cannot claim deliveries; retrying");
                 tokio::select! {
                     _ = tokio::time::sleep(Duration::from_secs(1)) => {}
@@ -170,35 +227,9 @@ impl Engine {
         self.after_claim(state, &asked, (claimed.hints, claimed.next_due), count, now)
     }
 
-    /// The webhooks to ask for — the hints and the parked, each within its lane's room; the
-    /// healthy first, and at most [`UNPROVEN_ASKS`] others — parking those without room.
-    fn asks(&self, state: &mut Claiming) -> Vec<Asked> {
-        let mut asked = Vec::new();
-        let mut unproven = 0;
-        let mut still_parked = Vec::new();
-        for webhook in state.hints.iter().chain(state.parked.iter().filter(|w| !state.hints.contains(w))) {
-            match self.lanes.reserve(webhook) {
-                Room { room: 0, .. } => still_parked.push(webhook.clone()),
-                Room { room, proven: false, .. } if unproven == UNPROVEN_ASKS => {
-                    self.lanes.claimed(webhook, room, Vec::new());
-                    still_parked.push(webhook.clone());
-                }
-                Room { room, rate_limit, proven } => {
-                    unproven += usize::from(!proven);
-                    asked.push(Asked { webhook: webhook.clone(), reserved: room, limit: room, rate_limit, proven })
-                }
-            }
-        }
-        // The healthy first: when the claim's budget runs short, they are served.
-        asked.sort_by_key(|a| !a.proven);
-        state.parked = still_parked;
-        state.parked.truncate(PARKED_MAX);
-        asked
-    }
-
     /// Waits for room, a parked lane's wait to end, new work published here, or the time to
     /// look for other webhooks' work.
-    async fn wait_while_parked(&self, state: &mut Claiming, stopping: &mut Stopping) {
+    async fn wait_while_parked(&self, state: &mut LoopState, stopping: &mut Stopping) {
         let look = state.look;
         let until = self.lanes.next_change(&state.parked).map_or(look, |t| t.saturating_duration_since(Instant::now()));
         tokio::select! {
@@ -216,7 +247,7 @@ impl Engine {
     /// to the lanes and starts what can start; how many deliveries it took.
     fn start_claimed(
         self: &Arc<Self>,
-        state: &Claiming,
+        state: &LoopState,
         asked: &[Asked],
         deliveries: Vec<(String, Member)>,
         mut permits: tokio::sync::OwnedSemaphorePermit,
@@ -225,7 +256,7 @@ impl Engine {
         let mut again = Vec::new();
         let mut count = 0;
         {
-            let mut held = self.held();
+            let mut held = self.holds.held();
             let at = std::time::Instant::now();
             for (webhook, member) in deliveries {
                 // Still being attempted (or recorded) here: its lease ran out while Redis
@@ -255,15 +286,14 @@ impl Engine {
         }
         if permits.num_permits() > 0 {
             // The rest goes back: other partitions' claimers may be waiting for it.
-            drop(permits);
-            self.freed.notify_waiters();
+            self.holds.give_back(permits);
         }
-        self.give_back_budgets(asked, &by_webhook);
+        give_back_budgets(&self.store, asked, &by_webhook);
         if !again.is_empty() {
             let (store, p) = (self.store.clone(), state.p);
             let due = crate::time::now_millis() + HELD_AGAIN.as_millis() as u64;
             tokio::spawn(async move {
-                if let Err(e) = store.give_back(p, &again, due).await {
+                if let Err(e) = store.queue().give_back(p, &again, due).await {
                     tracing::warn!(error = %e, "cannot make held deliveries due again; their leases will run out");
                 }
             });
@@ -271,7 +301,7 @@ impl Engine {
         for a in asked {
             let list = by_webhook.remove(&a.webhook).unwrap_or_default();
             for start in self.lanes.claimed(&a.webhook, a.reserved, list) {
-                self.begin(a.webhook.clone(), start);
+                (self.begin)(a.webhook.clone(), start);
             }
         }
         count
@@ -281,7 +311,7 @@ impl Engine {
     /// does next: claim again at once, or sleep how long.
     fn after_claim(
         &self,
-        state: &mut Claiming,
+        state: &mut LoopState,
         asked: &[Asked],
         (hints, next_due): (Vec<String>, Option<u64>),
         count: usize,
@@ -317,61 +347,50 @@ impl Engine {
         Turn::Idle(next_change.map_or(wait, |change| wait.min(change)))
     }
 
-    /// Takes the deliveries of rate-limited webhooks from their budgets (every process
-    /// shares them, `store::queue::rate`): each such ask is cut to what its budget grants, and one
-    /// granted nothing is parked until its budget has room.
-    async fn take_from_budgets(&self, asked: Vec<Asked>, parked: &mut Vec<String>) -> Vec<Asked> {
-        let takes = asked.iter().map(|a| async move {
-            match a.rate_limit {
-                None => None,
-                Some(rate) => Some(self.store.take_deliveries(&a.webhook, rate, a.limit).await),
-            }
-        });
-        let grants = futures_util::future::join_all(takes).await;
-        let mut out = Vec::with_capacity(asked.len());
-        for (mut a, grant) in asked.into_iter().zip(grants) {
-            match grant {
-                None => out.push(a),
-                Some(Ok(grant)) if grant.granted > 0 => {
-                    a.limit = grant.granted;
-                    if let Some(wait) = grant.wait {
-                        // The budget is spent: the next claim of it waits for a batch.
-                        self.lanes.limited(&a.webhook, wait);
-                    }
-                    out.push(a);
-                }
-                Some(result) => {
-                    let wait = match result {
-                        Ok(grant) => grant.wait.unwrap_or(RATE_RETRY),
-                        Err(e) => {
-                            tracing::warn!(error = %e, webhook_id = %a.webhook, "cannot read a webhook's rate budget");
-                            RATE_RETRY
-                        }
-                    };
-                    self.lanes.claimed(&a.webhook, a.reserved, Vec::new());
-                    self.lanes.limited(&a.webhook, wait);
-                    parked.push(a.webhook);
-                }
-            }
+    /// Frees the lane slot of `delivery`'s ended attempt: the next waiting deliveries of
+    /// the webhook start at once, and the partitions with more for it are asked for a
+    /// refill — every partition when the attempt was slow (its end makes room in the slow
+    /// share for probing webhooks anywhere).
+    pub(in crate::delivery) fn release_lane(&self, webhook: &str, delivery: &str) {
+        let was_slow = self.holds.was_slow(delivery);
+        let freed = self.lanes.release(webhook, was_slow);
+        for next in freed.next {
+            (self.begin)(webhook.to_owned(), next);
         }
-        out
+        let rooms: Vec<&Notify> = if was_slow {
+            self.room.iter().collect()
+        } else {
+            freed.refill.iter().filter_map(|p| self.room.get(usize::from(p.0))).collect()
+        };
+        for room in rooms {
+            room.notify_one();
+        }
     }
 
-    /// Gives back to their budgets the deliveries rate-limited asks were granted but did
-    /// not claim (their queues had fewer due).
-    fn give_back_budgets(&self, asked: &[Asked], claimed: &HashMap<String, Vec<Waiting>>) {
-        for a in asked {
-            let Some(rate) = a.rate_limit else { continue };
-            let unused = a.limit.saturating_sub(claimed.get(&a.webhook).map_or(0, Vec::len));
-            if unused == 0 {
-                continue;
+    /// An attempt of `delivery` to `webhook` has had no answer for `lanes::SLOW_AFTER`: its
+    /// permit goes back, and it counts against the slow share.
+    pub(in crate::delivery) fn became_slow(&self, webhook: &str, delivery: &str) {
+        if self.holds.became_slow(delivery) {
+            self.lanes.became_slow(webhook);
+        }
+    }
+
+    /// Deliveries claimed but not started go back to their queues, due at `due_ms`, for any
+    /// worker (on shutdown; when their webhook turns probing or paused).
+    pub(in crate::delivery) async fn give_back(&self, waiting: Vec<(String, Waiting)>, due_ms: u64) {
+        let mut by_partition: HashMap<Partition, Vec<(String, Member)>> = HashMap::new();
+        let mut delivered = Vec::with_capacity(waiting.len());
+        for (webhook, w) in waiting {
+            delivered.push(w.member.delivery.clone());
+            by_partition.entry(w.partition).or_default().push((webhook, w.member));
+        }
+        for (p, items) in by_partition {
+            if let Err(e) = self.store.queue().give_back(p, &items, due_ms).await {
+                tracing::warn!(error = %e, "cannot give back waiting deliveries; their leases will run out");
             }
-            let (store, webhook) = (self.store.clone(), a.webhook.clone());
-            tokio::spawn(async move {
-                if let Err(e) = store.give_back_deliveries(&webhook, rate, unused).await {
-                    tracing::debug!(error = %e, webhook_id = %webhook, "cannot give back a webhook's unused rate budget");
-                }
-            });
+        }
+        for delivery in delivered {
+            self.holds.done(&delivery);
         }
     }
 }

@@ -9,13 +9,20 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::Engine;
+use super::claiming::Claimer;
+use super::claiming::lanes::Signal;
+use crate::domain::deliveries::Deliveries;
+use crate::domain::events::Publishing;
 use crate::domain::notices::Notice;
+use crate::domain::webhooks::Webhooks;
+use crate::metrics::Metrics;
+use crate::shared::Arrivals;
+use crate::store::core::batch::Batcher;
 use crate::store::queue::claim::Member;
 use crate::store::queue::status::Status;
-use crate::store::queue::streak::{Deactivated, Streak};
+use crate::store::queue::streak::{Deactivated, Streak, StreakRules};
 use crate::store::queue::work::{Outcome, Recorded, Report};
-use crate::store::{Partition, StoreError};
+use crate::store::{Partition, Store, StoreError};
 
 /// Runs a write the queue depends on until Redis takes it: while Redis cannot serve
 /// ([`StoreError::is_unavailable`]: unreachable, loading, busy, out of memory) it tries
@@ -44,25 +51,62 @@ where
     }
 }
 
-impl Engine {
-    /// Frees the lane slot of `delivery`'s ended attempt: the next waiting deliveries of
-    /// the webhook start at once, and the partitions with more for it are asked for a
-    /// refill — every partition when the attempt was slow (its end makes room in the slow
-    /// share for probing webhooks anywhere).
-    pub(in crate::delivery) fn release_lane(self: &Arc<Self>, webhook: &str, delivery: &str) {
-        let was_slow = self.held().get(delivery).is_some_and(|h| h.slow);
-        let freed = self.lanes.release(webhook, was_slow);
-        for next in freed.next {
-            self.begin(webhook.to_owned(), next);
+/// The recording part of the engine: outcomes written in batches per partition (group
+/// commit), failure streaks, dead letters, what an attempt says of its endpoint.
+#[derive(Debug)]
+pub(in crate::delivery) struct Recorder {
+    claimer: Arc<Claimer>,
+    store: Store,
+    metrics: Arc<Metrics>,
+    recorders: Vec<Batcher<Arc<Report>, Result<Recorded, StoreError>>>,
+    streak: StreakRules,
+    /// Work this process queued (an ordered subject's next).
+    arrivals: Arc<Arrivals>,
+    /// A webhook switched off ends its deliveries.
+    webhooks: Webhooks,
+    /// A failed delivery is read to report it ...
+    deliveries: Deliveries,
+    /// ... and reported (`webhook_delivery_failed`).
+    publishing: Publishing,
+}
+
+/// What a [`Recorder`] is made of (besides the claimer, whose store it records in).
+#[derive(Debug)]
+pub(in crate::delivery) struct RecorderParts {
+    pub streak: StreakRules,
+    pub arrivals: Arc<Arrivals>,
+    pub webhooks: Webhooks,
+    pub deliveries: Deliveries,
+    pub publishing: Publishing,
+}
+
+/// Most outcomes sent to Redis in one script call.
+const BATCH: usize = 64;
+
+impl Recorder {
+    /// The recorder (inside the engine's runtime: its batches start here).
+    pub(in crate::delivery) fn new(claimer: &Arc<Claimer>, parts: RecorderParts) -> Recorder {
+        let RecorderParts { streak, arrivals, webhooks, deliveries, publishing } = parts;
+        let store = claimer.store.clone();
+        let recorders = Batcher::per_partition(&store, BATCH, |store, p, outcomes: Vec<Arc<Report>>| async move {
+            store.queue().record(p, &outcomes).await
+        });
+        Recorder {
+            claimer: claimer.clone(),
+            metrics: claimer.metrics.clone(),
+            store,
+            recorders,
+            streak,
+            arrivals,
+            webhooks,
+            deliveries,
+            publishing,
         }
-        let rooms: Vec<&tokio::sync::Notify> = if was_slow {
-            self.room.iter().collect()
-        } else {
-            freed.refill.iter().filter_map(|p| self.room.get(usize::from(p.0))).collect()
-        };
-        for room in rooms {
-            room.notify_one();
-        }
+    }
+
+    /// What an attempt's end says of `webhook`'s endpoint (`endpoint`).
+    pub(in crate::delivery) fn endpoint_signal(&self, org_id: &str, webhook: &str, signal: Signal) {
+        endpoint::signal(&self.claimer, org_id, webhook, signal);
     }
 
     /// Records an outcome. An outcome not recorded would be sent again (a duplicate), so
@@ -116,9 +160,9 @@ impl Engine {
     /// Adds a recorded attempt to its webhook's failure streak (a success ends one), and
     /// ends the webhook's queued deliveries if that switched it off.
     async fn keep_streak(&self, report: &Report, streak: Streak) {
-        let rules = self.settings.streak;
+        let rules = self.streak;
         let (org, webhook) = (&report.member.org, &report.webhook);
-        match self.store.add_to_streak(org, webhook, streak, rules).await {
+        match self.store.endpoints().add_to_streak(org, webhook, streak, rules).await {
             Ok(Some(reason)) => {
                 self.metrics.webhook_deactivated(reason.as_str());
                 let why = match reason {
@@ -161,7 +205,7 @@ impl Engine {
     pub(in crate::delivery) async fn dead_letter(&self, p: Partition, webhook: &str, member: &Member, reason: &str) {
         let reason = format!("the delivery record cannot be read: {reason}");
         tracing::error!(delivery_id = %member.delivery, org_id = %member.org, webhook_id = %webhook, %reason, "dead-lettering a delivery");
-        let write = || self.store.dead_letter(p, webhook, member, &reason);
+        let write = || self.store.queue().dead_letter(p, webhook, member, &reason);
         match until_stored("dead-letter the delivery", &member.delivery, write).await {
             (Ok(()), _) => {
                 self.metrics.dead_letters.inc();
@@ -171,15 +215,6 @@ impl Engine {
             (Err(e), _) => {
                 tracing::error!(error = %e, delivery_id = %member.delivery, org_id = %member.org, "cannot dead-letter the delivery")
             }
-        }
-    }
-
-    /// A held delivery is done with: its permit comes back (a slow one's came back when it
-    /// became slow).
-    pub(in crate::delivery) fn done(&self, delivery: &str) {
-        if self.held().remove(delivery).is_some_and(|h| !h.slow) {
-            self.permits.add_permits(1);
-            self.freed.notify_waiters();
         }
     }
 }

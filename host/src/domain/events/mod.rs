@@ -108,7 +108,7 @@ impl Events {
 async fn lookup(store: &Store, moved: &Moved, org_id: &str, id: &str) -> Result<Option<EventView>, StoreError> {
     let reads = moved.reads();
     let Some((p, stored)) = reads.event(org_id, id).await? else { return Ok(None) };
-    let webhooks = store.webhook_ids(org_id).await?;
+    let webhooks = store.webhooks().webhook_ids(org_id).await?;
     let deliveries = reads.event_deliveries(p, org_id, id, stored.accepted_ms, &webhooks).await?;
     let deliveries = deliveries.iter().map(EventDeliveryView::from).collect();
     let envelope = RawValue::from_string(stored.envelope)

@@ -80,7 +80,9 @@ impl Publishing {
             chosen_id: (!event.fresh_id).then_some((org_id, event.id.as_str())),
             kept: self.kept,
         };
-        let Placement::Into(p) = self.store.place_event(to_place).await? else { return Ok(Published::Duplicate) };
+        let Placement::Into(p) = self.store.events().place_event(to_place).await? else {
+            return Ok(Published::Duplicate);
+        };
         // Operational events are about Weir's own resources: no report exports them.
         let snapshot = envelope.len() <= MAX_SNAPSHOT_BYTES && !catalog::is_operational(&event.action);
         let accepted_ms = crate::time::now_millis();
@@ -110,7 +112,7 @@ impl Publishing {
             // A failure leaves the older snapshot exportable: logged, as the deletion itself
             // is already acknowledged.
             if event.deleted
-                && let Err(e) = self.store.forget_older_snapshots((home, p), org_id, &subject, event_ms).await
+                && let Err(e) = self.store.events().forget_older_snapshots((home, p), org_id, &subject, event_ms).await
             {
                 tracing::warn!(error = %e, org_id, event_id = %event.id, "cannot forget a deleted record's older snapshot; an export may still find it");
             }

@@ -142,7 +142,7 @@ impl Exports {
             client_name: caller.client_name.clone(),
             published: false,
         };
-        self.store.create_export(&export, self.delivery_retention.as_millis() as u64).await?;
+        self.store.exports().create_export(&export, self.delivery_retention.as_millis() as u64).await?;
         Ok(ExportView::from(&export))
     }
 
@@ -151,7 +151,7 @@ impl Exports {
         if !ids::is_valid(Kind::ReportExport, id) {
             return Err(ExportError::NotFound);
         }
-        let export = self.store.get_export(org_id, id).await?.ok_or(ExportError::NotFound)?;
+        let export = self.store.exports().get_export(org_id, id).await?.ok_or(ExportError::NotFound)?;
         Ok(ExportView::from(&export))
     }
 
@@ -164,8 +164,8 @@ impl Exports {
             Err(LinkError::Expired) => return Err(ExportError::Gone("this download link has expired")),
             Ok(()) => {}
         }
-        let export = self.store.export_any_org(id).await?;
-        let file = self.store.export_file(id).await?;
+        let export = self.store.exports().export_any_org(id).await?;
+        let file = self.store.exports().export_file(id).await?;
         let (Some(export), Some(bytes)) = (export, file) else {
             return Err(ExportError::Gone("this export is no longer available"));
         };

@@ -174,7 +174,7 @@ impl Replayer {
         if !ids::is_valid(Kind::Webhook, webhook_id) {
             return Err(ReplayError::NotFound);
         }
-        let webhook = self.store.get_webhook(org_id, webhook_id).await?.ok_or(ReplayError::NotFound)?;
+        let webhook = self.store.webhooks().get_webhook(org_id, webhook_id).await?.ok_or(ReplayError::NotFound)?;
         let now = crate::time::now_millis();
         let (since_ms, until_ms) = window::of(body, now, self.event_retention)?;
         if !webhook.active {
@@ -193,7 +193,7 @@ impl Replayer {
             reason: None,
             place: ReplayPlace { hour: keys::hour_of(since_ms), partition: 0, offset: 0 },
         };
-        if self.store.create_replay(&replay, LEASE).await? == JobWrite::Running {
+        if self.store.replays().create_replay(&replay, LEASE).await? == JobWrite::Running {
             return Err(ReplayError::Running);
         }
         // Queued: from here on the replay is answered as it stands, never as a failure — a
@@ -205,7 +205,7 @@ impl Replayer {
         }
         if replay.state == ReplayState::Running {
             // Due at once: a worker (of any process) goes on with it.
-            if let Err(e) = self.store.renew_job(JobQueue::Replays, webhook_id, Duration::ZERO).await {
+            if let Err(e) = self.store.jobs().renew_job(JobQueue::Replays, webhook_id, Duration::ZERO).await {
                 tracing::debug!(error = %e, webhook_id, "a replay goes on when its lease ends");
             }
         }
@@ -214,10 +214,12 @@ impl Replayer {
 
     /// The organisation's webhook's latest replay (`None`: no such webhook).
     pub(crate) async fn status(&self, org_id: &str, webhook_id: &str) -> Result<Option<ReplayView>, StoreError> {
-        if !ids::is_valid(Kind::Webhook, webhook_id) || self.store.get_webhook(org_id, webhook_id).await?.is_none() {
+        if !ids::is_valid(Kind::Webhook, webhook_id)
+            || self.store.webhooks().get_webhook(org_id, webhook_id).await?.is_none()
+        {
             return Ok(None);
         }
-        let replay = self.store.get_replay(webhook_id).await?;
+        let replay = self.store.replays().get_replay(webhook_id).await?;
         Ok(Some(replay.filter(|r| r.org_id == org_id).as_ref().map_or_else(ReplayView::none, ReplayView::of)))
     }
 
@@ -234,13 +236,13 @@ impl Replayer {
         while replay.state == ReplayState::Running {
             if renewed.elapsed() > LEASE / 3 {
                 // Still ours: no other process takes it over while this one works on it.
-                self.store.renew_job(JobQueue::Replays, &replay.webhook_id, LEASE).await?;
+                self.store.jobs().renew_job(JobQueue::Replays, &replay.webhook_id, LEASE).await?;
                 renewed = Instant::now();
             }
             if replay.place.hour > last_hour || replay.until_ms <= replay.since_ms {
                 return self.end(replay, ReplayState::Completed, None).await;
             }
-            match self.store.get_webhook(&replay.org_id, &replay.webhook_id).await? {
+            match self.store.webhooks().get_webhook(&replay.org_id, &replay.webhook_id).await? {
                 None => return self.end(replay, ReplayState::Stopped, Some("the webhook was deleted")).await,
                 Some(w) if !w.active => {
                     return self.end(replay, ReplayState::Stopped, Some("the webhook was deactivated")).await;
@@ -252,7 +254,7 @@ impl Replayer {
             }
             let place = replay.place;
             let p = Partition(place.partition);
-            let (backlog, others_due) = self.store.replay_pressure(p, &replay.webhook_id).await?;
+            let (backlog, others_due) = self.store.replays().replay_pressure(p, &replay.webhook_id).await?;
             if others_due {
                 busy_until = Instant::now() + YIELD;
             }
@@ -264,6 +266,7 @@ impl Replayer {
             let reads = self.moved.reads();
             let (entries, read_to) = self
                 .store
+                .events()
                 .read_log(p, &replay.org_id, (place.hour, place.offset, BATCH), reads.moved_indexes())
                 .await?;
             if read_to == place.offset {
@@ -282,7 +285,9 @@ impl Replayer {
                 replay.queued += queued;
                 replay.place = ReplayPlace { offset: read_to, ..place };
             }
-            if self.store.replay_progress(&replay.webhook_id, replay.place, replay.queued).await? == JobWrite::Missing {
+            if self.store.replays().replay_progress(&replay.webhook_id, replay.place, replay.queued).await?
+                == JobWrite::Missing
+            {
                 // Ended elsewhere (a process that took it over meanwhile finished it).
                 replay.state = ReplayState::Stopped;
             }
@@ -301,7 +306,7 @@ impl Replayer {
         let (events, moved) = reads.logged_events(wanted).await?;
         // An ordered webhook's replayed deliveries queue behind their subjects' pending ones;
         // its filter, as it is now, decides which events it gets.
-        let webhook = self.store.get_webhook(&replay.org_id, &replay.webhook_id).await?;
+        let webhook = self.store.webhooks().get_webhook(&replay.org_id, &replay.webhook_id).await?;
         let ordered =
             webhook.as_ref().is_some_and(|w| w.ordering == crate::store::tenants::webhooks::Ordering::Subject);
         let filter = webhook.and_then(|w| w.filter);
@@ -350,8 +355,11 @@ impl Replayer {
         }
         let ids: Vec<String> = items.iter().map(|item| item.delivery_id.clone()).collect();
         reads.revive(&ids).await?;
-        let replayed =
-            self.store.replay_batch(p, &replay.org_id, &replay.webhook_id, &items, self.delivery_retention).await?;
+        let replayed = self
+            .store
+            .replays()
+            .replay_batch(p, &replay.org_id, &replay.webhook_id, &items, self.delivery_retention)
+            .await?;
         let queued = replayed.iter().filter(|r| **r == Replayed::Queued).count() as u64;
         if queued > 0
             && let Some(arrivals) = &self.arrivals
@@ -362,7 +370,7 @@ impl Replayer {
     }
 
     async fn end(&self, replay: &mut Replay, state: ReplayState, reason: Option<&str>) -> Result<(), StoreError> {
-        self.store.end_replay(&replay.webhook_id, state, reason, replay.queued, KEEP_ENDED).await?;
+        self.store.replays().end_replay(&replay.webhook_id, state, reason, replay.queued, KEEP_ENDED).await?;
         replay.state = state;
         replay.reason = reason.map(str::to_owned);
         replay.finished_at = Some(crate::time::now_rfc3339());

@@ -107,9 +107,9 @@ async fn create(
         client_secret: certificate.flatten(),
         endpoint: EndpointFields::default(),
     };
-    let plan = webhooks.store.org_plan(org_id).await?.unwrap_or(crate::store::tenants::orgs::Plan::Free);
+    let plan = webhooks.store.tenants().org_plan(org_id).await?.unwrap_or(crate::store::tenants::orgs::Plan::Free);
     let max = crate::auth::plans::limits(plan).webhooks.min(MAX_WEBHOOKS_PER_ORG);
-    match webhooks.store.create_webhook(webhook, max).await? {
+    match webhooks.store.webhooks().create_webhook(webhook, max).await? {
         Created::Ok(webhook) => Ok(*webhook),
         Created::PluginMissing => Err(Invalid::field("plugins", "an attached plugin was just deleted").into()),
         Created::LimitReached => Err(WebhookError::Conflict(format!(
@@ -148,7 +148,7 @@ async fn update(
         change.url = vet_url(&webhooks.url_rule, &url, &mut fields).await;
     }
     fields.finish()?;
-    let webhook = match webhooks.store.update_webhook(org_id, id, &change).await? {
+    let webhook = match webhooks.store.webhooks().update_webhook(org_id, id, &change).await? {
         Updated::Ok(webhook) => *webhook,
         Updated::Reactivated(webhook) => {
             notices::emit(&webhooks.publishing, org_id, Notice::Reactivated(&webhook)).await;
@@ -168,11 +168,11 @@ async fn update(
 /// deliveries fail (retriable after reactivation; they emit nothing), and the organisation
 /// is told with one `webhook_deactivated`. How many deliveries ended.
 pub(crate) async fn after_deactivation(webhooks: &Webhooks, org_id: &str, id: &str) -> Result<usize, StoreError> {
-    let ended = webhooks.store.end_pending(id, Status::Failed).await?;
+    let ended = webhooks.store.queue().end_pending(id, Status::Failed).await?;
     for _ in 0..ended {
         webhooks.metrics.delivery_finished(Status::Failed.as_str());
     }
-    if let Some(webhook) = webhooks.store.get_webhook(org_id, id).await?
+    if let Some(webhook) = webhooks.store.webhooks().get_webhook(org_id, id).await?
         && !webhook.active
     {
         notices::emit(&webhooks.publishing, org_id, Notice::Deactivated(&webhook)).await;
@@ -204,7 +204,7 @@ async fn rotate_secret(
     let grace = grace.unwrap_or(DEFAULT_GRACE);
     let ends = (!grace.is_zero()).then(|| crate::time::now_millis() + grace.as_millis() as u64);
     let secret = crate::sign::new_secret();
-    if !webhooks.store.rotate_secret(org_id, id, &secret, ends).await? {
+    if !webhooks.store.webhooks().rotate_secret(org_id, id, &secret, ends).await? {
         return Err(WebhookError::NotFound);
     }
     find(webhooks, org_id, id).await
@@ -223,18 +223,18 @@ async fn delete(webhooks: &Webhooks, org_id: &str, id: &str) -> Result<(), Webho
 /// inactive). Its queued deliveries end: `cancelled` when deleted, `failed` (retriable after
 /// reactivation) when deactivated.
 pub(crate) async fn stop(webhooks: &Webhooks, org_id: &str, id: &str, off: Off) -> Result<bool, StoreError> {
-    if !webhooks.store.webhook_off(org_id, id, off, webhooks.delivery_retention).await? {
+    if !webhooks.store.webhooks().webhook_off(org_id, id, off, webhooks.delivery_retention).await? {
         return Ok(false);
     }
     if let Off::Deactivate(_) = off {
         after_deactivation(webhooks, org_id, id).await?;
         return Ok(true);
     }
-    let ended = webhooks.store.end_pending(id, Status::Cancelled).await?;
+    let ended = webhooks.store.queue().end_pending(id, Status::Cancelled).await?;
     for _ in 0..ended {
         webhooks.metrics.delivery_finished(Status::Cancelled.as_str());
     }
-    webhooks.store.drop_webhook_index(id, webhooks.delivery_retention).await?;
+    webhooks.store.queue().drop_webhook_index(id, webhooks.delivery_retention).await?;
     Ok(true)
 }
 
@@ -243,7 +243,7 @@ async fn find(webhooks: &Webhooks, org_id: &str, id: &str) -> Result<Webhook, We
     if !ids::is_valid(Kind::Webhook, id) {
         return Err(WebhookError::NotFound);
     }
-    webhooks.store.get_webhook(org_id, id).await?.ok_or(WebhookError::NotFound)
+    webhooks.store.webhooks().get_webhook(org_id, id).await?.ok_or(WebhookError::NotFound)
 }
 
 /// Webhooks, for the surfaces (and for the workers, which stop them): each answer is the
@@ -332,17 +332,17 @@ impl Webhooks {
         cursor: Option<&str>,
         limit: usize,
     ) -> Result<(Vec<WebhookView>, Option<String>), StoreError> {
-        let (webhooks, next) = self.store.list_webhooks(org_id, cursor, limit).await?;
+        let (webhooks, next) = self.store.webhooks().list_webhooks(org_id, cursor, limit).await?;
         Ok((webhooks.iter().map(WebhookView::of).collect(), next))
     }
 
     /// Every webhook of the organisation (the settings page).
     pub(crate) async fn all(&self, org_id: &str) -> Result<Vec<WebhookView>, StoreError> {
-        Ok(self.store.all_webhooks(org_id).await?.iter().map(WebhookView::of).collect())
+        Ok(self.store.webhooks().all_webhooks(org_id).await?.iter().map(WebhookView::of).collect())
     }
 
     /// How many failed attempts in a row the webhook has had.
     pub(crate) async fn failure_streak(&self, org_id: &str, id: &str) -> Result<u32, StoreError> {
-        self.store.failure_streak(org_id, id).await
+        self.store.endpoints().failure_streak(org_id, id).await
     }
 }

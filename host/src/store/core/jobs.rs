@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use redis::AsyncCommands;
 
+use crate::store::Result;
+use crate::store::concerns::Jobs;
 use crate::store::core::scripts::CLAIM_JOBS;
-use crate::store::{Result, Store};
 
 /// A kind of background job, and its queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,8 +24,8 @@ pub enum JobQueue {
     History,
 }
 
-impl Store {
-    fn job_queue(&self, queue: JobQueue) -> String {
+impl Jobs<'_> {
+    fn job_queue(self, queue: JobQueue) -> String {
         match queue {
             JobQueue::Exports => self.keys().export_jobs(),
             JobQueue::Replays => self.keys().replay_jobs(),
@@ -33,7 +34,7 @@ impl Store {
     }
 
     /// Makes each of `ids` a job of `queue` unless it is one already (due at once).
-    pub async fn ensure_jobs(&self, queue: JobQueue, ids: &[String]) -> Result<()> {
+    pub async fn ensure_jobs(self, queue: JobQueue, ids: &[String]) -> Result<()> {
         let mut cmd = redis::cmd("ZADD");
         cmd.arg(self.job_queue(queue)).arg("NX");
         for id in ids {
@@ -44,7 +45,7 @@ impl Store {
     }
 
     /// Claims up to `n` jobs that are due (or whose lease ran out), leased for `lease`.
-    pub async fn claim_jobs(&self, queue: JobQueue, n: usize, lease: Duration) -> Result<Vec<String>> {
+    pub async fn claim_jobs(self, queue: JobQueue, n: usize, lease: Duration) -> Result<Vec<String>> {
         let now = crate::time::now_millis();
         CLAIM_JOBS
             .call()
@@ -57,7 +58,7 @@ impl Store {
     }
 
     /// Keeps a claimed job leased for `lease` more (zero: due at once for any worker).
-    pub async fn renew_job(&self, queue: JobQueue, id: &str, lease: Duration) -> Result<()> {
+    pub async fn renew_job(self, queue: JobQueue, id: &str, lease: Duration) -> Result<()> {
         let until = crate::time::now_millis() + lease.as_millis() as u64;
         let _: i64 = redis::cmd("ZADD")
             .arg(self.job_queue(queue))
@@ -70,7 +71,7 @@ impl Store {
     }
 
     /// A job needs no more work.
-    pub async fn job_done(&self, queue: JobQueue, id: &str) -> Result<()> {
+    pub async fn job_done(self, queue: JobQueue, id: &str) -> Result<()> {
         let _: i64 = self.conn().zrem(self.job_queue(queue), id).await?;
         Ok(())
     }

@@ -8,9 +8,10 @@
 //! An event moved back (a retry or a replay of one of its deliveries) is written as it was
 //! ([`Store::restore_event`]).
 
+use crate::store::Result;
+use crate::store::concerns::Moving;
 use crate::store::core::keys::Partition;
 use crate::store::core::scripts::HISTORY_FORGET_EVENTS;
-use crate::store::{Result, Store};
 
 /// An event read for its move.
 #[derive(Debug, Clone)]
@@ -28,9 +29,9 @@ pub struct Forget {
     pub delivery_keys: Vec<String>,
 }
 
-impl Store {
+impl Moving<'_> {
     /// Up to `n` events of partition `p` accepted at or before `before_ms`, oldest first.
-    pub async fn accepted_events(&self, p: Partition, before_ms: u64, n: usize) -> Result<Vec<AcceptedEvent>> {
+    pub async fn accepted_events(self, p: Partition, before_ms: u64, n: usize) -> Result<Vec<AcceptedEvent>> {
         let keys = self.due_members(&self.keys().accepted(p), before_ms, n).await?;
         if keys.is_empty() {
             return Ok(Vec::new());
@@ -45,7 +46,7 @@ impl Store {
 
     /// Forgets events written to history whose deliveries are gone from here; one whose
     /// delivery is still here stays, noted again for `later_ms`. How many were deleted.
-    pub async fn forget_events(&self, p: Partition, events: &[Forget], later_ms: u64) -> Result<usize> {
+    pub async fn forget_events(self, p: Partition, events: &[Forget], later_ms: u64) -> Result<usize> {
         if events.is_empty() {
             return Ok(0);
         }
@@ -62,7 +63,7 @@ impl Store {
     }
 
     /// Notes events of partition `p` (their keys) to be looked at again at `at_ms`.
-    pub async fn note_accepted(&self, p: Partition, event_keys: &[&str], at_ms: u64) -> Result<()> {
+    pub async fn note_accepted(self, p: Partition, event_keys: &[&str], at_ms: u64) -> Result<()> {
         if event_keys.is_empty() {
             return Ok(());
         }
@@ -77,19 +78,19 @@ impl Store {
 
     /// How many events of partition `p` were accepted at or before `before_ms` and wait to
     /// move.
-    pub async fn accepted_backlog(&self, p: Partition, before_ms: u64) -> Result<u64> {
+    pub async fn accepted_backlog(self, p: Partition, before_ms: u64) -> Result<u64> {
         self.due_count(&self.keys().accepted(p), before_ms).await
     }
 
     /// Whether an event is here.
-    pub async fn event_exists(&self, p: Partition, org_id: &str, event_id: &str) -> Result<bool> {
+    pub async fn event_exists(self, p: Partition, org_id: &str, event_id: &str) -> Result<bool> {
         Ok(redis::cmd("EXISTS").arg(self.keys().event(p, org_id, event_id)).query_async(&mut self.conn()).await?)
     }
 
     /// Writes an event back from history (its stored form), kept for `keep_ms`, unless it
     /// is here already; noted to move again later.
     pub async fn restore_event(
-        &self,
+        self,
         p: Partition,
         org_id: &str,
         event_id: &str,

@@ -15,10 +15,11 @@ use std::collections::HashMap;
 
 use redis::AsyncCommands;
 
+use crate::store::Result;
+use crate::store::concerns::Exports;
 use crate::store::core::keys::Partition;
 use crate::store::core::scripts::{EXPORT_CREATE, SNAPSHOT_FORGET};
 use crate::store::events::stored::StoredEvent;
-use crate::store::{Result, Store};
 
 /// A report export, as stored.
 #[derive(Debug, Clone)]
@@ -84,14 +85,14 @@ pub fn snapshot_of(kind: &str, event: &StoredEvent) -> Option<String> {
     parsed.get(snapshot_key).map(|raw| raw.get().to_owned())
 }
 
-impl Store {
+impl Exports<'_> {
     /// The newest snapshot of a record, as JSON text (the snapshot key of the newest event
     /// about it), or where that event went when it is no longer here (history in
     /// PostgreSQL).
     /// The pointer is looked for in every partition (the newest wins): an event published
     /// while its record's partition could not acknowledge writes went to another one
     /// (`events::standby`).
-    pub async fn snapshot(&self, org_id: &str, kind: &str, id: &str) -> Result<Snapshot> {
+    pub async fn snapshot(self, org_id: &str, kind: &str, id: &str) -> Result<Snapshot> {
         let field = format!("{kind}:{id}");
         let reads = self.keys().partitions().map(|p| {
             let field = field.clone();
@@ -107,7 +108,7 @@ impl Store {
             .max_by_key(|(_, v)| v.split_once(' ').and_then(|(ms, _)| ms.parse::<u64>().ok()).unwrap_or(0));
         let Some((p, pointer)) = newest else { return Ok(Snapshot::None) };
         let Some((ms, event)) = pointer.split_once(' ') else { return Ok(Snapshot::None) };
-        match self.event(p, org_id, event).await? {
+        match self.events().event(p, org_id, event).await? {
             Some(stored) => Ok(snapshot_of(kind, &stored).map_or(Snapshot::None, Snapshot::Here)),
             None => match ms.parse() {
                 Ok(accepted_ms) => Ok(Snapshot::Moved { p, accepted_ms, event_id: event.to_owned() }),
@@ -121,7 +122,7 @@ impl Store {
     /// partition and its standbys, where a failover may have left one (`events::standby`).
     /// How many were forgotten.
     pub async fn forget_snapshot_in(
-        &self,
+        self,
         ps: &[Partition],
         org_id: &str,
         subject: &str,
@@ -138,7 +139,7 @@ impl Store {
     }
 
     /// Stores a new export and queues it.
-    pub async fn create_export(&self, export: &Export, keep_ms: u64) -> Result<()> {
+    pub async fn create_export(self, export: &Export, keep_ms: u64) -> Result<()> {
         let fields: [(&str, &str); 9] = [
             ("id", &export.id),
             ("org_id", &export.org_id),
@@ -161,18 +162,18 @@ impl Store {
     }
 
     /// An export of any organisation (the builder checks it against the record).
-    pub async fn export_any_org(&self, id: &str) -> Result<Option<Export>> {
+    pub async fn export_any_org(self, id: &str) -> Result<Option<Export>> {
         let fields: HashMap<String, String> = self.conn().hgetall(self.keys().export(id)).await?;
         Ok((!fields.is_empty()).then(|| from_fields(&fields)))
     }
 
     /// The organisation's export.
-    pub async fn get_export(&self, org_id: &str, id: &str) -> Result<Option<Export>> {
+    pub async fn get_export(self, org_id: &str, id: &str) -> Result<Option<Export>> {
         Ok(self.export_any_org(id).await?.filter(|e| e.org_id == org_id))
     }
 
     /// Sets fields of an export that exists.
-    pub async fn set_export_fields(&self, id: &str, fields: &[(&str, &str)]) -> Result<()> {
+    pub async fn set_export_fields(self, id: &str, fields: &[(&str, &str)]) -> Result<()> {
         let mut call = crate::store::core::scripts::SET_IF_EXISTS.call();
         call.key(&self.keys().export(id));
         for (k, v) in fields {
@@ -184,7 +185,7 @@ impl Store {
 
     /// Stores a built file with its lifetime, and marks the export completed.
     pub async fn complete_export(
-        &self,
+        self,
         id: &str,
         file: &[u8],
         ttl_ms: u64,
@@ -210,12 +211,12 @@ impl Store {
     }
 
     /// A built file, while its link is valid.
-    pub async fn export_file(&self, id: &str) -> Result<Option<Vec<u8>>> {
+    pub async fn export_file(self, id: &str) -> Result<Option<Vec<u8>>> {
         Ok(self.conn().get(self.keys().export_file(id)).await?)
     }
 
     /// The key that signs download links, made on first use and shared through Redis.
-    pub async fn export_link_key(&self) -> Result<Vec<u8>> {
+    pub async fn export_link_key(self) -> Result<Vec<u8>> {
         let key = self.keys().export_link_secret();
         let fresh: [u8; 32] = rand::random();
         let _: Option<String> =

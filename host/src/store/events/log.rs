@@ -9,12 +9,13 @@
 //! do (`store::queue::index`: every entry keeps its place). Reading follows
 //! `store::queue::listing`: a cursor says where each partition stands.
 
+use crate::store::concerns::Events;
 use crate::store::core::keys::{self, Partition};
 pub use crate::store::events::log_entry::{ENTRY_LEN, LogEntry, accepted_ms_of, action_code};
 use crate::store::events::stored::StoredEvent;
 use crate::store::queue::index::MovedIndexes;
 use crate::store::queue::listing::{Cursor, Position};
-use crate::store::{Result, Store, StoreError};
+use crate::store::{Result, StoreError};
 
 /// Which events a reading of the log keeps: accepted in `[since_ms, until_ms)`, of `action`
 /// when it is given.
@@ -31,14 +32,14 @@ impl Window<'_> {
     }
 }
 
-impl Store {
+impl Events<'_> {
     /// Up to `n` entries of one partition's hour from place `start` (counted from the
     /// hour's first entry ever), in the order they were logged, `None` for one that cannot
     /// be read; and the place to read from next (`start` at the end). Entries that moved
     /// to history are read there through `moved` (without it, places count from the
     /// list's head, as before anything moved).
     pub async fn read_log(
-        &self,
+        self,
         p: Partition,
         org: &str,
         (hour, start, n): (u32, u64, usize),
@@ -46,7 +47,7 @@ impl Store {
     ) -> Result<(Vec<Option<LogEntry>>, u64)> {
         let key = self.keys().event_log(p, org, hour);
         let (next, entries) = match moved {
-            Some(moved) => self.index_forward(p, &key, start, n as u64, moved).await?,
+            Some(moved) => self.moving().index_forward(p, &key, start, n as u64, moved).await?,
             None => {
                 let raw: Vec<Vec<u8>> = redis::cmd("LRANGE")
                     .arg(&key)
@@ -65,7 +66,7 @@ impl Store {
     /// than about `scan` entries. Returns the entries with their partition and the cursor to
     /// continue from (`None` at the end).
     pub async fn list_event_log(
-        &self,
+        self,
         org: &str,
         window: Window<'_>,
         cursor: Option<&str>,
@@ -134,7 +135,7 @@ impl Store {
     /// out; `position` becomes `None` past `oldest_hour`. Entries that cannot be read are
     /// passed over; those that moved to history are read there through `moved`.
     async fn log_back(
-        &self,
+        self,
         (p, org): (Partition, &str),
         position: &mut Option<Position>,
         buffer: &mut Vec<(u64, LogEntry)>,
@@ -148,14 +149,14 @@ impl Store {
             }
             let key = self.keys().event_log(p, org, at.bucket);
             let (end, entries) = match moved {
-                Some(moved) => self.index_back(p, &key, at.end, batch as u64, moved).await?,
-                None => self.index_here(&key, at.end, batch as u64).await?,
+                Some(moved) => self.moving().index_back(p, &key, at.end, batch as u64, moved).await?,
+                None => self.moving().index_here(&key, at.end, batch as u64).await?,
             };
             if entries.is_empty() {
                 let below = match at.bucket.checked_sub(1) {
                     Some(from) if from >= oldest_hour => {
                         let key_of = |hour| self.keys().event_log(p, org, hour);
-                        self.newest_filled(p, key_of, from, oldest_hour).await?
+                        self.moving().newest_filled(p, key_of, from, oldest_hour).await?
                     }
                     _ => None,
                 };
@@ -179,7 +180,7 @@ impl Store {
 
     /// The stored events of log entries (`None`: expired, or not readable), read with one
     /// pipeline per partition.
-    pub async fn logged_events(&self, entries: &[(Partition, LogEntry)]) -> Result<Vec<Option<StoredEvent>>> {
+    pub async fn logged_events(self, entries: &[(Partition, LogEntry)]) -> Result<Vec<Option<StoredEvent>>> {
         let by_partition = {
             let mut map: std::collections::BTreeMap<Partition, Vec<usize>> = std::collections::BTreeMap::new();
             for (i, (p, _)) in entries.iter().enumerate() {

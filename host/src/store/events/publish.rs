@@ -15,6 +15,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use crate::ids::{self, Kind};
+use crate::store::concerns::Events;
 use crate::store::core::keys::{HOUR_MS, Partition};
 use crate::store::core::reply::{name_of, unexpected};
 use crate::store::core::scripts::{Call, PUBLISH, RELEASE};
@@ -22,7 +23,7 @@ use crate::store::events::log::LogEntry;
 use crate::store::events::stored::StoredEvent;
 use crate::store::queue::status::Status;
 use crate::store::tenants::webhooks::Subscriber;
-use crate::store::{Result, Store, StoreError};
+use crate::store::{Result, StoreError};
 
 /// Every this many snapshots a publish checks the organisation's cap (and then evicts up to
 /// twice as many records as this): the check would cost Redis a command per event otherwise.
@@ -97,13 +98,13 @@ pub enum Published {
 /// views of its slots) is sent again.
 const AGAIN_AFTER: [Duration; 3] = [Duration::from_millis(50), Duration::from_millis(200), Duration::from_millis(500)];
 
-impl Store {
+impl Events<'_> {
     /// Runs the publish script; when Redis refused it before it ran — the client's map of
     /// the slots behind the cluster's (`MOVED`), the cluster between masters (`CLUSTERDOWN`,
     /// `TRYAGAIN`), a replica that just lost its master's role (`READONLY`) — runs it again
     /// a few times, as nothing of it was written.
     async fn run_unwritten_again(
-        &self,
+        self,
         partition: Partition,
         call: &crate::store::core::scripts::Call<'_>,
     ) -> Result<Vec<String>> {
@@ -126,7 +127,7 @@ impl Store {
 
     /// Publishes events of one partition (all or nothing each), and waits for replicas when
     /// configured: once this returns, every `New` event is acknowledged.
-    pub async fn publish(&self, p: Partition, batch: &[Publication], retention: Retention) -> Result<Vec<Published>> {
+    pub async fn publish(self, p: Partition, batch: &[Publication], retention: Retention) -> Result<Vec<Published>> {
         let keys = self.keys();
         let mut call = PUBLISH.call();
         call.key(&keys.ready(p)).key(&keys.released_events(p)).key(&keys.accepted(p)).key(&keys.index_moves(p));
@@ -170,7 +171,7 @@ impl Store {
 
     /// One event's keys and arguments for `publish.lua`: the event, its snapshot and log
     /// entry, and each delivery of its fan-out.
-    fn add_event(&self, call: &mut Call<'_>, p: Partition, event: &Publication, retention: Retention) {
+    fn add_event(self, call: &mut Call<'_>, p: Partition, event: &Publication, retention: Retention) {
         let keys = self.keys();
         let accepted_ms = event.event.accepted_ms;
         let hour = crate::store::core::keys::hour_of(accepted_ms);
@@ -224,7 +225,7 @@ impl Store {
     }
 
     /// A stored event.
-    pub async fn event(&self, p: Partition, org_id: &str, event_id: &str) -> Result<Option<StoredEvent>> {
+    pub async fn event(self, p: Partition, org_id: &str, event_id: &str) -> Result<Option<StoredEvent>> {
         let bytes: Option<Vec<u8>> =
             redis::cmd("GET").arg(self.keys().event(p, org_id, event_id)).query_async(&mut self.conn()).await?;
         Ok(bytes.as_deref().and_then(StoredEvent::decode))
@@ -232,7 +233,7 @@ impl Store {
 
     /// An event of the organisation found by its id alone: every partition is asked (an
     /// event lives in the partition of its subject, which its id does not tell).
-    pub async fn find_event(&self, org_id: &str, event_id: &str) -> Result<Option<(Partition, StoredEvent)>> {
+    pub async fn find_event(self, org_id: &str, event_id: &str) -> Result<Option<(Partition, StoredEvent)>> {
         if !ids::is_event_id(event_id) {
             return Ok(None);
         }
@@ -247,7 +248,7 @@ impl Store {
     /// The deliveries of an event stored in partition `p` to any of `webhooks` (those it had
     /// none to are left out): each id is derived, and read with one pipeline.
     pub async fn event_deliveries(
-        &self,
+        self,
         p: Partition,
         org_id: &str,
         event_id: &str,
@@ -277,7 +278,7 @@ impl Store {
     }
 
     /// Gives superseded snapshot events their TTL back (up to `n` of them); how many.
-    pub async fn release_snapshots(&self, p: Partition, retention: Duration, n: usize) -> Result<usize> {
+    pub async fn release_snapshots(self, p: Partition, retention: Duration, n: usize) -> Result<usize> {
         let list = self.keys().released_events(p);
         let entries: Vec<String> =
             redis::cmd("LRANGE").arg(&list).arg(0).arg(n.max(1) as i64 - 1).query_async(&mut self.conn()).await?;

@@ -24,12 +24,12 @@ impl Publisher {
     /// Starts the batchers (inside a Tokio runtime).
     pub fn start(store: &Store, retention: Retention) -> Publisher {
         let partitions = Batcher::per_partition(store, BATCH, move |store, p, batch: Vec<Publication>| async move {
-            store.publish(p, &batch, retention).await
+            store.events().publish(p, &batch, retention).await
         });
         let lookups = store.clone();
         let subscribers = Batcher::spawn_distinct(BATCH, move |pairs: Vec<(String, String)>| {
             let store = lookups.clone();
-            async move { store.subscribers_of(&pairs).await }
+            async move { store.webhooks().subscribers_of(&pairs).await }
         });
         Publisher { partitions, subscribers }
     }

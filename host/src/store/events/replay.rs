@@ -6,10 +6,11 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use crate::store::Result;
+use crate::store::concerns::Replays;
 use crate::store::core::keys::{self, Partition};
 use crate::store::core::reply::name_of;
 use crate::store::core::scripts::{REPLAY, REPLAY_JOB};
-use crate::store::{Result, Store};
 
 /// Where a replay stands: it queues the log hour by hour, and in each hour partition by
 /// partition; `offset` entries of that list are done.
@@ -149,8 +150,8 @@ pub enum JobWrite {
     Missing,
 }
 
-impl Store {
-    async fn replay_job(&self, webhook: &str, mode: &str, when: u64, fields: &[(&str, String)]) -> Result<JobWrite> {
+impl Replays<'_> {
+    async fn replay_job(self, webhook: &str, mode: &str, when: u64, fields: &[(&str, String)]) -> Result<JobWrite> {
         let mut call = REPLAY_JOB.call();
         call.key(&self.keys().replay(webhook)).key(&self.keys().replay_jobs());
         call.arg(webhook).arg(mode).arg(when);
@@ -168,7 +169,7 @@ impl Store {
 
     /// Stores a new replay, leased to the caller for `lease`; [`JobWrite::Running`] when
     /// one of the webhook is still running.
-    pub async fn create_replay(&self, replay: &Replay, lease: Duration) -> Result<JobWrite> {
+    pub async fn create_replay(self, replay: &Replay, lease: Duration) -> Result<JobWrite> {
         let until = crate::time::now_millis() + lease.as_millis() as u64;
         let written = self.replay_job(&replay.webhook_id, "create", until, &replay.fields()).await?;
         if written == JobWrite::Done {
@@ -178,20 +179,20 @@ impl Store {
     }
 
     /// A webhook's latest replay (running, or ended within the time ended ones are kept).
-    pub async fn get_replay(&self, webhook: &str) -> Result<Option<Replay>> {
+    pub async fn get_replay(self, webhook: &str) -> Result<Option<Replay>> {
         let f: HashMap<String, String> =
             redis::cmd("HGETALL").arg(self.keys().replay(webhook)).query_async(&mut self.conn()).await?;
         Ok(Replay::from_fields(&f))
     }
 
     /// Records how far a running replay got.
-    pub async fn replay_progress(&self, webhook: &str, place: ReplayPlace, queued: u64) -> Result<JobWrite> {
+    pub async fn replay_progress(self, webhook: &str, place: ReplayPlace, queued: u64) -> Result<JobWrite> {
         self.replay_job(webhook, "progress", 0, &[("place", place.text()), ("queued", queued.to_string())]).await
     }
 
     /// Ends a running replay; its record is kept for `keep`.
     pub async fn end_replay(
-        &self,
+        self,
         webhook: &str,
         state: ReplayState,
         reason: Option<&str>,
@@ -209,7 +210,7 @@ impl Store {
 
     /// How busy partition `p` is for a replay to `webhook`: the webhook's deliveries
     /// waiting there unclaimed, and whether another webhook has work due there now.
-    pub async fn replay_pressure(&self, p: Partition, webhook: &str) -> Result<(u64, bool)> {
+    pub async fn replay_pressure(self, p: Partition, webhook: &str) -> Result<(u64, bool)> {
         let k = self.keys();
         let mut pipe = redis::pipe();
         pipe.cmd("LLEN").arg(k.webhook_new(p, webhook));
@@ -235,7 +236,7 @@ impl Store {
 
     /// Replays a batch of logged events of partition `p` to a webhook (`lua/replay.lua`).
     pub async fn replay_batch(
-        &self,
+        self,
         p: Partition,
         org: &str,
         webhook: &str,

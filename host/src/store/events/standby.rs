@@ -26,9 +26,10 @@ use std::time::Duration;
 
 use redis::AsyncCommands;
 
+use crate::store::Result;
+use crate::store::concerns::Events;
 use crate::store::core::keys::{Partition, slot};
 use crate::store::core::shards;
-use crate::store::{Result, Store};
 
 /// How long one look at the cluster may take.
 const LOOK: Duration = Duration::from_millis(100);
@@ -56,11 +57,11 @@ pub struct ToPlace<'a> {
     pub kept: Duration,
 }
 
-impl Store {
+impl Events<'_> {
     /// The standby protocol in one call: the partition an event goes to — its own, or while
     /// that one cannot acknowledge writes a standby, marked before it takes its first event
     /// — unless an earlier try of the publisher's id already left it somewhere.
-    pub async fn place_event(&self, event: ToPlace<'_>) -> Result<Placement> {
+    pub async fn place_event(self, event: ToPlace<'_>) -> Result<Placement> {
         let p = self.partition_for(event.home, event.must_stay);
         if let Some((org_id, event_id)) = event.chosen_id {
             let elsewhere = self.tried_elsewhere(event.home, p);
@@ -78,7 +79,7 @@ impl Store {
     /// forgets its older snapshot where a failover may have left one: at home, or on a
     /// standby marked for it (none before a failover).
     pub async fn forget_older_snapshots(
-        &self,
+        self,
         (home, p): (Partition, Partition),
         org_id: &str,
         subject: &str,
@@ -88,12 +89,12 @@ impl Store {
         if elsewhere.is_empty() {
             return Ok(());
         }
-        self.forget_snapshot_in(&elsewhere, org_id, subject, deleted_ms).await.map(drop)
+        self.exports().forget_snapshot_in(&elsewhere, org_id, subject, deleted_ms).await.map(drop)
     }
 
     /// Looks at the replicas of every partition's master every [`LOOK_EVERY`], for as long
     /// as this store (or a clone) lives; nothing when no replica is awaited.
-    pub fn watch_replicas(&self) {
+    pub fn watch_replicas(self) {
         if self.wait_replicas == 0 {
             return;
         }
@@ -136,7 +137,7 @@ impl Store {
     }
 
     /// Notes that `p` could not acknowledge a write.
-    pub(crate) fn shun(&self, p: Partition) {
+    pub(crate) fn shun(self, p: Partition) {
         if self.shunned.shun(p, crate::time::now_millis()) {
             tracing::warn!(
                 partition = p.0,
@@ -148,7 +149,7 @@ impl Store {
     /// The partition an event whose own is `home` goes to: `home` when it is not shunned
     /// (or nothing is awaited, or `must_stay`), else the first after it that is not (`home`
     /// if all are).
-    fn partition_for(&self, home: Partition, must_stay: bool) -> Partition {
+    fn partition_for(self, home: Partition, must_stay: bool) -> Partition {
         let now = crate::time::now_millis();
         if self.wait_replicas == 0 || must_stay || !self.shunned.shunned(home, now) {
             return home;
@@ -159,7 +160,7 @@ impl Store {
 
     /// Where an earlier try of an event whose own partition is `home`, going now to `p`,
     /// may have left it: `home`, and the standbys marked for it (none of them `p`).
-    fn tried_elsewhere(&self, home: Partition, p: Partition) -> Vec<Partition> {
+    fn tried_elsewhere(self, home: Partition, p: Partition) -> Vec<Partition> {
         // Every publish with an id of the publisher's asks: before any failover, the answer
         // (nothing, going home) allocates nothing.
         let mut elsewhere = self.shunned.standbys_of(home, crate::time::now_millis());
@@ -172,7 +173,7 @@ impl Store {
 
     /// Marks, before it takes one, that `standby` has events of `home` that may stay in
     /// Redis for `kept` (a mark known to this process already is not written again).
-    async fn mark_standby(&self, home: Partition, standby: Partition, kept: Duration) -> Result<()> {
+    async fn mark_standby(self, home: Partition, standby: Partition, kept: Duration) -> Result<()> {
         let until_ms = crate::time::now_millis() + kept.as_millis() as u64;
         if self.shunned.standby_known(home, standby, until_ms) {
             return Ok(());
@@ -188,7 +189,7 @@ impl Store {
     }
 
     /// Whether the organisation's event `event_id` is in any of the partitions `ps`.
-    async fn has_event_in(&self, ps: &[Partition], org_id: &str, event_id: &str) -> Result<bool> {
+    async fn has_event_in(self, ps: &[Partition], org_id: &str, event_id: &str) -> Result<bool> {
         let looks = ps.iter().map(|p| async move {
             let n: u64 =
                 redis::cmd("EXISTS").arg(self.keys().event(*p, org_id, event_id)).query_async(&mut self.conn()).await?;

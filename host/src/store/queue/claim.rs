@@ -17,10 +17,11 @@
 
 use redis::Value;
 
+use crate::store::Result;
+use crate::store::concerns::Queue;
 use crate::store::core::keys::Partition;
 use crate::store::core::reply::{Named, text};
 use crate::store::core::scripts::{CLAIM, RENEW};
-use crate::store::{Result, Store};
 
 /// A queued delivery, as its queue holds it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -75,10 +76,10 @@ pub struct Claimed {
     pub next_due: Option<u64>,
 }
 
-impl Store {
+impl Queue<'_> {
     /// Claims due deliveries as `request` asks, leasing them until `lease_until_ms`.
     pub async fn claim(
-        &self,
+        self,
         p: Partition,
         request: &ClaimRequest<'_>,
         now_ms: u64,
@@ -113,7 +114,7 @@ impl Store {
 
     /// Extends the leases of deliveries a live worker holds until `until_ms` (`lua/renew.lua`;
     /// a delivery whose retry was just recorded keeps its retry time).
-    pub async fn renew(&self, p: Partition, held: &[(String, Member)], until_ms: u64) -> Result<()> {
+    pub async fn renew(self, p: Partition, held: &[(String, Member)], until_ms: u64) -> Result<()> {
         for chunk in held.chunks(500) {
             let mut call = RENEW.call();
             call.arg(until_ms);
@@ -128,7 +129,7 @@ impl Store {
 
     /// Gives claimed deliveries back to their queues, due at `due_ms` (a worker stopping
     /// before it started them).
-    pub async fn give_back(&self, p: Partition, held: &[(String, Member)], due_ms: u64) -> Result<()> {
+    pub async fn give_back(self, p: Partition, held: &[(String, Member)], due_ms: u64) -> Result<()> {
         let mut pipe = redis::pipe();
         for (webhook, member) in held {
             pipe.cmd("ZADD")
@@ -145,7 +146,7 @@ impl Store {
 
     /// Deliveries queued in every partition: due now (including those being attempted), and
     /// waiting for a retry.
-    pub async fn queue_depth(&self) -> Result<(u64, u64)> {
+    pub async fn queue_depth(self) -> Result<(u64, u64)> {
         let now = crate::time::now_millis();
         let (mut due, mut waiting) = (0, 0);
         for p in self.keys().partitions() {

@@ -4,21 +4,22 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use crate::store::concerns::Deliveries;
 use crate::store::core::keys::Partition;
 use crate::store::events::stored::StoredEvent;
 use crate::store::queue::row::DeliveryRow;
-use crate::store::{Result, Store, StoreError};
+use crate::store::{Result, StoreError};
 
-impl Store {
+impl Deliveries<'_> {
     /// The delivery's row if it exists and belongs to `org_id`.
-    pub async fn get_delivery(&self, org_id: &str, id: &str) -> Result<Option<DeliveryRow>> {
+    pub async fn get_delivery(self, org_id: &str, id: &str) -> Result<Option<DeliveryRow>> {
         let found = self.get_deliveries(&[id.to_owned()]).await?;
         Ok(found.into_iter().flatten().next().filter(|d| d.org_id == org_id))
     }
 
     /// The positions of `ids` grouped by the partition each delivery id names (ids of no
     /// partition of this data set are left out).
-    pub(in crate::store) fn by_partition(&self, ids: &[String]) -> BTreeMap<Partition, Vec<usize>> {
+    pub(in crate::store) fn by_partition(self, ids: &[String]) -> BTreeMap<Partition, Vec<usize>> {
         let mut by_partition: BTreeMap<Partition, Vec<usize>> = BTreeMap::new();
         for (i, id) in ids.iter().enumerate() {
             if let Some(p) = self.keys().partition_of_delivery(id) {
@@ -30,7 +31,7 @@ impl Store {
 
     /// Several deliveries' rows by id (`None` for expired or unknown ones), in order, each
     /// with its event. Rows are read per partition, then the events they need.
-    pub async fn get_deliveries(&self, ids: &[String]) -> Result<Vec<Option<DeliveryRow>>> {
+    pub async fn get_deliveries(self, ids: &[String]) -> Result<Vec<Option<DeliveryRow>>> {
         let by_partition = self.by_partition(ids);
         let reads = by_partition.iter().map(|(p, at)| async move {
             let mut pipe = redis::pipe();
@@ -49,7 +50,7 @@ impl Store {
                 events.entry((row.org_id.clone(), row.event_id.clone())).or_default();
             }
             for ((org, evt), slot) in events.iter_mut() {
-                *slot = self.event(*p, org, evt).await?.map(Arc::new);
+                *slot = self.events().event(*p, org, evt).await?.map(Arc::new);
             }
             for row in rows.iter_mut().flatten() {
                 row.event = events.get(&(row.org_id.clone(), row.event_id.clone())).cloned().flatten();

@@ -8,9 +8,10 @@
 
 use std::collections::HashMap;
 
+use crate::store::Result;
+use crate::store::concerns::Moving;
 use crate::store::core::keys::Partition;
 use crate::store::core::scripts::{HISTORY_FORGET, RESTORE_ROW};
-use crate::store::{Result, Store};
 
 /// A delivery row read for its move.
 #[derive(Debug, Clone)]
@@ -37,10 +38,10 @@ impl EndedRow {
     }
 }
 
-impl Store {
+impl Moving<'_> {
     /// Up to `n` deliveries of partition `p` that ended at or before `before_ms`, with
     /// their rows, oldest first.
-    pub async fn ended_rows(&self, p: Partition, before_ms: u64, n: usize) -> Result<Vec<EndedRow>> {
+    pub async fn ended_rows(self, p: Partition, before_ms: u64, n: usize) -> Result<Vec<EndedRow>> {
         let ids = self.due_members(&self.keys().ended(p), before_ms, n).await?;
         if ids.is_empty() {
             return Ok(Vec::new());
@@ -55,7 +56,7 @@ impl Store {
 
     /// Forgets rows written to history: each is deleted (and leaves the `ended` set) if it
     /// is still as read; one changed since stays. How many were deleted.
-    pub async fn forget_moved(&self, p: Partition, moved: &[EndedRow]) -> Result<usize> {
+    pub async fn forget_moved(self, p: Partition, moved: &[EndedRow]) -> Result<usize> {
         if moved.is_empty() {
             return Ok(0);
         }
@@ -69,14 +70,14 @@ impl Store {
     }
 
     /// How many deliveries of partition `p` ended at or before `before_ms` and wait to move.
-    pub async fn ended_backlog(&self, p: Partition, before_ms: u64) -> Result<u64> {
+    pub async fn ended_backlog(self, p: Partition, before_ms: u64) -> Result<u64> {
         self.due_count(&self.keys().ended(p), before_ms).await
     }
 
     /// Whether each of `ids` has a row here.
-    pub async fn rows_here(&self, ids: &[String]) -> Result<Vec<bool>> {
+    pub async fn rows_here(self, ids: &[String]) -> Result<Vec<bool>> {
         let mut here = vec![false; ids.len()];
-        for (p, at) in self.by_partition(ids) {
+        for (p, at) in self.deliveries().by_partition(ids) {
             let mut pipe = redis::pipe();
             for &i in &at {
                 pipe.cmd("EXISTS").arg(self.keys().delivery(p, &ids[i]));
@@ -91,7 +92,7 @@ impl Store {
 
     /// Writes a delivery's row back from history, as it was (noted as ended again), unless
     /// the row is here already; `true` when written.
-    pub async fn restore_row(&self, p: Partition, id: &str, fields: &[(String, Vec<u8>)]) -> Result<bool> {
+    pub async fn restore_row(self, p: Partition, id: &str, fields: &[(String, Vec<u8>)]) -> Result<bool> {
         let mut call = RESTORE_ROW.call();
         call.key(&self.keys().delivery(p, id)).key(&self.keys().ended(p)).arg(id).arg(crate::time::now_millis());
         for (name, value) in fields {

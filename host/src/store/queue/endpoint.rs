@@ -11,8 +11,9 @@
 //! webhook lookup, so a state one process found is taken up by the others. The API's view of
 //! it is `crate::domain::views::EndpointView`.
 
+use crate::store::Result;
+use crate::store::concerns::Endpoints;
 use crate::store::core::scripts::SET_IF_EXISTS;
-use crate::store::{Result, Store};
 
 /// A change of an endpoint's state, to keep in its webhook's hash.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,10 +70,10 @@ pub fn reset_fields() -> Vec<(&'static str, String)> {
     FIELDS.iter().map(|f| (*f, String::new())).collect()
 }
 
-impl Store {
+impl Endpoints<'_> {
     /// Keeps a change of the endpoint's state in its webhook's hash (nothing if the webhook
     /// is gone).
-    pub async fn set_endpoint_state(&self, org_id: &str, webhook: &str, change: &EndpointChange) -> Result<()> {
+    pub async fn set_endpoint_state(self, org_id: &str, webhook: &str, change: &EndpointChange) -> Result<()> {
         let fields: Vec<(&str, String)> = match change {
             EndpointChange::Healthy { at_ms } => vec![
                 ("endpoint_state", String::new()),

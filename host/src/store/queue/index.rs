@@ -11,11 +11,12 @@
 //! `publish.lua` notes each index it writes to in `P:{q}:lm` (unless there), by when: the
 //! mover then keeps it there by when its first entry here was made.
 
+use crate::store::Result;
+use crate::store::concerns::Moving;
 use crate::store::core::keys::{self, HOUR_MS, Partition};
 use crate::store::core::reply::unexpected;
 use crate::store::core::scripts::{INDEX_FORGET, INDEX_READ};
 use crate::store::events::log_entry as log;
-use crate::store::{Result, Store};
 
 /// What an index keeps here below a place: `entries` are at places
 /// `[end - entries.len(), end)`; places below `base` moved to history.
@@ -104,9 +105,9 @@ impl IndexKind {
     }
 }
 
-impl Store {
+impl Moving<'_> {
     /// Up to `most` entries of an index here, ending before place `end` (`None`: its end).
-    pub async fn read_index(&self, p: Partition, key: &str, end: Option<u64>, most: u64) -> Result<IndexSlice> {
+    pub async fn read_index(self, p: Partition, key: &str, end: Option<u64>, most: u64) -> Result<IndexSlice> {
         let mut call = INDEX_READ.call();
         call.key(key).key(&self.keys().index_bases(p));
         call.arg(end.map_or(-1, |e| e as i64)).arg(most);
@@ -125,7 +126,7 @@ impl Store {
     /// each. `None` when none does. (Reads of one key each, not a script over all of them:
     /// mid-reshard only a command alone follows its key to the node it moves to.)
     pub async fn newest_filled(
-        &self,
+        self,
         p: Partition,
         key_of: impl Fn(u32) -> String,
         from: u32,
@@ -158,7 +159,7 @@ impl Store {
     /// Up to `batch` entries of a list ending before `end` (`None`: its end), with their
     /// places counted from its head, in order, and where the part read ends — without
     /// history, where nothing moved.
-    pub async fn index_here(&self, key: &str, end: Option<u64>, batch: u64) -> Result<(u64, Placed)> {
+    pub async fn index_here(self, key: &str, end: Option<u64>, batch: u64) -> Result<(u64, Placed)> {
         // Where the unread part ends: the cursor's position, or the list's length on its
         // first page. Two commands, not a transaction: mid-reshard only a command alone
         // follows its key to the node it moves to (`ASK`). A list only grows at its tail,
@@ -182,7 +183,7 @@ impl Store {
     /// in one step; history's only once nothing is left here below `end` (so a reading
     /// of what is still in Redis needs nothing of PostgreSQL).
     pub async fn index_back(
-        &self,
+        self,
         p: Partition,
         key: &str,
         end: Option<u64>,
@@ -203,7 +204,7 @@ impl Store {
     /// the place to read from next (`start` when there is nothing more): history's below the
     /// base, then the entries here.
     pub async fn index_forward(
-        &self,
+        self,
         p: Partition,
         key: &str,
         start: u64,
@@ -231,13 +232,13 @@ impl Store {
     }
 
     /// Up to `n` indexes of partition `p` whose next entry here was made by `due_ms`.
-    pub async fn indexes_due(&self, p: Partition, due_ms: u64, n: usize) -> Result<Vec<String>> {
+    pub async fn indexes_due(self, p: Partition, due_ms: u64, n: usize) -> Result<Vec<String>> {
         self.due_members(&self.keys().index_moves(p), due_ms, n).await
     }
 
     /// An index's base and up to `n` of its first entries here (only a mover, one per
     /// partition, takes entries from the head).
-    pub async fn index_head(&self, p: Partition, key: &str, n: usize) -> Result<(u64, Vec<Vec<u8>>)> {
+    pub async fn index_head(self, p: Partition, key: &str, n: usize) -> Result<(u64, Vec<Vec<u8>>)> {
         let mut pipe = redis::pipe();
         pipe.cmd("HGET").arg(self.keys().index_bases(p)).arg(key);
         pipe.cmd("LRANGE").arg(key).arg(0).arg(n.saturating_sub(1));
@@ -247,7 +248,7 @@ impl Store {
 
     /// Forgets an index's first `n` entries, which history has, if its base is still `base`;
     /// an index with entries left is looked at again at `again_ms`. Whether it was done.
-    pub async fn forget_index_head(&self, p: Partition, key: &str, base: u64, n: usize, again_ms: u64) -> Result<bool> {
+    pub async fn forget_index_head(self, p: Partition, key: &str, base: u64, n: usize, again_ms: u64) -> Result<bool> {
         let mut call = INDEX_FORGET.call();
         call.key(key).key(&self.keys().index_bases(p)).key(&self.keys().index_moves(p));
         call.arg(base).arg(n).arg(again_ms);
@@ -256,7 +257,7 @@ impl Store {
     }
 
     /// Forgets the bases of indexes that were dropped (retention, a deleted webhook).
-    pub(crate) async fn drop_index_bases(&self, p: Partition, keys: &[String]) -> Result<()> {
+    pub(crate) async fn drop_index_bases(self, p: Partition, keys: &[String]) -> Result<()> {
         if keys.is_empty() {
             return Ok(());
         }

@@ -2,11 +2,12 @@
 //! `P:{q}:wd:{wh}:{day}`, `store::core::keys`) across every partition, with a cursor that says
 //! where each partition stands.
 
+use crate::store::concerns::Deliveries;
 use crate::store::core::keys::Partition;
 use crate::store::queue::index::MovedIndexes;
 use crate::store::queue::row::field;
 use crate::store::queue::status::Status;
-use crate::store::{Result, Store, StoreError};
+use crate::store::{Result, StoreError};
 
 /// Which deliveries a listing keeps.
 #[derive(Debug, Clone, Copy, Default)]
@@ -162,8 +163,8 @@ pub fn newest_day() -> u32 {
     crate::store::core::keys::day_of(crate::time::now_millis()) + 1
 }
 
-impl Store {
-    fn index_key(&self, p: Partition, index: Index<'_>, day: u32) -> String {
+impl Deliveries<'_> {
+    fn index_key(self, p: Partition, index: Index<'_>, day: u32) -> String {
         match index {
             Index::Org(org) => self.keys().org_deliveries(p, org, day),
             Index::Webhook(wh) => self.keys().webhook_deliveries(p, wh, day),
@@ -175,7 +176,7 @@ impl Store {
     /// as far as `reach` says. Returns the ids and the cursor to continue from (`None` at
     /// the end).
     pub async fn list_deliveries(
-        &self,
+        self,
         index: Index<'_>,
         filter: Filter<'_>,
         cursor: Option<&str>,
@@ -255,7 +256,7 @@ impl Store {
     /// first), moving to earlier days as they run out; `position` becomes `None` past
     /// `oldest_day`.
     async fn read_back(
-        &self,
+        self,
         (p, index): (Partition, Index<'_>),
         position: &mut Option<Position>,
         buffer: &mut Vec<(u64, String)>,
@@ -269,13 +270,13 @@ impl Store {
             }
             let key = self.index_key(p, index, at.bucket);
             let (end, entries) = match moved {
-                Some(moved) => self.index_back(p, &key, at.end, batch, moved).await?,
-                None => self.index_here(&key, at.end, batch).await?,
+                Some(moved) => self.moving().index_back(p, &key, at.end, batch, moved).await?,
+                None => self.moving().index_here(&key, at.end, batch).await?,
             };
             if entries.is_empty() {
                 let below = match at.bucket.checked_sub(1) {
                     Some(from) if from >= oldest_day => {
-                        self.newest_filled(p, |day| self.index_key(p, index, day), from, oldest_day).await?
+                        self.moving().newest_filled(p, |day| self.index_key(p, index, day), from, oldest_day).await?
                     }
                     _ => None,
                 };
@@ -292,7 +293,7 @@ impl Store {
     }
 
     /// Status, action and webhook of deliveries (for filtering), `None` for expired ones.
-    async fn listing_fields(&self, ids: &[String]) -> Result<Vec<Option<Listed>>> {
+    async fn listing_fields(self, ids: &[String]) -> Result<Vec<Option<Listed>>> {
         let by_partition = self.by_partition(ids);
         let reads = by_partition.iter().map(|(p, at)| async move {
             let mut pipe = redis::pipe();

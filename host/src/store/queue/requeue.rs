@@ -4,13 +4,14 @@
 
 use std::time::Duration;
 
+use crate::store::Result;
+use crate::store::concerns::Queue;
 use crate::store::core::keys::Partition;
 use crate::store::core::reply::{name_of, unexpected};
 use crate::store::core::scripts::{DRAIN_NEW, END_PENDING, RETRY};
 use crate::store::queue::claim::Member;
 use crate::store::queue::row::field;
 use crate::store::queue::status::Status;
-use crate::store::{Result, Store};
 
 /// What a manual retry of a delivery did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,11 +33,11 @@ pub enum RetryRefused {
     Skipped,
 }
 
-impl Store {
+impl Queue<'_> {
     /// Queues one more attempt of each delivery (only `failed` ones when `only_failed`),
     /// all of one organisation whose webhooks the caller found active; one reply each.
     pub async fn retry_deliveries(
-        &self,
+        self,
         org_id: &str,
         deliveries: &[String],
         only_failed: bool,
@@ -100,7 +101,7 @@ impl Store {
 
     /// Ends every queued delivery of a webhook, in every partition, with `status` (`failed`
     /// when it was deactivated, `cancelled` when it was deleted); how many.
-    pub async fn end_pending(&self, webhook: &str, status: Status) -> Result<usize> {
+    pub async fn end_pending(self, webhook: &str, status: Status) -> Result<usize> {
         let mut ended = 0;
         for p in self.keys().partitions() {
             let queue = self.keys().webhook_queue(p, webhook);

@@ -5,8 +5,9 @@
 
 use redis::AsyncCommands;
 
+use crate::store::Result;
+use crate::store::concerns::Endpoints;
 use crate::store::core::scripts::STREAK;
-use crate::store::{Result, Store};
 
 /// The failure streak to add to a webhook after recorded attempts, in order: a success
 /// (if any) ends the streak, then `failures` failed attempts follow it.
@@ -43,9 +44,9 @@ impl Deactivated {
     }
 }
 
-impl Store {
+impl Endpoints<'_> {
     /// The webhook's failure streak: failed attempts in a row since its last success.
-    pub async fn failure_streak(&self, org_id: &str, id: &str) -> Result<u32> {
+    pub async fn failure_streak(self, org_id: &str, id: &str) -> Result<u32> {
         let count: Option<String> = self.conn().hget(self.keys().webhook(org_id, id), "fail_count").await?;
         Ok(count.and_then(|c| c.parse().ok()).unwrap_or(0))
     }
@@ -53,7 +54,7 @@ impl Store {
     /// Adds recorded attempts to a webhook's failure streak; the reason if this switched it
     /// off (`failing`, or `gone` after a 410).
     pub async fn add_to_streak(
-        &self,
+        self,
         org_id: &str,
         id: &str,
         streak: Streak,
@@ -62,7 +63,7 @@ impl Store {
         let now = crate::time::now_millis();
         let mut call = STREAK.call();
         call.key(&self.keys().webhook(org_id, id));
-        self.with_subscription_sets(&mut call, org_id);
+        self.webhooks().with_subscription_sets(&mut call, org_id);
         call.arg(now)
             .arg(crate::time::format_millis(now))
             .arg(rules.failures)

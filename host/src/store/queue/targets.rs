@@ -1,9 +1,10 @@
 //! What a delivery attempt needs of its webhook, read for a batch of attempts at once
 //! (`HMGET` of a few fields, not the whole hash).
 
+use crate::store::concerns::Endpoints;
 use crate::store::queue::endpoint::{EndpointFields, FIELDS};
 use crate::store::tenants::webhook_record::previous_secret;
-use crate::store::{Result, Store, StoreError};
+use crate::store::{Result, StoreError};
 
 /// What an attempt needs of its webhook.
 #[derive(Debug, Clone, Default)]
@@ -52,9 +53,9 @@ const READ: [&str; 12] = [
     "client_cert_view",
 ];
 
-impl Store {
+impl Endpoints<'_> {
     /// What attempts need of several webhooks (`None` for one that is gone), read together.
-    pub async fn webhook_targets(&self, webhooks: &[(&str, &str)]) -> Result<Vec<Option<WebhookTarget>>> {
+    pub async fn webhook_targets(self, webhooks: &[(&str, &str)]) -> Result<Vec<Option<WebhookTarget>>> {
         let reads = webhooks.iter().map(|&(org, id)| async move {
             let fields: Vec<Option<String>> = redis::cmd("HMGET")
                 .arg(self.keys().webhook(org, id))

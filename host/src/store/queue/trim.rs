@@ -8,22 +8,23 @@
 
 use std::time::Duration;
 
+use crate::store::Result;
+use crate::store::concerns::Queue;
 use crate::store::core::keys::{Partition, day_of};
 use crate::store::core::scripts::TRIM;
-use crate::store::{Result, Store};
 
 /// Rows removed per script call.
 const CHUNK: isize = 500;
 
-impl Store {
+impl Queue<'_> {
     /// Removes the deliveries made on days before the day of `cutoff_ms`, with their index
     /// lists, in every partition and organisation. A row still pending gets `retention`
     /// as its TTL instead. How many rows were looked at.
-    pub async fn trim_deliveries(&self, cutoff_ms: u64, retention: Duration) -> Result<usize> {
+    pub async fn trim_deliveries(self, cutoff_ms: u64, retention: Duration) -> Result<usize> {
         let cutoff = day_of(cutoff_ms);
         let mut seen = 0;
-        for org in self.org_ids().await? {
-            let webhooks = self.webhook_ids(&org).await?;
+        for org in self.tenants().org_ids().await? {
+            let webhooks = self.webhooks().webhook_ids(&org).await?;
             let first = self.first_untrimmed_day(&org).await?;
             for p in self.keys().partitions() {
                 let trimmed: Option<u32> =
@@ -45,14 +46,14 @@ impl Store {
     }
 
     /// The organisation's first day (it made no deliveries before it was created).
-    async fn first_untrimmed_day(&self, org: &str) -> Result<u32> {
+    async fn first_untrimmed_day(self, org: &str) -> Result<u32> {
         let created: Option<String> =
             redis::cmd("HGET").arg(self.keys().org(org)).arg("created_at").query_async(&mut self.conn()).await?;
         Ok(created.and_then(|c| crate::time::parse_rfc3339(&c)).map_or(0, day_of))
     }
 
     async fn trim_day(
-        &self,
+        self,
         p: Partition,
         org: &str,
         webhooks: &[String],
@@ -89,13 +90,13 @@ impl Store {
         let _: i64 = redis::cmd("DEL").arg(&lists).query_async(&mut self.conn()).await?;
         // With history in PostgreSQL, what the lists moved there goes with their day's
         // partition; their bases go now.
-        self.drop_index_bases(p, &lists).await?;
+        self.moving().drop_index_bases(p, &lists).await?;
         Ok(seen)
     }
 
     /// Forgets the delivery index of a deleted webhook, `retention` back (listings fall back
     /// to the organisation's index for it).
-    pub async fn drop_webhook_index(&self, webhook: &str, retention: Duration) -> Result<()> {
+    pub async fn drop_webhook_index(self, webhook: &str, retention: Duration) -> Result<()> {
         let now = crate::time::now_millis();
         let days: Vec<u32> =
             (day_of(now.saturating_sub(retention.as_millis() as u64)).saturating_sub(1)..=day_of(now) + 1).collect();
@@ -103,7 +104,7 @@ impl Store {
             let keys: Vec<String> = days.iter().map(|d| self.keys().webhook_deliveries(p, webhook, *d)).collect();
             async move {
                 redis::cmd("DEL").arg(&keys).query_async::<i64>(&mut self.conn()).await?;
-                self.drop_index_bases(p, &keys).await
+                self.moving().drop_index_bases(p, &keys).await
             }
         });
         futures_util::future::try_join_all(drops).await?;

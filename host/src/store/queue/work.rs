@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use redis::Value;
 
+use crate::store::concerns::Queue;
 use crate::store::core::keys::Partition;
 use crate::store::core::reply::{Named, name_of, text, unexpected};
 use crate::store::core::scripts::{DEAD_LETTER, LOAD, PUT_BACK, RECORD};
@@ -17,7 +18,7 @@ use crate::store::events::stored::StoredEvent;
 use crate::store::queue::claim::Member;
 use crate::store::queue::row::{PLAIN_ROW_FIELDS, RowChanges, field};
 use crate::store::queue::status::Status;
-use crate::store::{Result, Store, StoreError};
+use crate::store::{Result, StoreError};
 
 /// What an attempt needs of a claimed delivery.
 #[derive(Debug, Clone)]
@@ -180,12 +181,12 @@ impl Recorded {
     }
 }
 
-impl Store {
+impl Queue<'_> {
     /// Reads what the attempts of claimed deliveries need, counting each attempt as it
     /// starts (`lua/load.lua`); one reply per delivery, in order (`None` when its row is
     /// gone; a row that cannot be read fails only its own). Events this process has just
     /// published come from memory (`recent`), the others from Redis.
-    pub async fn load<M: Borrow<Member>>(&self, p: Partition, members: &[M]) -> Result<Vec<Result<Option<Loaded>>>> {
+    pub async fn load<M: Borrow<Member>>(self, p: Partition, members: &[M]) -> Result<Vec<Result<Option<Loaded>>>> {
         let members: Vec<&Member> = members.iter().map(Borrow::borrow).collect();
         let mut events: Vec<(&str, &str, &str)> =
             members.iter().map(|m| (m.org.as_str(), m.event.as_str(), m.delivery.as_str())).collect();
@@ -235,7 +236,7 @@ impl Store {
 
     /// Records outcomes of one partition's deliveries, each atomically and in order: one
     /// reply per outcome (a row that cannot be read fails only its own).
-    pub async fn record<R: Borrow<Report>>(&self, p: Partition, outcomes: &[R]) -> Result<Vec<Result<Recorded>>> {
+    pub async fn record<R: Borrow<Report>>(self, p: Partition, outcomes: &[R]) -> Result<Vec<Result<Recorded>>> {
         let outcomes: Vec<&Report> = outcomes.iter().map(Borrow::borrow).collect();
         let mut call = RECORD.call();
         call.key(&self.keys().ready(p)).key(&self.keys().ended(p));
@@ -275,7 +276,7 @@ impl Store {
 
     /// Fails a delivery whose row cannot be read, with `reason`, and takes it out of its
     /// webhook's queue for good (`lua/dead_letter.lua`).
-    pub async fn dead_letter(&self, p: Partition, webhook: &str, member: &Member, reason: &str) -> Result<()> {
+    pub async fn dead_letter(self, p: Partition, webhook: &str, member: &Member, reason: &str) -> Result<()> {
         let _: i64 = DEAD_LETTER
             .call()
             .key(&self.keys().delivery(p, &member.delivery))
@@ -297,7 +298,7 @@ impl Store {
 
     /// Puts a loaded delivery that was not attempted back in its webhook's queue, due at
     /// `due_ms`, its attempt uncounted (`lua/put_back.lua`: its webhook is paused).
-    pub async fn put_back(&self, p: Partition, webhook: &str, member: &Member, due_ms: u64) -> Result<()> {
+    pub async fn put_back(self, p: Partition, webhook: &str, member: &Member, due_ms: u64) -> Result<()> {
         let _: i64 = PUT_BACK
             .call()
             .key(&self.keys().ready(p))

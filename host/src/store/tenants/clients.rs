@@ -16,9 +16,10 @@ use redis::AsyncCommands;
 use serde::Serialize;
 
 use crate::ids::{self, Kind};
+use crate::store::concerns::Tenants;
 use crate::store::core::scripts::{ISSUE_TOKEN, REVOKE_CLIENT, REVOKE_TOKEN};
 use crate::store::tenants::orgs::Plan;
-use crate::store::{Result, Store, StoreError, flag, flag_str};
+use crate::store::{Result, StoreError, flag, flag_str};
 
 /// An API client as stored (without its secret hash), as `weir admin client list` prints it.
 #[derive(Debug, Clone, Serialize)]
@@ -60,10 +61,10 @@ fn client_from(client_id: &str, f: &HashMap<String, String>) -> Client {
     }
 }
 
-impl Store {
+impl Tenants<'_> {
     /// Creates a client of an organisation (which must exist: its plan is copied).
     pub async fn create_client(
-        &self,
+        self,
         org_id: &str,
         name: &str,
         admin: bool,
@@ -95,7 +96,7 @@ impl Store {
     }
 
     /// A client and its secret hash (for the token endpoint).
-    pub async fn client_with_secret(&self, client_id: &str) -> Result<Option<(Client, String)>> {
+    pub async fn client_with_secret(self, client_id: &str) -> Result<Option<(Client, String)>> {
         let key = self.keys().client(client_id);
         let fields: HashMap<String, String> = self.conn().hgetall(&key).await?;
         if fields.is_empty() {
@@ -109,7 +110,7 @@ impl Store {
     }
 
     /// The organisation's clients (never a secret).
-    pub async fn list_clients(&self, org_id: &str) -> Result<Vec<Client>> {
+    pub async fn list_clients(self, org_id: &str) -> Result<Vec<Client>> {
         let ids: Vec<String> = self.conn().zrange(self.keys().org_clients(org_id), 0, -1).await?;
         let mut clients = Vec::with_capacity(ids.len());
         for id in ids {
@@ -122,7 +123,7 @@ impl Store {
     }
 
     /// Stores a token of a client that is not revoked; `false` if it is.
-    pub async fn store_token(&self, client_id: &str, token_hash: &str, ttl: Duration) -> Result<bool> {
+    pub async fn store_token(self, client_id: &str, token_hash: &str, ttl: Duration) -> Result<bool> {
         let now = crate::time::now_millis();
         let ttl_ms = ttl.as_millis() as u64;
         let token_key = self.keys().token(client_id, token_hash);
@@ -146,7 +147,7 @@ impl Store {
 
     /// Looks up many tokens in one go (group commit of concurrent requests): one answer
     /// per query, in order.
-    pub async fn lookup_tokens(&self, queries: &[TokenQuery]) -> Result<Vec<Result<Option<TokenOwner>>>> {
+    pub async fn lookup_tokens(self, queries: &[TokenQuery]) -> Result<Vec<Result<Option<TokenOwner>>>> {
         let pipes: Vec<redis::Pipeline> = queries
             .iter()
             .map(|q| {
@@ -162,7 +163,7 @@ impl Store {
         Ok(queries.iter().zip(replies).map(|(q, reply)| self.token_owner(&q.client_id, reply?)).collect())
     }
 
-    fn token_owner(&self, client_id: &str, reply: Vec<redis::Value>) -> Result<Option<TokenOwner>> {
+    fn token_owner(self, client_id: &str, reply: Vec<redis::Value>) -> Result<Option<TokenOwner>> {
         let (live, values): (bool, Vec<Option<String>>) = redis::from_redis_value(redis::Value::Array(reply))
             .map_err(|e| StoreError::Corrupt { key: self.keys().client(client_id), reason: e.to_string() })?;
         let fields: HashMap<String, String> =
@@ -181,7 +182,7 @@ impl Store {
         Ok(Some(TokenOwner { client, plan }))
     }
 
-    pub async fn revoke_token(&self, client_id: &str, token_hash: &str) -> Result<()> {
+    pub async fn revoke_token(self, client_id: &str, token_hash: &str) -> Result<()> {
         let _: i64 = REVOKE_TOKEN
             .call()
             .key(&self.keys().token(client_id, token_hash))
@@ -194,7 +195,7 @@ impl Store {
 
     /// Revokes a client; `false` if there is no such client. Its tokens stop working at
     /// once (lookups read `revoked`), and are then deleted.
-    pub async fn revoke_client(&self, client_id: &str) -> Result<bool> {
+    pub async fn revoke_client(self, client_id: &str) -> Result<bool> {
         let key = self.keys().client(client_id);
         let hashes: Option<Vec<String>> =
             REVOKE_CLIENT.call().key(&key).key(&self.keys().client_tokens(client_id)).run(&mut self.conn()).await?;
@@ -208,7 +209,7 @@ impl Store {
     }
 
     /// Copies a new plan onto every client of the organisation.
-    pub(in crate::store) async fn copy_plan_to_clients(&self, org_id: &str, plan: Plan) -> Result<()> {
+    pub(in crate::store) async fn copy_plan_to_clients(self, org_id: &str, plan: Plan) -> Result<()> {
         let ids: Vec<String> = self.conn().zrange(self.keys().org_clients(org_id), 0, -1).await?;
         for id in ids {
             let key = self.keys().client(&id);

@@ -6,7 +6,8 @@ use redis::AsyncCommands;
 use serde::Serialize;
 
 use crate::ids::{self, Kind};
-use crate::store::{Result, Store, StoreError};
+use crate::store::concerns::Tenants;
+use crate::store::{Result, StoreError};
 
 /// A plan decides whether the organisation may use the API (service document §1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -46,11 +47,11 @@ pub struct Org {
     pub api_integrations: bool,
 }
 
-impl Store {
+impl Tenants<'_> {
     /// Creates an organisation. Its hash is written first, then the index of all
     /// organisations (a different slot): an interrupted create leaves an unlisted hash,
     /// never a listed id without one.
-    pub async fn create_org(&self, name: &str, plan: Plan) -> Result<Org> {
+    pub async fn create_org(self, name: &str, plan: Plan) -> Result<Org> {
         let id = ids::new(Kind::Org);
         let key = self.keys().org(&id);
         let now = crate::time::now_rfc3339();
@@ -63,7 +64,7 @@ impl Store {
         Ok(Org { id, name: name.to_owned(), plan, api_integrations: plan.api_integrations() })
     }
 
-    pub async fn get_org(&self, id: &str) -> Result<Option<Org>> {
+    pub async fn get_org(self, id: &str) -> Result<Option<Org>> {
         let key = self.keys().org(id);
         let fields: HashMap<String, String> = self.conn().hgetall(&key).await?;
         if fields.is_empty() {
@@ -82,12 +83,12 @@ impl Store {
     }
 
     /// The plan of an organisation, `None` if there is none.
-    pub async fn org_plan(&self, id: &str) -> Result<Option<Plan>> {
+    pub async fn org_plan(self, id: &str) -> Result<Option<Plan>> {
         let plan: Option<String> = self.conn().hget(self.keys().org(id), "plan").await?;
         Ok(plan.as_deref().and_then(Plan::parse))
     }
 
-    pub async fn set_org_plan(&self, id: &str, plan: Plan) -> Result<Option<Org>> {
+    pub async fn set_org_plan(self, id: &str, plan: Plan) -> Result<Option<Org>> {
         let key = self.keys().org(id);
         let updated: i64 = crate::store::core::scripts::SET_IF_EXISTS
             .call()
@@ -104,12 +105,12 @@ impl Store {
         self.get_org(id).await
     }
 
-    pub async fn org_ids(&self) -> Result<Vec<String>> {
+    pub async fn org_ids(self) -> Result<Vec<String>> {
         Ok(self.conn().zrange(self.keys().orgs(), 0, -1).await?)
     }
 
     /// Every organisation, oldest first.
-    pub async fn list_orgs(&self) -> Result<Vec<Org>> {
+    pub async fn list_orgs(self) -> Result<Vec<Org>> {
         let mut orgs = Vec::new();
         for id in self.org_ids().await? {
             if let Some(org) = self.get_org(&id).await? {

@@ -9,9 +9,10 @@ use std::collections::HashMap;
 
 use redis::AsyncCommands;
 
+use crate::store::Result;
+use crate::store::concerns::Plugins;
 use crate::store::core::reply::Named;
 use crate::store::core::scripts::{PLUGIN_CREATE, PLUGIN_DELETE};
-use crate::store::{Result, Store};
 
 /// Most plugins one organisation may have on any plan.
 pub const MAX_PLUGINS_PER_ORG: usize = 100;
@@ -75,9 +76,9 @@ fn from_fields(fields: &HashMap<String, String>) -> Plugin {
     }
 }
 
-impl Store {
+impl Plugins<'_> {
     /// What the organisation stores now, and whether it stores this code already.
-    pub async fn plugin_usage(&self, org_id: &str, sha256: &str) -> Result<(PluginUsage, bool)> {
+    pub async fn plugin_usage(self, org_id: &str, sha256: &str) -> Result<(PluginUsage, bool)> {
         let mut pipe = redis::pipe();
         pipe.zcard(self.keys().plugins(org_id))
             .hget(self.keys().plugin_code_refs(org_id), "bytes")
@@ -89,7 +90,7 @@ impl Store {
     /// Stores a plugin as the next version of its name (`plugin.version` is ignored), its
     /// code unless the organisation stores that code already; refused at the quota.
     pub async fn create_plugin(
-        &self,
+        self,
         plugin: &Plugin,
         wasm: &[u8],
         quota: PluginQuota,
@@ -138,17 +139,17 @@ impl Store {
     }
 
     /// The plugin if it belongs to `org_id`.
-    pub async fn get_plugin(&self, org_id: &str, id: &str) -> Result<Option<Plugin>> {
+    pub async fn get_plugin(self, org_id: &str, id: &str) -> Result<Option<Plugin>> {
         Ok(self.plugin_fields(org_id, id).await?.map(|fields| from_fields(&fields)))
     }
 
-    async fn plugin_fields(&self, org_id: &str, id: &str) -> Result<Option<HashMap<String, String>>> {
+    async fn plugin_fields(self, org_id: &str, id: &str) -> Result<Option<HashMap<String, String>>> {
         let fields: HashMap<String, String> = self.conn().hgetall(self.keys().plugin(org_id, id)).await?;
         Ok(Some(fields).filter(|f| f.get("org_id").is_some_and(|o| o == org_id)))
     }
 
     /// The plugin's code.
-    pub async fn get_plugin_wasm(&self, org_id: &str, id: &str) -> Result<Option<Vec<u8>>> {
+    pub async fn get_plugin_wasm(self, org_id: &str, id: &str) -> Result<Option<Vec<u8>>> {
         let Some(fields) = self.plugin_fields(org_id, id).await? else { return Ok(None) };
         let key = match (fields.get("shared"), fields.get("sha256")) {
             (Some(_), Some(sha256)) => self.keys().plugin_code(org_id, sha256),
@@ -159,7 +160,7 @@ impl Store {
 
     /// A page of the organisation's plugins, newest first.
     pub async fn list_plugins(
-        &self,
+        self,
         org_id: &str,
         cursor: Option<&str>,
         limit: usize,
@@ -170,7 +171,7 @@ impl Store {
 
     /// The organisation's plugins with these ids, in order (those gone are left out), read
     /// in one round trip on one Redis (each alone on a cluster: see `Conn::query_reads`).
-    async fn plugins_by_id(&self, org_id: &str, ids: &[String]) -> Result<Vec<Plugin>> {
+    async fn plugins_by_id(self, org_id: &str, ids: &[String]) -> Result<Vec<Plugin>> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
@@ -186,7 +187,7 @@ impl Store {
     /// of the last one of the previous page. (An organisation has at most
     /// [`MAX_PLUGINS_PER_ORG`] plugins: they are read whole.)
     pub async fn plugin_versions(
-        &self,
+        self,
         org_id: &str,
         name: &str,
         cursor: Option<&str>,
@@ -212,10 +213,10 @@ impl Store {
 
     /// Deletes a plugin unless a webhook of the organisation has it attached. The script
     /// is given every webhook of the organisation; if they changed meanwhile, it runs again.
-    pub async fn delete_plugin(&self, org_id: &str, id: &str) -> Result<Deleted> {
+    pub async fn delete_plugin(self, org_id: &str, id: &str) -> Result<Deleted> {
         for _ in 0..5 {
             let Some(plugin) = self.get_plugin(org_id, id).await? else { return Ok(Deleted::NotFound) };
-            let webhooks = self.webhook_ids(org_id).await?;
+            let webhooks = self.webhooks().webhook_ids(org_id).await?;
             let mut call = PLUGIN_DELETE.call();
             call.key(&self.keys().plugin(org_id, id))
                 .key(&self.keys().plugin_wasm(org_id, id))

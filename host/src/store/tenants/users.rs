@@ -11,7 +11,8 @@ use redis::AsyncCommands;
 use serde::Serialize;
 
 use crate::ids::{self, Kind};
-use crate::store::{Result, Store, flag, flag_str};
+use crate::store::concerns::Tenants;
+use crate::store::{Result, flag, flag_str};
 
 /// Longest email address accepted (RFC 5321's path limit), in bytes.
 pub const MAX_EMAIL_BYTES: usize = 254;
@@ -36,11 +37,11 @@ pub struct Session {
     pub csrf: String,
 }
 
-impl Store {
+impl Tenants<'_> {
     /// Creates a user; `None` when the email is taken. The email is claimed first (its own
     /// slot), then the user is written in its organisation's group.
     pub async fn create_user(
-        &self,
+        self,
         org_id: &str,
         email: &str,
         admin: bool,
@@ -80,7 +81,7 @@ impl Store {
     }
 
     /// The user with this email and their password hash.
-    pub async fn user_by_email(&self, email: &str) -> Result<Option<(User, String)>> {
+    pub async fn user_by_email(self, email: &str) -> Result<Option<(User, String)>> {
         let claim: Option<String> = self.conn().get(self.keys().user_email(&email.to_ascii_lowercase())).await?;
         let Some((org_id, id)) = claim.as_deref().and_then(|c| c.split_once(' ')) else { return Ok(None) };
         let f: HashMap<String, String> = self.conn().hgetall(self.keys().user(org_id, id)).await?;
@@ -93,7 +94,7 @@ impl Store {
     }
 
     /// The organisation's users (never a password hash).
-    pub async fn list_users(&self, org_id: &str) -> Result<Vec<User>> {
+    pub async fn list_users(self, org_id: &str) -> Result<Vec<User>> {
         let ids: Vec<String> = self.conn().zrange(self.keys().org_users(org_id), 0, -1).await?;
         let mut users = Vec::with_capacity(ids.len());
         for id in ids {
@@ -112,7 +113,7 @@ impl Store {
     }
 
     /// Stores a session under the hash of its token.
-    pub async fn create_session(&self, token_hash: &str, session: &Session, ttl: Duration) -> Result<()> {
+    pub async fn create_session(self, token_hash: &str, session: &Session, ttl: Duration) -> Result<()> {
         let key = self.keys().session(token_hash);
         redis::pipe()
             .atomic()
@@ -134,7 +135,7 @@ impl Store {
         Ok(())
     }
 
-    pub async fn session(&self, token_hash: &str) -> Result<Option<Session>> {
+    pub async fn session(self, token_hash: &str) -> Result<Option<Session>> {
         let f: HashMap<String, String> = self.conn().hgetall(self.keys().session(token_hash)).await?;
         if f.is_empty() {
             return Ok(None);
@@ -149,7 +150,7 @@ impl Store {
         }))
     }
 
-    pub async fn delete_session(&self, token_hash: &str) -> Result<()> {
+    pub async fn delete_session(self, token_hash: &str) -> Result<()> {
         let _: i64 = self.conn().del(self.keys().session(token_hash)).await?;
         Ok(())
     }
@@ -157,7 +158,7 @@ impl Store {
     /// Counts a sign-in attempt for `email` as it starts, in one atomic step, and returns
     /// its number in the current window (which starts with the first attempt). Parallel
     /// attempts each get their own number, so checking it bounds them all.
-    pub async fn login_attempt(&self, email: &str, window: Duration) -> Result<u64> {
+    pub async fn login_attempt(self, email: &str, window: Duration) -> Result<u64> {
         let key = self.keys().login_attempts(&email.to_ascii_lowercase());
         let (n, _): (u64, i64) = redis::pipe()
             .atomic()
@@ -172,13 +173,13 @@ impl Store {
     }
 
     /// Takes back an attempt that was not checked (the server was too busy to).
-    pub async fn login_not_attempted(&self, email: &str) -> Result<()> {
+    pub async fn login_not_attempted(self, email: &str) -> Result<()> {
         let _: i64 = self.conn().decr(self.keys().login_attempts(&email.to_ascii_lowercase()), 1).await?;
         Ok(())
     }
 
     /// Clears the attempts of an email after a successful sign-in.
-    pub async fn login_succeeded(&self, email: &str) -> Result<()> {
+    pub async fn login_succeeded(self, email: &str) -> Result<()> {
         let _: i64 = self.conn().del(self.keys().login_attempts(&email.to_ascii_lowercase())).await?;
         Ok(())
     }

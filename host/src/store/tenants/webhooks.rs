@@ -20,11 +20,12 @@ use std::time::Duration;
 use redis::AsyncCommands;
 
 use crate::catalog;
+use crate::store::concerns::Webhooks;
 use crate::store::core::scripts::{Call, ROTATE_SECRET, WEBHOOK_OFF, WEBHOOK_SAVE};
 use crate::store::queue::endpoint::reset_fields;
 pub use crate::store::tenants::webhook_record::{Attachment, OnError, Ordering, StoredCertificate, Webhook};
 use crate::store::tenants::webhook_record::{from_fields, headers_json, json, to_fields};
-use crate::store::{Result, Store, StoreError};
+use crate::store::{Result, StoreError};
 
 /// Most webhooks one organisation may have on any plan (`crate::auth::plans` sets each
 /// plan's own, at most this).
@@ -123,10 +124,10 @@ pub enum Off {
     Deactivate(&'static str),
 }
 
-impl Store {
+impl Webhooks<'_> {
     /// A call of a script that changes a webhook's subscriptions, with the webhook's keys
     /// and the subscription sets of every action declared, then the organisation's filters.
-    pub(in crate::store) fn with_subscription_sets(&self, call: &mut Call<'_>, org_id: &str) {
+    pub(in crate::store) fn with_subscription_sets(self, call: &mut Call<'_>, org_id: &str) {
         for action in catalog::actions() {
             call.key(&self.keys().subscribers(org_id, action));
         }
@@ -134,7 +135,7 @@ impl Store {
     }
 
     /// Stores a new webhook unless the organisation has `max` already.
-    pub async fn create_webhook(&self, webhook: Webhook, max: usize) -> Result<Created> {
+    pub async fn create_webhook(self, webhook: Webhook, max: usize) -> Result<Created> {
         let key = self.keys().webhook(&webhook.org_id, &webhook.id);
         let fields = to_fields(&webhook);
         let saved = self.save_webhook("create", (&webhook.org_id, &webhook.id), &webhook.plugins, &fields, max).await?;
@@ -149,7 +150,7 @@ impl Store {
     }
 
     async fn save_webhook(
-        &self,
+        self,
         mode: &str,
         (org_id, id): (&str, &str),
         plugins: &[Attachment],
@@ -174,7 +175,7 @@ impl Store {
     }
 
     /// The webhook, if it exists and belongs to `org_id`.
-    pub async fn get_webhook(&self, org_id: &str, id: &str) -> Result<Option<Webhook>> {
+    pub async fn get_webhook(self, org_id: &str, id: &str) -> Result<Option<Webhook>> {
         let key = self.keys().webhook(org_id, id);
         let fields: HashMap<String, String> = self.conn().hgetall(&key).await?;
         if fields.is_empty() {
@@ -184,20 +185,20 @@ impl Store {
     }
 
     /// Whether the organisation has this webhook (without reading the rest of it).
-    pub async fn webhook_exists(&self, org_id: &str, id: &str) -> Result<bool> {
+    pub async fn webhook_exists(self, org_id: &str, id: &str) -> Result<bool> {
         let org: Option<String> = self.conn().hget(self.keys().webhook(org_id, id), "org_id").await?;
         Ok(org.as_deref() == Some(org_id))
     }
 
     /// The active webhooks of an organisation subscribed to an action.
-    pub async fn subscribers(&self, org_id: &str, action: &str) -> Result<Vec<Subscriber>> {
+    pub async fn subscribers(self, org_id: &str, action: &str) -> Result<Vec<Subscriber>> {
         let members = self.members(&self.keys().subscribers(org_id, action)).await?;
         Ok(members.iter().map(|m| Subscriber::of(m)).collect())
     }
 
     /// [`Store::subscribers`] of many (organisation, action) pairs in one go (group
     /// commit of concurrent publishes): one answer per pair, in order.
-    pub async fn subscribers_of(&self, pairs: &[(String, String)]) -> Result<Vec<Result<Vec<Subscriber>>>> {
+    pub async fn subscribers_of(self, pairs: &[(String, String)]) -> Result<Vec<Result<Vec<Subscriber>>>> {
         let pipes: Vec<redis::Pipeline> = pairs
             .iter()
             .map(|(org, action)| {
@@ -236,7 +237,7 @@ impl Store {
 
     /// A page of the organisation's webhooks, newest first, after `cursor`.
     pub async fn list_webhooks(
-        &self,
+        self,
         org_id: &str,
         cursor: Option<&str>,
         limit: usize,
@@ -260,33 +261,27 @@ impl Store {
     }
 
     /// Every webhook of the organisation (for the settings page).
-    pub async fn all_webhooks(&self, org_id: &str) -> Result<Vec<Webhook>> {
+    pub async fn all_webhooks(self, org_id: &str) -> Result<Vec<Webhook>> {
         let (webhooks, _) = self.list_webhooks(org_id, None, MAX_WEBHOOKS_PER_ORG).await?;
         Ok(webhooks)
     }
 
     /// Whether the organisation deleted this webhook within the delivery retention (its
     /// deliveries are still kept, listed from the organisation's index).
-    pub async fn webhook_was_deleted(&self, org_id: &str, id: &str) -> Result<bool> {
+    pub async fn webhook_was_deleted(self, org_id: &str, id: &str) -> Result<bool> {
         let score: Option<f64> = self.conn().zscore(self.keys().deleted_webhooks(org_id), id).await?;
         Ok(score.is_some())
     }
 
     /// The ids of every webhook of the organisation.
-    pub async fn webhook_ids(&self, org_id: &str) -> Result<Vec<String>> {
+    pub async fn webhook_ids(self, org_id: &str) -> Result<Vec<String>> {
         Ok(self.conn().zrange(self.keys().webhooks(org_id), 0, -1).await?)
     }
 
     /// Gives the organisation's webhook a new signing secret; the current one keeps signing
     /// until `grace_ends_ms` (`None`: it is forgotten at once). `false` if there is no such
     /// webhook.
-    pub async fn rotate_secret(
-        &self,
-        org_id: &str,
-        id: &str,
-        secret: &str,
-        grace_ends_ms: Option<u64>,
-    ) -> Result<bool> {
+    pub async fn rotate_secret(self, org_id: &str, id: &str, secret: &str, grace_ends_ms: Option<u64>) -> Result<bool> {
         let key = self.keys().webhook(org_id, id);
         let mut call = ROTATE_SECRET.call();
         call.key(&key)
@@ -302,7 +297,7 @@ impl Store {
     }
 
     /// Applies a change to the organisation's webhook.
-    pub async fn update_webhook(&self, org_id: &str, id: &str, change: &WebhookChange) -> Result<Updated> {
+    pub async fn update_webhook(self, org_id: &str, id: &str, change: &WebhookChange) -> Result<Updated> {
         let now = crate::time::now_rfc3339();
         let mut fields: Vec<(&str, String)> = vec![("updated_at", now)];
         if let Some(name) = &change.name {
@@ -363,7 +358,7 @@ impl Store {
     /// subscription index); `false` if it is not the organisation's (or, to deactivate,
     /// already inactive). Its queued deliveries are ended by [`Store::end_pending`].
     /// A deleted webhook is remembered for `retention` (see [`Store::webhook_was_deleted`]).
-    pub async fn webhook_off(&self, org_id: &str, id: &str, off: Off, retention: Duration) -> Result<bool> {
+    pub async fn webhook_off(self, org_id: &str, id: &str, off: Off, retention: Duration) -> Result<bool> {
         let key = self.keys().webhook(org_id, id);
         let mut call = WEBHOOK_OFF.call();
         call.key(&key).key(&self.keys().webhooks(org_id)).key(&self.keys().deleted_webhooks(org_id));
