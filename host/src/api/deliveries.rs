@@ -1,5 +1,7 @@
 //! `webhook_deliveries`: inspect and retry deliveries (service document §1, §4; contract §2).
 
+use std::sync::Arc;
+
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -23,7 +25,7 @@ const SCAN_LIMIT: usize = 2000;
     ),
     responses((status = 200, description = "A page of deliveries, newest first", body = crate::api::schema::Page<crate::domain::deliveries::Delivery>)))]
 pub(crate) async fn list(
-    State(deliveries): State<Deliveries>,
+    State(deliveries): State<Arc<Deliveries>>,
     Admin(caller): Admin,
     query: Query,
 ) -> ApiResult<Response> {
@@ -60,7 +62,11 @@ pub(crate) async fn list(
 #[utoipa::path(get, path = "/api/v2/webhook_deliveries/{id}", tag = "deliveries",
     params(("id" = String, Path)),
     responses((status = 200, description = "The delivery", body = crate::domain::deliveries::Delivery)))]
-pub(crate) async fn get(State(deliveries): State<Deliveries>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
+pub(crate) async fn get(
+    State(deliveries): State<Arc<Deliveries>>,
+    Admin(caller): Admin,
+    Id(id): Id,
+) -> ApiResult<Response> {
     Ok(axum::Json(deliveries.find(&caller.org_id, &id).await?).into_response())
 }
 
@@ -74,7 +80,7 @@ pub(crate) async fn get(State(deliveries): State<Deliveries>, Admin(caller): Adm
         (status = 409, description = "The webhook is inactive, or the delivery cannot be retried", body = crate::api::error::ErrorBody),
     ))]
 pub(crate) async fn retry(
-    State(deliveries): State<Deliveries>,
+    State(deliveries): State<Arc<Deliveries>>,
     Admin(caller): Admin,
     Id(id): Id,
 ) -> ApiResult<Response> {
@@ -97,7 +103,7 @@ pub(crate) async fn retry(
         (status = 409, description = "The webhook is inactive", body = crate::api::error::ErrorBody),
     ))]
 pub(crate) async fn retry_failed(
-    State(deliveries): State<Deliveries>,
+    State(deliveries): State<Arc<Deliveries>>,
     Admin(caller): Admin,
     Id(id): Id,
     JsonObject(body): JsonObject,

@@ -4,6 +4,8 @@
 //! The answer `202` comes only once the event and all its deliveries are in Redis.
 //! Publishing the same `id` again returns the first result and creates nothing.
 
+use std::sync::Arc;
+
 use std::collections::BTreeMap;
 
 use axum::extract::{Request, State};
@@ -26,7 +28,7 @@ use crate::web::{Query, is_json, read_body};
     request_body = crate::api::schema::PublishRequest,
     responses((status = 202, description = "Accepted: the event and its deliveries are stored", body = crate::api::schema::Accepted)))]
 pub(crate) async fn publish(
-    State(events): State<Events>,
+    State(events): State<Arc<Events>>,
     Publisher(caller): Publisher,
     request: Request,
 ) -> ApiResult<Response> {
@@ -72,7 +74,7 @@ async fn accept(events: &Events, org_id: &str, trace: Option<TraceContext>, requ
 #[utoipa::path(get, path = "/api/v2/events/{id}", tag = "events",
     params(("id" = String, Path)),
     responses((status = 200, description = "The event and its deliveries", body = events::EventView)))]
-pub(crate) async fn get(State(events): State<Events>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
+pub(crate) async fn get(State(events): State<Arc<Events>>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
     match events.lookup(&caller.org_id, &id).await? {
         Some(event) => Ok(axum::Json(event).into_response()),
         None => Err(ApiError::not_found("event")),
@@ -88,7 +90,7 @@ pub(crate) async fn get(State(events): State<Events>, Admin(caller): Admin, Id(i
         ("limit" = Option<u32>, Query, minimum = 1, maximum = 100), ("cursor" = Option<String>, Query),
     ),
     responses((status = 200, description = "A page of events, newest first", body = crate::api::schema::Page<crate::domain::event_log::LoggedEvent>)))]
-pub(crate) async fn list(State(events): State<Events>, Admin(caller): Admin, query: Query) -> ApiResult<Response> {
+pub(crate) async fn list(State(events): State<Arc<Events>>, Admin(caller): Admin, query: Query) -> ApiResult<Response> {
     query.only(&["action", "since", "until", "limit", "cursor"])?;
     let page = query.page(|c| events.valid_log_cursor(c))?;
     let mut errors = Vec::new();

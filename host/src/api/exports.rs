@@ -2,6 +2,8 @@
 //! and the signed, token-free download link `GET /exports/{id}/download?expires=&sig=`. The
 //! rules live in `crate::domain::exports`; this file only translates requests and answers.
 
+use std::sync::Arc;
+
 use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -29,7 +31,7 @@ impl From<ExportError> for ApiError {
     request_body = crate::api::schema::ExportRequest,
     responses((status = 202, description = "Queued (`Location` names it)", body = ExportView)))]
 pub(crate) async fn create(
-    State(exports): State<Exports>,
+    State(exports): State<Arc<Exports>>,
     AnyClient(caller): AnyClient,
     JsonObject(body): JsonObject,
 ) -> ApiResult<Response> {
@@ -46,7 +48,7 @@ pub(crate) async fn create(
     params(("id" = String, Path)),
     responses((status = 200, description = "The export", body = ExportView)))]
 pub(crate) async fn get(
-    State(exports): State<Exports>,
+    State(exports): State<Arc<Exports>>,
     AnyClient(caller): AnyClient,
     Id(id): Id,
 ) -> ApiResult<Response> {
@@ -62,7 +64,7 @@ pub(crate) async fn get(
         (status = 403, description = "The link was altered", body = crate::api::error::ErrorBody),
         (status = 410, description = "The link expired, or the export is gone", body = crate::api::error::ErrorBody),
     ))]
-pub(crate) async fn download(State(exports): State<Exports>, Id(id): Id, query: Query) -> ApiResult<Response> {
+pub(crate) async fn download(State(exports): State<Arc<Exports>>, Id(id): Id, query: Query) -> ApiResult<Response> {
     let file = exports.download(&id, query.get("expires").unwrap_or(""), query.get("sig").unwrap_or("")).await?;
     let mut response = (StatusCode::OK, file.bytes).into_response();
     let headers = response.headers_mut();

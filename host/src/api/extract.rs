@@ -3,6 +3,8 @@
 //! JSON bodies with the size limit and media type, and the API's rules for query
 //! strings. Each rejects with an [`ApiError`], never a framework default.
 
+use std::sync::Arc;
+
 use axum::extract::{FromRef, FromRequest, FromRequestParts, Request};
 use axum::http::header;
 use axum::http::request::Parts;
@@ -49,13 +51,13 @@ macro_rules! caller_extractor {
 
         impl<S> FromRequestParts<S> for $name
         where
-            Access: FromRef<S>,
+            Arc<Access>: FromRef<S>,
             S: Send + Sync,
         {
             type Rejection = ApiError;
 
             async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-                authenticate(parts, &Access::from_ref(state), $requirement).await.map($name)
+                authenticate(parts, &Arc::<Access>::from_ref(state), $requirement).await.map($name)
             }
         }
     };

@@ -1,6 +1,8 @@
 //! `POST /api/v2/filters/test` (contract §8): a filter tried on an event before it is
 //! saved; the rules live in `crate::domain::filtering`.
 
+use std::sync::Arc;
+
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 
@@ -16,7 +18,7 @@ use crate::domain::events::Events;
         (status = 404, description = "No event of the organisation with that `event_id`", body = crate::api::error::ErrorBody),
     ))]
 pub(crate) async fn test(
-    State(events): State<Events>,
+    State(events): State<Arc<Events>>,
     Admin(caller): Admin,
     JsonObject(body): JsonObject,
 ) -> ApiResult<Response> {

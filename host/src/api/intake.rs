@@ -70,7 +70,7 @@ fn allowance(method: &Method, path: &str) -> (usize, bool) {
 /// the bodies being read.
 #[derive(Debug)]
 pub(crate) struct Intake {
-    access: Access,
+    access: Arc<Access>,
     in_progress: Shares<String>,
     reading: Shares<Sender>,
     uploads: Shares<Sender>,
@@ -78,7 +78,7 @@ pub(crate) struct Intake {
 }
 
 impl Intake {
-    pub(crate) fn new(access: Access) -> Arc<Intake> {
+    pub(crate) fn new(access: Arc<Access>) -> Arc<Intake> {
         Arc::new(Intake {
             access,
             in_progress: Shares::default(),

@@ -5,7 +5,7 @@
 //! `deliveries` (`webhook_deliveries`), `plugins`, `exports` (report exports and their
 //! downloads), `ops` (health, metrics).
 //! Handlers validate input with `extract` (and `crate::domain::fields`), call the domain
-//! through the one handle each takes (`state`: `State<Webhooks>`, …), and map failures
+//! through the one handle each takes (`state`: `State<Arc<Webhooks>>`, …), and map failures
 //! through `error::ApiError`; they hold no state of their own and never reach the store.
 
 pub(crate) mod deliveries;
@@ -23,6 +23,8 @@ pub(crate) mod replay;
 pub(crate) mod schema;
 mod state;
 pub(crate) mod webhooks;
+
+use std::sync::Arc;
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -54,7 +56,7 @@ const _: () = assert!(intake::MAX_REQUESTS_PER_ORG * 4 == MAX_CONCURRENT_REQUEST
 /// the listener serves.
 pub(crate) fn service(
     router: Router,
-    access: Access,
+    access: Arc<Access>,
 ) -> impl tower::Service<
     hyper::Request<hyper::body::Incoming>,
     Response = Response,

@@ -1,6 +1,8 @@
 //! The token endpoint (service document §5): OAuth 2.0 client credentials, answered in
 //! RFC 6749's shapes, and token revocation (RFC 7009).
 
+use std::sync::Arc;
+
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -164,7 +166,7 @@ fn credentials(headers: &HeaderMap, form: &Form) -> Result<(String, String), OAu
         (status = 401, description = "invalid_client", body = OAuthErrorBody),
         (status = 503, description = "temporarily_unavailable", body = OAuthErrorBody),
     ))]
-pub(crate) async fn token(State(access): State<Access>, request: Request) -> Response {
+pub(crate) async fn token(State(access): State<Arc<Access>>, request: Request) -> Response {
     match issue(&access, request).await {
         Ok(response) => response,
         Err(e) => e.into_response(),
@@ -202,7 +204,7 @@ async fn issue(access: &Access, request: Request) -> Result<Response, OAuthError
         (status = 401, description = "invalid_client", body = OAuthErrorBody),
         (status = 503, description = "temporarily_unavailable", body = OAuthErrorBody),
     ))]
-pub(crate) async fn revoke(State(access): State<Access>, request: Request) -> Response {
+pub(crate) async fn revoke(State(access): State<Arc<Access>>, request: Request) -> Response {
     let result = async {
         let (headers, form) = read_form(request).await?;
         let token = form.get("token").ok_or(OAuthError::InvalidRequest("token is required"))?.to_owned();

@@ -1,6 +1,8 @@
 //! `/api/v2/plugins`: upload, list, inspect, delete and dry-run tenant plugins (contract §5).
 //! The rules live in `crate::domain::plugins`; this file only translates requests and answers.
 
+use std::sync::Arc;
+
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -51,7 +53,7 @@ impl From<UploadRefused> for ApiError {
         (status = 429, description = "Another upload of the organisation is compiling", body = crate::api::error::ErrorBody),
     ))]
 pub(crate) async fn upload(
-    State(plugins): State<Plugins>,
+    State(plugins): State<Arc<Plugins>>,
     Admin(caller): Admin,
     query: Query,
     request: Request,
@@ -86,7 +88,11 @@ pub(crate) async fn upload(
     params(("limit" = Option<u32>, Query, minimum = 1, maximum = 100), ("cursor" = Option<String>, Query),
         ("name" = Option<String>, Query, description = "Only the versions uploaded under this name, newest first")),
     responses((status = 200, description = "A page of plugins, newest first", body = crate::api::schema::Page<PluginView>)))]
-pub(crate) async fn list(State(plugins): State<Plugins>, Admin(caller): Admin, query: Query) -> ApiResult<Response> {
+pub(crate) async fn list(
+    State(plugins): State<Arc<Plugins>>,
+    Admin(caller): Admin,
+    query: Query,
+) -> ApiResult<Response> {
     query.only(&["limit", "cursor", "name"])?;
     let page = query.page(|c| ids::is_valid(Kind::Plugin, c))?;
     let (plugins, next) = plugins.list(&caller.org_id, query.get("name"), page.cursor.as_deref(), page.limit).await?;
@@ -97,7 +103,7 @@ pub(crate) async fn list(State(plugins): State<Plugins>, Admin(caller): Admin, q
 #[utoipa::path(get, path = "/api/v2/plugins/{id}", tag = "plugins",
     params(("id" = String, Path)),
     responses((status = 200, description = "The plugin", body = PluginView)))]
-pub(crate) async fn get(State(plugins): State<Plugins>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
+pub(crate) async fn get(State(plugins): State<Arc<Plugins>>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
     Ok(axum::Json(plugins.find(&caller.org_id, &id).await?).into_response())
 }
 
@@ -108,7 +114,11 @@ pub(crate) async fn get(State(plugins): State<Plugins>, Admin(caller): Admin, Id
         (status = 204, description = "Deleted"),
         (status = 409, description = "Attached to a webhook", body = crate::api::error::ErrorBody),
     ))]
-pub(crate) async fn delete(State(plugins): State<Plugins>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
+pub(crate) async fn delete(
+    State(plugins): State<Arc<Plugins>>,
+    Admin(caller): Admin,
+    Id(id): Id,
+) -> ApiResult<Response> {
     plugins.delete(&caller.org_id, &id).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
@@ -122,7 +132,7 @@ pub(crate) async fn delete(State(plugins): State<Plugins>, Admin(caller): Admin,
     request_body = crate::api::schema::DryRunRequest,
     responses((status = 200, description = "The verdict of one run", body = DryRun)))]
 pub(crate) async fn test(
-    State(plugins): State<Plugins>,
+    State(plugins): State<Arc<Plugins>>,
     Admin(caller): Admin,
     Id(id): Id,
     JsonObject(body): JsonObject,

@@ -1,6 +1,8 @@
 //! `POST /api/v2/webhooks/{id}/replay` and `GET /api/v2/webhooks/{id}/replay` (contract §7):
 //! the rules live in `crate::domain::replay`; this file only translates requests and answers.
 
+use std::sync::Arc;
+
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -18,7 +20,7 @@ use crate::domain::replay::Replays;
         (status = 409, description = "The webhook is inactive, or a replay of it is still running", body = crate::api::error::ErrorBody),
     ))]
 pub(crate) async fn replay(
-    State(replays): State<Replays>,
+    State(replays): State<Arc<Replays>>,
     Admin(caller): Admin,
     Id(id): Id,
     JsonObject(body): JsonObject,
@@ -31,7 +33,11 @@ pub(crate) async fn replay(
 #[utoipa::path(get, path = "/api/v2/webhooks/{id}/replay", tag = "webhooks",
     params(("id" = String, Path)),
     responses((status = 200, description = "The latest replay (running, or ended within 7 days; `state: none` when there is none)", body = crate::domain::replay::ReplayView)))]
-pub(crate) async fn status(State(replays): State<Replays>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
+pub(crate) async fn status(
+    State(replays): State<Arc<Replays>>,
+    Admin(caller): Admin,
+    Id(id): Id,
+) -> ApiResult<Response> {
     match replays.status(&caller.org_id, &id).await? {
         Some(view) => Ok(axum::Json(view).into_response()),
         None => Err(ApiError::not_found("webhook")),

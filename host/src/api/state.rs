@@ -1,5 +1,7 @@
 //! The surfaces' state: the domain's doors ([`Handles`]); each handler takes the one handle
-//! it uses (`State<Webhooks>`…), so its signature says what it may touch.
+//! it uses (`State<Arc<Webhooks>>`…: shared, one count per request), so its signature says what it may touch.
+
+use std::sync::Arc;
 
 use axum::extract::FromRef;
 
@@ -15,8 +17,8 @@ use crate::domain::webhooks::Webhooks;
 
 macro_rules! door {
     ($handle:ty, $field:ident) => {
-        impl FromRef<Handles> for $handle {
-            fn from_ref(handles: &Handles) -> $handle {
+        impl FromRef<Handles> for Arc<$handle> {
+            fn from_ref(handles: &Handles) -> Arc<$handle> {
                 handles.$field.clone()
             }
         }

@@ -1,6 +1,8 @@
 //! `/api/v2/webhooks`: the subscriptions (service document §4, contract §2). The rules live
 //! in `crate::domain::webhooks`; this file only translates requests and answers.
 
+use std::sync::Arc;
+
 use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -30,7 +32,7 @@ pub(crate) async fn events(_caller: Admin) -> Response {
         (status = 409, description = "The organisation has the most webhooks allowed", body = crate::api::error::ErrorBody),
     ))]
 pub(crate) async fn create(
-    State(webhooks): State<Webhooks>,
+    State(webhooks): State<Arc<Webhooks>>,
     Admin(caller): Admin,
     JsonObject(body): JsonObject,
 ) -> ApiResult<Response> {
@@ -47,7 +49,11 @@ pub(crate) async fn create(
 #[utoipa::path(get, path = "/api/v2/webhooks", tag = "webhooks",
     params(("limit" = Option<u32>, Query, minimum = 1, maximum = 100), ("cursor" = Option<String>, Query)),
     responses((status = 200, description = "A page of webhooks, newest first", body = crate::api::schema::Page<WebhookView>)))]
-pub(crate) async fn list(State(webhooks): State<Webhooks>, Admin(caller): Admin, query: Query) -> ApiResult<Response> {
+pub(crate) async fn list(
+    State(webhooks): State<Arc<Webhooks>>,
+    Admin(caller): Admin,
+    query: Query,
+) -> ApiResult<Response> {
     query.only(&["limit", "cursor"])?;
     let page = query.page(|c| ids::is_valid(Kind::Webhook, c))?;
     let (listed, next) = webhooks.list(&caller.org_id, page.cursor.as_deref(), page.limit).await?;
@@ -58,7 +64,11 @@ pub(crate) async fn list(State(webhooks): State<Webhooks>, Admin(caller): Admin,
 #[utoipa::path(get, path = "/api/v2/webhooks/{id}", tag = "webhooks",
     params(("id" = String, Path)),
     responses((status = 200, description = "The webhook", body = WebhookView)))]
-pub(crate) async fn get(State(webhooks): State<Webhooks>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
+pub(crate) async fn get(
+    State(webhooks): State<Arc<Webhooks>>,
+    Admin(caller): Admin,
+    Id(id): Id,
+) -> ApiResult<Response> {
     Ok(axum::Json(webhooks.find(&caller.org_id, &id).await?).into_response())
 }
 
@@ -68,7 +78,7 @@ pub(crate) async fn get(State(webhooks): State<Webhooks>, Admin(caller): Admin, 
     request_body = crate::api::schema::WebhookUpdateRequest,
     responses((status = 200, description = "The changed webhook", body = WebhookView)))]
 pub(crate) async fn update(
-    State(webhooks): State<Webhooks>,
+    State(webhooks): State<Arc<Webhooks>>,
     Admin(caller): Admin,
     Id(id): Id,
     JsonObject(body): JsonObject,
@@ -80,7 +90,11 @@ pub(crate) async fn update(
 #[utoipa::path(delete, path = "/api/v2/webhooks/{id}", tag = "webhooks",
     params(("id" = String, Path)),
     responses((status = 204, description = "Deleted; its queued deliveries are cancelled")))]
-pub(crate) async fn delete(State(webhooks): State<Webhooks>, Admin(caller): Admin, Id(id): Id) -> ApiResult<Response> {
+pub(crate) async fn delete(
+    State(webhooks): State<Arc<Webhooks>>,
+    Admin(caller): Admin,
+    Id(id): Id,
+) -> ApiResult<Response> {
     webhooks.delete(&caller.org_id, &id).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
@@ -91,7 +105,7 @@ pub(crate) async fn delete(State(webhooks): State<Webhooks>, Admin(caller): Admi
     request_body(content = Option<crate::api::schema::RotateSecretRequest>, description = "Optional"),
     responses((status = 200, description = "The webhook with its new `signing_secret`", body = WebhookView)))]
 pub(crate) async fn rotate_secret(
-    State(webhooks): State<Webhooks>,
+    State(webhooks): State<Arc<Webhooks>>,
     Admin(caller): Admin,
     Id(id): Id,
     OptionalJsonObject(body): OptionalJsonObject,

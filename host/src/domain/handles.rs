@@ -2,17 +2,20 @@
 //! the process's parts): one handle per part of the domain, each holding only the parts it
 //! uses.
 
+use std::sync::Arc;
+
 use super::{access, deliveries, events, exports, operations, plugins, replay, webhooks};
 
-/// Every door of the domain, made once for the surfaces (`crate::service` builds it).
+/// Every door of the domain, made once for the surfaces (`crate::service` builds it). Each
+/// is shared: the surfaces clone the handles for every request.
 #[derive(Debug, Clone)]
 pub(crate) struct Handles {
-    pub access: access::Access,
-    pub webhooks: webhooks::Webhooks,
-    pub deliveries: deliveries::Deliveries,
-    pub events: events::Events,
-    pub replays: replay::Replays,
-    pub plugins: plugins::Plugins,
-    pub exports: exports::Exports,
-    pub operations: operations::Operations,
+    pub access: Arc<access::Access>,
+    pub webhooks: Arc<webhooks::Webhooks>,
+    pub deliveries: Arc<deliveries::Deliveries>,
+    pub events: Arc<events::Events>,
+    pub replays: Arc<replay::Replays>,
+    pub plugins: Arc<plugins::Plugins>,
+    pub exports: Arc<exports::Exports>,
+    pub operations: Arc<operations::Operations>,
 }

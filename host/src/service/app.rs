@@ -130,19 +130,24 @@ impl App {
     pub(crate) fn handles(&self) -> Handles {
         let (delivery_retention, event_retention) = self.retentions();
         Handles {
-            access: access::Access::new(&self.store, (&self.tokens, &self.passwords), &self.metrics, &self.config),
-            webhooks: self.webhooks(),
-            deliveries: self.deliveries(),
-            events: events::Events::new(
+            access: Arc::new(access::Access::new(
+                &self.store,
+                (&self.tokens, &self.passwords),
+                &self.metrics,
+                &self.config,
+            )),
+            webhooks: Arc::new(self.webhooks()),
+            deliveries: Arc::new(self.deliveries()),
+            events: Arc::new(events::Events::new(
                 &self.publishing,
                 (&self.moved, &self.filtering),
                 &self.telemetry,
                 event_retention,
-            ),
-            replays: replay::Replays::new(&self.replayer, &self.telemetry),
-            plugins: plugins::Plugins::new(&self.store, &self.plugins, &self.plugin_hashes, &self.moved),
-            exports: exports::Exports::new(&self.store, &self.moved, &self.link_key, delivery_retention),
-            operations: operations::Operations::new(&self.store, &self.gauges),
+            )),
+            replays: Arc::new(replay::Replays::new(&self.replayer, &self.telemetry)),
+            plugins: Arc::new(plugins::Plugins::new(&self.store, &self.plugins, &self.plugin_hashes, &self.moved)),
+            exports: Arc::new(exports::Exports::new(&self.store, &self.moved, &self.link_key, delivery_retention)),
+            operations: Arc::new(operations::Operations::new(&self.store, &self.gauges)),
         }
     }
 

@@ -1,6 +1,8 @@
 //! One delivery on the settings pages: its request, attempts and responses, plugin
 //! outcomes, and a retry button.
 
+use std::sync::Arc;
+
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -27,7 +29,12 @@ fn pretty(text: &str) -> String {
 }
 
 /// `GET /settings/deliveries/{id}`
-pub(super) async fn show(State(deliveries): State<Deliveries>, signed: Signed, Id(id): Id, query: Query) -> Response {
+pub(super) async fn show(
+    State(deliveries): State<Arc<Deliveries>>,
+    signed: Signed,
+    Id(id): Id,
+    query: Query,
+) -> Response {
     let d = match delivery(&deliveries, &signed, &id).await {
         Ok(d) => d,
         Err(r) => return r,
@@ -99,7 +106,11 @@ pub(super) async fn show(State(deliveries): State<Deliveries>, signed: Signed, I
 }
 
 /// `POST /settings/deliveries/{id}/retry`
-pub(super) async fn retry(State(deliveries): State<Deliveries>, Id(id): Id, Change(signed, _form): Change) -> Response {
+pub(super) async fn retry(
+    State(deliveries): State<Arc<Deliveries>>,
+    Id(id): Id,
+    Change(signed, _form): Change,
+) -> Response {
     if let Err(r) = delivery(&deliveries, &signed, &id).await {
         return r;
     }

@@ -1,5 +1,7 @@
 //! The doors the settings pages read.
 
+use std::sync::Arc;
+
 use axum::extract::FromRef;
 
 use crate::domain::deliveries::Deliveries;
@@ -13,10 +15,10 @@ use crate::domain::webhooks::Webhooks;
 /// take the one door they use instead.
 #[derive(Debug, Clone)]
 pub(in crate::settings) struct Pages {
-    pub webhooks: Webhooks,
-    pub deliveries: Deliveries,
-    pub plugins: Plugins,
-    pub replays: Replays,
+    pub webhooks: Arc<Webhooks>,
+    pub deliveries: Arc<Deliveries>,
+    pub plugins: Arc<Plugins>,
+    pub replays: Arc<Replays>,
 }
 
 impl FromRef<Handles> for Pages {

@@ -2,6 +2,8 @@
 //! /api/v2/webhooks/{id}/replay`, `crate::domain::replay`) as a form, and how the latest
 //! replay went.
 
+use std::sync::Arc;
+
 use axum::extract::State;
 use axum::response::Response;
 use serde_json::{Map, json};
@@ -47,7 +49,7 @@ pub(super) async fn section(doors: &Pages, signed: &Signed, w: &Webhook) -> Stri
 }
 
 /// `POST /settings/webhooks/{id}/replay` with `since` and `until`.
-pub(super) async fn replay(State(replays): State<Replays>, Id(id): Id, Change(signed, form): Change) -> Response {
+pub(super) async fn replay(State(replays): State<Arc<Replays>>, Id(id): Id, Change(signed, form): Change) -> Response {
     let mut body = Map::new();
     let until = form.get("until").map(str::trim).filter(|u| !u.is_empty());
     match (form.get("since").and_then(since_rfc3339), until.map(since_rfc3339)) {

@@ -9,6 +9,8 @@
 //!   15 minutes (429). Password checks run a bounded number at once (503 beyond).
 //! - Email addresses over 254 bytes are refused before anything is stored.
 
+use std::sync::Arc;
+
 use std::time::Duration;
 
 use axum::extract::{FromRef, FromRequest, FromRequestParts, Request, State};
@@ -111,7 +113,7 @@ pub(super) struct Signed(pub(super) Session);
 
 impl<S> FromRequestParts<S> for Signed
 where
-    Access: FromRef<S>,
+    Arc<Access>: FromRef<S>,
     S: Send + Sync,
 {
     type Rejection = Response;
@@ -120,7 +122,7 @@ where
         let Some(token) = cookie(&parts.headers, SESSION_COOKIE) else {
             return Err(html::see_other("/settings/login"));
         };
-        match Access::from_ref(state).session(&token).await {
+        match Arc::<Access>::from_ref(state).session(&token).await {
             Ok(Some(session)) => Ok(Signed(session)),
             Ok(None) => Err(html::see_other("/settings/login")),
             Err(_) => Err(store_down()),
@@ -157,7 +159,7 @@ pub(super) struct Change(pub(super) Signed, pub(super) Form);
 
 impl<S> FromRequest<S> for Change
 where
-    Access: FromRef<S>,
+    Arc<Access>: FromRef<S>,
     S: Send + Sync,
 {
     type Rejection = Response;
@@ -197,12 +199,12 @@ fn login_page(access: &Access, status: StatusCode, message: Option<&str>, email:
 }
 
 /// `GET /settings/login`
-pub(super) async fn login_form(State(access): State<Access>) -> Response {
+pub(super) async fn login_form(State(access): State<Arc<Access>>) -> Response {
     login_page(&access, StatusCode::OK, None, "")
 }
 
 /// `POST /settings/login`
-pub(super) async fn login(State(access): State<Access>, request: Request) -> Response {
+pub(super) async fn login(State(access): State<Arc<Access>>, request: Request) -> Response {
     let expected = cookie(request.headers(), LOGIN_COOKIE).unwrap_or_default();
     let form = match Form::read(request).await {
         Ok(f) => f,
@@ -257,7 +259,7 @@ fn capitalised(text: &str) -> String {
 }
 
 /// `POST /settings/logout`
-pub(super) async fn logout(State(access): State<Access>, signed: Signed, request: Request) -> Response {
+pub(super) async fn logout(State(access): State<Arc<Access>>, signed: Signed, request: Request) -> Response {
     let token = cookie(request.headers(), SESSION_COOKIE).unwrap_or_default();
     let form = match Form::read(request).await {
         Ok(f) => f,

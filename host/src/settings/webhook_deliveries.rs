@@ -2,6 +2,8 @@
 //! time (the API's cursors), each failed attempt in words, a retry button per delivery and
 //! "retry all failed since …" (the API's `retry_failed`).
 
+use std::sync::Arc;
+
 use axum::extract::State;
 use axum::response::Response;
 use serde_json::{Map, json};
@@ -154,7 +156,7 @@ pub(super) fn since_rfc3339(text: &str) -> Option<String> {
 
 /// `POST /settings/webhooks/{id}/retry_failed` with `since`.
 pub(super) async fn retry_failed(
-    State(deliveries): State<Deliveries>,
+    State(deliveries): State<Arc<Deliveries>>,
     Id(id): Id,
     Change(signed, form): Change,
 ) -> Response {

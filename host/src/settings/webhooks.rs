@@ -3,6 +3,8 @@
 //! functions as the API (`crate::domain::webhooks`), so the rules and messages are the same;
 //! the forms themselves are in `webhook_forms`.
 
+use std::sync::Arc;
+
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -83,7 +85,7 @@ pub(super) async fn new_form(signed: Signed) -> Response {
 }
 
 /// `POST /settings/webhooks`
-pub(super) async fn create(State(webhooks): State<Webhooks>, Change(signed, form): Change) -> Response {
+pub(super) async fn create(State(webhooks): State<Arc<Webhooks>>, Change(signed, form): Change) -> Response {
     match webhooks.create(&signed.0.org_id, webhook_fields(&form)).await {
         Ok(webhook) => html::see_other(&format!("/settings/webhooks/{}?notice={}", webhook.id, Notice::Created.code())),
         Err(WebhookError::Store(_)) => store_down(),
@@ -318,7 +320,7 @@ pub(super) async fn rotate_secret(State(doors): State<Pages>, Id(id): Id, Change
 }
 
 /// `GET /settings/webhooks/{id}/delete`: asks first.
-pub(super) async fn delete_confirm(State(webhooks): State<Webhooks>, signed: Signed, Id(id): Id) -> Response {
+pub(super) async fn delete_confirm(State(webhooks): State<Arc<Webhooks>>, signed: Signed, Id(id): Id) -> Response {
     if !signed.0.admin {
         return plain(StatusCode::FORBIDDEN, "Only organisation admins can change webhooks.");
     }
@@ -339,7 +341,11 @@ pub(super) async fn delete_confirm(State(webhooks): State<Webhooks>, signed: Sig
 }
 
 /// `POST /settings/webhooks/{id}/delete`
-pub(super) async fn delete(State(webhooks): State<Webhooks>, Id(id): Id, Change(signed, _form): Change) -> Response {
+pub(super) async fn delete(
+    State(webhooks): State<Arc<Webhooks>>,
+    Id(id): Id,
+    Change(signed, _form): Change,
+) -> Response {
     if let Err(r) = webhook(&webhooks, &signed, &id).await {
         return r;
     }
