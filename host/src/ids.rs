@@ -21,6 +21,7 @@ pub enum Kind {
     Plugin,
     ReportExport,
     User,
+    PortalLink,
 }
 
 impl Kind {
@@ -34,6 +35,7 @@ impl Kind {
             Kind::Plugin => "plg_",
             Kind::ReportExport => "rex_",
             Kind::User => "usr_",
+            Kind::PortalLink => "ptl_",
         }
     }
 }

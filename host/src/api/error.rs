@@ -223,6 +223,27 @@ impl From<WebhookError> for ApiError {
     }
 }
 
+impl From<crate::domain::events::test_event::TestEventError> for ApiError {
+    fn from(e: crate::domain::events::test_event::TestEventError) -> ApiError {
+        use crate::domain::events::test_event::TestEventError;
+        match e {
+            TestEventError::Invalid(invalid) => invalid.into(),
+            TestEventError::NotFound => ApiError::not_found("webhook"),
+            TestEventError::Inactive => ApiError::conflict(e.to_string()),
+            TestEventError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<crate::domain::portal::LinkError> for ApiError {
+    fn from(e: crate::domain::portal::LinkError) -> ApiError {
+        match e {
+            crate::domain::portal::LinkError::Invalid(invalid) => invalid.into(),
+            crate::domain::portal::LinkError::Store(e) => e.into(),
+        }
+    }
+}
+
 impl From<crate::domain::filtering::TestError> for ApiError {
     fn from(e: crate::domain::filtering::TestError) -> ApiError {
         use crate::domain::filtering::TestError;

@@ -19,6 +19,7 @@ pub(crate) mod oauth;
 pub(crate) mod openapi;
 pub(crate) mod ops;
 pub(crate) mod plugins;
+pub(crate) mod portal;
 pub(crate) mod replay;
 pub(crate) mod schema;
 mod state;
@@ -36,7 +37,7 @@ use axum::extract::Request;
 use axum::http::header;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use tower::{BoxError, ServiceBuilder};
 
 use self::error::{ApiError, Code};
@@ -152,6 +153,7 @@ pub(crate) fn routes() -> Router<Handles> {
         .route("/webhooks/{id}", get(webhooks::get).patch(webhooks::update).delete(webhooks::delete))
         .route("/webhooks/{id}/retry_failed", post(deliveries::retry_failed))
         .route("/webhooks/{id}/rotate_secret", post(webhooks::rotate_secret))
+        .route("/webhooks/{id}/test", post(webhooks::test))
         .route("/webhooks/{id}/replay", get(replay::status).post(replay::replay))
         .route("/events", get(events::list).post(events::publish))
         .route("/events/{id}", get(events::get))
@@ -164,7 +166,9 @@ pub(crate) fn routes() -> Router<Handles> {
         .route("/plugins/{id}", get(plugins::get).delete(plugins::delete))
         .route("/plugins/{id}/test", post(plugins::test))
         .route("/report_exports", post(exports::create))
-        .route("/report_exports/{id}", get(exports::get));
+        .route("/report_exports/{id}", get(exports::get))
+        .route("/portal_links", post(portal::create))
+        .route("/portal_sessions", delete(portal::end));
     Router::new()
         .route("/oauth/token", post(oauth::token))
         .route("/oauth/revoke", post(oauth::revoke))

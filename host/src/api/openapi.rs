@@ -17,7 +17,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement
 use utoipa::openapi::{Content, Ref, RefOr, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
 
-use super::{deliveries, events, exports, filters, oauth, ops, plugins, replay, webhooks};
+use super::{deliveries, events, exports, filters, oauth, ops, plugins, portal, replay, webhooks};
 
 /// Adds the security schemes, and each operation's security and the error responses every
 /// operation of its kind can give.
@@ -134,6 +134,7 @@ fn add_errors(path: &str, method: &str, operation: &mut Operation) {
         webhooks::update,
         webhooks::delete,
         webhooks::rotate_secret,
+        webhooks::test,
         deliveries::retry_failed,
         replay::replay,
         replay::status,
@@ -152,6 +153,8 @@ fn add_errors(path: &str, method: &str, operation: &mut Operation) {
         exports::create,
         exports::get,
         exports::download,
+        portal::create,
+        portal::end,
     ),
     components(schemas(super::error::ErrorBody, super::oauth::OAuthErrorBody)),
     modifiers(&CommonErrors)
@@ -186,6 +189,6 @@ mod tests {
     #[test]
     fn the_document_is_the_one_pinned() {
         let hash = hex::encode(sha2::Sha256::digest(DOCUMENT.as_bytes()));
-        assert_eq!(hash, "0ea6ddf664e7748675dab7d95dab66a355c843347535bff7d1e5994d6550f89a");
+        assert_eq!(hash, "7c5755c980f79e04d84e40ebafee9fd1616b97687ff47dd33d71c3cdfbc60b61");
     }
 }

@@ -232,3 +232,43 @@ pub(crate) struct FilterTestRequest {
     /// Instead of `event`: one of the organisation's events.
     pub event_id: Option<String>,
 }
+
+/// `POST /api/v2/portal_links`: what the link opens, for how long, and who may frame it.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PortalLinkRequest {
+    /// `manage` (every page and control; the default) or `view` (the pages, no control that
+    /// changes anything).
+    #[schema(pattern = "^(manage|view)$")]
+    pub permissions: Option<String>,
+    /// How long the link may be opened, in seconds (default 300); it opens once.
+    #[schema(minimum = 60, maximum = 900)]
+    pub ttl_seconds: Option<u32>,
+    /// The origins whose pages may show the portal in a frame (`https://app.example.com`);
+    /// none: it may not be framed.
+    #[schema(max_items = 16)]
+    pub frame_ancestors: Option<Vec<String>>,
+    /// The pages' accent colour.
+    #[schema(pattern = "^#[0-9A-Fa-f]{6}$")]
+    pub accent_color: Option<String>,
+}
+
+/// How many were ended.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct Ended {
+    pub ended: u64,
+}
+
+/// `POST /api/v2/webhooks/{id}/test`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TestEventRequest {
+    /// One of the webhook's subscribed actions.
+    pub action: Option<String>,
+}
+
+/// A test event's delivery, queued.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct TestEventQueued {
+    pub delivery_id: String,
+}

@@ -12,6 +12,7 @@ use crate::domain::exports::Exports;
 use crate::domain::handles::Handles;
 use crate::domain::operations::Operations;
 use crate::domain::plugins::Plugins;
+use crate::domain::portal::PortalLinks;
 use crate::domain::replay::Replays;
 use crate::domain::webhooks::Webhooks;
 
@@ -33,3 +34,4 @@ door!(Replays, replays);
 door!(Plugins, plugins);
 door!(Exports, exports);
 door!(Operations, operations);
+door!(PortalLinks, portal);

@@ -112,3 +112,21 @@ pub(crate) async fn rotate_secret(
 ) -> ApiResult<Response> {
     Ok(axum::Json(webhooks.rotate_secret(&caller.org_id, &id, body).await?).into_response())
 }
+
+/// `POST /api/v2/webhooks/{id}/test`
+#[utoipa::path(post, path = "/api/v2/webhooks/{id}/test", tag = "webhooks", operation_id = "send_test_event",
+    params(("id" = String, Path)),
+    request_body(content = Option<crate::api::schema::TestEventRequest>, description = "Which action (default: the webhook's first)"),
+    responses(
+        (status = 202, description = "An example event of the action queued to this webhook alone, its envelope marked `\"test\": true`", body = crate::api::schema::TestEventQueued),
+        (status = 409, description = "The webhook is inactive", body = crate::api::error::ErrorBody),
+    ))]
+pub(crate) async fn test(
+    State(events): State<Arc<crate::domain::events::Events>>,
+    Admin(caller): Admin,
+    Id(id): Id,
+    OptionalJsonObject(body): OptionalJsonObject,
+) -> ApiResult<Response> {
+    let delivery = events.send_test(&caller.org_id, &id, body).await?;
+    Ok((StatusCode::ACCEPTED, axum::Json(json!({ "delivery_id": delivery }))).into_response())
+}

@@ -179,6 +179,7 @@ impl Access {
             email: user.email,
             admin: user.admin,
             csrf: secrets::generate(""),
+            portal: None,
         };
         store.tenants().create_session(&secrets::hash(&token), &session, SESSION_TTL).await?;
         Ok(SignedIn { token })
@@ -187,6 +188,15 @@ impl Access {
     /// The session a cookie's token opens (`None`: signed out or expired).
     pub(crate) async fn session(&self, token: &str) -> Result<Option<Session>, StoreError> {
         self.store.tenants().session(&secrets::hash(token)).await
+    }
+
+    /// The portal session a cookie's token opens (`None`: ended, idle too long, or not a
+    /// portal session's token); each use pushes its idle expiry on.
+    pub(crate) async fn portal_session(&self, token: &str) -> Result<Option<Session>, StoreError> {
+        if !token.starts_with("wps_") || token.len() > 100 {
+            return Ok(None);
+        }
+        self.store.tenants().portal_session(&secrets::hash(token), crate::domain::portal::IDLE).await
     }
 
     /// Ends a session.

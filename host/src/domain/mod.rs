@@ -20,6 +20,7 @@ pub(crate) mod moved;
 pub(crate) mod notices;
 pub(crate) mod operations;
 pub(crate) mod plugins;
+pub(crate) mod portal;
 pub(crate) mod replay;
 pub(crate) mod rules;
 pub(crate) mod views;

@@ -142,6 +142,7 @@ pub(crate) async fn emit(publishing: &Publishing, org_id: &str, notice: Notice<'
         snapshot_key,
         snapshot: &snapshot,
         trace: None,
+        test: false,
     };
     match publishing.publish_except(org_id, &event, Some(notice.webhook_id())).await {
         Ok(_) => tracing::info!(org_id = %org_id, event_id = %event.id, action, "operational event published"),

@@ -14,7 +14,7 @@ use crate::domain::handles::Handles;
 use crate::domain::moved::Moved;
 use crate::domain::replay::Replayer;
 use crate::domain::webhooks::WebhookParts;
-use crate::domain::{access, deliveries, events, exports, operations, plugins, replay, webhooks};
+use crate::domain::{access, deliveries, events, exports, operations, plugins, portal, replay, webhooks};
 use crate::filters::Evaluator;
 use crate::history::History;
 use crate::metrics::Metrics;
@@ -148,6 +148,7 @@ impl App {
             plugins: Arc::new(plugins::Plugins::new(&self.store, &self.plugins, &self.plugin_hashes, &self.moved)),
             exports: Arc::new(exports::Exports::new(&self.store, &self.moved, &self.link_key, delivery_retention)),
             operations: Arc::new(operations::Operations::new(&self.store, &self.gauges)),
+            portal: Arc::new(portal::PortalLinks::new(&self.store, self.config.public_url())),
         }
     }
 

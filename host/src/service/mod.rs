@@ -65,7 +65,7 @@ pub async fn run(
         Box::pin(async move { gauges.render().await })
     }));
     let handles = app.handles();
-    let routes = api::routes().merge(settings::router());
+    let routes = api::routes().merge(settings::router(handles.access.clone()));
     let service = api::service(api::with_error_shape(routes, handles.clone()), handles.access.clone());
     let addr = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
     tracing::info!(%addr, tls = tls.is_some(), workers = engine.is_some(), "weir is serving");

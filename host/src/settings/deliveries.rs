@@ -8,8 +8,8 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::Value;
 
-use super::html::{self, Notice, badge, csrf_field, esc};
-use super::session::{Change, Id, Signed, plain, store_down};
+use super::html::{self, Notice, badge, csrf_field, esc, plain, store_down};
+use super::session::{Change, Id, Signed};
 use crate::domain::deliveries::{Deliveries, Delivery, RetryError};
 use crate::web::Query;
 

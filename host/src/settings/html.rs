@@ -25,11 +25,21 @@ pub(crate) struct Viewer<'a> {
     pub email: &'a str,
     pub admin: bool,
     pub csrf: &'a str,
+    /// A portal session: no person to name, no sign-out.
+    pub portal: bool,
+    /// The portal link's accent colour (`#RRGGBB`).
+    pub accent: Option<&'a str>,
 }
 
 /// A full page: the layout around `body`.
 pub(crate) fn page(status: StatusCode, title: &str, viewer: Option<&Viewer<'_>>, body: &str) -> Response {
     let nav = match viewer {
+        Some(v) if v.portal => {
+            format!(
+                r#"<nav aria-label="Account"><span class="who">{}</span></nav>"#,
+                if v.admin { "" } else { "View only" }
+            )
+        }
         Some(v) => format!(
             r#"<nav aria-label="Account"><span class="who">{email}{role}</span>
 <form method="post" action="/settings/logout" class="inline">{csrf}<button type="submit" class="link">Sign out</button></form></nav>"#,
@@ -46,18 +56,20 @@ pub(crate) fn page(status: StatusCode, title: &str, viewer: Option<&Viewer<'_>>,
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{title} · Weir</title>
-<link rel="stylesheet" href="/settings/app.css">
+<link rel="stylesheet" href="/settings/app.css">{accent}
 <script src="/settings/app.js" defer></script>
 </head>
 <body>
 <a class="skip" href="#main">Skip to content</a>
-<header><a class="brand" href="/settings/webhooks">Weir · Settings</a>{nav}</header>
+<header><a class="brand" href="/settings/webhooks">{brand}</a>{nav}</header>
 <main id="main" tabindex="-1">
 {body}
 </main>
 </body>
 </html>"##,
         title = esc(title),
+        accent = viewer.and_then(|v| v.accent).map(super::framing::accent_link).unwrap_or_default(),
+        brand = if viewer.is_some_and(|v| v.portal) { "Webhooks" } else { "Weir · Settings" },
     );
     let mut response = (status, html).into_response();
     let headers = response.headers_mut();
@@ -71,6 +83,21 @@ pub(crate) fn page(status: StatusCode, title: &str, viewer: Option<&Viewer<'_>>,
     headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     response
+}
+
+/// A short page with one message.
+pub(crate) fn plain(status: StatusCode, message: &str) -> Response {
+    page(
+        status,
+        "Weir",
+        None,
+        &format!("<h1>{}</h1><p><a href=\"/settings/webhooks\">Back to webhooks</a></p>", esc(message)),
+    )
+}
+
+/// 503 while Redis cannot be reached.
+pub(crate) fn store_down() -> Response {
+    plain(StatusCode::SERVICE_UNAVAILABLE, "Storage is unavailable; try again shortly.")
 }
 
 /// The hidden CSRF field every form carries.
@@ -99,10 +126,12 @@ pub(crate) enum Notice {
     Replayed,
     ReplayRunning,
     ReplayWindowInvalid,
+    TestSent,
+    TestNotSelected,
 }
 
 impl Notice {
-    const ALL: [Notice; 16] = [
+    const ALL: [Notice; 18] = [
         Notice::Created,
         Notice::Saved,
         Notice::Deleted,
@@ -119,6 +148,8 @@ impl Notice {
         Notice::Replayed,
         Notice::ReplayRunning,
         Notice::ReplayWindowInvalid,
+        Notice::TestSent,
+        Notice::TestNotSelected,
     ];
 
     /// The code carried in the URL.
@@ -140,6 +171,8 @@ impl Notice {
             Notice::Replayed => "replayed",
             Notice::ReplayRunning => "replay_running",
             Notice::ReplayWindowInvalid => "replay_window_invalid",
+            Notice::TestSent => "test_sent",
+            Notice::TestNotSelected => "test_not_selected",
         }
     }
 
@@ -170,6 +203,10 @@ impl Notice {
             Notice::ReplayRunning => ("error", "A replay of this webhook is still running: wait for it to end."),
             Notice::ReplayWindowInvalid => {
                 ("error", "Choose a window within the event retention: since in the past, until (if any) after since.")
+            }
+            Notice::TestSent => ("ok", "Test event sent to this webhook alone: its delivery is shown here."),
+            Notice::TestNotSelected => {
+                ("error", "The webhook's filter does not select the example event: nothing was sent.")
             }
         };
         notice(kind, text)

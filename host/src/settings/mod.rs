@@ -10,12 +10,17 @@
 //! - `deliveries`: one delivery, and retrying it.
 //! - `replay`: a webhook's replay form and its latest replay.
 
+mod cookies;
 mod deliveries;
+mod framing;
 mod health;
 pub(crate) mod html;
 mod pages;
+mod portal;
 mod replay;
 mod session;
+mod test_event;
+mod viewing;
 mod webhook_deliveries;
 mod webhook_forms;
 mod webhooks;
@@ -25,11 +30,15 @@ use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
+use std::sync::Arc;
+
+use crate::domain::access::Access;
 use crate::domain::handles::Handles;
 
-/// The settings routes (under `/settings`).
-pub(crate) fn router() -> Router<Handles> {
-    Router::new()
+/// The settings routes (under `/settings`) and the portal's (`/portal`); every page looks at
+/// its cookies once, in `viewing`.
+pub(crate) fn router(access: Arc<Access>) -> Router<Handles> {
+    let pages = Router::new()
         .route("/settings", get(|| async { html::see_other("/settings/webhooks") }))
         .route("/settings/login", get(session::login_form).post(session::login))
         .route("/settings/logout", post(session::logout))
@@ -41,13 +50,24 @@ pub(crate) fn router() -> Router<Handles> {
         .route("/settings/webhooks/{id}/rotate_secret", post(webhooks::rotate_secret))
         .route("/settings/webhooks/{id}/retry_failed", post(webhook_deliveries::retry_failed))
         .route("/settings/webhooks/{id}/replay", post(replay::replay))
+        .route("/settings/webhooks/{id}/test", post(test_event::send))
         .route("/settings/webhooks/{id}/delete", get(webhooks::delete_confirm).post(webhooks::delete))
         .route("/settings/deliveries/{id}", get(deliveries::show))
         .route("/settings/deliveries/{id}/retry", post(deliveries::retry))
+        .route_layer(axum::middleware::from_fn_with_state(access, viewing::layer));
+    Router::new()
+        .merge(pages)
+        .route("/portal", get(portal::landing))
+        .route("/portal/session", post(portal::exchange))
+        .route("/settings/accent.css", get(portal::accent))
         .route("/settings/app.css", get(|| async { asset("text/css; charset=utf-8", include_str!("assets/app.css")) }))
         .route(
             "/settings/app.js",
             get(|| async { asset("text/javascript; charset=utf-8", include_str!("assets/app.js")) }),
+        )
+        .route(
+            "/settings/portal.js",
+            get(|| async { asset("text/javascript; charset=utf-8", include_str!("assets/portal.js")) }),
         )
 }
 

@@ -8,9 +8,9 @@ use axum::extract::State;
 use axum::response::Response;
 use serde_json::{Map, json};
 
-use super::html::{self, Notice, badge, csrf_field, esc};
+use super::html::{self, Notice, badge, csrf_field, esc, plain, store_down};
 use super::pages::Pages;
-use super::session::{Change, Id, Signed, plain, store_down};
+use super::session::{Change, Id, Signed};
 use super::webhook_deliveries::since_rfc3339;
 use crate::domain::replay::{ReplayError, ReplayStatus, Replays};
 use crate::domain::views::WebhookView as Webhook;

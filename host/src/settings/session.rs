@@ -15,15 +15,16 @@ use std::time::Duration;
 
 use axum::extract::{FromRef, FromRequest, FromRequestParts, Request, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 
-use super::html::{self, esc};
+use super::cookies::{SESSION_COOKIE, cookie};
+use super::html::{self, esc, plain, store_down};
+use super::viewing::Looked;
 use crate::auth::secrets;
 use crate::domain::access::{Access, FAILURE_WINDOW, SESSION_TTL, Session, SignInError};
 use crate::web::BodyError;
 
-const SESSION_COOKIE: &str = "weir_session";
 const LOGIN_COOKIE: &str = "weir_login";
 
 /// A form body, parameters in order (checkboxes repeat).
@@ -74,32 +75,6 @@ impl<S: Send + Sync> FromRequestParts<S> for Id {
     }
 }
 
-/// A short page with one message.
-pub(super) fn plain(status: StatusCode, message: &str) -> Response {
-    html::page(
-        status,
-        "Weir",
-        None,
-        &format!("<h1>{}</h1><p><a href=\"/settings/webhooks\">Back to webhooks</a></p>", esc(message)),
-    )
-}
-
-/// 503 while Redis cannot be reached.
-pub(super) fn store_down() -> Response {
-    plain(StatusCode::SERVICE_UNAVAILABLE, "Storage is unavailable; try again shortly.")
-}
-
-fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(k, _)| *k == name)
-        .map(|(_, v)| v.to_owned())
-}
-
 fn set_cookie(access: &Access, name: &str, value: &str, max_age: Duration) -> HeaderValue {
     let secure = if access.secure_cookies() { "; Secure" } else { "" };
     let text =
@@ -119,20 +94,41 @@ where
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Response> {
-        let Some(token) = cookie(&parts.headers, SESSION_COOKIE) else {
-            return Err(html::see_other("/settings/login"));
+        let looked = match parts.extensions.get::<Looked>() {
+            Some(looked) => looked.clone(),
+            // (Every page goes through `viewing`; this is for a route outside it.)
+            None => match cookie(&parts.headers, SESSION_COOKIE) {
+                None => Looked::Nobody,
+                Some(token) => match Arc::<Access>::from_ref(state).session(&token).await {
+                    Ok(Some(session)) => Looked::Session(Box::new(session)),
+                    Ok(None) => Looked::Nobody,
+                    Err(_) => Looked::Down,
+                },
+            },
         };
-        match Arc::<Access>::from_ref(state).session(&token).await {
-            Ok(Some(session)) => Ok(Signed(session)),
-            Ok(None) => Err(html::see_other("/settings/login")),
-            Err(_) => Err(store_down()),
+        match looked {
+            Looked::Session(session) => Ok(Signed(*session)),
+            Looked::Nobody => Err(html::see_other("/settings/login")),
+            Looked::PortalEnded => Err(super::framing::framed_anywhere(html::page(
+                StatusCode::UNAUTHORIZED,
+                "Session ended",
+                None,
+                "<h1>This session has ended</h1><p>Open Webhooks again from the product you came from.</p>",
+            ))),
+            Looked::Down => Err(store_down()),
         }
     }
 }
 
 impl Signed {
     pub(super) fn viewer(&self) -> html::Viewer<'_> {
-        html::Viewer { email: &self.0.email, admin: self.0.admin, csrf: &self.0.csrf }
+        html::Viewer {
+            email: &self.0.email,
+            admin: self.0.admin,
+            csrf: &self.0.csrf,
+            portal: self.0.portal.is_some(),
+            accent: self.0.portal.as_ref().and_then(|p| p.accent.as_deref()),
+        }
     }
 
     /// The refusal of a change without this session's CSRF token, or by someone who may
@@ -260,6 +256,9 @@ fn capitalised(text: &str) -> String {
 
 /// `POST /settings/logout`
 pub(super) async fn logout(State(access): State<Arc<Access>>, signed: Signed, request: Request) -> Response {
+    if signed.0.portal.is_some() {
+        return plain(StatusCode::FORBIDDEN, "This session ends when the product you came from closes it.");
+    }
     let token = cookie(request.headers(), SESSION_COOKIE).unwrap_or_default();
     let form = match Form::read(request).await {
         Ok(f) => f,

@@ -9,9 +9,9 @@ use axum::response::Response;
 use serde_json::{Map, json};
 
 use super::health::attempt_words;
-use super::html::{self, Notice, badge, csrf_field, esc};
+use super::html::{self, Notice, badge, csrf_field, esc, plain, store_down};
 use super::pages::Pages;
-use super::session::{Change, Id, Signed, plain, store_down};
+use super::session::{Change, Id, Signed};
 use crate::catalog;
 use crate::domain::deliveries::Deliveries;
 use crate::domain::deliveries::{Filter, RetryError, Status};

@@ -10,9 +10,9 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{Map, Value, json};
 
-use super::html::{self, Notice, badge, csrf_field, esc};
+use super::html::{self, Notice, badge, csrf_field, esc, plain, store_down};
 use super::pages::Pages;
-use super::session::{Change, Form, Id, Signed, plain, store_down};
+use super::session::{Change, Form, Id, Signed};
 use super::webhook_forms::{
     FormValues, plugin_names, plugins_form, problems, status_html, webhook_fields, webhook_form,
 };
@@ -172,6 +172,7 @@ async fn render_show(doors: &Pages, signed: &Signed, w: &Webhook, shown: Shown<'
         health::day_html(&health),
         esc(&w.subscribed_actions.join(", ")),
     ));
+    body.push_str(&super::test_event::form(signed, w));
     // The deliveries come first: the settings forms below are long.
     body.push_str(&webhook_deliveries::section(doors, signed, w, query).await);
     body.push_str(&replay::section(doors, signed, w).await);

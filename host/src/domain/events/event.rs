@@ -22,6 +22,8 @@ pub(crate) struct Event<'a> {
     pub snapshot: &'a RawValue,
     /// The W3C trace context the publisher sent (contract §7), if valid.
     pub trace: Option<crate::trace::TraceContext>,
+    /// A test event (contract §9): its envelope says `"test": true`.
+    pub test: bool,
 }
 
 impl Event<'_> {
@@ -48,6 +50,9 @@ impl Event<'_> {
         out.extend_from_slice(self.snapshot_key.as_bytes());
         out.extend_from_slice(b"\":");
         out.extend_from_slice(self.snapshot.get().as_bytes());
+        if self.test {
+            out.extend_from_slice(b",\"test\":true");
+        }
         out.push(b'}');
         // Only JSON text and valid UTF-8 strings went in.
         String::from_utf8(out).unwrap_or_default()

@@ -123,6 +123,7 @@ async fn lookup(store: &Store, moved: &Moved, org_id: &str, id: &str) -> Result<
 
 mod event;
 mod publishing;
+pub(crate) mod test_event;
 mod validate;
 
 pub(crate) use self::event::{Event, OPERATIONAL_CREATOR};

@@ -14,11 +14,12 @@ use crate::domain::filtering::Filtering;
 use crate::domain::moved::Moved;
 use crate::metrics::Metrics;
 use crate::shared::Arrivals;
-use crate::store::events::publish::{MAX_SNAPSHOT_BYTES, Publication, Published};
+use crate::store::events::publish::{MAX_SNAPSHOT_BYTES, Publication, Published, delivery_id};
 use crate::store::events::publisher::Publisher;
 use crate::store::events::standby::{Placement, ToPlace};
 use crate::store::events::stored::StoredEvent;
-use crate::store::{Store, StoreError};
+use crate::store::tenants::webhooks::Subscriber;
+use crate::store::{Partition, Store, StoreError};
 
 /// What publishing uses, shared by every handle and worker that publishes.
 #[derive(Debug, Clone)]
@@ -73,6 +74,42 @@ impl Publishing {
         let mut webhooks = self.publisher.subscribers(org_id, &event.action).await?;
         webhooks.retain(|w| Some(w.webhook.as_str()) != except);
         self.filtering.keep_selected(org_id, &envelope, &mut webhooks).await;
+        Ok(self.place_and_publish(org_id, event, envelope, webhooks).await?.0)
+    }
+
+    /// Publishes a test event (contract §9) to one webhook only, through its filter (and,
+    /// as it is delivered, its plugins): not in the event log, no snapshot, never replayed.
+    /// The delivery's id; `None` when the webhook is not an active subscriber of the action
+    /// or its filter does not select the event.
+    pub(crate) async fn publish_test(
+        &self,
+        org_id: &str,
+        webhook_id: &str,
+        event: &Event<'_>,
+    ) -> Result<Option<String>, StoreError> {
+        let envelope = event.envelope(org_id);
+        let mut webhooks = self.publisher.subscribers(org_id, &event.action).await?;
+        webhooks.retain(|w| w.webhook == webhook_id);
+        self.filtering.keep_selected(org_id, &envelope, &mut webhooks).await;
+        if webhooks.is_empty() {
+            return Ok(None);
+        }
+        let (published, placed) = self.place_and_publish(org_id, event, envelope, webhooks).await?;
+        let (Published::New { deliveries: 1 }, Some((p, accepted_ms))) = (published, placed) else { return Ok(None) };
+        tracing::info!(org_id, webhook_id, event_id = %event.id, "test event published");
+        Ok(Some(delivery_id(p, accepted_ms, org_id, &event.id, webhook_id)))
+    }
+
+    /// Places an event (its subject's partition, or a standby through a failover) and
+    /// publishes it to `webhooks`; what was published, and where and when it was accepted
+    /// (`None`: a duplicate).
+    async fn place_and_publish(
+        &self,
+        org_id: &str,
+        event: &Event<'_>,
+        envelope: String,
+        webhooks: Vec<Subscriber>,
+    ) -> Result<(Published, Option<(Partition, u64)>), StoreError> {
         let home = self.store.keys().partition_of_subject(org_id, &event.subject_type, &event.subject_id);
         let to_place = ToPlace {
             home,
@@ -81,10 +118,11 @@ impl Publishing {
             kept: self.kept,
         };
         let Placement::Into(p) = self.store.events().place_event(to_place).await? else {
-            return Ok(Published::Duplicate);
+            return Ok((Published::Duplicate, None));
         };
-        // Operational events are about Weir's own resources: no report exports them.
-        let snapshot = envelope.len() <= MAX_SNAPSHOT_BYTES && !catalog::is_operational(&event.action);
+        // Operational events are about Weir's own resources: no report exports them; a test
+        // event is about no record.
+        let snapshot = envelope.len() <= MAX_SNAPSHOT_BYTES && !catalog::is_operational(&event.action) && !event.test;
         let accepted_ms = crate::time::now_millis();
         let as_stored = Arc::new(StoredEvent {
             created_at: event.created_at.clone(),
@@ -101,7 +139,7 @@ impl Publishing {
             subject: subject.clone(),
             deleted: event.deleted,
             event_ms,
-            logged_action: catalog::named(&event.action),
+            logged_action: if event.test { None } else { catalog::named(&event.action) },
             stored: Arc::new(as_stored.encode()),
             event: as_stored,
             snapshot,
@@ -121,6 +159,6 @@ impl Publishing {
                 self.arrivals.arrived(p);
             }
         }
-        Ok(published)
+        Ok((published, Some((p, accepted_ms))))
     }
 }

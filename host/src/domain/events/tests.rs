@@ -18,6 +18,7 @@ fn the_envelope_is_the_documents_shape_with_every_string_escaped() {
         snapshot_key: "work_order",
         snapshot: &snapshot,
         trace: None,
+        test: false,
     };
     let envelope = event.envelope("org_1");
     assert_eq!(

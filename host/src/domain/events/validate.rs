@@ -69,6 +69,7 @@ pub(crate) fn validate(mut fields: BTreeMap<String, &RawValue>) -> Result<Event<
         snapshot_key,
         snapshot,
         trace: None,
+        test: false,
     })
 }
 

@@ -43,6 +43,10 @@
 //! | `P:user-email:{email}` | string | `org_id user_id` of a (lower-cased) email |
 //! | `P:session:{sha256}` | hash, TTL | a signed-in session |
 //! | `P:login:{email}` | counter, TTL | sign-in attempts for an email in the current window |
+//! | `P:portal-link:{sha256}` | hash, TTL | a portal link: its organisation, grant, expiry, whether used |
+//! | `P:portal-session:{sha256}` | hash, TTL (idle) | a portal session |
+//! | `P:portal-sessions:{org}` | set, TTL (idle) | the hashes of an organisation's portal sessions |
+//! | `P:portal-exchanges:{address}` | counter, TTL | portal links exchanged from one address this minute |
 //! | `P:{exports}:x:{rex}`, `P:{exports}:file:{rex}` | hash, string; TTL | a report export and its built file (exports are rare: they share one slot) |
 //! | `P:{exports}:jobs` | zset | exports to build, by due time or end of lease (ms) |
 //! | `P:secret:export-links` | string | the key that signs export download links |
@@ -282,6 +286,22 @@ impl Keys {
 
     pub fn login_attempts(&self, email: &str) -> String {
         self.k(&["login", email])
+    }
+
+    pub fn portal_link(&self, token_hash: &str) -> String {
+        self.k(&["portal-link", token_hash])
+    }
+
+    pub fn portal_session(&self, token_hash: &str) -> String {
+        self.k(&["portal-session", token_hash])
+    }
+
+    pub fn portal_sessions(&self, org: &str) -> String {
+        self.k(&["portal-sessions", org])
+    }
+
+    pub fn portal_exchanges(&self, address: &str) -> String {
+        self.k(&["portal-exchanges", address])
     }
 
     pub fn export(&self, export: &str) -> String {

@@ -1,9 +1,10 @@
 //! Who the data belongs to and what they set up: organisations, API clients and tokens,
-//! people and sessions, webhooks and their plugins.
+//! people and sessions, portal links and their sessions, webhooks and their plugins.
 
 pub mod clients;
 pub mod orgs;
 pub mod plugins;
+pub mod portal;
 pub mod users;
 pub(crate) mod webhook_record;
 pub mod webhooks;

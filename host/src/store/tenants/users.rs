@@ -35,6 +35,8 @@ pub struct Session {
     pub admin: bool,
     /// The token every form of this session must carry.
     pub csrf: String,
+    /// Opened by a portal link (no person: `user_id` and `email` are empty).
+    pub portal: Option<Portal>,
 }
 
 impl Tenants<'_> {
@@ -147,6 +149,7 @@ impl Tenants<'_> {
             email: text("email"),
             admin: flag(f.get("admin")),
             csrf: text("csrf"),
+            portal: None,
         }))
     }
 
@@ -183,4 +186,15 @@ impl Tenants<'_> {
         let _: i64 = self.conn().del(self.keys().login_attempts(&email.to_ascii_lowercase())).await?;
         Ok(())
     }
+}
+
+/// What a portal session may do and where it may be shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Portal {
+    /// The link that opened it (portal actions are logged with it).
+    pub link_id: String,
+    /// The origins that may frame its pages (`frame-ancestors`); none: no framing.
+    pub frame_ancestors: Vec<String>,
+    /// `#RRGGBB`, when the operator chose one.
+    pub accent: Option<String>,
 }

@@ -1,0 +1,87 @@
+//! Opening a portal link (contract §9): `GET /portal#token=…` is a page whose script
+//! (`/settings/portal.js`: no inline script) posts the fragment's token to
+//! `POST /portal/session`, which exchanges it once for a portal session and goes on to
+//! Settings > Webhooks. The session's cookie is `SameSite=None; Secure; Partitioned` (CHIPS):
+//! a browser that blocks third-party cookies still keeps a partitioned one for the site that
+//! frames Weir (and only there), so the portal works inside the operator's product and in a
+//! tab of its own. `Secure` is always set: browsers treat loopback as secure, and anywhere else
+//! the portal is served over HTTPS.
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::Response;
+
+use super::cookies::PORTAL_COOKIE;
+use super::framing::{frame_for, framed_anywhere};
+use super::html;
+use super::session::Form;
+use crate::domain::portal::{ExchangeRefused, PortalLinks};
+use crate::forwarded::ClientAddr;
+
+/// `GET /portal`: the page that opens a link (it holds nothing: any page may frame it; what
+/// the link opens answers with the link's own `frame-ancestors`).
+pub(super) async fn landing() -> Response {
+    let body = r#"<h1>Opening webhooks…</h1>
+<form id="exchange" method="post" action="/portal/session"><input type="hidden" name="token"><noscript><p>This page needs JavaScript to open the link.</p></noscript></form>
+<p id="missing" hidden>This link is incomplete. Open Webhooks again from the product you came from.</p>
+<script src="/settings/portal.js"></script>"#;
+    framed_anywhere(html::page(StatusCode::OK, "Webhooks", None, body))
+}
+
+/// `POST /portal/session` with `token`: the link exchanged for a session, or a page that
+/// says why not.
+pub(super) async fn exchange(State(portal): State<Arc<PortalLinks>>, request: Request) -> Response {
+    let address = request.extensions().get::<ClientAddr>().map(|c| c.0.to_string()).unwrap_or_default();
+    let form = match Form::read(request).await {
+        Ok(form) => form,
+        Err(refused) => return framed_anywhere(refused),
+    };
+    let token = form.get("token").unwrap_or("").trim().to_owned();
+    match portal.exchange(&token, &address).await {
+        Ok(opened) => {
+            let mut response = html::see_other("/settings/webhooks");
+            let cookie = format!(
+                "{PORTAL_COOKIE}={}; Path=/settings; HttpOnly; Secure; SameSite=None; Partitioned",
+                opened.token
+            );
+            if let Ok(value) = HeaderValue::from_str(&cookie) {
+                response.headers_mut().append(header::SET_COOKIE, value);
+            }
+            frame_for(response, &opened.portal.frame_ancestors)
+        }
+        Err(ExchangeRefused::Expired(link)) => {
+            let page = html::page(
+                StatusCode::GONE,
+                "Link expired",
+                None,
+                "<h1>This link has expired</h1><p>It was already used, or it is too old. Open Webhooks again from the product you came from.</p>",
+            );
+            match link {
+                Some(link) => frame_for(page, &link.frame_ancestors),
+                None => framed_anywhere(page),
+            }
+        }
+        Err(ExchangeRefused::Throttled) => {
+            let message = "<h1>Too many links opened</h1><p>Too many links were opened from this address. Try again in a minute.</p>";
+            let mut page = html::page(StatusCode::TOO_MANY_REQUESTS, "Try again", None, message);
+            page.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("60"));
+            framed_anywhere(page)
+        }
+        Err(ExchangeRefused::Store(_)) => framed_anywhere(html::store_down()),
+    }
+}
+
+/// `GET /settings/accent.css?c=RRGGBB`: the pages' accent colour (a stylesheet, so the
+/// pages' policy allows no inline style).
+pub(super) async fn accent(query: crate::web::Query) -> Response {
+    let colour =
+        query.get("c").filter(|c| c.len() == 6 && c.bytes().all(|b| b.is_ascii_hexdigit())).unwrap_or("0550ae");
+    let css = format!(":root {{ --accent: #{colour}; }}\n");
+    let mut response = axum::response::IntoResponse::into_response(css);
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/css; charset=utf-8"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=86400"));
+    response
+}
