@@ -215,6 +215,7 @@ fn oldest_day(deliveries: &Deliveries) -> u32 {
 pub(crate) use crate::store::queue::listing::Filter;
 pub(crate) use crate::store::queue::requeue::Retried;
 pub(crate) use crate::store::queue::status::Status;
+pub(crate) use crate::store::queue::tally::Hourly;
 
 /// Deliveries, for the surfaces: list, read, retry.
 #[derive(Debug, Clone)]
@@ -244,6 +245,12 @@ impl Deliveries {
 }
 
 impl Deliveries {
+    /// How many deliveries of each of `webhook_ids` (the organisation's) an attempt ended
+    /// `succeeded` and `failed` in each of the last 24 hours (the pages' charts).
+    pub(crate) async fn hourly(&self, org_id: &str, webhook_ids: &[&str]) -> Result<Vec<Hourly>, StoreError> {
+        self.store.deliveries().hourly(org_id, webhook_ids, crate::time::now_millis()).await
+    }
+
     /// Whether `cursor` is one a listing of this data set gave out.
     pub(crate) fn valid_cursor(&self, cursor: &str) -> bool {
         valid_cursor(self, cursor)

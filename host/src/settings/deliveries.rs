@@ -8,8 +8,10 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::Value;
 
+use super::health::attempt_words;
 use super::html::{self, Notice, badge, csrf_field, esc, plain, store_down};
 use super::session::{Change, Id, Signed};
+use super::when::when;
 use crate::domain::deliveries::{Deliveries, Delivery, RetryError};
 use crate::web::Query;
 
@@ -44,15 +46,14 @@ pub(super) async fn show(
     let mut body = format!(
         r#"<h1>Delivery {id} {badge}</h1>{notice}
 <p><a href="/settings/webhooks/{wh}">Back to the webhook</a></p>
-<dl><dt>Event</dt><dd>{action} ({event})</dd><dt>Created</dt><dd>{created}</dd><dt>Updated</dt><dd>{updated}</dd><dt>Next attempt</dt><dd>{next}</dd></dl>"#,
+<dl><dt>Event</dt><dd>{action} (<a href="/settings/search?q={event}">{event}</a>)</dd><dt>Created</dt><dd>{created}</dd><dt>Updated</dt><dd>{updated}</dd></dl>"#,
         id = esc(&d.id),
         badge = badge(&status),
         wh = esc(&d.webhook_id),
         action = esc(&d.action),
         event = esc(&d.event_id),
-        created = esc(&d.created_at),
-        updated = esc(&d.updated_at),
-        next = esc(d.next_attempt_at.as_deref().unwrap_or("—")),
+        created = when(&d.created_at),
+        updated = when(&d.updated_at),
     );
     if signed.0.admin && matches!(status.as_str(), "failed" | "succeeded" | "pending") {
         body.push_str(&format!(
@@ -61,24 +62,7 @@ pub(super) async fn show(
             csrf = csrf_field(&signed.0.csrf)
         ));
     }
-    let attempts = &d.attempts;
-    body.push_str("<h2>Attempts</h2>");
-    if attempts.is_empty() {
-        body.push_str("<p>No request was sent.</p>");
-    }
-    for (i, a) in attempts.iter().enumerate() {
-        let code = a["status_code"].as_u64().map(|c| c.to_string()).unwrap_or_else(|| "no response".into());
-        body.push_str(&format!(
-            r#"<h3>Attempt {n}: {code}</h3><dl><dt>At</dt><dd>{at}</dd><dt>Duration</dt><dd>{ms} ms</dd><dt>Error</dt><dd>{error}</dd></dl>
-<p><strong>Response body</strong> (first 1 KiB)</p><pre>{response}</pre>"#,
-            n = i + 1,
-            code = esc(&code),
-            at = esc(a["at"].as_str().unwrap_or("")),
-            ms = a["duration_ms"].as_u64().unwrap_or(0),
-            error = esc(a["error"].as_str().unwrap_or("—")),
-            response = esc(a["response_body"].as_str().unwrap_or("")),
-        ));
-    }
+    body.push_str(&timeline(&d));
     let headers: serde_json::Map<String, Value> = serde_json::from_str(d.request.headers.get()).unwrap_or_default();
     let rows: String = headers
         .iter()
@@ -103,6 +87,38 @@ pub(super) async fn show(
         }
     }
     html::page(StatusCode::OK, "Delivery", Some(&signed.viewer()), &body)
+}
+
+/// The attempt timeline: made, each attempt with its answer (the response body folded), and
+/// the next attempt or how it ended.
+fn timeline(d: &Delivery) -> String {
+    let mut items = format!(r#"<li class="made"><strong>Made</strong> {}</li>"#, when(&d.created_at));
+    for (i, a) in d.attempts.iter().enumerate() {
+        let ok = a["status_code"].as_u64().is_some_and(|c| (200..300).contains(&c));
+        let response = a["response_body"].as_str().unwrap_or("");
+        let folded = if response.is_empty() {
+            String::new()
+        } else {
+            format!("<details><summary>Response body (first 1 KiB)</summary><pre>{}</pre></details>", esc(response))
+        };
+        items.push_str(&format!(
+            r#"<li class="{class}"><strong>Attempt {n}</strong> {at} · {answer} · {ms} ms{folded}</li>"#,
+            class = if ok { "ok" } else { "bad" },
+            n = i + 1,
+            at = when(a["at"].as_str().unwrap_or("")),
+            answer = esc(&attempt_words(a)),
+            ms = a["duration_ms"].as_u64().unwrap_or(0),
+        ));
+    }
+    let end = match (d.status.as_str(), d.next_attempt_at.as_deref()) {
+        ("pending", Some(next)) => format!(r#"<li class="wait"><strong>Next attempt</strong> {}</li>"#, when(next)),
+        ("pending", None) => r#"<li class="wait"><strong>Being attempted</strong></li>"#.to_owned(),
+        (status, _) => {
+            format!(r#"<li class="end"><strong>Ended</strong> {} {}</li>"#, badge(status), when(&d.updated_at))
+        }
+    };
+    let none = if d.attempts.is_empty() { "<p>No request was sent.</p>" } else { "" };
+    format!(r#"<h2>Attempts</h2>{none}<ol class="timeline">{items}{end}</ol>"#)
 }
 
 /// `POST /settings/deliveries/{id}/retry`

@@ -1,16 +1,19 @@
-//! A webhook's health at a glance, for the person on call: the last delivery's outcome and
-//! time, the failure streak, and how many of the last 24 hours' deliveries succeeded (read
-//! from the latest [`SAMPLE`] deliveries), drawn as a small server-rendered SVG bar.
+//! A webhook's health at a glance, for the person on call and for an operator's customer: one
+//! line that starts with a word (`Healthy`, `Failing`, `Paused`, `Off`, `Waiting`) and says
+//! why and since when, and the last 24 hours as a chart (`chart`).
 
 use serde_json::Value;
 
-use super::html::{badge, esc};
+use super::chart;
+use super::html::esc;
 use super::pages::Pages;
+use super::when::when;
 use crate::domain::StoreError;
-use crate::domain::deliveries::{Delivery, Filter, Status};
+use crate::domain::deliveries::{Filter, Hourly, Status};
+use crate::domain::views::{EndpointState, WebhookView as Webhook};
 
-/// Most deliveries read per webhook for the 24-hour share.
-pub(super) const SAMPLE: usize = 100;
+/// Most index entries read to find a webhook's latest delivery.
+const SCAN: usize = 100;
 
 /// What the list and the webhook's page show.
 #[derive(Debug, Default)]
@@ -18,7 +21,6 @@ pub(super) struct Health {
     pub(super) last: Option<Last>,
     /// Failed attempts in a row since the last success.
     pub(super) streak: u32,
-    pub(super) day: Day,
 }
 
 /// The latest delivery.
@@ -28,24 +30,6 @@ pub(super) struct Last {
     pub(super) at: String,
     /// Its latest attempt in words (`HTTP 500`, `connection failed: …`), if one was made.
     pub(super) attempt: Option<String>,
-}
-
-/// Deliveries created in the last 24 hours, by status.
-#[derive(Debug, Default)]
-pub(super) struct Day {
-    pub(super) succeeded: usize,
-    pub(super) failed: usize,
-    pub(super) pending: usize,
-    /// Filtered by a plugin or cancelled.
-    pub(super) other: usize,
-    /// Whether the sample ran out before 24 hours did (a busy webhook).
-    pub(super) capped: bool,
-}
-
-impl Day {
-    fn total(&self) -> usize {
-        self.succeeded + self.failed + self.pending + self.other
-    }
 }
 
 /// An attempt (`deliveries::attempt_json`, as the API shows it) in words.
@@ -60,77 +44,96 @@ pub(super) fn attempt_words(attempt: &Value) -> String {
 /// The health of one webhook.
 pub(super) async fn of(doors: &Pages, org_id: &str, webhook_id: &str) -> Result<Health, StoreError> {
     let filter = Filter { webhook: Some(webhook_id), ..Filter::default() };
-    let (latest, _) = doors.deliveries.list(org_id, filter, None, SAMPLE, SAMPLE).await?;
+    let (latest, _) = doors.deliveries.list(org_id, filter, None, 1, SCAN).await?;
     let streak = doors.webhooks.failure_streak(org_id, webhook_id).await?;
-    let since = crate::time::now_millis().saturating_sub(24 * 3_600_000);
-    let mut day = Day::default();
-    let recent: Vec<&Delivery> =
-        latest.iter().filter(|d| crate::time::parse_rfc3339(&d.created_at).is_some_and(|at| at >= since)).collect();
-    for d in &recent {
-        match d.status {
-            Status::Succeeded => day.succeeded += 1,
-            Status::Failed => day.failed += 1,
-            Status::Pending => day.pending += 1,
-            Status::Filtered | Status::Cancelled => day.other += 1,
-        }
-    }
-    day.capped = recent.len() == SAMPLE;
     let last = latest.first().map(|d| Last {
         status: d.status,
         at: d.updated_at.clone(),
         attempt: d.attempts.last().map(attempt_words),
     });
-    Ok(Health { last, streak, day })
+    Ok(Health { last, streak })
 }
 
-/// The last delivery: status, time and latest attempt.
-pub(super) fn last_html(health: &Health) -> String {
-    match &health.last {
-        None => r#"<span class="muted">none yet</span>"#.to_owned(),
-        Some(last) => format!(
-            r#"{} <time>{}</time>{}"#,
-            badge(last.status.as_str()),
-            esc(&last.at),
-            last.attempt.as_ref().map(|a| format!(r#"<br><span class="muted">{}</span>"#, esc(a))).unwrap_or_default()
-        ),
-    }
+/// The last 24 hours of each of `webhooks` (empty charts when they cannot be read).
+pub(super) async fn hourly(doors: &Pages, org_id: &str, webhooks: &[Webhook]) -> Vec<Hourly> {
+    let ids: Vec<&str> = webhooks.iter().map(|w| w.id.as_str()).collect();
+    let now = crate::time::now_millis();
+    doors
+        .deliveries
+        .hourly(org_id, &ids)
+        .await
+        .unwrap_or_else(|_| ids.iter().map(|_| Hourly::none_until(now)).collect())
 }
 
-/// The failure streak in words.
-pub(super) fn streak_html(health: &Health) -> String {
-    match health.streak {
-        0 => r#"<span class="muted">none</span>"#.to_owned(),
-        1 => "1 failed attempt".to_owned(),
-        n => format!("{n} failed attempts in a row"),
-    }
-}
-
-/// The last 24 hours: an SVG bar (green succeeded, red failed, grey pending, light other)
-/// and the share that succeeded.
-pub(super) fn day_html(health: &Health) -> String {
-    let day = &health.day;
-    let total = day.total();
-    if total == 0 {
-        return r#"<span class="muted">no deliveries</span>"#.to_owned();
-    }
-    let mut x = 0.0;
-    let mut rects = String::new();
-    for (count, class) in [(day.succeeded, "ok"), (day.failed, "bad"), (day.pending, "wait"), (day.other, "other")] {
-        if count == 0 {
-            continue;
-        }
-        let width = 100.0 * count as f64 / total as f64;
-        rects.push_str(&format!(r#"<rect class="{class}" x="{x:.2}" y="0" width="{width:.2}" height="8"/>"#));
-        x += width;
-    }
-    let share = 100 * day.succeeded / total;
-    let of = if day.capped { format!("latest {total}") } else { total.to_string() };
-    let label = format!(
-        "{share}% of {of} succeeded ({} failed, {} pending, {} filtered or cancelled)",
-        day.failed, day.pending, day.other
-    );
+/// The chart and its totals in words.
+pub(super) fn day_html(hourly: &Hourly, small: bool) -> String {
     format!(
-        r#"<span class="day"><svg class="bar" viewBox="0 0 100 8" preserveAspectRatio="none" width="100" height="8" role="img" aria-label="{label}"><title>{label}</title>{rects}</svg> {share}% of {of}</span>"#,
-        label = esc(&label),
+        r#"<span class="day">{}<span class="totals">{}</span></span>"#,
+        chart::chart(hourly, small),
+        esc(&chart::totals(hourly))
     )
+}
+
+/// The health line: a word, then why and since when.
+pub(super) fn line(w: &Webhook, health: &Health) -> String {
+    let (class, word, text) = words(w, health);
+    format!(r#"<p class="health {class}"><strong>{word}</strong> — {text}</p>"#)
+}
+
+fn words(w: &Webhook, health: &Health) -> (&'static str, &'static str, String) {
+    let last_attempt = || {
+        health
+            .last
+            .as_ref()
+            .and_then(|l| l.attempt.as_ref())
+            .map(|a| format!(" (last: {})", esc(a)))
+            .unwrap_or_default()
+    };
+    if !w.active {
+        let why = match w.deactivation_reason.as_deref() {
+            Some("failing") => "switched off because it kept failing",
+            Some("gone") => "switched off: the endpoint answered 410 Gone",
+            Some(_) | None => "deactivated by hand",
+        };
+        let since = w.deactivated_at.as_deref().map(when).unwrap_or_default();
+        return ("bad", "Off", format!("{why} {since}; it receives no events until it is reactivated."));
+    }
+    let e = &w.endpoint;
+    let reason = e.endpoint_state_reason.as_deref().map(|r| format!(" ({})", esc(r))).unwrap_or_default();
+    match e.endpoint_state {
+        EndpointState::Paused => {
+            let until = e.paused_until.as_deref().map(when).unwrap_or_default();
+            return ("warn", "Paused", format!("the endpoint asked for a pause{reason}; next attempt {until}."));
+        }
+        EndpointState::Probing => {
+            let since = e.endpoint_state_since.as_deref().map(when).unwrap_or_default();
+            let n = match health.streak {
+                0 | 1 => "attempts are failing".to_owned(),
+                n => format!("{n} failed attempts in a row"),
+            };
+            return (
+                "bad",
+                "Failing",
+                format!("{n} since {since}{reason}; probing: one delivery at a time until one succeeds."),
+            );
+        }
+        EndpointState::Healthy => {}
+    }
+    if health.streak > 0 {
+        return ("bad", "Failing", format!("{} failed attempts in a row{}.", health.streak, last_attempt()));
+    }
+    match &health.last {
+        None => ("muted", "Waiting", "no deliveries yet.".to_owned()),
+        Some(last) => {
+            let at = when(&last.at);
+            match last.status {
+                Status::Succeeded => ("ok", "Healthy", format!("the last delivery succeeded {at}.")),
+                Status::Failed => ("bad", "Attention", format!("the last delivery failed {at}{}.", last_attempt())),
+                Status::Pending => ("ok", "Healthy", format!("the last delivery is on its way ({at}).")),
+                Status::Filtered | Status::Cancelled => {
+                    ("ok", "Healthy", format!("the last delivery was {} {at}.", last.status.as_str()))
+                }
+            }
+        }
+    }
 }

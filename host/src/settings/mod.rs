@@ -10,6 +10,7 @@
 //! - `deliveries`: one delivery, and retrying it.
 //! - `replay`: a webhook's replay form and its latest replay.
 
+mod chart;
 mod cookies;
 mod deliveries;
 mod framing;
@@ -18,12 +19,15 @@ pub(crate) mod html;
 mod pages;
 mod portal;
 mod replay;
+mod search;
 mod session;
 mod test_event;
+mod try_filter;
 mod viewing;
 mod webhook_deliveries;
 mod webhook_forms;
 mod webhooks;
+mod when;
 
 use axum::Router;
 use axum::http::{HeaderValue, header};
@@ -44,6 +48,8 @@ pub(crate) fn router(access: Arc<Access>) -> Router<Handles> {
         .route("/settings/logout", post(session::logout))
         .route("/settings/webhooks", get(webhooks::list).post(webhooks::create))
         .route("/settings/webhooks/new", get(webhooks::new_form))
+        .route("/settings/webhooks/try_filter", post(try_filter::on_new))
+        .route("/settings/webhooks/{id}/try_filter", post(try_filter::on_webhook))
         .route("/settings/webhooks/{id}", get(webhooks::show).post(webhooks::update))
         .route("/settings/webhooks/{id}/plugins", post(webhooks::update_plugins))
         .route("/settings/webhooks/{id}/active", post(webhooks::set_active))
@@ -52,6 +58,7 @@ pub(crate) fn router(access: Arc<Access>) -> Router<Handles> {
         .route("/settings/webhooks/{id}/replay", post(replay::replay))
         .route("/settings/webhooks/{id}/test", post(test_event::send))
         .route("/settings/webhooks/{id}/delete", get(webhooks::delete_confirm).post(webhooks::delete))
+        .route("/settings/search", get(search::search))
         .route("/settings/deliveries/{id}", get(deliveries::show))
         .route("/settings/deliveries/{id}/retry", post(deliveries::retry))
         .route_layer(axum::middleware::from_fn_with_state(access, viewing::layer));

@@ -12,6 +12,7 @@ use super::health::attempt_words;
 use super::html::{self, Notice, badge, csrf_field, esc, plain, store_down};
 use super::pages::Pages;
 use super::session::{Change, Id, Signed};
+use super::when::when;
 use crate::catalog;
 use crate::domain::deliveries::Deliveries;
 use crate::domain::deliveries::{Filter, RetryError, Status};
@@ -99,7 +100,7 @@ pub(super) async fn section(doors: &Pages, signed: &Signed, w: &Webhook, query: 
         rows.push_str(&format!(
             r#"<tr><td><a href="/settings/deliveries/{id}">{created}</a></td><td>{action}</td><td>{status}</td><td>{n}</td><td>{last}</td><td>{retry}</td></tr>"#,
             id = esc(&d.id),
-            created = esc(&d.created_at),
+            created = when(&d.created_at),
             action = esc(&d.action),
             status = badge(d.status.as_str()),
             n = d.attempts.len(),
@@ -134,8 +135,9 @@ pub(super) async fn section(doors: &Pages, signed: &Signed, w: &Webhook, query: 
         String::new()
     };
     format!(
-        r#"<section id="deliveries" aria-labelledby="deliveries-title"><h2 id="deliveries-title">Deliveries</h2>{filters}{table}<p class="pager">{pager}</p>{bulk}</section>"#,
+        r#"<section id="deliveries" aria-labelledby="deliveries-title"><h2 id="deliveries-title">Deliveries</h2>{search}{filters}{table}<p class="pager">{pager}</p>{bulk}</section>"#,
         filters = filter_form(w, &view),
+        search = super::search::form(""),
     )
 }
 

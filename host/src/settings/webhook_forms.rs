@@ -3,11 +3,11 @@
 
 use serde_json::{Map, Value, json};
 
-use super::html::{badge, csrf_field, esc};
+use super::html::{csrf_field, esc};
 use super::session::{Form, Signed};
 use crate::catalog;
 use crate::domain::plugins::Plugins;
-use crate::domain::views::{EndpointState, OnError, WebhookView as Webhook};
+use crate::domain::views::{OnError, WebhookView as Webhook};
 use crate::domain::webhooks::WebhookError;
 
 /// Field errors of a failed change, for display.
@@ -52,6 +52,8 @@ pub(super) struct FormValues {
     pub(super) headers: String,
     /// The client certificate's view, when it has one (its key is never shown).
     pub(super) certificate: Option<String>,
+    /// The filter's verdicts on recent events (`try_filter`'s HTML), when it was tried.
+    pub(super) tried: String,
 }
 
 impl FormValues {
@@ -68,6 +70,7 @@ impl FormValues {
                 .client_certificate
                 .as_ref()
                 .map(|c| format!("{} (SHA-256 {}), expires {}", c.subject, c.fingerprint_sha256, c.not_after)),
+            tried: String::new(),
         }
     }
 
@@ -81,6 +84,7 @@ impl FormValues {
             filter: form.get("filter").unwrap_or("").to_owned(),
             headers: form.get("headers").unwrap_or("").to_owned(),
             certificate: None,
+            tried: String::new(),
         }
     }
 }
@@ -89,6 +93,7 @@ impl FormValues {
 pub(super) fn webhook_form(action: &str, csrf: &str, values: &FormValues, submit: &str) -> String {
     format!(
         r#"<form method="post" action="{action}">{csrf}
+<button type="submit" class="default-submit" tabindex="-1" aria-hidden="true">{submit}</button>
 <label for="name">Name</label>
 <input id="name" name="name" type="text" maxlength="200" value="{name}" aria-describedby="name-help">
 <p id="name-help" class="muted">Optional; defaults to the URL's host.</p>
@@ -105,6 +110,7 @@ pub(super) fn webhook_form(action: &str, csrf: &str, values: &FormValues, submit
 <label for="filter">Filter</label>
 <textarea id="filter" name="filter" maxlength="4096" spellcheck="false" aria-describedby="filter-help">{filter}</textarea>
 <p id="filter-help" class="muted">Optional: a CEL expression over the event; only events for which it is true are delivered, e.g. <code>report_export.exportable.type == "Form" &amp;&amp; creator.id in ["usr_1", "usr_2"]</code>. Each top-level key of the event is a variable, <code>event</code> the whole event. Empty: every subscribed event.</p>
+<button type="submit" class="secondary" formaction="{action}/try_filter" formnovalidate>Try it on a recent event</button>{tried}
 <label for="headers">Headers</label>
 <textarea id="headers" name="headers" aria-describedby="headers-help">{headers}</textarea>
 <p id="headers-help" class="muted">Sent with every delivery, one <code>Name: value</code> a line (at most 20), e.g. an API gateway's key. Headers Weir sets itself cannot be replaced.</p>
@@ -116,7 +122,7 @@ pub(super) fn webhook_form(action: &str, csrf: &str, values: &FormValues, submit
 <textarea id="client_key" name="client_key" autocomplete="off"></textarea>
 <label class="check"><input type="checkbox" name="remove_certificate" value="1"> Remove the client certificate</label>
 </fieldset>
-<button type="submit">{submit}</button>
+<button type="submit" class="save">{submit}</button>
 </form>"#,
         action = esc(action),
         csrf = csrf_field(csrf),
@@ -128,6 +134,7 @@ pub(super) fn webhook_form(action: &str, csrf: &str, values: &FormValues, submit
         by_subject = if values.ordering == "subject" { " selected" } else { "" },
         headers = esc(&values.headers),
         filter = esc(&values.filter),
+        tried = values.tried,
         current = match &values.certificate {
             Some(view) => format!("Current: {}. Paste a new certificate and key to replace it.", esc(view)),
             None => "None. Paste a certificate and its key for endpoints that require one.".to_owned(),
@@ -178,44 +185,6 @@ fn headers_field(text: &str) -> Value {
         map.insert(name.trim().to_owned(), json!(value.trim()));
     }
     if map.is_empty() { Value::Null } else { Value::Object(map) }
-}
-
-/// Active — with how its endpoint is doing when it is not healthy — or why and since when
-/// it is not active.
-pub(super) fn status_html(w: &Webhook) -> String {
-    if w.active {
-        let e = &w.endpoint;
-        let note = |what: &str| {
-            let reason = e.endpoint_state_reason.as_deref().map(|r| format!(" ({})", esc(r))).unwrap_or_default();
-            let since = e.endpoint_state_since.as_deref().unwrap_or("");
-            format!(r#" <span class="muted">{what}{reason} since <time>{}</time></span>"#, esc(since))
-        };
-        return match e.endpoint_state {
-            EndpointState::Healthy => badge("active"),
-            EndpointState::Probing => {
-                format!("{}{}", badge("probing"), note("one attempt at a time until one succeeds"))
-            }
-            EndpointState::Paused => {
-                let until = e.paused_until.as_deref().unwrap_or("");
-                format!(
-                    "{}{} <span class=\"muted\">until <time>{}</time></span>",
-                    badge("paused"),
-                    note("the endpoint asked for a pause"),
-                    esc(until)
-                )
-            }
-        };
-    }
-    let why = match w.deactivation_reason.as_deref() {
-        Some("failing") => "switched off: kept failing",
-        Some("gone") => "switched off: the endpoint answered 410 Gone",
-        Some(_) | None => "deactivated by hand",
-    };
-    format!(
-        r#"{} <span class="muted">{why} since <time>{}</time></span>"#,
-        badge("inactive"),
-        esc(w.deactivated_at.as_deref().unwrap_or(""))
-    )
 }
 
 /// The organisation's plugins' names by id (a name with its version when it has several).

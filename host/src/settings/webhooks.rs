@@ -13,9 +13,8 @@ use serde_json::{Map, Value, json};
 use super::html::{self, Notice, badge, csrf_field, esc, plain, store_down};
 use super::pages::Pages;
 use super::session::{Change, Form, Id, Signed};
-use super::webhook_forms::{
-    FormValues, plugin_names, plugins_form, problems, status_html, webhook_fields, webhook_form,
-};
+use super::webhook_forms::{FormValues, plugin_names, plugins_form, problems, webhook_fields, webhook_form};
+use super::when::when;
 use super::{health, replay, webhook_deliveries};
 use crate::domain::rules;
 use crate::domain::views::WebhookView as Webhook;
@@ -33,37 +32,34 @@ fn shown_url(url: &str, admin: bool) -> String {
 pub(super) async fn list(State(doors): State<Pages>, signed: Signed, query: Query) -> Response {
     let org_id = &signed.0.org_id;
     let Ok(webhooks) = doors.webhooks.all(org_id).await else { return store_down() };
-    let healths = futures_util::future::join_all(webhooks.iter().map(|w| health::of(&doors, org_id, &w.id))).await;
-    let names = plugin_names(&doors.plugins, org_id).await;
+    let (healths, hourly) = futures_util::join!(
+        futures_util::future::join_all(webhooks.iter().map(|w| health::of(&doors, org_id, &w.id))),
+        health::hourly(&doors, org_id, &webhooks)
+    );
     let mut rows = String::new();
-    for (w, health) in webhooks.iter().zip(healths) {
+    for ((w, health), hours) in webhooks.iter().zip(healths).zip(&hourly) {
         let health = health.unwrap_or_default();
-        let plugins: Vec<String> =
-            w.plugins.iter().map(|a| names.get(&a.plugin_id).cloned().unwrap_or_else(|| a.plugin_id.clone())).collect();
         rows.push_str(&format!(
-            r#"<tr><td><a href="/settings/webhooks/{id}">{name}</a><br><span class="url muted">{url}</span></td><td>{status}</td><td>{last}</td><td>{streak}</td><td>{day}</td><td>{plugins}</td></tr>"#,
+            r#"<tr><td><a href="/settings/webhooks/{id}">{name}</a><br><span class="url muted">{url}</span></td><td>{line}</td><td>{day}</td></tr>"#,
             id = esc(&w.id),
             name = esc(&w.name),
             url = esc(&shown_url(&w.url, signed.0.admin)),
-            status = status_html(w),
-            last = health::last_html(&health),
-            streak = health::streak_html(&health),
-            day = health::day_html(&health),
-            plugins = if plugins.is_empty() { r#"<span class="muted">none</span>"#.to_owned() } else { esc(&plugins.join(", ")) },
+            line = health::line(w, &health),
+            day = health::day_html(hours, true),
         ));
     }
     let table = if webhooks.is_empty() {
         "<p>No webhooks yet.</p>".to_owned()
     } else {
         format!(
-            r#"<div class="table-wrap"><table><caption class="muted">Webhooks made here or through the API</caption>
-<thead><tr><th scope="col">Webhook</th><th scope="col">Status</th><th scope="col">Last delivery</th><th scope="col">Failure streak</th><th scope="col">Last 24 hours</th><th scope="col">Plugins</th></tr></thead>
+            r#"<div class="table-wrap"><table class="cards"><caption class="muted">Webhooks made here or through the API</caption>
+<thead><tr><th scope="col">Webhook</th><th scope="col">Health</th><th scope="col">Last 24 hours</th></tr></thead>
 <tbody>{rows}</tbody></table></div>"#
         )
     };
     let new =
         if signed.0.admin { r#"<p><a class="button" href="/settings/webhooks/new">New webhook</a></p>"# } else { "" };
-    let body = format!("<h1>Webhooks</h1>{}{new}{table}", Notice::from_query(&query));
+    let body = format!("<h1>Webhooks</h1>{}{}{new}{table}", Notice::from_query(&query), super::search::form(""));
     html::page(StatusCode::OK, "Webhooks", Some(&signed.viewer()), &body)
 }
 
@@ -101,7 +97,7 @@ pub(super) async fn create(State(webhooks): State<Arc<Webhooks>>, Change(signed,
 }
 
 /// The organisation's webhook, or a 404 page.
-async fn webhook(webhooks: &Webhooks, signed: &Signed, id: &str) -> Result<Webhook, Response> {
+pub(super) async fn webhook(webhooks: &Webhooks, signed: &Signed, id: &str) -> Result<Webhook, Response> {
     match webhooks.find(&signed.0.org_id, id).await {
         Ok(w) => Ok(w),
         Err(WebhookError::NotFound) => Err(plain(StatusCode::NOT_FOUND, "No such webhook.")),
@@ -124,10 +120,12 @@ pub(super) async fn show(State(doors): State<Pages>, signed: Signed, Id(id): Id,
 /// What a webhook's page shows beside the webhook: a notice, the errors of a form just
 /// sent, and that form (to show what was typed).
 #[derive(Default)]
-struct Shown<'a> {
-    notice: &'a str,
-    errors: &'a [(String, String)],
-    edited: Option<&'a Form>,
+pub(super) struct Shown<'a> {
+    pub(super) notice: &'a str,
+    pub(super) errors: &'a [(String, String)],
+    pub(super) edited: Option<&'a Form>,
+    /// A filter tried on recent events (`try_filter`), shown under the filter.
+    pub(super) tried: &'a str,
 }
 
 impl<'a> Shown<'a> {
@@ -136,8 +134,25 @@ impl<'a> Shown<'a> {
     }
 }
 
-async fn render_show(doors: &Pages, signed: &Signed, w: &Webhook, shown: Shown<'_>, query: &Query) -> Response {
-    let Shown { notice, errors, edited } = shown;
+/// The webhook's plugins by name, in the order they run.
+async fn plugins_line(doors: &Pages, signed: &Signed, w: &Webhook) -> String {
+    if w.plugins.is_empty() {
+        return r#"<span class="muted">none</span>"#.to_owned();
+    }
+    let names = plugin_names(&doors.plugins, &signed.0.org_id).await;
+    let shown: Vec<String> =
+        w.plugins.iter().map(|a| names.get(&a.plugin_id).cloned().unwrap_or_else(|| a.plugin_id.clone())).collect();
+    esc(&shown.join(" → "))
+}
+
+pub(super) async fn render_show(
+    doors: &Pages,
+    signed: &Signed,
+    w: &Webhook,
+    shown: Shown<'_>,
+    query: &Query,
+) -> Response {
+    let Shown { notice, errors, edited, tried } = shown;
     let admin = signed.0.admin;
     let csrf = &signed.0.csrf;
     let id = esc(&w.id);
@@ -147,30 +162,24 @@ async fn render_show(doors: &Pages, signed: &Signed, w: &Webhook, shown: Shown<'
         badge(if w.active { "active" } else { "inactive" }),
         html::errors(errors)
     );
-    if !w.active {
+    if !w.active && admin {
         body.push_str(&format!(
-            r#"<div class="notice error" role="status"><p>Deactivated {} (reason: <strong>{}</strong>). It receives no events until it is reactivated.</p>{}</div>"#,
-            esc(w.deactivated_at.as_deref().unwrap_or("")),
-            esc(w.deactivation_reason.as_deref().unwrap_or("")),
-            if admin {
-                format!(
-                    r#"<form method="post" action="/settings/webhooks/{id}/active">{}<input type="hidden" name="active" value="true"><button type="submit">Reactivate</button></form>"#,
-                    csrf_field(csrf)
-                )
-            } else {
-                String::new()
-            }
+            r#"<form method="post" action="/settings/webhooks/{id}/active">{}<input type="hidden" name="active" value="true"><button type="submit">Reactivate</button></form>"#,
+            csrf_field(csrf)
         ));
     }
-    let health = health::of(doors, &signed.0.org_id, &w.id).await.unwrap_or_default();
+    let (health, hourly) = futures_util::join!(
+        health::of(doors, &signed.0.org_id, &w.id),
+        health::hourly(doors, &signed.0.org_id, std::slice::from_ref(w))
+    );
+    let health = health.unwrap_or_default();
+    body.push_str(&health::line(w, &health));
     body.push_str(&format!(
-        r#"<dl><dt>URL</dt><dd>{}</dd><dt>Status</dt><dd>{}</dd><dt>Last delivery</dt><dd>{}</dd><dt>Failure streak</dt><dd>{}</dd><dt>Last 24 hours</dt><dd>{}</dd><dt>Events</dt><dd>{}</dd></dl>"#,
+        r#"<dl><dt>URL</dt><dd>{}</dd><dt>Events</dt><dd>{}</dd><dt>Plugins</dt><dd>{}</dd></dl><h2>Last 24 hours</h2>{}"#,
         esc(&shown_url(&w.url, signed.0.admin)),
-        status_html(w),
-        health::last_html(&health),
-        health::streak_html(&health),
-        health::day_html(&health),
         esc(&w.subscribed_actions.join(", ")),
+        plugins_line(doors, signed, w).await,
+        hourly.first().map(|h| health::day_html(h, false)).unwrap_or_default(),
     ));
     body.push_str(&super::test_event::form(signed, w));
     // The deliveries come first: the settings forms below are long.
@@ -178,10 +187,9 @@ async fn render_show(doors: &Pages, signed: &Signed, w: &Webhook, shown: Shown<'
     body.push_str(&replay::section(doors, signed, w).await);
     if admin {
         let previous = match &w.previous_secret_expires_at {
-            Some(until) => format!(
-                r#"<p id="previous-secret">The previous secret also signs until <time>{}</time>.</p>"#,
-                esc(until)
-            ),
+            Some(until) => {
+                format!(r#"<p id="previous-secret">The previous secret also signs until {}.</p>"#, when(until))
+            }
             None => String::new(),
         };
         body.push_str(&format!(
@@ -195,7 +203,8 @@ async fn render_show(doors: &Pages, signed: &Signed, w: &Webhook, shown: Shown<'
             secret = esc(&w.signing_secret),
             csrf = csrf_field(csrf),
         ));
-        let values = edited.map_or_else(|| FormValues::of(w), FormValues::sent);
+        let values =
+            FormValues { tried: tried.to_owned(), ..edited.map_or_else(|| FormValues::of(w), FormValues::sent) };
         body.push_str("<h2>Edit</h2>");
         body.push_str(&webhook_form(&format!("/settings/webhooks/{}", w.id), csrf, &values, "Save changes"));
         body.push_str(&plugins_form(&doors.plugins, signed, w).await);
@@ -209,9 +218,9 @@ async fn render_show(doors: &Pages, signed: &Signed, w: &Webhook, shown: Shown<'
         body.push_str(&format!(r#"<a class="button danger" href="/settings/webhooks/{id}/delete">Delete…</a>"#));
     }
     body.push_str(&format!(
-        r#"<p class="muted">Created <time>{}</time>, updated <time>{}</time>.</p>"#,
-        esc(&w.created_at),
-        esc(&w.updated_at)
+        r#"<p class="muted">Created {}, updated {}.</p>"#,
+        when(&w.created_at),
+        when(&w.updated_at)
     ));
     let status = if errors.is_empty() { StatusCode::OK } else { StatusCode::UNPROCESSABLE_ENTITY };
     html::page(status, &w.name, Some(&signed.viewer()), &body)

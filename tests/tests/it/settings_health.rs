@@ -46,13 +46,19 @@ async fn the_person_on_call_sees_health_and_works_the_deliveries() {
     let browser = Browser::start(1280, 900).await;
     sign_in(&browser, &weir, "oncall@example.com").await;
     let list = browser.page_text().await;
-    // Health at a glance: last outcome in words, streak, the 24-hour share, plugin names.
-    assert!(list.contains("100% of 22"), "{list}");
-    assert!(list.contains("0% of 22"), "{list}");
+    // Health at a glance: a word, the failure in words and the streak, the last 24 hours.
+    assert!(list.contains("22 delivered, 0 failed (100.0% delivered)"), "{list}");
+    assert!(list.contains("0 delivered, 22 failed (0.0% delivered)"), "{list}");
     assert!(list.contains("HTTP 500") && list.contains("connection failed"), "{list}");
     assert!(list.contains("44 failed attempts in a row"), "two attempts of each of 22 deliveries: {list}");
-    assert!(list.contains("trim-creator v1"), "{list}");
+    assert!(list.contains("Healthy — the last delivery succeeded"), "{list}");
+    assert!(list.contains("Failing — "), "{list}");
     assert!(!list.contains("null"), "{list}");
+    let charts = "return [...document.querySelectorAll('svg.chart')].map(s => s.querySelectorAll('g').length);";
+    assert_eq!(browser.run(charts).await, json!([24, 24, 24]), "a bar per hour for each webhook");
+    let hover = "return document.querySelector('svg.chart g:last-child title').textContent;";
+    let last_hour = browser.run(hover).await;
+    assert!(last_hour.as_str().unwrap().contains(" delivered, "), "each hour's numbers on hover: {last_hour}");
     browser.screenshot("08-webhook-health").await;
 
     // A webhook's deliveries come before its long settings forms.
@@ -63,6 +69,11 @@ async fn the_person_on_call_sees_health_and_works_the_deliveries() {
     let page = browser.text("#deliveries").await;
     assert!(page.contains("connection failed"), "the failure in words: {page}");
     assert!(!page.contains("null"), "{page}");
+    assert!(page.contains("just now") || page.contains(" min ago"), "relative times: {page}");
+    let exact = browser.run("return document.querySelector('#deliveries time').title;").await;
+    assert!(exact.as_str().unwrap().ends_with(" UTC"), "the exact time on hover: {exact}");
+    browser.goto(&format!("{}/settings/webhooks/{ok_id}", weir.base)).await;
+    assert!(browser.page_text().await.contains("trim-creator v1"), "the plugins by name");
 
     // Pages of 20, newest first, with the filters kept.
     browser.goto(&format!("{}/settings/webhooks/{ok_id}", weir.base)).await;

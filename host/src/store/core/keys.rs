@@ -56,6 +56,7 @@
 //! | `P:{q}:standby-for` | hash | with `WEIR_REDIS_WAIT_REPLICAS`: partition number → until when (ms) events of that partition published here, as its standby, may still be here (`store::events::standby`) |
 //! | `P:{q}:d:{dlv}` | hash | a delivery (`store::queue::deliveries`; `{dlv}` its id without `dlv_`); no TTL: removed with its day (`store::queue::trim`) |
 //! | `P:{q}:od:{org}:{day}`, `P:{q}:wd:{wh}:{day}` | list | deliveries of an organisation / a webhook made here on a day (UTC, days since the epoch), in the order they were made: their ids without `dlv_` ([`index_entry`]) |
+//! | `P:{q}:wc:{org}:{wh}:{day}` | hash, TTL | a webhook's deliveries that an attempt ended here on a day: `<hour>s` succeeded, `<hour>f` failed (`store::queue::tally`); kept two days |
 //! | `P:{q}:el:{org}:{hour}` | list, TTL | the event log: events of an organisation accepted here in an hour (hours since the epoch), in the order they were accepted, 22 bytes each (`store::events::log`); expires `WEIR_EVENT_RETENTION` after its hour; with history, its first entries move to PostgreSQL as the day indexes' do |
 //! | `P:{replays}:jobs` | zset | replays to run, by due time or end of lease (ms) (replays are rare: they share one slot) |
 //! | `P:{history}:jobs` | zset | with history in PostgreSQL: partitions whose ended work is moved, by when next due or the end of a mover's lease (ms) |

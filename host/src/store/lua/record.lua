@@ -2,12 +2,14 @@
 -- commit), each as if recorded alone and in order; a row that cannot be read fails only
 -- its own reply.
 -- KEYS: 1 ready, 2 deliveries ended awaiting their move to history (zset,
---       `store::queue::ended`), then per outcome: 1 the delivery, 2 its webhook's queue, and for an
+--       `store::queue::ended`), then ARGV[4] webhooks' counts of the day (`store::queue::tally`),
+--       then per outcome: 1 the delivery, 2 its webhook's queue, and for an
 --       ordered delivery 3 its webhook's heads, 4 held deliveries (`order.lua`), 5 list of
 --       new deliveries
 -- ARGV: 1 now (ms), 2 how many fields a plain row has (`store::row`: one nothing but
 --       publish and its first load wrote, read by its length alone), 3 '1' when history is
---       kept in PostgreSQL (a delivery that ends is noted in KEYS[2]), then per outcome:
+--       kept in PostgreSQL (a delivery that ends is noted in KEYS[2]), 4 how many webhooks'
+--       counts follow, 5 their TTL (s), then each one's webhook id, then per outcome:
 --       1 'o' for an ordered delivery (its row has `z`; three more keys), else '', 2 queue
 --       member (`dlv org evt`), 3 webhook id, 4 outcome, 5 attempt number, 6 attempt (JSON
 --       array, '' if no request was made), 7 the request's signature, 8 next due (ms, for
@@ -20,6 +22,16 @@
 -- A final outcome of an ordered delivery (its row has `z`) releases its subject's next.
 local now, plain, history = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1'
 local ready, ended = KEYS[1], KEYS[2]
+-- Deliveries an attempt ended here, per webhook, added to its counts of the hour at the end.
+local tallies, counted = tonumber(ARGV[4]), {}
+local tally_key = {}
+for i = 1, tallies do tally_key[ARGV[5 + i]] = KEYS[2 + i] end
+local function count(wh, status)
+  if status ~= 'succeeded' and status ~= 'failed' then return end
+  local c = counted[wh]
+  if not c then c = {succeeded = 0, failed = 0}; counted[wh] = c end
+  c[status] = c[status] + 1
+end
 -- What a plain row reads as: there, pending, never recorded (and not ordered).
 local PLAIN = {true, false, false, false, false}
 local FINAL = {succeeded = 'succeeded', failed = 'failed', gone = 'failed', filtered = 'filtered', cancelled = 'cancelled'}
@@ -68,6 +80,7 @@ local function record(dkey, queue, order, member, wh, outcome, attempt_no, attem
   else
     -- (`q` is read only while pending: a final status needs no clearing of it.)
     new_status = FINAL[outcome]
+    count(wh, new_status)
     sets[#sets + 1] = 's'
     sets[#sets + 1] = new_status
     leave(queue, member)
@@ -82,7 +95,7 @@ local function record(dkey, queue, order, member, wh, outcome, attempt_no, attem
 end
 
 local replies = {}
-local a, k = 4, 3
+local a, k = 6 + tallies, 3 + tallies
 while k <= #KEYS do
   local order = false
   if ARGV[a] == 'o' then order = {KEYS[k + 2], KEYS[k + 3], KEYS[k + 4]} end
@@ -97,4 +110,13 @@ while k <= #KEYS do
   end
 end
 leaving.send('ZREM')
+local hour = math.floor(tonumber(now) / 3600000) % 24
+for wh, c in pairs(counted) do
+  local key = tally_key[wh]
+  if key then
+    if c.succeeded > 0 then redis.call('HINCRBY', key, hour .. 's', c.succeeded) end
+    if c.failed > 0 then redis.call('HINCRBY', key, hour .. 'f', c.failed) end
+    redis.call('EXPIRE', key, ARGV[5])
+  end
+end
 return replies

@@ -14,6 +14,7 @@ pub mod requeue;
 pub mod row;
 pub mod status;
 pub mod streak;
+pub mod tally;
 pub mod targets;
 pub(crate) mod trim;
 pub mod work;

@@ -240,7 +240,18 @@ impl Queue<'_> {
         let outcomes: Vec<&Report> = outcomes.iter().map(Borrow::borrow).collect();
         let mut call = RECORD.call();
         call.key(&self.keys().ready(p)).key(&self.keys().ended(p));
-        call.arg(crate::time::now_millis()).arg(PLAIN_ROW_FIELDS).arg(self.history_flag());
+        let now = crate::time::now_millis();
+        call.arg(now).arg(PLAIN_ROW_FIELDS).arg(self.history_flag());
+        // Each webhook's counts of the day (`store::queue::tally`), once per webhook.
+        let mut webhooks: Vec<(&str, &str)> =
+            outcomes.iter().map(|r| (r.member.org.as_str(), r.webhook.as_str())).collect();
+        webhooks.sort_unstable();
+        webhooks.dedup();
+        let day = crate::store::core::keys::day_of(now);
+        call.arg(webhooks.len()).arg(crate::store::queue::tally::TALLY_TTL_SECS);
+        for (org, webhook) in &webhooks {
+            call.key(&self.keys().webhook_counts(p, org, webhook, day)).arg(*webhook);
+        }
         for r in &outcomes {
             call.key(&self.keys().delivery(p, &r.member.delivery)).key(&self.keys().webhook_queue(p, &r.webhook));
             if r.ordered {

@@ -140,6 +140,16 @@ impl Browser {
         self.call(hyper::Method::POST, "/execute/sync", Some(json!({"script": script, "args": []}))).await
     }
 
+    /// Works inside the page's `index`th frame from now on.
+    pub async fn frame(&self, index: u32) {
+        self.call(hyper::Method::POST, "/frame", Some(json!({"id": index}))).await;
+    }
+
+    /// Works in the top-level page again.
+    pub async fn top(&self) {
+        self.call(hyper::Method::POST, "/frame", Some(json!({"id": null}))).await;
+    }
+
     /// A cookie's value.
     pub async fn cookie(&self, name: &str) -> Option<String> {
         let url = format!("/session/{}/cookie/{name}", self.session);

@@ -49,6 +49,10 @@ impl Keys {
         self.part(p, &["wd", webhook, &day.to_string()])
     }
 
+    pub fn webhook_counts(&self, p: Partition, org: &str, webhook: &str, day: u32) -> String {
+        self.part(p, &["wc", org, webhook, &day.to_string()])
+    }
+
     pub fn index_bases(&self, p: Partition) -> String {
         self.part(p, &["lb"])
     }
