@@ -80,6 +80,8 @@ if [ "${1:-}" = "--tests" ]; then
   command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
   command -v chromedriver >/dev/null 2>&1 || missing="$missing chromium-driver"
   python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing="$missing python3-venv"
+  # Brokers the destination tests deliver to (each test starts its own, on loopback).
+  command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || missing="$missing nats-server"
   if [ -n "$missing" ]; then
     echo "setup: installing$missing" >&2
     as_root apt-get update -qq

@@ -40,6 +40,7 @@ mod certs;
 pub mod cli;
 pub mod config;
 mod delivery;
+pub mod destinations;
 mod domain;
 mod exports;
 pub mod filters;

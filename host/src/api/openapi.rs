@@ -189,6 +189,6 @@ mod tests {
     #[test]
     fn the_document_is_the_one_pinned() {
         let hash = hex::encode(sha2::Sha256::digest(DOCUMENT.as_bytes()));
-        assert_eq!(hash, "7c5755c980f79e04d84e40ebafee9fd1616b97687ff47dd33d71c3cdfbc60b61");
+        assert_eq!(hash, "a6a8eaf807ebd56a458ff44bd6001139b989304bfdc9af3112b15a68cac6152f");
     }
 }

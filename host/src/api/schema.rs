@@ -20,8 +20,9 @@ pub(crate) struct WebhookCreateRequest {
     /// Defaults to the URL's host.
     #[schema(max_length = 200)]
     pub name: Option<String>,
-    /// `http` or `https` to a public address (contract §2, URL rule).
-    pub url: String,
+    /// `http` or `https` to a public address (contract §2, URL rule); required unless a
+    /// `destination` other than `http` is given (then it is not sent).
+    pub url: Option<String>,
     /// Actions of the catalogue (`GET /api/v2/webhooks/events`); unknown ones are dropped.
     pub subscribed_actions: Vec<String>,
     pub plugins: Option<Vec<AttachmentRequest>>,
@@ -42,6 +43,9 @@ pub(crate) struct WebhookCreateRequest {
     pub headers: Option<std::collections::BTreeMap<String, String>>,
     /// A client certificate for endpoints that require mutual TLS; `null` removes it.
     pub client_certificate: Option<ClientCertificateRequest>,
+    /// Where deliveries go instead of an HTTP endpoint (contract §9); `null` or
+    /// `{"type": "http"}`: the `url` over HTTP.
+    pub destination: Option<DestinationRequest>,
 }
 
 /// `PATCH /api/v2/webhooks/{id}`: fields left out keep their value.
@@ -71,6 +75,37 @@ pub(crate) struct WebhookUpdateRequest {
     pub headers: Option<std::collections::BTreeMap<String, String>>,
     /// A client certificate for endpoints that require mutual TLS; `null` removes it.
     pub client_certificate: Option<ClientCertificateRequest>,
+    /// Where deliveries go instead of an HTTP endpoint (contract §9); `null` or
+    /// `{"type": "http"}`: the `url` over HTTP.
+    pub destination: Option<DestinationRequest>,
+}
+
+/// A destination other than an HTTP endpoint (contract §9). On read the webhook shows it
+/// without credentials, and its `url` shows the broker's address.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct DestinationRequest {
+    /// `http` (the webhook's `url`, as without a destination) or `nats` (NATS JetStream: the
+    /// attempt succeeds on the stream's acknowledgement; a subject no stream holds is a
+    /// failed attempt).
+    #[serde(rename = "type")]
+    #[schema(rename = "type")]
+    pub kind: DestinationKind,
+    /// `nats://[user:password@]host[:port]` (port 4222 by default); the host must resolve to a
+    /// public address (or one `WEIR_ALLOW_PRIVATE_TARGETS` allows); credentials are sealed at
+    /// rest and never shown.
+    pub url: Option<String>,
+    /// The subject to publish to: dot-separated tokens, no wildcards.
+    #[schema(max_length = 255)]
+    pub subject: Option<String>,
+}
+
+/// The kinds of destination.
+#[derive(Debug, Serialize, ToSchema)]
+#[allow(dead_code, reason = "a request's shape for the document: the domain reads the body")]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum DestinationKind {
+    Http,
+    Nats,
 }
 
 /// A client certificate and its private key, both PEM (the key is write-only: reads show

@@ -112,9 +112,10 @@ impl Engine {
             publishing,
         } = parts;
         let keys = secret_keys;
-        let http =
-            Http::new(url_rule, tls, settings.egress_proxy.clone(), Arc::new(move || keys.get()), settings.workers);
-        let destinations = Destinations::new(http, settings.timeout);
+        let key_source: crate::delivery::destination::http::KeySource = Arc::new(move || keys.get());
+        let nats = crate::delivery::destination::nats::Nats::new(url_rule.clone(), key_source.clone());
+        let http = Http::new(url_rule, tls, settings.egress_proxy.clone(), key_source, settings.workers);
+        let destinations = Destinations::new(http, nats, settings.timeout);
         Arc::new_cyclic(|engine: &Weak<Engine>| {
             let engine = engine.clone();
             let claimer = Arc::new(Claimer::new(ClaimerParts {

@@ -178,6 +178,7 @@ mod tests {
             headers: [("Authorization".to_owned(), "Bearer gateway-key".to_owned())].into(),
             client_certificate: None,
             client_secret: None,
+            destination: None,
             endpoint: EndpointFields::default(),
         };
         let snapshot = webhook_snapshot(&webhook);

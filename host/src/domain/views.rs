@@ -179,6 +179,12 @@ pub(crate) struct WebhookView {
     pub headers: BTreeMap<String, String>,
     /// The client certificate for mutual TLS (never its key).
     pub client_certificate: Option<CertificateView>,
+    /// Where deliveries go when not to `url` over HTTP (contract §9), never with its
+    /// credentials: `{"type": "nats", "url": "nats://host:port", "subject": "…"}`; absent for
+    /// an HTTP endpoint.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub destination: Option<crate::destinations::Spec>,
     #[serde(flatten)]
     pub endpoint: EndpointView,
 }
@@ -204,6 +210,7 @@ impl WebhookView {
             filter: w.filter.clone(),
             headers: w.headers.clone(),
             client_certificate: w.client_certificate.clone(),
+            destination: w.destination.as_ref().map(|d| d.spec.clone()),
             endpoint: EndpointView::of(&w.endpoint, crate::time::now_millis()),
         }
     }

@@ -91,6 +91,23 @@ impl UrlRule {
     }
 }
 
+impl UrlRule {
+    /// Resolves a broker's host and checks every address as [`UrlRule::vet`] does a URL's.
+    pub(crate) async fn vet_host(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, UrlError> {
+        let addrs = match host.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>() {
+            Ok(ip) => vec![SocketAddr::new(ip, port)],
+            Err(_) if host.is_empty() => return Err(UrlError::NoHost),
+            Err(_) => resolve(host, port).await?,
+        };
+        for addr in &addrs {
+            if !ranges::is_allowed(addr.ip(), &self.exempt) {
+                return Err(UrlError::NotPublic(addr.ip()));
+            }
+        }
+        Ok(addrs)
+    }
+}
+
 async fn resolve(name: &str, port: u16) -> Result<Vec<SocketAddr>, UrlError> {
     let lookup = tokio::net::lookup_host((name, port));
     let addrs: Vec<SocketAddr> = match tokio::time::timeout(Duration::from_secs(5), lookup).await {

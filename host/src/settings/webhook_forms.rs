@@ -54,6 +54,10 @@ pub(super) struct FormValues {
     pub(super) certificate: Option<String>,
     /// The filter's verdicts on recent events (`try_filter`'s HTML), when it was tried.
     pub(super) tried: String,
+    /// `http` or `nats`, and a NATS destination's server and subject.
+    pub(super) destination_type: String,
+    pub(super) destination_url: String,
+    pub(super) destination_subject: String,
 }
 
 impl FormValues {
@@ -71,6 +75,9 @@ impl FormValues {
                 .as_ref()
                 .map(|c| format!("{} (SHA-256 {}), expires {}", c.subject, c.fingerprint_sha256, c.not_after)),
             tried: String::new(),
+            destination_type: w.destination.as_ref().map_or("http", |d| d.kind()).to_owned(),
+            destination_url: w.destination.as_ref().map(|d| d.address().to_owned()).unwrap_or_default(),
+            destination_subject: w.destination.as_ref().map(|d| d.target().to_owned()).unwrap_or_default(),
         }
     }
 
@@ -85,6 +92,9 @@ impl FormValues {
             headers: form.get("headers").unwrap_or("").to_owned(),
             certificate: None,
             tried: String::new(),
+            destination_type: form.get("destination_type").unwrap_or("http").to_owned(),
+            destination_url: form.get("destination_url").unwrap_or("").to_owned(),
+            destination_subject: form.get("destination_subject").unwrap_or("").to_owned(),
         }
     }
 }
@@ -98,8 +108,17 @@ pub(super) fn webhook_form(action: &str, csrf: &str, values: &FormValues, submit
 <input id="name" name="name" type="text" maxlength="200" value="{name}" aria-describedby="name-help">
 <p id="name-help" class="muted">Optional; defaults to the URL's host.</p>
 <label for="url">URL</label>
-<input id="url" name="url" type="url" required value="{url}" aria-describedby="url-help">
+<input id="url" name="url" type="url" value="{url}" aria-describedby="url-help">
 <p id="url-help" class="muted">http or https, and the host must resolve to a public address.</p>
+<label for="destination_type">Deliver to</label>
+<select id="destination_type" name="destination_type" aria-describedby="destination-help"><option value="http"{to_http}>the URL above, over HTTP</option><option value="nats"{to_nats}>a NATS JetStream subject</option></select>
+<fieldset><legend>NATS JetStream</legend>
+<p id="destination-help" class="muted">Each delivery is published to the subject, with the same headers and signature an HTTP endpoint receives; it succeeds when the stream holding the subject acknowledges it. The server's user and password are stored encrypted and never shown again.</p>
+<label for="destination_url">Server</label>
+<input id="destination_url" name="destination_url" type="text" value="{destination_url}" placeholder="nats://user:password@nats.example.com:4222" autocomplete="off" spellcheck="false">
+<label for="destination_subject">Subject</label>
+<input id="destination_subject" name="destination_subject" type="text" maxlength="255" value="{destination_subject}" placeholder="webhooks.orders" spellcheck="false">
+</fieldset>
 {actions}
 <label for="rate_limit">Rate limit</label>
 <input id="rate_limit" name="rate_limit" type="number" min="1" max="10000" step="1" value="{rate}" aria-describedby="rate-help">
@@ -135,6 +154,10 @@ pub(super) fn webhook_form(action: &str, csrf: &str, values: &FormValues, submit
         headers = esc(&values.headers),
         filter = esc(&values.filter),
         tried = values.tried,
+        to_http = if values.destination_type == "nats" { "" } else { " selected" },
+        to_nats = if values.destination_type == "nats" { " selected" } else { "" },
+        destination_url = esc(&values.destination_url),
+        destination_subject = esc(&values.destination_subject),
         current = match &values.certificate {
             Some(view) => format!("Current: {}. Paste a new certificate and key to replace it.", esc(view)),
             None => "None. Paste a certificate and its key for endpoints that require one.".to_owned(),
@@ -150,7 +173,13 @@ pub(super) fn webhook_fields(form: &Form) -> Map<String, Value> {
     if !name.is_empty() {
         body.insert("name".into(), json!(name));
     }
-    body.insert("url".into(), json!(form.get("url").unwrap_or("").trim()));
+    if form.get("destination_type") == Some("nats") {
+        let (url, subject) = (form.get("destination_url").unwrap_or(""), form.get("destination_subject").unwrap_or(""));
+        body.insert("destination".into(), json!({"type": "nats", "url": url.trim(), "subject": subject.trim()}));
+    } else {
+        body.insert("url".into(), json!(form.get("url").unwrap_or("").trim()));
+        body.insert("destination".into(), Value::Null);
+    }
     body.insert("subscribed_actions".into(), json!(form.all("subscribed_actions")));
     let rate = form.get("rate_limit").unwrap_or("");
     // Empty: no limit; a number written as JSON writes it (digits, no sign, no leading zero,

@@ -236,6 +236,14 @@ pub(super) async fn update(State(doors): State<Pages>, Id(id): Id, Change(signed
     if !body.contains_key("name") {
         body.insert("name".into(), json!(w.name));
     }
+    // The destination as shown (no credentials) sent back unchanged: keep it, credentials and all.
+    let unchanged = w.destination.as_ref().is_some_and(|d| {
+        body.get("destination")
+            .is_some_and(|sent| sent["type"] == d.kind() && sent["url"] == d.address() && sent["subject"] == d.target())
+    });
+    if unchanged {
+        body.remove("destination");
+    }
     match doors.webhooks.update(&signed.0.org_id, &id, body).await {
         Ok(_) => html::see_other(&format!("/settings/webhooks/{id}?notice={}", Notice::Saved.code())),
         Err(WebhookError::Store(_)) => store_down(),

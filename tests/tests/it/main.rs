@@ -10,6 +10,7 @@ mod cluster_slots;
 mod collector_faults;
 mod delivery;
 mod delivery_faults;
+mod destinations;
 mod egress;
 mod errors;
 mod events_api;

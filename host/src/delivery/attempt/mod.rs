@@ -160,7 +160,7 @@ impl Attempter {
             Prepared::Send { body, extra_headers, changes, calls } => (body, extra_headers, changes, calls),
             Prepared::Filtered { changes, calls } => {
                 let trace = Traced::of(member, event.as_deref(), &self.telemetry);
-                let to = Destination::of(&webhook, "").address();
+                let to = webhook.url.as_str();
                 self.traced(&this, &trace, to, (started, Answer::NotSent), &calls);
                 let report = Report {
                     changes,
@@ -179,7 +179,8 @@ impl Attempter {
         let trace = Traced::of(member, event.as_deref(), &self.telemetry);
         let request = Request::signed(&this, event.as_deref(), trace, &webhook, (&body, &extra_headers));
         let context = egress::key_context(&member.org, webhook_id);
-        let destination = Destination::of(&webhook, &context);
+        let destination =
+            Destination::of(&webhook, &context, crate::destinations::credentials_context(&member.org, webhook_id));
         self.metrics.in_flight.inc();
         let message = Message { headers: &request.headers, body: Bytes::from(body) };
         let sent = self.destinations.send(&destination, message, SLOW_AFTER, on_slow).await;

@@ -132,10 +132,10 @@ pub(super) fn describe(sent: &Sent, created_ms: u64, at_ms: u64) -> (AttemptResu
                 attempt_json(
                     created_ms,
                     at_ms,
-                    Some(answer.status()),
+                    answer.status_code(),
                     duration_ms,
                     error.as_deref(),
-                    Some(answer.body()),
+                    Some(&answer.body()),
                 ),
                 error,
             )

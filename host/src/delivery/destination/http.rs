@@ -282,8 +282,9 @@ mod tests {
             .with_root_certificates(rustls::RootCertStore::empty())
             .with_no_client_auth();
         let rule = UrlRule::new(vec!["127.0.0.0/8".parse().unwrap()]);
+        let nats = super::super::nats::Nats::new(rule.clone(), Arc::new(|| Err("no key in this test".to_owned())));
         let http = Http::new(rule, tls, None, Arc::new(|| Err("no key in this test".to_owned())), 4);
-        super::super::Destinations::new(http, timeout)
+        super::super::Destinations::new(http, nats, timeout)
     }
 
     /// An attempt's send of `{}` to `url`, slow past `slow_after`.

@@ -30,4 +30,8 @@ pub(crate) enum SendError {
     /// The egress proxy failed: not the destination's fault (its message names the proxy).
     #[error("{0}")]
     Proxy(String),
+    /// A broker took the connection but not the message (no stream, a negative
+    /// acknowledgement, no acknowledgement in time).
+    #[error("{0}")]
+    Refused(String),
 }

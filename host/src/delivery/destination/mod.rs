@@ -4,7 +4,7 @@
 //! within the delivery timeout, marked slow past [`Destinations::send`]'s `slow_after`.
 //!
 //! HTTP (`http`, with `connect`: the URL rule at connect time, the egress proxy, rustls,
-//! pooled connections, client certificates) is the only kind for now. **A new kind** — a
+//! pooled connections, client certificates) and NATS JetStream (`nats`). **A new kind** — a
 //! broker — is one file beside `http.rs` that sends a [`Message`] and says what came back,
 //! a variant of [`Destination`] (what a webhook names) and of [`Answer`] (what it answered),
 //! and its arm in [`Destinations::send`]; the attempt, the retry policy, recording and
@@ -13,32 +13,50 @@
 mod connect;
 pub(crate) mod http;
 mod message;
+pub(crate) mod nats;
 
 use std::time::{Duration, Instant};
 
 pub(crate) use self::http::Presented;
 pub(crate) use self::message::{Message, SendError};
+use self::nats::NatsTarget;
+use crate::destinations::Spec;
 use crate::store::queue::targets::WebhookTarget;
 
 /// Where one attempt goes: the kind and its address.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) enum Destination<'a> {
     /// An HTTP endpoint: `POST` to `url`, presenting the webhook's client certificate if
     /// it has one.
     Http { url: &'a str, presented: Option<Presented<'a>> },
+    /// A NATS JetStream subject; its credentials sealed, bound to `context`.
+    Nats { spec: Spec, sealed: Option<&'a str>, context: String },
+    /// A destination whose stored form cannot be read (every attempt fails, saying so).
+    Unreadable { address: &'a str, why: String },
 }
 
 impl<'a> Destination<'a> {
-    /// A webhook's destination (`context`: what its sealed secrets are bound to).
-    pub(crate) fn of(webhook: &'a WebhookTarget, context: &'a str) -> Destination<'a> {
-        let presented = webhook.client_certificate.as_ref().map(|certificate| Presented { certificate, context });
-        Destination::Http { url: &webhook.url, presented }
+    /// A webhook's destination (`context`: what its client certificate's key is bound to;
+    /// `destination_context`: what its destination's credentials are).
+    pub(crate) fn of(webhook: &'a WebhookTarget, context: &'a str, destination_context: String) -> Destination<'a> {
+        let Some(target) = &webhook.destination else {
+            let presented = webhook.client_certificate.as_ref().map(|certificate| Presented { certificate, context });
+            return Destination::Http { url: &webhook.url, presented };
+        };
+        match serde_json::from_str::<Spec>(&target.spec) {
+            Ok(spec @ Spec::Nats { .. }) => {
+                Destination::Nats { spec, sealed: target.sealed_credentials.as_deref(), context: destination_context }
+            }
+            Err(e) => Destination::Unreadable { address: &webhook.url, why: e.to_string() },
+        }
     }
 
     /// Its address as spans and logs show it.
-    pub(crate) fn address(&self) -> &'a str {
+    pub(crate) fn address(&self) -> &str {
         match self {
             Destination::Http { url, .. } => url,
+            Destination::Nats { spec, .. } => spec.address(),
+            Destination::Unreadable { address, .. } => address,
         }
     }
 }
@@ -47,13 +65,25 @@ impl<'a> Destination<'a> {
 #[derive(Debug, Clone)]
 pub(crate) enum Answer {
     Http(http::Response),
+    /// A NATS stream's acknowledgement.
+    Nats(nats::PubAck),
 }
 
 impl Answer {
-    /// The status the retry policy reads (HTTP's own).
+    /// The status the retry policy reads: HTTP's own; a broker's acknowledgement reads as 200.
     pub(crate) fn status(&self) -> u16 {
         match self {
             Answer::Http(response) => response.status,
+            Answer::Nats(_) => 200,
+        }
+    }
+
+    /// The status code an attempt records (a broker's answer has none: its words are the
+    /// attempt's response).
+    pub(crate) fn status_code(&self) -> Option<u16> {
+        match self {
+            Answer::Http(response) => Some(response.status),
+            Answer::Nats(_) => None,
         }
     }
 
@@ -66,14 +96,16 @@ impl Answer {
     pub(crate) fn retry_after(&self) -> Option<&str> {
         match self {
             Answer::Http(response) => response.retry_after.as_deref(),
+            Answer::Nats(_) => None,
         }
     }
 
     /// What the destination said, as the attempt keeps it (at most
     /// [`http::KEPT_RESPONSE_BYTES`]).
-    pub(crate) fn body(&self) -> &str {
+    pub(crate) fn body(&self) -> std::borrow::Cow<'_, str> {
         match self {
-            Answer::Http(response) => &response.body,
+            Answer::Http(response) => std::borrow::Cow::Borrowed(&response.body),
+            Answer::Nats(ack) => std::borrow::Cow::Owned(ack.text()),
         }
     }
 }
@@ -90,6 +122,7 @@ impl Sent {
     /// there was no answer (`timeout`, `connect`, `tls`, `blocked`, `request`, `proxy`).
     pub(crate) fn class(&self) -> &'static str {
         match &self.result {
+            Ok(Answer::Nats(_)) => "ack",
             Ok(answer) => match answer.status() {
                 200..=299 => "2xx",
                 300..=399 => "3xx",
@@ -103,6 +136,7 @@ impl Sent {
             Err(SendError::Blocked(_)) => "blocked",
             Err(SendError::Request(_)) => "request",
             Err(SendError::Proxy(_)) => "proxy",
+            Err(SendError::Refused(_)) => "refused",
         }
     }
 }
@@ -112,12 +146,13 @@ impl Sent {
 #[derive(Debug, Clone)]
 pub(crate) struct Destinations {
     http: http::Http,
+    nats: nats::Nats,
     timeout: Duration,
 }
 
 impl Destinations {
-    pub(crate) fn new(http: http::Http, timeout: Duration) -> Destinations {
-        Destinations { http, timeout }
+    pub(crate) fn new(http: http::Http, nats: nats::Nats, timeout: Duration) -> Destinations {
+        Destinations { http, nats, timeout }
     }
 
     /// Sends `message` to `to` within the delivery timeout; `slow` is called once when no
@@ -136,6 +171,13 @@ impl Destinations {
             match to {
                 Destination::Http { url, presented } => {
                     self.http.send(url, *presented, message).await.map(Answer::Http)
+                }
+                Destination::Nats { spec: Spec::Nats { url, subject }, sealed, context } => {
+                    let target = NatsTarget { url, subject, sealed: sealed.map(|s| (s, context.as_str())) };
+                    self.nats.send(target, message).await.map(Answer::Nats)
+                }
+                Destination::Unreadable { why, .. } => {
+                    Err(SendError::Request(format!("the webhook's destination cannot be read: {why}")))
                 }
             }
         };

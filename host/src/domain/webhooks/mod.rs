@@ -3,6 +3,7 @@
 //! Stopping a webhook (deletion, deactivation by hand, after failures or on 410 Gone)
 //! takes it out of the subscription index and ends its queued deliveries.
 
+mod destination;
 mod input;
 
 use serde_json::Value;
@@ -60,7 +61,7 @@ async fn create(
 ) -> Result<Webhook, WebhookError> {
     let mut fields = Fields::new(body);
     let name = fields.string("name");
-    let url = fields.required_string("url");
+    let url = fields.string("url");
     let actions = fields.string_array("subscribed_actions", true);
     let plugins = fields.value("plugins");
     let limit = rate_limit(&mut fields);
@@ -69,15 +70,28 @@ async fn create(
     let filter = filter(&mut fields);
     let headers = egress::headers(&mut fields);
     let certificate = egress::client_certificate(&webhooks.secret_keys, org_id, &id, &mut fields);
+    let destination =
+        destination::destination((&webhooks.url_rule, &webhooks.secret_keys), org_id, &id, &mut fields).await.flatten();
     let name = name.and_then(|n| bounded_text(&mut fields, "name", n, MAX_NAME));
     let actions = actions.map(known_actions);
     let plugins = match plugins {
         Some(value) => attachments(&webhooks.plugin_hashes, org_id, value, &mut fields).await?,
         None => Some(Vec::new()),
     };
-    let url = match url {
-        Some(url) => vet_url(&webhooks.url_rule, &url, &mut fields).await,
-        None => None,
+    let url = match (url, &destination) {
+        (Some(_), Some(_)) => {
+            fields.error("url", "is not given with a destination other than http (its address is destination.url)");
+            None
+        }
+        (None, Some(d)) => Some(d.spec.address().to_owned()),
+        (Some(url), None) => vet_url(&webhooks.url_rule, &url, &mut fields).await,
+        (None, None) => {
+            // (A destination that was refused has said so already.)
+            if !fields.has_errors() {
+                fields.error("url", "is required");
+            }
+            None
+        }
     };
     fields.finish()?;
     let (Some(url), Some(actions), Some(plugins)) = (url, actions, plugins) else {
@@ -105,6 +119,7 @@ async fn create(
         headers: headers.unwrap_or_default(),
         client_certificate: certificate.as_ref().and_then(|c| c.as_ref().map(|c| c.view.clone())),
         client_secret: certificate.flatten(),
+        destination,
         endpoint: EndpointFields::default(),
     };
     let plan = webhooks.store.tenants().org_plan(org_id).await?.unwrap_or(crate::store::tenants::orgs::Plan::Free);
@@ -127,7 +142,7 @@ async fn update(
     id: &str,
     body: serde_json::Map<String, Value>,
 ) -> Result<Webhook, WebhookError> {
-    find(webhooks, org_id, id).await?;
+    let current = find(webhooks, org_id, id).await?;
     let mut fields = Fields::new(body);
     let mut change = WebhookChange {
         name: fields.string("name"),
@@ -144,8 +159,21 @@ async fn update(
     if let Some(value) = fields.value("plugins") {
         change.plugins = attachments(&webhooks.plugin_hashes, org_id, value, &mut fields).await?;
     }
-    if let Some(url) = fields.string("url") {
-        change.url = vet_url(&webhooks.url_rule, &url, &mut fields).await;
+    let keys = (&webhooks.url_rule, &*webhooks.secret_keys);
+    change.destination = destination::destination(keys, org_id, id, &mut fields).await;
+    let url = fields.string("url");
+    let brokered = current.destination.is_some();
+    match (&change.destination, url) {
+        (Some(Some(_)), Some(_)) => {
+            fields.error("url", "is not given with a destination other than http (its address is destination.url)")
+        }
+        (Some(Some(d)), None) => change.url = Some(d.spec.address().to_owned()),
+        (Some(None), None) if brokered => fields.error("url", "is required to deliver over http again"),
+        (None, Some(_)) if brokered => {
+            fields.error("url", "this webhook delivers to its destination: change destination instead")
+        }
+        (_, Some(url)) => change.url = vet_url(&webhooks.url_rule, &url, &mut fields).await,
+        (_, None) => {}
     }
     fields.finish()?;
     let webhook = match webhooks.store.webhooks().update_webhook(org_id, id, &change).await? {

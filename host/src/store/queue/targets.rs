@@ -24,8 +24,18 @@ pub struct WebhookTarget {
     pub headers: Option<String>,
     /// The client certificate, when it has one.
     pub client_certificate: Option<ClientCertificate>,
+    /// Where its deliveries go when not to `url` over HTTP.
+    pub destination: Option<DestinationTarget>,
     /// Its endpoint's state as the processes keep it (`store::queue::endpoint`).
     pub endpoint: EndpointFields,
+}
+
+/// A webhook's destination as an attempt needs it: the spec (JSON, `crate::destinations::Spec`)
+/// and its sealed credentials.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DestinationTarget {
+    pub spec: String,
+    pub sealed_credentials: Option<String>,
 }
 
 /// A webhook's client certificate as an attempt needs it: the chain, the sealed key, and
@@ -38,7 +48,7 @@ pub struct ClientCertificate {
 }
 
 /// The fields read, in order: the attempt's, then the endpoint's.
-const READ: [&str; 12] = [
+const READ: [&str; 14] = [
     "active",
     "url",
     "signing_secret",
@@ -51,6 +61,8 @@ const READ: [&str; 12] = [
     "client_cert",
     "client_key",
     "client_cert_view",
+    "destination",
+    "destination_key",
 ];
 
 impl Endpoints<'_> {
@@ -78,8 +90,10 @@ impl Endpoints<'_> {
                     client_cert,
                     client_key,
                     client_cert_view,
+                    destination,
+                    destination_key,
                 ],
-            ) = <[Option<String>; 12]>::try_from(mine.to_vec())
+            ) = <[Option<String>; 14]>::try_from(mine.to_vec())
             else {
                 return Ok(None);
             };
@@ -98,6 +112,10 @@ impl Endpoints<'_> {
                     }
                     _ => None,
                 },
+                destination: destination.filter(|d| !d.is_empty()).map(|spec| DestinationTarget {
+                    spec,
+                    sealed_credentials: destination_key.filter(|k| !k.is_empty()),
+                }),
                 endpoint: EndpointFields::read(endpoint),
             }))
         });

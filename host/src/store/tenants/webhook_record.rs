@@ -89,6 +89,8 @@ pub struct Webhook {
     pub client_certificate: Option<CertificateView>,
     /// Set only to store a new webhook's certificate; never read back.
     pub client_secret: Option<StoredCertificate>,
+    /// Where its deliveries go when that is not its `url` over HTTP (`crate::destinations`).
+    pub destination: Option<StoredDestination>,
     /// How deliveries to its endpoint are going (`store::queue::endpoint`).
     pub endpoint: EndpointFields,
 }
@@ -100,6 +102,25 @@ pub struct StoredCertificate {
     pub chain_pem: String,
     pub sealed_key: String,
     pub view: CertificateView,
+}
+
+/// A destination as stored: its spec (shown) and its credentials sealed by `crate::vault`
+/// (never read back but by the delivery workers).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredDestination {
+    pub spec: crate::destinations::Spec,
+    /// Empty when it has none.
+    pub sealed_credentials: String,
+}
+
+impl StoredDestination {
+    /// Its hash fields (`destination`, `destination_key`); empty values for HTTP.
+    pub(in crate::store) fn fields(this: Option<&StoredDestination>) -> [(&'static str, String); 2] {
+        [
+            ("destination", this.map(|d| json(&d.spec)).unwrap_or_default()),
+            ("destination_key", this.map(|d| d.sealed_credentials.clone()).unwrap_or_default()),
+        ]
+    }
 }
 
 impl StoredCertificate {
@@ -142,6 +163,7 @@ pub(in crate::store) fn to_fields(w: &Webhook) -> Vec<(&'static str, String)> {
     ]
     .into_iter()
     .chain(StoredCertificate::fields(w.client_secret.as_ref()))
+    .chain(StoredDestination::fields(w.destination.as_ref()))
     .collect()
 }
 
@@ -190,6 +212,14 @@ pub(in crate::store) fn from_fields(key: &str, f: &HashMap<String, String>) -> R
             None => None,
         },
         client_secret: None,
+        destination: match optional("destination") {
+            Some(text) => Some(StoredDestination {
+                spec: serde_json::from_str(&text).map_err(|e| corrupt(format!("destination: {e}")))?,
+                // The credentials stay in Redis: only the delivery workers open them.
+                sealed_credentials: String::new(),
+            }),
+            None => None,
+        },
         endpoint: EndpointFields::read(&FIELDS.map(|name| f.get(name).cloned())),
     })
 }

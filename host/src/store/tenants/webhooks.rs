@@ -23,7 +23,9 @@ use crate::catalog;
 use crate::store::concerns::Webhooks;
 use crate::store::core::scripts::{Call, ROTATE_SECRET, WEBHOOK_OFF, WEBHOOK_SAVE};
 use crate::store::queue::endpoint::reset_fields;
-pub use crate::store::tenants::webhook_record::{Attachment, OnError, Ordering, StoredCertificate, Webhook};
+pub use crate::store::tenants::webhook_record::{
+    Attachment, OnError, Ordering, StoredCertificate, StoredDestination, Webhook,
+};
 use crate::store::tenants::webhook_record::{from_fields, headers_json, json, to_fields};
 use crate::store::{Result, StoreError};
 
@@ -48,6 +50,8 @@ pub struct WebhookChange {
     pub headers: Option<BTreeMap<String, String>>,
     /// `Some(None)` removes the certificate.
     pub client_certificate: Option<Option<StoredCertificate>>,
+    /// A new destination (`Some(None)`: back to HTTP), and the `url` it shows.
+    pub destination: Option<Option<StoredDestination>>,
 }
 
 /// A webhook an event goes to, as the subscription index names it (`lua/subscriptions.lua`).
@@ -322,6 +326,9 @@ impl Webhooks<'_> {
         }
         if let Some(certificate) = &change.client_certificate {
             fields.extend(StoredCertificate::fields(certificate.as_ref()));
+        }
+        if let Some(destination) = &change.destination {
+            fields.extend(StoredDestination::fields(destination.as_ref()));
         }
         if let Some(actions) = &change.subscribed_actions {
             fields.push(("subscribed_actions", json(actions)));

@@ -6,6 +6,7 @@ pub mod browser;
 pub mod cluster;
 pub mod http;
 pub mod mtls;
+pub mod nats;
 pub mod otlp;
 pub mod plugins;
 pub mod ports;

@@ -1,0 +1,144 @@
+//! NATS JetStream destinations: a message published to the webhook's subject, its headers
+//! the ones an HTTP subscriber would receive, the attempt succeeding when the stream holding
+//! the subject acknowledges it (`PubAck`). No stream for the subject, or a stream that refuses,
+//! is a failed attempt. `Nats-Msg-Id` is the delivery id, so a retried attempt of a message
+//! the stream already holds is dropped by its duplicate window.
+//!
+//! One connection per server and credentials, shared by every webhook that names them and
+//! closed after [`IDLE`] unused. Before each connection the host is held to the
+//! public-address rule and the connection made to the vetted address itself (a DNS answer
+//! cannot change between check and connect).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_nats::jetstream;
+use async_nats::jetstream::context::PublishErrorKind;
+
+use super::http::KeySource;
+use super::message::{Message, SendError};
+use crate::destinations::Credentials;
+use crate::netguard::UrlRule;
+
+/// A connection unused this long is closed.
+const IDLE: Duration = Duration::from_secs(300);
+/// How long a connection may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Where one attempt goes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NatsTarget<'a> {
+    /// `nats://host:port`.
+    pub url: &'a str,
+    pub subject: &'a str,
+    /// The credentials, sealed (`crate::vault`), and what they are bound to.
+    pub sealed: Option<(&'a str, &'a str)>,
+}
+
+/// What the stream answered.
+#[derive(Debug, Clone)]
+pub(crate) struct PubAck {
+    pub stream: String,
+    pub sequence: u64,
+    pub duplicate: bool,
+}
+
+impl PubAck {
+    /// The answer in words, as an attempt keeps it.
+    pub(crate) fn text(&self) -> String {
+        let duplicate = if self.duplicate { " (a duplicate: the stream had it)" } else { "" };
+        format!("PubAck stream {} seq {}{duplicate}", self.stream, self.sequence)
+    }
+}
+
+struct Pooled {
+    context: jetstream::Context,
+    used: Instant,
+}
+
+/// The NATS connections of a process.
+#[derive(Clone)]
+pub(crate) struct Nats {
+    rule: UrlRule,
+    secret: KeySource,
+    pool: Arc<Mutex<HashMap<(String, String), Pooled>>>,
+}
+
+impl std::fmt::Debug for Nats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Nats").finish_non_exhaustive()
+    }
+}
+
+impl Nats {
+    pub(crate) fn new(rule: UrlRule, secret: KeySource) -> Nats {
+        Nats { rule, secret, pool: Arc::default() }
+    }
+
+    /// Publishes `message` to `to`'s subject and waits for the stream's acknowledgement.
+    pub(crate) async fn send(&self, to: NatsTarget<'_>, message: Message<'_>) -> Result<PubAck, SendError> {
+        let context = self.context(to).await?;
+        let mut headers = async_nats::HeaderMap::new();
+        for (name, value) in message.headers {
+            headers.insert(name.as_str(), value.as_str());
+        }
+        if let Some((_, id)) = message.headers.iter().find(|(name, _)| name.eq_ignore_ascii_case("webhook-id")) {
+            headers.insert("Nats-Msg-Id", id.as_str());
+        }
+        let subject = to.subject.to_owned();
+        let refused = |e: jetstream::context::PublishError| match e.kind() {
+            PublishErrorKind::StreamNotFound => SendError::Refused(format!("no stream holds subject {subject}")),
+            PublishErrorKind::TimedOut => SendError::Refused("the stream did not acknowledge in time".to_owned()),
+            _ => SendError::Refused(format!("the stream refused the message: {e}")),
+        };
+        let pending =
+            context.publish_with_headers(to.subject.to_owned(), headers, message.body).await.map_err(refused)?;
+        let ack = pending.await.map_err(refused)?;
+        Ok(PubAck { stream: ack.stream, sequence: ack.sequence, duplicate: ack.duplicate })
+    }
+
+    /// The pooled connection for `to`'s server and credentials, made when there is none.
+    async fn context(&self, to: NatsTarget<'_>) -> Result<jetstream::Context, SendError> {
+        let key = (to.url.to_owned(), to.sealed.map(|(sealed, _)| sealed.to_owned()).unwrap_or_default());
+        {
+            let mut pool = self.pool.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let now = Instant::now();
+            pool.retain(|_, pooled| now.duration_since(pooled.used) < IDLE);
+            if let Some(pooled) = pool.get_mut(&key) {
+                pooled.used = now;
+                return Ok(pooled.context.clone());
+            }
+        }
+        let context = self.connect(to).await?;
+        let mut pool = self.pool.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let pooled = pool.entry(key).or_insert(Pooled { context, used: Instant::now() });
+        Ok(pooled.context.clone())
+    }
+
+    async fn connect(&self, to: NatsTarget<'_>) -> Result<jetstream::Context, SendError> {
+        let url = url::Url::parse(to.url).map_err(|_| SendError::Request("the destination's URL is damaged".into()))?;
+        let (host, port) = (url.host_str().unwrap_or_default(), url.port().unwrap_or(4222));
+        let addrs = self.rule.vet_host(host, port).await.map_err(SendError::Blocked)?;
+        let mut options = async_nats::ConnectOptions::new()
+            .connection_timeout(CONNECT_TIMEOUT)
+            .name("weir")
+            .ignore_discovered_servers();
+        if let Some((sealed, context)) = to.sealed {
+            let credentials = self.credentials(sealed, context)?;
+            options = options
+                .user_and_password(credentials.user.unwrap_or_default(), credentials.password.unwrap_or_default());
+        }
+        let servers: Vec<String> = addrs.iter().map(|a| format!("nats://{a}")).collect();
+        let client =
+            options.connect(servers.as_slice()).await.map_err(|e| SendError::Connect(format!("{host}:{port}: {e}")))?;
+        Ok(jetstream::new(client))
+    }
+
+    fn credentials(&self, sealed: &str, context: &str) -> Result<Credentials, SendError> {
+        let unusable = |why: String| SendError::Request(format!("the destination's credentials cannot be used: {why}"));
+        let secret = (self.secret)().map_err(unusable)?;
+        let plain = crate::vault::open(&secret, context, sealed).map_err(|e| unusable(e.to_string()))?;
+        serde_json::from_slice(&plain).map_err(|e| unusable(e.to_string()))
+    }
+}

@@ -1,0 +1,58 @@
+//! A webhook's `destination` (contract §9): read and checked (`crate::destinations`), its
+//! broker host held to the public-address rule as a URL's host is, its credentials sealed for
+//! this webhook before they reach Redis.
+
+use serde_json::Value;
+
+use crate::destinations::{self, Parsed};
+use crate::domain::fields::Fields;
+use crate::netguard::UrlRule;
+use crate::shared::SecretKeys;
+use crate::store::tenants::webhooks::StoredDestination;
+
+/// `destination`: absent → `None`; `null` or `{"type": "http"}` → `Some(None)` (HTTP);
+/// else the destination to store, or `None` with the error recorded in `fields`.
+pub(super) async fn destination(
+    (rule, keys): (&UrlRule, &SecretKeys),
+    org_id: &str,
+    webhook_id: &str,
+    fields: &mut Fields,
+) -> Option<Option<StoredDestination>> {
+    let value: Value = fields.value("destination")?;
+    let Parsed { spec, credentials } = match destinations::parse(&value) {
+        Ok(None) => return Some(None),
+        Ok(Some(parsed)) => parsed,
+        Err((field, why)) => {
+            fields.error(field, why);
+            return None;
+        }
+    };
+    let (host, port) = spec.host_port();
+    if let Err(e) = rule.vet_host(&host, port).await {
+        fields.error("destination.url", e.to_string());
+        return None;
+    }
+    let sealed_credentials = match credentials {
+        None => String::new(),
+        Some(credentials) => {
+            let plain = serde_json::to_vec(&credentials).unwrap_or_default();
+            let context = destinations::credentials_context(org_id, webhook_id);
+            match keys
+                .get()
+                .map_err(|e| e.to_string())
+                .and_then(|secret| crate::vault::seal(&secret, &context, &plain).map_err(|e| e.to_string()))
+            {
+                Ok(sealed) => sealed,
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot seal a destination's credentials");
+                    fields.error(
+                        "destination.url",
+                        "the credentials cannot be stored now (the server's secret key is unavailable)",
+                    );
+                    return None;
+                }
+            }
+        }
+    };
+    Some(Some(StoredDestination { spec, sealed_credentials }))
+}

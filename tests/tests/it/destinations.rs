@@ -1,0 +1,205 @@
+//! Destinations beyond HTTP (contract §9, issue 56), against a real `nats-server -js`: a
+//! NATS JetStream subject gets each delivery signed as an HTTP endpoint would, acknowledged
+//! by its stream; no stream, a broker down, wrong credentials are failed attempts retried
+//! as HTTP's are; credentials are never shown; a hanging broker delays no HTTP webhook.
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use async_nats::jetstream;
+use futures_util::StreamExt as _;
+use serde_json::{Value, json};
+use weir::store::tenants::orgs::Plan;
+
+use crate::support::nats::NatsServer;
+use crate::support::receiver::Receiver;
+use crate::support::weir::{Tenant, Weir, WeirBuilder, work_order_event};
+use crate::support::{eventually, free_port};
+
+/// A stream holding `subjects`.
+async fn stream(js: &jetstream::Context, name: &str, subjects: &str) -> jetstream::stream::Stream {
+    js.create_stream(jetstream::stream::Config {
+        name: name.to_owned(),
+        subjects: vec![subjects.to_owned()],
+        ..Default::default()
+    })
+    .await
+    .expect("create the stream")
+}
+
+/// Up to `n` messages of `stream`, read by a consumer of its own (waits up to 10 s).
+async fn messages(stream: &jetstream::stream::Stream, n: usize) -> Vec<jetstream::Message> {
+    let consumer =
+        stream.create_consumer(jetstream::consumer::pull::Config { ..Default::default() }).await.expect("a consumer");
+    let mut batch = consumer.fetch().max_messages(n).expires(Duration::from_secs(10)).messages().await.expect("fetch");
+    let mut out = Vec::new();
+    while let Some(message) = batch.next().await {
+        out.push(message.expect("a message"));
+    }
+    out
+}
+
+fn header(message: &jetstream::Message, name: &str) -> String {
+    message.headers.as_ref().and_then(|h| h.get(name)).map(|v| v.as_str().to_owned()).unwrap_or_default()
+}
+
+async fn nats_webhook(t: &Tenant, url: &str, subject: &str) -> Value {
+    let body = json!({
+        "subscribed_actions": ["work_order_created"],
+        "destination": {"type": "nats", "url": url, "subject": subject},
+    });
+    t.admin.post("/api/v2/webhooks", &body).await.expect(201).json()
+}
+
+#[tokio::test]
+async fn a_nats_subject_gets_signed_deliveries_its_stream_acknowledges() {
+    let nats = NatsServer::start(Some(("weir", "s3cret-pass")));
+    let js = nats.client().await;
+    let orders = stream(&js, "ORDERS", "orders.>").await;
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let hook = nats_webhook(&t, &nats.url(Some(("weir", "s3cret-pass"))), "orders.created").await;
+    let id = hook["id"].as_str().unwrap();
+    assert_eq!(hook["url"], json!(nats.url(None)), "the address without credentials");
+    assert_eq!(hook["destination"], json!({"type": "nats", "url": nats.url(None), "subject": "orders.created"}));
+    let read = t.admin.get(&format!("/api/v2/webhooks/{id}")).await.expect(200).text();
+    assert!(!read.contains("s3cret-pass"), "credentials are never shown: {read}");
+
+    t.publisher.publish(&work_order_event("wo_1")).await;
+    let got = messages(&orders, 1).await;
+    assert_eq!(got.len(), 1);
+    let message = &got[0];
+    assert_eq!(message.subject.as_str(), "orders.created");
+    let secret = hook["signing_secret"].as_str().unwrap();
+    assert!(weir::sign::verify(secret, &message.payload, &header(message, "x-webhook-signature")), "signed");
+    assert!(header(message, "webhook-signature").starts_with("v1,"), "Standard Webhooks headers too");
+    let body: Value = serde_json::from_slice(&message.payload).unwrap();
+    assert_eq!(body["action"], "work_order_created");
+    let delivery_id = header(message, "webhook-id");
+    assert!(delivery_id.starts_with("dlv_"));
+    assert_eq!(header(message, "Nats-Msg-Id"), delivery_id, "the stream drops a retried duplicate");
+
+    let delivery = eventually("recorded", Duration::from_secs(10), async || {
+        let d = t.admin.get(&format!("/api/v2/webhook_deliveries/{delivery_id}")).await.json();
+        (d["status"] == "succeeded").then_some(d)
+    })
+    .await;
+    let attempt = &delivery["attempts"][0];
+    assert!(attempt["status_code"].is_null(), "a broker's answer has no status code: {attempt}");
+    assert!(attempt["response_body"].as_str().unwrap().starts_with("PubAck stream ORDERS seq 1"), "{attempt}");
+    assert!(!delivery.to_string().contains("s3cret-pass"));
+}
+
+#[tokio::test]
+async fn no_stream_and_a_broker_down_are_failed_attempts_retried_until_it_takes_them() {
+    let mut nats = NatsServer::start(None);
+    let weir = WeirBuilder::shared()
+        .env("WEIR_RETRY_SCHEDULE", "300ms,300ms,300ms,300ms,300ms,1s,1s,1s,1s,1s,1s,1s,1s,1s")
+        .start()
+        .await;
+    let t = weir.tenant(Plan::Pro).await;
+    let hook = nats_webhook(&t, &nats.url(None), "late.orders").await;
+    let id = hook["id"].as_str().unwrap();
+    t.publisher.publish(&work_order_event("wo_1")).await;
+    let failed = eventually("a failed attempt", Duration::from_secs(10), async || {
+        let all = t.admin.deliveries_of(id).await;
+        let attempts = all.first()?["attempts"].as_array()?.clone();
+        attempts.first().cloned()
+    })
+    .await;
+    assert_eq!(failed["error"], "no stream holds subject late.orders", "{failed}");
+    let js = nats.client().await;
+    let late = stream(&js, "LATE", "late.>").await;
+    t.admin.settled(id, 1).await;
+
+    // The broker goes away; what is published meanwhile waits and arrives once it is back.
+    nats.stop();
+    for i in 2..=4 {
+        t.publisher.publish(&work_order_event(&format!("wo_{i}"))).await;
+    }
+    eventually("attempts failing while it is down", Duration::from_secs(15), async || {
+        let all = t.admin.deliveries_of(id).await;
+        all.iter()
+            .any(|d| d["attempts"].as_array().is_some_and(|a| !a.is_empty()) && d["status"] == "pending")
+            .then_some(())
+    })
+    .await;
+    nats.restart();
+    let all = t.admin.settled(id, 4).await;
+    assert!(all.iter().all(|d| d["status"] == "succeeded"), "{all:?}");
+    let got = messages(&late, 10).await;
+    let ids: HashSet<String> = got.iter().map(|m| header(m, "webhook-id")).collect();
+    assert_eq!(ids.len(), 4, "every delivery arrived");
+    assert_eq!(got.len(), 4, "and none twice (the stream's duplicate window)");
+}
+
+#[tokio::test]
+async fn bad_destinations_are_refused_and_wrong_credentials_fail_attempts() {
+    let nats = NatsServer::start(Some(("weir", "right")));
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::Pro).await;
+    for (destination, field) in [
+        (json!({"type": "nats", "url": nats.url(None), "subject": "orders.*"}), "destination.subject"),
+        (json!({"type": "nats", "url": "http://127.0.0.1:1", "subject": "a"}), "destination.url"),
+        (json!({"type": "nats", "subject": "a"}), "destination.url"),
+        (json!({"type": "kafka"}), "destination.type"),
+        (json!("nats://127.0.0.1"), "destination"),
+    ] {
+        let body = json!({"subscribed_actions": ["work_order_created"], "destination": destination});
+        let refused = t.admin.post("/api/v2/webhooks", &body).await.expect(422).json();
+        assert_eq!(refused["error"]["details"][0]["field"], field, "{refused}");
+    }
+    let both = json!({"url": "http://127.0.0.1:9/x", "subscribed_actions": ["work_order_created"],
+        "destination": {"type": "nats", "url": nats.url(None), "subject": "a"}});
+    assert_eq!(t.admin.post("/api/v2/webhooks", &both).await.expect(422).json()["error"]["details"][0]["field"], "url");
+    assert!(t.admin.get("/api/v2/webhooks").await.json()["data"].as_array().unwrap().is_empty(), "nothing stored");
+
+    // Without the loopback exemption, a broker on a private address is refused as a URL is.
+    let strict = WeirBuilder::shared().without("WEIR_ALLOW_PRIVATE_TARGETS").start().await;
+    let s = strict.tenant(Plan::Pro).await;
+    let body = json!({"subscribed_actions": ["work_order_created"],
+        "destination": {"type": "nats", "url": nats.url(None), "subject": "a"}});
+    let refused = s.admin.post("/api/v2/webhooks", &body).await.expect(422).json();
+    assert_eq!(refused["error"]["details"][0]["field"], "destination.url", "{refused}");
+    assert!(refused.to_string().contains("not a public address"), "{refused}");
+
+    let wrong = nats_webhook(&t, &nats.url(Some(("weir", "wrong"))), "orders.created").await;
+    let id = wrong["id"].as_str().unwrap();
+    t.publisher.publish(&work_order_event("wo_1")).await;
+    let attempt = eventually("a failed attempt", Duration::from_secs(10), async || {
+        t.admin.deliveries_of(id).await.first()?["attempts"].as_array()?.first().cloned()
+    })
+    .await;
+    let error = attempt["error"].as_str().unwrap().to_lowercase();
+    assert!(error.starts_with("connection failed") && error.contains("authorization"), "{attempt}");
+    assert!(!attempt.to_string().contains("wrong"), "the password is not in the attempt: {attempt}");
+}
+
+#[tokio::test]
+async fn a_hanging_broker_delays_no_http_webhook() {
+    // A "broker" that takes connections and never says a word.
+    let silent = std::net::TcpListener::bind(("127.0.0.1", free_port())).unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let receiver = Receiver::start().await;
+    t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+    let stuck = nats_webhook(&t, &format!("nats://127.0.0.1:{port}"), "orders.created").await;
+    for i in 0..10 {
+        let published = Instant::now();
+        t.publisher.publish(&work_order_event(&format!("wo_{i}"))).await;
+        receiver.wait_for(i + 1, Duration::from_secs(5)).await;
+        assert!(published.elapsed() < Duration::from_secs(2), "event {i} took {:?}", published.elapsed());
+    }
+    let attempt = eventually("the hanging broker's attempt failed", Duration::from_secs(15), async || {
+        let all = t.admin.deliveries_of(stuck["id"].as_str().unwrap()).await;
+        all.iter().find_map(|d| d["attempts"].as_array()?.first().cloned())
+    })
+    .await;
+    assert!(
+        attempt["error"].as_str().unwrap().contains("connection failed")
+            || attempt["error"].as_str().unwrap().contains("timed out"),
+        "{attempt}"
+    );
+    drop(silent);
+}
