@@ -82,6 +82,7 @@ if [ "${1:-}" = "--tests" ]; then
   python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing="$missing python3-venv"
   # Brokers the destination tests deliver to (each test starts its own, on loopback).
   command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || missing="$missing nats-server"
+  [ -x /usr/lib/rabbitmq/bin/rabbitmq-server ] || missing="$missing rabbitmq-server"
   if [ -n "$missing" ]; then
     echo "setup: installing$missing" >&2
     as_root apt-get update -qq

@@ -4,7 +4,8 @@
 //! `crate::vault` for the webhook, never shown, never in a delivery, attempt, log or trace).
 //! The delivery workers' senders are in `crate::delivery::destination`.
 //!
-//! Kinds so far: `http` (the webhook's `url`, as before) and `nats` (JetStream).
+//! Kinds so far: `http` (the webhook's `url`, as before), `nats` (JetStream) and `amqp`
+//! (AMQP 0-9-1: RabbitMQ).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -12,6 +13,10 @@ use url::Url;
 
 /// NATS's default port.
 const NATS_PORT: u16 = 4222;
+/// AMQP's default port.
+const AMQP_PORT: u16 = 5672;
+/// Longest exchange name or routing key (an AMQP short string).
+const MAX_SHORT: usize = 255;
 /// Longest subject accepted.
 const MAX_SUBJECT: usize = 255;
 
@@ -22,6 +27,10 @@ pub enum Spec {
     /// NATS JetStream: publish to `subject` on the server at `url` (`nats://host:port`), the
     /// attempt succeeding on the stream's acknowledgement.
     Nats { url: String, subject: String },
+    /// AMQP 0-9-1: a persistent, mandatory message to `exchange` (`""`: the default
+    /// exchange) with `routing_key`, on the broker and virtual host at `url`
+    /// (`amqp://host:port/vhost`), the attempt succeeding when the broker confirms it.
+    Amqp { url: String, exchange: String, routing_key: String },
 }
 
 /// What a destination signs in with; sealed at rest.
@@ -59,13 +68,14 @@ impl Spec {
     pub fn kind(&self) -> &'static str {
         match self {
             Spec::Nats { .. } => "nats",
+            Spec::Amqp { .. } => "amqp",
         }
     }
 
     /// The address the webhook's `url` shows (no credentials).
     pub fn address(&self) -> &str {
         match self {
-            Spec::Nats { url, .. } => url,
+            Spec::Nats { url, .. } | Spec::Amqp { url, .. } => url,
         }
     }
 
@@ -73,16 +83,20 @@ impl Spec {
     pub fn target(&self) -> &str {
         match self {
             Spec::Nats { subject, .. } => subject,
+            Spec::Amqp { exchange, .. } => exchange,
         }
     }
 
     /// The broker's host and port (checked by the public-address rule before each connection).
     pub fn host_port(&self) -> (String, u16) {
         match self {
-            Spec::Nats { url, .. } => Url::parse(url)
-                .ok()
-                .map(|u| (u.host_str().unwrap_or_default().to_owned(), u.port().unwrap_or(NATS_PORT)))
-                .unwrap_or_default(),
+            Spec::Nats { url, .. } | Spec::Amqp { url, .. } => {
+                let default = if matches!(self, Spec::Nats { .. }) { NATS_PORT } else { AMQP_PORT };
+                Url::parse(url)
+                    .ok()
+                    .map(|u| (u.host_str().unwrap_or_default().to_owned(), u.port().unwrap_or(default)))
+                    .unwrap_or_default()
+            }
         }
     }
 }
@@ -115,10 +129,33 @@ pub fn parse(value: &Value) -> Result<Option<Parsed>, Refusal> {
             subject_rule(subject).map_err(|why| (String::from("destination.subject"), why))?;
             Ok(Some(Parsed { spec: Spec::Nats { url, subject: subject.to_owned() }, credentials }))
         }
-        Some("amqp" | "sqs" | "sns" | "eventbridge") => {
-            refuse(".type", "is not delivered by this version of Weir yet (http and nats are)")
+        Some("amqp") => {
+            for name in object.keys() {
+                if !matches!(name.as_str(), "type" | "url" | "exchange" | "routing_key") {
+                    return refuse(
+                        &format!(".{name}"),
+                        "is not a field of an amqp destination (type, url, exchange, routing_key)",
+                    );
+                }
+            }
+            let Some(url) = text("url") else {
+                return refuse(".url", "is required: amqp://[user:password@]host:port/vhost");
+            };
+            let exchange = text("exchange").unwrap_or("");
+            let routing_key = text("routing_key").unwrap_or("");
+            let (url, credentials) = amqp_url(url).map_err(|why| (String::from("destination.url"), why))?;
+            short_string(exchange).map_err(|why| (String::from("destination.exchange"), why))?;
+            short_string(routing_key).map_err(|why| (String::from("destination.routing_key"), why))?;
+            if exchange.is_empty() && routing_key.is_empty() {
+                return refuse(".routing_key", "is required with the default exchange (it names the queue)");
+            }
+            let spec = Spec::Amqp { url, exchange: exchange.to_owned(), routing_key: routing_key.to_owned() };
+            Ok(Some(Parsed { spec, credentials }))
         }
-        Some(_) => refuse(".type", "must be http or nats"),
+        Some("sqs" | "sns" | "eventbridge") => {
+            refuse(".type", "is not delivered by this version of Weir yet (http, nats and amqp are)")
+        }
+        Some(_) => refuse(".type", "must be http, nats or amqp"),
         None => refuse(".type", "is required"),
     }
 }
@@ -140,6 +177,42 @@ fn nats_url(text: &str) -> Result<(String, Option<Credentials>), String> {
     };
     let address = format!("nats://{host}:{}", url.port().unwrap_or(NATS_PORT));
     Ok((address, Some(credentials).filter(|c| !c.is_empty())))
+}
+
+/// An AMQP broker's URL: `amqp://host[:port][/vhost]`, credentials taken out; the stored
+/// address names the virtual host as the URL encodes it (`/%2f` for `/`, the default).
+fn amqp_url(text: &str) -> Result<(String, Option<Credentials>), String> {
+    let url =
+        Url::parse(text.trim()).map_err(|_| "must be a URL: amqp://[user:password@]host:port/vhost".to_owned())?;
+    if url.scheme() != "amqp" {
+        return Err("must use the amqp scheme (TLS to brokers is not offered yet)".to_owned());
+    }
+    let host = url.host_str().filter(|h| !h.is_empty()).ok_or("must name a host")?;
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err("must be nothing but amqp://[user:password@]host:port/vhost".to_owned());
+    }
+    let vhost = match url.path() {
+        "" | "/" => "%2f",
+        path => path.trim_start_matches('/'),
+    };
+    if vhost.contains('/') {
+        return Err("names one virtual host (encode a / in it as %2f)".to_owned());
+    }
+    let decode = |s: &str| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned();
+    let credentials = Credentials {
+        user: Some(decode(url.username())).filter(|u| !u.is_empty()),
+        password: url.password().map(decode),
+    };
+    let address = format!("amqp://{host}:{}/{vhost}", url.port().unwrap_or(AMQP_PORT));
+    Ok((address, Some(credentials).filter(|c| !c.is_empty())))
+}
+
+/// An exchange name or routing key: at most 255 bytes, no control characters.
+fn short_string(text: &str) -> Result<(), String> {
+    if text.len() > MAX_SHORT || text.chars().any(char::is_control) {
+        return Err(format!("must be at most {MAX_SHORT} bytes, without control characters"));
+    }
+    Ok(())
 }
 
 /// A subject to publish to: dot-separated tokens, no wildcards, no spaces.
@@ -181,11 +254,32 @@ mod tests {
     }
 
     #[test]
+    fn amqp_keeps_its_virtual_host_and_its_credentials_apart() {
+        let parsed =
+            parse(&json!({"type": "amqp", "url": "amqp://weir:pw@127.0.0.1:5673/orders", "exchange": "x", "routing_key": "k"}))
+                .unwrap()
+                .unwrap();
+        assert_eq!(
+            parsed.spec,
+            Spec::Amqp { url: "amqp://127.0.0.1:5673/orders".into(), exchange: "x".into(), routing_key: "k".into() }
+        );
+        assert_eq!(parsed.credentials.unwrap().password.as_deref(), Some("pw"));
+        let default = parse(&json!({"type": "amqp", "url": "amqp://broker", "routing_key": "jobs"})).unwrap().unwrap();
+        assert_eq!(default.spec.address(), "amqp://broker:5672/%2f", "the default virtual host");
+        assert_eq!(default.spec.host_port(), ("broker".to_owned(), 5672));
+    }
+
+    #[test]
     fn a_malformed_destination_names_its_field() {
         let field = |v: Value| parse(&v).unwrap_err().0;
         assert_eq!(field(json!("nats://x")), "destination");
         assert_eq!(field(json!({"url": "nats://x"})), "destination.type");
         assert_eq!(field(json!({"type": "kafka"})), "destination.type");
+        assert_eq!(field(json!({"type": "amqp", "url": "amqp://x"})), "destination.routing_key");
+        assert_eq!(field(json!({"type": "amqp", "url": "amqps://x", "routing_key": "q"})), "destination.url");
+        assert_eq!(field(json!({"type": "amqp", "url": "amqp://x/a/b", "routing_key": "q"})), "destination.url");
+        let long = "q".repeat(256);
+        assert_eq!(field(json!({"type": "amqp", "url": "amqp://x", "routing_key": long})), "destination.routing_key");
         assert_eq!(field(json!({"type": "nats", "subject": "a"})), "destination.url");
         assert_eq!(field(json!({"type": "nats", "url": "http://x", "subject": "a"})), "destination.url");
         assert_eq!(field(json!({"type": "nats", "url": "nats://x/path", "subject": "a"})), "destination.url");

@@ -189,6 +189,6 @@ mod tests {
     #[test]
     fn the_document_is_the_one_pinned() {
         let hash = hex::encode(sha2::Sha256::digest(DOCUMENT.as_bytes()));
-        assert_eq!(hash, "a6a8eaf807ebd56a458ff44bd6001139b989304bfdc9af3112b15a68cac6152f");
+        assert_eq!(hash, "00c78e93c662306b6e2434bb50c5ec720780fb5cc0f8a9dfde31e757ef0cb26e");
     }
 }

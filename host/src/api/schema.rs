@@ -84,19 +84,28 @@ pub(crate) struct WebhookUpdateRequest {
 /// without credentials, and its `url` shows the broker's address.
 #[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct DestinationRequest {
-    /// `http` (the webhook's `url`, as without a destination) or `nats` (NATS JetStream: the
+    /// `http` (the webhook's `url`, as without a destination); `nats` (NATS JetStream: the
     /// attempt succeeds on the stream's acknowledgement; a subject no stream holds is a
-    /// failed attempt).
+    /// failed attempt); `amqp` (AMQP 0-9-1, RabbitMQ: a persistent, mandatory message, the
+    /// attempt succeeding when the broker confirms it; unroutable or nacked is a failed
+    /// attempt).
     #[serde(rename = "type")]
     #[schema(rename = "type")]
     pub kind: DestinationKind,
-    /// `nats://[user:password@]host[:port]` (port 4222 by default); the host must resolve to a
-    /// public address (or one `WEIR_ALLOW_PRIVATE_TARGETS` allows); credentials are sealed at
-    /// rest and never shown.
+    /// `nats://[user:password@]host[:port]` (port 4222 by default) or
+    /// `amqp://[user:password@]host[:port][/vhost]` (5672, vhost `/`); the host must resolve
+    /// to a public address (or one `WEIR_ALLOW_PRIVATE_TARGETS` allows); credentials are
+    /// sealed at rest and never shown.
     pub url: Option<String>,
-    /// The subject to publish to: dot-separated tokens, no wildcards.
+    /// `nats`: the subject to publish to (dot-separated tokens, no wildcards).
     #[schema(max_length = 255)]
     pub subject: Option<String>,
+    /// `amqp`: the exchange (empty or absent: the default exchange).
+    #[schema(max_length = 255)]
+    pub exchange: Option<String>,
+    /// `amqp`: the routing key (with the default exchange, the queue's name).
+    #[schema(max_length = 255)]
+    pub routing_key: Option<String>,
 }
 
 /// The kinds of destination.
@@ -106,6 +115,7 @@ pub(crate) struct DestinationRequest {
 pub(crate) enum DestinationKind {
     Http,
     Nats,
+    Amqp,
 }
 
 /// A client certificate and its private key, both PEM (the key is write-only: reads show

@@ -114,8 +114,9 @@ impl Engine {
         let keys = secret_keys;
         let key_source: crate::delivery::destination::http::KeySource = Arc::new(move || keys.get());
         let nats = crate::delivery::destination::nats::Nats::new(url_rule.clone(), key_source.clone());
+        let amqp = crate::delivery::destination::amqp::Amqp::new(url_rule.clone(), key_source.clone());
         let http = Http::new(url_rule, tls, settings.egress_proxy.clone(), key_source, settings.workers);
-        let destinations = Destinations::new(http, nats, settings.timeout);
+        let destinations = Destinations::new(http, (nats, amqp), settings.timeout);
         Arc::new_cyclic(|engine: &Weak<Engine>| {
             let engine = engine.clone();
             let claimer = Arc::new(Claimer::new(ClaimerParts {

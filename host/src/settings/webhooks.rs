@@ -238,8 +238,7 @@ pub(super) async fn update(State(doors): State<Pages>, Id(id): Id, Change(signed
     }
     // The destination as shown (no credentials) sent back unchanged: keep it, credentials and all.
     let unchanged = w.destination.as_ref().is_some_and(|d| {
-        body.get("destination")
-            .is_some_and(|sent| sent["type"] == d.kind() && sent["url"] == d.address() && sent["subject"] == d.target())
+        body.get("destination").is_some_and(|sent| serde_json::to_value(d).is_ok_and(|shown| shown == *sent))
     });
     if unchanged {
         body.remove("destination");

@@ -203,3 +203,47 @@ async fn a_hanging_broker_delays_no_http_webhook() {
     );
     drop(silent);
 }
+
+#[tokio::test]
+async fn settings_make_a_nats_destination_and_keep_its_credentials_on_edit() {
+    use crate::settings::{PASSWORD, http_sign_in, user};
+    let nats = NatsServer::start(Some(("weir", "form-pass")));
+    let js = nats.client().await;
+    let forms = stream(&js, "FORMS", "forms.>").await;
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::Pro).await;
+    user(&weir, &t.org_id, "admin@example.com", true).await;
+    let http = weir.http();
+    let (cookie, csrf) = http_sign_in(&http, "admin@example.com", PASSWORD).await.1.unwrap();
+    let server = nats.url(Some(("weir", "form-pass")));
+    let form = |name: &'static str, server: String| {
+        vec![
+            ("_csrf", csrf.clone()),
+            ("name", name.to_owned()),
+            ("subscribed_actions", "work_order_created".to_owned()),
+            ("destination_type", "nats".to_owned()),
+            ("destination_url", server),
+            ("destination_subject", "forms.created".to_owned()),
+        ]
+    };
+    let pairs = form("To the bus", server);
+    let sent: Vec<(&str, &str)> = pairs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let created = http.post("/settings/webhooks").header("cookie", &cookie).form(&sent).send().await;
+    assert_eq!(created.status, 303, "{}", created.text());
+    let hook = t.admin.get("/api/v2/webhooks").await.json()["data"][0].clone();
+    assert_eq!(hook["destination"]["subject"], "forms.created", "{hook}");
+    let id = hook["id"].as_str().unwrap();
+    let page = http.get(&format!("/settings/webhooks/{id}")).header("cookie", &cookie).send().await.expect(200).text();
+    assert!(
+        page.contains(&format!(r#"value="{}""#, nats.url(None))) && !page.contains("form-pass"),
+        "shown without credentials"
+    );
+    // Saved again as shown (no password typed): the stored credentials stay.
+    let pairs = form("Renamed", nats.url(None));
+    let sent: Vec<(&str, &str)> = pairs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let saved = http.post(&format!("/settings/webhooks/{id}")).header("cookie", &cookie).form(&sent).send().await;
+    assert_eq!(saved.status, 303, "{}", saved.text());
+    assert_eq!(t.admin.get(&format!("/api/v2/webhooks/{id}")).await.json()["name"], "Renamed");
+    t.publisher.publish(&work_order_event("wo_1")).await;
+    assert_eq!(messages(&forms, 1).await.len(), 1, "delivered with the kept credentials");
+}

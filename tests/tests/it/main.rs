@@ -11,6 +11,7 @@ mod collector_faults;
 mod delivery;
 mod delivery_faults;
 mod destinations;
+mod destinations_amqp;
 mod egress;
 mod errors;
 mod events_api;

@@ -20,7 +20,7 @@ use tokio_rustls::TlsConnector;
 use super::connect::{ConnectError, GuardedConnector};
 use super::message::{Message, SendError};
 use crate::certs::CertificateView;
-use crate::config::{EgressProxy, SecretKey};
+use crate::config::EgressProxy;
 use crate::netguard::{UrlError, UrlRule};
 use crate::store::queue::targets::ClientCertificate;
 
@@ -42,8 +42,7 @@ pub(crate) struct Response {
     pub body: String,
 }
 
-/// Where a process's secret key comes from (read when a client certificate is first used).
-pub(crate) type KeySource = Arc<dyn Fn() -> Result<SecretKey, String> + Send + Sync>;
+pub(crate) use super::message::KeySource;
 
 type Pool = Client<GuardedConnector, Full<Bytes>>;
 
@@ -282,9 +281,11 @@ mod tests {
             .with_root_certificates(rustls::RootCertStore::empty())
             .with_no_client_auth();
         let rule = UrlRule::new(vec!["127.0.0.0/8".parse().unwrap()]);
-        let nats = super::super::nats::Nats::new(rule.clone(), Arc::new(|| Err("no key in this test".to_owned())));
-        let http = Http::new(rule, tls, None, Arc::new(|| Err("no key in this test".to_owned())), 4);
-        super::super::Destinations::new(http, nats, timeout)
+        let key: KeySource = Arc::new(|| Err("no key in this test".to_owned()));
+        let nats = super::super::nats::Nats::new(rule.clone(), key.clone());
+        let amqp = super::super::amqp::Amqp::new(rule.clone(), key.clone());
+        let http = Http::new(rule, tls, None, key, 4);
+        super::super::Destinations::new(http, (nats, amqp), timeout)
     }
 
     /// An attempt's send of `{}` to `url`, slow past `slow_after`.

@@ -4,12 +4,13 @@
 //! within the delivery timeout, marked slow past [`Destinations::send`]'s `slow_after`.
 //!
 //! HTTP (`http`, with `connect`: the URL rule at connect time, the egress proxy, rustls,
-//! pooled connections, client certificates) and NATS JetStream (`nats`). **A new kind** — a
+//! pooled connections, client certificates), NATS JetStream (`nats`) and AMQP 0-9-1 (`amqp`). **A new kind** — a
 //! broker — is one file beside `http.rs` that sends a [`Message`] and says what came back,
 //! a variant of [`Destination`] (what a webhook names) and of [`Answer`] (what it answered),
 //! and its arm in [`Destinations::send`]; the attempt, the retry policy, recording and
 //! tracing read the answer through [`Answer`]'s methods and need nothing else.
 
+pub(crate) mod amqp;
 mod connect;
 pub(crate) mod http;
 mod message;
@@ -17,6 +18,7 @@ pub(crate) mod nats;
 
 use std::time::{Duration, Instant};
 
+use self::amqp::AmqpTarget;
 pub(crate) use self::http::Presented;
 pub(crate) use self::message::{Message, SendError};
 use self::nats::NatsTarget;
@@ -29,8 +31,8 @@ pub(crate) enum Destination<'a> {
     /// An HTTP endpoint: `POST` to `url`, presenting the webhook's client certificate if
     /// it has one.
     Http { url: &'a str, presented: Option<Presented<'a>> },
-    /// A NATS JetStream subject; its credentials sealed, bound to `context`.
-    Nats { spec: Spec, sealed: Option<&'a str>, context: String },
+    /// A broker (NATS JetStream, AMQP); its credentials sealed, bound to `context`.
+    Broker { spec: Spec, sealed: Option<&'a str>, context: String },
     /// A destination whose stored form cannot be read (every attempt fails, saying so).
     Unreadable { address: &'a str, why: String },
 }
@@ -44,8 +46,8 @@ impl<'a> Destination<'a> {
             return Destination::Http { url: &webhook.url, presented };
         };
         match serde_json::from_str::<Spec>(&target.spec) {
-            Ok(spec @ Spec::Nats { .. }) => {
-                Destination::Nats { spec, sealed: target.sealed_credentials.as_deref(), context: destination_context }
+            Ok(spec) => {
+                Destination::Broker { spec, sealed: target.sealed_credentials.as_deref(), context: destination_context }
             }
             Err(e) => Destination::Unreadable { address: &webhook.url, why: e.to_string() },
         }
@@ -55,7 +57,7 @@ impl<'a> Destination<'a> {
     pub(crate) fn address(&self) -> &str {
         match self {
             Destination::Http { url, .. } => url,
-            Destination::Nats { spec, .. } => spec.address(),
+            Destination::Broker { spec, .. } => spec.address(),
             Destination::Unreadable { address, .. } => address,
         }
     }
@@ -67,6 +69,8 @@ pub(crate) enum Answer {
     Http(http::Response),
     /// A NATS stream's acknowledgement.
     Nats(nats::PubAck),
+    /// An AMQP broker's confirmation.
+    Amqp(amqp::Confirmed),
 }
 
 impl Answer {
@@ -74,7 +78,7 @@ impl Answer {
     pub(crate) fn status(&self) -> u16 {
         match self {
             Answer::Http(response) => response.status,
-            Answer::Nats(_) => 200,
+            Answer::Nats(_) | Answer::Amqp(_) => 200,
         }
     }
 
@@ -83,7 +87,7 @@ impl Answer {
     pub(crate) fn status_code(&self) -> Option<u16> {
         match self {
             Answer::Http(response) => Some(response.status),
-            Answer::Nats(_) => None,
+            Answer::Nats(_) | Answer::Amqp(_) => None,
         }
     }
 
@@ -96,7 +100,7 @@ impl Answer {
     pub(crate) fn retry_after(&self) -> Option<&str> {
         match self {
             Answer::Http(response) => response.retry_after.as_deref(),
-            Answer::Nats(_) => None,
+            Answer::Nats(_) | Answer::Amqp(_) => None,
         }
     }
 
@@ -106,6 +110,7 @@ impl Answer {
         match self {
             Answer::Http(response) => std::borrow::Cow::Borrowed(&response.body),
             Answer::Nats(ack) => std::borrow::Cow::Owned(ack.text()),
+            Answer::Amqp(confirmed) => std::borrow::Cow::Owned(confirmed.text()),
         }
     }
 }
@@ -122,7 +127,7 @@ impl Sent {
     /// there was no answer (`timeout`, `connect`, `tls`, `blocked`, `request`, `proxy`).
     pub(crate) fn class(&self) -> &'static str {
         match &self.result {
-            Ok(Answer::Nats(_)) => "ack",
+            Ok(Answer::Nats(_) | Answer::Amqp(_)) => "ack",
             Ok(answer) => match answer.status() {
                 200..=299 => "2xx",
                 300..=399 => "3xx",
@@ -147,12 +152,14 @@ impl Sent {
 pub(crate) struct Destinations {
     http: http::Http,
     nats: nats::Nats,
+    amqp: amqp::Amqp,
     timeout: Duration,
 }
 
 impl Destinations {
-    pub(crate) fn new(http: http::Http, nats: nats::Nats, timeout: Duration) -> Destinations {
-        Destinations { http, nats, timeout }
+    pub(crate) fn new(http: http::Http, brokers: (nats::Nats, amqp::Amqp), timeout: Duration) -> Destinations {
+        let (nats, amqp) = brokers;
+        Destinations { http, nats, amqp, timeout }
     }
 
     /// Sends `message` to `to` within the delivery timeout; `slow` is called once when no
@@ -172,9 +179,18 @@ impl Destinations {
                 Destination::Http { url, presented } => {
                     self.http.send(url, *presented, message).await.map(Answer::Http)
                 }
-                Destination::Nats { spec: Spec::Nats { url, subject }, sealed, context } => {
-                    let target = NatsTarget { url, subject, sealed: sealed.map(|s| (s, context.as_str())) };
-                    self.nats.send(target, message).await.map(Answer::Nats)
+                Destination::Broker { spec, sealed, context } => {
+                    let sealed = sealed.map(|s| (s, context.as_str()));
+                    match spec {
+                        Spec::Nats { url, subject } => {
+                            let target = NatsTarget { url, subject, sealed };
+                            self.nats.send(target, message).await.map(Answer::Nats)
+                        }
+                        Spec::Amqp { url, exchange, routing_key } => {
+                            let target = AmqpTarget { url, exchange, routing_key, sealed };
+                            self.amqp.send(target, message).await.map(Answer::Amqp)
+                        }
+                    }
                 }
                 Destination::Unreadable { why, .. } => {
                     Err(SendError::Request(format!("the webhook's destination cannot be read: {why}")))

@@ -16,9 +16,7 @@ use std::time::{Duration, Instant};
 use async_nats::jetstream;
 use async_nats::jetstream::context::PublishErrorKind;
 
-use super::http::KeySource;
-use super::message::{Message, SendError};
-use crate::destinations::Credentials;
+use super::message::{KeySource, Message, SendError, open_credentials};
 use crate::netguard::UrlRule;
 
 /// A connection unused this long is closed.
@@ -125,7 +123,7 @@ impl Nats {
             .name("weir")
             .ignore_discovered_servers();
         if let Some((sealed, context)) = to.sealed {
-            let credentials = self.credentials(sealed, context)?;
+            let credentials = open_credentials(&self.secret, sealed, context)?;
             options = options
                 .user_and_password(credentials.user.unwrap_or_default(), credentials.password.unwrap_or_default());
         }
@@ -133,12 +131,5 @@ impl Nats {
         let client =
             options.connect(servers.as_slice()).await.map_err(|e| SendError::Connect(format!("{host}:{port}: {e}")))?;
         Ok(jetstream::new(client))
-    }
-
-    fn credentials(&self, sealed: &str, context: &str) -> Result<Credentials, SendError> {
-        let unusable = |why: String| SendError::Request(format!("the destination's credentials cannot be used: {why}"));
-        let secret = (self.secret)().map_err(unusable)?;
-        let plain = crate::vault::open(&secret, context, sealed).map_err(|e| unusable(e.to_string()))?;
-        serde_json::from_slice(&plain).map_err(|e| unusable(e.to_string()))
     }
 }

@@ -13,6 +13,7 @@ pub mod ports;
 pub mod postgres;
 pub mod proxy;
 pub mod python;
+pub mod rabbitmq;
 pub mod receiver;
 pub mod redis;
 pub mod tls;

@@ -1,0 +1,156 @@
+//! AMQP 0-9-1 destinations (RabbitMQ): each delivery a persistent, mandatory message to the
+//! webhook's exchange and routing key, its headers the ones an HTTP subscriber would receive
+//! (as AMQP headers) and its message id the delivery id; the attempt succeeds when the broker
+//! confirms it (publisher confirms). A message no queue takes (returned as unroutable) or
+//! negatively confirmed is a failed attempt.
+//!
+//! One connection and confirm channel per broker, virtual host and credentials, shared by the
+//! webhooks that name them, made again when the broker closed them and closed after [`IDLE`]
+//! unused. Before each connection the host is held to the public-address rule and the
+//! connection made to the vetted address itself.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use lapin::Confirmation;
+use lapin::options::{BasicPublishOptions, ConfirmSelectOptions};
+use lapin::types::{AMQPValue, FieldTable, ShortString};
+use lapin::{BasicProperties, Channel, Connection, ConnectionProperties};
+
+use super::message::{KeySource, Message, SendError, open_credentials};
+use crate::destinations::Credentials;
+use crate::netguard::UrlRule;
+
+/// A connection unused this long is closed.
+const IDLE: Duration = Duration::from_secs(300);
+
+/// Where one attempt goes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AmqpTarget<'a> {
+    /// `amqp://host:port/vhost`.
+    pub url: &'a str,
+    pub exchange: &'a str,
+    pub routing_key: &'a str,
+    /// The credentials, sealed (`crate::vault`), and what they are bound to.
+    pub sealed: Option<(&'a str, &'a str)>,
+}
+
+/// The broker's confirmation, in words for the attempt's record.
+#[derive(Debug, Clone)]
+pub(crate) struct Confirmed {
+    pub exchange: String,
+}
+
+impl Confirmed {
+    pub(crate) fn text(&self) -> String {
+        let exchange = if self.exchange.is_empty() { "the default exchange" } else { &self.exchange };
+        format!("confirmed by the broker ({exchange})")
+    }
+}
+
+struct Pooled {
+    connection: Connection,
+    channel: Channel,
+    used: Instant,
+}
+
+/// The AMQP connections of a process.
+#[derive(Clone)]
+pub(crate) struct Amqp {
+    rule: UrlRule,
+    secret: KeySource,
+    pool: Arc<Mutex<HashMap<(String, String), Pooled>>>,
+}
+
+impl std::fmt::Debug for Amqp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Amqp").finish_non_exhaustive()
+    }
+}
+
+impl Amqp {
+    pub(crate) fn new(rule: UrlRule, secret: KeySource) -> Amqp {
+        Amqp { rule, secret, pool: Arc::default() }
+    }
+
+    /// Publishes `message` and waits for the broker's confirmation.
+    pub(crate) async fn send(&self, to: AmqpTarget<'_>, message: Message<'_>) -> Result<Confirmed, SendError> {
+        let channel = self.channel(to).await?;
+        let mut headers = FieldTable::default();
+        let mut id = None;
+        for (name, value) in message.headers {
+            headers.insert(ShortString::from(name.as_str()), AMQPValue::LongString(value.as_str().into()));
+            if name.eq_ignore_ascii_case("webhook-id") {
+                id = Some(value.as_str());
+            }
+        }
+        let mut properties = BasicProperties::default()
+            .with_delivery_mode(2)
+            .with_content_type(ShortString::from("application/json"))
+            .with_headers(headers);
+        if let Some(id) = id {
+            properties = properties.with_message_id(ShortString::from(id));
+        }
+        let options = BasicPublishOptions { mandatory: true, ..BasicPublishOptions::default() };
+        let refused = |e: lapin::Error| SendError::Refused(format!("the broker refused the message: {e}"));
+        let confirm = channel
+            .basic_publish(to.exchange.into(), to.routing_key.into(), options, &message.body, properties)
+            .await
+            .map_err(refused)?;
+        match confirm.await.map_err(refused)? {
+            Confirmation::Ack(None) => Ok(Confirmed { exchange: to.exchange.to_owned() }),
+            Confirmation::Ack(Some(returned)) => Err(SendError::Refused(format!(
+                "unroutable: no queue is bound to routing key {} ({} {})",
+                to.routing_key, returned.reply_code, returned.reply_text
+            ))),
+            Confirmation::Nack(_) => Err(SendError::Refused("the broker did not take the message (nack)".to_owned())),
+            Confirmation::NotRequested => Err(SendError::Refused("the broker did not confirm the message".to_owned())),
+        }
+    }
+
+    /// The pooled confirm channel for `to`'s broker, virtual host and credentials.
+    async fn channel(&self, to: AmqpTarget<'_>) -> Result<Channel, SendError> {
+        let key = (to.url.to_owned(), to.sealed.map(|(sealed, _)| sealed.to_owned()).unwrap_or_default());
+        {
+            let mut pool = self.pool.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let now = Instant::now();
+            pool.retain(|_, pooled| {
+                now.duration_since(pooled.used) < IDLE
+                    && pooled.connection.status().connected()
+                    && pooled.channel.status().connected()
+            });
+            if let Some(pooled) = pool.get_mut(&key) {
+                pooled.used = now;
+                return Ok(pooled.channel.clone());
+            }
+        }
+        let (connection, channel) = self.connect(to).await?;
+        let mut pool = self.pool.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let pooled = pool.entry(key).or_insert(Pooled { connection, channel, used: Instant::now() });
+        Ok(pooled.channel.clone())
+    }
+
+    async fn connect(&self, to: AmqpTarget<'_>) -> Result<(Connection, Channel), SendError> {
+        let url = url::Url::parse(to.url).map_err(|_| SendError::Request("the destination's URL is damaged".into()))?;
+        let (host, port) = (url.host_str().unwrap_or_default(), url.port().unwrap_or(5672));
+        let addrs = self.rule.vet_host(host, port).await.map_err(SendError::Blocked)?;
+        let addr = addrs.first().ok_or_else(|| SendError::Connect(format!("{host}: no address")))?;
+        let credentials = match to.sealed {
+            Some((sealed, context)) => open_credentials(&self.secret, sealed, context)?,
+            None => Credentials::default(),
+        };
+        let encode = |s: &str| percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string();
+        let userinfo = match (&credentials.user, &credentials.password) {
+            (Some(user), Some(password)) => format!("{}:{}@", encode(user), encode(password)),
+            (Some(user), None) => format!("{}@", encode(user)),
+            _ => String::new(),
+        };
+        let uri = format!("amqp://{userinfo}{addr}{}", url.path());
+        let failed = |e: lapin::Error| SendError::Connect(format!("{host}:{port}: {e}"));
+        let connection = Connection::connect(&uri, ConnectionProperties::default()).await.map_err(failed)?;
+        let channel = connection.create_channel().await.map_err(failed)?;
+        channel.confirm_select(ConfirmSelectOptions::default()).await.map_err(failed)?;
+        Ok((connection, channel))
+    }
+}

@@ -1,0 +1,106 @@
+//! AMQP destinations (issue 56) against a real RabbitMQ node: a queue gets each delivery as
+//! a persistent message with the HTTP headers and signature, confirmed by the broker; an
+//! unroutable message or wrong credentials are failed attempts, retried; credentials are never
+//! shown.
+
+use std::time::Duration;
+
+use lapin::options::BasicGetOptions;
+use lapin::types::AMQPValue;
+use serde_json::{Value, json};
+use weir::store::tenants::orgs::Plan;
+
+use crate::support::eventually;
+use crate::support::rabbitmq::RabbitMq;
+use crate::support::weir::{Tenant, Weir, WeirBuilder, work_order_event};
+
+async fn amqp_webhook(t: &Tenant, url: &str, exchange: &str, routing_key: &str) -> Value {
+    let body = json!({
+        "subscribed_actions": ["work_order_created"],
+        "destination": {"type": "amqp", "url": url, "exchange": exchange, "routing_key": routing_key},
+    });
+    t.admin.post("/api/v2/webhooks", &body).await.expect(201).json()
+}
+
+/// The next message of `queue` (waits up to 10 s).
+async fn next(channel: &lapin::Channel, queue: &str) -> lapin::message::BasicGetMessage {
+    eventually("a message in the queue", Duration::from_secs(10), async || {
+        channel.basic_get(queue.into(), BasicGetOptions { no_ack: true }).await.expect("basic.get")
+    })
+    .await
+}
+
+fn header(message: &lapin::message::BasicGetMessage, name: &str) -> String {
+    let headers = message.delivery.properties.headers().clone().unwrap_or_default();
+    match headers.inner().get(name) {
+        Some(AMQPValue::LongString(text)) => text.to_string(),
+        other => panic!("header {name}: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_queue_gets_persistent_signed_messages_the_broker_confirms() {
+    let broker = RabbitMq::start();
+    let (_connection, channel) = broker.channel("orders").await;
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let hook = amqp_webhook(&t, &format!("{}/%2f", broker.url("guest")), "", "orders").await;
+    let shown = format!("amqp://127.0.0.1:{}/%2f", broker.port);
+    assert_eq!(hook["url"], json!(shown), "the address without credentials");
+    assert_eq!(hook["destination"], json!({"type": "amqp", "url": shown, "exchange": "", "routing_key": "orders"}));
+    assert!(!hook.to_string().contains("guest"), "{hook}");
+
+    t.publisher.publish(&work_order_event("wo_1")).await;
+    let message = next(&channel, "orders").await;
+    let body = &message.delivery.data;
+    let secret = hook["signing_secret"].as_str().unwrap();
+    assert!(weir::sign::verify(secret, body, &header(&message, "x-webhook-signature")), "signed");
+    assert!(header(&message, "webhook-signature").starts_with("v1,"));
+    let delivery_id = header(&message, "webhook-id");
+    let properties = &message.delivery.properties;
+    assert_eq!(properties.message_id().as_ref().map(|m| m.to_string()), Some(delivery_id.clone()));
+    assert_eq!(*properties.delivery_mode(), Some(2), "persistent");
+    assert_eq!(serde_json::from_slice::<Value>(body).unwrap()["action"], "work_order_created");
+    let delivery = eventually("recorded", Duration::from_secs(10), async || {
+        let d = t.admin.get(&format!("/api/v2/webhook_deliveries/{delivery_id}")).await.json();
+        (d["status"] == "succeeded").then_some(d)
+    })
+    .await;
+    let attempt = &delivery["attempts"][0];
+    assert!(attempt["status_code"].is_null(), "{attempt}");
+    assert_eq!(attempt["response_body"], "confirmed by the broker (the default exchange)");
+}
+
+#[tokio::test]
+async fn unroutable_messages_and_wrong_credentials_are_failed_attempts() {
+    let broker = RabbitMq::start();
+    let weir =
+        WeirBuilder::shared().env("WEIR_RETRY_SCHEDULE", "300ms,300ms,300ms,300ms,1s,1s,1s,1s,1s,1s").start().await;
+    let t = weir.tenant(Plan::Pro).await;
+    let hook = amqp_webhook(&t, &broker.url("guest"), "", "not-yet").await;
+    let id = hook["id"].as_str().unwrap();
+    t.publisher.publish(&work_order_event("wo_1")).await;
+    let failed = eventually("a failed attempt", Duration::from_secs(10), async || {
+        t.admin.deliveries_of(id).await.first()?["attempts"].as_array()?.first().cloned()
+    })
+    .await;
+    assert!(
+        failed["error"].as_str().unwrap().starts_with("unroutable: no queue is bound to routing key not-yet"),
+        "{failed}"
+    );
+    // The queue appears: the retry is taken.
+    let (_connection, channel) = broker.channel("not-yet").await;
+    t.admin.settled(id, 1).await;
+    assert_eq!(t.admin.deliveries_of(id).await[0]["status"], "succeeded");
+    next(&channel, "not-yet").await;
+
+    let wrong = amqp_webhook(&t, &broker.url("not-the-password"), "", "not-yet").await;
+    let wrong_id = wrong["id"].as_str().unwrap();
+    t.publisher.publish(&work_order_event("wo_2")).await;
+    let attempt = eventually("a refused connection", Duration::from_secs(15), async || {
+        t.admin.deliveries_of(wrong_id).await.first()?["attempts"].as_array()?.first().cloned()
+    })
+    .await;
+    assert!(attempt["error"].as_str().unwrap().starts_with("connection failed"), "{attempt}");
+    assert!(!attempt.to_string().contains("not-the-password"), "{attempt}");
+}

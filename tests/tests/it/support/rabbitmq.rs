@@ -1,0 +1,103 @@
+//! A real RabbitMQ for the destination tests: Debian's `rabbitmq-server` as a private node —
+//! its own `epmd`, ports, config, data and logs in a temp directory, everything on loopback —
+//! started by the test (a few seconds) and stopped with its process group (`epmd` included).
+
+use std::os::unix::process::CommandExt as _;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::{free_port, temp_dir};
+
+pub struct RabbitMq {
+    epmd: Option<Child>,
+    node: Option<Child>,
+    pub port: u16,
+    dir: PathBuf,
+}
+
+fn epmd_binary() -> PathBuf {
+    let erts = std::fs::read_dir("/usr/lib/erlang")
+        .expect("Erlang (scripts/setup.sh --tests installs rabbitmq-server)")
+        .filter_map(Result::ok)
+        .find(|e| e.file_name().to_string_lossy().starts_with("erts-"))
+        .expect("an erts directory");
+    erts.path().join("bin/epmd")
+}
+
+fn kill_group(child: &mut Option<Child>) {
+    if let Some(mut child) = child.take() {
+        // The node's script starts beam in its process group: stop them all.
+        let _ = Command::new("kill").args(["-s", "KILL", "--"]).arg(format!("-{}", child.id())).status();
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+impl RabbitMq {
+    /// Starts a node with the `guest` user (allowed from loopback only, which is all there is).
+    pub fn start() -> RabbitMq {
+        let dir = temp_dir("rabbitmq");
+        let (port, epmd_port, dist_port) = (free_port(), free_port(), free_port());
+        std::fs::write(dir.join("rabbitmq.conf"), format!("listeners.tcp.1 = 127.0.0.1:{port}\n")).unwrap();
+        std::fs::write(dir.join("enabled_plugins"), "[].\n").unwrap();
+        let epmd = Command::new(epmd_binary())
+            .args(["-port", &epmd_port.to_string(), "-address", "127.0.0.1"])
+            .process_group(0)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("epmd");
+        let node = Command::new("/usr/lib/rabbitmq/bin/rabbitmq-server")
+            .env("HOME", &dir)
+            .env("ERL_EPMD_PORT", epmd_port.to_string())
+            .env("ERL_EPMD_ADDRESS", "127.0.0.1")
+            .env("RABBITMQ_NODENAME", format!("weir{port}@localhost"))
+            .env("RABBITMQ_NODE_IP_ADDRESS", "127.0.0.1")
+            .env("RABBITMQ_NODE_PORT", port.to_string())
+            .env("RABBITMQ_DIST_PORT", dist_port.to_string())
+            .env("RABBITMQ_CONFIG_FILE", dir.join("rabbitmq.conf"))
+            .env("RABBITMQ_ENABLED_PLUGINS_FILE", dir.join("enabled_plugins"))
+            .env("RABBITMQ_MNESIA_BASE", dir.join("mnesia"))
+            .env("RABBITMQ_LOG_BASE", dir.join("log"))
+            .env("RABBITMQ_PID_FILE", dir.join("pid"))
+            .env("RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS", "-kernel inet_dist_use_interface {127,0,0,1}")
+            .process_group(0)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("rabbitmq-server (scripts/setup.sh --tests installs it)");
+        let broker = RabbitMq { epmd: Some(epmd), node: Some(node), port, dir };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "rabbitmq-server did not start on port {port} within 60 s");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        broker
+    }
+
+    /// `amqp://guest:guest@127.0.0.1:port` (or with `password` for guest).
+    pub fn url(&self, password: &str) -> String {
+        format!("amqp://guest:{password}@127.0.0.1:{}", self.port)
+    }
+
+    /// A consumer's connection and channel, with `queue` declared (durable).
+    pub async fn channel(&self, queue: &str) -> (lapin::Connection, lapin::Channel) {
+        let connection = lapin::Connection::connect(&self.url("guest"), lapin::ConnectionProperties::default())
+            .await
+            .expect("connect to rabbitmq");
+        let channel = connection.create_channel().await.expect("a channel");
+        let options = lapin::options::QueueDeclareOptions { durable: true, ..Default::default() };
+        channel.queue_declare(queue.into(), options, lapin::types::FieldTable::default()).await.expect("declare");
+        (connection, channel)
+    }
+}
+
+impl Drop for RabbitMq {
+    fn drop(&mut self) {
+        kill_group(&mut self.node);
+        kill_group(&mut self.epmd);
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
