@@ -189,6 +189,6 @@ mod tests {
     #[test]
     fn the_document_is_the_one_pinned() {
         let hash = hex::encode(sha2::Sha256::digest(DOCUMENT.as_bytes()));
-        assert_eq!(hash, "00c78e93c662306b6e2434bb50c5ec720780fb5cc0f8a9dfde31e757ef0cb26e");
+        assert_eq!(hash, "1442edc91532af0009fd0d6df2d025ac9efbb840737270e899ae47fdc6f7b60a");
     }
 }

@@ -88,7 +88,8 @@ pub(crate) struct DestinationRequest {
     /// attempt succeeds on the stream's acknowledgement; a subject no stream holds is a
     /// failed attempt); `amqp` (AMQP 0-9-1, RabbitMQ: a persistent, mandatory message, the
     /// attempt succeeding when the broker confirms it; unroutable or nacked is a failed
-    /// attempt).
+    /// attempt); `sqs`, `sns`, `eventbridge` (AWS `SendMessage`, `Publish`, `PutEvents`; a
+    /// failed entry is a failed attempt).
     #[serde(rename = "type")]
     #[schema(rename = "type")]
     pub kind: DestinationKind,
@@ -106,6 +107,24 @@ pub(crate) struct DestinationRequest {
     /// `amqp`: the routing key (with the default exchange, the queue's name).
     #[schema(max_length = 255)]
     pub routing_key: Option<String>,
+    /// `sqs`: the queue's URL (a `.fifo` queue gets the event's subject id as message group
+    /// and the delivery id as deduplication id).
+    pub queue_url: Option<String>,
+    /// `sns`: the topic's ARN (FIFO topics as FIFO queues).
+    pub topic_arn: Option<String>,
+    /// `eventbridge`: the event bus.
+    pub event_bus_name: Option<String>,
+    /// `eventbridge`: the events' `Source`.
+    pub source: Option<String>,
+    /// `sqs`, `sns`, `eventbridge`: the AWS region, e.g. `us-east-1`.
+    pub region: Option<String>,
+    /// AWS: the access key id and secret (sealed at rest, never shown; requests are signed
+    /// with Signature Version 4).
+    pub access_key_id: Option<String>,
+    pub secret_access_key: Option<String>,
+    /// AWS: a compatible service or an emulator instead of the region's endpoint
+    /// (`http(s)://host[:port]`).
+    pub endpoint_url: Option<String>,
 }
 
 /// The kinds of destination.
@@ -116,6 +135,9 @@ pub(crate) enum DestinationKind {
     Http,
     Nats,
     Amqp,
+    Sqs,
+    Sns,
+    Eventbridge,
 }
 
 /// A client certificate and its private key, both PEM (the key is write-only: reads show

@@ -12,6 +12,7 @@ mod delivery;
 mod delivery_faults;
 mod destinations;
 mod destinations_amqp;
+mod destinations_aws;
 mod egress;
 mod errors;
 mod events_api;

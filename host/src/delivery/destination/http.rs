@@ -284,8 +284,9 @@ mod tests {
         let key: KeySource = Arc::new(|| Err("no key in this test".to_owned()));
         let nats = super::super::nats::Nats::new(rule.clone(), key.clone());
         let amqp = super::super::amqp::Amqp::new(rule.clone(), key.clone());
-        let http = Http::new(rule, tls, None, key, 4);
-        super::super::Destinations::new(http, (nats, amqp), timeout)
+        let http = Http::new(rule, tls, None, key.clone(), 4);
+        let aws = super::super::aws::Aws::new(http.clone(), key);
+        super::super::Destinations::new(http, (nats, amqp, aws), timeout)
     }
 
     /// An attempt's send of `{}` to `url`, slow past `slow_after`.

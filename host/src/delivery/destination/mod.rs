@@ -4,17 +4,20 @@
 //! within the delivery timeout, marked slow past [`Destinations::send`]'s `slow_after`.
 //!
 //! HTTP (`http`, with `connect`: the URL rule at connect time, the egress proxy, rustls,
-//! pooled connections, client certificates), NATS JetStream (`nats`) and AMQP 0-9-1 (`amqp`). **A new kind** — a
+//! pooled connections, client certificates), NATS JetStream (`nats`), AMQP 0-9-1 (`amqp`) and
+//! AWS's SQS, SNS and EventBridge (`aws`, signed by `sigv4`, sent by the HTTP sender). **A new kind** — a
 //! broker — is one file beside `http.rs` that sends a [`Message`] and says what came back,
 //! a variant of [`Destination`] (what a webhook names) and of [`Answer`] (what it answered),
 //! and its arm in [`Destinations::send`]; the attempt, the retry policy, recording and
 //! tracing read the answer through [`Answer`]'s methods and need nothing else.
 
 pub(crate) mod amqp;
+pub(crate) mod aws;
 mod connect;
 pub(crate) mod http;
 mod message;
 pub(crate) mod nats;
+mod sigv4;
 
 use std::time::{Duration, Instant};
 
@@ -71,6 +74,8 @@ pub(crate) enum Answer {
     Nats(nats::PubAck),
     /// An AMQP broker's confirmation.
     Amqp(amqp::Confirmed),
+    /// AWS's acceptance (SQS, SNS, EventBridge).
+    Aws(aws::Accepted),
 }
 
 impl Answer {
@@ -78,7 +83,7 @@ impl Answer {
     pub(crate) fn status(&self) -> u16 {
         match self {
             Answer::Http(response) => response.status,
-            Answer::Nats(_) | Answer::Amqp(_) => 200,
+            Answer::Nats(_) | Answer::Amqp(_) | Answer::Aws(_) => 200,
         }
     }
 
@@ -87,7 +92,7 @@ impl Answer {
     pub(crate) fn status_code(&self) -> Option<u16> {
         match self {
             Answer::Http(response) => Some(response.status),
-            Answer::Nats(_) | Answer::Amqp(_) => None,
+            Answer::Nats(_) | Answer::Amqp(_) | Answer::Aws(_) => None,
         }
     }
 
@@ -100,7 +105,7 @@ impl Answer {
     pub(crate) fn retry_after(&self) -> Option<&str> {
         match self {
             Answer::Http(response) => response.retry_after.as_deref(),
-            Answer::Nats(_) | Answer::Amqp(_) => None,
+            Answer::Nats(_) | Answer::Amqp(_) | Answer::Aws(_) => None,
         }
     }
 
@@ -111,6 +116,7 @@ impl Answer {
             Answer::Http(response) => std::borrow::Cow::Borrowed(&response.body),
             Answer::Nats(ack) => std::borrow::Cow::Owned(ack.text()),
             Answer::Amqp(confirmed) => std::borrow::Cow::Owned(confirmed.text()),
+            Answer::Aws(accepted) => std::borrow::Cow::Borrowed(&accepted.0),
         }
     }
 }
@@ -127,7 +133,7 @@ impl Sent {
     /// there was no answer (`timeout`, `connect`, `tls`, `blocked`, `request`, `proxy`).
     pub(crate) fn class(&self) -> &'static str {
         match &self.result {
-            Ok(Answer::Nats(_) | Answer::Amqp(_)) => "ack",
+            Ok(Answer::Nats(_) | Answer::Amqp(_) | Answer::Aws(_)) => "ack",
             Ok(answer) => match answer.status() {
                 200..=299 => "2xx",
                 300..=399 => "3xx",
@@ -153,13 +159,18 @@ pub(crate) struct Destinations {
     http: http::Http,
     nats: nats::Nats,
     amqp: amqp::Amqp,
+    aws: aws::Aws,
     timeout: Duration,
 }
 
 impl Destinations {
-    pub(crate) fn new(http: http::Http, brokers: (nats::Nats, amqp::Amqp), timeout: Duration) -> Destinations {
-        let (nats, amqp) = brokers;
-        Destinations { http, nats, amqp, timeout }
+    pub(crate) fn new(
+        http: http::Http,
+        brokers: (nats::Nats, amqp::Amqp, aws::Aws),
+        timeout: Duration,
+    ) -> Destinations {
+        let (nats, amqp, aws) = brokers;
+        Destinations { http, nats, amqp, aws, timeout }
     }
 
     /// Sends `message` to `to` within the delivery timeout; `slow` is called once when no
@@ -189,6 +200,9 @@ impl Destinations {
                         Spec::Amqp { url, exchange, routing_key } => {
                             let target = AmqpTarget { url, exchange, routing_key, sealed };
                             self.amqp.send(target, message).await.map(Answer::Amqp)
+                        }
+                        Spec::Sqs { .. } | Spec::Sns { .. } | Spec::EventBridge { .. } => {
+                            self.aws.send(spec, sealed, message).await.map(Answer::Aws)
                         }
                     }
                 }

@@ -5,6 +5,7 @@
 pub mod browser;
 pub mod cluster;
 pub mod http;
+pub mod moto;
 pub mod mtls;
 pub mod nats;
 pub mod otlp;

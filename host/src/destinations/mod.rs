@@ -4,102 +4,23 @@
 //! `crate::vault` for the webhook, never shown, never in a delivery, attempt, log or trace).
 //! The delivery workers' senders are in `crate::delivery::destination`.
 //!
-//! Kinds so far: `http` (the webhook's `url`, as before), `nats` (JetStream) and `amqp`
-//! (AMQP 0-9-1: RabbitMQ).
+//! Kinds: `http` (the webhook's `url`, as before), `nats` (JetStream), `amqp` (AMQP 0-9-1:
+//! RabbitMQ), and AWS's `sqs`, `sns` and `eventbridge` (signed with Signature Version 4; an
+//! `endpoint_url` for a compatible service or an emulator).
 
-use serde::{Deserialize, Serialize};
+mod aws;
+mod spec;
+
 use serde_json::Value;
 use url::Url;
 
-/// NATS's default port.
-const NATS_PORT: u16 = 4222;
-/// AMQP's default port.
-const AMQP_PORT: u16 = 5672;
+use self::spec::{AMQP_PORT, NATS_PORT};
+pub use self::spec::{Credentials, Parsed, Refusal, Spec, credentials_context};
+
 /// Longest exchange name or routing key (an AMQP short string).
 const MAX_SHORT: usize = 255;
 /// Longest subject accepted.
 const MAX_SUBJECT: usize = 255;
-
-/// A destination other than HTTP, without its credentials.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "lowercase")]
-pub enum Spec {
-    /// NATS JetStream: publish to `subject` on the server at `url` (`nats://host:port`), the
-    /// attempt succeeding on the stream's acknowledgement.
-    Nats { url: String, subject: String },
-    /// AMQP 0-9-1: a persistent, mandatory message to `exchange` (`""`: the default
-    /// exchange) with `routing_key`, on the broker and virtual host at `url`
-    /// (`amqp://host:port/vhost`), the attempt succeeding when the broker confirms it.
-    Amqp { url: String, exchange: String, routing_key: String },
-}
-
-/// What a destination signs in with; sealed at rest.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Credentials {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub user: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub password: Option<String>,
-}
-
-impl Credentials {
-    fn is_empty(&self) -> bool {
-        self.user.is_none() && self.password.is_none()
-    }
-}
-
-/// What a webhook's sealed destination credentials are bound to.
-pub fn credentials_context(org_id: &str, webhook_id: &str) -> String {
-    format!("destination {org_id} {webhook_id}")
-}
-
-/// A `destination` as sent: its spec and its credentials (if any).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Parsed {
-    pub spec: Spec,
-    pub credentials: Option<Credentials>,
-}
-
-/// A refused `destination`: the field (`destination.url`…) and why.
-pub type Refusal = (String, String);
-
-impl Spec {
-    /// The kind, as `type` names it and metrics label it.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Spec::Nats { .. } => "nats",
-            Spec::Amqp { .. } => "amqp",
-        }
-    }
-
-    /// The address the webhook's `url` shows (no credentials).
-    pub fn address(&self) -> &str {
-        match self {
-            Spec::Nats { url, .. } | Spec::Amqp { url, .. } => url,
-        }
-    }
-
-    /// Where it is sent to inside the broker (spans' `messaging.destination.name`).
-    pub fn target(&self) -> &str {
-        match self {
-            Spec::Nats { subject, .. } => subject,
-            Spec::Amqp { exchange, .. } => exchange,
-        }
-    }
-
-    /// The broker's host and port (checked by the public-address rule before each connection).
-    pub fn host_port(&self) -> (String, u16) {
-        match self {
-            Spec::Nats { url, .. } | Spec::Amqp { url, .. } => {
-                let default = if matches!(self, Spec::Nats { .. }) { NATS_PORT } else { AMQP_PORT };
-                Url::parse(url)
-                    .ok()
-                    .map(|u| (u.host_str().unwrap_or_default().to_owned(), u.port().unwrap_or(default)))
-                    .unwrap_or_default()
-            }
-        }
-    }
-}
 
 /// Reads a `destination` value: `None` for HTTP (`null`, or `{"type": "http"}`).
 pub fn parse(value: &Value) -> Result<Option<Parsed>, Refusal> {
@@ -152,10 +73,8 @@ pub fn parse(value: &Value) -> Result<Option<Parsed>, Refusal> {
             let spec = Spec::Amqp { url, exchange: exchange.to_owned(), routing_key: routing_key.to_owned() };
             Ok(Some(Parsed { spec, credentials }))
         }
-        Some("sqs" | "sns" | "eventbridge") => {
-            refuse(".type", "is not delivered by this version of Weir yet (http, nats and amqp are)")
-        }
-        Some(_) => refuse(".type", "must be http, nats or amqp"),
+        Some(kind @ ("sqs" | "sns" | "eventbridge")) => aws::parse(kind, object),
+        Some(_) => refuse(".type", "must be http, nats, amqp, sqs, sns or eventbridge"),
         None => refuse(".type", "is required"),
     }
 }
@@ -174,6 +93,7 @@ fn nats_url(text: &str) -> Result<(String, Option<Credentials>), String> {
     let credentials = Credentials {
         user: Some(decode(url.username())).filter(|u| !u.is_empty()),
         password: url.password().map(decode),
+        ..Credentials::default()
     };
     let address = format!("nats://{host}:{}", url.port().unwrap_or(NATS_PORT));
     Ok((address, Some(credentials).filter(|c| !c.is_empty())))
@@ -202,6 +122,7 @@ fn amqp_url(text: &str) -> Result<(String, Option<Credentials>), String> {
     let credentials = Credentials {
         user: Some(decode(url.username())).filter(|u| !u.is_empty()),
         password: url.password().map(decode),
+        ..Credentials::default()
     };
     let address = format!("amqp://{host}:{}/{vhost}", url.port().unwrap_or(AMQP_PORT));
     Ok((address, Some(credentials).filter(|c| !c.is_empty())))
@@ -275,6 +196,8 @@ mod tests {
         assert_eq!(field(json!("nats://x")), "destination");
         assert_eq!(field(json!({"url": "nats://x"})), "destination.type");
         assert_eq!(field(json!({"type": "kafka"})), "destination.type");
+        let sqs = json!({"type": "sqs", "region": "us-east-1", "access_key_id": "a", "secret_access_key": "s"});
+        assert_eq!(field(sqs), "destination.queue_url");
         assert_eq!(field(json!({"type": "amqp", "url": "amqp://x"})), "destination.routing_key");
         assert_eq!(field(json!({"type": "amqp", "url": "amqps://x", "routing_key": "q"})), "destination.url");
         assert_eq!(field(json!({"type": "amqp", "url": "amqp://x/a/b", "routing_key": "q"})), "destination.url");
