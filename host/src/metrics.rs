@@ -121,7 +121,7 @@ impl Metrics {
         );
         r.register(
             "attempts",
-            "Delivery attempts, by result (success, failure) and class (2xx, 3xx, 4xx, 5xx, timeout, connect, tls, blocked, request)",
+            "Delivery attempts, by result (success, failure), class (2xx, 3xx, 4xx, 5xx, timeout, connect, tls, blocked, request, proxy; a broker's ack or refused) and destination kind (http, nats, amqp, sqs, sns, eventbridge)",
             metrics.attempts.clone(),
         );
         r.register(
@@ -269,9 +269,9 @@ impl Metrics {
 
     /// An attempt ended; `class` is what it got (`2xx`… or why there was no answer, see
     /// `delivery::destination::Sent::class`).
-    pub(crate) fn attempt(&self, class: &'static str, seconds: f64) {
-        let result = if class == "2xx" { "success" } else { "failure" };
-        self.attempts.get_or_create(&vec![("result", result), ("class", class)]).inc();
+    pub(crate) fn attempt(&self, destination: &'static str, class: &'static str, seconds: f64) {
+        let result = if matches!(class, "2xx" | "ack") { "success" } else { "failure" };
+        self.attempts.get_or_create(&vec![("result", result), ("class", class), ("destination", destination)]).inc();
         self.attempt_seconds.get_or_create(&vec![("result", result)]).observe(seconds);
     }
 
@@ -330,12 +330,20 @@ mod tests {
     fn counters_are_typed_under_their_sample_name_in_the_text_format() {
         let m = Metrics::new(&crate::plugins::Counters::default());
         m.tokens_issued.inc();
-        m.attempt("5xx", 0.2);
+        m.attempt("http", "5xx", 0.2);
+        m.attempt("nats", "ack", 0.01);
         let text = m.render();
         assert!(text.contains("# TYPE weir_tokens_issued_total counter\nweir_tokens_issued_total 1\n"), "{text}");
         assert!(text.contains("# HELP weir_plugin_calls_total Plugin calls"), "{text}");
         assert!(text.contains("# TYPE weir_attempt_duration_seconds histogram"), "{text}");
-        assert!(text.contains("weir_attempts_total{result=\"failure\",class=\"5xx\"} 1"), "{text}");
+        assert!(
+            text.contains("weir_attempts_total{result=\"failure\",class=\"5xx\",destination=\"http\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("weir_attempts_total{result=\"success\",class=\"ack\",destination=\"nats\"} 1"),
+            "{text}"
+        );
         assert!(text.contains("# TYPE weir_queue_ready gauge"), "{text}");
         assert!(!text.contains("# EOF") && !text.contains("# TYPE weir_tokens_issued counter"), "{text}");
     }

@@ -48,6 +48,8 @@ pub(crate) struct AttemptSpan<'a> {
     pub(crate) org_id: &'a str,
     pub(crate) attempt: u32,
     pub(crate) url: &'a str,
+    /// A broker destination: `messaging.system` and `messaging.destination.name`.
+    pub(crate) messaging: Option<(&'static str, &'a str)>,
     pub(crate) start: SystemTime,
     pub(crate) end: SystemTime,
     pub(crate) answer: Answer,
@@ -115,7 +117,14 @@ pub(super) fn publish(on: &On, span: PublishSpan<'_>) {
     on.queue.push(on.span(
         context,
         parent.as_ref(),
-        Finished { kind: SpanKind::Server, name, times: (span.start, span.end), attributes, status, links: Vec::new() },
+        Finished {
+            kind: SpanKind::Server,
+            name: Cow::Borrowed(name),
+            times: (span.start, span.end),
+            attributes,
+            status,
+            links: Vec::new(),
+        },
     ));
 }
 
@@ -133,11 +142,21 @@ pub(super) fn attempt(on: &On, span: AttemptSpan<'_>) {
         KeyValue::new("weir.organisation.id", span.org_id.to_owned()),
         KeyValue::new("weir.attempt", i64::from(span.attempt)),
     ];
-    let (kind, name) = match span.answer {
-        Answer::NotSent => (SpanKind::Internal, "plugins dropped the event"),
-        _ => (SpanKind::Client, "POST"),
+    let (kind, name) = match (&span.answer, span.messaging) {
+        (Answer::NotSent, _) => (SpanKind::Internal, Cow::Borrowed("plugins dropped the event")),
+        (_, Some((_, destination))) => (SpanKind::Producer, Cow::Owned(format!("publish {destination}"))),
+        (_, None) => (SpanKind::Client, Cow::Borrowed("POST")),
     };
-    if !matches!(span.answer, Answer::NotSent) {
+    if let (false, Some((system, destination))) = (matches!(span.answer, Answer::NotSent), span.messaging) {
+        attributes.push(KeyValue::new("messaging.system", system));
+        attributes.push(KeyValue::new("messaging.destination.name", destination.to_owned()));
+        attributes.push(KeyValue::new("messaging.operation.type", "publish"));
+        if let Ok(url) = url::Url::parse(span.url)
+            && let Some(host) = url.host_str()
+        {
+            attributes.push(KeyValue::new("server.address", host.to_owned()));
+        }
+    } else if !matches!(span.answer, Answer::NotSent) {
         attributes.push(KeyValue::new("http.request.method", "POST"));
         if let Ok(url) = url::Url::parse(span.url) {
             attributes.push(KeyValue::new("url.full", full_url(&url)));
@@ -150,6 +169,8 @@ pub(super) fn attempt(on: &On, span: AttemptSpan<'_>) {
         }
     }
     let status = match &span.answer {
+        // A broker's acknowledgement: no HTTP status to tell.
+        Answer::Status(_) if span.messaging.is_some() => Status::Unset,
         Answer::Status(code) => {
             attributes.push(KeyValue::new("http.response.status_code", i64::from(*code)));
             if (200..300).contains(code) {
@@ -187,7 +208,7 @@ pub(super) fn attempt(on: &On, span: AttemptSpan<'_>) {
             Some(&parent_of_calls),
             Finished {
                 kind: SpanKind::Internal,
-                name: "plugin",
+                name: Cow::Borrowed("plugin"),
                 times: (call.start, call.end),
                 attributes,
                 status,
@@ -216,7 +237,7 @@ pub(super) fn job(
         None,
         Finished {
             kind: SpanKind::Internal,
-            name,
+            name: Cow::Borrowed(name),
             times: (start, SystemTime::now()),
             attributes,
             status,
@@ -228,7 +249,7 @@ pub(super) fn job(
 /// What a span says once its work is over.
 struct Finished {
     kind: SpanKind,
-    name: &'static str,
+    name: Cow<'static, str>,
     times: (SystemTime, SystemTime),
     attributes: Vec<KeyValue>,
     status: Status,
@@ -251,7 +272,7 @@ impl On {
             parent_span_id: parent.map_or(SpanId::INVALID, SpanContext::span_id),
             parent_span_is_remote: parent.is_some_and(SpanContext::is_remote),
             span_kind: kind,
-            name: Cow::Borrowed(name),
+            name,
             start_time: start,
             end_time: end.max(start),
             attributes,

@@ -366,7 +366,7 @@ async fn metrics_count_events_deliveries_and_attempts() {
     };
     assert!(value("weir_events_published_total ") >= 1.0);
     assert!(value("weir_deliveries_total{status=\"succeeded\"} ") >= 1.0);
-    assert!(value("weir_attempts_total{result=\"success\",class=\"2xx\"} ") >= 1.0);
+    assert!(value("weir_attempts_total{result=\"success\",class=\"2xx\",destination=\"http\"} ") >= 1.0);
     assert!(value("weir_attempt_duration_seconds_count{result=\"success\"} ") >= 1.0);
     assert!(value("weir_queue_ready ") >= 0.0);
     assert!(value("weir_queue_scheduled ") >= 0.0);

@@ -247,3 +247,32 @@ async fn settings_make_a_nats_destination_and_keep_its_credentials_on_edit() {
     t.publisher.publish(&work_order_event("wo_1")).await;
     assert_eq!(messages(&forms, 1).await.len(), 1, "delivered with the kept credentials");
 }
+
+#[tokio::test]
+async fn a_broker_attempt_is_a_messaging_span_and_counted_by_kind() {
+    use crate::support::otlp::Collector;
+    const PRODUCER: i64 = 4;
+    let nats = NatsServer::start(None);
+    let js = nats.client().await;
+    stream(&js, "TRACED", "traced.>").await;
+    let collector = Collector::start();
+    let weir = WeirBuilder::shared()
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &collector.endpoint())
+        .env("OTEL_BSP_SCHEDULE_DELAY", "50")
+        .start()
+        .await;
+    let t = weir.tenant(Plan::Pro).await;
+    let hook = nats_webhook(&t, &nats.url(None), "traced.orders").await;
+    t.publisher.publish(&work_order_event("wo_1")).await;
+    t.admin.settled(hook["id"].as_str().unwrap(), 1).await;
+    let span = collector.span("the attempt span", |s| s["kind"] == PRODUCER).await;
+    assert_eq!(span["name"], "publish traced.orders", "{span}");
+    assert_eq!(span["attributes"]["messaging.system"], "nats");
+    assert_eq!(span["attributes"]["messaging.destination.name"], "traced.orders");
+    assert!(span["attributes"]["http.response.status_code"].is_null(), "{span}");
+    let metrics = weir.http().get("/metrics").send().await.text();
+    assert!(
+        metrics.contains("weir_attempts_total{result=\"success\",class=\"ack\",destination=\"nats\"} 1"),
+        "{metrics}"
+    );
+}

@@ -69,7 +69,10 @@ async fn json_logs_carry_ids_and_the_cause_of_every_failed_attempt() {
     // And the metrics count both, with no tenant in their labels.
     let metrics = serve.http().get("/metrics").send().await.expect(200).text();
     assert!(metrics.contains("weir_webhooks_deactivated_total{reason=\"failing\"} 1"), "{metrics}");
-    assert!(metrics.contains("weir_attempts_total{result=\"failure\",class=\"5xx\"} 2"), "{metrics}");
+    assert!(
+        metrics.contains("weir_attempts_total{result=\"failure\",class=\"5xx\",destination=\"http\"} 2"),
+        "{metrics}"
+    );
 }
 
 #[tokio::test]
@@ -145,10 +148,13 @@ async fn metrics_parse_as_the_prometheus_text_format_with_typed_counters_and_no_
         samples.iter().find(|s| s["name"] == name && s["labels"] == labels).map(|s| s["value"].as_f64().unwrap())
     };
     assert!(value("weir_deliveries_total", serde_json::json!({"status": "succeeded"})) >= Some(1.0), "{parsed}");
-    assert!(value("weir_attempts_total", serde_json::json!({"result": "success", "class": "2xx"})) >= Some(1.0));
+    assert!(
+        value("weir_attempts_total", serde_json::json!({"result": "success", "class": "2xx", "destination": "http"}))
+            >= Some(1.0)
+    );
     assert!(value("weir_attempt_duration_seconds_count", serde_json::json!({"result": "success"})) >= Some(1.0));
     // Bounded cardinality: no label names a tenant, a webhook or a delivery.
-    let allowed = ["status", "result", "class", "reason", "le"];
+    let allowed = ["status", "result", "class", "reason", "le", "destination"];
     for sample in &samples {
         for label in sample["labels"].as_object().unwrap().keys() {
             assert!(allowed.contains(&label.as_str()), "label {label} in {sample}");

@@ -161,7 +161,7 @@ impl Attempter {
             Prepared::Filtered { changes, calls } => {
                 let trace = Traced::of(member, event.as_deref(), &self.telemetry);
                 let to = webhook.url.as_str();
-                self.traced(&this, &trace, to, (started, Answer::NotSent), &calls);
+                self.traced(&this, &trace, (to, None), (started, Answer::NotSent), &calls);
                 let report = Report {
                     changes,
                     ordered: loaded.ordered,
@@ -189,7 +189,7 @@ impl Attempter {
             Ok(answer) => Answer::Status(answer.status()),
             Err(e) => Answer::Unanswered(sent.class(), e.to_string()),
         };
-        let to = destination.address();
+        let to = (destination.address(), destination.messaging());
         self.traced(&this, &request.trace, to, (started, answer), &calls);
         let (report, signal) = self.judge(&this, &loaded, &request, &sent, changes);
         Worked::Record { report, failing: webhook.failing, signal }
@@ -208,7 +208,7 @@ impl Attempter {
         let Attempt { webhook_id, member, number: attempt_no } = *this;
         let created_ms = crate::ids::millis_of(crate::ids::Kind::Delivery, &member.delivery).unwrap_or(request.at_ms);
         let (result, attempt, cause) = describe(sent, created_ms, request.at_ms);
-        self.metrics.attempt(sent.class(), sent.duration.as_secs_f64());
+        self.metrics.attempt(sent.kind, sent.class(), sent.duration.as_secs_f64());
         let schedule = &self.retry_schedule;
         // Manual extra attempts take no place in the schedule; after one, the retry that
         // was waiting keeps its time.
@@ -263,7 +263,7 @@ impl Attempter {
         &self,
         this: &Attempt<'_>,
         trace: &Traced,
-        url: &str,
+        (url, messaging): (&str, Option<(&'static str, &str)>),
         (start, answer): (SystemTime, Answer),
         plugins: &[PluginCall],
     ) {
@@ -280,6 +280,7 @@ impl Attempter {
             org_id: &member.org,
             attempt,
             url,
+            messaging,
             start,
             end: SystemTime::now(),
             answer,

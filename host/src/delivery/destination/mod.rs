@@ -64,6 +64,27 @@ impl<'a> Destination<'a> {
             Destination::Unreadable { address, .. } => address,
         }
     }
+
+    /// Its kind (`http`, `nats`, `amqp`, `sqs`…), as metrics label it.
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            Destination::Http { .. } | Destination::Unreadable { .. } => "http",
+            Destination::Broker { spec, .. } => spec.kind(),
+        }
+    }
+
+    /// A broker's `messaging.system` and `messaging.destination.name` (spans); `None` for HTTP.
+    pub(crate) fn messaging(&self) -> Option<(&'static str, &str)> {
+        let Destination::Broker { spec, .. } = self else { return None };
+        let system = match spec {
+            Spec::Nats { .. } => "nats",
+            Spec::Amqp { .. } => "rabbitmq",
+            Spec::Sqs { .. } => "aws_sqs",
+            Spec::Sns { .. } => "aws_sns",
+            Spec::EventBridge { .. } => "aws_eventbridge",
+        };
+        Some((system, spec.target()))
+    }
 }
 
 /// What a destination answered.
@@ -126,6 +147,8 @@ impl Answer {
 pub(crate) struct Sent {
     pub result: Result<Answer, SendError>,
     pub duration: Duration,
+    /// The destination's kind (metrics).
+    pub kind: &'static str,
 }
 
 impl Sent {
@@ -228,6 +251,6 @@ impl Destinations {
                 },
             }
         };
-        Sent { result, duration: started.elapsed() }
+        Sent { result, duration: started.elapsed(), kind: to.kind() }
     }
 }
