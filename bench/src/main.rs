@@ -42,6 +42,7 @@
 //!
 //! Run it with `scripts/bench.sh` (which builds in release mode first). Knobs:
 //! `WEIR_BENCH_SCALE` (a fraction of the load), `WEIR_BENCH_SCENARIO` (one scenario by name),
+//! `WEIR_BENCH_ONLY=brokers` (the "1 webhook" load to NATS JetStream against HTTP, `brokers.rs`),
 //! `WEIR_BENCH_ONLY=plugin` (only the plugin call), `WEIR_BENCH_ONLY=noisy` (a quiet tenant's
 //! reads beside each load of round 5's probe, `noisy.rs`), `WEIR_BENCH_ONLY=filter_bounds`
 //! (each calibration filter's bound beside its measured time), `WEIR_BENCH_ONLY=compression` (storing
@@ -54,6 +55,7 @@
 
 #![allow(unreachable_pub, missing_debug_implementations)]
 
+mod brokers;
 mod compression;
 mod egress;
 mod fanout;
@@ -110,6 +112,10 @@ async fn bench() {
     }
     if std::env::var("WEIR_BENCH_ONLY").as_deref() == Ok("compression") {
         compression::print(n(20_000));
+        return;
+    }
+    if std::env::var("WEIR_BENCH_ONLY").as_deref() == Ok("brokers") {
+        brokers::print().await;
         return;
     }
     if std::env::var("WEIR_BENCH_ONLY").as_deref() == Ok("noisy") {

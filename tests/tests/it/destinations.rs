@@ -27,7 +27,7 @@ async fn stream(js: &jetstream::Context, name: &str, subjects: &str) -> jetstrea
     .expect("create the stream")
 }
 
-/// Up to `n` messages of `stream`, read by a consumer of its own (waits up to 10 s).
+/// Up to `n` messages of `stream`, read by a consumer of its own (waits for them up to 10 s).
 async fn messages(stream: &jetstream::stream::Stream, n: usize) -> Vec<jetstream::Message> {
     let consumer =
         stream.create_consumer(jetstream::consumer::pull::Config { ..Default::default() }).await.expect("a consumer");
@@ -275,4 +275,31 @@ async fn a_broker_attempt_is_a_messaging_span_and_counted_by_kind() {
         metrics.contains("weir_attempts_total{result=\"success\",class=\"ack\",destination=\"nats\"} 1"),
         "{metrics}"
     );
+}
+
+#[tokio::test]
+async fn test_events_and_replays_reach_a_broker_as_any_delivery() {
+    let nats = NatsServer::start(None);
+    let js = nats.client().await;
+    let replays = stream(&js, "REPLAYS", "replays.>").await;
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::Pro).await;
+    // Events published before the webhook exists, then replayed into the stream.
+    for i in 0..3 {
+        t.publisher.publish(&work_order_event(&format!("wo_{i}"))).await;
+    }
+    let hook = nats_webhook(&t, &nats.url(None), "replays.orders").await;
+    let id = hook["id"].as_str().unwrap();
+    let since = weir::time::format_millis(weir::time::now_millis() - 60_000);
+    let replayed = t.admin.post(&format!("/api/v2/webhooks/{id}/replay"), &json!({"since": since})).await.expect(202);
+    assert_eq!(replayed.json()["count"], 3, "{}", replayed.text());
+    let queued = t.admin.post(&format!("/api/v2/webhooks/{id}/test"), &json!({})).await.expect(202).json();
+    let got = messages(&replays, 4).await;
+    assert_eq!(got.len(), 4, "three replayed events and a test event");
+    let bodies: Vec<Value> = got.iter().map(|m| serde_json::from_slice(&m.payload).unwrap()).collect();
+    assert_eq!(bodies.iter().filter(|b| b["test"] == true).count(), 1, "{bodies:?}");
+    let test = got.iter().find(|m| header(m, "webhook-id") == queued["delivery_id"].as_str().unwrap());
+    assert!(test.is_some(), "the test delivery's id travels as with HTTP");
+    let secret = hook["signing_secret"].as_str().unwrap();
+    assert!(got.iter().all(|m| weir::sign::verify(secret, &m.payload, &header(m, "x-webhook-signature"))));
 }

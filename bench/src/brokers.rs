@@ -1,0 +1,138 @@
+//! Broker destinations (issue 56): the "1 webhook" load (work order events from 32
+//! publishers, shipped defaults) to a NATS JetStream subject on a local `nats-server -js`
+//! against the same load to the bench's HTTP receiver, interleaved over rounds: deliveries/s
+//! and CPU per delivery of Weir, Redis and the destination's process. A delivery to NATS is
+//! counted when its stream holds it (the stream's acknowledgement is what ends the attempt).
+//! `WEIR_BENCH_ONLY=brokers` (`WEIR_BENCH_EVENTS` scales the load, `WEIR_BENCH_ROUNDS` the rounds).
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::load::{Http, Kind, Publisher};
+use crate::procs::{RedisProc, WeirProc, cpu_seconds, free_port};
+use crate::scenario::{Scenario, connections, run};
+
+struct NatsProc {
+    child: Child,
+    port: u16,
+    dir: std::path::PathBuf,
+}
+
+impl NatsProc {
+    fn start() -> NatsProc {
+        let port = free_port();
+        let dir = std::env::temp_dir().join(format!("weir-bench-nats-{}", std::process::id()));
+        let binary = if std::path::Path::new("/usr/sbin/nats-server").exists() {
+            "/usr/sbin/nats-server"
+        } else {
+            "nats-server"
+        };
+        let child = Command::new(binary)
+            .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
+            .arg(&dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("nats-server (apt-get install nats-server)");
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(started.elapsed() < Duration::from_secs(10), "nats-server did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        NatsProc { child, port, dir }
+    }
+}
+
+impl Drop for NatsProc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// One round to NATS: deliveries/s and CPU per delivery (µs) of Weir, Redis and nats-server.
+async fn to_nats(redis: &RedisProc, nats: &NatsProc, round: usize, events: usize) -> (f64, f64, f64, f64) {
+    let client = async_nats::connect(format!("127.0.0.1:{}", nats.port)).await.expect("connect to nats-server");
+    let js = async_nats::jetstream::new(client);
+    let name = format!("BENCH{round}");
+    let config = async_nats::jetstream::stream::Config {
+        name: name.clone(),
+        subjects: vec![format!("bench{round}.>")],
+        ..Default::default()
+    };
+    js.create_stream(config).await.expect("a stream");
+    let weir = WeirProc::start(redis, &format!("nats{round}"), &[]);
+    let tenant = weir.tenant().await;
+    let body = serde_json::json!({"subscribed_actions": ["work_order_created"],
+        "destination": {"type": "nats", "url": format!("nats://127.0.0.1:{}", nats.port), "subject": format!("bench{round}.orders")}});
+    let (status, text) = Http::connect(&weir.base)
+        .await
+        .send(
+            "POST",
+            "/api/v2/webhooks",
+            &tenant.admin_token,
+            "application/json",
+            serde_json::to_vec(&body).expect("json"),
+        )
+        .await;
+    assert_eq!(status, 201, "create webhook: {text}");
+    let publisher = Publisher::new(&weir.base, &tenant.publisher_token);
+    let (weir_before, redis_before, nats_before) =
+        (cpu_seconds(weir.pid()), redis.cpu_by_node().await.iter().sum::<f64>(), cpu_seconds(nats.child.id()));
+    let started = Instant::now();
+    publisher.run(events, connections(), Kind::WorkOrder).await;
+    let deadline = Instant::now() + Duration::from_secs(600);
+    loop {
+        let mut stream = js.get_stream(&name).await.expect("the stream");
+        if stream.info().await.map(|i| i.state.messages as usize).unwrap_or(0) >= events {
+            break;
+        }
+        assert!(Instant::now() < deadline, "not every delivery reached the stream");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    let per = |before: f64, after: f64| (after - before) * 1e6 / events as f64;
+    let row = (
+        events as f64 / elapsed,
+        per(weir_before, cpu_seconds(weir.pid())),
+        per(redis_before, redis.cpu_by_node().await.iter().sum::<f64>()),
+        per(nats_before, cpu_seconds(nats.child.id())),
+    );
+    weir.stop();
+    row
+}
+
+pub async fn print() {
+    let events = std::env::var("WEIR_BENCH_EVENTS").ok().and_then(|s| s.parse().ok()).unwrap_or(20_000);
+    let rounds = std::env::var("WEIR_BENCH_ROUNDS").ok().and_then(|s| s.parse().ok()).unwrap_or(2);
+    let redis = RedisProc::start();
+    let nats = NatsProc::start();
+    let mut lines = Vec::new();
+    for round in 0..rounds {
+        let weir = WeirProc::start(&redis, &format!("http{round}"), &[]);
+        let row = run(&weir, &redis, Scenario::new("1 webhook", 1, events, Kind::WorkOrder)).await;
+        weir.stop();
+        lines.push(format!(
+            "| HTTP (bench receiver), round {} | {:.0} | {:.0} µs | {:.0} µs | {:.0} µs (receiver and load generator) |",
+            round + 1,
+            row.delivery_rate,
+            row.cpu_us_per_delivery,
+            row.redis_cpu_us_per_delivery,
+            row.bench_cpu_us_per_delivery
+        ));
+        let (rate, weir_us, redis_us, nats_us) = to_nats(&redis, &nats, round, events).await;
+        lines.push(format!(
+            "| NATS JetStream (nats-server 2.9, one file-backed stream), round {} | {rate:.0} | {weir_us:.0} µs | {redis_us:.0} µs | {nats_us:.0} µs (nats-server) |",
+            round + 1
+        ));
+    }
+    println!();
+    println!("\"1 webhook\", {events} work order events, {} publishers, shipped defaults:", connections());
+    println!();
+    println!("| destination | deliveries/s | Weir CPU per delivery | Redis | the destination's process |");
+    println!("|---|---|---|---|---|");
+    for line in lines {
+        println!("{line}");
+    }
+}
