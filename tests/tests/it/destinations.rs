@@ -303,3 +303,43 @@ async fn test_events_and_replays_reach_a_broker_as_any_delivery() {
     let secret = hook["signing_secret"].as_str().unwrap();
     assert!(got.iter().all(|m| weir::sign::verify(secret, &m.payload, &header(m, "x-webhook-signature"))));
 }
+
+#[tokio::test]
+async fn a_killed_process_loses_nothing_sent_to_a_broker_and_the_stream_keeps_each_once() {
+    let nats = NatsServer::start(None);
+    let js = nats.client().await;
+    let crashes = stream(&js, "CRASH", "crash.>").await;
+    let builder = WeirBuilder::shared().env("WEIR_TAKEOVER_AFTER", "2s").env("WEIR_MAX_IN_FLIGHT_PER_WEBHOOK", "2");
+    // Publishing goes through an API-only node, so only the child process delivers.
+    let api = builder.clone().env("WEIR_WORKERS", "false").start().await;
+    let t = api.tenant(Plan::Pro).await;
+    nats_webhook(&t, &nats.url(None), "crash.orders").await;
+    let mut doomed = builder.spawn();
+    doomed.wait_ready().await;
+    for i in 0..300 {
+        t.publisher.publish(&work_order_event(&format!("wo_{i}"))).await;
+    }
+    let held = |js: jetstream::Context| async move {
+        let mut stream = js.get_stream("CRASH").await.expect("the stream");
+        stream.info().await.map(|i| i.state.messages).unwrap_or(0)
+    };
+    eventually("some delivered", Duration::from_secs(30), async || (held(js.clone()).await >= 20).then_some(())).await;
+    doomed.signal("KILL");
+    let before = held(js.clone()).await;
+    assert!(before < 300, "killed mid-run ({before} in the stream)");
+    let heir = builder.spawn();
+    heir.wait_ready().await;
+    eventually("every delivery in the stream", Duration::from_secs(90), async || {
+        (held(js.clone()).await >= 300).then_some(())
+    })
+    .await;
+    let got = messages(&crashes, 400).await;
+    let ids: HashSet<String> = got.iter().map(|m| header(m, "webhook-id")).collect();
+    assert_eq!(ids.len(), 300, "every delivery");
+    assert_eq!(got.len(), 300, "each once: a resent message carries its delivery id and the stream drops it");
+    let subjects: HashSet<String> = got
+        .iter()
+        .map(|m| serde_json::from_slice::<Value>(&m.payload).unwrap()["subject"]["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(subjects.len(), 300, "every event");
+}
