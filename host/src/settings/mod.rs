@@ -13,6 +13,7 @@
 mod chart;
 mod cookies;
 mod deliveries;
+mod destination_form;
 mod framing;
 mod health;
 pub(crate) mod html;

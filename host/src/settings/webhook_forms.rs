@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::destination_form::{DestinationValues, destination_json};
 use super::html::{csrf_field, esc};
 use super::session::{Form, Signed};
 use crate::catalog;
@@ -54,13 +55,8 @@ pub(super) struct FormValues {
     pub(super) certificate: Option<String>,
     /// The filter's verdicts on recent events (`try_filter`'s HTML), when it was tried.
     pub(super) tried: String,
-    /// `http`, `nats` or `amqp`; a broker's server, a NATS subject, an AMQP exchange and
-    /// routing key.
-    pub(super) destination_type: String,
-    pub(super) destination_url: String,
-    pub(super) destination_subject: String,
-    pub(super) destination_exchange: String,
-    pub(super) destination_routing_key: String,
+    /// Where deliveries go: HTTP or a broker, and its fields.
+    pub(super) destination: DestinationValues,
 }
 
 impl FormValues {
@@ -78,20 +74,7 @@ impl FormValues {
                 .as_ref()
                 .map(|c| format!("{} (SHA-256 {}), expires {}", c.subject, c.fingerprint_sha256, c.not_after)),
             tried: String::new(),
-            destination_type: w.destination.as_ref().map_or("http", |d| d.kind()).to_owned(),
-            destination_url: w.destination.as_ref().map(|d| d.address().to_owned()).unwrap_or_default(),
-            destination_subject: match &w.destination {
-                Some(crate::destinations::Spec::Nats { subject, .. }) => subject.clone(),
-                _ => String::new(),
-            },
-            destination_exchange: match &w.destination {
-                Some(crate::destinations::Spec::Amqp { exchange, .. }) => exchange.clone(),
-                _ => String::new(),
-            },
-            destination_routing_key: match &w.destination {
-                Some(crate::destinations::Spec::Amqp { routing_key, .. }) => routing_key.clone(),
-                _ => String::new(),
-            },
+            destination: DestinationValues::of(w.destination.as_ref()),
         }
     }
 
@@ -106,11 +89,7 @@ impl FormValues {
             headers: form.get("headers").unwrap_or("").to_owned(),
             certificate: None,
             tried: String::new(),
-            destination_type: form.get("destination_type").unwrap_or("http").to_owned(),
-            destination_url: form.get("destination_url").unwrap_or("").to_owned(),
-            destination_subject: form.get("destination_subject").unwrap_or("").to_owned(),
-            destination_exchange: form.get("destination_exchange").unwrap_or("").to_owned(),
-            destination_routing_key: form.get("destination_routing_key").unwrap_or("").to_owned(),
+            destination: DestinationValues::sent(form),
         }
     }
 }
@@ -126,19 +105,7 @@ pub(super) fn webhook_form(action: &str, csrf: &str, values: &FormValues, submit
 <label for="url">URL</label>
 <input id="url" name="url" type="url" value="{url}" aria-describedby="url-help">
 <p id="url-help" class="muted">http or https, and the host must resolve to a public address.</p>
-<label for="destination_type">Deliver to</label>
-<select id="destination_type" name="destination_type" aria-describedby="destination-help"><option value="http"{to_http}>the URL above, over HTTP</option><option value="nats"{to_nats}>a NATS JetStream subject</option><option value="amqp"{to_amqp}>an AMQP (RabbitMQ) exchange</option></select>
-<fieldset><legend>Broker</legend>
-<p id="destination-help" class="muted">Each delivery is published with the same headers and signature an HTTP endpoint receives; it succeeds when the broker acknowledges it (NATS: the stream holding the subject; AMQP: publisher confirms, persistent and mandatory). The server's user and password are stored encrypted and never shown again: leave the server as shown to keep them.</p>
-<label for="destination_url">Server</label>
-<input id="destination_url" name="destination_url" type="text" value="{destination_url}" placeholder="nats://user:password@host:4222 or amqp://user:password@host:5672/vhost" autocomplete="off" spellcheck="false">
-<label for="destination_subject">Subject (NATS)</label>
-<input id="destination_subject" name="destination_subject" type="text" maxlength="255" value="{destination_subject}" placeholder="webhooks.orders" spellcheck="false">
-<label for="destination_exchange">Exchange (AMQP; empty: the default exchange)</label>
-<input id="destination_exchange" name="destination_exchange" type="text" maxlength="255" value="{destination_exchange}" spellcheck="false">
-<label for="destination_routing_key">Routing key (AMQP; with the default exchange, the queue)</label>
-<input id="destination_routing_key" name="destination_routing_key" type="text" maxlength="255" value="{destination_routing_key}" spellcheck="false">
-</fieldset>
+{destination}
 {actions}
 <label for="rate_limit">Rate limit</label>
 <input id="rate_limit" name="rate_limit" type="number" min="1" max="10000" step="1" value="{rate}" aria-describedby="rate-help">
@@ -174,13 +141,7 @@ pub(super) fn webhook_form(action: &str, csrf: &str, values: &FormValues, submit
         headers = esc(&values.headers),
         filter = esc(&values.filter),
         tried = values.tried,
-        to_http = if values.destination_type == "http" { " selected" } else { "" },
-        to_nats = if values.destination_type == "nats" { " selected" } else { "" },
-        to_amqp = if values.destination_type == "amqp" { " selected" } else { "" },
-        destination_exchange = esc(&values.destination_exchange),
-        destination_routing_key = esc(&values.destination_routing_key),
-        destination_url = esc(&values.destination_url),
-        destination_subject = esc(&values.destination_subject),
+        destination = values.destination.html(),
         current = match &values.certificate {
             Some(view) => format!("Current: {}. Paste a new certificate and key to replace it.", esc(view)),
             None => "None. Paste a certificate and its key for endpoints that require one.".to_owned(),
@@ -196,19 +157,11 @@ pub(super) fn webhook_fields(form: &Form) -> Map<String, Value> {
     if !name.is_empty() {
         body.insert("name".into(), json!(name));
     }
-    let field = |name: &str| form.get(name).unwrap_or("").trim().to_owned();
-    if form.get("destination_type") == Some("nats") {
-        let destination =
-            json!({"type": "nats", "url": field("destination_url"), "subject": field("destination_subject")});
-        body.insert("destination".into(), destination);
-    } else if form.get("destination_type") == Some("amqp") {
-        let destination = json!({"type": "amqp", "url": field("destination_url"),
-            "exchange": field("destination_exchange"), "routing_key": field("destination_routing_key")});
-        body.insert("destination".into(), destination);
-    } else {
+    let destination = destination_json(form);
+    if destination.is_null() {
         body.insert("url".into(), json!(form.get("url").unwrap_or("").trim()));
-        body.insert("destination".into(), Value::Null);
     }
+    body.insert("destination".into(), destination);
     body.insert("subscribed_actions".into(), json!(form.all("subscribed_actions")));
     let rate = form.get("rate_limit").unwrap_or("");
     // Empty: no limit; a number written as JSON writes it (digits, no sign, no leading zero,

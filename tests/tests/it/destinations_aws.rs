@@ -111,3 +111,47 @@ async fn sns_and_eventbridge_take_their_messages_and_a_missing_queue_fails_the_a
     .await;
     assert!(failed["error"].as_str().unwrap().starts_with("AWS answered 400"), "{failed}");
 }
+
+#[tokio::test]
+async fn settings_make_an_sqs_destination_and_keep_its_keys_on_edit() {
+    use crate::settings::{PASSWORD, http_sign_in, user};
+    let moto = Moto::start();
+    let queue = moto.aws(&["create-queue", "from-settings"]);
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::Pro).await;
+    user(&weir, &t.org_id, "admin@example.com", true).await;
+    let http = weir.http();
+    let (cookie, csrf) = http_sign_in(&http, "admin@example.com", PASSWORD).await.1.unwrap();
+    let form = |name: &'static str, key: &'static str, secret: &'static str| {
+        vec![
+            ("_csrf", csrf.clone()),
+            ("name", name.to_owned()),
+            ("subscribed_actions", "work_order_created".to_owned()),
+            ("destination_type", "sqs".to_owned()),
+            ("destination_queue_url", queue.clone()),
+            ("destination_region", "us-east-1".to_owned()),
+            ("destination_endpoint_url", moto.endpoint.clone()),
+            ("destination_access_key_id", key.to_owned()),
+            ("destination_secret_access_key", secret.to_owned()),
+        ]
+    };
+    let post = |path: String, pairs: Vec<(&'static str, String)>| {
+        let (http, cookie) = (http.clone(), cookie.clone());
+        async move {
+            let sent: Vec<(&str, &str)> = pairs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            http.post(&path).header("cookie", &cookie).form(&sent).send().await
+        }
+    };
+    let created = post("/settings/webhooks".into(), form("To SQS", "AKIDFORM", "form-secret")).await;
+    assert_eq!(created.status, 303, "{}", created.text());
+    let hook = t.admin.get("/api/v2/webhooks").await.json()["data"][0].clone();
+    assert_eq!(hook["destination"]["queue_url"], json!(queue), "{hook}");
+    let id = hook["id"].as_str().unwrap();
+    let page = http.get(&format!("/settings/webhooks/{id}")).header("cookie", &cookie).send().await.expect(200).text();
+    assert!(!page.contains("form-secret") && !page.contains("AKIDFORM"), "keys are never shown");
+    // Saved again with the keys left empty: the stored ones stay.
+    let saved = post(format!("/settings/webhooks/{id}"), form("Renamed", "", "")).await;
+    assert_eq!(saved.status, 303, "{}", saved.text());
+    t.publisher.publish(&work_order_event("wo_1")).await;
+    assert_eq!(received(&moto, &queue, 1).len(), 1, "delivered with the kept keys");
+}
