@@ -1,8 +1,9 @@
 //! Broker destinations (issue 56): the "1 webhook" load (work order events from 32
-//! publishers, shipped defaults) to a NATS JetStream subject on a local `nats-server -js`
-//! against the same load to the bench's HTTP receiver, interleaved over rounds: deliveries/s
-//! and CPU per delivery of Weir, Redis and the destination's process. A delivery to NATS is
-//! counted when its stream holds it (the stream's acknowledgement is what ends the attempt).
+//! publishers, shipped defaults) to a NATS JetStream subject on a local `nats-server -js` and
+//! to a durable queue on a private RabbitMQ node, against the same load to the bench's HTTP
+//! receiver, interleaved over rounds: deliveries/s and CPU per delivery of Weir, Redis and the
+//! destination's process. A delivery to a broker is counted when the broker holds it (its
+//! acknowledgement is what ends the attempt).
 //! `WEIR_BENCH_ONLY=brokers` (`WEIR_BENCH_EVENTS` scales the load, `WEIR_BENCH_ROUNDS` the rounds).
 
 use std::process::{Child, Command, Stdio};
@@ -49,6 +50,142 @@ impl Drop for NatsProc {
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// A private RabbitMQ node (own epmd, loopback, a temp dir), stopped with its process groups.
+struct RabbitProc {
+    epmd: Child,
+    node: Child,
+    port: u16,
+    dir: std::path::PathBuf,
+}
+
+impl RabbitProc {
+    fn start() -> RabbitProc {
+        use std::os::unix::process::CommandExt as _;
+        let (port, epmd_port, dist_port) = (free_port(), free_port(), free_port());
+        let dir = std::env::temp_dir().join(format!("weir-bench-rabbitmq-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        std::fs::write(dir.join("rabbitmq.conf"), format!("listeners.tcp.1 = 127.0.0.1:{port}\n")).expect("config");
+        std::fs::write(dir.join("enabled_plugins"), "[].\n").expect("plugins");
+        let erts = std::fs::read_dir("/usr/lib/erlang")
+            .expect("Erlang (apt-get install rabbitmq-server)")
+            .filter_map(Result::ok)
+            .find(|e| e.file_name().to_string_lossy().starts_with("erts-"))
+            .expect("an erts directory");
+        let epmd = Command::new(erts.path().join("bin/epmd"))
+            .args(["-port", &epmd_port.to_string(), "-address", "127.0.0.1"])
+            .process_group(0)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("epmd");
+        let node = Command::new("/usr/lib/rabbitmq/bin/rabbitmq-server")
+            .env("HOME", &dir)
+            .env("ERL_EPMD_PORT", epmd_port.to_string())
+            .env("ERL_EPMD_ADDRESS", "127.0.0.1")
+            .env("RABBITMQ_NODENAME", format!("bench{port}@localhost"))
+            .env("RABBITMQ_NODE_IP_ADDRESS", "127.0.0.1")
+            .env("RABBITMQ_NODE_PORT", port.to_string())
+            .env("RABBITMQ_DIST_PORT", dist_port.to_string())
+            .env("RABBITMQ_CONFIG_FILE", dir.join("rabbitmq.conf"))
+            .env("RABBITMQ_ENABLED_PLUGINS_FILE", dir.join("enabled_plugins"))
+            .env("RABBITMQ_MNESIA_BASE", dir.join("mnesia"))
+            .env("RABBITMQ_LOG_BASE", dir.join("log"))
+            .env("RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS", "-kernel inet_dist_use_interface {127,0,0,1}")
+            .process_group(0)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("rabbitmq-server (apt-get install rabbitmq-server)");
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(started.elapsed() < Duration::from_secs(60), "rabbitmq-server did not start");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        RabbitProc { epmd, node, port, dir }
+    }
+
+    /// The node's CPU seconds (beam runs in the node's process group, under the script).
+    fn cpu(&self) -> f64 {
+        let group = self.node.id();
+        std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .filter_map(|e| e.file_name().to_string_lossy().parse::<u32>().ok())
+            .filter(|pid| {
+                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+                let fields: Vec<&str> = stat.rsplit_once(')').map_or("", |(_, r)| r).split_whitespace().collect();
+                fields.get(2).and_then(|g| g.parse::<u32>().ok()) == Some(group)
+            })
+            .map(cpu_seconds)
+            .sum()
+    }
+}
+
+impl Drop for RabbitProc {
+    fn drop(&mut self) {
+        for group in [self.node.id(), self.epmd.id()] {
+            let _ = Command::new("kill").args(["-s", "KILL", "--"]).arg(format!("-{group}")).status();
+        }
+        let _ = self.node.wait();
+        let _ = self.epmd.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Creates a webhook delivering to `destination`.
+async fn webhook_to(weir: &WeirProc, token: &str, destination: serde_json::Value) {
+    let body = serde_json::json!({"subscribed_actions": ["work_order_created"], "destination": destination});
+    let (status, text) = Http::connect(&weir.base)
+        .await
+        .send("POST", "/api/v2/webhooks", token, "application/json", serde_json::to_vec(&body).expect("json"))
+        .await;
+    assert_eq!(status, 201, "create webhook: {text}");
+}
+
+/// One round to RabbitMQ: deliveries/s and CPU per delivery (µs) of Weir, Redis and the node.
+async fn to_rabbitmq(redis: &RedisProc, rabbit: &RabbitProc, round: usize, events: usize) -> (f64, f64, f64, f64) {
+    use lapin::options::QueueDeclareOptions;
+    let uri = format!("amqp://guest:guest@127.0.0.1:{}", rabbit.port);
+    let connection = lapin::Connection::connect(&uri, lapin::ConnectionProperties::default()).await.expect("connect");
+    let channel = connection.create_channel().await.expect("a channel");
+    let queue = format!("bench{round}");
+    let durable = QueueDeclareOptions { durable: true, ..Default::default() };
+    channel.queue_declare(queue.as_str().into(), durable, lapin::types::FieldTable::default()).await.expect("declare");
+    let weir = WeirProc::start(redis, &format!("amqp{round}"), &[]);
+    let tenant = weir.tenant().await;
+    let destination = serde_json::json!({"type": "amqp", "url": uri, "exchange": "", "routing_key": queue});
+    webhook_to(&weir, &tenant.admin_token, destination).await;
+    let publisher = Publisher::new(&weir.base, &tenant.publisher_token);
+    let (weir_before, redis_before, node_before) =
+        (cpu_seconds(weir.pid()), redis.cpu_by_node().await.iter().sum::<f64>(), rabbit.cpu());
+    let started = Instant::now();
+    publisher.run(events, connections(), Kind::WorkOrder).await;
+    let deadline = Instant::now() + Duration::from_secs(600);
+    let passive = QueueDeclareOptions { passive: true, durable: true, ..Default::default() };
+    loop {
+        let declared = channel
+            .queue_declare(queue.as_str().into(), passive, lapin::types::FieldTable::default())
+            .await
+            .expect("the queue");
+        if declared.message_count() as usize >= events {
+            break;
+        }
+        assert!(Instant::now() < deadline, "not every delivery reached the queue");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    let per = |before: f64, after: f64| (after - before) * 1e6 / events as f64;
+    let row = (
+        events as f64 / elapsed,
+        per(weir_before, cpu_seconds(weir.pid())),
+        per(redis_before, redis.cpu_by_node().await.iter().sum::<f64>()),
+        per(node_before, rabbit.cpu()),
+    );
+    weir.stop();
+    row
 }
 
 /// One round to NATS: deliveries/s and CPU per delivery (µs) of Weir, Redis and nats-server.
@@ -108,6 +245,7 @@ pub async fn print() {
     let rounds = std::env::var("WEIR_BENCH_ROUNDS").ok().and_then(|s| s.parse().ok()).unwrap_or(2);
     let redis = RedisProc::start();
     let nats = NatsProc::start();
+    let rabbit = RabbitProc::start();
     let mut lines = Vec::new();
     for round in 0..rounds {
         let weir = WeirProc::start(&redis, &format!("http{round}"), &[]);
@@ -124,6 +262,11 @@ pub async fn print() {
         let (rate, weir_us, redis_us, nats_us) = to_nats(&redis, &nats, round, events).await;
         lines.push(format!(
             "| NATS JetStream (nats-server 2.9, one file-backed stream), round {} | {rate:.0} | {weir_us:.0} µs | {redis_us:.0} µs | {nats_us:.0} µs (nats-server) |",
+            round + 1
+        ));
+        let (rate, weir_us, redis_us, node_us) = to_rabbitmq(&redis, &rabbit, round, events).await;
+        lines.push(format!(
+            "| RabbitMQ (3.10, a durable queue, persistent messages, publisher confirms), round {} | {rate:.0} | {weir_us:.0} µs | {redis_us:.0} µs | {node_us:.0} µs (the node) |",
             round + 1
         ));
     }

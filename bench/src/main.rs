@@ -42,7 +42,7 @@
 //!
 //! Run it with `scripts/bench.sh` (which builds in release mode first). Knobs:
 //! `WEIR_BENCH_SCALE` (a fraction of the load), `WEIR_BENCH_SCENARIO` (one scenario by name),
-//! `WEIR_BENCH_ONLY=brokers` (the "1 webhook" load to NATS JetStream against HTTP, `brokers.rs`),
+//! `WEIR_BENCH_ONLY=brokers` (the "1 webhook" load to NATS JetStream and RabbitMQ against HTTP, `brokers.rs`),
 //! `WEIR_BENCH_ONLY=plugin` (only the plugin call), `WEIR_BENCH_ONLY=noisy` (a quiet tenant's
 //! reads beside each load of round 5's probe, `noisy.rs`), `WEIR_BENCH_ONLY=filter_bounds`
 //! (each calibration filter's bound beside its measured time), `WEIR_BENCH_ONLY=compression` (storing

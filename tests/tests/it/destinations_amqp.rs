@@ -104,3 +104,42 @@ async fn unroutable_messages_and_wrong_credentials_are_failed_attempts() {
     assert!(attempt["error"].as_str().unwrap().starts_with("connection failed"), "{attempt}");
     assert!(!attempt.to_string().contains("not-the-password"), "{attempt}");
 }
+
+#[tokio::test]
+async fn a_broker_down_then_back_gets_every_delivery() {
+    let mut broker = RabbitMq::start();
+    let (connection, channel) = broker.channel("outage").await;
+    let weir = WeirBuilder::shared()
+        .env("WEIR_RETRY_SCHEDULE", "500ms,500ms,1s,1s,1s,1s,1s,1s,1s,1s,1s,1s,1s,1s")
+        .start()
+        .await;
+    let t = weir.tenant(Plan::Pro).await;
+    let hook = amqp_webhook(&t, &broker.url("guest"), "", "outage").await;
+    let id = hook["id"].as_str().unwrap();
+    t.publisher.publish(&work_order_event("wo_0")).await;
+    next(&channel, "outage").await;
+    t.admin.settled(id, 1).await;
+    drop((channel, connection));
+
+    // The pooled connection dies with the broker; what is published meanwhile waits for it.
+    broker.stop();
+    for i in 1..=3 {
+        t.publisher.publish(&work_order_event(&format!("wo_{i}"))).await;
+    }
+    eventually("attempts failing while it is down", Duration::from_secs(20), async || {
+        let all = t.admin.deliveries_of(id).await;
+        all.iter()
+            .any(|d| d["status"] == "pending" && d["attempts"].as_array().is_some_and(|a| !a.is_empty()))
+            .then_some(())
+    })
+    .await;
+    broker.restart();
+    let all = t.admin.settled(id, 4).await;
+    assert!(all.iter().all(|d| d["status"] == "succeeded"), "{all:?}");
+    let (_connection, channel) = broker.channel("outage").await;
+    let mut ids = std::collections::HashSet::new();
+    while ids.len() < 3 {
+        ids.insert(header(&next(&channel, "outage").await, "webhook-id"));
+    }
+    assert_eq!(ids.len(), 3, "the three published while it was down, kept by the durable queue");
+}

@@ -13,6 +13,7 @@ pub struct RabbitMq {
     epmd: Option<Child>,
     node: Option<Child>,
     pub port: u16,
+    ports: (u16, u16),
     dir: PathBuf,
 }
 
@@ -41,6 +42,13 @@ impl RabbitMq {
         let (port, epmd_port, dist_port) = (free_port(), free_port(), free_port());
         std::fs::write(dir.join("rabbitmq.conf"), format!("listeners.tcp.1 = 127.0.0.1:{port}\n")).unwrap();
         std::fs::write(dir.join("enabled_plugins"), "[].\n").unwrap();
+        let mut broker = RabbitMq { epmd: None, node: None, port, ports: (epmd_port, dist_port), dir };
+        broker.run();
+        broker
+    }
+
+    fn run(&mut self) {
+        let (port, (epmd_port, dist_port), dir) = (self.port, self.ports, self.dir.clone());
         let epmd = Command::new(epmd_binary())
             .args(["-port", &epmd_port.to_string(), "-address", "127.0.0.1"])
             .process_group(0)
@@ -68,13 +76,24 @@ impl RabbitMq {
             .stderr(Stdio::null())
             .spawn()
             .expect("rabbitmq-server (scripts/setup.sh --tests installs it)");
-        let broker = RabbitMq { epmd: Some(epmd), node: Some(node), port, dir };
+        self.epmd = Some(epmd);
+        self.node = Some(node);
         let deadline = Instant::now() + Duration::from_secs(60);
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
             assert!(Instant::now() < deadline, "rabbitmq-server did not start on port {port} within 60 s");
             std::thread::sleep(Duration::from_millis(100));
         }
-        broker
+    }
+
+    /// Stops the node (its durable queues and persistent messages stay for [`RabbitMq::restart`]).
+    pub fn stop(&mut self) {
+        kill_group(&mut self.node);
+        kill_group(&mut self.epmd);
+    }
+
+    pub fn restart(&mut self) {
+        self.stop();
+        self.run();
     }
 
     /// `amqp://guest:guest@127.0.0.1:port` (or with `password` for guest).
@@ -96,8 +115,7 @@ impl RabbitMq {
 
 impl Drop for RabbitMq {
     fn drop(&mut self) {
-        kill_group(&mut self.node);
-        kill_group(&mut self.epmd);
+        self.stop();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
