@@ -329,12 +329,15 @@ async fn a_killed_process_loses_nothing_sent_to_a_broker_and_the_stream_keeps_ea
     // Publishing goes through an API-only node, so only the child process delivers.
     let api = builder.clone().env("WEIR_WORKERS", "false").start().await;
     let t = api.tenant(Plan::Pro).await;
-    nats_webhook(&t, &nats.url(None), "crash.orders").await;
-    let mut doomed = builder.spawn();
-    doomed.wait_ready().await;
+    // 50 deliveries a second: the kill lands mid-run whatever the machine's speed.
+    let body = json!({"subscribed_actions": ["work_order_created"], "rate_limit": 50,
+        "destination": {"type": "nats", "url": nats.url(None), "subject": "crash.orders"}});
+    t.admin.post("/api/v2/webhooks", &body).await.expect(201);
     for i in 0..300 {
         t.publisher.publish(&work_order_event(&format!("wo_{i}"))).await;
     }
+    let mut doomed = builder.spawn();
+    doomed.wait_ready().await;
     eventually("some delivered", Duration::from_secs(30), async || (held(&js, "CRASH").await >= 20).then_some(()))
         .await;
     doomed.signal("KILL");

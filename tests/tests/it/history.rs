@@ -130,6 +130,17 @@ async fn moved_deliveries_and_events_read_exactly_as_before_the_move() {
     let settled_a = t.admin.settled(&a, 12).await;
     let settled_b = t.admin.settled(&b, 9).await;
     assert!(settled_b.iter().all(|d| d["status"] == "failed"), "{settled_b:?}");
+    // The failures' `webhook_delivery_failed` notices join the log a moment after the
+    // deliveries settle: read it once it stays the same for a second.
+    let mut last = 0;
+    eventually("the event log settles", Duration::from_secs(15), async || {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let count = t.admin.get("/api/v2/events?limit=100").await.json()["data"].as_array().map_or(0, Vec::len);
+        let settled = count == last && count >= 13;
+        last = count;
+        settled.then_some(())
+    })
+    .await;
     let deliveries: Vec<String> =
         settled_a.iter().chain(&settled_b).map(|d| d["id"].as_str().unwrap().to_owned()).collect();
     let before = every_read(&t.admin, &[&a, &b], &deliveries, &events).await;
