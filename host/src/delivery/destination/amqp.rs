@@ -6,12 +6,8 @@
 //!
 //! One connection and confirm channel per broker, virtual host and credentials, shared by the
 //! webhooks that name them, made again when the broker closed them and closed after [`IDLE`]
-//! unused. Before each connection the host is held to the public-address rule and the
+//! unused (`pool`). Before each connection the host is held to the public-address rule and the
 //! connection made to the vetted address itself.
-
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 use lapin::Confirmation;
 use lapin::options::{BasicPublishOptions, ConfirmSelectOptions};
@@ -19,11 +15,9 @@ use lapin::types::{AMQPValue, FieldTable, ShortString};
 use lapin::{BasicProperties, Channel, Connection, ConnectionProperties};
 
 use super::message::{KeySource, Message, SendError, open_credentials};
+use super::pool::{IdlePool, key_of};
 use crate::destinations::Credentials;
 use crate::netguard::UrlRule;
-
-/// A connection unused this long is closed.
-const IDLE: Duration = Duration::from_secs(300);
 
 /// Where one attempt goes.
 #[derive(Debug, Clone, Copy)]
@@ -49,18 +43,13 @@ impl Confirmed {
     }
 }
 
-struct Pooled {
-    connection: Connection,
-    channel: Channel,
-    used: Instant,
-}
-
 /// The AMQP connections of a process.
 #[derive(Clone)]
 pub(crate) struct Amqp {
     rule: UrlRule,
     secret: KeySource,
-    pool: Arc<Mutex<HashMap<(String, String), Pooled>>>,
+    /// A connection with its confirm channel.
+    pool: IdlePool<(std::sync::Arc<Connection>, Channel)>,
 }
 
 impl std::fmt::Debug for Amqp {
@@ -71,7 +60,7 @@ impl std::fmt::Debug for Amqp {
 
 impl Amqp {
     pub(crate) fn new(rule: UrlRule, secret: KeySource) -> Amqp {
-        Amqp { rule, secret, pool: Arc::default() }
+        Amqp { rule, secret, pool: IdlePool::default() }
     }
 
     /// Publishes `message` and waits for the broker's confirmation.
@@ -109,26 +98,18 @@ impl Amqp {
         }
     }
 
-    /// The pooled confirm channel for `to`'s broker, virtual host and credentials.
+    /// The pooled confirm channel for `to`'s broker, virtual host and credentials, made again
+    /// when the broker closed it.
     async fn channel(&self, to: AmqpTarget<'_>) -> Result<Channel, SendError> {
-        let key = (to.url.to_owned(), to.sealed.map(|(sealed, _)| sealed.to_owned()).unwrap_or_default());
-        {
-            let mut pool = self.pool.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            let now = Instant::now();
-            pool.retain(|_, pooled| {
-                now.duration_since(pooled.used) < IDLE
-                    && pooled.connection.status().connected()
-                    && pooled.channel.status().connected()
-            });
-            if let Some(pooled) = pool.get_mut(&key) {
-                pooled.used = now;
-                return Ok(pooled.channel.clone());
-            }
+        let key = key_of(to.url, to.sealed);
+        let alive = |(connection, channel): &(std::sync::Arc<Connection>, Channel)| {
+            connection.status().connected() && channel.status().connected()
+        };
+        if let Some((_, channel)) = self.pool.get(&key, alive) {
+            return Ok(channel);
         }
         let (connection, channel) = self.connect(to).await?;
-        let mut pool = self.pool.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let pooled = pool.entry(key).or_insert(Pooled { connection, channel, used: Instant::now() });
-        Ok(pooled.channel.clone())
+        Ok(self.pool.put(key, (std::sync::Arc::new(connection), channel)).1)
     }
 
     async fn connect(&self, to: AmqpTarget<'_>) -> Result<(Connection, Channel), SendError> {

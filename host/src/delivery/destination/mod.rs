@@ -17,6 +17,7 @@ mod connect;
 pub(crate) mod http;
 mod message;
 pub(crate) mod nats;
+mod pool;
 mod sigv4;
 
 use std::time::{Duration, Instant};

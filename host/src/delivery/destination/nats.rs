@@ -9,18 +9,15 @@
 //! public-address rule and the connection made to the vetted address itself (a DNS answer
 //! cannot change between check and connect).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use async_nats::jetstream;
 use async_nats::jetstream::context::PublishErrorKind;
 
 use super::message::{KeySource, Message, SendError, open_credentials};
+use super::pool::{IdlePool, key_of};
 use crate::netguard::UrlRule;
 
-/// A connection unused this long is closed.
-const IDLE: Duration = Duration::from_secs(300);
 /// How long a connection may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -50,17 +47,12 @@ impl PubAck {
     }
 }
 
-struct Pooled {
-    context: jetstream::Context,
-    used: Instant,
-}
-
 /// The NATS connections of a process.
 #[derive(Clone)]
 pub(crate) struct Nats {
     rule: UrlRule,
     secret: KeySource,
-    pool: Arc<Mutex<HashMap<(String, String), Pooled>>>,
+    pool: IdlePool<jetstream::Context>,
 }
 
 impl std::fmt::Debug for Nats {
@@ -71,7 +63,7 @@ impl std::fmt::Debug for Nats {
 
 impl Nats {
     pub(crate) fn new(rule: UrlRule, secret: KeySource) -> Nats {
-        Nats { rule, secret, pool: Arc::default() }
+        Nats { rule, secret, pool: IdlePool::default() }
     }
 
     /// Publishes `message` to `to`'s subject and waits for the stream's acknowledgement.
@@ -96,22 +88,15 @@ impl Nats {
         Ok(PubAck { stream: ack.stream, sequence: ack.sequence, duplicate: ack.duplicate })
     }
 
-    /// The pooled connection for `to`'s server and credentials, made when there is none.
+    /// The pooled connection for `to`'s server and credentials, made when there is none
+    /// (async-nats reconnects a connection that dropped by itself).
     async fn context(&self, to: NatsTarget<'_>) -> Result<jetstream::Context, SendError> {
-        let key = (to.url.to_owned(), to.sealed.map(|(sealed, _)| sealed.to_owned()).unwrap_or_default());
-        {
-            let mut pool = self.pool.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            let now = Instant::now();
-            pool.retain(|_, pooled| now.duration_since(pooled.used) < IDLE);
-            if let Some(pooled) = pool.get_mut(&key) {
-                pooled.used = now;
-                return Ok(pooled.context.clone());
-            }
+        let key = key_of(to.url, to.sealed);
+        if let Some(context) = self.pool.get(&key, |_| true) {
+            return Ok(context);
         }
         let context = self.connect(to).await?;
-        let mut pool = self.pool.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let pooled = pool.entry(key).or_insert(Pooled { context, used: Instant::now() });
-        Ok(pooled.context.clone())
+        Ok(self.pool.put(key, context))
     }
 
     async fn connect(&self, to: NatsTarget<'_>) -> Result<jetstream::Context, SendError> {
