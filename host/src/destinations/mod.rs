@@ -79,15 +79,16 @@ pub fn parse(value: &Value) -> Result<Option<Parsed>, Refusal> {
     }
 }
 
-/// A NATS server's URL: `nats://host[:port]`, credentials taken out.
-fn nats_url(text: &str) -> Result<(String, Option<Credentials>), String> {
-    let url = Url::parse(text.trim()).map_err(|_| "must be a URL: nats://[user:password@]host:port".to_owned())?;
-    if url.scheme() != "nats" {
-        return Err("must use the nats scheme (TLS to brokers is not offered yet)".to_owned());
+/// A broker's URL of `scheme` (`form`: how one is written, for the messages): the parsed URL,
+/// its host, and the credentials of its user-info (taken out of what is stored).
+fn broker_url(text: &str, scheme: &str, form: &str) -> Result<(Url, String, Option<Credentials>), String> {
+    let url = Url::parse(text.trim()).map_err(|_| format!("must be a URL: {form}"))?;
+    if url.scheme() != scheme {
+        return Err(format!("must use the {scheme} scheme (TLS to brokers is not offered yet)"));
     }
-    let host = url.host_str().filter(|h| !h.is_empty()).ok_or("must name a host")?;
-    if !matches!(url.path(), "" | "/") || url.query().is_some() || url.fragment().is_some() {
-        return Err("must be nothing but nats://[user:password@]host:port".to_owned());
+    let host = url.host_str().filter(|h| !h.is_empty()).ok_or("must name a host")?.to_owned();
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(format!("must be nothing but {form}"));
     }
     let decode = |s: &str| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned();
     let credentials = Credentials {
@@ -95,22 +96,23 @@ fn nats_url(text: &str) -> Result<(String, Option<Credentials>), String> {
         password: url.password().map(decode),
         ..Credentials::default()
     };
-    let address = format!("nats://{host}:{}", url.port().unwrap_or(NATS_PORT));
-    Ok((address, Some(credentials).filter(|c| !c.is_empty())))
+    Ok((url, host, Some(credentials).filter(|c| !c.is_empty())))
+}
+
+/// A NATS server's URL: `nats://host[:port]`, credentials taken out.
+fn nats_url(text: &str) -> Result<(String, Option<Credentials>), String> {
+    const FORM: &str = "nats://[user:password@]host:port";
+    let (url, host, credentials) = broker_url(text, "nats", FORM)?;
+    if !matches!(url.path(), "" | "/") {
+        return Err(format!("must be nothing but {FORM}"));
+    }
+    Ok((format!("nats://{host}:{}", url.port().unwrap_or(NATS_PORT)), credentials))
 }
 
 /// An AMQP broker's URL: `amqp://host[:port][/vhost]`, credentials taken out; the stored
 /// address names the virtual host as the URL encodes it (`/%2f` for `/`, the default).
 fn amqp_url(text: &str) -> Result<(String, Option<Credentials>), String> {
-    let url =
-        Url::parse(text.trim()).map_err(|_| "must be a URL: amqp://[user:password@]host:port/vhost".to_owned())?;
-    if url.scheme() != "amqp" {
-        return Err("must use the amqp scheme (TLS to brokers is not offered yet)".to_owned());
-    }
-    let host = url.host_str().filter(|h| !h.is_empty()).ok_or("must name a host")?;
-    if url.query().is_some() || url.fragment().is_some() {
-        return Err("must be nothing but amqp://[user:password@]host:port/vhost".to_owned());
-    }
+    let (url, host, credentials) = broker_url(text, "amqp", "amqp://[user:password@]host:port/vhost")?;
     let vhost = match url.path() {
         "" | "/" => "%2f",
         path => path.trim_start_matches('/'),
@@ -118,14 +120,7 @@ fn amqp_url(text: &str) -> Result<(String, Option<Credentials>), String> {
     if vhost.contains('/') {
         return Err("names one virtual host (encode a / in it as %2f)".to_owned());
     }
-    let decode = |s: &str| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned();
-    let credentials = Credentials {
-        user: Some(decode(url.username())).filter(|u| !u.is_empty()),
-        password: url.password().map(decode),
-        ..Credentials::default()
-    };
-    let address = format!("amqp://{host}:{}/{vhost}", url.port().unwrap_or(AMQP_PORT));
-    Ok((address, Some(credentials).filter(|c| !c.is_empty())))
+    Ok((format!("amqp://{host}:{}/{vhost}", url.port().unwrap_or(AMQP_PORT)), credentials))
 }
 
 /// An exchange name or routing key: at most 255 bytes, no control characters.
