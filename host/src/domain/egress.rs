@@ -148,10 +148,7 @@ pub(crate) fn client_certificate(
             return None;
         }
     };
-    let sealed = keys.get().map_err(|e| e.to_string()).and_then(|secret| {
-        crate::vault::seal(&secret, &key_context(org_id, webhook_id), key.as_bytes()).map_err(|e| e.to_string())
-    });
-    match sealed {
+    match seal(keys, &key_context(org_id, webhook_id), key.as_bytes()) {
         Ok(sealed_key) => Some(Some(StoredCertificate { chain_pem: certificate, sealed_key, view })),
         Err(e) => {
             tracing::error!(error = %e, "cannot seal a client certificate's key");
@@ -159,6 +156,13 @@ pub(crate) fn client_certificate(
             None
         }
     }
+}
+
+/// `plain` sealed (`crate::vault`) for `context` with the process's secret key; why not, in
+/// words for the log.
+pub(crate) fn seal(keys: &SecretKeys, context: &str, plain: &[u8]) -> Result<String, String> {
+    let secret = keys.get().map_err(|e| e.to_string())?;
+    crate::vault::seal(&secret, context, plain).map_err(|e| e.to_string())
 }
 
 /// What a webhook's sealed key is bound to.

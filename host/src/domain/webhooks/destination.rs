@@ -37,11 +37,7 @@ pub(super) async fn destination(
         Some(credentials) => {
             let plain = serde_json::to_vec(&credentials).unwrap_or_default();
             let context = destinations::credentials_context(org_id, webhook_id);
-            match keys
-                .get()
-                .map_err(|e| e.to_string())
-                .and_then(|secret| crate::vault::seal(&secret, &context, &plain).map_err(|e| e.to_string()))
-            {
+            match crate::domain::egress::seal(keys, &context, &plain) {
                 Ok(sealed) => sealed,
                 Err(e) => {
                     tracing::error!(error = %e, "cannot seal a destination's credentials");
