@@ -24,6 +24,8 @@ use crate::netguard::UrlRule;
 pub(crate) struct AmqpTarget<'a> {
     /// `amqp://host:port/vhost`.
     pub url: &'a str,
+    /// The destination (its host and port are vetted before each connection).
+    pub spec: &'a crate::destinations::Spec,
     pub exchange: &'a str,
     pub routing_key: &'a str,
     /// The credentials, sealed (`crate::vault`), and what they are bound to.
@@ -114,7 +116,8 @@ impl Amqp {
 
     async fn connect(&self, to: AmqpTarget<'_>) -> Result<(Connection, Channel), SendError> {
         let url = url::Url::parse(to.url).map_err(|_| SendError::Request("the destination's URL is damaged".into()))?;
-        let (host, port) = (url.host_str().unwrap_or_default(), url.port().unwrap_or(5672));
+        let (host, port) = to.spec.host_port();
+        let host = host.as_str();
         let addrs = self.rule.vet_host(host, port).await.map_err(SendError::Blocked)?;
         let addr = addrs.first().ok_or_else(|| SendError::Connect(format!("{host}: no address")))?;
         let credentials = match to.sealed {

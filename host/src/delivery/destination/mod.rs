@@ -218,11 +218,11 @@ impl Destinations {
                     let sealed = sealed.map(|s| (s, context.as_str()));
                     match spec {
                         Spec::Nats { url, subject } => {
-                            let target = NatsTarget { url, subject, sealed };
+                            let target = NatsTarget { url, spec, subject, sealed };
                             self.nats.send(target, message).await.map(Answer::Nats)
                         }
                         Spec::Amqp { url, exchange, routing_key } => {
-                            let target = AmqpTarget { url, exchange, routing_key, sealed };
+                            let target = AmqpTarget { url, spec, exchange, routing_key, sealed };
                             self.amqp.send(target, message).await.map(Answer::Amqp)
                         }
                         Spec::Sqs { .. } | Spec::Sns { .. } | Spec::EventBridge { .. } => {

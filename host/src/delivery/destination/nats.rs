@@ -26,6 +26,8 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 pub(crate) struct NatsTarget<'a> {
     /// `nats://host:port`.
     pub url: &'a str,
+    /// The destination (its host and port are vetted before each connection).
+    pub spec: &'a crate::destinations::Spec,
     pub subject: &'a str,
     /// The credentials, sealed (`crate::vault`), and what they are bound to.
     pub sealed: Option<(&'a str, &'a str)>,
@@ -100,8 +102,8 @@ impl Nats {
     }
 
     async fn connect(&self, to: NatsTarget<'_>) -> Result<jetstream::Context, SendError> {
-        let url = url::Url::parse(to.url).map_err(|_| SendError::Request("the destination's URL is damaged".into()))?;
-        let (host, port) = (url.host_str().unwrap_or_default(), url.port().unwrap_or(4222));
+        let (host, port) = to.spec.host_port();
+        let host = host.as_str();
         let addrs = self.rule.vet_host(host, port).await.map_err(SendError::Blocked)?;
         let mut options = async_nats::ConnectOptions::new()
             .connection_timeout(CONNECT_TIMEOUT)
