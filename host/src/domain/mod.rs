@@ -9,6 +9,7 @@
 
 pub(crate) mod access;
 pub(crate) mod deliveries;
+mod delivery_view;
 pub(crate) mod egress;
 pub(crate) mod event_log;
 pub(crate) mod events;

@@ -16,15 +16,16 @@
 //! faster), and once another webhook was seen with work due there it queues one batch per
 //! [`YIELD`] only, so live traffic keeps its pace and a replay still moves.
 
+mod head;
 pub(crate) mod job;
 mod view;
 mod window;
 
+use self::head::Head;
 pub(crate) use self::view::{ReplayStatus, ReplayView};
 
 use std::time::{Duration, Instant};
 
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::Invalid;
@@ -339,12 +340,13 @@ impl Replayer {
                 if moved.contains(&i) {
                     revive.push((head.id.clone(), event.clone()));
                 }
+                let subject = head.subject_key().filter(|_| ordered);
                 ReplayItem {
                     delivery_id: delivery_id(p, event.accepted_ms, &replay.org_id, &head.id, &replay.webhook_id),
                     event_id: head.id,
                     accepted_ms: event.accepted_ms,
                     action: entry.action,
-                    subject: head.subject.filter(|_| ordered).map(|s| format!("{}:{}", s.kind, s.id)),
+                    subject,
                 }
             })
             .collect();
@@ -375,36 +377,5 @@ impl Replayer {
         replay.reason = reason.map(str::to_owned);
         replay.finished_at = Some(crate::time::now_rfc3339());
         Ok(())
-    }
-}
-
-/// What a replay reads of an event: its id (its deliveries' ids derive from it) and, for an
-/// operational event, what it is about.
-#[derive(Deserialize)]
-struct Head {
-    id: String,
-    #[serde(default)]
-    subject: Option<Subject>,
-    #[serde(default)]
-    webhook_delivery: Option<AboutDelivery>,
-}
-
-#[derive(Deserialize)]
-struct Subject {
-    #[serde(rename = "type")]
-    kind: String,
-    id: String,
-}
-
-#[derive(Deserialize)]
-struct AboutDelivery {
-    webhook_id: String,
-}
-
-impl Head {
-    /// Whether this operational event is about `webhook` (it never goes to it).
-    fn is_about(&self, webhook: &str) -> bool {
-        self.subject.as_ref().is_some_and(|s| s.id == webhook)
-            || self.webhook_delivery.as_ref().is_some_and(|d| d.webhook_id == webhook)
     }
 }
