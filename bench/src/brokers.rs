@@ -145,35 +145,27 @@ async fn webhook_to(weir: &WeirProc, token: &str, destination: serde_json::Value
     assert_eq!(status, 201, "create webhook: {text}");
 }
 
-/// One round to RabbitMQ: deliveries/s and CPU per delivery (µs) of Weir, Redis and the node.
-async fn to_rabbitmq(redis: &RedisProc, rabbit: &RabbitProc, round: usize, events: usize) -> (f64, f64, f64, f64) {
-    use lapin::options::QueueDeclareOptions;
-    let uri = format!("amqp://guest:guest@127.0.0.1:{}", rabbit.port);
-    let connection = lapin::Connection::connect(&uri, lapin::ConnectionProperties::default()).await.expect("connect");
-    let channel = connection.create_channel().await.expect("a channel");
-    let queue = format!("bench{round}");
-    let durable = QueueDeclareOptions { durable: true, ..Default::default() };
-    channel.queue_declare(queue.as_str().into(), durable, lapin::types::FieldTable::default()).await.expect("declare");
-    let weir = WeirProc::start(redis, &format!("amqp{round}"), &[]);
+/// One round of the load to `destination` (a fresh `weir serve` on `prefix`): deliveries/s and
+/// CPU per delivery (µs) of Weir, Redis and the broker (`broker_cpu`), counting a delivery
+/// when the broker holds it (`held`).
+async fn measured(
+    redis: &RedisProc,
+    (prefix, destination): (&str, serde_json::Value),
+    events: usize,
+    broker_cpu: impl Fn() -> f64,
+    mut held: impl AsyncFnMut() -> usize,
+) -> (f64, f64, f64, f64) {
+    let weir = WeirProc::start(redis, prefix, &[]);
     let tenant = weir.tenant().await;
-    let destination = serde_json::json!({"type": "amqp", "url": uri, "exchange": "", "routing_key": queue});
     webhook_to(&weir, &tenant.admin_token, destination).await;
     let publisher = Publisher::new(&weir.base, &tenant.publisher_token);
-    let (weir_before, redis_before, node_before) =
-        (cpu_seconds(weir.pid()), redis.cpu_by_node().await.iter().sum::<f64>(), rabbit.cpu());
+    let (weir_before, redis_before, broker_before) =
+        (cpu_seconds(weir.pid()), redis.cpu_by_node().await.iter().sum::<f64>(), broker_cpu());
     let started = Instant::now();
     publisher.run(events, connections(), Kind::WorkOrder).await;
     let deadline = Instant::now() + Duration::from_secs(600);
-    let passive = QueueDeclareOptions { passive: true, durable: true, ..Default::default() };
-    loop {
-        let declared = channel
-            .queue_declare(queue.as_str().into(), passive, lapin::types::FieldTable::default())
-            .await
-            .expect("the queue");
-        if declared.message_count() as usize >= events {
-            break;
-        }
-        assert!(Instant::now() < deadline, "not every delivery reached the queue");
+    while held().await < events {
+        assert!(Instant::now() < deadline, "not every delivery reached the broker");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let elapsed = started.elapsed().as_secs_f64();
@@ -182,13 +174,34 @@ async fn to_rabbitmq(redis: &RedisProc, rabbit: &RabbitProc, round: usize, event
         events as f64 / elapsed,
         per(weir_before, cpu_seconds(weir.pid())),
         per(redis_before, redis.cpu_by_node().await.iter().sum::<f64>()),
-        per(node_before, rabbit.cpu()),
+        per(broker_before, broker_cpu()),
     );
     weir.stop();
     row
 }
 
-/// One round to NATS: deliveries/s and CPU per delivery (µs) of Weir, Redis and nats-server.
+/// One round to RabbitMQ: a durable queue on the default exchange.
+async fn to_rabbitmq(redis: &RedisProc, rabbit: &RabbitProc, round: usize, events: usize) -> (f64, f64, f64, f64) {
+    use lapin::options::QueueDeclareOptions;
+    let uri = format!("amqp://guest:guest@127.0.0.1:{}", rabbit.port);
+    let connection = lapin::Connection::connect(&uri, lapin::ConnectionProperties::default()).await.expect("connect");
+    let channel = connection.create_channel().await.expect("a channel");
+    let queue = format!("bench{round}");
+    let durable = QueueDeclareOptions { durable: true, ..Default::default() };
+    channel.queue_declare(queue.as_str().into(), durable, lapin::types::FieldTable::default()).await.expect("declare");
+    let destination = serde_json::json!({"type": "amqp", "url": uri, "exchange": "", "routing_key": queue});
+    let passive = QueueDeclareOptions { passive: true, durable: true, ..Default::default() };
+    let held = async || {
+        let declared = channel
+            .queue_declare(queue.as_str().into(), passive, lapin::types::FieldTable::default())
+            .await
+            .expect("the queue");
+        declared.message_count() as usize
+    };
+    measured(redis, (&format!("amqp{round}"), destination), events, || rabbit.cpu(), held).await
+}
+
+/// One round to NATS: a file-backed stream.
 async fn to_nats(redis: &RedisProc, nats: &NatsProc, round: usize, events: usize) -> (f64, f64, f64, f64) {
     let client = async_nats::connect(format!("127.0.0.1:{}", nats.port)).await.expect("connect to nats-server");
     let js = async_nats::jetstream::new(client);
@@ -199,45 +212,13 @@ async fn to_nats(redis: &RedisProc, nats: &NatsProc, round: usize, events: usize
         ..Default::default()
     };
     js.create_stream(config).await.expect("a stream");
-    let weir = WeirProc::start(redis, &format!("nats{round}"), &[]);
-    let tenant = weir.tenant().await;
-    let body = serde_json::json!({"subscribed_actions": ["work_order_created"],
-        "destination": {"type": "nats", "url": format!("nats://127.0.0.1:{}", nats.port), "subject": format!("bench{round}.orders")}});
-    let (status, text) = Http::connect(&weir.base)
-        .await
-        .send(
-            "POST",
-            "/api/v2/webhooks",
-            &tenant.admin_token,
-            "application/json",
-            serde_json::to_vec(&body).expect("json"),
-        )
-        .await;
-    assert_eq!(status, 201, "create webhook: {text}");
-    let publisher = Publisher::new(&weir.base, &tenant.publisher_token);
-    let (weir_before, redis_before, nats_before) =
-        (cpu_seconds(weir.pid()), redis.cpu_by_node().await.iter().sum::<f64>(), cpu_seconds(nats.child.id()));
-    let started = Instant::now();
-    publisher.run(events, connections(), Kind::WorkOrder).await;
-    let deadline = Instant::now() + Duration::from_secs(600);
-    loop {
+    let destination = serde_json::json!({"type": "nats", "url": format!("nats://127.0.0.1:{}", nats.port),
+        "subject": format!("bench{round}.orders")});
+    let held = async || {
         let mut stream = js.get_stream(&name).await.expect("the stream");
-        if stream.info().await.map(|i| i.state.messages as usize).unwrap_or(0) >= events {
-            break;
-        }
-        assert!(Instant::now() < deadline, "not every delivery reached the stream");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    let elapsed = started.elapsed().as_secs_f64();
-    let per = |before: f64, after: f64| (after - before) * 1e6 / events as f64;
-    let row = (
-        events as f64 / elapsed,
-        per(weir_before, cpu_seconds(weir.pid())),
-        per(redis_before, redis.cpu_by_node().await.iter().sum::<f64>()),
-        per(nats_before, cpu_seconds(nats.child.id())),
-    );
-    weir.stop();
-    row
+        stream.info().await.map(|i| i.state.messages as usize).unwrap_or(0)
+    };
+    measured(redis, (&format!("nats{round}"), destination), events, || cpu_seconds(nats.child.id()), held).await
 }
 
 pub async fn print() {
