@@ -110,7 +110,7 @@ async fn a_broker_down_then_back_gets_every_delivery() {
     let mut broker = RabbitMq::start();
     let (connection, channel) = broker.channel("outage").await;
     let weir = WeirBuilder::shared()
-        .env("WEIR_RETRY_SCHEDULE", "500ms,500ms,1s,1s,1s,1s,1s,1s,1s,1s,1s,1s,1s,1s")
+        .env("WEIR_RETRY_SCHEDULE", "500ms,500ms,1s,1s,2s,2s,2s,2s,2s,2s,2s,2s,2s,2s")
         .start()
         .await;
     let t = weir.tenant(Plan::Pro).await;
@@ -134,12 +134,14 @@ async fn a_broker_down_then_back_gets_every_delivery() {
     })
     .await;
     broker.restart();
+    // The consumer declares its queue again as it reconnects (a node killed with -9 may come
+    // back without a queue it declared a moment before: its messages are then unroutable).
+    let (_connection, channel) = broker.channel("outage").await;
     let all = t.admin.settled(id, 4).await;
     assert!(all.iter().all(|d| d["status"] == "succeeded"), "{all:?}");
-    let (_connection, channel) = broker.channel("outage").await;
     let mut ids = std::collections::HashSet::new();
     while ids.len() < 3 {
         ids.insert(header(&next(&channel, "outage").await, "webhook-id"));
     }
-    assert_eq!(ids.len(), 3, "the three published while it was down, kept by the durable queue");
+    assert_eq!(ids.len(), 3, "the three published while it was down");
 }
