@@ -92,7 +92,7 @@ pub(crate) const CATEGORIES: &[Category] = &[
     Category {
         key: "webhooks",
         name: "Webhooks",
-        events: &["webhook_deactivated", "webhook_reactivated", "webhook_delivery_failed"],
+        events: &["webhook_deactivated", "webhook_reactivated", "webhook_delivery_failed", "usage_limit_approaching"],
     },
 ];
 
@@ -101,7 +101,7 @@ pub(crate) const CATEGORIES: &[Category] = &[
 pub(crate) const OPERATIONAL: &str = "webhooks";
 
 /// The snapshot keys of operational events (never a publisher's record).
-pub(crate) const OPERATIONAL_SNAPSHOT_KEYS: &[&str] = &["webhook", "webhook_delivery"];
+pub(crate) const OPERATIONAL_SNAPSHOT_KEYS: &[&str] = &["webhook", "webhook_delivery", "usage"];
 
 /// The snapshot keys allowed in an envelope (service document §2).
 pub(crate) const SNAPSHOT_KEYS: &[&str] = &[

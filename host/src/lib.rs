@@ -50,6 +50,7 @@ pub mod ids;
 mod jobs;
 mod metrics;
 mod netguard;
+pub mod plans;
 pub mod plugins;
 mod server;
 mod service;

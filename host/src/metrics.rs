@@ -53,6 +53,8 @@ pub(crate) struct Metrics {
     pub attempts_slow: Gauge,
     /// `webhook_delivery_failed` notices not sent: their organisation's budget was spent.
     pub notices_suppressed: Counter,
+    /// Requests refused by a plan's limit, by plan (operators name a few) and limit.
+    quota_refusals: Family<NamedLabels, Counter>,
     /// History in PostgreSQL: rows and events this process moved, what waits, and whether
     /// PostgreSQL answers.
     pub history_moved_deliveries: Counter,
@@ -86,6 +88,7 @@ impl Metrics {
             endpoints_paused: Gauge::default(),
             attempts_slow: Gauge::default(),
             notices_suppressed: Counter::default(),
+            quota_refusals: Family::default(),
             otel: crate::telemetry::Counts::default(),
             history_moved_deliveries: Counter::default(),
             history_moved_events: Counter::default(),
@@ -100,6 +103,11 @@ impl Metrics {
         metrics
     }
 
+    /// Counts a request refused by `plan`'s limit on `quota`.
+    pub(crate) fn quota_refused(&self, plan: &str, quota: crate::plans::Quota) {
+        self.quota_refusals.get_or_create(&vec![("plan", plan.to_owned()), ("quota", quota.key().to_owned())]).inc();
+    }
+
     /// The series about events, deliveries and their queue.
     fn register_deliveries(&self, r: &mut Registry) {
         let metrics = self;
@@ -108,6 +116,11 @@ impl Metrics {
             "events_published",
             "Events accepted (not counting idempotent replays)",
             metrics.events_published.clone(),
+        );
+        r.register(
+            "quota_refusals",
+            "Requests refused by a plan's limit (403 or 429 quota_exceeded), by plan and quota (events_per_day, webhooks, plugins, plugin_bytes)",
+            metrics.quota_refusals.clone(),
         );
         r.register(
             "dead_letters",

@@ -30,6 +30,10 @@ pub(crate) enum Code {
     UnsupportedMediaType,
     ValidationFailed,
     RateLimited,
+    /// A plan's count limit (403).
+    QuotaExceeded,
+    /// A plan's events of the day used up (429).
+    DailyQuotaExceeded,
     Internal,
     Unavailable,
 }
@@ -49,6 +53,7 @@ impl Code {
             Code::UnsupportedMediaType => "unsupported_media_type",
             Code::ValidationFailed => "validation_failed",
             Code::RateLimited => "rate_limited",
+            Code::QuotaExceeded | Code::DailyQuotaExceeded => "quota_exceeded",
             Code::Internal => "internal",
             Code::Unavailable => "unavailable",
         }
@@ -67,7 +72,8 @@ impl Code {
             Code::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Code::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Code::ValidationFailed => StatusCode::UNPROCESSABLE_ENTITY,
-            Code::RateLimited => StatusCode::TOO_MANY_REQUESTS,
+            Code::RateLimited | Code::DailyQuotaExceeded => StatusCode::TOO_MANY_REQUESTS,
+            Code::QuotaExceeded => StatusCode::FORBIDDEN,
             Code::Internal => StatusCode::INTERNAL_SERVER_ERROR,
             Code::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
         }
@@ -146,6 +152,34 @@ impl ApiError {
     }
 }
 
+impl From<crate::domain::quota::QuotaExceeded> for ApiError {
+    /// `403 quota_exceeded` naming the limit as the field, or `429` with `Retry-After` for
+    /// the events of the day (contract §9 "Plans").
+    fn from(e: crate::domain::quota::QuotaExceeded) -> ApiError {
+        let details = vec![FieldError::new(e.quota.key(), e.message.clone())];
+        match e.retry_after {
+            Some(wait) => {
+                let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+                ApiError {
+                    details,
+                    retry_after: Some(secs.max(1)),
+                    ..ApiError::new(Code::DailyQuotaExceeded, e.message)
+                }
+            }
+            None => ApiError { details, ..ApiError::new(Code::QuotaExceeded, e.message) },
+        }
+    }
+}
+
+impl From<crate::domain::events::PublishError> for ApiError {
+    fn from(e: crate::domain::events::PublishError) -> ApiError {
+        match e {
+            crate::domain::events::PublishError::Quota(quota) => quota.into(),
+            crate::domain::events::PublishError::Store(e) => e.into(),
+        }
+    }
+}
+
 impl From<Denied> for ApiError {
     fn from(denied: Denied) -> ApiError {
         let code = match denied {
@@ -217,7 +251,7 @@ impl From<WebhookError> for ApiError {
         match e {
             WebhookError::Invalid(invalid) => invalid.into(),
             WebhookError::NotFound => ApiError::not_found("webhook"),
-            WebhookError::Conflict(message) => ApiError::conflict(message),
+            WebhookError::Quota(quota) => quota.into(),
             WebhookError::Store(e) => e.into(),
         }
     }
@@ -297,10 +331,12 @@ pub(crate) struct ErrorBody<'a> {
 pub(crate) struct ErrorDetail<'a> {
     /// `invalid_token`, `plan_required`, `forbidden`, `not_found`, `method_not_allowed`,
     /// `conflict`, `gone`, `payload_too_large`, `unsupported_media_type`,
-    /// `validation_failed`, `rate_limited`, `internal`, `unavailable`.
+    /// `validation_failed`, `rate_limited`, `quota_exceeded` (403 over a plan's count, 429
+    /// over its events of the day), `internal`, `unavailable`.
     code: &'a str,
     message: &'a str,
-    /// Only for `validation_failed`: each invalid field.
+    /// Only for `validation_failed` (each invalid field) and `quota_exceeded` (the plan's
+    /// limit met: `events_per_day`, `webhooks`, `plugins` or `plugin_bytes`).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Vec<FieldError>>)]
     details: Option<&'a [FieldError]>,
@@ -308,7 +344,8 @@ pub(crate) struct ErrorDetail<'a> {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let details = (self.code == Code::ValidationFailed).then_some(self.details.as_slice());
+        let with_details = matches!(self.code, Code::ValidationFailed | Code::QuotaExceeded | Code::DailyQuotaExceeded);
+        let details = with_details.then_some(self.details.as_slice());
         let body = ErrorBody { error: ErrorDetail { code: self.code.as_str(), message: &self.message, details } };
         let mut response = (self.code.status(), axum::Json(body)).into_response();
         let headers = response.headers_mut();

@@ -35,7 +35,7 @@ async fn authenticate(parts: &Parts, access: &Access, requirement: Requirement) 
         Some(owner) => Some(owner),
         None => access.token_owner(token).await?,
     };
-    let caller = Caller::from(owner.ok_or_else(ApiError::invalid_token)?);
+    let caller = access.caller(owner.ok_or_else(ApiError::invalid_token)?);
     if let Some(wait) = access.take_request(&caller.client_id).await? {
         return Err(ApiError::rate_limited(wait));
     }

@@ -23,6 +23,7 @@ pub(crate) mod portal;
 pub(crate) mod replay;
 pub(crate) mod schema;
 mod state;
+pub(crate) mod usage;
 pub(crate) mod webhooks;
 
 use std::sync::Arc;
@@ -168,7 +169,8 @@ pub(crate) fn routes() -> Router<Handles> {
         .route("/report_exports", post(exports::create))
         .route("/report_exports/{id}", get(exports::get))
         .route("/portal_links", post(portal::create))
-        .route("/portal_sessions", delete(portal::end));
+        .route("/portal_sessions", delete(portal::end))
+        .route("/usage", get(usage::get));
     Router::new()
         .route("/oauth/token", post(oauth::token))
         .route("/oauth/revoke", post(oauth::revoke))

@@ -17,7 +17,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement
 use utoipa::openapi::{Content, Ref, RefOr, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
 
-use super::{deliveries, events, exports, filters, oauth, ops, plugins, portal, replay, webhooks};
+use super::{deliveries, events, exports, filters, oauth, ops, plugins, portal, replay, usage, webhooks};
 
 /// Adds the security schemes, and each operation's security and the error responses every
 /// operation of its kind can give.
@@ -87,12 +87,23 @@ fn add_errors(path: &str, method: &str, operation: &mut Operation) {
     if api {
         operation.security = Some(vec![SecurityRequirement::new("bearer", Vec::<String>::new())]);
         errors.push(("401", "No valid bearer token"));
-        errors.push(("403", "The client lacks the role"));
-        errors.push(("429", "Too many requests from this client (`Retry-After`)"));
-        errors.push(("422", "Invalid request: `details` names each field or parameter"));
         let publishing = path == "/api/v2/events" && method == "post";
+        errors.push(match publishing {
+            true => (
+                "429",
+                "Too many requests from this client, or `quota_exceeded`: the plan's events of the day (UTC) are used up (`Retry-After`: until the day ends)",
+            ),
+            false => ("429", "Too many requests from this client (`Retry-After`)"),
+        });
+        let counted = method == "post" && (path == "/api/v2/webhooks" || path == "/api/v2/plugins");
+        errors.push(match counted {
+            true => ("403", "The client lacks the role, or `quota_exceeded`: the plan allows no more (`details` names the limit); nothing stored"),
+            false => ("403", "The client lacks the role"),
+        });
+        errors.push(("422", "Invalid request: `details` names each field or parameter"));
         let exports = path.starts_with("/api/v2/report_exports");
-        if !publishing && !exports {
+        let any_client = path == "/api/v2/usage";
+        if !publishing && !exports && !any_client {
             errors.push(("402", "The organisation's plan does not include API integrations"));
         }
         if path.contains('{') {
@@ -155,6 +166,7 @@ fn add_errors(path: &str, method: &str, operation: &mut Operation) {
         exports::download,
         portal::create,
         portal::end,
+        usage::get,
     ),
     components(schemas(super::error::ErrorBody, super::oauth::OAuthErrorBody)),
     modifiers(&CommonErrors)
@@ -189,6 +201,6 @@ mod tests {
     #[test]
     fn the_document_is_the_one_pinned() {
         let hash = hex::encode(sha2::Sha256::digest(DOCUMENT.as_bytes()));
-        assert_eq!(hash, "1442edc91532af0009fd0d6df2d025ac9efbb840737270e899ae47fdc6f7b60a");
+        assert_eq!(hash, "594822e2e5bc111ee1245c3509b499e97b7bbfa7ec71a7cd037d8656f505dcde");
     }
 }

@@ -33,7 +33,7 @@ impl From<UploadRefused> for ApiError {
     fn from(e: UploadRefused) -> ApiError {
         match e {
             UploadRefused::Invalid(why) => ApiError::field("body", why),
-            UploadRefused::Quota(why) => ApiError::conflict(why),
+            UploadRefused::Quota(quota) => quota.into(),
             UploadRefused::OrganisationBusy(why) => {
                 ApiError { retry_after: Some(10), ..ApiError::new(Code::RateLimited, why) }
             }
@@ -75,7 +75,7 @@ pub(crate) async fn upload(
     if bytes.is_empty() {
         return Err(ApiError::field("body", "is empty: send the component's bytes"));
     }
-    let plugin = plugins.upload(&caller.org_id, caller.plan, name, bytes).await?;
+    let plugin = plugins.upload(&caller.org_id, &caller.rules, name, bytes).await?;
     let mut response = (StatusCode::CREATED, axum::Json(&plugin)).into_response();
     if let Ok(value) = HeaderValue::from_str(&format!("/api/v2/plugins/{}", plugin.id)) {
         response.headers_mut().insert(header::LOCATION, value);

@@ -14,6 +14,7 @@ use crate::domain::operations::Operations;
 use crate::domain::plugins::Plugins;
 use crate::domain::portal::PortalLinks;
 use crate::domain::replay::Replays;
+use crate::domain::usage::Usage;
 use crate::domain::webhooks::Webhooks;
 
 macro_rules! door {
@@ -35,3 +36,4 @@ door!(Plugins, plugins);
 door!(Exports, exports);
 door!(Operations, operations);
 door!(PortalLinks, portal);
+door!(Usage, usage);

@@ -6,9 +6,11 @@
 //! API integrations (402), then the role (403); only then does a handler look anything up.
 
 pub mod passwords;
-pub mod plans;
 pub mod secrets;
 
+use std::sync::Arc;
+
+use crate::plans::{Plans, Rules};
 use crate::store::tenants::clients::TokenOwner;
 use crate::store::tenants::orgs::Plan;
 
@@ -46,11 +48,15 @@ pub struct Caller {
     pub admin: bool,
     pub publisher: bool,
     pub plan: Plan,
+    /// What the plan allows.
+    pub rules: Arc<Rules>,
 }
 
-impl From<TokenOwner> for Caller {
-    fn from(owner: TokenOwner) -> Caller {
+impl Caller {
+    /// The caller behind a token, with its plan's rules.
+    pub fn new(owner: TokenOwner, plans: &Plans) -> Caller {
         Caller {
+            rules: plans.rules(owner.plan.as_str()).clone(),
             client_id: owner.client.client_id,
             client_name: owner.client.name,
             org_id: owner.client.org_id,
@@ -88,7 +94,7 @@ impl Caller {
     pub fn check(&self, requirement: Requirement) -> Result<(), Denied> {
         match requirement {
             Requirement::AdminWithApiPlan => {
-                if !self.plan.api_integrations() {
+                if !self.rules.api_integrations {
                     return Err(Denied::PlanRequired);
                 }
                 if !self.admin {
@@ -118,20 +124,30 @@ mod tests {
     }
 
     fn caller(plan: Plan, admin: bool, publisher: bool) -> Caller {
-        Caller { client_id: "cli_x".into(), client_name: "x".into(), org_id: "org_x".into(), admin, publisher, plan }
+        let api = plan == Plan::pro();
+        let rules = Arc::new(Rules { name: plan.as_str().into(), api_integrations: api, limits: Default::default() });
+        Caller {
+            client_id: "cli_x".into(),
+            client_name: "x".into(),
+            org_id: "org_x".into(),
+            admin,
+            publisher,
+            plan,
+            rules,
+        }
     }
 
     #[test]
     fn plan_is_checked_before_role() {
-        assert_eq!(caller(Plan::Free, false, false).check(Requirement::AdminWithApiPlan), Err(Denied::PlanRequired));
-        assert_eq!(caller(Plan::Pro, false, true).check(Requirement::AdminWithApiPlan), Err(Denied::NotAdmin));
-        assert_eq!(caller(Plan::Pro, true, false).check(Requirement::AdminWithApiPlan), Ok(()));
+        assert_eq!(caller(Plan::free(), false, false).check(Requirement::AdminWithApiPlan), Err(Denied::PlanRequired));
+        assert_eq!(caller(Plan::pro(), false, true).check(Requirement::AdminWithApiPlan), Err(Denied::NotAdmin));
+        assert_eq!(caller(Plan::pro(), true, false).check(Requirement::AdminWithApiPlan), Ok(()));
     }
 
     #[test]
     fn publishing_needs_only_the_role() {
-        assert_eq!(caller(Plan::Free, false, true).check(Requirement::Publisher), Ok(()));
-        assert_eq!(caller(Plan::Pro, true, false).check(Requirement::Publisher), Err(Denied::NotPublisher));
-        assert_eq!(caller(Plan::Free, false, false).check(Requirement::AnyClient), Ok(()));
+        assert_eq!(caller(Plan::free(), false, true).check(Requirement::Publisher), Ok(()));
+        assert_eq!(caller(Plan::pro(), true, false).check(Requirement::Publisher), Err(Denied::NotPublisher));
+        assert_eq!(caller(Plan::free(), false, false).check(Requirement::AnyClient), Ok(()));
     }
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use clap::{Subcommand, ValueEnum};
+use clap::Subcommand;
 
 use super::logging::init_logging;
 use crate::auth::{CLIENT_SECRET_PREFIX, secrets};
@@ -122,14 +122,16 @@ pub(super) enum OrgCommand {
     Create {
         #[arg(long)]
         name: String,
-        #[arg(long, value_enum)]
-        plan: PlanArg,
+        /// A plan of the configuration (`[plans.<name>]`; shipped: free, pro).
+        #[arg(long)]
+        plan: String,
     },
     /// Change an organisation's plan.
     SetPlan {
         org_id: String,
-        #[arg(long, value_enum)]
-        plan: PlanArg,
+        /// A plan of the configuration (`[plans.<name>]`; shipped: free, pro).
+        #[arg(long)]
+        plan: String,
     },
     /// Every organisation, oldest first.
     List,
@@ -161,19 +163,21 @@ pub(super) enum ClientCommand {
     },
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub(super) enum PlanArg {
-    Free,
-    Pro,
-}
-
-impl From<PlanArg> for Plan {
-    fn from(p: PlanArg) -> Plan {
-        match p {
-            PlanArg::Free => Plan::Free,
-            PlanArg::Pro => Plan::Pro,
+/// A plan the configuration has, by name.
+fn configured_plan(config: &Config, name: &str) -> Result<Plan, AdminError> {
+    match (config.plans.get(name), Plan::parse(name)) {
+        (Some(_), Some(plan)) => Ok(plan),
+        _ => {
+            let known: Vec<&str> = config.plans.names().collect();
+            Err(AdminError::Usage(format!("no plan `{name}` in the configuration (plans: {})", known.join(", "))))
         }
     }
+}
+
+/// An organisation as the commands print it: with whether its plan includes the API.
+fn org_view(config: &Config, org: &crate::store::tenants::orgs::Org) -> serde_json::Value {
+    let api = config.plans.rules(org.plan.as_str()).api_integrations;
+    json!({"id": org.id, "name": org.name, "plan": org.plan, "api_integrations": api})
 }
 
 pub(super) async fn run(config: Config, command: AdminCommand) -> ExitCode {
@@ -349,13 +353,15 @@ async fn execute(store: &Store, config: &Config, command: AdminCommand) -> Resul
             replay(store, config, (&org_id, &webhook_id), (since, until)).await
         }
         AdminCommand::Org { command: OrgCommand::Create { name, plan } } => {
-            let org = store.tenants().create_org(&non_empty("--name", &name)?, plan.into()).await?;
-            Ok(json!(org))
+            let plan = configured_plan(config, &plan)?;
+            let org = store.tenants().create_org(&non_empty("--name", &name)?, plan).await?;
+            Ok(org_view(config, &org))
         }
         AdminCommand::Org { command: OrgCommand::SetPlan { org_id, plan } } => {
+            let plan = configured_plan(config, &plan)?;
             known_org(store, &org_id).await?;
-            let org = store.tenants().set_org_plan(&org_id, plan.into()).await?.ok_or(AdminError::NoOrg(org_id))?;
-            Ok(json!(org))
+            let org = store.tenants().set_org_plan(&org_id, plan).await?.ok_or(AdminError::NoOrg(org_id))?;
+            Ok(org_view(config, &org))
         }
         AdminCommand::Client { command: ClientCommand::Create { org_id, name, admin, publisher } } => {
             let name = non_empty("--name", &name)?;
@@ -375,10 +381,13 @@ async fn execute(store: &Store, config: &Config, command: AdminCommand) -> Resul
         AdminCommand::User { command: UserCommand::Create { org_id, email, admin } } => {
             create_user(store, &org_id, email, admin).await
         }
-        AdminCommand::Org { command: OrgCommand::List } => Ok(json!(store.tenants().list_orgs().await?)),
+        AdminCommand::Org { command: OrgCommand::List } => {
+            let orgs = store.tenants().list_orgs().await?;
+            Ok(serde_json::Value::Array(orgs.iter().map(|o| org_view(config, o)).collect()))
+        }
         AdminCommand::Org { command: OrgCommand::Show { org_id } } => {
             known_org(store, &org_id).await?;
-            Ok(json!(store.tenants().get_org(&org_id).await?.ok_or(AdminError::NoOrg(org_id))?))
+            Ok(org_view(config, &store.tenants().get_org(&org_id).await?.ok_or(AdminError::NoOrg(org_id))?))
         }
         AdminCommand::Client { command: ClientCommand::List { org_id } } => {
             known_org(store, &org_id).await?;

@@ -21,6 +21,8 @@ impl Layers {
         let retry_schedule = self.retry_schedule()?;
         let (delivery_retention, event_retention) = self.retentions(&retry_schedule)?;
         let plugin_concurrency = self.uint("plugin_concurrency", 1, 256)? as usize;
+        let ceiling = crate::plans::Ceiling { deliveries: delivery_retention, events: event_retention };
+        let plans = std::sync::Arc::new(super::plans::validate(&self.plans, &retry_schedule, ceiling)?);
         Ok(Config {
             redis_wait_replicas: self.uint("redis_wait_replicas", 0, 16)? as u32,
             redis_partitions: self.redis_partitions(redis_cluster.is_empty())?,
@@ -66,6 +68,7 @@ impl Layers {
             plugin_cache_mib: self.uint("plugin_cache_mib", 64, 1 << 20)?,
             history: self.history()?,
             otel: self.otel.clone(),
+            plans,
         })
     }
 

@@ -124,12 +124,15 @@ pub(super) struct Layers {
     values: BTreeMap<&'static str, (Raw, Origin)>,
     /// OpenTelemetry's variables (`super::otel`).
     pub(super) otel: super::otel::Otel,
+    /// The `[plans.<name>]` tables, each with where it came from (`super::plans` reads
+    /// them); a later layer's plan replaces an earlier one's whole.
+    pub(super) plans: BTreeMap<String, (toml::Table, Origin)>,
 }
 
 impl Layers {
     /// The defaults, then `file`, then the `WEIR_*` variables `env` gives.
     pub(super) fn load(file: Option<&Path>, env: impl Fn(&str) -> Option<String>) -> Result<Layers, ConfigError> {
-        let mut layers = Layers { values: BTreeMap::new(), otel: Default::default() };
+        let mut layers = Layers { values: BTreeMap::new(), otel: Default::default(), plans: Default::default() };
         let defaults: toml::Table = toml::from_str(DEFAULT_TOML)
             .map_err(|e| ConfigError::Syntax { path: "config.default.toml".into(), message: e.to_string() })?;
         layers.add_table(defaults, Origin::Default, Path::new("config.default.toml"))?;
@@ -163,10 +166,32 @@ impl Layers {
                     .map_err(|message| ConfigError::Invalid { origin: origin("otel"), message })?;
                 continue;
             }
+            if name == "plans" {
+                self.add_plans(value, origin("plans"))?;
+                continue;
+            }
             let Some(key) = KEYS.iter().find(|k| **k == name) else {
                 return Err(ConfigError::UnknownKey { path: path.to_owned(), key: name });
             };
             self.values.insert(key, (Raw::Toml(value), origin(key)));
+        }
+        Ok(())
+    }
+
+    /// Adds the plans of a `plans` table.
+    fn add_plans(&mut self, value: toml::Value, origin: Origin) -> Result<(), ConfigError> {
+        let invalid = |message: String| ConfigError::Invalid { origin: origin.clone(), message };
+        let toml::Value::Table(plans) = value else {
+            return Err(invalid("must be a table of plans: [plans.<name>]".into()));
+        };
+        for (name, table) in plans {
+            if !crate::plans::is_valid_name(&name) {
+                return Err(invalid(format!("plan name `{name}`: use 1-32 lower-case letters, digits, - and _")));
+            }
+            let toml::Value::Table(table) = table else {
+                return Err(invalid(format!("plans.{name} must be a table")));
+            };
+            self.plans.insert(name, (table, origin.clone()));
         }
         Ok(())
     }

@@ -12,6 +12,7 @@ mod egress;
 mod history;
 mod layers;
 mod otel;
+mod plans;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -87,6 +88,8 @@ pub struct Config {
     pub history: Option<HistorySettings>,
     /// OpenTelemetry's `OTEL_*` variables set (`crate::telemetry` reads them).
     pub otel: Otel,
+    /// The plans and what each allows (`[plans.<name>]`).
+    pub plans: std::sync::Arc<crate::plans::Plans>,
 }
 
 /// How log lines are written (`log_format`, `WEIR_LOG_FORMAT`).

@@ -91,6 +91,11 @@ impl Access {
 }
 
 impl Access {
+    /// The caller a token's owner is, with what its plan allows.
+    pub(crate) fn caller(&self, owner: TokenOwner) -> crate::auth::Caller {
+        crate::auth::Caller::new(owner, &self.config.plans)
+    }
+
     /// A new access token for the client whose secret this is.
     pub(crate) async fn issue_token(&self, client_id: &str, secret: &str) -> Result<Issued, TokenError> {
         let client = self.client(client_id, secret).await?;

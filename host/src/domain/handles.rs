@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::{access, deliveries, events, exports, operations, plugins, portal, replay, webhooks};
+use super::{access, deliveries, events, exports, operations, plugins, portal, replay, usage, webhooks};
 
 /// Every door of the domain, made once for the surfaces (`crate::service` builds it). Each
 /// is shared: the surfaces clone the handles for every request.
@@ -19,4 +19,5 @@ pub(crate) struct Handles {
     pub exports: Arc<exports::Exports>,
     pub operations: Arc<operations::Operations>,
     pub portal: Arc<portal::PortalLinks>,
+    pub usage: Arc<usage::Usage>,
 }

@@ -22,8 +22,10 @@ pub(crate) mod notices;
 pub(crate) mod operations;
 pub(crate) mod plugins;
 pub(crate) mod portal;
+pub(crate) mod quota;
 pub(crate) mod replay;
 pub(crate) mod rules;
+pub(crate) mod usage;
 pub(crate) mod views;
 pub(crate) mod webhooks;
 

@@ -1,5 +1,6 @@
 //! Operational events (contract §7): Weir tells an organisation's own webhooks when one of
 //! its webhooks is deactivated or reactivated, and when a delivery's retries are exhausted.
+//! (The fourth, `usage_limit_approaching`, is the publish path's: `events::counted`.)
 //! They are ordinary events of the organisation (published, logged, signed and delivered
 //! like any other, through plugins too), with three rules of their own:
 //! - an event about webhook W never goes to W (a dead endpoint is not told it is dead, and
@@ -15,16 +16,11 @@
 //! Emitted after the change is stored: a process that dies in between loses the notice
 //! (the change itself stands, and shows on the webhook and the delivery).
 
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use super::events::{Event, Publishing};
+use super::events::{Operational, Publishing};
 use crate::catalog;
-use crate::ids;
 use crate::store::tenants::webhooks::Webhook;
-
-/// The creator of every operational event.
-const WEIR: (&str, &str) = (super::events::OPERATIONAL_CREATOR, "Weir");
 
 /// An organisation's budget of `webhook_delivery_failed` notices: one every 6 s on average,
 /// 10 at once. Without it, one event failing at N webhooks that all subscribe to the notice
@@ -120,34 +116,8 @@ pub(crate) async fn emit(publishing: &Publishing, org_id: &str, notice: Notice<'
     }
     let action = notice.action();
     let (subject_type, subject_id, snapshot, occasion) = notice.parts();
-    // Derived from the occasion alone: the same change reported twice is one event. The
-    // prefix is Weir's: publishers may not use it (`events::validate`).
-    let id = format!(
-        "{}{}",
-        ids::OPERATIONAL_EVENT_PREFIX,
-        hex::encode(&ids::digest(&["weir", action, &subject_id, &occasion])[..12])
-    );
-    let Some(snapshot_key) = catalog::snapshot_key_for(action) else { return };
-    let Ok(snapshot) = RawValue::from_string(snapshot.to_string()) else { return };
-    let event = Event {
-        id,
-        fresh_id: false,
-        action: action.to_owned(),
-        created_at: crate::time::now_rfc3339(),
-        creator_id: WEIR.0.to_owned(),
-        creator_name: WEIR.1.to_owned(),
-        subject_type: subject_type.to_owned(),
-        subject_id,
-        deleted: false,
-        snapshot_key,
-        snapshot: &snapshot,
-        trace: None,
-        test: false,
-    };
-    match publishing.publish_except(org_id, &event, Some(notice.webhook_id())).await {
-        Ok(_) => tracing::info!(org_id = %org_id, event_id = %event.id, action, "operational event published"),
-        Err(e) => tracing::warn!(error = %e, org_id = %org_id, action, "cannot publish an operational event"),
-    }
+    let about = Operational { action, subject: (subject_type, &subject_id), snapshot, occasion: &occasion };
+    publishing.publish_operational(org_id, about, Some(notice.webhook_id())).await;
 }
 
 #[cfg(test)]

@@ -11,15 +11,15 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::fields::Fields;
+use super::quota::QuotaExceeded;
 use super::views::PluginView;
 use super::{FieldError, Invalid};
-use crate::auth::plans;
 use crate::ids::{self, Kind};
+use crate::plans::{Quota, Rules};
 use crate::plugins::Runtime;
 use crate::plugins::{BudgetError, EventMeta, UploadError as CompileError, Verdict};
 use crate::shared::PluginHashes;
 use crate::store::StoreError;
-use crate::store::tenants::orgs::Plan;
 use crate::store::tenants::plugins::{Deleted, Plugin, PluginQuota, Refused};
 
 /// Why an upload was not stored.
@@ -29,8 +29,8 @@ pub(crate) enum UploadRefused {
     #[error("{0}")]
     Invalid(String),
     /// The organisation's plan allows no more.
-    #[error("{0}")]
-    Quota(String),
+    #[error(transparent)]
+    Quota(QuotaExceeded),
     /// Another upload of the organisation is compiling.
     #[error("{0}")]
     OrganisationBusy(String),
@@ -86,8 +86,6 @@ pub(crate) struct Header {
     pub value: String,
 }
 
-const MIB: f64 = 1024.0 * 1024.0;
-
 /// Plugins, for the surfaces: upload, list, read, delete, dry-run.
 #[derive(Debug, Clone)]
 pub(crate) struct Plugins {
@@ -95,6 +93,7 @@ pub(crate) struct Plugins {
     runtime: Arc<Runtime>,
     plugin_hashes: Arc<PluginHashes>,
     moved: super::moved::Moved,
+    metrics: Arc<crate::metrics::Metrics>,
 }
 
 impl Plugins {
@@ -102,9 +101,10 @@ impl Plugins {
         store: &crate::store::Store,
         plugins: &Arc<Runtime>,
         plugin_hashes: &Arc<PluginHashes>,
-        moved: &super::moved::Moved,
+        (moved, metrics): (&super::moved::Moved, &Arc<crate::metrics::Metrics>),
     ) -> Plugins {
         Plugins {
+            metrics: metrics.clone(),
             store: store.clone(),
             runtime: plugins.clone(),
             plugin_hashes: plugin_hashes.clone(),
@@ -118,7 +118,7 @@ impl Plugins {
     pub(crate) async fn upload(
         &self,
         org_id: &str,
-        plan: Plan,
+        plan: &Rules,
         name: String,
         wasm: bytes::Bytes,
     ) -> Result<PluginView, UploadRefused> {
@@ -268,12 +268,15 @@ async fn envelope_of_delivery(
 async fn upload(
     plugins: &Plugins,
     org_id: &str,
-    plan: Plan,
+    plan: &Rules,
     name: String,
     wasm: bytes::Bytes,
 ) -> Result<Plugin, UploadRefused> {
-    let limits = plans::limits(plan);
-    let quota = PluginQuota { plugins: limits.plugins, bytes: limits.plugin_bytes };
+    let limits = &plan.limits;
+    let quota = PluginQuota {
+        plugins: limits.plugins.map_or(usize::MAX, |n| n as usize),
+        bytes: limits.plugin_bytes.unwrap_or(u64::MAX),
+    };
     let wasm: Arc<[u8]> = Arc::from(wasm.as_ref());
     let hashing = wasm.clone();
     let sha256 = tokio::task::spawn_blocking(move || crate::plugins::sha256_hex(&hashing))
@@ -283,10 +286,10 @@ async fn upload(
     // The plan first: nothing is compiled for an upload that could not be stored.
     let (usage, stored) = plugins.store.plugins().plugin_usage(org_id, &sha256).await?;
     if usage.plugins >= quota.plugins {
-        return Err(refused(Refused::Plugins, quota, plan));
+        return Err(refused(plugins, Refused::Plugins, quota, plan));
     }
     if !stored && usage.bytes + size > quota.bytes {
-        return Err(refused(Refused::Bytes, quota, plan));
+        return Err(refused(plugins, Refused::Bytes, quota, plan));
     }
     let staged = plugins.runtime.compile_upload(org_id, wasm.clone()).await.map_err(|e| match e {
         CompileError::Invalid(why) => UploadRefused::Invalid(why.to_string()),
@@ -302,24 +305,35 @@ async fn upload(
         version: 0,
         org_id: org_id.to_owned(),
     };
-    let plugin =
-        plugins.store.plugins().create_plugin(&plugin, &wasm, quota).await?.map_err(|r| refused(r, quota, plan))?;
+    let plugin = plugins
+        .store
+        .plugins()
+        .create_plugin(&plugin, &wasm, quota)
+        .await?
+        .map_err(|r| refused(plugins, r, quota, plan))?;
     let runtime = plugins.runtime.clone();
     let _ = tokio::task::spawn_blocking(move || runtime.keep(staged)).await;
     Ok(plugin)
 }
 
-fn refused(why: Refused, quota: PluginQuota, plan: Plan) -> UploadRefused {
+fn refused(plugins: &Plugins, why: Refused, quota: PluginQuota, plan: &Rules) -> UploadRefused {
+    let kind = match why {
+        Refused::Plugins => Quota::Plugins,
+        Refused::Bytes => Quota::PluginBytes,
+    };
+    plugins.metrics.quota_refused(&plan.name, kind);
     UploadRefused::Quota(match why {
-        Refused::Plugins => format!(
-            "the organisation already has {} plugins, the most its plan ({}) allows; delete versions it no longer uses",
-            quota.plugins,
-            plan.as_str()
-        ),
-        Refused::Bytes => format!(
-            "the organisation's plugins would take more than the {:.0} MiB of code its plan ({}) allows; delete versions it no longer uses",
-            quota.bytes as f64 / MIB,
-            plan.as_str()
-        ),
+        Refused::Plugins => {
+            let what =
+                format!("the organisation already has {} plugins (delete versions it no longer uses)", quota.plugins);
+            QuotaExceeded::count(Quota::Plugins, plan, what)
+        }
+        Refused::Bytes => {
+            let what = format!(
+                "the organisation's plugins would take more than {} bytes of code (delete versions it no longer uses)",
+                quota.bytes
+            );
+            QuotaExceeded::count(Quota::PluginBytes, plan, what)
+        }
     })
 }

@@ -14,7 +14,7 @@ use crate::domain::handles::Handles;
 use crate::domain::moved::Moved;
 use crate::domain::replay::Replayer;
 use crate::domain::webhooks::WebhookParts;
-use crate::domain::{access, deliveries, events, exports, operations, plugins, portal, replay, webhooks};
+use crate::domain::{access, deliveries, events, exports, operations, plugins, portal, replay, usage, webhooks};
 use crate::filters::Evaluator;
 use crate::history::History;
 use crate::metrics::Metrics;
@@ -75,6 +75,7 @@ impl App {
             moved: moved.clone(),
             arrivals: arrivals.clone(),
             delivery_retention: retentions.0,
+            plans: config.plans.clone(),
         });
         let replayer = Replayer::new(&moved, &filtering, Some(&arrivals), (&store, retentions.0, retentions.1));
         let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
@@ -145,10 +146,16 @@ impl App {
                 event_retention,
             )),
             replays: Arc::new(replay::Replays::new(&self.replayer, &self.telemetry)),
-            plugins: Arc::new(plugins::Plugins::new(&self.store, &self.plugins, &self.plugin_hashes, &self.moved)),
+            plugins: Arc::new(plugins::Plugins::new(
+                &self.store,
+                &self.plugins,
+                &self.plugin_hashes,
+                (&self.moved, &self.metrics),
+            )),
             exports: Arc::new(exports::Exports::new(&self.store, &self.moved, &self.link_key, delivery_retention)),
             operations: Arc::new(operations::Operations::new(&self.store, &self.gauges)),
             portal: Arc::new(portal::PortalLinks::new(&self.store, self.config.public_url())),
+            usage: Arc::new(usage::Usage::new(&self.store, &self.config.plans)),
         }
     }
 

@@ -24,6 +24,7 @@ mod search;
 mod session;
 mod test_event;
 mod try_filter;
+mod usage;
 mod viewing;
 mod webhook_deliveries;
 mod webhook_forms;

@@ -8,6 +8,7 @@ use crate::domain::deliveries::Deliveries;
 use crate::domain::handles::Handles;
 use crate::domain::plugins::Plugins;
 use crate::domain::replay::Replays;
+use crate::domain::usage::Usage;
 use crate::domain::webhooks::Webhooks;
 
 /// What a webhook's page reads (and the list of webhooks): the webhooks, their deliveries
@@ -19,6 +20,7 @@ pub(in crate::settings) struct Pages {
     pub deliveries: Arc<Deliveries>,
     pub plugins: Arc<Plugins>,
     pub replays: Arc<Replays>,
+    pub usage: Arc<Usage>,
 }
 
 impl FromRef<Handles> for Pages {
@@ -28,6 +30,7 @@ impl FromRef<Handles> for Pages {
             deliveries: handles.deliveries.clone(),
             plugins: handles.plugins.clone(),
             replays: handles.replays.clone(),
+            usage: handles.usage.clone(),
         }
     }
 }

@@ -32,9 +32,10 @@ fn shown_url(url: &str, admin: bool) -> String {
 pub(super) async fn list(State(doors): State<Pages>, signed: Signed, query: Query) -> Response {
     let org_id = &signed.0.org_id;
     let Ok(webhooks) = doors.webhooks.all(org_id).await else { return store_down() };
-    let (healths, hourly) = futures_util::join!(
+    let (healths, hourly, usage) = futures_util::join!(
         futures_util::future::join_all(webhooks.iter().map(|w| health::of(&doors, org_id, &w.id))),
-        health::hourly(&doors, org_id, &webhooks)
+        health::hourly(&doors, org_id, &webhooks),
+        doors.usage.of(org_id)
     );
     let mut rows = String::new();
     for ((w, health), hours) in webhooks.iter().zip(healths).zip(&hourly) {
@@ -59,7 +60,8 @@ pub(super) async fn list(State(doors): State<Pages>, signed: Signed, query: Quer
     };
     let new =
         if signed.0.admin { r#"<p><a class="button" href="/settings/webhooks/new">New webhook</a></p>"# } else { "" };
-    let body = format!("<h1>Webhooks</h1>{}{}{new}{table}", Notice::from_query(&query), super::search::form(""));
+    let usage = usage.map(|u| super::usage::section(&u)).unwrap_or_default();
+    let body = format!("<h1>Webhooks</h1>{}{}{new}{table}{usage}", Notice::from_query(&query), super::search::form(""));
     html::page(StatusCode::OK, "Webhooks", Some(&signed.viewer()), &body)
 }
 

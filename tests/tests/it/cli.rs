@@ -111,7 +111,7 @@ fn admin_errors_go_to_stderr_with_a_non_zero_exit() {
         (&["client", "list", "--org", "org_nope"], "no organisation org_nope"),
         (&["user", "list", "--org", "../etc"], "no organisation ../etc"),
         (&["org", "create", "--name", "  ", "--plan", "pro"], "--name"),
-        (&["org", "create", "--name", "x", "--plan", "gold"], "gold"),
+        (&["org", "create", "--name", "x", "--plan", "gold"], "no plan `gold` in the configuration (plans: free, pro)"),
     ];
     for (args, needle) in cases {
         let output = admin(&env, args);

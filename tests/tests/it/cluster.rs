@@ -38,7 +38,7 @@ async fn keys_of_many_organisations_and_one_large_fan_out_spread_over_every_mast
     let weir = builder.start().await;
     let receiver = Receiver::start().await;
     for _ in 0..24 {
-        let t = weir.tenant(Plan::Pro).await;
+        let t = weir.tenant(Plan::pro()).await;
         t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
         for i in 0..3 {
             t.publisher.publish(&work_order_event(&format!("wo_{i}"))).await;
@@ -55,7 +55,7 @@ async fn keys_of_many_organisations_and_one_large_fan_out_spread_over_every_mast
 
     // One organisation's traffic: its events (by subject) and their fan-out to each of its
     // webhooks are spread over the masters, not pinned to the organisation's slot.
-    let big = weir.tenant(Plan::Pro).await;
+    let big = weir.tenant(Plan::pro()).await;
     let fan = Receiver::start().await;
     let mut hooks = Vec::new();
     for _ in 0..4 {
@@ -195,7 +195,7 @@ async fn all_arrive(receiver: &Receiver, acked: &HashSet<String>) {
 async fn a_master_killed_under_load_loses_no_acknowledged_event() {
     let mut cluster = RedisCluster::start_quick_failover();
     let weir = WeirBuilder::cluster(&cluster).env("WEIR_REDIS_WAIT_REPLICAS", "1").start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     for _ in 0..3 {
         t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
@@ -229,7 +229,7 @@ async fn adding_a_master_and_resharding_under_load_loses_nothing() {
     let mut cluster = RedisCluster::start();
     let builder = WeirBuilder::cluster(&cluster);
     let weir = builder.start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     for _ in 0..3 {
         t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
@@ -300,7 +300,7 @@ async fn fails_over(history: Option<&Postgres>) {
         builder = builder.env("WEIR_HISTORY_URL", &pg.url()).env("WEIR_HISTORY_HOT", "1s");
     }
     let weir = builder.start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     // Receives only the event sent twice below.

@@ -119,7 +119,7 @@ async fn a_slot_half_moved_by_a_reshard_still_serves_tokens_and_deliveries() {
     let cluster = RedisCluster::start();
     let builder = WeirBuilder::cluster(&cluster).env("WEIR_REDIS_PARTITIONS", "4");
     let weir = builder.start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     let hook_id = hook["id"].as_str().unwrap();
@@ -190,7 +190,7 @@ async fn a_master_added_after_weir_started_runs_scripts_it_was_never_sent() {
     let mut cluster = RedisCluster::start();
     let builder = WeirBuilder::cluster(&cluster).env("WEIR_REDIS_PARTITIONS", "4");
     let weir = builder.start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     t.publisher.publish(&work_order_event("wo_before")).await;

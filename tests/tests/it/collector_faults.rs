@@ -24,8 +24,8 @@ async fn beside_a_collector(endpoint: &str) -> (Duration, Vec<u16>) {
         .env("OTEL_EXPORTER_OTLP_TIMEOUT", "8000")
         .start()
         .await;
-    let publisher = weir.tenant(Plan::Pro).await;
-    let other = weir.tenant(Plan::Pro).await;
+    let publisher = weir.tenant(Plan::pro()).await;
+    let other = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     publisher.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     let started = Instant::now();

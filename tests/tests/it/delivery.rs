@@ -12,7 +12,7 @@ use crate::support::weir::{Weir, WeirBuilder, work_order_event};
 #[tokio::test]
 async fn a_published_event_arrives_signed_with_the_contract_headers_and_envelope() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     let secret = webhook["signing_secret"].as_str().unwrap();
@@ -66,7 +66,7 @@ async fn a_published_event_arrives_signed_with_the_contract_headers_and_envelope
 #[tokio::test]
 async fn deleted_subjects_say_so_and_snapshot_bytes_are_kept() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     t.admin.create_webhook(&receiver.url, &["defect_deleted"]).await;
     let raw = r#"{"action":"defect_deleted","creator":{"id":"u","name":"N"},"subject":{"type":"Defect","id":"d1","deleted":true},"defect":{"b": 1.50, "a": [1,2]}}"#;
@@ -87,8 +87,8 @@ async fn deleted_subjects_say_so_and_snapshot_bytes_are_kept() {
 #[tokio::test]
 async fn only_active_subscribed_webhooks_of_the_same_organisation_receive() {
     let weir = Weir::start_default().await;
-    let a = weir.tenant(Plan::Pro).await;
-    let b = weir.tenant(Plan::Pro).await;
+    let a = weir.tenant(Plan::pro()).await;
+    let b = weir.tenant(Plan::pro()).await;
     let subscribed = Receiver::start().await;
     let other_action = Receiver::start().await;
     let inactive = Receiver::start().await;
@@ -116,7 +116,7 @@ async fn only_active_subscribed_webhooks_of_the_same_organisation_receive() {
 #[tokio::test]
 async fn publishing_the_same_id_again_creates_nothing_new() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     let mut event = work_order_event("wo_1");
@@ -130,14 +130,14 @@ async fn publishing_the_same_id_again_creates_nothing_new() {
     assert_eq!(receiver.count(), 1);
     assert_eq!(receiver.received()[0].json()["work_order"]["title"], "Replace pump seal");
     // Another organisation may use the same id: ids are per organisation.
-    let other = weir.tenant(Plan::Pro).await;
+    let other = weir.tenant(Plan::pro()).await;
     assert_eq!(other.publisher.publish(&event).await, "evt_order-1001");
 }
 
 #[tokio::test]
 async fn events_are_validated() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let base = work_order_event("wo_1");
     let with = |patch: Value| {
         let mut e = base.clone();
@@ -204,7 +204,7 @@ async fn events_are_validated() {
 #[tokio::test]
 async fn only_publishers_publish_and_no_plan_is_needed() {
     let weir = Weir::start_default().await;
-    let free = weir.tenant(Plan::Free).await;
+    let free = weir.tenant(Plan::free()).await;
     free.publisher.post("/api/v2/events", &work_order_event("w")).await.expect(202);
     assert_eq!(free.admin.post("/api/v2/events", &work_order_event("w")).await.expect(403).error_code(), "forbidden");
     weir.http().post("/api/v2/events").json(&work_order_event("w")).send().await.expect(401);
@@ -213,7 +213,7 @@ async fn only_publishers_publish_and_no_plan_is_needed() {
 #[tokio::test]
 async fn delivery_lists_filter_and_paginate() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let ok = Receiver::start().await;
     let bad = Receiver::replying(Reply::Status(500)).await;
     let w1 = t.admin.create_webhook(&ok.url, &["work_order_created", "defect_created"]).await;
@@ -250,11 +250,11 @@ async fn delivery_lists_filter_and_paginate() {
         t.admin.get(&format!("/api/v2/webhook_deliveries?{bad_query}")).await.expect(422);
     }
     // Other organisations see nothing, even filtering by this organisation's webhook.
-    let other = weir.tenant(Plan::Pro).await;
+    let other = weir.tenant(Plan::pro()).await;
     let theirs = other.admin.get(&format!("/api/v2/webhook_deliveries?webhook_id={w1}")).await.expect(200).json();
     assert_eq!(theirs["data"], json!([]));
     // Plan and role rules apply.
-    let free = weir.tenant(Plan::Free).await;
+    let free = weir.tenant(Plan::free()).await;
     free.admin.get("/api/v2/webhook_deliveries").await.expect(402);
     t.publisher.get("/api/v2/webhook_deliveries").await.expect(403);
 }
@@ -262,7 +262,7 @@ async fn delivery_lists_filter_and_paginate() {
 #[tokio::test]
 async fn deleting_a_webhook_cancels_its_queued_deliveries() {
     let weir = WeirBuilder::shared().env("WEIR_RETRY_SCHEDULE", "1h").start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::replying(Reply::Status(500)).await;
     let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     let id = webhook["id"].as_str().unwrap();
@@ -289,7 +289,7 @@ async fn deleting_a_webhook_cancels_its_queued_deliveries() {
 async fn records_go_with_their_day_and_events_expire() {
     let weir =
         WeirBuilder::shared().env("WEIR_DELIVERY_RETENTION", "90s").env("WEIR_RETRY_SCHEDULE", "20s").start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     // A second webhook whose endpoint keeps failing: its delivery is still pending (a
@@ -351,7 +351,7 @@ async fn records_go_with_their_day_and_events_expire() {
 #[tokio::test]
 async fn metrics_count_events_deliveries_and_attempts() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     t.publisher.publish(&work_order_event("wo_1")).await;
@@ -379,7 +379,7 @@ async fn a_fan_out_to_webhooks_on_one_host_reuses_its_connections() {
     // to that host, more than hyper's usual idle pool per host. Every connection must be
     // kept for the next attempts, not closed and made again.
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     // Slow while the events are published, so that a backlog builds; then fast.
     let receiver = Receiver::replying(Reply::Delay(Duration::from_millis(300), 200)).await;
     let webhooks = 10;

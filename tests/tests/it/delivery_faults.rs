@@ -25,7 +25,7 @@ async fn a_hanging_endpoint_never_delays_another_webhook() {
         .env("WEIR_DELIVERY_TIMEOUT", "60s")
         .start()
         .await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let slow = Receiver::replying(Reply::Hang).await;
     let fast = Receiver::start().await;
     let slow_hook = t.admin.create_webhook(&slow.url, &["work_order_created"]).await;
@@ -49,7 +49,7 @@ async fn two_processes_share_the_work_without_sending_twice() {
     let builder = WeirBuilder::shared();
     let first = builder.start().await;
     let second = builder.start().await;
-    let t = first.tenant(Plan::Pro).await;
+    let t = first.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     for i in 0..200 {
@@ -68,7 +68,7 @@ async fn a_killed_process_loses_nothing_and_a_new_one_finishes_the_work() {
     let builder = WeirBuilder::shared().env("WEIR_TAKEOVER_AFTER", "2s").env("WEIR_MAX_IN_FLIGHT_PER_WEBHOOK", "8");
     // Publishing goes through an API-only node, so only the child process delivers.
     let api = builder.clone().env("WEIR_WORKERS", "false").start().await;
-    let t = api.tenant(Plan::Pro).await;
+    let t = api.tenant(Plan::pro()).await;
     let receiver = Receiver::replying(Reply::Delay(Duration::from_millis(20), 200)).await;
     t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     let mut doomed = builder.spawn();
@@ -98,7 +98,7 @@ async fn a_killed_process_loses_nothing_and_a_new_one_finishes_the_work() {
 async fn an_attempt_made_again_after_a_crash_carries_the_next_attempt_number() {
     let builder = WeirBuilder::shared().env("WEIR_TAKEOVER_AFTER", "1s").env("WEIR_DELIVERY_TIMEOUT", "1s");
     let api = builder.clone().env("WEIR_WORKERS", "false").start().await;
-    let t = api.tenant(Plan::Pro).await;
+    let t = api.tenant(Plan::pro()).await;
     // The first request is never answered: the process dies while it is in flight.
     let receiver = Receiver::replying(Reply::Hang).await;
     receiver.sequence(vec![Reply::Hang, Reply::Status(200)]);
@@ -124,7 +124,7 @@ async fn a_corrupt_delivery_record_holds_up_no_other_delivery() {
     // Loads and outcomes go to Redis in batches; one bad record must fail only itself.
     let builder = WeirBuilder::shared();
     let api = builder.clone().env("WEIR_WORKERS", "false").start().await;
-    let t = api.tenant(Plan::Pro).await;
+    let t = api.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     for i in 0..40 {
@@ -169,7 +169,7 @@ async fn a_record_is_read_in_full_as_soon_as_it_holds_more_than_publish_and_its_
     // any field more (here the budget a manual retry sets) must be read.
     let builder = WeirBuilder::shared();
     let api = builder.clone().env("WEIR_WORKERS", "false").start().await;
-    let t = api.tenant(Plan::Pro).await;
+    let t = api.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     let event_id = t.publisher.publish(&work_order_event("wo_1")).await;
@@ -227,7 +227,7 @@ async fn a_fan_out_loaded_in_batches_sends_each_webhook_every_event_with_its_own
     // delivery must still get its own event, signed with its own webhook's secret.
     let builder = WeirBuilder::shared();
     let api = builder.clone().env("WEIR_WORKERS", "false").start().await;
-    let t = api.tenant(Plan::Pro).await;
+    let t = api.tenant(Plan::pro()).await;
     let mut hooks = Vec::new();
     for _ in 0..3 {
         let receiver = Receiver::start().await;
@@ -263,7 +263,7 @@ async fn a_fan_out_loaded_in_batches_sends_each_webhook_every_event_with_its_own
 async fn deliveries_go_over_https_with_an_extra_ca_by_http2_or_http11() {
     let ca = TestCa::new();
     let weir = WeirBuilder::shared().env("WEIR_EXTRA_CA", &ca.ca_pem.display().to_string()).start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let h2 = Receiver::https(&ca, &[b"h2"]).await;
     let h1 = Receiver::https(&ca, &[b"http/1.1"]).await;
     let secret_h2 =
@@ -278,7 +278,7 @@ async fn deliveries_go_over_https_with_an_extra_ca_by_http2_or_http11() {
 
     // Without the extra CA the certificate is not trusted: the attempt fails, nothing is sent.
     let untrusting = WeirBuilder::shared().start().await;
-    let u = untrusting.tenant(Plan::Pro).await;
+    let u = untrusting.tenant(Plan::pro()).await;
     let receiver = Receiver::https(&ca, &[b"http/1.1"]).await;
     let hook = u.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     u.publisher.publish(&work_order_event("wo_2")).await;
@@ -296,7 +296,7 @@ async fn the_url_rule_is_checked_again_at_delivery_time() {
     // host's DNS answer had changed to a private address after the webhook was created.
     let api = builder.clone().env("WEIR_WORKERS", "false").start().await;
     let _worker = builder.clone().env("WEIR_ALLOW_PRIVATE_TARGETS", "").start().await;
-    let t = api.tenant(Plan::Pro).await;
+    let t = api.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     t.publisher.publish(&work_order_event("wo_1")).await;
@@ -315,7 +315,7 @@ async fn delivery_recovers_when_redis_comes_back_empty() {
     let mut redis = RedisServer::start();
     let weir = WeirBuilder::new(&redis.url()).start().await;
     let receiver = Receiver::start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     t.publisher.publish(&work_order_event("wo_1")).await;
     receiver.wait_for(1, Duration::from_secs(10)).await;
@@ -327,7 +327,7 @@ async fn delivery_recovers_when_redis_comes_back_empty() {
         (ready && weir.store.ping().await.is_ok()).then_some(())
     })
     .await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     t.publisher.publish(&work_order_event("wo_2")).await;
     receiver.wait_for(2, Duration::from_secs(20)).await;
@@ -380,7 +380,7 @@ async fn events_stored_in_the_next_releases_form_are_delivered_as_published() {
     // that has entropy tables (`W5`, `W6` with a trace); this release must deliver them.
     let builder = WeirBuilder::shared();
     let api = builder.clone().env("WEIR_WORKERS", "false").start().await;
-    let t = api.tenant(Plan::Pro).await;
+    let t = api.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     t.publisher.publish(&work_order_event("wo_plain")).await;

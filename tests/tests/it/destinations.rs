@@ -73,7 +73,7 @@ async fn a_nats_subject_gets_signed_deliveries_its_stream_acknowledges() {
     let js = nats.client().await;
     let orders = stream(&js, "ORDERS", "orders.>").await;
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let hook = nats_webhook(&t, &nats.url(Some(("weir", "s3cret-pass"))), "orders.created").await;
     let id = hook["id"].as_str().unwrap();
     assert_eq!(hook["url"], json!(nats.url(None)), "the address without credentials");
@@ -113,7 +113,7 @@ async fn no_stream_and_a_broker_down_are_failed_attempts_retried_until_it_takes_
         .env("WEIR_RETRY_SCHEDULE", "300ms,300ms,300ms,300ms,300ms,1s,1s,1s,1s,1s,1s,1s,1s,1s")
         .start()
         .await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let hook = nats_webhook(&t, &nats.url(None), "late.orders").await;
     let id = hook["id"].as_str().unwrap();
     t.publisher.publish(&work_order_event("wo_1")).await;
@@ -153,7 +153,7 @@ async fn no_stream_and_a_broker_down_are_failed_attempts_retried_until_it_takes_
 async fn bad_destinations_are_refused_and_wrong_credentials_fail_attempts() {
     let nats = NatsServer::start(Some(("weir", "right")));
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     for (destination, field) in [
         (json!({"type": "nats", "url": nats.url(None), "subject": "orders.*"}), "destination.subject"),
         (json!({"type": "nats", "url": "http://127.0.0.1:1", "subject": "a"}), "destination.url"),
@@ -172,7 +172,7 @@ async fn bad_destinations_are_refused_and_wrong_credentials_fail_attempts() {
 
     // Without the loopback exemption, a broker on a private address is refused as a URL is.
     let strict = WeirBuilder::shared().without("WEIR_ALLOW_PRIVATE_TARGETS").start().await;
-    let s = strict.tenant(Plan::Pro).await;
+    let s = strict.tenant(Plan::pro()).await;
     let body = json!({"subscribed_actions": ["work_order_created"],
         "destination": {"type": "nats", "url": nats.url(None), "subject": "a"}});
     let refused = s.admin.post("/api/v2/webhooks", &body).await.expect(422).json();
@@ -197,7 +197,7 @@ async fn a_hanging_broker_delays_no_http_webhook() {
     let silent = std::net::TcpListener::bind(("127.0.0.1", free_port())).unwrap();
     let port = silent.local_addr().unwrap().port();
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     let stuck = nats_webhook(&t, &format!("nats://127.0.0.1:{port}"), "orders.created").await;
@@ -227,7 +227,7 @@ async fn settings_make_a_nats_destination_and_keep_its_credentials_on_edit() {
     let js = nats.client().await;
     let forms = stream(&js, "FORMS", "forms.>").await;
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     user(&weir, &t.org_id, "admin@example.com", true).await;
     let http = weir.http();
     let (cookie, csrf) = http_sign_in(&http, "admin@example.com", PASSWORD).await.1.unwrap();
@@ -277,7 +277,7 @@ async fn a_broker_attempt_is_a_messaging_span_and_counted_by_kind() {
         .env("OTEL_BSP_SCHEDULE_DELAY", "50")
         .start()
         .await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let hook = nats_webhook(&t, &nats.url(None), "traced.orders").await;
     t.publisher.publish(&work_order_event("wo_1")).await;
     t.admin.settled(hook["id"].as_str().unwrap(), 1).await;
@@ -299,7 +299,7 @@ async fn test_events_and_replays_reach_a_broker_as_any_delivery() {
     let js = nats.client().await;
     let replays = stream(&js, "REPLAYS", "replays.>").await;
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     // Events published before the webhook exists, then replayed into the stream.
     for i in 0..3 {
         t.publisher.publish(&work_order_event(&format!("wo_{i}"))).await;
@@ -328,7 +328,7 @@ async fn a_killed_process_loses_nothing_sent_to_a_broker_and_the_stream_keeps_ea
     let builder = WeirBuilder::shared().env("WEIR_TAKEOVER_AFTER", "2s").env("WEIR_MAX_IN_FLIGHT_PER_WEBHOOK", "2");
     // Publishing goes through an API-only node, so only the child process delivers.
     let api = builder.clone().env("WEIR_WORKERS", "false").start().await;
-    let t = api.tenant(Plan::Pro).await;
+    let t = api.tenant(Plan::pro()).await;
     // 50 deliveries a second: the kill lands mid-run whatever the machine's speed.
     let body = json!({"subscribed_actions": ["work_order_created"], "rate_limit": 50,
         "destination": {"type": "nats", "url": nats.url(None), "subject": "crash.orders"}});

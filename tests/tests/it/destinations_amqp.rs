@@ -43,7 +43,7 @@ async fn a_queue_gets_persistent_signed_messages_the_broker_confirms() {
     let broker = RabbitMq::start();
     let (_connection, channel) = broker.channel("orders").await;
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let hook = amqp_webhook(&t, &format!("{}/%2f", broker.url("guest")), "", "orders").await;
     let shown = format!("amqp://127.0.0.1:{}/%2f", broker.port);
     assert_eq!(hook["url"], json!(shown), "the address without credentials");
@@ -76,7 +76,7 @@ async fn unroutable_messages_and_wrong_credentials_are_failed_attempts() {
     let broker = RabbitMq::start();
     let weir =
         WeirBuilder::shared().env("WEIR_RETRY_SCHEDULE", "300ms,300ms,300ms,300ms,1s,1s,1s,1s,1s,1s").start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let hook = amqp_webhook(&t, &broker.url("guest"), "", "not-yet").await;
     let id = hook["id"].as_str().unwrap();
     t.publisher.publish(&work_order_event("wo_1")).await;
@@ -113,7 +113,7 @@ async fn a_broker_down_then_back_gets_every_delivery() {
         .env("WEIR_RETRY_SCHEDULE", "500ms,500ms,1s,1s,2s,2s,2s,2s,2s,2s,2s,2s,2s,2s")
         .start()
         .await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let hook = amqp_webhook(&t, &broker.url("guest"), "", "outage").await;
     let id = hook["id"].as_str().unwrap();
     t.publisher.publish(&work_order_event("wo_0")).await;

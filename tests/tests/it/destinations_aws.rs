@@ -33,7 +33,7 @@ async fn an_sqs_queue_gets_signed_messages_and_a_fifo_queue_keeps_each_subject_i
     let queue = moto.aws(&["create-queue", "orders"]);
     let fifo = moto.aws(&["create-queue", "orders.fifo"]);
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let hook = aws_webhook(&t, &moto, json!({"type": "sqs", "queue_url": queue})).await;
     assert_eq!(hook["url"], json!(queue));
     let shown = hook.to_string();
@@ -76,7 +76,7 @@ async fn sns_and_eventbridge_take_their_messages_and_a_missing_queue_fails_the_a
     let from_bus = moto.aws(&["create-queue", "from-bus"]);
     moto.aws(&["route-bus", &from_bus]);
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let sns = aws_webhook(&t, &moto, json!({"type": "sns", "topic_arn": topic})).await;
     let bus =
         aws_webhook(&t, &moto, json!({"type": "eventbridge", "event_bus_name": "default", "source": "acme.weir"}))
@@ -118,7 +118,7 @@ async fn settings_make_an_sqs_destination_and_keep_its_keys_on_edit() {
     let moto = Moto::start();
     let queue = moto.aws(&["create-queue", "from-settings"]);
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     user(&weir, &t.org_id, "admin@example.com", true).await;
     let http = weir.http();
     let (cookie, csrf) = http_sign_in(&http, "admin@example.com", PASSWORD).await.1.unwrap();

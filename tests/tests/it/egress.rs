@@ -39,7 +39,7 @@ async fn deliveries_tunnel_through_the_proxy_to_the_vetted_address_and_reuse_the
         .env("WEIR_EXTRA_CA", &ca.ca_pem.display().to_string())
         .start()
         .await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     // TLS to the endpoint runs inside the tunnel, with the endpoint's name.
     let receiver = Receiver::https(&ca, &[b"h2", b"http/1.1"]).await;
     let plain = Receiver::start().await;
@@ -87,7 +87,7 @@ async fn a_proxy_down_or_refusing_fails_attempts_naming_it_and_never_deactivates
         .env("WEIR_DEACTIVATE_AFTER_FAILURES", "2")
         .env("WEIR_DEACTIVATE_AFTER", "0s");
     let weir = builder.start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     let id = hook["id"].as_str().unwrap().to_owned();
@@ -130,7 +130,7 @@ async fn a_proxy_down_or_refusing_fails_attempts_naming_it_and_never_deactivates
 #[tokio::test]
 async fn a_webhooks_headers_are_sent_exactly_shown_on_read_and_refused_when_weir_sets_them() {
     let weir = WeirBuilder::shared().start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let headers = json!({"Authorization": "Bearer t0k3n==", "X-Api-Key": "spaced  value, exactly", "X-Empty": ""});
     let created = t
@@ -192,7 +192,7 @@ async fn mutual_tls_presents_the_webhooks_certificate_whose_key_is_never_shown()
         .env("WEIR_EXTRA_CA", &certs.ca_pem.display().to_string())
         .env("WEIR_SECRET_KEY", "an operator's secret key for the test");
     let weir = builder.start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let server = Receiver::https_with(certs.server_config()).await;
     let pair = json!({"certificate": certs.client_cert, "private_key": certs.client_key});
     let created = t
@@ -275,7 +275,7 @@ async fn trace_context_continues_from_the_publisher_or_starts_one_trace_per_even
     let mut process =
         api_only.clone().env("WEIR_WORKERS", "true").env("WEIR_LOG_FORMAT", "json").spawn_logging_to(&log);
     process.wait_ready().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let a = Receiver::start().await;
     let b = Receiver::start().await;
     b.sequence(vec![Reply::Status(500), Reply::Status(200)]);
@@ -352,7 +352,7 @@ async fn a_mistyped_weir_variable_stops_serve_and_admin_naming_the_closest_setti
 async fn settings_set_a_webhooks_headers_and_client_certificate_by_the_apis_rules() {
     let certs = MutualTls::new();
     let weir = WeirBuilder::shared().env("WEIR_SECRET_KEY", "an operator's secret key for the test").start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     crate::settings::user(&weir, &t.org_id, "egress@example.com", true).await;
     let http = weir.http();
     let (_, session) = crate::settings::http_sign_in(&http, "egress@example.com", crate::settings::PASSWORD).await;

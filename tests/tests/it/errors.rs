@@ -10,7 +10,7 @@ fn assert_error_shape(body: &Value, code: &str) {
     let error = &body["error"];
     assert_eq!(error["code"], code, "{body}");
     assert!(error["message"].as_str().is_some_and(|m| !m.is_empty()), "{body}");
-    if code == "validation_failed" {
+    if code == "validation_failed" || code == "quota_exceeded" {
         assert!(error["details"].is_array(), "{body}");
     } else {
         assert!(error.get("details").is_none(), "{body}");
@@ -20,7 +20,7 @@ fn assert_error_shape(body: &Value, code: &str) {
 #[tokio::test]
 async fn unknown_routes_and_wrong_methods_use_the_error_shape() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let http = weir.http();
     let resp = http.get("/no/such/route").send().await.expect(404);
     assert_error_shape(&resp.json(), "not_found");
@@ -35,7 +35,7 @@ async fn unknown_routes_and_wrong_methods_use_the_error_shape() {
 #[tokio::test]
 async fn bodies_are_limited_typed_and_well_formed() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let http = weir.http();
     let big = vec![b' '; 1024 * 1024 + 1];
     let resp =
@@ -73,9 +73,9 @@ async fn bodies_are_limited_typed_and_well_formed() {
 }
 
 #[tokio::test]
-async fn the_webhook_limit_is_409() {
+async fn the_webhook_limit_is_403_quota_exceeded() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     for i in 0..weir::store::tenants::webhooks::MAX_WEBHOOKS_PER_ORG {
         let resp = t
             .admin
@@ -87,8 +87,9 @@ async fn the_webhook_limit_is_409() {
         .admin
         .post("/api/v2/webhooks", &json!({"url": "http://127.0.0.1:9/x", "subscribed_actions": []}))
         .await
-        .expect(409);
-    assert_error_shape(&resp.json(), "conflict");
+        .expect(403);
+    assert_error_shape(&resp.json(), "quota_exceeded");
+    assert_eq!(resp.error_fields(), vec!["webhooks".to_owned()]);
 }
 
 #[tokio::test]
@@ -100,7 +101,7 @@ async fn an_api_rate_limit_answers_429_per_client_and_changes_nothing() {
         .env("WEIR_API_RATE_BURST", &BURST.to_string())
         .start()
         .await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let started = std::time::Instant::now();
     let mut allowed = 0;
     let refused = loop {
@@ -135,7 +136,7 @@ async fn an_api_rate_limit_answers_429_per_client_and_changes_nothing() {
 #[tokio::test]
 async fn internal_errors_say_nothing_about_internals() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let w = t.admin.create_webhook("http://127.0.0.1:9/", &[]).await;
     let id = w["id"].as_str().unwrap();
     let mut conn = crate::support::weir::raw_conn(&weir.builder);
@@ -156,7 +157,7 @@ async fn health_readiness_and_metrics() {
     let http = weir.http();
     assert_eq!(http.get("/healthz").send().await.expect(200).json()["status"], "ok");
     assert_eq!(http.get("/readyz").send().await.expect(200).json()["status"], "ready");
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let _ = t;
     let resp = http.get("/metrics").send().await.expect(200);
     assert!(resp.header("content-type").unwrap().starts_with("text/plain"));

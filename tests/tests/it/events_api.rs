@@ -13,7 +13,7 @@ use crate::support::weir::{Weir, work_order_event};
 #[tokio::test]
 async fn an_event_shows_its_envelope_and_the_delivery_to_each_webhook() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let ok = Receiver::start().await;
     let failing = Receiver::replying(Reply::Status(500)).await;
     let a = t.admin.create_webhook(&ok.url, &["work_order_created"]).await;
@@ -63,15 +63,15 @@ async fn an_event_shows_its_envelope_and_the_delivery_to_each_webhook() {
 #[tokio::test]
 async fn event_lookup_keeps_to_the_organisation_and_the_rules() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let id = t.publisher.publish(&work_order_event("wo_private")).await;
     t.admin.get(&format!("/api/v2/events/{id}")).await.expect(200);
-    let other = weir.tenant(Plan::Pro).await;
+    let other = weir.tenant(Plan::pro()).await;
     assert_eq!(other.admin.get(&format!("/api/v2/events/{id}")).await.expect(404).error_code(), "not_found");
     for missing in ["evt_nope", "not-an-id", "evt_%2e%2e"] {
         t.admin.get(&format!("/api/v2/events/{missing}")).await.expect(404);
     }
     t.publisher.get(&format!("/api/v2/events/{id}")).await.expect(403);
-    let free = weir.tenant(Plan::Free).await;
+    let free = weir.tenant(Plan::free()).await;
     free.admin.get(&format!("/api/v2/events/{id}")).await.expect(402);
 }

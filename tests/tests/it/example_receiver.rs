@@ -57,7 +57,7 @@ impl Drop for ExampleReceiver {
 #[tokio::test]
 async fn the_example_receiver_verifies_signatures_and_dedupes() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let port = free_port();
     let url = format!("http://127.0.0.1:{port}/hook");
     let webhook = t.admin.create_webhook(&url, &["work_order_created"]).await;

@@ -65,7 +65,7 @@ fn pdf_text(bytes: &[u8]) -> String {
 #[tokio::test]
 async fn an_export_is_built_from_the_newest_snapshot_and_downloaded_as_a_real_pdf() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     // The newest snapshot wins, whatever the order events arrive in.
     t.publisher.publish(&form_event("frm_1", "Boiler check (final)", "2026-11-22T10:00:00.000Z")).await;
     t.publisher.publish(&form_event("frm_1", "Boiler check (draft)", "2026-11-22T09:00:00.000Z")).await;
@@ -99,7 +99,7 @@ async fn an_export_is_built_from_the_newest_snapshot_and_downloaded_as_a_real_pd
 #[tokio::test]
 async fn csv_and_json_exports() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Free).await;
+    let t = weir.tenant(Plan::free()).await;
     t.publisher.publish(&form_event("frm_2", "Crane, \"north\"", "2026-11-22T10:00:00.000Z")).await;
     let csv = completed(&t.admin, export(&t.admin, "Form", "frm_2", "csv").await["id"].as_str().unwrap()).await;
     let file = download(&weir, csv["download_url"].as_str().unwrap()).await.expect(200);
@@ -118,7 +118,7 @@ async fn csv_and_json_exports() {
 #[tokio::test]
 async fn export_requests_are_validated() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     t.publisher.publish(&form_event("frm_1", "x", "2026-11-22T10:00:00.000Z")).await;
     let cases = [
         (json!({"exportable": {"type": "Form", "id": "frm_never"}, "format": "pdf"}), vec!["exportable"]),
@@ -134,7 +134,7 @@ async fn export_requests_are_validated() {
         assert_eq!(resp.error_fields(), fields, "{body}");
     }
     // Another organisation never saw frm_1, and cannot read this one's exports.
-    let other = weir.tenant(Plan::Pro).await;
+    let other = weir.tenant(Plan::pro()).await;
     other
         .admin
         .post("/api/v2/report_exports", &json!({"exportable": {"type": "Form", "id": "frm_1"}, "format": "pdf"}))
@@ -148,7 +148,7 @@ async fn export_requests_are_validated() {
 #[tokio::test]
 async fn a_deleted_record_cannot_be_exported() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     t.publisher.publish(&form_event("frm_gone", "x", "2026-11-22T10:00:00.000Z")).await;
     let mut deleted = form_event("frm_gone", "x", "2026-11-22T11:00:00.000Z");
     deleted["action"] = json!("form_deleted");
@@ -163,7 +163,7 @@ async fn a_deleted_record_cannot_be_exported() {
 #[tokio::test]
 async fn download_links_are_signed_and_short_lived() {
     let weir = WeirBuilder::shared().env("WEIR_EXPORT_URL_TTL", "2s").start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     t.publisher.publish(&form_event("frm_1", "x", "2026-11-22T10:00:00.000Z")).await;
     let done = completed(&t.admin, export(&t.admin, "Form", "frm_1", "json").await["id"].as_str().unwrap()).await;
     let url = done["download_url"].as_str().unwrap().to_owned();
@@ -187,7 +187,7 @@ async fn download_links_are_signed_and_short_lived() {
 async fn an_export_queued_by_a_process_that_died_is_built_by_another() {
     let builder = WeirBuilder::shared();
     let api = builder.clone().env("WEIR_WORKERS", "false").start().await;
-    let t = api.tenant(Plan::Pro).await;
+    let t = api.tenant(Plan::pro()).await;
     t.publisher.publish(&form_event("frm_1", "x", "2026-11-22T10:00:00.000Z")).await;
     let queued = export(&t.admin, "Form", "frm_1", "pdf").await;
     let token = t.admin.token.clone();
@@ -202,7 +202,7 @@ async fn an_export_queued_by_a_process_that_died_is_built_by_another() {
 #[tokio::test]
 async fn completion_emits_report_export_completed_with_the_requesting_client_as_creator() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     t.admin.create_webhook(&receiver.url, &["report_export_completed"]).await;
     t.publisher.publish(&form_event("frm_1", "x", "2026-11-22T10:00:00.000Z")).await;
@@ -228,7 +228,7 @@ async fn completion_emits_report_export_completed_with_the_requesting_client_as_
 #[tokio::test]
 async fn a_subscriber_narrowed_to_one_form_and_one_creator_gets_only_that_export_and_downloads_it() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let alice = weir.client(&t.org_id, false, false).await;
     let bob = weir.client(&t.org_id, false, false).await;
     for (form, at) in [("frm_audit", "2026-11-22T10:00:00.000Z"), ("frm_other", "2026-11-22T10:00:01.000Z")] {
@@ -270,7 +270,7 @@ async fn a_subscriber_narrowed_to_one_form_and_one_creator_gets_only_that_export
 async fn an_export_whose_record_vanished_before_building_fails_with_the_reason() {
     let builder = WeirBuilder::shared();
     let api = builder.clone().env("WEIR_WORKERS", "false").start().await;
-    let t = api.tenant(Plan::Pro).await;
+    let t = api.tenant(Plan::pro()).await;
     t.publisher.publish(&form_event("frm_short", "x", "2026-11-22T10:00:00.000Z")).await;
     let queued = export(&t.admin, "Form", "frm_short", "pdf").await;
     let mut deleted = form_event("frm_short", "x", "2026-11-22T11:00:00.000Z");
@@ -287,7 +287,7 @@ async fn an_export_whose_record_vanished_before_building_fails_with_the_reason()
 #[tokio::test]
 async fn the_newest_event_about_a_record_is_kept_without_a_copy_and_the_rest_expire() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let mut old = form_event("frm_keep", "old", "2026-11-22T10:00:00.000Z");
     old["id"] = json!("evt_keep-1");
     let mut new = form_event("frm_keep", "new", "2026-11-22T11:00:00.000Z");

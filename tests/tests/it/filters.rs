@@ -26,7 +26,7 @@ async fn with_documented_filter(admin: &Api, url: &str) -> Value {
 #[tokio::test]
 async fn a_filter_selects_what_its_webhook_receives_and_nothing_is_kept_of_the_rest() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let hook = with_documented_filter(&t.admin, &receiver.url).await;
     assert_eq!(hook["filter"], DOCUMENTED);
@@ -74,7 +74,7 @@ async fn a_filter_selects_what_its_webhook_receives_and_nothing_is_kept_of_the_r
 #[tokio::test]
 async fn a_filter_that_does_not_parse_or_check_is_422_naming_the_position() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let base = json!({"url": "http://127.0.0.1:9/hook", "subscribed_actions": ["report_export_completed"]});
     let with = |filter: Value| {
         let mut body = base.clone();
@@ -108,7 +108,7 @@ async fn a_filter_that_does_not_parse_or_check_is_422_naming_the_position() {
 #[tokio::test]
 async fn filters_are_tried_on_an_event_or_a_published_one() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let envelope = json!({"id": "evt_1", "action": "report_export_completed", "creator": {"id": "usr_2"},
         "report_export": {"exportable": {"type": "Form", "id": "frm_1"}}});
     let tried = t.admin.post("/api/v2/filters/test", &json!({"filter": DOCUMENTED, "event": envelope})).await;
@@ -141,7 +141,7 @@ async fn filters_are_tried_on_an_event_or_a_published_one() {
 #[tokio::test]
 async fn a_replay_applies_the_filter_as_it_is_then() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let since = weir::time::format_millis(weir::time::now_millis() - 2000);
     for (rex, exportable, creator) in [
         ("rex_1", ("Form", "frm_1"), "usr_1"),
@@ -200,7 +200,7 @@ fn the_expression_and_the_report_export_filter_plugin_agree() {
 async fn the_settings_form_sets_a_filter_and_shows_its_error_at_its_position() {
     use crate::settings::{PASSWORD, http_sign_in, user};
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     user(&weir, &t.org_id, "filter@example.com", true).await;
     let http = weir.http();
     let (_, session) = http_sign_in(&http, "filter@example.com", PASSWORD).await;

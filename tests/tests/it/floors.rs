@@ -29,7 +29,7 @@ const FLOORS: &[&[&str]] = &[
     &["config", "metrics", "auth"],
     &["plugins"],
     &["store"],
-    &["certs", "filters", "telemetry", "destinations"],
+    &["certs", "filters", "telemetry", "destinations", "plans"],
     &["sign", "web", "tls", "ids", "time", "catalog", "netguard", "trace", "slots", "forwarded"],
 ];
 

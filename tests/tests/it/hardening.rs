@@ -15,7 +15,7 @@ use crate::support::weir::{WeirBuilder, raw_conn, raw_keys, work_order_event};
 #[tokio::test]
 async fn header_values_are_sent_but_never_kept_with_a_delivery_nor_shown_to_a_member() {
     let weir = WeirBuilder::shared().start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let secret = "Bearer gw-s3cr3t-9f2c";
     let cookie = "session=c00kie-s3cr3t";
@@ -74,7 +74,7 @@ async fn header_values_are_sent_but_never_kept_with_a_delivery_nor_shown_to_a_me
 #[tokio::test]
 async fn header_rules_refuse_control_characters_hop_by_hop_names_and_more_than_8_kib() {
     let weir = WeirBuilder::shared().start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let big = "v".repeat(4000);
     for bad in [
         json!({"X-A": "next\u{85}line"}),
@@ -113,7 +113,7 @@ async fn header_rules_refuse_control_characters_hop_by_hop_names_and_more_than_8
 #[tokio::test]
 async fn publishers_cannot_take_weirs_event_ids_nor_its_creator() {
     let weir = WeirBuilder::shared().start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let mut event = work_order_event("wo_spoof");
     event["id"] = json!("evt_weir_0123456789abcdef01234567");
     let resp = t.publisher.post("/api/v2/events", &event).await;
@@ -133,7 +133,7 @@ async fn publishers_cannot_take_weirs_event_ids_nor_its_creator() {
 #[tokio::test]
 async fn failures_at_many_webhooks_send_a_bounded_number_of_notices_not_n_squared() {
     let weir = WeirBuilder::shared().start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let failing = Receiver::replying(Reply::Status(500)).await;
     const N: usize = 14;
     for _ in 0..N {
@@ -156,7 +156,7 @@ async fn failures_at_many_webhooks_send_a_bounded_number_of_notices_not_n_square
 #[tokio::test]
 async fn an_organisation_has_its_plans_webhooks_and_no_more() {
     let weir = WeirBuilder::shared().start().await;
-    let t = weir.tenant(Plan::Free).await;
+    let t = weir.tenant(Plan::free()).await;
     user(&weir, &t.org_id, "free@example.com", true).await;
     let http = weir.http();
     let (_, session) = http_sign_in(&http, "free@example.com", PASSWORD).await;
@@ -173,7 +173,7 @@ async fn an_organisation_has_its_plans_webhooks_and_no_more() {
             .send()
             .await
     };
-    let free = weir::auth::plans::limits(Plan::Free).webhooks;
+    let free = weir.builder.config().plans.rules("free").limits.webhooks.expect("free has a webhook limit") as usize;
     for n in 0..free {
         assert_eq!(create(n).await.status, 303);
     }
@@ -188,7 +188,7 @@ async fn an_organisation_has_its_plans_webhooks_and_no_more() {
 #[tokio::test]
 async fn the_rules_mean_what_they_say_replay_until_null_and_settings_rate_limits() {
     let weir = WeirBuilder::shared().start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let hook = t.admin.create_webhook("http://127.0.0.1:9/x", &["work_order_created"]).await;
     let id = hook["id"].as_str().unwrap();
     let since = weir::time::format_millis(weir::time::now_millis() - 60_000);
@@ -224,7 +224,7 @@ async fn the_rules_mean_what_they_say_replay_until_null_and_settings_rate_limits
 #[tokio::test]
 async fn small_leaks_are_closed() {
     let weir = WeirBuilder::shared().env("WEIR_ALLOW_PRIVATE_TARGETS", "").start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     // The IPv4-translated form of loopback is loopback.
     let resp = t
         .admin
@@ -233,7 +233,7 @@ async fn small_leaks_are_closed() {
     assert_eq!((resp.status, resp.error_fields()), (422, vec!["url".to_owned()]), "{}", resp.text());
 
     // Listing another organisation's webhook's deliveries: an empty last page.
-    let other = weir.tenant(Plan::Pro).await;
+    let other = weir.tenant(Plan::pro()).await;
     let theirs = other.admin.create_webhook("https://8.8.8.8/x", &["work_order_created"]).await;
     let theirs = theirs["id"].as_str().unwrap();
     other.publisher.publish(&work_order_event("wo_theirs")).await;

@@ -23,7 +23,7 @@ fn javascript_filter() -> Vec<u8> {
 async fn six_javascript_uploads_at_once_keep_another_tenants_requests_under_300_ms_and_deliveries_under_500_ms() {
     let data = crate::support::temp_dir("compile-attack");
     let weir = WeirBuilder::shared().env("WEIR_DATA_DIR", &data.display().to_string()).start().await;
-    let victim = weir.tenant(Plan::Pro).await;
+    let victim = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     victim.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
 
@@ -53,7 +53,7 @@ async fn six_javascript_uploads_at_once_keep_another_tenants_requests_under_300_
     let js = javascript_filter();
     let mut uploads = Vec::new();
     for org in 0..2 {
-        let attacker = weir.tenant(Plan::Pro).await;
+        let attacker = weir.tenant(Plan::pro()).await;
         for i in 0..3 {
             let (admin, wasm) = (attacker.admin.clone(), padded(&js, &format!("attack-{org}-{i}"), 16));
             uploads.push(tokio::spawn(async move {

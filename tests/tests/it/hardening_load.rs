@@ -66,8 +66,8 @@ fn head(path: &str, content_type: &str, token: Option<&str>, length: usize) -> S
 #[tokio::test]
 async fn slow_bodies_on_the_token_endpoint_and_publish_leave_another_tenants_requests_under_1_s() {
     let weir = WeirBuilder::shared().start().await;
-    let attacker = weir.tenant(Plan::Pro).await;
-    let victim = weir.tenant(Plan::Pro).await;
+    let attacker = weir.tenant(Plan::pro()).await;
+    let victim = weir.tenant(Plan::pro()).await;
     let receiver = crate::support::receiver::Receiver::start().await;
     let hook = victim.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
 
@@ -123,7 +123,7 @@ async fn slow_bodies_on_the_token_endpoint_and_publish_leave_another_tenants_req
 #[tokio::test]
 async fn a_body_sent_slowly_but_steadily_is_read() {
     let weir = WeirBuilder::shared().start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let event = work_order_event("wo_steady").to_string();
     // A whole second per chunk, the body under the grace period: accepted.
     let stream = TcpStream::connect(weir.addr).await.unwrap();

@@ -107,7 +107,7 @@ async fn moved_deliveries_and_events_read_exactly_as_before_the_move() {
     let pg = postgres::shared();
     let builder = with_history(WeirBuilder::shared(), pg, "1h");
     let weir = builder.start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let ok = Receiver::start().await;
     let failing = Receiver::replying(Reply::Status(500)).await;
     let a = t.admin.create_webhook(&ok.url, &["work_order_created", "defect_created"]).await;
@@ -208,7 +208,7 @@ async fn listings_running_while_rows_move_list_each_delivery_once() {
     let pg = postgres::shared();
     let builder = with_history(WeirBuilder::shared(), pg, "1h");
     let weir = builder.start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let ok = Receiver::start().await;
     let hook = t.admin.create_webhook(&ok.url, &["work_order_created"]).await;
     let hook = hook["id"].as_str().unwrap().to_owned();
@@ -268,7 +268,7 @@ async fn moved_work_is_retried_and_replayed_and_becomes_live_again() {
     let pg = postgres::shared();
     let builder = with_history(WeirBuilder::shared(), pg, "1s");
     let weir = builder.start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let since = ago(2000);
     let receiver = Receiver::replying(Reply::Status(500)).await;
     let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
@@ -339,7 +339,7 @@ async fn events_stored_in_the_next_releases_form_read_back_from_history() {
     let pg = postgres::shared();
     let builder = with_history(WeirBuilder::shared(), pg, "1h");
     let weir = builder.start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::replying(Reply::Status(500)).await;
     let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     let hook = hook["id"].as_str().unwrap().to_owned();

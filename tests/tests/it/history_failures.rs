@@ -32,7 +32,7 @@ async fn a_statement_postgresql_cancels_or_a_lock_it_cannot_take_is_503_and_logg
     // The organisation is made by a Weir of this process; the requests go to a `weir serve`
     // of the same data set, whose log is read.
     let maker = builder.clone().env("WEIR_WORKERS", "false").start().await;
-    let made = maker.tenant(Plan::Pro).await;
+    let made = maker.tenant(Plan::pro()).await;
     let log = crate::support::temp_dir("pg-fail").join("weir.log");
     let serve = builder.spawn_logging_to(&log);
     serve.wait_ready().await;
@@ -71,7 +71,7 @@ async fn a_statement_postgresql_cancels_or_a_lock_it_cannot_take_is_503_and_logg
 async fn once_postgresql_is_known_frozen_publishes_with_their_own_ids_do_not_wait_for_it() {
     let pg = Postgres::start();
     let weir = with_history(&pg).start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     let with_id = |i: usize| {
@@ -106,7 +106,7 @@ async fn a_replay_asked_for_while_postgresql_is_away_is_answered_as_queued_and_d
     let builder = with_history(&pg);
     let schema = postgres::schema(&builder.prefix());
     let weir = builder.start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     let hook = hook["id"].as_str().unwrap().to_owned();

@@ -47,7 +47,7 @@ async fn while_postgres_is_away_publishing_and_delivery_go_on_and_moved_reads_an
     let builder = with_history(WeirBuilder::shared(), &pg, "1s");
     let schema = postgres::schema(&builder.prefix());
     let weir = builder.start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     let hook = hook["id"].as_str().unwrap().to_owned();
@@ -128,7 +128,7 @@ async fn a_mover_killed_mid_move_loses_nothing_and_shows_nothing_twice() {
     let builder = with_history(WeirBuilder::shared(), pg, "1h");
     let schema = postgres::schema(&builder.prefix());
     let weir = builder.start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     for _ in 0..2 {
         t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
@@ -190,7 +190,7 @@ async fn days_past_the_retention_are_dropped_whole() {
     let builder = with_history(WeirBuilder::shared(), pg, "1s").env("WEIR_EVENT_RETENTION", "1d");
     let schema = postgres::schema(&builder.prefix());
     let weir = builder.start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     t.publisher.publish(&work_order_event("wo_1")).await;
@@ -236,7 +236,7 @@ async fn days_past_the_retention_are_dropped_whole() {
 async fn without_history_nothing_is_noted_for_a_move() {
     let builder = WeirBuilder::shared();
     let weir = builder.start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     t.publisher.publish(&work_order_event("wo_1")).await;

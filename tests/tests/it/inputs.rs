@@ -44,7 +44,7 @@ fn fault(resp: &Resp) -> (String, String) {
 #[tokio::test]
 async fn publish_refuses_json_no_later_reader_could_read_naming_the_field() {
     let weir = WeirBuilder::shared().start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let deep = fault(&publish_raw(&t.publisher, &raw_event("wo_1", &nested(127))).await);
     assert_eq!(deep, ("work_order".into(), "must not nest deeper than 126 levels".into()));
     for depth in [10_000, 100_000] {
@@ -72,7 +72,7 @@ async fn publish_refuses_json_no_later_reader_could_read_naming_the_field() {
 #[tokio::test]
 async fn an_id_publish_accepts_can_be_exported_and_one_it_refuses_is_refused_alike() {
     let weir = WeirBuilder::shared().start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     // Kept as given, spaces and all: the export finds it by the same id.
     publish_raw(&t.publisher, &raw_event(" wo 1 ", r#"{"title":"spaced"}"#)).await.expect(202);
     let body = json!({"exportable": {"type": "WorkOrder", "id": " wo 1 "}, "format": "json"});
@@ -87,7 +87,7 @@ async fn an_export_whose_snapshot_cannot_be_read_fails_with_the_reason() {
     use weir::store::events::publish::Publication;
     use weir::store::events::stored::StoredEvent;
     let weir = WeirBuilder::shared().start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     // Stored by an earlier build that did not refuse it (written past publish's door).
     let envelope = format!(r#"{{"id":"evt_deep","work_order":{}}}"#, nested(200));
     let event = Arc::new(StoredEvent {
@@ -134,7 +134,7 @@ async fn an_export_whose_snapshot_cannot_be_read_fails_with_the_reason() {
 #[tokio::test]
 async fn a_plugin_name_with_control_characters_is_refused_for_that_reason() {
     let weir = WeirBuilder::shared().start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let upload = |name: &str| {
         t.admin
             .http
@@ -153,7 +153,7 @@ async fn a_plugin_name_with_control_characters_is_refused_for_that_reason() {
 #[tokio::test]
 async fn an_id_that_cannot_exist_is_404_and_a_stalled_body_is_408() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     for path in ["/api/v2/webhooks/%ff", "/api/v2/webhook_deliveries/%ff%fe", "/api/v2/plugins/%80"] {
         let resp = t.admin.get(path).await;
         assert_eq!((resp.status, resp.error_code()), (404, "not_found".to_owned()), "{path}");
@@ -179,7 +179,7 @@ async fn an_id_that_cannot_exist_is_404_and_a_stalled_body_is_408() {
 #[tokio::test]
 async fn concurrent_retries_of_one_delivery_are_merged_into_one_attempt() {
     let weir = WeirBuilder::shared().start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::replying(Reply::Status(500)).await;
     let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     t.publisher.publish(&work_order_event("wo_r")).await;
@@ -209,7 +209,7 @@ async fn concurrent_retries_of_one_delivery_are_merged_into_one_attempt() {
 #[tokio::test]
 async fn settings_forms_refuse_what_the_api_refuses() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     user(&weir, &t.org_id, "doors@example.com", true).await;
     let http = weir.http();
     let (_, signed_in) = crate::settings::http_sign_in(&http, "doors@example.com", PASSWORD).await;
@@ -332,7 +332,7 @@ impl Gen {
 #[tokio::test]
 async fn whatever_publish_accepts_renders_in_an_export_and_passes_a_plugin_unchanged() {
     let weir = WeirBuilder::shared().start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     // Every accepted event goes out through a pass-through plugin (it parses the body and
     // writes it again) to a subscriber that parses it.
     let redact = t.admin.upload_plugin("redact", plugin_wasm("redact")).await;

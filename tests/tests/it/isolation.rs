@@ -33,7 +33,7 @@ async fn forty_endpoints_that_never_answer_do_not_delay_a_healthy_webhook() {
         .without("WEIR_DELIVERY_RETENTION")
         .start()
         .await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let hanging = Receiver::replying(Reply::Hang).await;
     let healthy = Receiver::start().await;
     for i in 0..40 {
@@ -64,7 +64,7 @@ async fn forty_endpoints_that_never_answer_do_not_delay_a_healthy_webhook() {
 #[tokio::test]
 async fn a_failing_endpoint_is_probed_one_attempt_at_a_time_and_opens_up_after_a_success() {
     let weir = WeirBuilder::shared().env("WEIR_RETRY_SCHEDULE", "30s").start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     receiver.sequence(vec![Reply::Status(500), Reply::Delay(Duration::from_millis(300), 200)]);
     let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
@@ -102,7 +102,7 @@ async fn a_failing_endpoint_is_probed_one_attempt_at_a_time_and_opens_up_after_a
 #[tokio::test]
 async fn a_retry_after_pauses_every_delivery_of_the_webhook() {
     let weir = WeirBuilder::shared().env("WEIR_RETRY_SCHEDULE", "5s").start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     receiver.sequence(vec![Reply::With(429, vec![("retry-after", "2".into())]), Reply::Status(200)]);
     let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
@@ -141,7 +141,7 @@ async fn spread(receiver: &Receiver, n: usize) -> Duration {
 #[tokio::test]
 async fn a_rate_limit_spreads_deliveries_and_an_unlimited_sibling_is_not_held() {
     let weir = WeirBuilder::shared().start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let limited = Receiver::start().await;
     let free = Receiver::start().await;
     let hook = create_limited(&t.admin, &limited.url, &["work_order_created"], json!(5)).await;
@@ -164,7 +164,7 @@ async fn a_rate_limit_holds_for_two_processes_together() {
     let builder = WeirBuilder::shared();
     let first = builder.start().await;
     let _second = builder.start().await;
-    let t = first.tenant(Plan::Pro).await;
+    let t = first.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     create_limited(&t.admin, &receiver.url, &["work_order_created"], json!(10)).await;
     for i in 0..40 {
@@ -177,7 +177,7 @@ async fn a_rate_limit_holds_for_two_processes_together() {
 #[tokio::test]
 async fn rate_limit_is_validated_changed_and_removed() {
     let weir = WeirBuilder::shared().start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     for bad in [json!(0), json!(10_001), json!(2.5), json!("5"), json!(-1)] {
         let body = json!({"url": receiver.url, "subscribed_actions": ["work_order_created"], "rate_limit": bad});

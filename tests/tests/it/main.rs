@@ -37,6 +37,7 @@ mod oauth;
 mod observability;
 mod openapi;
 mod ordering;
+mod plans;
 mod plugin_authoring;
 mod plugin_budget;
 mod plugin_delivery;

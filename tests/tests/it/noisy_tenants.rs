@@ -51,7 +51,7 @@ async fn slowest_reads(api: &Api, n: usize) -> Duration {
 #[tokio::test]
 async fn a_filter_that_loops_over_lists_of_its_own_is_refused_when_saved() {
     let weir = WeirBuilder::shared().start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let filter = nested_literal_loops();
     assert_eq!(filter.len(), 620);
     let body = json!({"url": "https://127.0.0.1:9/h", "subscribed_actions": ["work_order_created"], "filter": filter});
@@ -68,8 +68,8 @@ async fn a_filter_that_loops_over_lists_of_its_own_is_refused_when_saved() {
 #[tokio::test]
 async fn runaway_patterns_on_large_events_leave_another_tenants_requests_under_1_s() {
     let weir = WeirBuilder::shared().start().await;
-    let attacker = weir.tenant(Plan::Pro).await;
-    let victim = weir.tenant(Plan::Pro).await;
+    let attacker = weir.tenant(Plan::pro()).await;
+    let victim = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     for _ in 0..4 {
         let body = json!({"url": receiver.url, "subscribed_actions": ["work_order_created"], "filter": RUNAWAY});
@@ -129,7 +129,7 @@ async fn runaway_patterns_on_large_events_leave_another_tenants_requests_under_1
 #[tokio::test]
 async fn listings_reaching_into_the_future_answer_at_once_and_a_cursor_past_now_is_422() {
     let weir = WeirBuilder::shared().start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     t.publisher.publish(&work_order_event("wo_1")).await;
@@ -191,8 +191,8 @@ async fn the_newest_day_or_hour_with_entries_is_found_in_one_step() {
 #[tokio::test]
 async fn one_organisation_holds_at_most_its_share_of_the_requests_in_progress() {
     let weir = WeirBuilder::shared().start().await;
-    let attacker = weir.tenant(Plan::Pro).await;
-    let victim = weir.tenant(Plan::Pro).await;
+    let attacker = weir.tenant(Plan::pro()).await;
+    let victim = weir.tenant(Plan::pro()).await;
     let mut event = work_order_event("wo_big");
     event["work_order"]["title"] = Value::String(runaway_title());
     let stored = attacker.publisher.publish(&event).await;

@@ -33,7 +33,7 @@ async fn failures_deactivation_and_reactivation_are_told_to_the_other_webhooks()
         .env("WEIR_DEACTIVATE_AFTER", "0s")
         .start()
         .await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let ops = Receiver::start().await;
     let watcher = t.admin.create_webhook(&ops.url, &OPERATIONAL).await;
     let secret = watcher["signing_secret"].as_str().unwrap().to_owned();
@@ -99,7 +99,7 @@ async fn failures_deactivation_and_reactivation_are_told_to_the_other_webhooks()
 #[tokio::test]
 async fn deactivating_a_webhook_with_many_pending_deliveries_is_one_event() {
     let weir = WeirBuilder::shared().start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let ops = Receiver::start().await;
     t.admin.create_webhook(&ops.url, &OPERATIONAL).await;
     let stuck = Receiver::replying(Reply::Hang).await;

@@ -11,7 +11,7 @@ use crate::support::weir::{Weir, WeirBuilder};
 #[tokio::test]
 async fn client_credentials_in_the_form_give_a_bearer_token() {
     let weir = Weir::start_default().await;
-    let org = weir.store.tenants().create_org("Acme", Plan::Pro).await.unwrap();
+    let org = weir.store.tenants().create_org("Acme", Plan::pro()).await.unwrap();
     let creds = weir.credentials(&org.id, true, false).await;
     let resp = weir
         .http()
@@ -39,7 +39,7 @@ async fn client_credentials_in_the_form_give_a_bearer_token() {
 #[tokio::test]
 async fn client_credentials_in_basic_auth_work_and_both_places_is_an_error() {
     let weir = Weir::start_default().await;
-    let org = weir.store.tenants().create_org("Acme", Plan::Pro).await.unwrap();
+    let org = weir.store.tenants().create_org("Acme", Plan::pro()).await.unwrap();
     let creds = weir.credentials(&org.id, true, false).await;
     let basic =
         base64::engine::general_purpose::STANDARD.encode(format!("{}:{}", creds.client_id, creds.client_secret));
@@ -71,7 +71,7 @@ async fn client_credentials_in_basic_auth_work_and_both_places_is_an_error() {
 #[tokio::test]
 async fn token_errors_follow_rfc_6749() {
     let weir = Weir::start_default().await;
-    let org = weir.store.tenants().create_org("Acme", Plan::Pro).await.unwrap();
+    let org = weir.store.tenants().create_org("Acme", Plan::pro()).await.unwrap();
     let creds = weir.credentials(&org.id, true, false).await;
     let http = weir.http();
     let cases: Vec<(Vec<(&str, &str)>, u16, &str)> = vec![
@@ -114,7 +114,7 @@ async fn token_errors_follow_rfc_6749() {
 #[tokio::test]
 async fn tokens_expire_after_the_configured_ttl() {
     let weir = WeirBuilder::shared().env("WEIR_TOKEN_TTL", "1").start().await;
-    let tenant = weir.tenant(Plan::Pro).await;
+    let tenant = weir.tenant(Plan::pro()).await;
     tenant.admin.get("/api/v2/webhooks").await.expect(200);
     tokio::time::sleep(Duration::from_millis(1300)).await;
     let resp = tenant.admin.get("/api/v2/webhooks").await.expect(401);
@@ -125,7 +125,7 @@ async fn tokens_expire_after_the_configured_ttl() {
 #[tokio::test]
 async fn revoking_a_token_stops_it_and_only_it() {
     let weir = Weir::start_default().await;
-    let tenant = weir.tenant(Plan::Pro).await;
+    let tenant = weir.tenant(Plan::pro()).await;
     let other_token = weir.token(&tenant.admin.creds).await;
     let http = weir.http();
     // Another client cannot revoke it.
@@ -165,7 +165,7 @@ async fn revoking_a_token_stops_it_and_only_it() {
 #[tokio::test]
 async fn revoking_a_client_kills_its_live_tokens_at_once() {
     let weir = Weir::start_default().await;
-    let tenant = weir.tenant(Plan::Pro).await;
+    let tenant = weir.tenant(Plan::pro()).await;
     let second = weir.token(&tenant.admin.creds).await;
     assert!(weir.store.tenants().revoke_client(&tenant.admin.creds.client_id).await.unwrap());
     tenant.admin.get("/api/v2/webhooks").await.expect(401);
@@ -187,7 +187,7 @@ async fn revoking_a_client_kills_its_live_tokens_at_once() {
 #[tokio::test]
 async fn secrets_and_tokens_are_stored_only_as_hashes() {
     let weir = Weir::start_default().await;
-    let tenant = weir.tenant(Plan::Pro).await;
+    let tenant = weir.tenant(Plan::pro()).await;
     let mut conn = crate::support::weir::raw_conn(&weir.builder);
     let keys = crate::support::weir::raw_keys(&weir.builder, &format!("{}:*", weir.builder.prefix()));
     assert!(!keys.is_empty());

@@ -26,7 +26,7 @@ async fn json_logs_carry_ids_and_the_cause_of_every_failed_attempt() {
         .env("WEIR_DEACTIVATE_AFTER_FAILURES", "2")
         .env("WEIR_DEACTIVATE_AFTER", "0s");
     let api = builder.clone().env("WEIR_WORKERS", "false").start().await;
-    let t = api.tenant(Plan::Pro).await;
+    let t = api.tenant(Plan::pro()).await;
     let receiver = Receiver::replying(Reply::Status(503)).await;
     let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     let hook_id = hook["id"].as_str().unwrap();
@@ -90,7 +90,7 @@ async fn text_logs_have_no_colour_codes_off_a_terminal() {
 #[tokio::test]
 async fn metrics_parse_as_the_prometheus_text_format_with_typed_counters_and_no_tenant_labels() {
     let weir = crate::support::weir::Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     t.publisher.publish(&work_order_event("wo_metrics")).await;

@@ -71,7 +71,7 @@ async fn the_document_is_valid_openapi_3_1_and_covers_every_endpoint() {
 #[tokio::test]
 async fn schemathesis_finds_no_server_error_and_no_nonconforming_response() {
     let weir = WeirBuilder::shared().env("WEIR_API_RATE_LIMIT", "0").start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let client = weir.client(&t.org_id, true, true).await;
     let receiver = Receiver::start().await;
     let schema = format!("{}/api/v2/openapi.json", weir.base);
@@ -142,7 +142,7 @@ fn report_problems(stdout: &str) -> String {
 #[tokio::test]
 async fn a_client_generated_from_the_document_creates_publishes_and_lists() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let client = weir.client(&t.org_id, true, true).await;
     let receiver = Receiver::start().await;
     let dir = temp_dir("genclient");

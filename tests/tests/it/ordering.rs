@@ -47,7 +47,7 @@ async fn ordered_webhook(api: &Api, url: &str) -> String {
 #[tokio::test]
 async fn a_failed_first_delivery_holds_its_subjects_next_three_until_its_retry_succeeds_while_another_goes_ahead() {
     let weir = WeirBuilder::shared().env("WEIR_RETRY_SCHEDULE", "2s").start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     receiver.sequence(vec![Reply::Status(500), Reply::Status(200)]);
     let id = ordered_webhook(&t.admin, &receiver.url).await;
@@ -77,7 +77,7 @@ async fn a_failed_first_delivery_holds_its_subjects_next_three_until_its_retry_s
 #[tokio::test]
 async fn three_subjects_times_fifteen_events_published_back_to_back_arrive_each_in_order_one_at_a_time() {
     let weir = WeirBuilder::shared().start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let delay = Duration::from_millis(30);
     let receiver = Receiver::replying(Reply::Delay(delay, 200)).await;
     let id = ordered_webhook(&t.admin, &receiver.url).await;
@@ -113,7 +113,7 @@ async fn three_subjects_times_fifteen_events_published_back_to_back_arrive_each_
 async fn order_is_kept_across_kill_9_of_the_process_holding_the_head() {
     let builder = WeirBuilder::shared().env("WEIR_TAKEOVER_AFTER", "2s").env("WEIR_DELIVERY_TIMEOUT", "30s");
     let api = builder.clone().env("WEIR_WORKERS", "false").start().await;
-    let t = api.tenant(Plan::Pro).await;
+    let t = api.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     receiver.sequence(vec![Reply::Hang, Reply::Status(200)]);
     let id = ordered_webhook(&t.admin, &receiver.url).await;
@@ -141,7 +141,7 @@ async fn order_is_kept_across_kill_9_of_the_process_holding_the_head() {
 #[tokio::test]
 async fn ordering_is_none_or_subject_and_a_retried_old_delivery_goes_behind_pending_ones() {
     let weir = WeirBuilder::shared().env("WEIR_RETRY_SCHEDULE", "50ms").start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let plain = t.admin.create_webhook(&receiver.url, &["work_order_updated"]).await;
     assert_eq!(plain["ordering"], "none");
@@ -177,7 +177,7 @@ async fn ordering_is_none_or_subject_and_a_retried_old_delivery_goes_behind_pend
 async fn a_master_failover_mid_sequence_keeps_each_subjects_order() {
     let mut cluster = crate::support::cluster::RedisCluster::start_quick_failover();
     let weir = WeirBuilder::cluster(&cluster).env("WEIR_REDIS_WAIT_REPLICAS", "1").start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     ordered_webhook(&t.admin, &receiver.url).await;
     let subjects = ["wo_f1", "wo_f2", "wo_f3", "wo_f4"];
@@ -226,7 +226,7 @@ async fn a_delivery_its_plugin_filters_releases_the_next_of_its_subject() {
     use crate::support::plugins::plugin_wasm;
     use crate::support::weir::export_event;
     let weir = WeirBuilder::shared().start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let filter = t.admin.upload_plugin("filter", plugin_wasm("report_export_filter")).await;
     let config = json!({"exportable_types": ["Form"], "exportable_ids": ["frm_1"], "creator_ids": ["cli_a"]});

@@ -70,7 +70,7 @@ async fn a_new_plugin_crate_builds_with_the_script_and_uploads() {
 
     let wasm = std::fs::read(target.join("wasm32-wasip2/release/my_filter.wasm")).expect("built");
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let plugin = t.admin.upload_plugin("my-filter", wasm).await;
     assert_eq!(plugin["version"], 1);
 }

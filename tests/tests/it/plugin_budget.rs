@@ -40,7 +40,7 @@ fn metric(text: &str, name: &str) -> f64 {
 #[tokio::test]
 async fn identical_uploads_store_their_code_once_and_the_last_delete_frees_it() {
     let weir = WeirBuilder::shared().start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let wasm = plugin_wasm("redact");
     let mut ids = Vec::new();
     for i in 0..5 {
@@ -78,8 +78,8 @@ async fn identical_uploads_store_their_code_once_and_the_last_delete_frees_it() 
 #[tokio::test]
 async fn an_organisation_stores_at_most_its_plans_bytes_of_code() {
     let weir = WeirBuilder::shared().start().await;
-    let t = weir.tenant(Plan::Pro).await;
-    let quota = weir::auth::plans::limits(Plan::Pro).plugin_bytes as usize;
+    let t = weir.tenant(Plan::pro()).await;
+    let quota = weir.builder.config().plans.rules("pro").limits.plugin_bytes.expect("pro has a code budget") as usize;
     let wasm = plugin_wasm("redact");
     // Distinct uploads of 30 MiB each, up to the quota.
     let size = 30 << 20;
@@ -97,13 +97,19 @@ async fn an_organisation_stores_at_most_its_plans_bytes_of_code() {
         .raw("application/wasm", padded(&wasm, "pad-over", size))
         .send()
         .await
-        .expect(409);
-    assert!(over.text().contains("MiB of code its plan (pro) allows"), "{}", over.text());
+        .expect(403);
+    assert_eq!(over.error_code(), "quota_exceeded");
+    assert_eq!(over.error_fields(), vec!["plugin_bytes".to_owned()]);
+    assert!(
+        over.text().contains("bytes of code (delete versions it no longer uses), the most its plan (pro) allows"),
+        "{}",
+        over.text()
+    );
     // Bytes it stores already cost nothing more.
     let again = padded(&wasm, "pad-0", size);
     ids.push(t.admin.upload_plugin("big-0-again", again).await["id"].as_str().unwrap().to_owned());
     // Another organisation has its own quota.
-    let other = weir.tenant(Plan::Pro).await;
+    let other = weir.tenant(Plan::pro()).await;
     other.admin.upload_plugin("theirs", padded(&wasm, "pad-over", size)).await;
     for id in ids {
         t.admin.delete(&format!("/api/v2/plugins/{id}")).await.expect(204);
@@ -115,7 +121,7 @@ async fn an_organisation_stores_at_most_its_plans_bytes_of_code() {
 async fn a_refused_upload_compiles_nothing_and_leaves_nothing_behind() {
     let data = crate::support::temp_dir("budget-data");
     let weir = WeirBuilder::shared().env("WEIR_DATA_DIR", &data.display().to_string()).start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     for (wasm, needle) in [
         (plugin_wasm("wrong_world"), "weir:plugin/filter"),
         (padded(&plugin_wasm("wrong_world"), "big", 20 << 20), "weir:plugin/filter"),

@@ -11,7 +11,7 @@ use weir::store::tenants::orgs::Plan;
 #[tokio::test]
 async fn report_export_filter_narrows_exports_by_type_id_and_creator() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let filter = t.admin.upload_plugin("filter", plugin_wasm("report_export_filter")).await;
     let config = json!({"exportable_types": ["Form"], "exportable_ids": ["frm_1"], "creator_ids": ["cli_a"]});
@@ -60,7 +60,7 @@ async fn report_export_filter_narrows_exports_by_type_id_and_creator() {
 #[tokio::test]
 async fn redact_and_slack_message_reshape_the_signed_body_in_chain_order() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let redacted = Receiver::start().await;
     let slack = Receiver::start().await;
     let redact = t.admin.upload_plugin("redact", plugin_wasm("redact")).await;
@@ -102,7 +102,7 @@ async fn redact_and_slack_message_reshape_the_signed_body_in_chain_order() {
 async fn attachments_that_cannot_be_read_drop_the_delivery_instead_of_sending_it_unfiltered() {
     let builder = WeirBuilder::shared();
     let weir = builder.start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let redact = t.admin.upload_plugin("redact", plugin_wasm("redact")).await;
     let hook = t
@@ -130,7 +130,7 @@ async fn attachments_that_cannot_be_read_drop_the_delivery_instead_of_sending_it
 #[tokio::test]
 async fn plugin_headers_are_sent_but_never_the_hosts_own() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let hostile = t.admin.upload_plugin("hostile", plugin_wasm("hostile")).await;
     let w = t
@@ -155,7 +155,7 @@ async fn on_error_decides_between_filtering_and_delivering_the_body_as_it_was() 
     // A panic must not read as a timeout because the machine was busy with other tests: the
     // builder's time limit is the tests' long one (support::plugins::PLUGIN_TIMEOUT).
     let weir = WeirBuilder::shared().start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let hostile = t.admin.upload_plugin("hostile", plugin_wasm("hostile")).await;
     let lenient = t
@@ -190,7 +190,7 @@ async fn on_error_decides_between_filtering_and_delivering_the_body_as_it_was() 
 async fn a_plugin_is_compiled_once_per_process_and_then_loaded_from_the_cache() {
     let builder = WeirBuilder::shared();
     let weir = builder.start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let filter = t.admin.upload_plugin("filter", plugin_wasm("report_export_filter")).await;
     t.admin.create_webhook_with(&receiver.url, &["work_order_created"], json!([{"plugin_id": filter["id"]}])).await;

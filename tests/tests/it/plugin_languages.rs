@@ -224,7 +224,7 @@ async fn javascript_and_python_plugins_upload_dry_run_and_filter_deliveries_thro
         compiled(file, &dist(file));
     }
     let weir = WeirBuilder::shared().env("WEIR_DATA_DIR", &data_dir().display().to_string()).start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let config = json!({"exportable_types": ["Form"], "exportable_ids": ["frm_1"], "creator_ids": ["cli_a"]});
     let mut plugins = Vec::new();
@@ -264,7 +264,7 @@ async fn a_tenants_looping_javascript_and_python_plugins_do_not_stop_another_ten
         compiled(file, &dist(file));
     }
     let weir = WeirBuilder::shared().env("WEIR_DATA_DIR", &data_dir().display().to_string()).start().await;
-    let hostile = weir.tenant(Plan::Pro).await;
+    let hostile = weir.tenant(Plan::pro()).await;
     let mut hooks = Vec::new();
     for (name, file) in [("loop-js", "hostile-js.wasm"), ("loop-py", "hostile-py.wasm")] {
         let plugin = hostile.admin.upload_plugin(name, dist(file)).await;
@@ -273,7 +273,7 @@ async fn a_tenants_looping_javascript_and_python_plugins_do_not_stop_another_ten
             hostile.admin.create_webhook_with("http://127.0.0.1:9/never", &["work_order_created"], attached).await;
         hooks.push(hook["id"].as_str().unwrap().to_owned());
     }
-    let other = weir.tenant(Plan::Pro).await;
+    let other = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let filter = other.admin.upload_plugin("filter", plugin_wasm("report_export_filter")).await;
     other.admin.create_webhook_with(&receiver.url, &["work_order_created"], json!([{"plugin_id": filter["id"]}])).await;

@@ -13,7 +13,7 @@ use crate::support::weir::{Api, WeirBuilder, work_order_event};
 /// Weir with tight limits, a tenant, and the hostile plugin uploaded.
 async fn sandbox(builder: WeirBuilder) -> (crate::support::weir::Weir, Api, String) {
     let weir = builder.start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let plugin = t.admin.upload_plugin("hostile", plugin_wasm("hostile")).await;
     let id = plugin["id"].as_str().unwrap().to_owned();
     (weir, t.admin, id)
@@ -152,7 +152,7 @@ async fn a_hostile_tenant_does_not_stop_other_tenants() {
             json!([{"plugin_id": plugin, "config": {"mode": "forever"}}]),
         )
         .await;
-    let other = weir.tenant(Plan::Pro).await;
+    let other = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let filter = other.admin.upload_plugin("filter", plugin_wasm("report_export_filter")).await;
     other.admin.create_webhook_with(&receiver.url, &["work_order_created"], json!([{"plugin_id": filter["id"]}])).await;

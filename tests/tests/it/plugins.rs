@@ -12,7 +12,7 @@ use crate::support::weir::{Weir, export_event, work_order_event};
 #[tokio::test]
 async fn plugins_are_uploaded_listed_read_and_deleted() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let wasm = plugin_wasm("report_export_filter");
     let resp = t
         .admin
@@ -36,12 +36,12 @@ async fn plugins_are_uploaded_listed_read_and_deleted() {
     assert_eq!(list["data"], json!([plugin]));
     assert_eq!(list["next_cursor"], Value::Null);
 
-    let other = weir.tenant(Plan::Pro).await;
+    let other = weir.tenant(Plan::pro()).await;
     other.admin.get(&format!("/api/v2/plugins/{id}")).await.expect(404);
     other.admin.delete(&format!("/api/v2/plugins/{id}")).await.expect(404);
     assert_eq!(other.admin.get("/api/v2/plugins").await.expect(200).json()["data"], json!([]));
     t.publisher.get("/api/v2/plugins").await.expect(403);
-    weir.tenant(Plan::Free).await.admin.get("/api/v2/plugins").await.expect(402);
+    weir.tenant(Plan::free()).await.admin.get("/api/v2/plugins").await.expect(402);
 
     t.admin.delete(&format!("/api/v2/plugins/{id}")).await.expect(204);
     t.admin.get(&format!("/api/v2/plugins/{id}")).await.expect(404);
@@ -50,7 +50,7 @@ async fn plugins_are_uploaded_listed_read_and_deleted() {
 #[tokio::test]
 async fn uploads_that_are_not_plugins_are_refused_with_the_reason() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let upload = |body: Vec<u8>, content_type: &'static str, name: &'static str| {
         let admin = t.admin.clone();
         async move {
@@ -78,8 +78,8 @@ async fn uploads_that_are_not_plugins_are_refused_with_the_reason() {
 #[tokio::test]
 async fn attachments_take_only_the_organisations_plugins_and_block_deletion() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
-    let other = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
+    let other = weir.tenant(Plan::pro()).await;
     let theirs = other.admin.upload_plugin("theirs", plugin_wasm("redact")).await;
     let ours = t.admin.upload_plugin("ours", plugin_wasm("redact")).await;
     let resp = t
@@ -124,7 +124,7 @@ async fn attachments_take_only_the_organisations_plugins_and_block_deletion() {
 #[tokio::test]
 async fn the_dry_run_reports_verdict_body_logs_budget_and_duration() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let filter = t.admin.upload_plugin("filter", plugin_wasm("report_export_filter")).await;
     let id = filter["id"].as_str().unwrap();
     let event = export_event("rex_1", ("Form", "frm_1"), "cli_a");
@@ -173,8 +173,8 @@ async fn the_dry_run_reports_verdict_body_logs_budget_and_duration() {
 #[tokio::test]
 async fn the_dry_run_takes_a_delivered_envelope_or_a_real_delivery_and_shows_no_signature() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
-    let other = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
+    let other = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let hostile = t.admin.upload_plugin("hostile", plugin_wasm("hostile")).await;
     let id = hostile["id"].as_str().unwrap();
@@ -228,7 +228,7 @@ async fn the_dry_run_takes_a_delivered_envelope_or_a_real_delivery_and_shows_no_
 #[tokio::test]
 async fn a_crafted_plugin_id_is_refused_before_it_reaches_a_key() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let hook = t.admin.create_webhook("http://127.0.0.1:9/", &["work_order_created"]).await;
     // Ids that would name keys of other types (the webhook's own hash, its index, …).
     let wh = hook["id"].as_str().unwrap();
@@ -249,7 +249,7 @@ async fn a_crafted_plugin_id_is_refused_before_it_reaches_a_key() {
 #[tokio::test]
 async fn uploads_under_one_name_are_versions_listed_newest_first_and_rolled_back_by_id() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let v1 = t.admin.upload_plugin("shaper", plugin_wasm("redact")).await;
     let v2 = t.admin.upload_plugin("shaper", plugin_wasm("slack_message")).await;
@@ -269,7 +269,7 @@ async fn uploads_under_one_name_are_versions_listed_newest_first_and_rolled_back
     let second = t.admin.get(&format!("/api/v2/plugins?name=shaper&limit=1&cursor={cursor}")).await.expect(200).json();
     assert_eq!(second, json!({"data": [v1], "next_cursor": null}));
     assert_eq!(t.admin.get("/api/v2/plugins?name=nothing").await.expect(200).json()["data"], json!([]));
-    let other = weir.tenant(Plan::Pro).await;
+    let other = weir.tenant(Plan::pro()).await;
     assert_eq!(other.admin.get("/api/v2/plugins?name=shaper").await.expect(200).json()["data"], json!([]));
 
     // Attach the newest version, then roll back by attaching the older id.

@@ -49,7 +49,7 @@ fn csrf_of(html: &str) -> String {
 #[tokio::test]
 async fn a_link_opens_once_a_session_of_its_organisation_framed_where_it_says() {
     let weir = Weir::start_default().await;
-    let (a, b) = (weir.tenant(Plan::Pro).await, weir.tenant(Plan::Pro).await);
+    let (a, b) = (weir.tenant(Plan::pro()).await, weir.tenant(Plan::pro()).await);
     let ours = a.admin.create_webhook("http://127.0.0.1:9/ours", &["form_completed"]).await;
     let theirs = b.admin.create_webhook("http://127.0.0.1:9/theirs", &["form_completed"]).await;
     let made = link(&a, json!({"frame_ancestors": ["http://127.0.0.2:8080/"], "accent_color": "#AA3300"})).await;
@@ -145,7 +145,7 @@ async fn a_link_opens_once_a_session_of_its_organisation_framed_where_it_says() 
 #[tokio::test]
 async fn a_view_link_shows_the_pages_and_changes_nothing() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let made = t.admin.create_webhook("http://127.0.0.1:9/seen", &["form_completed"]).await;
     let id = made["id"].as_str().unwrap();
     let http = weir.http();
@@ -179,7 +179,7 @@ async fn a_view_link_shows_the_pages_and_changes_nothing() {
 #[tokio::test]
 async fn links_are_checked_expire_and_live_an_idle_hour() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     for (body, field) in [
         (json!({"ttl_seconds": 59}), "ttl_seconds"),
         (json!({"ttl_seconds": 901}), "ttl_seconds"),

@@ -53,7 +53,7 @@ async fn framed_shows(browser: &Browser, text: &str) -> String {
 #[tokio::test]
 async fn a_customer_works_their_webhooks_inside_the_operators_page() {
     let weir = Weir::start_default().await;
-    let (a, b) = (weir.tenant(Plan::Pro).await, weir.tenant(Plan::Pro).await);
+    let (a, b) = (weir.tenant(Plan::pro()).await, weir.tenant(Plan::pro()).await);
     let receiver = Receiver::start().await;
     let theirs = b.admin.create_webhook("http://127.0.0.1:9/org-b-secret-hook", &["form_completed"]).await;
     // The operator lists the page that frames the portal (its port is not known yet: a
@@ -120,7 +120,7 @@ async fn a_customer_works_their_webhooks_inside_the_operators_page() {
 #[tokio::test]
 async fn a_view_link_changes_nothing_and_other_origins_cannot_frame() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     t.publisher.publish(&work_order_event("wo_1")).await;

@@ -16,7 +16,7 @@ use crate::support::weir::{WeirBuilder, work_order_event};
 async fn requests_while_redis_loads_its_data_get_503_not_500() {
     let mut redis = RedisServer::start_persistent();
     let weir = WeirBuilder::new(&redis.url()).start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     t.admin.create_webhook("http://127.0.0.1:9/", &["form_completed"]).await;
     fill(&redis);
     redis.restart_loading_slowly(60);
@@ -77,7 +77,7 @@ async fn an_outcome_redis_cannot_take_yet_is_recorded_later_not_sent_again() {
         .env("WEIR_DELIVERY_TIMEOUT", "2s")
         .start()
         .await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::replying(Reply::Delay(Duration::from_millis(1500), 200)).await;
     let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     t.publisher.publish(&work_order_event("wo_1")).await;

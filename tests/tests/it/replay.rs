@@ -37,7 +37,7 @@ fn subjects(receiver: &Receiver) -> Vec<String> {
 #[tokio::test]
 async fn a_new_webhook_is_backfilled_and_a_second_replay_sends_nothing_again() {
     let weir = WeirBuilder::shared().start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let since = ago(1000);
     for i in 0..5 {
         t.publisher.publish(&work_order_event(&format!("wo_{i}"))).await;
@@ -74,7 +74,7 @@ async fn after_reactivation_a_replay_recovers_failed_deliveries_and_events_misse
         .env("WEIR_DEACTIVATE_AFTER", "0s")
         .start()
         .await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let since = ago(1000);
     let receiver = Receiver::start().await;
     let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
@@ -116,7 +116,7 @@ async fn after_reactivation_a_replay_recovers_failed_deliveries_and_events_misse
 #[tokio::test]
 async fn every_refusal_of_a_replay_and_of_the_event_log() {
     let weir = WeirBuilder::shared().start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let hook = t.admin.create_webhook("http://127.0.0.1:9/x", &["work_order_created"]).await;
     let id = hook["id"].as_str().unwrap();
     let field = |resp: crate::support::http::Resp| {
@@ -136,12 +136,12 @@ async fn every_refusal_of_a_replay_and_of_the_event_log() {
     assert_eq!(field(replay(&t.admin, id, json!({"since": ago(1000), "other": 1})).await), ["other"]);
 
     replay(&t.admin, "wh_01JD0000000000000000000000", json!({"since": ago(1000)})).await.expect(404);
-    let other = weir.tenant(Plan::Pro).await;
+    let other = weir.tenant(Plan::pro()).await;
     replay(&other.admin, id, json!({"since": ago(1000)})).await.expect(404);
     other.admin.get(&format!("/api/v2/webhooks/{id}/replay")).await.expect(404);
     replay(&t.publisher, id, json!({"since": ago(1000)})).await.expect(403);
     t.publisher.get("/api/v2/events").await.expect(403);
-    let free = weir.tenant(Plan::Free).await;
+    let free = weir.tenant(Plan::free()).await;
     let free_hook =
         free.admin.post("/api/v2/webhooks", &json!({"url": "http://127.0.0.1:9/x", "subscribed_actions": []})).await;
     let free_id = free_hook.json()["id"].as_str().unwrap_or("wh_01JD0000000000000000000000").to_owned();
@@ -167,7 +167,7 @@ async fn every_refusal_of_a_replay_and_of_the_event_log() {
 #[tokio::test]
 async fn the_event_log_lists_every_event_newest_first_in_pages_and_by_action() {
     let weir = WeirBuilder::shared().start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let mut ids = Vec::new();
     for i in 0..6 {
         let event = if i % 2 == 0 { work_order_event(&format!("wo_{i}")) } else { defect_event(&format!("d_{i}")) };
@@ -205,14 +205,14 @@ async fn the_event_log_lists_every_event_newest_first_in_pages_and_by_action() {
     let event = t.admin.get(&format!("/api/v2/events/{}", ids[0])).await.expect(200).json();
     assert_eq!(event["deliveries"], json!([]));
     // Another organisation sees none of them.
-    let other = weir.tenant(Plan::Pro).await;
+    let other = weir.tenant(Plan::pro()).await;
     assert_eq!(other.admin.get("/api/v2/events").await.expect(200).json()["data"], json!([]));
 }
 
 #[tokio::test]
 async fn events_leave_the_log_after_the_event_retention() {
     let weir = WeirBuilder::shared().env("WEIR_EVENT_RETENTION", "2s").start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let id = t.publisher.publish(&work_order_event("wo_brief")).await;
     let listed = t.admin.get("/api/v2/events").await.expect(200).json();
     assert_eq!(listed["data"][0]["id"], id.as_str());
@@ -229,7 +229,7 @@ async fn a_replay_cut_by_kill_9_is_finished_by_another_process_without_duplicate
     let builder = WeirBuilder::shared().env("WEIR_TAKEOVER_AFTER", "2s");
     // An API-only node publishes and answers; only the child processes replay and deliver.
     let api = builder.clone().env("WEIR_WORKERS", "false").start().await;
-    let t = api.tenant(Plan::Pro).await;
+    let t = api.tenant(Plan::pro()).await;
     let since = ago(1000);
     let publications = published_directly(&api, &t.org_id, EVENTS).await;
     assert_eq!(publications, EVENTS);
@@ -321,7 +321,7 @@ async fn published_directly(weir: &crate::support::weir::Weir, org: &str, n: usi
 async fn weir_admin_replays_to_the_end_and_the_settings_page_offers_it() {
     let builder = WeirBuilder::shared();
     let weir = builder.start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let since = ago(1000);
     for i in 0..3 {
         t.publisher.publish(&work_order_event(&format!("wo_{i}"))).await;

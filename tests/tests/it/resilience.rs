@@ -14,7 +14,7 @@ use crate::support::weir::WeirBuilder;
 async fn losing_redis_gives_503_and_weir_recovers_by_itself() {
     let mut redis = RedisServer::start_persistent();
     let weir = WeirBuilder::new(&redis.url()).start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     t.admin.create_webhook("http://127.0.0.1:9/", &["form_completed"]).await;
 
     redis.stop();
@@ -49,7 +49,7 @@ async fn data_survives_a_restart_of_weir_serve() {
     let mut first = builder.spawn();
     first.wait_ready().await;
     let weir = builder.start().await; // in-process handle on the same Redis, for setup
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let token = t.admin.token.clone();
     let created = t.admin.create_webhook("http://127.0.0.1:9/", &["defect_created"]).await;
     weir.stop().await;
@@ -66,7 +66,7 @@ async fn data_survives_a_restart_of_weir_serve() {
 async fn sigterm_lets_in_flight_requests_finish() {
     let builder = WeirBuilder::shared();
     let weir = builder.start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let mut serve = builder.spawn();
     serve.wait_ready().await;
 

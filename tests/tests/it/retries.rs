@@ -13,7 +13,7 @@ use crate::support::weir::{Weir, WeirBuilder, work_order_event};
 #[tokio::test]
 async fn a_manual_retry_of_a_waiting_delivery_is_one_extra_attempt_and_keeps_the_schedule() {
     let weir = WeirBuilder::shared().env("WEIR_RETRY_SCHEDULE", "3s,40s").start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::replying(Reply::Status(500)).await;
     let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     t.publisher.publish(&work_order_event("wo_wait")).await;
@@ -59,7 +59,7 @@ async fn a_manual_retry_of_a_waiting_delivery_is_one_extra_attempt_and_keeps_the
 #[tokio::test]
 async fn failed_attempts_are_retried_on_the_schedule_until_success() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     receiver.sequence(vec![Reply::Status(500), Reply::Status(302), Reply::Status(200)]);
     let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
@@ -81,7 +81,7 @@ async fn failed_attempts_are_retried_on_the_schedule_until_success() {
 #[tokio::test]
 async fn deliveries_fail_after_the_last_scheduled_attempt_and_redirects_are_not_followed() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let target = Receiver::start().await;
     let receiver = Receiver::replying(Reply::With(307, vec![("location", target.url.clone())])).await;
     let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
@@ -98,7 +98,7 @@ async fn deliveries_fail_after_the_last_scheduled_attempt_and_redirects_are_not_
 #[tokio::test]
 async fn retry_after_is_honoured_up_to_twice_the_scheduled_delay() {
     let weir = WeirBuilder::shared().env("WEIR_RETRY_SCHEDULE", "400ms,400ms").start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     receiver.sequence(vec![
         Reply::With(429, vec![("retry-after", "1".into())]),
@@ -126,7 +126,7 @@ async fn retry_after_is_honoured_up_to_twice_the_scheduled_delay() {
 #[tokio::test]
 async fn gone_deactivates_at_once() {
     let weir = WeirBuilder::shared().env("WEIR_RETRY_SCHEDULE", "1h").start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     let id = webhook["id"].as_str().unwrap();
@@ -158,7 +158,7 @@ async fn sustained_failures_deactivate_and_reactivation_resumes() {
         .env("WEIR_RETRY_SCHEDULE", "100ms,100ms,100ms,100ms,100ms")
         .start()
         .await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::replying(Reply::Status(500)).await;
     let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     let id = webhook["id"].as_str().unwrap();
@@ -201,7 +201,7 @@ async fn sustained_failures_deactivate_and_reactivation_resumes() {
 #[tokio::test]
 async fn a_delivery_can_be_retried_by_hand_with_the_same_id_and_body() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     t.publisher.publish(&work_order_event("wo_1")).await;
@@ -217,7 +217,7 @@ async fn a_delivery_can_be_retried_by_hand_with_the_same_id_and_body() {
     assert_eq!(d["attempts"].as_array().unwrap().len(), 2);
 
     // Unknown, malformed and other organisations' deliveries are 404.
-    let other = weir.tenant(Plan::Pro).await;
+    let other = weir.tenant(Plan::pro()).await;
     other.admin.post(&format!("/api/v2/webhook_deliveries/{dlv}/retry"), &json!({})).await.expect(404);
     other.admin.get(&format!("/api/v2/webhook_deliveries/{dlv}")).await.expect(404);
     t.admin.post("/api/v2/webhook_deliveries/dlv_00000000000000000000000000/retry", &json!({})).await.expect(404);
@@ -227,7 +227,7 @@ async fn a_delivery_can_be_retried_by_hand_with_the_same_id_and_body() {
 #[tokio::test]
 async fn a_manual_retry_of_a_failed_delivery_is_one_attempt() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::replying(Reply::Status(500)).await;
     let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     let id = webhook["id"].as_str().unwrap();

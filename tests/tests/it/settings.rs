@@ -65,7 +65,7 @@ async fn an_admin_manages_webhooks_from_the_page() {
         .env("WEIR_RETRY_SCHEDULE", "100ms,100ms,100ms,100ms")
         .start()
         .await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     user(&weir, &t.org_id, "ada@example.com", true).await;
     let receiver = Receiver::start().await;
     let browser = Browser::start(1280, 900).await;
@@ -193,7 +193,7 @@ async fn an_admin_manages_webhooks_from_the_page() {
 #[tokio::test]
 async fn pages_apply_the_apis_rules_and_work_on_the_free_plan() {
     let weir = WeirBuilder::shared().env("WEIR_ALLOW_PRIVATE_TARGETS", "").start().await;
-    let t = weir.tenant(Plan::Free).await;
+    let t = weir.tenant(Plan::free()).await;
     user(&weir, &t.org_id, "grace@example.com", true).await;
     let browser = Browser::start(1280, 900).await;
     sign_in(&browser, &weir, "grace@example.com").await;
@@ -224,7 +224,7 @@ async fn pages_apply_the_apis_rules_and_work_on_the_free_plan() {
 #[tokio::test]
 async fn the_page_is_readable_on_a_phone_and_usable_by_keyboard() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     user(&weir, &t.org_id, "phone@example.com", true).await;
     t.admin.post("/api/v2/webhooks", &json!({"name": "A webhook with a rather long name", "url": "http://127.0.0.1:9/a/very/long/path/that/could/overflow/a/small/screen", "subscribed_actions": ["form_completed"]})).await.expect(201);
     let browser = Browser::start(390, 844).await;

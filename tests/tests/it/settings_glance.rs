@@ -15,7 +15,7 @@ use crate::support::weir::{Weir, work_order_event};
 #[tokio::test]
 async fn search_finds_deliveries_and_events_of_the_organisation_only() {
     let weir = Weir::start_default().await;
-    let (t, other) = (weir.tenant(Plan::Pro).await, weir.tenant(Plan::Pro).await);
+    let (t, other) = (weir.tenant(Plan::pro()).await, weir.tenant(Plan::pro()).await);
     user(&weir, &t.org_id, "finder@example.com", false).await;
     let receiver = Receiver::start().await;
     let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
@@ -56,7 +56,7 @@ async fn search_finds_deliveries_and_events_of_the_organisation_only() {
 #[tokio::test]
 async fn a_filter_is_tried_on_recent_events_without_saving_it() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     user(&weir, &t.org_id, "admin@example.com", true).await;
     let receiver = Receiver::start().await;
     let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
@@ -107,7 +107,7 @@ async fn a_filter_is_tried_on_recent_events_without_saving_it() {
 #[tokio::test]
 async fn each_hour_counts_every_delivery_that_ended() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     user(&weir, &t.org_id, "oncall@example.com", false).await;
     let (good, bad) = (Receiver::start().await, Receiver::replying(Reply::Status(410)).await);
     t.admin.create_webhook(&good.url, &["work_order_created"]).await;

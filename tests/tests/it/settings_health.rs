@@ -17,7 +17,7 @@ use crate::support::{eventually, free_port};
 #[tokio::test]
 async fn the_person_on_call_sees_health_and_works_the_deliveries() {
     let weir = WeirBuilder::shared().env("WEIR_RETRY_SCHEDULE", "100ms").start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     user(&weir, &t.org_id, "oncall@example.com", true).await;
     let healthy = Receiver::start().await;
     let broken = Receiver::replying(Reply::Status(500)).await;

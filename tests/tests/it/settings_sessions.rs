@@ -13,7 +13,7 @@ use crate::settings::{PASSWORD, http_sign_in, set_cookies, user};
 #[tokio::test]
 async fn sessions_are_httponly_strict_cookies_and_changes_need_the_csrf_token() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     user(&weir, &t.org_id, "csrf@example.com", true).await;
     let http = weir.http();
     let (resp, session) = http_sign_in(&http, "csrf@example.com", PASSWORD).await;
@@ -78,7 +78,7 @@ async fn the_session_cookie_is_secure_under_tls() {
 #[tokio::test]
 async fn failed_sign_ins_are_throttled() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     user(&weir, &t.org_id, "slow@example.com", true).await;
     let http = weir.http();
     for _ in 0..5 {
@@ -128,7 +128,7 @@ async fn parallel_sign_ins(http: &Http, n: usize, email: impl Fn(usize) -> Strin
 #[tokio::test]
 async fn parallel_wrong_guesses_cannot_pass_the_throttle_together() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     user(&weir, &t.org_id, "target@example.com", true).await;
     let http = weir.http();
     let statuses = parallel_sign_ins(&http, 50, |_| "target@example.com".into()).await;
@@ -178,7 +178,7 @@ async fn an_email_over_254_bytes_is_refused_before_anything_is_stored() {
 #[tokio::test]
 async fn notices_are_chosen_by_the_server_never_taken_from_the_request() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     user(&weir, &t.org_id, "notices@example.com", true).await;
     let receiver = Receiver::start().await;
     let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
@@ -206,8 +206,8 @@ async fn notices_are_chosen_by_the_server_never_taken_from_the_request() {
 #[tokio::test]
 async fn other_organisations_webhooks_are_unreachable_and_readers_cannot_change() {
     let weir = Weir::start_default().await;
-    let mine = weir.tenant(Plan::Pro).await;
-    let theirs = weir.tenant(Plan::Pro).await;
+    let mine = weir.tenant(Plan::pro()).await;
+    let theirs = weir.tenant(Plan::pro()).await;
     user(&weir, &mine.org_id, "mine@example.com", true).await;
     user(&weir, &mine.org_id, "reader@example.com", false).await;
     let other = theirs.admin.create_webhook("http://127.0.0.1:9/theirs", &["form_completed"]).await;
@@ -253,7 +253,7 @@ async fn other_organisations_webhooks_are_unreachable_and_readers_cannot_change(
 #[tokio::test]
 async fn the_rate_limit_is_set_and_refused_by_the_apis_rules_and_the_endpoint_state_shows() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     user(&weir, &t.org_id, "rate@example.com", true).await;
     let http = weir.http();
     let (_, session) = http_sign_in(&http, "rate@example.com", PASSWORD).await;

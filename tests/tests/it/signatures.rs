@@ -44,7 +44,7 @@ fn unix_now() -> u64 {
 #[tokio::test]
 async fn every_delivery_verifies_with_the_standard_webhooks_and_svix_libraries() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     let secret = webhook["signing_secret"].as_str().unwrap();
@@ -83,7 +83,7 @@ async fn every_delivery_verifies_with_the_standard_webhooks_and_svix_libraries()
 #[tokio::test]
 async fn each_attempt_gets_a_fresh_timestamp_and_signature() {
     let weir = WeirBuilder::shared().env("WEIR_RETRY_SCHEDULE", "1500ms").start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     receiver.sequence(vec![Reply::Status(500), Reply::Status(200)]);
     let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
@@ -117,7 +117,7 @@ async fn rotate(admin: &Api, webhook_id: &str, grace: &str) -> Value {
 #[tokio::test]
 async fn rotation_signs_with_both_secrets_during_the_grace_period_and_only_the_new_after() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     let id = webhook["id"].as_str().unwrap();
@@ -172,7 +172,7 @@ async fn rotation_signs_with_both_secrets_during_the_grace_period_and_only_the_n
 #[tokio::test]
 async fn rotation_checks_its_input_and_its_tenant() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let webhook = t.admin.create_webhook("http://127.0.0.1:9/h", &["work_order_created"]).await;
     let id = webhook["id"].as_str().unwrap();
     let path = format!("/api/v2/webhooks/{id}/rotate_secret");
@@ -181,7 +181,7 @@ async fn rotation_checks_its_input_and_its_tenant() {
         assert_eq!(resp.error_fields(), vec!["grace_period"], "{bad}");
     }
     assert_eq!(t.admin.post(&path, &json!({"grace": "1h"})).await.expect(422).error_fields(), vec!["grace"]);
-    let other = weir.tenant(Plan::Pro).await;
+    let other = weir.tenant(Plan::pro()).await;
     other.admin.post(&path, &json!({})).await.expect(404);
     other.admin.post("/api/v2/webhooks/wh_nope/rotate_secret", &json!({})).await.expect(404);
     let unchanged = t.admin.get(&format!("/api/v2/webhooks/{id}")).await.expect(200).json();
@@ -192,7 +192,7 @@ async fn rotation_checks_its_input_and_its_tenant() {
 #[tokio::test]
 async fn the_example_receiver_accepts_either_listed_signature_through_a_rotation() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let port = free_port();
     let webhook = t.admin.create_webhook(&format!("http://127.0.0.1:{port}/hook"), &["work_order_created"]).await;
     let old = webhook["signing_secret"].as_str().unwrap();
@@ -206,7 +206,7 @@ async fn the_example_receiver_accepts_either_listed_signature_through_a_rotation
 #[tokio::test]
 async fn a_secret_made_before_standard_webhooks_signs_both_header_families() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     let id = webhook["id"].as_str().unwrap();

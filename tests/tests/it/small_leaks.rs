@@ -18,7 +18,7 @@ use crate::support::weir::{WeirBuilder, work_order_event};
 #[tokio::test]
 async fn a_member_sees_a_webhook_url_without_its_query_values() {
     let weir = WeirBuilder::shared().start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let url = "https://8.8.8.8/hook?api_key=k3y-s3cr3t&tenant=acme";
     let hook = t.admin.create_webhook(url, &["work_order_created"]).await;
     let id = hook["id"].as_str().unwrap();
@@ -42,7 +42,7 @@ async fn a_member_sees_a_webhook_url_without_its_query_values() {
 #[tokio::test]
 async fn a_deleted_webhooks_filter_series_leave_the_metrics() {
     let weir = WeirBuilder::shared().start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let body =
         json!({"url": receiver.url, "subscribed_actions": ["work_order_created"], "filter": "subject.id == \"wo_1\""});
@@ -60,7 +60,7 @@ async fn a_deleted_webhooks_filter_series_leave_the_metrics() {
 #[tokio::test]
 async fn creator_ids_that_read_as_weir_and_filters_that_never_select_are_refused() {
     let weir = WeirBuilder::shared().start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     for id in ["Weir", "WEIR", "weir ", "weir\u{200b}"] {
         let mut event = work_order_event("wo_1");
         event["creator"]["id"] = json!(id);
@@ -86,7 +86,7 @@ async fn creator_ids_that_read_as_weir_and_filters_that_never_select_are_refused
 #[tokio::test]
 async fn an_upload_refused_at_once_is_answered_429_not_a_broken_pipe() {
     let weir = WeirBuilder::shared().start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let head = |length: usize| {
         format!(
             "POST /api/v2/plugins?name=p HTTP/1.1\r\nHost: weir\r\nContent-Type: application/wasm\r\n\

@@ -44,7 +44,7 @@ async fn publish_traced(t: &crate::support::weir::Tenant, event: &Value, flags: 
 async fn a_published_and_delivered_event_is_one_trace_from_publisher_to_subscriber() {
     let collector = Collector::start();
     let weir = exporting(&collector.endpoint()).start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let plugin = t.admin.upload_plugin("filter", plugin_wasm("report_export_filter")).await;
     let config = json!({"exportable_types": ["Form"], "exportable_ids": ["frm_1"], "creator_ids": ["cli_a"]});
@@ -122,7 +122,7 @@ async fn a_published_and_delivered_event_is_one_trace_from_publisher_to_subscrib
 async fn a_failed_attempt_is_an_error_span_and_its_retry_links_to_the_first_over_http_json() {
     let collector = Collector::start();
     let weir = exporting(&collector.endpoint()).env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json").start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::replying(Reply::Status(500)).await;
     receiver.sequence(vec![Reply::Status(500), Reply::Status(200)]);
     let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
@@ -160,7 +160,7 @@ async fn a_failed_attempt_is_an_error_span_and_its_retry_links_to_the_first_over
 async fn sampling_off_exports_nothing() {
     let collector = Collector::start();
     let weir = exporting(&collector.endpoint()).env("OTEL_TRACES_SAMPLER", "always_off").start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     for i in 0..5 {
@@ -187,7 +187,7 @@ async fn sampling_off_exports_nothing() {
     // A publisher that does not sample its trace (flags 00) under the default sampler,
     // which follows the parent: nothing either.
     let weir = exporting(&collector.endpoint()).start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     publish_traced(&t, &work_order_event("wo_unsampled"), "00").await;
     t.admin.settled(webhook["id"].as_str().unwrap(), 1).await;
@@ -209,7 +209,7 @@ async fn a_collector_that_never_answers_costs_deliveries_nothing_and_its_spans_a
         .env("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "4")
         .start()
         .await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     for i in 0..40 {
@@ -235,7 +235,7 @@ async fn metrics_go_over_otlp_too_as_the_same_series_as_the_metrics_endpoint() {
         .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
         .start()
         .await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let receiver = Receiver::start().await;
     let webhook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     for i in 0..3 {
@@ -298,7 +298,7 @@ async fn metrics_go_over_otlp_too_as_the_same_series_as_the_metrics_endpoint() {
         .env("OTEL_METRICS_EXPORTER", "none")
         .start()
         .await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     t.publisher.publish(&work_order_event("wo_x")).await;
     other.span("a span", |s| s["kind"] == SERVER).await;
     tokio::time::sleep(Duration::from_millis(400)).await;

@@ -13,7 +13,7 @@ use crate::support::weir::Weir;
 #[tokio::test]
 async fn a_test_event_goes_to_its_webhook_alone_signed_and_marked() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let (receiver, bystander) = (Receiver::start().await, Receiver::start().await);
     let hook = t.admin.create_webhook(&receiver.url, &["form_completed", "defect_created"]).await;
     let other = t.admin.create_webhook(&bystander.url, &["form_completed", "defect_created"]).await;
@@ -57,7 +57,7 @@ async fn a_test_event_goes_to_its_webhook_alone_signed_and_marked() {
 #[tokio::test]
 async fn a_test_event_is_refused_what_it_cannot_be_sent_to() {
     let weir = Weir::start_default().await;
-    let (t, other) = (weir.tenant(Plan::Pro).await, weir.tenant(Plan::Pro).await);
+    let (t, other) = (weir.tenant(Plan::pro()).await, weir.tenant(Plan::pro()).await);
     let receiver = Receiver::start().await;
     let hook = t.admin.create_webhook(&receiver.url, &["form_completed"]).await;
     let id = hook["id"].as_str().unwrap();

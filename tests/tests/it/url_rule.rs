@@ -8,7 +8,7 @@ use crate::support::weir::WeirBuilder;
 #[tokio::test]
 async fn every_non_public_range_is_refused_on_create_and_patch() {
     let weir = WeirBuilder::shared().env("WEIR_ALLOW_PRIVATE_TARGETS", "").start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let refused = [
         "http://0.0.0.0/",
         "http://0.1.2.3/",
@@ -85,7 +85,7 @@ async fn every_non_public_range_is_refused_on_create_and_patch() {
 #[tokio::test]
 async fn exempt_ranges_are_allowed_and_nothing_else() {
     let weir = WeirBuilder::shared().env("WEIR_ALLOW_PRIVATE_TARGETS", "127.0.0.0/8,fd00::/8").start().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     for url in ["http://127.0.0.1:9/", "http://[::ffff:127.0.0.1]:9/", "http://[fd00::5]/"] {
         t.admin.post("/api/v2/webhooks", &json!({"url": url, "subscribed_actions": []})).await.expect(201);
     }

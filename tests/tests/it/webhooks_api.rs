@@ -10,7 +10,7 @@ const HOOK: &str = "http://127.0.0.1:9/hook";
 #[tokio::test]
 async fn create_returns_the_full_resource_with_location() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let resp = t
         .admin
         .post(
@@ -44,7 +44,7 @@ async fn create_returns_the_full_resource_with_location() {
 #[tokio::test]
 async fn name_defaults_to_the_host_and_secrets_differ() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let a = t.admin.create_webhook("http://127.0.0.1:9/a", &["form_completed"]).await;
     let b = t.admin.create_webhook("http://127.0.0.1:9/b", &[]).await;
     assert_eq!(a["name"], "127.0.0.1");
@@ -55,7 +55,7 @@ async fn name_defaults_to_the_host_and_secrets_differ() {
 #[tokio::test]
 async fn list_is_newest_first_with_a_cursor() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let mut created = Vec::new();
     for i in 0..5 {
         let w = t.admin.create_webhook(&format!("http://127.0.0.1:9/{i}"), &["form_completed"]).await;
@@ -88,7 +88,7 @@ async fn list_is_newest_first_with_a_cursor() {
 #[tokio::test]
 async fn patch_changes_only_what_is_sent() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let w = t.admin.create_webhook(HOOK, &["form_completed"]).await;
     let path = format!("/api/v2/webhooks/{}", w["id"].as_str().unwrap());
     let patched = t
@@ -123,7 +123,7 @@ async fn patch_changes_only_what_is_sent() {
 #[tokio::test]
 async fn delete_removes_it() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let w = t.admin.create_webhook(HOOK, &["form_completed"]).await;
     let path = format!("/api/v2/webhooks/{}", w["id"].as_str().unwrap());
     let resp = t.admin.delete(&path).await.expect(204);
@@ -138,7 +138,7 @@ async fn delete_removes_it() {
 #[tokio::test]
 async fn events_catalogue_is_grouped_by_category() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let body = t.admin.get("/api/v2/webhooks/events").await.expect(200).json();
     let categories = body["categories"].as_array().unwrap();
     let keys: Vec<&str> = categories.iter().map(|c| c["key"].as_str().unwrap()).collect();
@@ -181,8 +181,8 @@ async fn events_catalogue_is_grouped_by_category() {
 #[tokio::test]
 async fn checks_run_in_order_401_402_403_then_404() {
     let weir = Weir::start_default().await;
-    let free = weir.tenant(Plan::Free).await;
-    let pro = weir.tenant(Plan::Pro).await;
+    let free = weir.tenant(Plan::free()).await;
+    let pro = weir.tenant(Plan::pro()).await;
     let missing = "/api/v2/webhooks/wh_00000000000000000000000000";
     let http = weir.http();
 
@@ -210,15 +210,15 @@ async fn checks_run_in_order_401_402_403_then_404() {
     assert_eq!(pro.admin.get("/api/v2/webhooks/not-an-id").await.expect(404).error_code(), "not_found");
 
     // Upgrading the plan takes effect on the next request.
-    weir.store.tenants().set_org_plan(&free.org_id, Plan::Pro).await.unwrap();
+    weir.store.tenants().set_org_plan(&free.org_id, Plan::pro()).await.unwrap();
     free.admin.get("/api/v2/webhooks").await.expect(200);
 }
 
 #[tokio::test]
 async fn other_organisations_webhooks_are_404() {
     let weir = Weir::start_default().await;
-    let a = weir.tenant(Plan::Pro).await;
-    let b = weir.tenant(Plan::Pro).await;
+    let a = weir.tenant(Plan::pro()).await;
+    let b = weir.tenant(Plan::pro()).await;
     let w = a.admin.create_webhook(HOOK, &["form_completed"]).await;
     let path = format!("/api/v2/webhooks/{}", w["id"].as_str().unwrap());
     assert_eq!(b.admin.get(&path).await.expect(404).error_code(), "not_found");
@@ -234,7 +234,7 @@ async fn other_organisations_webhooks_are_404() {
 #[tokio::test]
 async fn invalid_fields_are_422_naming_each_field() {
     let weir = Weir::start_default().await;
-    let t = weir.tenant(Plan::Pro).await;
+    let t = weir.tenant(Plan::pro()).await;
     let cases = [
         (json!({"subscribed_actions": []}), vec!["url"]),
         (json!({"url": HOOK}), vec!["subscribed_actions"]),

@@ -60,9 +60,14 @@ impl Events {
         self.telemetry.publish(span);
     }
 
-    /// Publishes a validated event of the organisation.
-    pub(crate) async fn publish(&self, org_id: &str, event: &Event<'_>) -> Result<Published, StoreError> {
-        self.publishing.publish(org_id, event).await
+    /// Publishes a validated event of the organisation, within its plan's events of the day.
+    pub(crate) async fn publish(
+        &self,
+        org_id: &str,
+        rules: &crate::plans::Rules,
+        event: &Event<'_>,
+    ) -> Result<Published, PublishError> {
+        self.publishing.publish_counted(org_id, rules, event).await
     }
 
     /// The organisation's event and its deliveries (`None`: unknown, or expired).
@@ -121,12 +126,16 @@ async fn lookup(store: &Store, moved: &Moved, org_id: &str, id: &str) -> Result<
     Ok(Some(EventView { id: id.to_owned(), action, created_at: stored.created_at, envelope, deliveries }))
 }
 
+mod counted;
 mod event;
+mod operational;
 mod publishing;
 pub(crate) mod test_event;
 mod validate;
 
+pub(crate) use self::counted::PublishError;
 pub(crate) use self::event::{Event, OPERATIONAL_CREATOR};
+pub(crate) use self::operational::Operational;
 pub(crate) use self::publishing::{Publishing, PublishingParts};
 pub(crate) use self::validate::validate;
 

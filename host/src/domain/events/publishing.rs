@@ -25,13 +25,15 @@ use crate::store::{Partition, Store, StoreError};
 #[derive(Debug, Clone)]
 pub(crate) struct Publishing {
     pub(crate) store: Store,
-    publisher: Arc<Publisher>,
+    pub(super) publisher: Arc<Publisher>,
     filtering: Filtering,
     pub(crate) metrics: Arc<Metrics>,
     moved: Moved,
     arrivals: Arc<Arrivals>,
     /// How long a standby keeps a partition's events (the delivery retention).
     kept: Duration,
+    /// What each plan allows.
+    pub(crate) plans: Arc<crate::plans::Plans>,
 }
 
 /// The parts [`Publishing`] is made of.
@@ -44,12 +46,14 @@ pub(crate) struct PublishingParts {
     pub moved: Moved,
     pub arrivals: Arc<Arrivals>,
     pub delivery_retention: Duration,
+    pub plans: Arc<crate::plans::Plans>,
 }
 
 impl Publishing {
     pub(crate) fn new(parts: PublishingParts) -> Publishing {
-        let PublishingParts { store, publisher, filtering, metrics, moved, arrivals, delivery_retention } = parts;
-        Publishing { store, publisher, filtering, metrics, moved, arrivals, kept: delivery_retention }
+        let PublishingParts { store, publisher, filtering, metrics, moved, arrivals, delivery_retention, plans } =
+            parts;
+        Publishing { store, publisher, filtering, metrics, moved, arrivals, kept: delivery_retention, plans }
     }
 
     /// Publishes a validated event for an organisation. Idempotent on the event id.
@@ -65,16 +69,30 @@ impl Publishing {
         event: &Event<'_>,
         except: Option<&str>,
     ) -> Result<Published, StoreError> {
+        match self.prepare(org_id, event, except).await? {
+            None => Ok(Published::Duplicate),
+            Some((envelope, webhooks)) => Ok(self.place_and_publish(org_id, event, envelope, webhooks).await?.0),
+        }
+    }
+
+    /// What an event needs before it is placed: its envelope and the webhooks it goes to
+    /// (the subscribers its filters select, but `except`); `None` when its id was seen.
+    pub(super) async fn prepare(
+        &self,
+        org_id: &str,
+        event: &Event<'_>,
+        except: Option<&str>,
+    ) -> Result<Option<(String, Vec<Subscriber>)>, StoreError> {
         // An id seen before creates nothing new: Redis knows those of events still there;
         // an event that moved to history is looked for there.
         if !event.fresh_id && self.moved.reads().moved_event_known(org_id, &event.id).await {
-            return Ok(Published::Duplicate);
+            return Ok(None);
         }
         let envelope = event.envelope(org_id);
         let mut webhooks = self.publisher.subscribers(org_id, &event.action).await?;
         webhooks.retain(|w| Some(w.webhook.as_str()) != except);
         self.filtering.keep_selected(org_id, &envelope, &mut webhooks).await;
-        Ok(self.place_and_publish(org_id, event, envelope, webhooks).await?.0)
+        Ok(Some((envelope, webhooks)))
     }
 
     /// Publishes a test event (contract §9) to one webhook only, through its filter (and,
@@ -103,7 +121,7 @@ impl Publishing {
     /// Places an event (its subject's partition, or a standby through a failover) and
     /// publishes it to `webhooks`; what was published, and where and when it was accepted
     /// (`None`: a duplicate).
-    async fn place_and_publish(
+    pub(super) async fn place_and_publish(
         &self,
         org_id: &str,
         event: &Event<'_>,

@@ -13,6 +13,7 @@ use super::Invalid;
 use super::egress;
 use super::fields::{Fields, bounded_text};
 use super::notices::{self, Notice};
+use super::quota::QuotaExceeded;
 use super::views::WebhookView;
 use std::sync::Arc;
 
@@ -20,6 +21,7 @@ use crate::domain::events::Publishing;
 use crate::ids::{self, Kind};
 use crate::metrics::Metrics;
 use crate::netguard::UrlRule;
+use crate::plans::Quota;
 use crate::shared::{PluginHashes, SecretKeys};
 use crate::store::StoreError;
 use crate::store::queue::endpoint::EndpointFields;
@@ -40,8 +42,8 @@ pub(crate) enum WebhookError {
     Invalid(Invalid),
     #[error("webhook not found")]
     NotFound,
-    #[error("{0}")]
-    Conflict(String),
+    #[error(transparent)]
+    Quota(QuotaExceeded),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -122,15 +124,17 @@ async fn create(
         destination,
         endpoint: EndpointFields::default(),
     };
-    let plan = webhooks.store.tenants().org_plan(org_id).await?.unwrap_or(crate::store::tenants::orgs::Plan::Free);
-    let max = crate::auth::plans::limits(plan).webhooks.min(MAX_WEBHOOKS_PER_ORG);
+    let plan = webhooks.store.tenants().org_plan(org_id).await?;
+    let rules = webhooks.publishing.plans.rules(plan.as_ref().map_or("", |p| p.as_str())).clone();
+    let max = rules.limits.webhooks.map_or(MAX_WEBHOOKS_PER_ORG, |n| (n as usize).min(MAX_WEBHOOKS_PER_ORG));
     match webhooks.store.webhooks().create_webhook(webhook, max).await? {
         Created::Ok(webhook) => Ok(*webhook),
         Created::PluginMissing => Err(Invalid::field("plugins", "an attached plugin was just deleted").into()),
-        Created::LimitReached => Err(WebhookError::Conflict(format!(
-            "the organisation already has {max} webhooks, the most its plan ({}) allows",
-            plan.as_str()
-        ))),
+        Created::LimitReached => {
+            webhooks.metrics.quota_refused(&rules.name, Quota::Webhooks);
+            let what = format!("the organisation already has {max} webhooks");
+            Err(WebhookError::Quota(QuotaExceeded::count(Quota::Webhooks, &rules, what)))
+        }
     }
 }
 

@@ -38,6 +38,7 @@
 //! | `P:{cli}:tokens` | zset | hashes of the client's live tokens, by expiry (ms) |
 //! | `P:{cli}:token:{sha256}` | string, TTL | a live access token of the client |
 //! | `P:{cli}:rate` | string, TTL | the client's API request budget (`store::queue::rate`) |
+//! | `P:{o}:events-of-day:{day}` | counter, TTL | the organisation's events of a UTC day, for its plan's `events_per_day` (`store::events::daily`) |
 //! | `P:{o}:notice-rate` | string, TTL | the organisation's budget of `webhook_delivery_failed` notices (`store::queue::rate`) |
 //! | `P:{wh}:limiter` | string, TTL | a webhook's delivery rate budget, for its `rate_limit` (`store::queue::rate`) |
 //! | `P:user-email:{email}` | string | `org_id user_id` of a (lower-cased) email |
@@ -193,6 +194,11 @@ impl Keys {
 
     pub fn org(&self, org: &str) -> String {
         self.tagged(org, &["org"])
+    }
+
+    /// The organisation's events of a UTC day (`store::events::daily`).
+    pub fn events_of_day(&self, org: &str, day: u32) -> String {
+        self.tagged(org, &["events-of-day", &day.to_string()])
     }
 
     pub fn org_clients(&self, org: &str) -> String {

@@ -63,6 +63,7 @@ lua!(REVOKE_TOKEN, "revoke_token.lua");
 lua!(EXPORT_CREATE, "export_create.lua");
 lua!(RATE, "rate.lua");
 lua!(LIMIT, "limit.lua");
+lua!(DAILY, "daily.lua");
 lua!(TRIM, "trim.lua");
 lua!(REPLAY, ["batches.lua", "order.lua"], "replay.lua");
 lua!(REPLAY_JOB, "replay_job.lua");

@@ -3,6 +3,7 @@
 //! they are built from.
 
 pub mod accepted;
+pub mod daily;
 pub mod exports;
 pub mod log;
 pub mod log_entry;

@@ -4,6 +4,7 @@
 //! organisation and action one lookup).
 
 use crate::store::core::batch::Batcher;
+use crate::store::events::daily::{Take, Taken};
 use crate::store::events::publish::{Publication, Published, Retention};
 use crate::store::tenants::webhooks::Subscriber;
 use crate::store::{Partition, Store, StoreError};
@@ -18,6 +19,8 @@ const BATCH: usize = 64;
 pub struct Publisher {
     partitions: Vec<Batcher<Publication, Published>>,
     subscribers: Batcher<(String, String), Result<Vec<Subscriber>, StoreError>>,
+    /// The organisations' events of the day, taken before a publish (`events::daily`).
+    daily: Batcher<Take, Taken>,
 }
 
 impl Publisher {
@@ -31,12 +34,23 @@ impl Publisher {
             let store = lookups.clone();
             async move { store.webhooks().subscribers_of(&pairs).await }
         });
-        Publisher { partitions, subscribers }
+        let counters = store.clone();
+        let daily = Batcher::spawn(BATCH, move |takes: Vec<Take>| {
+            let store = counters.clone();
+            async move { store.events().take_daily(&takes).await }
+        });
+        Publisher { partitions, subscribers, daily }
     }
 
     /// The active webhooks of the organisation subscribed to the action.
     pub async fn subscribers(&self, org_id: &str, action: &str) -> Result<Vec<Subscriber>, StoreError> {
         self.subscribers.call((org_id.to_owned(), action.to_owned())).await?
+    }
+
+    /// Takes a publish's places among its organisation's events of the day (batched:
+    /// concurrent publishes share a round trip, one script per organisation).
+    pub async fn take_daily(&self, take: Take) -> Result<Taken, StoreError> {
+        self.daily.call(take).await
     }
 
     pub async fn publish(&self, p: Partition, publication: Publication) -> Result<Published, StoreError> {

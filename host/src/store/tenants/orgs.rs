@@ -9,33 +9,29 @@ use crate::ids::{self, Kind};
 use crate::store::concerns::Tenants;
 use crate::store::{Result, StoreError};
 
-/// A plan decides whether the organisation may use the API (service document §1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Plan {
-    Free,
-    Pro,
-}
+/// The name of an organisation's plan; what it allows is `crate::plans`'s to say.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(transparent)]
+pub struct Plan(String);
 
 impl Plan {
+    /// A plan name, if `text` may be one (`crate::plans::is_valid_name`).
     pub fn parse(text: &str) -> Option<Plan> {
-        match text {
-            "free" => Some(Plan::Free),
-            "pro" => Some(Plan::Pro),
-            _ => None,
-        }
+        crate::plans::is_valid_name(text).then(|| Plan(text.to_owned()))
     }
 
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Plan::Free => "free",
-            Plan::Pro => "pro",
-        }
+    /// The shipped plan without API integrations.
+    pub fn free() -> Plan {
+        Plan("free".to_owned())
     }
 
-    /// `pro` includes API integrations, `free` does not (contract §1).
-    pub fn api_integrations(self) -> bool {
-        matches!(self, Plan::Pro)
+    /// The shipped plan with API integrations.
+    pub fn pro() -> Plan {
+        Plan("pro".to_owned())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
     }
 }
 
@@ -44,7 +40,6 @@ pub struct Org {
     pub id: String,
     pub name: String,
     pub plan: Plan,
-    pub api_integrations: bool,
 }
 
 impl Tenants<'_> {
@@ -61,7 +56,7 @@ impl Tenants<'_> {
             .await?;
         let _: () = self.conn().zadd(self.keys().orgs(), &id, 0).await?;
         self.acknowledged(&key).await?;
-        Ok(Org { id, name: name.to_owned(), plan, api_integrations: plan.api_integrations() })
+        Ok(Org { id, name: name.to_owned(), plan })
     }
 
     pub async fn get_org(self, id: &str) -> Result<Option<Org>> {
@@ -74,12 +69,7 @@ impl Tenants<'_> {
             .get("plan")
             .and_then(|p| Plan::parse(p))
             .ok_or_else(|| StoreError::Corrupt { key: key.clone(), reason: "bad plan".into() })?;
-        Ok(Some(Org {
-            id: id.to_owned(),
-            name: fields.get("name").cloned().unwrap_or_default(),
-            plan,
-            api_integrations: plan.api_integrations(),
-        }))
+        Ok(Some(Org { id: id.to_owned(), name: fields.get("name").cloned().unwrap_or_default(), plan }))
     }
 
     /// The plan of an organisation, `None` if there is none.

@@ -239,6 +239,11 @@ impl Webhooks<'_> {
             .collect())
     }
 
+    /// How many webhooks the organisation has.
+    pub async fn count_webhooks(self, org_id: &str) -> Result<u64> {
+        Ok(self.conn().zcard(self.keys().webhooks(org_id)).await?)
+    }
+
     /// A page of the organisation's webhooks, newest first, after `cursor`.
     pub async fn list_webhooks(
         self,

@@ -23,6 +23,8 @@ use super::{eventually, free_port, temp_dir, unique};
 #[derive(Clone)]
 pub struct WeirBuilder {
     env: HashMap<String, String>,
+    /// A configuration file (`--config`) under the variables.
+    file: Option<PathBuf>,
 }
 
 impl WeirBuilder {
@@ -38,7 +40,7 @@ impl WeirBuilder {
         // Several partitions even on one Redis, so every path across partitions is tested.
         env.insert("WEIR_REDIS_PARTITIONS".into(), "4".into());
         env.insert("WEIR_PLUGIN_TIMEOUT".into(), super::plugins::PLUGIN_TIMEOUT.into());
-        WeirBuilder { env }
+        WeirBuilder { env, file: None }
     }
 
     /// Uses the shared test Redis — or, when `WEIR_TEST_REDIS=cluster` is set for the test
@@ -71,6 +73,14 @@ impl WeirBuilder {
             .env("WEIR_TLS_KEY", &ca.key_pem.display().to_string())
     }
 
+    /// Reads `toml` as the configuration file (`weir serve --config`), under the variables.
+    pub fn config_file(mut self, toml: &str) -> WeirBuilder {
+        let path = super::temp_dir("config").join("weir.toml");
+        std::fs::write(&path, toml).expect("write the configuration file");
+        self.file = Some(path);
+        self
+    }
+
     pub fn without(mut self, name: &str) -> WeirBuilder {
         self.env.remove(name);
         self
@@ -81,7 +91,7 @@ impl WeirBuilder {
     }
 
     pub fn config(&self) -> Config {
-        Config::load_with(None, |k| self.env.get(k).cloned()).expect("test configuration is valid")
+        Config::load_with(self.file.as_deref(), |k| self.env.get(k).cloned()).expect("test configuration is valid")
     }
 
     /// Starts Weir in this process on a free port.
@@ -146,6 +156,9 @@ impl WeirBuilder {
         let port = free_port();
         let mut command = weir_command();
         command.arg("serve").env_clear().env("PATH", std::env::var("PATH").unwrap_or_default());
+        if let Some(file) = &self.file {
+            command.arg("--config").arg(file);
+        }
         for (k, v) in &self.env {
             command.env(k, v);
         }

@@ -1,0 +1,103 @@
+//! A publisher's event, counted among its organisation's events of the UTC day (contract §9
+//! "Plans"). Its place is taken while its subscribers are looked up — the two travel to
+//! Redis together, so counting adds no round trip a publish waits for — and only a publish
+//! that got its place is stored: one refused stores nothing. A place a publish did not use
+//! (a duplicate id, a write Redis refused) is given back. Test events, replays and
+//! operational events are not counted: they do not come this way.
+
+use serde_json::json;
+
+use super::event::Event;
+use super::operational::Operational;
+use super::publishing::Publishing;
+use crate::domain::quota::QuotaExceeded;
+use crate::plans::{Quota, Rules};
+use crate::store::StoreError;
+use crate::store::events::daily::{Take, Taken};
+use crate::store::events::publish::Published;
+
+/// Why a publisher's event was not published.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum PublishError {
+    /// The organisation's events of the day are used up.
+    #[error(transparent)]
+    Quota(QuotaExceeded),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Whether a day's count went from below 80% of `limit` to at least 80% with `taken` more.
+fn passed_80_percent(used_after: u64, taken: u64, limit: u64) -> bool {
+    let before = used_after.saturating_sub(taken);
+    limit > 0 && before * 5 < limit * 4 && used_after * 5 >= limit * 4
+}
+
+impl Publishing {
+    /// Publishes a publisher's event within its plan's events of the day.
+    pub(crate) async fn publish_counted(
+        &self,
+        org_id: &str,
+        rules: &Rules,
+        event: &Event<'_>,
+    ) -> Result<Published, PublishError> {
+        let limit = rules.limits.events_per_day;
+        let take = Take::now(org_id, limit, 1);
+        let (taken, prepared) =
+            tokio::join!(self.publisher.take_daily(take.clone()), self.prepare(org_id, event, None));
+        let used = match taken? {
+            Taken::Yes { used } => used,
+            Taken::No { .. } => {
+                self.metrics.quota_refused(&rules.name, Quota::EventsPerDay);
+                let limit = limit.unwrap_or_default();
+                return Err(PublishError::Quota(QuotaExceeded::events_of_the_day(
+                    rules,
+                    limit,
+                    crate::time::now_millis(),
+                )));
+            }
+        };
+        let outcome = match prepared {
+            Ok(None) => Ok(Published::Duplicate),
+            Ok(Some((envelope, webhooks))) => {
+                self.place_and_publish(org_id, event, envelope, webhooks).await.map(|(published, _)| published)
+            }
+            Err(e) => Err(e),
+        };
+        let unused = match &outcome {
+            Ok(published) => *published == Published::Duplicate,
+            // Written, only not yet on its replicas: it counts.
+            Err(e) => !matches!(e, StoreError::NotReplicated { .. }),
+        };
+        if unused {
+            if let Err(e) = self.store.events().give_back_daily(&take).await {
+                tracing::warn!(error = %e, org_id, "cannot give back a place among the day's events; the day counts one too many");
+            }
+        } else if let Some(limit) = limit
+            && passed_80_percent(used, take.events, limit)
+        {
+            let day = crate::time::format_millis(crate::time::now_millis())[..10].to_owned();
+            let snapshot = json!({"plan": rules.name, "day": day, "events": {"used": used, "limit": limit}});
+            // Once a day: the day makes the occasion.
+            let about = Operational {
+                action: "usage_limit_approaching",
+                subject: ("Organisation", org_id),
+                snapshot,
+                occasion: &day,
+            };
+            self.publish_operational(org_id, about, None).await;
+        }
+        Ok(outcome?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::passed_80_percent;
+
+    #[test]
+    fn the_warning_comes_once_as_the_count_passes_80_percent() {
+        let crossings: Vec<u64> = (1..=10).filter(|used| passed_80_percent(*used, 1, 10)).collect();
+        assert_eq!(crossings, vec![8]);
+        assert!(!passed_80_percent(5, 1, 0), "a limit of 0 refuses everything: nothing to warn of");
+    }
+}
