@@ -65,12 +65,13 @@ pub async fn run(deliveries: usize, webhooks: usize) {
             stored: stored.clone(),
             snapshot: true,
             webhooks: hooks.iter().map(|w| Subscriber { webhook: w.clone(), ordered: false, filter: None }).collect(),
+            retention,
         })
         .collect();
     let cpu = redis.cpu_seconds().await;
     let mut calls = 0;
     for batch in publications.chunks(PUBLISH_BATCH) {
-        store.events().publish(p, batch, retention).await.expect("publish");
+        store.events().publish(p, batch).await.expect("publish");
         calls += 1;
     }
     rows.push(row("publish", calls, deliveries, redis.cpu_seconds().await - cpu));

@@ -52,7 +52,7 @@ pub(crate) struct Engine {
     /// One attempt's time (the last ones finish on shutdown within it).
     timeout: Duration,
     /// How long finished deliveries are kept (the upkeep trims them).
-    retention: Duration,
+    plans: std::sync::Arc<crate::plans::Plans>,
 }
 
 /// A running engine: it stops when the process's [`Shutdown`](crate::jobs::Shutdown) says
@@ -147,7 +147,7 @@ impl Engine {
                 &claimer,
                 RecorderParts { streak: settings.streak, arrivals, webhooks, deliveries, publishing },
             );
-            Engine { claimer, attempter, recorder, timeout: settings.timeout, retention: settings.retention }
+            Engine { claimer, attempter, recorder, timeout: settings.timeout, plans: settings.plans }
         })
     }
 
@@ -163,7 +163,7 @@ impl Engine {
             .partitions()
             .map(|p| tokio::spawn(claimer.clone().claim_loop(p, stopping.clone())))
             .collect();
-        let upkeep = tokio::spawn(claiming::upkeep::run(claimer.clone(), self.retention, stopping.clone()));
+        let upkeep = tokio::spawn(claiming::upkeep::run(claimer.clone(), self.plans.clone(), stopping.clone()));
         let stopped = stopping.wait().await;
         claimer.stop();
         if stopped.is_err() {

@@ -28,8 +28,9 @@ pub(crate) struct Settings {
     pub timeout: Duration,
     /// A claimed delivery's lease (`WEIR_TAKEOVER_AFTER`).
     pub takeover_after: Duration,
-    /// How long finished deliveries are kept (`WEIR_DELIVERY_RETENTION`).
-    pub retention: Duration,
+    /// How long finished deliveries are kept: each organisation's plan's retention, within
+    /// `WEIR_DELIVERY_RETENTION`.
+    pub plans: std::sync::Arc<crate::plans::Plans>,
     /// The waits before each retry (`WEIR_RETRY_SCHEDULE`).
     pub retry_schedule: Vec<Duration>,
     /// When a failure streak switches a webhook off.
@@ -47,7 +48,7 @@ impl Settings {
             per_webhook: config.max_in_flight_per_webhook,
             timeout: config.delivery_timeout,
             takeover_after: config.takeover_after,
-            retention: config.delivery_retention,
+            plans: config.plans.clone(),
             retry_schedule: config.retry_schedule.clone(),
             streak: StreakRules { failures: config.deactivate_after_failures, span: config.deactivate_after },
             extra_ca: config.extra_ca.clone(),

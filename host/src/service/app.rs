@@ -22,7 +22,6 @@ use crate::netguard::UrlRule;
 use crate::plugins::Runtime;
 use crate::shared::{Arrivals, Gauges, LinkKey, PluginHashes, SecretKeys, Tokens};
 use crate::store::Store;
-use crate::store::events::publish::Retention;
 use crate::store::events::publisher::Publisher;
 use crate::telemetry::Telemetry;
 
@@ -66,10 +65,9 @@ impl App {
         let moved = Moved::new(&store, history.as_ref(), retentions);
         let filtering = Filtering::new(Arc::new(Evaluator::new()), Some(metrics.clone()));
         let arrivals = Arc::new(Arrivals::new(&store));
-        let retention = Retention { deliveries: retentions.0, events: retentions.1 };
         let publishing = Publishing::new(PublishingParts {
             store: store.clone(),
-            publisher: Arc::new(Publisher::start(&store, retention)),
+            publisher: Arc::new(Publisher::start(&store)),
             filtering: filtering.clone(),
             metrics: metrics.clone(),
             moved: moved.clone(),

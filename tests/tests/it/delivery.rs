@@ -328,7 +328,7 @@ async fn records_go_with_their_day_and_events_expire() {
     let seen = weir
         .store
         .queue()
-        .trim_deliveries(weir::time::now_millis() + 86_400_000, Duration::from_secs(90))
+        .trim_deliveries(weir::time::now_millis() + 86_400_000 + 90_000, &|_| Duration::from_secs(90))
         .await
         .unwrap();
     assert!(seen >= 4, "{seen} records looked at");
@@ -342,7 +342,7 @@ async fn records_go_with_their_day_and_events_expire() {
     let again = weir
         .store
         .queue()
-        .trim_deliveries(weir::time::now_millis() + 86_400_000, Duration::from_secs(90))
+        .trim_deliveries(weir::time::now_millis() + 86_400_000 + 90_000, &|_| Duration::from_secs(90))
         .await
         .unwrap();
     assert_eq!(again, 0);

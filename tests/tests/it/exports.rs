@@ -356,21 +356,14 @@ async fn an_organisation_keeps_at_most_its_cap_of_snapshots_the_newest_stay() {
             stored: stored.clone(),
             snapshot: true,
             webhooks: Vec::new(),
+            retention: weir::store::events::publish::Retention {
+                deliveries: Duration::from_secs(600),
+                events: Duration::ZERO,
+            },
         })
         .collect();
     for chunk in batch.chunks(10) {
-        store
-            .events()
-            .publish(
-                p,
-                chunk,
-                weir::store::events::publish::Retention {
-                    deliveries: Duration::from_secs(600),
-                    events: Duration::ZERO,
-                },
-            )
-            .await
-            .unwrap();
+        store.events().publish(p, chunk).await.unwrap();
     }
     let mut conn = crate::support::weir::raw_conn(&builder);
     let kept: std::collections::HashMap<String, String> =
@@ -418,8 +411,9 @@ async fn a_deletion_published_in_another_partition_forgets_the_records_older_sna
             event,
             snapshot: true,
             webhooks: Vec::new(),
+            retention,
         };
-        store.events().publish(weir::store::Partition(p), &[publication], retention).await.unwrap();
+        store.events().publish(weir::store::Partition(p), &[publication]).await.unwrap();
     };
     let (home, standby) = (weir::store::Partition(0), weir::store::Partition(1));
     let t0 = 1_795_000_000_000;

@@ -198,7 +198,11 @@ async fn moved_deliveries_and_events_read_exactly_as_before_the_move() {
         kinds
     };
     assert_eq!(bases(), HashSet::from(["od".to_owned(), "wd".to_owned(), "el".to_owned()]));
-    weir.store.queue().trim_deliveries(weir::time::now_millis() + 86_400_000, Duration::from_secs(90)).await.unwrap();
+    weir.store
+        .queue()
+        .trim_deliveries(weir::time::now_millis() + 86_400_000 + 90_000, &|_| Duration::from_secs(90))
+        .await
+        .unwrap();
     assert_eq!(bases(), HashSet::new(), "the trimmed day's bases are gone");
     weir.stop().await;
 }

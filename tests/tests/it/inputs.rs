@@ -109,16 +109,12 @@ async fn an_export_whose_snapshot_cannot_be_read_fails_with_the_reason() {
         event,
         snapshot: true,
         webhooks: Vec::new(),
+        retention: weir::store::events::publish::Retention {
+            deliveries: Duration::from_secs(600),
+            events: Duration::ZERO,
+        },
     };
-    weir.store
-        .events()
-        .publish(
-            p,
-            &[publication],
-            weir::store::events::publish::Retention { deliveries: Duration::from_secs(600), events: Duration::ZERO },
-        )
-        .await
-        .unwrap();
+    weir.store.events().publish(p, &[publication]).await.unwrap();
     let body = json!({"exportable": {"type": "WorkOrder", "id": "wo_deep"}, "format": "csv"});
     let export = t.admin.post("/api/v2/report_exports", &body).await.expect(202).json();
     let id = export["id"].as_str().unwrap().to_owned();

@@ -187,3 +187,58 @@ async fn usage_is_any_clients_to_read_and_shows_on_the_settings_pages() {
     assert!(page.contains(&format!(r#"<meter min="0" max="{limit}""#)), "{page}");
     weir.stop().await;
 }
+
+#[tokio::test]
+async fn each_plans_retention_holds_in_redis() {
+    let short_plan = "[plans.short]\napi_integrations = true\ndelivery_retention = \"1h\"\nevent_retention = \"30m\"\n";
+    let weir = WeirBuilder::shared().env("WEIR_DELIVERY_RETENTION", "7d").config_file(short_plan).start().await;
+    let plans = weir.builder.config().plans.clone();
+    let short = weir.tenant(Plan::parse("short").unwrap()).await;
+    let pro = weir.tenant(Plan::pro()).await;
+    let receiver = Receiver::start().await;
+    let mut kept = Vec::new();
+    for t in [&short, &pro] {
+        let hook = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
+        let first = t.publisher.publish(&work_order_event("wo_1")).await;
+        // A newer event about the same record: the first is no longer its snapshot, and
+        // gets its organisation's retention as its TTL.
+        let mut newer = work_order_event("wo_1");
+        newer["created_at"] = json!(weir::time::format_millis(weir::time::now_millis() + 1000));
+        t.publisher.publish(&newer).await;
+        let delivery = t.admin.settled(hook["id"].as_str().unwrap(), 2).await.remove(0);
+        kept.push((t, first, delivery["id"].as_str().unwrap().to_owned()));
+    }
+    let keys = weir.store.keys();
+    let mut conn = crate::support::weir::raw_conn(&weir.builder);
+    let ttl = |conn: &mut Box<dyn redis::ConnectionLike>, key: &str| -> i64 {
+        redis::cmd("PTTL").arg(key).query(&mut **conn).unwrap()
+    };
+    const HOUR: i64 = 3_600_000;
+    for (t, first, _) in &kept {
+        let p = keys.partition_of_subject(&t.org_id, "WorkOrder", "wo_1");
+        let event_key = keys.event(p, &t.org_id, first);
+        let event_ttl =
+            crate::support::eventually("the superseded event has a TTL", Duration::from_secs(20), async || {
+                let ms = ttl(&mut conn, &event_key);
+                (ms > 0).then_some(ms)
+            })
+            .await;
+        // The event log's hour expires its plan's event retention after the hour ends.
+        let hour = (weir::time::now_millis() / HOUR as u64) as u32;
+        let log_ttl = [hour, hour - 1].iter().map(|h| ttl(&mut conn, &keys.event_log(p, &t.org_id, *h))).max().unwrap();
+        if t.org_id == short.org_id {
+            assert!(event_ttl <= HOUR, "the short plan keeps its events an hour: {event_ttl}");
+            assert!((1..=HOUR + HOUR / 2).contains(&log_ttl), "its log, 30 minutes past the hour: {log_ttl}");
+        } else {
+            assert!(event_ttl > 6 * 24 * HOUR, "pro keeps the installation's week: {event_ttl}");
+            assert!(log_ttl > 6 * 24 * HOUR, "{log_ttl}");
+        }
+    }
+    // Two days on, the trim takes the short plan's deliveries and leaves pro's.
+    let later = weir::time::now_millis() + 2 * 86_400_000;
+    weir.store.queue().trim_deliveries(later, &|plan| plans.delivery_retention(plan)).await.unwrap();
+    let (short_delivery, pro_delivery) = (&kept[0].2, &kept[1].2);
+    short.admin.get(&format!("/api/v2/webhook_deliveries/{short_delivery}")).await.expect(404);
+    pro.admin.get(&format!("/api/v2/webhook_deliveries/{pro_delivery}")).await.expect(200);
+    weir.stop().await;
+}

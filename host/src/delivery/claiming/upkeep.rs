@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::Claimer;
 use crate::jobs::Stopping;
+use crate::plans::Plans;
 
 /// How often held leases are looked at (and snapshots released), at most: a third of the
 /// lease when that is shorter.
@@ -16,8 +17,8 @@ const TICK: Duration = Duration::from_secs(5);
 const TRIM_EVERY: Duration = Duration::from_secs(30 * 60);
 
 /// Runs the upkeep of the claimer's deliveries and of the store until the engine stops and
-/// nothing is held; `retention`: how long finished deliveries are kept.
-pub(in crate::delivery) async fn run(claimer: Arc<Claimer>, retention: Duration, mut stopping: Stopping) {
+/// nothing is held; `plans`: how long each organisation's finished deliveries are kept.
+pub(in crate::delivery) async fn run(claimer: Arc<Claimer>, plans: Arc<Plans>, mut stopping: Stopping) {
     let this = &*claimer;
     let mut tick = tokio::time::interval(TICK.min(this.lease / 3));
     let mut trimmed: Option<Instant> = None;
@@ -39,11 +40,11 @@ pub(in crate::delivery) async fn run(claimer: Arc<Claimer>, retention: Duration,
             tokio::time::sleep(Duration::from_millis(200)).await;
             continue;
         }
-        release_snapshots(this, retention).await;
+        let kept = |plan: &str| plans.delivery_retention(plan);
+        release_snapshots(this, &kept).await;
         if trimmed.is_none_or(|t| t.elapsed() >= TRIM_EVERY) {
             trimmed = Some(Instant::now());
-            let cutoff = crate::time::now_millis().saturating_sub(retention.as_millis() as u64);
-            if let Err(e) = this.store.queue().trim_deliveries(cutoff, retention).await {
+            if let Err(e) = this.store.queue().trim_deliveries(crate::time::now_millis(), &kept).await {
                 tracing::warn!(error = %e, "cannot remove deliveries past the retention period");
             }
         }
@@ -61,9 +62,9 @@ async fn renew_leases(claimer: &Claimer) {
     }
 }
 
-async fn release_snapshots(claimer: &Claimer, retention: Duration) {
+async fn release_snapshots(claimer: &Claimer, kept: &(dyn Fn(&str) -> Duration + Sync)) {
     for p in claimer.store.keys().partitions() {
-        if let Err(e) = claimer.store.events().release_snapshots(p, retention, 500).await {
+        if let Err(e) = claimer.store.events().release_snapshots(p, kept, 500).await {
             tracing::warn!(error = %e, "cannot release superseded snapshots");
             return;
         }

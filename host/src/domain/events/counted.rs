@@ -58,8 +58,9 @@ impl Publishing {
         };
         let outcome = match prepared {
             Ok(None) => Ok(Published::Duplicate),
-            Ok(Some((envelope, webhooks))) => {
-                self.place_and_publish(org_id, event, envelope, webhooks).await.map(|(published, _)| published)
+            Ok(Some(to)) => {
+                let kept = self.retention(&rules.name);
+                self.place_and_publish(org_id, event, to, kept).await.map(|(published, _)| published)
             }
             Err(e) => Err(e),
         };

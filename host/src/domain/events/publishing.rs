@@ -14,7 +14,7 @@ use crate::domain::filtering::Filtering;
 use crate::domain::moved::Moved;
 use crate::metrics::Metrics;
 use crate::shared::Arrivals;
-use crate::store::events::publish::{MAX_SNAPSHOT_BYTES, Publication, Published, delivery_id};
+use crate::store::events::publish::{MAX_SNAPSHOT_BYTES, Publication, Published, Retention, delivery_id};
 use crate::store::events::publisher::Publisher;
 use crate::store::events::standby::{Placement, ToPlace};
 use crate::store::events::stored::StoredEvent;
@@ -71,8 +71,22 @@ impl Publishing {
     ) -> Result<Published, StoreError> {
         match self.prepare(org_id, event, except).await? {
             None => Ok(Published::Duplicate),
-            Some((envelope, webhooks)) => Ok(self.place_and_publish(org_id, event, envelope, webhooks).await?.0),
+            Some((envelope, webhooks)) => {
+                let kept = self.retention_of_org(org_id).await?;
+                Ok(self.place_and_publish(org_id, event, (envelope, webhooks), kept).await?.0)
+            }
         }
+    }
+
+    /// How long what an organisation on `plan` publishes is kept.
+    pub(super) fn retention(&self, plan: &str) -> Retention {
+        Retention { deliveries: self.plans.delivery_retention(plan), events: self.plans.event_retention(plan) }
+    }
+
+    /// [`Publishing::retention`] of the organisation's plan, read now.
+    async fn retention_of_org(&self, org_id: &str) -> Result<Retention, StoreError> {
+        let plan = self.store.tenants().org_plan(org_id).await?;
+        Ok(self.retention(plan.as_ref().map_or("", |p| p.as_str())))
     }
 
     /// What an event needs before it is placed: its envelope and the webhooks it goes to
@@ -112,7 +126,8 @@ impl Publishing {
         if webhooks.is_empty() {
             return Ok(None);
         }
-        let (published, placed) = self.place_and_publish(org_id, event, envelope, webhooks).await?;
+        let kept = self.retention_of_org(org_id).await?;
+        let (published, placed) = self.place_and_publish(org_id, event, (envelope, webhooks), kept).await?;
         let (Published::New { deliveries: 1 }, Some((p, accepted_ms))) = (published, placed) else { return Ok(None) };
         tracing::info!(org_id, webhook_id, event_id = %event.id, "test event published");
         Ok(Some(delivery_id(p, accepted_ms, org_id, &event.id, webhook_id)))
@@ -125,8 +140,8 @@ impl Publishing {
         &self,
         org_id: &str,
         event: &Event<'_>,
-        envelope: String,
-        webhooks: Vec<Subscriber>,
+        (envelope, webhooks): (String, Vec<Subscriber>),
+        retention: Retention,
     ) -> Result<(Published, Option<(Partition, u64)>), StoreError> {
         let home = self.store.keys().partition_of_subject(org_id, &event.subject_type, &event.subject_id);
         let to_place = ToPlace {
@@ -162,6 +177,7 @@ impl Publishing {
             event: as_stored,
             snapshot,
             webhooks,
+            retention,
         };
         let published = self.publisher.publish(p, publication).await?;
         if let Published::New { deliveries } = published {

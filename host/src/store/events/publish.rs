@@ -39,12 +39,12 @@ fn refused_before_running(e: &redis::RedisError) -> bool {
     e.is_connection_refusal() || e.code().is_some_and(|code| REFUSED.contains(&code))
 }
 
-/// How long what a publish writes is kept.
-#[derive(Debug, Clone, Copy)]
+/// How long what a publish writes is kept: its organisation's plan's retentions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Retention {
-    /// Events, and the deliveries they carry (`WEIR_DELIVERY_RETENTION`).
+    /// Events, and the deliveries they carry.
     pub deliveries: Duration,
-    /// The event log (`WEIR_EVENT_RETENTION`; zero: no log).
+    /// The event log (zero: no log).
     pub events: Duration,
 }
 
@@ -70,6 +70,8 @@ pub struct Publication {
     pub snapshot: bool,
     /// The active webhooks subscribed to the action.
     pub webhooks: Vec<Subscriber>,
+    /// How long it is kept.
+    pub retention: Retention,
 }
 
 /// The id of the delivery of an event to a webhook (see the module's documentation).
@@ -127,15 +129,15 @@ impl Events<'_> {
 
     /// Publishes events of one partition (all or nothing each), and waits for replicas when
     /// configured: once this returns, every `New` event is acknowledged.
-    pub async fn publish(self, p: Partition, batch: &[Publication], retention: Retention) -> Result<Vec<Published>> {
+    pub async fn publish(self, p: Partition, batch: &[Publication]) -> Result<Vec<Published>> {
         let keys = self.keys();
         let mut call = PUBLISH.call();
         call.key(&keys.ready(p)).key(&keys.released_events(p)).key(&keys.accepted(p)).key(&keys.index_moves(p));
         let cap = self.snapshots_per_org.div_ceil(usize::from(keys.partition_count()));
-        call.arg(crate::time::now_millis()).arg(retention.deliveries.as_millis() as u64).arg(cap);
+        call.arg(crate::time::now_millis()).arg(cap);
         call.arg(self.history_flag());
         for event in batch {
-            self.add_event(&mut call, p, event, retention);
+            self.add_event(&mut call, p, event);
         }
         let replies: Vec<String> = self.run_unwritten_again(p, &call).await?;
         if replies.len() != batch.len() {
@@ -171,7 +173,8 @@ impl Events<'_> {
 
     /// One event's keys and arguments for `publish.lua`: the event, its snapshot and log
     /// entry, and each delivery of its fan-out.
-    fn add_event(self, call: &mut Call<'_>, p: Partition, event: &Publication, retention: Retention) {
+    fn add_event(self, call: &mut Call<'_>, p: Partition, event: &Publication) {
+        let retention = event.retention;
         let keys = self.keys();
         let accepted_ms = event.event.accepted_ms;
         let hour = crate::store::core::keys::hour_of(accepted_ms);
@@ -198,6 +201,7 @@ impl Events<'_> {
                 call.arg(entry.encode().as_slice()).arg((u64::from(hour) + 1) * HOUR_MS + keep)
             }
         };
+        call.arg(retention.deliveries.as_millis() as u64);
         // Its deliveries' ids are derived from the time it was accepted.
         let day = crate::store::core::keys::day_of(accepted_ms);
         // In id order, so the indexes list one event's deliveries (which share a time)
@@ -277,22 +281,36 @@ impl Events<'_> {
             .collect())
     }
 
-    /// Gives superseded snapshot events their TTL back (up to `n` of them); how many.
-    pub async fn release_snapshots(self, p: Partition, retention: Duration, n: usize) -> Result<usize> {
+    /// Gives superseded snapshot events their TTL back (up to `n` of them): the retention
+    /// of their organisation's plan (`kept`, of its name). How many.
+    pub async fn release_snapshots(
+        self,
+        p: Partition,
+        kept: &(dyn Fn(&str) -> Duration + Sync),
+        n: usize,
+    ) -> Result<usize> {
         let list = self.keys().released_events(p);
         let entries: Vec<String> =
             redis::cmd("LRANGE").arg(&list).arg(0).arg(n.max(1) as i64 - 1).query_async(&mut self.conn()).await?;
         if entries.is_empty() {
             return Ok(0);
         }
+        let mut retentions: std::collections::HashMap<&str, u64> = std::collections::HashMap::new();
         let mut call = RELEASE.call();
-        call.key(&list);
+        call.key(&list).arg(entries.len());
         for entry in &entries {
             if let Some((org, event)) = entry.split_once(' ') {
-                call.key(&self.keys().event(p, org, event));
+                let ms = match retentions.get(org) {
+                    Some(ms) => *ms,
+                    None => {
+                        let plan = self.tenants().org_plan(org).await?;
+                        let ms = kept(plan.as_ref().map_or("", |p| p.as_str())).as_millis() as u64;
+                        *retentions.entry(org).or_insert(ms)
+                    }
+                };
+                call.key(&self.keys().event(p, org, event)).arg(ms);
             }
         }
-        call.arg(retention.as_millis() as u64).arg(entries.len());
         let _: i64 = call.run(&mut self.conn()).await?;
         Ok(entries.len())
     }

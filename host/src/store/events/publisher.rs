@@ -5,7 +5,7 @@
 
 use crate::store::core::batch::Batcher;
 use crate::store::events::daily::{Take, Taken};
-use crate::store::events::publish::{Publication, Published, Retention};
+use crate::store::events::publish::{Publication, Published};
 use crate::store::tenants::webhooks::Subscriber;
 use crate::store::{Partition, Store, StoreError};
 
@@ -25,9 +25,9 @@ pub struct Publisher {
 
 impl Publisher {
     /// Starts the batchers (inside a Tokio runtime).
-    pub fn start(store: &Store, retention: Retention) -> Publisher {
+    pub fn start(store: &Store) -> Publisher {
         let partitions = Batcher::per_partition(store, BATCH, move |store, p, batch: Vec<Publication>| async move {
-            store.events().publish(p, &batch, retention).await
+            store.events().publish(p, &batch).await
         });
         let lookups = store.clone();
         let subscribers = Batcher::spawn_distinct(BATCH, move |pairs: Vec<(String, String)>| {

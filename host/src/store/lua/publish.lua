@@ -8,15 +8,16 @@
 --       the day, 3 the webhook's index of the day, 4 the webhook's list of new deliveries,
 --       and for a webhook with ordered deliveries 5 its heads, 6 its held deliveries
 --       (`order.lua`)
--- ARGV: 1 now (ms), 2 retention (ms), 3 most snapshots per organisation, 4 '1' when history
---       is kept in PostgreSQL (each new event is noted in KEYS[3], each day index and event
---       log hour written to in KEYS[4] unless it is there), then per event:
+-- ARGV: 1 now (ms), 2 most snapshots per organisation, 3 '1' when history is kept in
+--       PostgreSQL (each new event is noted in KEYS[3], each day index and event log hour
+--       written to in KEYS[4] unless it is there), then per event:
 --       1 event id, 2 organisation, 3 stored value, 4 action, 5 subject (`Type:id`), 6 event
 --       time (ms), 7 '1' if the subject was deleted, 8 snapshot: 'n' not kept (too large), 'y'
 --       kept, 'c' kept and the organisation's cap enforced (the caller asks this of one
 --       snapshot in eight, so the check costs little; each check evicts up to 16),
 --       9 number of deliveries, 10 its event log entry ('' when there is no log), 11 when
---       the log's hour expires (ms), then per delivery: 1 delivery id, 2 webhook id, 3 's'
+--       the log's hour expires (ms), 12 its retention (ms: its organisation's plan's), then
+--       per delivery: 1 delivery id, 2 webhook id, 3 's'
 --       when the webhook's deliveries keep their subject's order, else ''
 -- An ordered delivery's row also has `z`, its subject; it is queued only when it is its
 -- subject's head, else held (`order.lua`).
@@ -24,9 +25,9 @@
 -- A delivery row (`store::row`) holds only what cannot be derived: `o` organisation, `w` webhook, `e`
 -- event, `a` action (created_at is in its id, pending is the absence of `s`).
 -- Numbers that only go back to Redis stay strings: Lua would format them again.
-local now, retention, cap, history = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4] == '1'
+local now, cap, history = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1'
 local ready, released, accepted, indexes = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local ki, ai = 5, 5
+local ki, ai = 5, 4
 local indexes_now = {}
 local accepted_now = {}
 local replies = {}
@@ -85,9 +86,9 @@ end
 while ai <= #ARGV do
   local evt, org, value, action, subject = ARGV[ai], ARGV[ai + 1], ARGV[ai + 2], ARGV[ai + 3], ARGV[ai + 4]
   local ms, deleted, snapshot, n = ARGV[ai + 5], ARGV[ai + 6] == '1', ARGV[ai + 7], tonumber(ARGV[ai + 8])
-  local entry, log_expires = ARGV[ai + 9], ARGV[ai + 10]
+  local entry, log_expires, retention = ARGV[ai + 9], ARGV[ai + 10], ARGV[ai + 11]
   local ekey, skey, lkey = KEYS[ki], KEYS[ki + 1], KEYS[ki + 2]
-  ai, ki = ai + 11, ki + 3
+  ai, ki = ai + 12, ki + 3
   -- Stored without a TTL, as the newest snapshot of its record (the usual case), else
   -- given one right after: one call either way for most events.
   if not redis.call('SET', ekey, value, 'NX') then

@@ -17,13 +17,16 @@ use crate::store::core::scripts::TRIM;
 const CHUNK: isize = 500;
 
 impl Queue<'_> {
-    /// Removes the deliveries made on days before the day of `cutoff_ms`, with their index
-    /// lists, in every partition and organisation. A row still pending gets `retention`
-    /// as its TTL instead. How many rows were looked at.
-    pub async fn trim_deliveries(self, cutoff_ms: u64, retention: Duration) -> Result<usize> {
-        let cutoff = day_of(cutoff_ms);
+    /// Removes the deliveries of each organisation made on days before its retention
+    /// (`kept`, of its plan's name — read now, so a changed plan applies at this trim)
+    /// reaches back from `now_ms`, with their index lists, in every partition. A row still
+    /// pending gets the retention as its TTL instead. How many rows were looked at.
+    pub async fn trim_deliveries(self, now_ms: u64, kept: &(dyn Fn(&str) -> Duration + Sync)) -> Result<usize> {
         let mut seen = 0;
         for org in self.tenants().org_ids().await? {
+            let plan = self.tenants().org_plan(&org).await?;
+            let retention = kept(plan.as_ref().map_or("", |p| p.as_str()));
+            let cutoff = day_of(now_ms.saturating_sub(retention.as_millis() as u64));
             let webhooks = self.webhooks().webhook_ids(&org).await?;
             let first = self.first_untrimmed_day(&org).await?;
             for p in self.keys().partitions() {
