@@ -92,9 +92,14 @@ pub(crate) const CATEGORIES: &[Category] = &[
     Category {
         key: "webhooks",
         name: "Webhooks",
-        events: &["webhook_deactivated", "webhook_reactivated", "webhook_delivery_failed", "usage_limit_approaching"],
+        events: &["webhook_deactivated", "webhook_reactivated", "webhook_delivery_failed"],
     },
 ];
+
+/// Operational events Weir emits beyond the contract's catalogue (round 5's usage warning):
+/// subscribable by name like any action, shown on the settings pages, but not listed by
+/// `GET /api/v2/webhooks/events`, which shows the contract's catalogue exactly.
+pub(crate) const EXTENSIONS: Category = Category { key: "usage", name: "Usage", events: &["usage_limit_approaching"] };
 
 /// The category of operational events: Weir emits them itself (contract §7); publishers
 /// cannot.
@@ -119,14 +124,15 @@ pub(crate) const SNAPSHOT_KEYS: &[&str] = &[
     "work_instruction",
 ];
 
-/// Every action of the catalogue, in the contract's order.
+/// Every action of the catalogue, in the contract's order, then the [`EXTENSIONS`].
 pub(crate) fn actions() -> impl Iterator<Item = &'static str> {
-    CATEGORIES.iter().flat_map(|c| c.events.iter().copied())
+    CATEGORIES.iter().chain([&EXTENSIONS]).flat_map(|c| c.events.iter().copied())
 }
 
-/// Whether `action` is one Weir emits itself (its category is [`OPERATIONAL`]).
+/// Whether `action` is one Weir emits itself (its category is [`OPERATIONAL`], or it is an
+/// extension).
 pub(crate) fn is_operational(action: &str) -> bool {
-    CATEGORIES.iter().any(|c| c.key == OPERATIONAL && c.events.contains(&action))
+    CATEGORIES.iter().any(|c| c.key == OPERATIONAL && c.events.contains(&action)) || EXTENSIONS.events.contains(&action)
 }
 
 /// The catalogue's name of `action`, if it is one.
@@ -134,9 +140,9 @@ pub(crate) fn named(action: &str) -> Option<&'static str> {
     actions().find(|a| *a == action)
 }
 
-/// Whether `action` is in the catalogue.
+/// Whether `action` is in the catalogue (or an extension).
 pub(crate) fn is_known(action: &str) -> bool {
-    CATEGORIES.iter().any(|c| c.events.contains(&action))
+    actions().any(|a| a == action)
 }
 
 /// The snapshot key an action's subject must have, or `None` when the subject may be any

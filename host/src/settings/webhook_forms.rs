@@ -22,7 +22,7 @@ pub(super) fn problems(e: &WebhookError) -> Vec<(String, String)> {
 /// The catalogue as checkboxes grouped by category.
 pub(super) fn actions_fieldset(checked: &[String]) -> String {
     let mut out = String::from(r#"<fieldset><legend>Events</legend><div class="categories">"#);
-    for category in catalog::CATEGORIES {
+    for category in catalog::CATEGORIES.iter().chain([&catalog::EXTENSIONS]) {
         out.push_str(&format!(r#"<fieldset><legend>{}</legend>"#, esc(category.name)));
         for action in category.events {
             let on = if checked.iter().any(|a| a == action) { " checked" } else { "" };
