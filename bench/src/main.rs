@@ -42,6 +42,8 @@
 //!
 //! Run it with `scripts/bench.sh` (which builds in release mode first). Knobs:
 //! `WEIR_BENCH_SCALE` (a fraction of the load), `WEIR_BENCH_SCENARIO` (one scenario by name),
+//! `WEIR_BENCH_PLAN=metered` (the organisation on a plan with a daily limit it never reaches:
+//! each publish takes its place in the organisation's counter, issue 57),
 //! `WEIR_BENCH_ONLY=brokers` (the "1 webhook" load to NATS JetStream and RabbitMQ against HTTP, `brokers.rs`),
 //! `WEIR_BENCH_ONLY=plugin` (only the plugin call), `WEIR_BENCH_ONLY=noisy` (a quiet tenant's
 //! reads beside each load of round 5's probe, `noisy.rs`), `WEIR_BENCH_ONLY=filter_bounds`

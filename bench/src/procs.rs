@@ -311,13 +311,34 @@ pub struct Tenant {
     pub publisher_token: String,
 }
 
+/// `WEIR_BENCH_PLAN=metered`: the bench's organisation is on a plan with a daily limit it never
+/// reaches (so each publish takes its place in the organisation's counter, issue 57), from a
+/// configuration file given to `weir serve` and `weir admin`; unset, the shipped `pro`. The
+/// plan's name and the file.
+fn bench_plan() -> (&'static str, Option<&'static std::path::Path>) {
+    static FILE: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    if std::env::var("WEIR_BENCH_PLAN").as_deref() != Ok("metered") {
+        return ("pro", None);
+    }
+    let file = FILE.get_or_init(|| {
+        let path = std::env::temp_dir().join(format!("weir-bench-plans-{}.toml", std::process::id()));
+        std::fs::write(&path, "[plans.metered]\napi_integrations = true\nevents_per_day = 1000000000\n")
+            .expect("write the bench's plans");
+        path
+    });
+    ("metered", Some(file.as_path()))
+}
+
 impl WeirProc {
     /// Starts `weir serve` with the shipped defaults, plus `env`.
     pub fn start(redis: &RedisProc, prefix: &str, env: &[(&str, &str)]) -> WeirProc {
         let port = free_port();
         let mut command = weir_command();
+        command.arg("serve");
+        if let (_, Some(file)) = bench_plan() {
+            command.arg("--config").arg(file);
+        }
         command
-            .arg("serve")
             .env(redis.weir_env().0, redis.weir_env().1)
             .env("WEIR_REDIS_PREFIX", prefix)
             .env("WEIR_LISTEN", format!("127.0.0.1:{port}"))
@@ -338,8 +359,12 @@ impl WeirProc {
 
     /// Runs `weir admin ARGS` against this process's Redis; its JSON output.
     fn admin(&self, args: &[&str]) -> serde_json::Value {
-        let out = weir_command()
-            .arg("admin")
+        let mut command = weir_command();
+        command.arg("admin");
+        if let (_, Some(file)) = bench_plan() {
+            command.arg("--config").arg(file);
+        }
+        let out = command
             .args(args)
             .env(self.redis.0, &self.redis.1)
             .env("WEIR_REDIS_PREFIX", &self.prefix)
@@ -362,7 +387,7 @@ impl WeirProc {
     /// A new organisation with an admin and a publisher client, made with `weir admin` (so
     /// the harness works with any build's key layout).
     pub async fn tenant(&self) -> Tenant {
-        let org = self.admin(&["org", "create", "--name", "bench", "--plan", "pro"]);
+        let org = self.admin(&["org", "create", "--name", "bench", "--plan", bench_plan().0]);
         let org_id = org["id"].as_str().expect("org id").to_owned();
         let mut tokens = Vec::new();
         for role in ["--admin", "--publisher"] {

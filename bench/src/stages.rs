@@ -66,6 +66,7 @@ pub async fn run(deliveries: usize, webhooks: usize) {
             snapshot: true,
             webhooks: hooks.iter().map(|w| Subscriber { webhook: w.clone(), ordered: false, filter: None }).collect(),
             retention,
+            counted: true,
         })
         .collect();
     let cpu = redis.cpu_seconds().await;

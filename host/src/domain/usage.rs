@@ -65,8 +65,14 @@ impl Usage {
         let limits = &self.plans.rules(plan).limits;
         let now = crate::time::now_millis();
         let day = crate::store::core::keys::day_of(now);
+        let events = async {
+            match limits.events_per_day {
+                Some(_) => self.store.events().daily_used(org_id, day).await,
+                None => self.store.events().published_of_day(org_id, day).await,
+            }
+        };
         let (events, webhooks, plugins) = tokio::try_join!(
-            self.store.events().daily_used(org_id, day),
+            events,
             self.store.webhooks().count_webhooks(org_id),
             self.store.plugins().plugin_usage(org_id, ""),
         )?;

@@ -360,6 +360,7 @@ async fn an_organisation_keeps_at_most_its_cap_of_snapshots_the_newest_stay() {
                 deliveries: Duration::from_secs(600),
                 events: Duration::ZERO,
             },
+            counted: false,
         })
         .collect();
     for chunk in batch.chunks(10) {
@@ -412,6 +413,7 @@ async fn a_deletion_published_in_another_partition_forgets_the_records_older_sna
             snapshot: true,
             webhooks: Vec::new(),
             retention,
+            counted: false,
         };
         store.events().publish(weir::store::Partition(p), &[publication]).await.unwrap();
     };

@@ -113,6 +113,7 @@ async fn an_export_whose_snapshot_cannot_be_read_fails_with_the_reason() {
             deliveries: Duration::from_secs(600),
             events: Duration::ZERO,
         },
+        counted: false,
     };
     weir.store.events().publish(p, &[publication]).await.unwrap();
     let body = json!({"exportable": {"type": "WorkOrder", "id": "wo_deep"}, "format": "csv"});

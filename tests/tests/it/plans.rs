@@ -157,6 +157,20 @@ async fn counts_are_checked_at_create_answer_403_and_lowering_a_limit_deletes_no
         .post("/api/v2/webhooks", &json!({"url": "http://127.0.0.1:9/y", "subscribed_actions": []}))
         .await
         .expect(403);
+
+    // Without a daily limit the publishes still count (the publish script counts them);
+    // a test event, a duplicate and an operational event do not.
+    let publisher = weir.client(&t.org_id, false, true).await;
+    let id = publisher.publish(&work_order_event("wo_counted")).await;
+    let again = json!({"id": id, "action": "work_order_created", "creator": {"id": "usr_7", "name": "Ada"},
+        "subject": {"type": "WorkOrder", "id": "wo_counted"}, "work_order": {"id": "wo_counted"}});
+    publisher.post("/api/v2/events", &again).await.expect(202);
+    publisher.publish(&work_order_event("wo_counted_2")).await;
+    let hook = listed["data"][0]["id"].as_str().unwrap();
+    t.admin.post(&format!("/api/v2/webhooks/{hook}/test"), &json!({})).await.expect(202);
+    t.admin.patch(&format!("/api/v2/webhooks/{hook}"), &json!({"active": false})).await.expect(200);
+    let usage: Value = t.admin.get("/api/v2/usage").await.expect(200).json();
+    assert_eq!(usage["events"], json!({"used": 2, "limit": null}), "{usage}");
     weir.stop().await;
 }
 

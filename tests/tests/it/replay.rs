@@ -306,6 +306,7 @@ async fn published_directly(weir: &crate::support::weir::Weir, org: &str, n: usi
             snapshot: false,
             webhooks: Vec::new(),
             retention,
+            counted: false,
         });
     }
     let mut new = 0;

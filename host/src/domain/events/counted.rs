@@ -40,15 +40,21 @@ impl Publishing {
         rules: &Rules,
         event: &Event<'_>,
     ) -> Result<Published, PublishError> {
-        let limit = rules.limits.events_per_day;
-        let take = Take::now(org_id, limit, 1);
+        let kept = self.retention(&rules.name);
+        let Some(limit) = rules.limits.events_per_day else {
+            // No limit to hold it to: the publish itself counts it.
+            return Ok(match self.prepare(org_id, event, None).await? {
+                None => Published::Duplicate,
+                Some(to) => self.place_and_publish(org_id, event, to, (kept, true)).await?.0,
+            });
+        };
+        let take = Take::now(org_id, Some(limit), 1);
         let (taken, prepared) =
             tokio::join!(self.publisher.take_daily(take.clone()), self.prepare(org_id, event, None));
         let used = match taken? {
             Taken::Yes { used } => used,
             Taken::No { .. } => {
                 self.metrics.quota_refused(&rules.name, Quota::EventsPerDay);
-                let limit = limit.unwrap_or_default();
                 return Err(PublishError::Quota(QuotaExceeded::events_of_the_day(
                     rules,
                     limit,
@@ -59,8 +65,7 @@ impl Publishing {
         let outcome = match prepared {
             Ok(None) => Ok(Published::Duplicate),
             Ok(Some(to)) => {
-                let kept = self.retention(&rules.name);
-                self.place_and_publish(org_id, event, to, kept).await.map(|(published, _)| published)
+                self.place_and_publish(org_id, event, to, (kept, true)).await.map(|(published, _)| published)
             }
             Err(e) => Err(e),
         };
@@ -73,9 +78,7 @@ impl Publishing {
             if let Err(e) = self.store.events().give_back_daily(&take).await {
                 tracing::warn!(error = %e, org_id, "cannot give back a place among the day's events; the day counts one too many");
             }
-        } else if let Some(limit) = limit
-            && passed_80_percent(used, take.events, limit)
-        {
+        } else if passed_80_percent(used, take.events, limit) {
             let day = crate::time::format_millis(crate::time::now_millis())[..10].to_owned();
             let snapshot = json!({"plan": rules.name, "day": day, "events": {"used": used, "limit": limit}});
             // Once a day: the day makes the occasion.

@@ -73,7 +73,7 @@ impl Publishing {
             None => Ok(Published::Duplicate),
             Some((envelope, webhooks)) => {
                 let kept = self.retention_of_org(org_id).await?;
-                Ok(self.place_and_publish(org_id, event, (envelope, webhooks), kept).await?.0)
+                Ok(self.place_and_publish(org_id, event, (envelope, webhooks), (kept, false)).await?.0)
             }
         }
     }
@@ -127,7 +127,7 @@ impl Publishing {
             return Ok(None);
         }
         let kept = self.retention_of_org(org_id).await?;
-        let (published, placed) = self.place_and_publish(org_id, event, (envelope, webhooks), kept).await?;
+        let (published, placed) = self.place_and_publish(org_id, event, (envelope, webhooks), (kept, false)).await?;
         let (Published::New { deliveries: 1 }, Some((p, accepted_ms))) = (published, placed) else { return Ok(None) };
         tracing::info!(org_id, webhook_id, event_id = %event.id, "test event published");
         Ok(Some(delivery_id(p, accepted_ms, org_id, &event.id, webhook_id)))
@@ -141,7 +141,7 @@ impl Publishing {
         org_id: &str,
         event: &Event<'_>,
         (envelope, webhooks): (String, Vec<Subscriber>),
-        retention: Retention,
+        (retention, counted): (Retention, bool),
     ) -> Result<(Published, Option<(Partition, u64)>), StoreError> {
         let home = self.store.keys().partition_of_subject(org_id, &event.subject_type, &event.subject_id);
         let to_place = ToPlace {
@@ -178,6 +178,7 @@ impl Publishing {
             snapshot,
             webhooks,
             retention,
+            counted,
         };
         let published = self.publisher.publish(p, publication).await?;
         if let Published::New { deliveries } = published {

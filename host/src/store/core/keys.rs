@@ -53,6 +53,7 @@
 //! | `P:secret:export-links` | string | the key that signs export download links |
 //! | `P:{q}:e:{ev}` | string, TTL | an event (`{ev}`: [`event_name`], 22 characters for the organisation and event id): when it was accepted, its `created_at` and the compressed envelope (`store::events::publish`); also its id's idempotency record. No TTL while it is the newest snapshot of its record |
 //! | `P:{q}:snap:{org}` | hash | `Type:id` → `ms evt`: the newest event about each record (report exports) |
+//! | `P:{q}:published:{day}` | hash, TTL | organisation → its publishers' events of the UTC day in this partition (usage of a plan without a daily limit: `store::events::daily`) |
 //! | `P:{q}:release` | list | events no longer the newest of their record, to be given back their TTL |
 //! | `P:{q}:standby-for` | hash | with `WEIR_REDIS_WAIT_REPLICAS`: partition number → until when (ms) events of that partition published here, as its standby, may still be here (`store::events::standby`) |
 //! | `P:{q}:d:{dlv}` | hash | a delivery (`store::queue::deliveries`; `{dlv}` its id without `dlv_`); no TTL: removed with its day (`store::queue::trim`) |

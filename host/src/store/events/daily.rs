@@ -1,8 +1,13 @@
-//! An organisation's events of a UTC day (contract §9 "Plans"): one counter per
-//! organisation and day, in the organisation's slot, so one script decides each publish
-//! exactly whatever the process or partition. A publish takes its place before anything of
-//! it is stored (a publish refused stores nothing) and gives it back when it turns out to
-//! store nothing (a duplicate, a Redis that refused the write).
+//! An organisation's events of a UTC day (contract §9 "Plans"), counted two ways:
+//! - every publisher's event is counted by the publish script itself, per partition and day
+//!   (`P:{q}:published:{day}`, organisation → count): free, as it rides the publish's own
+//!   call, and what `GET /api/v2/usage` sums for a plan without a daily limit;
+//! - for a plan with one, one counter per organisation and day in the organisation's slot
+//!   (`P:{o}:events-of-day:{day}`), so one script decides each publish exactly whatever the
+//!   process or partition. A publish takes its place before anything of it is stored (a
+//!   publish refused stores nothing) and gives it back when it turns out to store nothing
+//!   (a duplicate, a Redis that refused the write). A plan that gains a limit during a day
+//!   counts that day from its first publish under it.
 
 use std::collections::HashMap;
 
@@ -13,6 +18,11 @@ use crate::store::core::reply::unexpected;
 use crate::store::core::scripts::DAILY;
 
 const DAY_MS: u64 = 86_400_000;
+
+/// When a day's counts expire (ms since the epoch): a day after the day ends.
+pub(crate) fn expiry(day: u32) -> u64 {
+    (u64::from(day) + 2) * DAY_MS
+}
 
 /// Places asked for by one publish.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,7 +62,7 @@ impl Events<'_> {
         let calls = groups.into_iter().map(|((org, day, limit), places)| async move {
             let mut call = DAILY.call();
             call.key(&self.keys().events_of_day(org, day));
-            call.arg(limit.map(|l| l.to_string()).unwrap_or_default()).arg((u64::from(day) + 2) * DAY_MS);
+            call.arg(limit.map(|l| l.to_string()).unwrap_or_default()).arg(expiry(day));
             for i in &places {
                 call.arg(takes[*i].events);
             }
@@ -77,7 +87,21 @@ impl Events<'_> {
         Ok(())
     }
 
-    /// The organisation's events of `day` so far.
+    /// The organisation's publishers' events of `day` so far as the publish script counted
+    /// them (every partition's count summed).
+    pub async fn published_of_day(self, org_id: &str, day: u32) -> Result<u64> {
+        let reads = self.keys().partitions().map(|p| async move {
+            let n: Option<u64> = redis::cmd("HGET")
+                .arg(self.keys().published_of_day(p, day))
+                .arg(org_id)
+                .query_async(&mut self.conn())
+                .await?;
+            Ok::<_, crate::store::StoreError>(n.unwrap_or(0))
+        });
+        Ok(futures_util::future::try_join_all(reads).await?.into_iter().sum())
+    }
+
+    /// The organisation's events of `day` taken against its plan's limit so far.
     pub async fn daily_used(self, org_id: &str, day: u32) -> Result<u64> {
         let used: Option<i64> =
             redis::cmd("GET").arg(self.keys().events_of_day(org_id, day)).query_async(&mut self.conn()).await?;

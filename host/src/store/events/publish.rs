@@ -72,6 +72,9 @@ pub struct Publication {
     pub webhooks: Vec<Subscriber>,
     /// How long it is kept.
     pub retention: Retention,
+    /// A publisher sent it: it counts among its organisation's events of the day (replays,
+    /// test and operational events do not).
+    pub counted: bool,
 }
 
 /// The id of the delivery of an event to a webhook (see the module's documentation).
@@ -132,10 +135,13 @@ impl Events<'_> {
     pub async fn publish(self, p: Partition, batch: &[Publication]) -> Result<Vec<Published>> {
         let keys = self.keys();
         let mut call = PUBLISH.call();
+        let now = crate::time::now_millis();
+        let day = crate::store::core::keys::day_of(now);
         call.key(&keys.ready(p)).key(&keys.released_events(p)).key(&keys.accepted(p)).key(&keys.index_moves(p));
+        call.key(&keys.published_of_day(p, day));
         let cap = self.snapshots_per_org.div_ceil(usize::from(keys.partition_count()));
-        call.arg(crate::time::now_millis()).arg(cap);
-        call.arg(self.history_flag());
+        call.arg(now).arg(cap);
+        call.arg(self.history_flag()).arg(crate::store::events::daily::expiry(day));
         for event in batch {
             self.add_event(&mut call, p, event);
         }
@@ -201,7 +207,7 @@ impl Events<'_> {
                 call.arg(entry.encode().as_slice()).arg((u64::from(hour) + 1) * HOUR_MS + keep)
             }
         };
-        call.arg(retention.deliveries.as_millis() as u64);
+        call.arg(retention.deliveries.as_millis() as u64).arg(if event.counted { "1" } else { "0" });
         // Its deliveries' ids are derived from the time it was accepted.
         let day = crate::store::core::keys::day_of(accepted_ms);
         // In id order, so the indexes list one event's deliveries (which share a time)

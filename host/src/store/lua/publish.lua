@@ -2,7 +2,8 @@
 -- publishes in one call (group commit). An event id seen before changes nothing.
 -- KEYS: 1 ready (the partition's webhooks with work), 2 released events (list), 3 events
 --       accepted awaiting their move to history (zset, `store::events::accepted`), 4 indexes
---       whose first entries will move to history (zset, `store::queue::index`), then per
+--       whose first entries will move to history (zset, `store::queue::index`), 5 the
+--       publishers' events of the day per organisation (hash, `store::events::daily`), then per
 --       event: 1 its key, 2 its organisation's snapshots (hash), 3 its organisation's event
 --       log of the hour, then per delivery: 1 the delivery, 2 the organisation's index of
 --       the day, 3 the webhook's index of the day, 4 the webhook's list of new deliveries,
@@ -10,14 +11,16 @@
 --       (`order.lua`)
 -- ARGV: 1 now (ms), 2 most snapshots per organisation, 3 '1' when history is kept in
 --       PostgreSQL (each new event is noted in KEYS[3], each day index and event log hour
---       written to in KEYS[4] unless it is there), then per event:
+--       written to in KEYS[4] unless it is there), 4 when KEYS[5] expires (ms), then per
+--       event:
 --       1 event id, 2 organisation, 3 stored value, 4 action, 5 subject (`Type:id`), 6 event
 --       time (ms), 7 '1' if the subject was deleted, 8 snapshot: 'n' not kept (too large), 'y'
 --       kept, 'c' kept and the organisation's cap enforced (the caller asks this of one
 --       snapshot in eight, so the check costs little; each check evicts up to 16),
 --       9 number of deliveries, 10 its event log entry ('' when there is no log), 11 when
---       the log's hour expires (ms), 12 its retention (ms: its organisation's plan's), then
---       per delivery: 1 delivery id, 2 webhook id, 3 's'
+--       the log's hour expires (ms), 12 its retention (ms: its organisation's plan's), 13 '1'
+--       when a publisher sent it (it counts among its organisation's events of the day),
+--       then per delivery: 1 delivery id, 2 webhook id, 3 's'
 --       when the webhook's deliveries keep their subject's order, else ''
 -- An ordered delivery's row also has `z`, its subject; it is queued only when it is its
 -- subject's head, else held (`order.lua`).
@@ -25,9 +28,11 @@
 -- A delivery row (`store::row`) holds only what cannot be derived: `o` organisation, `w` webhook, `e`
 -- event, `a` action (created_at is in its id, pending is the absence of `s`).
 -- Numbers that only go back to Redis stay strings: Lua would format them again.
-local now, cap, history = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1'
-local ready, released, accepted, indexes = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local ki, ai = 5, 4
+local now, cap, history, published_expires = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', ARGV[4]
+local ready, released, accepted, indexes, published = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local ki, ai = 6, 5
+-- Each organisation's publishers' events, counted once per organisation at the end.
+local counted = {}
 local indexes_now = {}
 local accepted_now = {}
 local replies = {}
@@ -86,9 +91,9 @@ end
 while ai <= #ARGV do
   local evt, org, value, action, subject = ARGV[ai], ARGV[ai + 1], ARGV[ai + 2], ARGV[ai + 3], ARGV[ai + 4]
   local ms, deleted, snapshot, n = ARGV[ai + 5], ARGV[ai + 6] == '1', ARGV[ai + 7], tonumber(ARGV[ai + 8])
-  local entry, log_expires, retention = ARGV[ai + 9], ARGV[ai + 10], ARGV[ai + 11]
+  local entry, log_expires, retention, counts = ARGV[ai + 9], ARGV[ai + 10], ARGV[ai + 11], ARGV[ai + 12] == '1'
   local ekey, skey, lkey = KEYS[ki], KEYS[ki + 1], KEYS[ki + 2]
-  ai, ki = ai + 12, ki + 3
+  ai, ki = ai + 13, ki + 3
   -- Stored without a TTL, as the newest snapshot of its record (the usual case), else
   -- given one right after: one call either way for most events.
   if not redis.call('SET', ekey, value, 'NX') then
@@ -133,6 +138,7 @@ while ai <= #ARGV do
       end
       base = base + (ordered and 6 or 4)
     end
+    if counts then counted[org] = (counted[org] or 0) + 1 end
     replies[#replies + 1] = 'new'
   end
   -- (A duplicate's deliveries' keys and arguments are skipped alike.)
@@ -140,6 +146,12 @@ while ai <= #ARGV do
   ai = ai + 3 * n
 end
 
+local any_counted = false
+for org, n in pairs(counted) do
+  redis.call('HINCRBY', published, org, n)
+  any_counted = true
+end
+if any_counted then redis.call('PEXPIREAT', published, published_expires, 'NX') end
 pushes.send('RPUSH')
 logs.send('RPUSH')
 if #accepted_now > 0 then redis.call('ZADD', accepted, unpack(accepted_now)) end

@@ -21,6 +21,11 @@ impl Keys {
         self.part(p, &["snap", org])
     }
 
+    /// The publishers' events of a UTC day in this partition, per organisation.
+    pub fn published_of_day(&self, p: Partition, day: u32) -> String {
+        self.part(p, &["published", &day.to_string()])
+    }
+
     pub fn released_events(&self, p: Partition) -> String {
         self.part(p, &["release"])
     }
