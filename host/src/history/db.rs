@@ -29,6 +29,9 @@ pub(crate) struct History {
     migrated: AtomicBool,
     /// Day partitions this process made (or found made).
     pub(super) days_made: Mutex<BTreeSet<u32>>,
+    /// The retention classes deliveries may be in (`super::classes`; 0 always): those of
+    /// the plans, and those found in PostgreSQL.
+    pub(super) classes: Mutex<BTreeSet<u32>>,
     /// Whether the last statement reached PostgreSQL.
     up: AtomicBool,
     /// When a caller last asked while it was down (ms since the epoch): see [`History::may_probe`].
@@ -55,6 +58,7 @@ impl History {
             settings,
             migrated: AtomicBool::new(false),
             days_made: Mutex::new(BTreeSet::new()),
+            classes: Mutex::new(BTreeSet::from([0])),
             up: AtomicBool::new(true),
             probed_ms: AtomicU64::new(0),
             known: OnceLock::new(),
@@ -71,7 +75,11 @@ impl History {
         let Some(settings) = &config.history else { return Ok(None) };
         let mut tls = crate::tls::client_config(config.extra_ca.as_deref())?;
         tls.alpn_protocols.clear();
-        Ok(Some(History::new(settings.clone(), prefix, Some(tls))))
+        let history = History::new(settings.clone(), prefix, Some(tls));
+        let ceiling = config.delivery_retention;
+        let classes = config.plans.delivery_retentions().into_iter().map(|r| super::classes::class_of(r, ceiling));
+        history.classes.lock().unwrap_or_else(|e| e.into_inner()).extend(classes);
+        Ok(Some(history))
     }
 
     /// How long ended work stays in Redis first.
@@ -105,19 +113,36 @@ impl History {
         }
         let mut client = self.connect().await?;
         self.timed(schema::migrate(&mut client, &self.schema)).await?;
+        // The classes deliveries were written in, whatever the plans are now.
+        let stored = self.timed(schema::days(&client, &self.schema, "deliveries")).await?;
+        self.classes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(stored.into_iter().map(|d| super::classes::split(d).0));
         self.migrated.store(true, Ordering::Relaxed);
         tracing::info!(at = %self.settings.describe(), schema = %self.schema, "history in PostgreSQL is ready");
         Ok(())
     }
 
     /// Drops the days past the retention periods (deliveries by the day they were made,
-    /// events by the day they were accepted). How many day partitions went.
+    /// events by the day they were accepted; a retention class's days past the class's
+    /// own, `super::classes`). How many day partitions went.
     pub(crate) async fn drop_old_days(&self, deliveries_from: u32, events_from: u32) -> Result<usize, HistoryError> {
         let mut client = self.connect().await?;
-        let d = self.timed(schema::drop_days_before(&mut client, &self.schema, "deliveries", deliveries_from)).await?;
-        let e = self.timed(schema::drop_days_before(&mut client, &self.schema, "events", events_from)).await?;
-        let i = self.timed(schema::drop_days_before(&mut client, &self.schema, "indexes", deliveries_from)).await?;
+        let today = crate::store::core::keys::day_of(crate::time::now_millis());
+        let deliveries = |d: u32| d < deliveries_from || super::classes::expired(d, today);
+        let d = self.timed(schema::drop_days(&mut client, &self.schema, "deliveries", deliveries)).await?;
+        let e = self.timed(schema::drop_days(&mut client, &self.schema, "events", |d| d < events_from)).await?;
+        let i = self.timed(schema::drop_days(&mut client, &self.schema, "indexes", |d| d < deliveries_from)).await?;
+        if d > 0 {
+            self.days_made.lock().unwrap_or_else(|e| e.into_inner()).retain(|day| !deliveries(*day));
+        }
         Ok(d + e + i)
+    }
+
+    /// The retention classes deliveries may be in, in order.
+    pub(super) fn classes(&self) -> Vec<u32> {
+        self.classes.lock().unwrap_or_else(|e| e.into_inner()).iter().copied().collect()
     }
 
     /// A pooled connection (noting whether PostgreSQL could be reached).

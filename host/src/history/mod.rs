@@ -7,6 +7,7 @@
 //! - `pool`: a few connections, reopened when they break; every query has a deadline.
 //! - `schema`: Weir's tables in a schema of its own, migrated under an advisory lock,
 //!   partitioned by day; retention drops whole days.
+//! - `classes`: deliveries of plans that keep them for less, in day partitions of their own.
 //! - `indexes`: the first entries of day indexes (what listings walk), in runs.
 //! - `known`: whether an event id was accepted before, asked in batches.
 //! - `records`: what is kept of a delivery (its Redis row, as it was) and of an event (its
@@ -19,6 +20,7 @@
 //! While PostgreSQL cannot be reached, publishing and delivery go on, ended work waits in
 //! Redis, and reads that need history fail with `HistoryError::Unavailable` (`503`).
 
+mod classes;
 mod db;
 mod error;
 mod indexes;

@@ -45,6 +45,8 @@ pub(crate) struct Mover {
     store: Store,
     delivery_retention: Duration,
     event_retention: Duration,
+    /// Each plan's retention, for the class its organisations' deliveries are written in.
+    plans: Arc<crate::plans::Plans>,
     /// When days were last dropped (ms since the epoch; 0: never).
     dropped_at: AtomicU64,
     /// Deliveries and events this process moved (`/metrics`).
@@ -61,11 +63,30 @@ impl Mover {
     pub(crate) fn new(
         history: Arc<History>,
         store: Store,
-        retention: (Duration, Duration),
+        (retention, plans): ((Duration, Duration), &Arc<crate::plans::Plans>),
         moved: (Counter, Counter),
     ) -> Mover {
         let (delivery_retention, event_retention) = retention;
-        Mover { history, store, delivery_retention, event_retention, dropped_at: AtomicU64::new(0), moved }
+        let plans = plans.clone();
+        Mover { history, store, delivery_retention, event_retention, plans, dropped_at: AtomicU64::new(0), moved }
+    }
+
+    /// The retention class of each organisation of `rows` (`super::classes`), its plan
+    /// read now.
+    async fn classes_of(
+        &self,
+        rows: &[crate::store::queue::ended::EndedRow],
+    ) -> Result<HashMap<Vec<u8>, u32>, StoreError> {
+        let mut classes = HashMap::new();
+        for org in rows.iter().filter_map(|r| r.org()) {
+            if classes.contains_key(org) {
+                continue;
+            }
+            let plan = self.store.tenants().org_plan(&String::from_utf8_lossy(org)).await?;
+            let kept = self.plans.delivery_retention(plan.as_ref().map_or("", |p| p.as_str()));
+            classes.insert(org.to_vec(), super::classes::class_of(kept, self.delivery_retention));
+        }
+        Ok(classes)
     }
 
     /// What waits in Redis past the hot period: ended deliveries, and events.
@@ -105,12 +126,15 @@ impl Mover {
     /// One batch of ended deliveries: how many were read.
     async fn move_deliveries(&self, p: Partition, before_ms: u64) -> Result<usize, StoreError> {
         let rows = self.store.moving().ended_rows(p, before_ms, BATCH).await?;
+        let classes = self.classes_of(&rows).await?;
         let records: Vec<DeliveryRecord> = rows
             .iter()
             .filter(|r| !r.fields.is_empty())
             .filter_map(|r| {
                 let ms = crate::ids::millis_of(crate::ids::Kind::Delivery, &r.id)?;
-                Some(DeliveryRecord { day: day_of(ms), id: r.id.clone(), fields: r.fields.clone() })
+                let class = r.org().and_then(|o| classes.get(o)).copied().unwrap_or(0);
+                let day = super::classes::stored_day(class, day_of(ms));
+                Some(DeliveryRecord { day, id: r.id.clone(), fields: r.fields.clone() })
             })
             .collect();
         self.history.write_deliveries(&records).await?;

@@ -135,16 +135,21 @@ impl History {
         Ok(())
     }
 
-    /// Delivery rows by id (`None` for those history does not have), in order.
+    /// Delivery rows by id (`None` for those history does not have), in order: each id
+    /// looked for on its day in every retention class (`super::classes`).
     pub(crate) async fn deliveries(&self, ids: &[String]) -> Result<Vec<Option<Vec<(String, Vec<u8>)>>>, HistoryError> {
         self.migrate().await?;
-        let days: Vec<i32> = ids
-            .iter()
-            .map(|id| {
-                crate::ids::millis_of(crate::ids::Kind::Delivery, id)
-                    .map_or(-1, |ms| crate::store::core::keys::day_of(ms) as i32)
-            })
-            .collect();
+        let classes = self.classes();
+        let (mut days, mut keys): (Vec<i32>, Vec<&str>) = (Vec::new(), Vec::new());
+        for id in ids {
+            let Some(ms) = crate::ids::millis_of(crate::ids::Kind::Delivery, id) else { continue };
+            for class in &classes {
+                days.push(super::classes::stored_day(*class, crate::store::core::keys::day_of(ms)) as i32);
+                keys.push(id);
+            }
+        }
+        let ids_asked = ids;
+        let ids = &keys;
         let sql = format!(
             "SELECT d.id, d.fields FROM {s}.deliveries d
                JOIN unnest($1::integer[], $2::text[]) AS k(day, id) ON d.day = k.day AND d.id = k.id",
@@ -153,7 +158,7 @@ impl History {
         let client = self.client().await?;
         let rows = self.timed(client.query_typed(&sql, &[(&days, Type::INT4_ARRAY), (&ids, Type::TEXT_ARRAY)])).await?;
         let mut found: HashMap<String, Vec<u8>> = rows.into_iter().map(|r| (r.get(0), r.get(1))).collect();
-        Ok(ids.iter().map(|id| found.remove(id).and_then(|blob| decode(&blob))).collect())
+        Ok(ids_asked.iter().map(|id| found.remove(id).and_then(|blob| decode(&blob))).collect())
     }
 
     /// Events by (day accepted, digest), in order (`None` for those history does not have).

@@ -102,7 +102,9 @@ pub(crate) async fn make_days(client: &mut Client, schema: &str, days: &BTreeSet
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&lock_key(schema)]).await?;
     let mut sql = String::new();
     for day in days {
-        for table in TABLES {
+        // A retention class's days are the deliveries' only (`super::classes`).
+        let tables = if *day >= super::classes::SPAN { &TABLES[..1] } else { &TABLES[..] };
+        for table in tables {
             sql.push_str(&format!(
                 "CREATE TABLE IF NOT EXISTS {schema}.{table}_{day} PARTITION OF {schema}.{table} FOR VALUES FROM ({day}) TO ({});\n",
                 day + 1
@@ -130,14 +132,15 @@ pub(crate) async fn days(client: &Client, schema: &str, table: &str) -> Result<V
     Ok(rows.iter().filter_map(|r| r.get::<_, String>(0).strip_prefix(&prefix)?.parse().ok()).collect())
 }
 
-/// Drops `table`'s day partitions before `first_kept` (whole days: retention).
-pub(crate) async fn drop_days_before(
+/// Drops `table`'s day partitions whose (stored) day `past` says are past their retention
+/// (whole days).
+pub(crate) async fn drop_days(
     client: &mut Client,
     schema: &str,
     table: &str,
-    first_kept: u32,
+    past: impl Fn(u32) -> bool,
 ) -> Result<usize, HistoryError> {
-    let old: Vec<u32> = days(client, schema, table).await?.into_iter().filter(|d| *d < first_kept).collect();
+    let old: Vec<u32> = days(client, schema, table).await?.into_iter().filter(|d| past(*d)).collect();
     if old.is_empty() {
         return Ok(0);
     }

@@ -128,7 +128,7 @@ async fn background(app: &App, stopping: jobs::Stopping) -> Vec<tokio::task::Joi
     if let Some(history) = &app.history {
         let moved = (app.metrics.history_moved_deliveries.clone(), app.metrics.history_moved_events.clone());
         let retention = (config.delivery_retention, config.event_retention);
-        let mover = Arc::new(history::Mover::new(history.clone(), store.clone(), retention, moved));
+        let mover = Arc::new(history::Mover::new(history.clone(), store.clone(), (retention, &config.plans), moved));
         if let Err(e) = mover.enlist().await {
             tracing::warn!(error = %e, "cannot enlist the partitions for the move to history yet");
         }

@@ -38,6 +38,7 @@ mod observability;
 mod openapi;
 mod ordering;
 mod plans;
+mod plans_history;
 mod plugin_authoring;
 mod plugin_budget;
 mod plugin_delivery;

@@ -22,6 +22,11 @@ pub struct EndedRow {
 }
 
 impl EndedRow {
+    /// The organisation the row belongs to, as stored.
+    pub fn org(&self) -> Option<&[u8]> {
+        self.fields.iter().find(|(f, _)| f == crate::store::queue::row::field::ORG).map(|(_, v)| v.as_slice())
+    }
+
     /// What the forget script compares: the row's field count, status, latest attempt and
     /// last change, as read.
     fn stamp(&self) -> String {
