@@ -298,7 +298,7 @@ async fn replay(
     let moved = Moved::new(store, history.as_ref(), retentions);
     let filtering = Filtering::new(std::sync::Arc::new(crate::filters::Evaluator::new()), None);
     // No workers here to tell: the serving processes' find the work within their poll.
-    let replayer = Replayer::new(&moved, &filtering, None, (store, retentions.0, retentions.1));
+    let replayer = Replayer::new(&moved, &filtering, None, (store, &config.plans));
     let mut body = serde_json::Map::new();
     body.insert("since".into(), json!(since));
     if let Some(until) = until {

@@ -75,7 +75,7 @@ impl App {
             delivery_retention: retentions.0,
             plans: config.plans.clone(),
         });
-        let replayer = Replayer::new(&moved, &filtering, Some(&arrivals), (&store, retentions.0, retentions.1));
+        let replayer = Replayer::new(&moved, &filtering, Some(&arrivals), (&store, &config.plans));
         let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
         App {
             tokens: Arc::new(Tokens::start(&store)),
@@ -127,7 +127,7 @@ impl App {
 
     /// The domain's doors, for the surfaces.
     pub(crate) fn handles(&self) -> Handles {
-        let (delivery_retention, event_retention) = self.retentions();
+        let (delivery_retention, _) = self.retentions();
         Handles {
             access: Arc::new(access::Access::new(
                 &self.store,
@@ -137,12 +137,7 @@ impl App {
             )),
             webhooks: Arc::new(self.webhooks()),
             deliveries: Arc::new(self.deliveries()),
-            events: Arc::new(events::Events::new(
-                &self.publishing,
-                (&self.moved, &self.filtering),
-                &self.telemetry,
-                event_retention,
-            )),
+            events: Arc::new(events::Events::new(&self.publishing, (&self.moved, &self.filtering), &self.telemetry)),
             replays: Arc::new(replay::Replays::new(&self.replayer, &self.telemetry)),
             plugins: Arc::new(plugins::Plugins::new(
                 &self.store,

@@ -248,6 +248,16 @@ async fn each_plans_retention_holds_in_redis() {
             assert!(log_ttl > 6 * 24 * HOUR, "{log_ttl}");
         }
     }
+    // A replay reaches back its plan's event retention: 45 minutes is past the short one's.
+    let since = json!({"since": weir::time::format_millis(weir::time::now_millis() - 45 * 60_000)});
+    for (t, hooks_expected) in [(&short, 422), (&pro, 202)] {
+        let hook =
+            t.admin.get("/api/v2/webhooks").await.expect(200).json()["data"][0]["id"].as_str().unwrap().to_owned();
+        let resp = t.admin.post(&format!("/api/v2/webhooks/{hook}/replay"), &since).await.expect(hooks_expected);
+        if hooks_expected == 422 {
+            assert_eq!(resp.error_fields(), vec!["since".to_owned()], "{}", resp.text());
+        }
+    }
     // Two days on, the trim takes the short plan's deliveries and leaves pro's.
     let later = weir::time::now_millis() + 2 * 86_400_000;
     weir.store.queue().trim_deliveries(later, &|plan| plans.delivery_retention(plan)).await.unwrap();

@@ -36,7 +36,6 @@ pub(crate) struct Events {
     moved: Moved,
     filtering: Filtering,
     telemetry: Arc<Telemetry>,
-    event_retention: std::time::Duration,
 }
 
 impl Events {
@@ -44,14 +43,12 @@ impl Events {
         publishing: &Publishing,
         (moved, filtering): (&Moved, &Filtering),
         telemetry: &Arc<Telemetry>,
-        event_retention: std::time::Duration,
     ) -> Events {
         Events {
             publishing: publishing.clone(),
             moved: moved.clone(),
             filtering: filtering.clone(),
             telemetry: telemetry.clone(),
-            event_retention,
         }
     }
 
@@ -83,11 +80,9 @@ impl Events {
         cursor: Option<&str>,
         limit: usize,
     ) -> Result<(Vec<super::event_log::LoggedEvent>, Option<String>), StoreError> {
-        let log = super::event_log::Log {
-            store: &self.publishing.store,
-            moved: &self.moved,
-            retention: self.event_retention,
-        };
+        let plan = self.publishing.store.tenants().org_plan(org_id).await?;
+        let retention = self.publishing.plans.event_retention(plan.as_ref().map_or("", |p| p.as_str()));
+        let log = super::event_log::Log { store: &self.publishing.store, moved: &self.moved, retention };
         log.list(org_id, bounds, cursor, limit).await
     }
 

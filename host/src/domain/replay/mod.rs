@@ -129,7 +129,7 @@ impl Replays {
 
     /// How far back replays reach (`WEIR_EVENT_RETENTION`; zero: no event log).
     pub(crate) fn event_retention(&self) -> Duration {
-        self.replayer.event_retention
+        self.replayer.plans.ceiling().events
     }
 }
 
@@ -142,8 +142,8 @@ pub(crate) struct Replayer {
     moved: Moved,
     filtering: Filtering,
     arrivals: Option<std::sync::Arc<crate::shared::Arrivals>>,
-    delivery_retention: Duration,
-    event_retention: Duration,
+    /// Each plan's retentions (a replay reaches back its organisation's plan's).
+    plans: std::sync::Arc<crate::plans::Plans>,
 }
 
 impl Replayer {
@@ -151,16 +151,22 @@ impl Replayer {
         moved: &Moved,
         filtering: &Filtering,
         arrivals: Option<&std::sync::Arc<crate::shared::Arrivals>>,
-        (store, delivery_retention, event_retention): (&Store, Duration, Duration),
+        (store, plans): (&Store, &std::sync::Arc<crate::plans::Plans>),
     ) -> Replayer {
         Replayer {
             store: store.clone(),
             moved: moved.clone(),
             filtering: filtering.clone(),
             arrivals: arrivals.cloned(),
-            delivery_retention,
-            event_retention,
+            plans: plans.clone(),
         }
+    }
+
+    /// The organisation's plan's delivery and event retentions, its plan read now.
+    async fn retentions_of(&self, org_id: &str) -> Result<(Duration, Duration), StoreError> {
+        let plan = self.store.tenants().org_plan(org_id).await?;
+        let plan = plan.as_ref().map_or("", |p| p.as_str());
+        Ok((self.plans.delivery_retention(plan), self.plans.event_retention(plan)))
     }
 
     /// Validates a replay request (`{"since": ts, "until"?: ts}`) for the organisation's
@@ -177,7 +183,8 @@ impl Replayer {
         }
         let webhook = self.store.webhooks().get_webhook(org_id, webhook_id).await?.ok_or(ReplayError::NotFound)?;
         let now = crate::time::now_millis();
-        let (since_ms, until_ms) = window::of(body, now, self.event_retention)?;
+        let (_, event_retention) = self.retentions_of(org_id).await?;
+        let (since_ms, until_ms) = window::of(body, now, event_retention)?;
         if !webhook.active {
             return Err(ReplayError::Inactive);
         }
@@ -357,11 +364,8 @@ impl Replayer {
         }
         let ids: Vec<String> = items.iter().map(|item| item.delivery_id.clone()).collect();
         reads.revive(&ids).await?;
-        let replayed = self
-            .store
-            .replays()
-            .replay_batch(p, &replay.org_id, &replay.webhook_id, &items, self.delivery_retention)
-            .await?;
+        let (kept, _) = self.retentions_of(&replay.org_id).await?;
+        let replayed = self.store.replays().replay_batch(p, &replay.org_id, &replay.webhook_id, &items, kept).await?;
         let queued = replayed.iter().filter(|r| **r == Replayed::Queued).count() as u64;
         if queued > 0
             && let Some(arrivals) = &self.arrivals

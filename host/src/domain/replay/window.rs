@@ -39,7 +39,7 @@ pub(super) fn of(body: Map<String, Value>, now: u64, event_retention: Duration) 
             fields.error(
                 "since",
                 format!(
-                    "is older than the event retention ({}, WEIR_EVENT_RETENTION): earlier events are not kept",
+                    "is older than the event retention ({}, the organisation's plan's within WEIR_EVENT_RETENTION): earlier events are not kept",
                     crate::config::duration::format(event_retention)
                 ),
             );
