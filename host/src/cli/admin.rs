@@ -15,7 +15,6 @@ use crate::domain::moved::Moved;
 use crate::domain::replay::{ReplayError, Replayer};
 use crate::store::Store;
 use crate::store::core::managed::ForCommand;
-use crate::store::tenants::orgs::Plan;
 
 /// A failed admin command: the message for stderr.
 #[derive(Debug, thiserror::Error)]
@@ -161,23 +160,6 @@ pub(super) enum ClientCommand {
         #[arg(long = "org", value_name = "ORG_ID")]
         org_id: String,
     },
-}
-
-/// A plan the configuration has, by name.
-fn configured_plan(config: &Config, name: &str) -> Result<Plan, AdminError> {
-    match (config.plans.get(name), Plan::parse(name)) {
-        (Some(_), Some(plan)) => Ok(plan),
-        _ => {
-            let known: Vec<&str> = config.plans.names().collect();
-            Err(AdminError::Usage(format!("no plan `{name}` in the configuration (plans: {})", known.join(", "))))
-        }
-    }
-}
-
-/// An organisation as the commands print it: with whether its plan includes the API.
-fn org_view(config: &Config, org: &crate::store::tenants::orgs::Org) -> serde_json::Value {
-    let api = config.plans.rules(org.plan.as_str()).api_integrations;
-    json!({"id": org.id, "name": org.name, "plan": org.plan, "api_integrations": api})
 }
 
 pub(super) async fn run(config: Config, command: AdminCommand) -> ExitCode {
@@ -353,15 +335,15 @@ async fn execute(store: &Store, config: &Config, command: AdminCommand) -> Resul
             replay(store, config, (&org_id, &webhook_id), (since, until)).await
         }
         AdminCommand::Org { command: OrgCommand::Create { name, plan } } => {
-            let plan = configured_plan(config, &plan)?;
+            let plan = super::plans::configured(config, &plan).map_err(AdminError::Usage)?;
             let org = store.tenants().create_org(&non_empty("--name", &name)?, plan).await?;
-            Ok(org_view(config, &org))
+            Ok(super::plans::org_view(config, &org))
         }
         AdminCommand::Org { command: OrgCommand::SetPlan { org_id, plan } } => {
-            let plan = configured_plan(config, &plan)?;
+            let plan = super::plans::configured(config, &plan).map_err(AdminError::Usage)?;
             known_org(store, &org_id).await?;
             let org = store.tenants().set_org_plan(&org_id, plan).await?.ok_or(AdminError::NoOrg(org_id))?;
-            Ok(org_view(config, &org))
+            Ok(super::plans::org_view(config, &org))
         }
         AdminCommand::Client { command: ClientCommand::Create { org_id, name, admin, publisher } } => {
             let name = non_empty("--name", &name)?;
@@ -383,11 +365,14 @@ async fn execute(store: &Store, config: &Config, command: AdminCommand) -> Resul
         }
         AdminCommand::Org { command: OrgCommand::List } => {
             let orgs = store.tenants().list_orgs().await?;
-            Ok(serde_json::Value::Array(orgs.iter().map(|o| org_view(config, o)).collect()))
+            Ok(serde_json::Value::Array(orgs.iter().map(|o| super::plans::org_view(config, o)).collect()))
         }
         AdminCommand::Org { command: OrgCommand::Show { org_id } } => {
             known_org(store, &org_id).await?;
-            Ok(org_view(config, &store.tenants().get_org(&org_id).await?.ok_or(AdminError::NoOrg(org_id))?))
+            Ok(super::plans::org_view(
+                config,
+                &store.tenants().get_org(&org_id).await?.ok_or(AdminError::NoOrg(org_id))?,
+            ))
         }
         AdminCommand::Client { command: ClientCommand::List { org_id } } => {
             known_org(store, &org_id).await?;

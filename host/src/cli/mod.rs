@@ -4,6 +4,7 @@
 
 mod admin;
 mod logging;
+mod plans;
 mod serve;
 
 use std::path::PathBuf;
