@@ -129,6 +129,19 @@ impl Spec {
         }
     }
 
+    /// The field that names the host [`Spec::host_port`] reads: `destination.url` for a
+    /// broker, `destination.endpoint_url` or (the region's endpoint) `destination.region`
+    /// for AWS.
+    pub fn host_field(&self) -> &'static str {
+        match self {
+            Spec::Nats { .. } | Spec::Amqp { .. } => "destination.url",
+            Spec::Sqs { endpoint_url: Some(_), .. }
+            | Spec::Sns { endpoint_url: Some(_), .. }
+            | Spec::EventBridge { endpoint_url: Some(_), .. } => "destination.endpoint_url",
+            Spec::Sqs { .. } | Spec::Sns { .. } | Spec::EventBridge { .. } => "destination.region",
+        }
+    }
+
     /// An AWS destination's service endpoint: `endpoint_url`, else the region's.
     pub fn aws_endpoint(&self) -> String {
         let (service, region, endpoint) = match self {

@@ -238,13 +238,7 @@ pub(super) async fn update(State(doors): State<Pages>, Id(id): Id, Change(signed
     if !body.contains_key("name") {
         body.insert("name".into(), json!(w.name));
     }
-    // The destination as shown (no credentials) sent back unchanged: keep it, credentials and all.
-    let unchanged = w.destination.as_ref().is_some_and(|d| {
-        body.get("destination").is_some_and(|sent| serde_json::to_value(d).is_ok_and(|shown| shown == *sent))
-    });
-    if unchanged {
-        body.remove("destination");
-    }
+    // (The destination as shown sent back unchanged keeps its credentials: the domain's rule.)
     match doors.webhooks.update(&signed.0.org_id, &id, body).await {
         Ok(_) => html::see_other(&format!("/settings/webhooks/{id}?notice={}", Notice::Saved.code())),
         Err(WebhookError::Store(_)) => store_down(),

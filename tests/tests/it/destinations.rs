@@ -178,6 +178,12 @@ async fn bad_destinations_are_refused_and_wrong_credentials_fail_attempts() {
     let refused = s.admin.post("/api/v2/webhooks", &body).await.expect(422).json();
     assert_eq!(refused["error"]["details"][0]["field"], "destination.url", "{refused}");
     assert!(refused.to_string().contains("not a public address"), "{refused}");
+    // An AWS endpoint on a private address: the field that names it.
+    let sqs = json!({"type": "sqs", "queue_url": "http://127.0.0.1:5000/123456789012/q", "region": "us-east-1",
+        "access_key_id": "AKIDEXAMPLE", "secret_access_key": "secret", "endpoint_url": "http://127.0.0.1:5000"});
+    let body = json!({"subscribed_actions": ["work_order_created"], "destination": sqs});
+    let refused = s.admin.post("/api/v2/webhooks", &body).await.expect(422).json();
+    assert_eq!(refused["error"]["details"][0]["field"], "destination.endpoint_url", "{refused}");
 
     let wrong = nats_webhook(&t, &nats.url(Some(("weir", "wrong"))), "orders.created").await;
     let id = wrong["id"].as_str().unwrap();
@@ -221,7 +227,7 @@ async fn a_hanging_broker_delays_no_http_webhook() {
 }
 
 #[tokio::test]
-async fn settings_make_a_nats_destination_and_keep_its_credentials_on_edit() {
+async fn settings_and_the_api_keep_a_destinations_credentials_when_it_is_sent_back_as_shown() {
     use crate::settings::{PASSWORD, http_sign_in, user};
     let nats = NatsServer::start(Some(("weir", "form-pass")));
     let js = nats.client().await;
@@ -262,6 +268,12 @@ async fn settings_make_a_nats_destination_and_keep_its_credentials_on_edit() {
     assert_eq!(t.admin.get(&format!("/api/v2/webhooks/{id}")).await.json()["name"], "Renamed");
     t.publisher.publish(&work_order_event("wo_1")).await;
     assert_eq!(messages(&forms, 1).await.len(), 1, "delivered with the kept credentials");
+    // Through the API alike: the destination PATCHed back as it reads keeps its credentials.
+    let read = t.admin.get(&format!("/api/v2/webhooks/{id}")).await.expect(200).json();
+    let patch = json!({"name": "Renamed again", "destination": read["destination"]});
+    t.admin.patch(&format!("/api/v2/webhooks/{id}"), &patch).await.expect(200);
+    t.publisher.publish(&work_order_event("wo_2")).await;
+    assert_eq!(messages(&forms, 2).await.len(), 2, "delivered with the kept credentials");
 }
 
 #[tokio::test]

@@ -29,7 +29,7 @@ pub(super) async fn destination(
     };
     let (host, port) = spec.host_port();
     if let Err(e) = rule.vet_host(&host, port).await {
-        fields.error("destination.url", e.to_string());
+        fields.error(spec.host_field(), e.to_string());
         return None;
     }
     let sealed_credentials = match credentials {

@@ -144,9 +144,16 @@ async fn update(
     webhooks: &Webhooks,
     org_id: &str,
     id: &str,
-    body: serde_json::Map<String, Value>,
+    mut body: serde_json::Map<String, Value>,
 ) -> Result<Webhook, WebhookError> {
     let current = find(webhooks, org_id, id).await?;
+    // A destination sent back as it reads (credentials are never shown) changes nothing:
+    // the stored one stays, credentials and all — a client that PATCHes what it read keeps
+    // its webhook delivering.
+    let shown = current.destination.as_ref().and_then(|d| serde_json::to_value(&d.spec).ok());
+    if shown.is_some() && body.get("destination") == shown.as_ref() {
+        body.remove("destination");
+    }
     let mut fields = Fields::new(body);
     let mut change = WebhookChange {
         name: fields.string("name"),
