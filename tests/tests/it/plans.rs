@@ -266,3 +266,28 @@ async fn each_plans_retention_holds_in_redis() {
     pro.admin.get(&format!("/api/v2/webhook_deliveries/{pro_delivery}")).await.expect(200);
     weir.stop().await;
 }
+
+#[tokio::test]
+async fn an_organisation_on_a_plan_no_longer_configured_is_named_at_start_and_gets_nothing_new() {
+    let builder = WeirBuilder::shared();
+    let weir = builder.start().await;
+    let gone = weir.tenant(Plan::parse("gold").unwrap()).await;
+    // The API and publishing: nothing, with the contract's answers.
+    gone.admin.get("/api/v2/webhooks").await.expect(402);
+    let refused = gone.publisher.post("/api/v2/events", &work_order_event("wo_1")).await.expect(429);
+    assert_eq!(refused.error_code(), "quota_exceeded");
+    let usage = gone.publisher.get("/api/v2/usage").await.expect(200).json();
+    assert_eq!((usage["plan"].clone(), usage["events"].clone()), (json!("gold"), json!({"used": 0, "limit": 0})));
+    // A `weir serve` starting on this data set says so in its log.
+    let log = crate::support::temp_dir("plans").join("weir.log");
+    let mut serve = builder.spawn_logging_to(&log);
+    serve.wait_ready().await;
+    let said = crate::support::eventually("the log names the plan", Duration::from_secs(10), async || {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        text.contains("a plan the configuration does not have").then_some(text)
+    })
+    .await;
+    assert!(said.contains("gold"), "{said}");
+    serve.signal("TERM");
+    weir.stop().await;
+}
