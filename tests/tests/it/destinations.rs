@@ -17,7 +17,7 @@ use crate::support::weir::{Tenant, Weir, WeirBuilder, work_order_event};
 use crate::support::{eventually, free_port};
 
 /// A stream holding `subjects`.
-async fn stream(js: &jetstream::Context, name: &str, subjects: &str) -> jetstream::stream::Stream {
+pub(crate) async fn stream(js: &jetstream::Context, name: &str, subjects: &str) -> jetstream::stream::Stream {
     js.create_stream(jetstream::stream::Config {
         name: name.to_owned(),
         subjects: vec![subjects.to_owned()],
@@ -29,7 +29,7 @@ async fn stream(js: &jetstream::Context, name: &str, subjects: &str) -> jetstrea
 
 /// `n` messages of `stream` (fewer only if they do not come within 10 s), read by a consumer
 /// of its own.
-async fn messages(stream: &jetstream::stream::Stream, n: usize) -> Vec<jetstream::Message> {
+pub(crate) async fn messages(stream: &jetstream::stream::Stream, n: usize) -> Vec<jetstream::Message> {
     let consumer =
         stream.create_consumer(jetstream::consumer::pull::Config { ..Default::default() }).await.expect("a consumer");
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -50,7 +50,7 @@ async fn messages(stream: &jetstream::stream::Stream, n: usize) -> Vec<jetstream
 }
 
 /// How many messages `name` holds.
-async fn held(js: &jetstream::Context, name: &str) -> u64 {
+pub(crate) async fn held(js: &jetstream::Context, name: &str) -> u64 {
     let mut stream = js.get_stream(name).await.expect("the stream");
     stream.info().await.map(|i| i.state.messages).unwrap_or(0)
 }

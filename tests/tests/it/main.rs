@@ -13,6 +13,7 @@ mod delivery_faults;
 mod destinations;
 mod destinations_amqp;
 mod destinations_aws;
+mod destinations_history;
 mod egress;
 mod errors;
 mod events_api;
