@@ -1,13 +1,14 @@
-//! Retention classes of deliveries in PostgreSQL (contract §9 "Plans": retention holds per
-//! organisation's plan). A delivery of an organisation whose plan keeps deliveries for
-//! fewer days than the installation is written in the day partitions of its class: class
-//! `k` (its plan's retention in whole days, rounded up) keeps day `d` as `k × SPAN + d`, a
-//! partition of its own (`deliveries_<k × SPAN + d>`), dropped whole once `d` is `k` days
-//! old. Class 0 is the installation's retention, the days as they always were — nothing of
+//! Retention classes in PostgreSQL (contract §9 "Plans": retention holds per organisation's
+//! plan). A delivery or event of an organisation whose plan keeps deliveries for fewer days
+//! than the installation is written in the day partitions of its class: class `k` (its
+//! plan's retention in whole days, rounded up) keeps day `d` as `k × SPAN + d`, a partition
+//! of its own (`deliveries_<k × SPAN + d>`, `events_<…>`), dropped whole once `d` is `k` days
+//! old (an event is kept as long as the deliveries that carry it). Class 0 is the installation's retention, the days as they always were — nothing of
 //! the layout before plans changes. A partition's name says its class, so dropping needs no
 //! configuration: a class a plan no longer has still goes when its days are past.
 //!
-//! Reads by id look in every class there is (one more index probe per class).
+//! Reads by id look in every class there is (one more index probe per class). The index
+//! runs of listings stay in the installation's days.
 
 use std::time::Duration;
 
@@ -33,6 +34,19 @@ pub(crate) fn split(stored: u32) -> (u32, u32) {
     (stored / SPAN, stored % SPAN)
 }
 
+/// The SQL condition that `day` is within `[oldest, newest]` (the parameters' places, e.g.
+/// `$2`, `$3`) in any of `classes`.
+pub(crate) fn day_within(classes: &[u32], oldest: &str, newest: &str) -> String {
+    let ranges: Vec<String> = classes
+        .iter()
+        .map(|k| match u64::from(*k) * u64::from(SPAN) {
+            0 => format!("day BETWEEN {oldest} AND {newest}"),
+            shift => format!("day BETWEEN {oldest} + {shift} AND {newest} + {shift}"),
+        })
+        .collect();
+    format!("({})", ranges.join(" OR "))
+}
+
 /// Whether a stored day's partition is past its class's retention (class 0 is not this
 /// function's to say: the installation's retention drops it).
 pub(crate) fn expired(stored: u32, today: u32) -> bool {
@@ -54,5 +68,9 @@ mod tests {
         assert_eq!(split(stored_day(4, 20_420)), (4, 20_420));
         assert!(expired(stored_day(4, 20_415), 20_420) && !expired(stored_day(4, 20_416), 20_420));
         assert!(!expired(20_000, 20_420), "class 0 goes with the installation's retention");
+        assert_eq!(
+            day_within(&[0, 4], "$2", "$3"),
+            "(day BETWEEN $2 AND $3 OR day BETWEEN $2 + 4000000 AND $3 + 4000000)"
+        );
     }
 }

@@ -132,7 +132,8 @@ impl History {
         let today = crate::store::core::keys::day_of(crate::time::now_millis());
         let deliveries = |d: u32| d < deliveries_from || super::classes::expired(d, today);
         let d = self.timed(schema::drop_days(&mut client, &self.schema, "deliveries", deliveries)).await?;
-        let e = self.timed(schema::drop_days(&mut client, &self.schema, "events", |d| d < events_from)).await?;
+        let events = |d: u32| d < events_from || super::classes::expired(d, today);
+        let e = self.timed(schema::drop_days(&mut client, &self.schema, "events", events)).await?;
         let i = self.timed(schema::drop_days(&mut client, &self.schema, "indexes", |d| d < deliveries_from)).await?;
         if d > 0 {
             self.days_made.lock().unwrap_or_else(|e| e.into_inner()).retain(|day| !deliveries(*day));

@@ -36,23 +36,26 @@ impl History {
     /// statement over every day's partition: a generic plan saves that each time).
     async fn known_digests(
         &self,
-        session: &mut Option<(Client, Statement)>,
+        session: &mut Option<(Client, Statement, Vec<u32>)>,
         digests: &[[u8; 16]],
         oldest: u32,
         newest: u32,
     ) -> Result<HashSet<[u8; 16]>, HistoryError> {
-        if session.as_ref().is_none_or(|(client, _)| client.is_closed()) {
+        let classes = self.classes();
+        if session.as_ref().is_none_or(|(client, _, prepared_for)| client.is_closed() || *prepared_for != classes) {
             self.migrate().await?;
             let client = self.connect().await?;
+            // Every retention class's days (`super::classes`); prepared again when one is added.
             let sql = format!(
-                "SELECT DISTINCT digest FROM {s}.events WHERE digest = ANY($1) AND day BETWEEN $2 AND $3",
-                s = self.schema
+                "SELECT DISTINCT digest FROM {s}.events WHERE digest = ANY($1) AND {within}",
+                s = self.schema,
+                within = super::classes::day_within(&classes, "$2", "$3"),
             );
             let statement =
                 self.timed(client.prepare_typed(&sql, &[Type::BYTEA_ARRAY, Type::INT4, Type::INT4])).await?;
-            *session = Some((client, statement));
+            *session = Some((client, statement, classes));
         }
-        let Some((client, statement)) = session.as_ref() else { return Ok(HashSet::new()) };
+        let Some((client, statement, _)) = session.as_ref() else { return Ok(HashSet::new()) };
         let wanted: Vec<&[u8]> = digests.iter().map(<[u8; 16]>::as_slice).collect();
         let (oldest, newest) = (oldest as i32, newest as i32);
         let rows = self.timed(client.query(statement, &[&wanted, &oldest, &newest])).await;
@@ -78,7 +81,12 @@ fn start(history: Weak<History>, days: u32) -> mpsc::UnboundedSender<Ask> {
     asks
 }
 
-async fn answer(history: &Arc<History>, session: &mut Option<(Client, Statement)>, days: u32, batch: Vec<Ask>) {
+async fn answer(
+    history: &Arc<History>,
+    session: &mut Option<(Client, Statement, Vec<u32>)>,
+    days: u32,
+    batch: Vec<Ask>,
+) {
     let today = day_of(crate::time::now_millis());
     let digests: Vec<[u8; 16]> = batch.iter().map(|(d, _)| *d).collect();
     let found = history.known_digests(session, &digests, today.saturating_sub(days), today + 1).await;

@@ -71,22 +71,17 @@ impl Mover {
         Mover { history, store, delivery_retention, event_retention, plans, dropped_at: AtomicU64::new(0), moved }
     }
 
-    /// The retention class of each organisation of `rows` (`super::classes`), its plan
-    /// read now.
-    async fn classes_of(
-        &self,
-        rows: &[crate::store::queue::ended::EndedRow],
-    ) -> Result<HashMap<Vec<u8>, u32>, StoreError> {
-        let mut classes = HashMap::new();
-        for org in rows.iter().filter_map(|r| r.org()) {
-            if classes.contains_key(org) {
-                continue;
-            }
-            let plan = self.store.tenants().org_plan(&String::from_utf8_lossy(org)).await?;
-            let kept = self.plans.delivery_retention(plan.as_ref().map_or("", |p| p.as_str()));
-            classes.insert(org.to_vec(), super::classes::class_of(kept, self.delivery_retention));
+    /// The retention class of an organisation (`super::classes`), its plan read now (once
+    /// a batch: `known` keeps what was read).
+    async fn class_of(&self, org: &str, known: &mut HashMap<String, u32>) -> Result<u32, StoreError> {
+        if let Some(class) = known.get(org) {
+            return Ok(*class);
         }
-        Ok(classes)
+        let plan = self.store.tenants().org_plan(org).await?;
+        let kept = self.plans.delivery_retention(plan.as_ref().map_or("", |p| p.as_str()));
+        let class = super::classes::class_of(kept, self.delivery_retention);
+        known.insert(org.to_owned(), class);
+        Ok(class)
     }
 
     /// What waits in Redis past the hot period: ended deliveries, and events.
@@ -126,17 +121,17 @@ impl Mover {
     /// One batch of ended deliveries: how many were read.
     async fn move_deliveries(&self, p: Partition, before_ms: u64) -> Result<usize, StoreError> {
         let rows = self.store.moving().ended_rows(p, before_ms, BATCH).await?;
-        let classes = self.classes_of(&rows).await?;
-        let records: Vec<DeliveryRecord> = rows
-            .iter()
-            .filter(|r| !r.fields.is_empty())
-            .filter_map(|r| {
-                let ms = crate::ids::millis_of(crate::ids::Kind::Delivery, &r.id)?;
-                let class = r.org().and_then(|o| classes.get(o)).copied().unwrap_or(0);
-                let day = super::classes::stored_day(class, day_of(ms));
-                Some(DeliveryRecord { day, id: r.id.clone(), fields: r.fields.clone() })
-            })
-            .collect();
+        let mut classes = HashMap::new();
+        let mut records = Vec::with_capacity(rows.len());
+        for r in rows.iter().filter(|r| !r.fields.is_empty()) {
+            let Some(ms) = crate::ids::millis_of(crate::ids::Kind::Delivery, &r.id) else { continue };
+            let class = match r.org() {
+                Some(org) => self.class_of(&String::from_utf8_lossy(org), &mut classes).await?,
+                None => 0,
+            };
+            let day = super::classes::stored_day(class, day_of(ms));
+            records.push(DeliveryRecord { day, id: r.id.clone(), fields: r.fields.clone() });
+        }
         self.history.write_deliveries(&records).await?;
         let forgotten = self.store.moving().forget_moved(p, &rows).await?;
         self.moved.0.inc_by(forgotten as u64);
@@ -154,6 +149,7 @@ impl Mover {
         // Each event readable: its record and its deliveries' ids (one per webhook there is).
         let mut readable: Vec<(&str, EventRecord, Vec<String>)> = Vec::new();
         let mut forgets = Vec::new();
+        let mut classes = HashMap::new();
         for event in &events {
             let Some(stored) = &event.stored else {
                 forgets.push(Forget { event_key: event.key.clone(), delivery_keys: Vec::new() });
@@ -168,8 +164,9 @@ impl Mover {
                 webhooks.insert(org.clone(), self.store.webhooks().webhook_ids(&org).await?);
             }
             let ids = webhooks[&org].iter().map(|w| delivery_id(p, accepted_ms, &org, &id, w)).collect();
+            let class = self.class_of(&org, &mut classes).await?;
             let record = EventRecord {
-                day: day_of(accepted_ms),
+                day: super::classes::stored_day(class, day_of(accepted_ms)),
                 part: p.0,
                 digest: event_digest(&org, &id),
                 stored: stored.clone(),

@@ -161,11 +161,18 @@ impl History {
         Ok(ids_asked.iter().map(|id| found.remove(id).and_then(|blob| decode(&blob))).collect())
     }
 
-    /// Events by (day accepted, digest), in order (`None` for those history does not have).
+    /// Events by (day accepted, digest), in order (`None` for those history does not have),
+    /// each looked for on its day in every retention class (`super::classes`).
     pub(crate) async fn events(&self, keys: &[(u32, [u8; 16])]) -> Result<Vec<Option<Vec<u8>>>, HistoryError> {
         self.migrate().await?;
-        let days: Vec<i32> = keys.iter().map(|(d, _)| *d as i32).collect();
-        let digests: Vec<&[u8]> = keys.iter().map(|(_, g)| g.as_slice()).collect();
+        let classes = self.classes();
+        let (mut days, mut digests): (Vec<i32>, Vec<&[u8]>) = (Vec::new(), Vec::new());
+        for (day, digest) in keys {
+            for class in &classes {
+                days.push(super::classes::stored_day(*class, *day) as i32);
+                digests.push(digest.as_slice());
+            }
+        }
         let sql = format!(
             "SELECT e.day, e.digest, e.stored FROM {s}.events e
                JOIN unnest($1::integer[], $2::bytea[]) AS k(day, digest) ON e.day = k.day AND e.digest = k.digest",
@@ -174,8 +181,10 @@ impl History {
         let client = self.client().await?;
         let rows =
             self.timed(client.query_typed(&sql, &[(&days, Type::INT4_ARRAY), (&digests, Type::BYTEA_ARRAY)])).await?;
-        let found: HashMap<(i32, Vec<u8>), Vec<u8>> =
-            rows.into_iter().map(|r| ((r.get(0), r.get(1)), r.get(2))).collect();
+        let found: HashMap<(i32, Vec<u8>), Vec<u8>> = rows
+            .into_iter()
+            .map(|r| ((super::classes::split(r.get::<_, i32>(0) as u32).1 as i32, r.get(1)), r.get(2)))
+            .collect();
         // A key may be asked for more than once (deliveries of one event).
         Ok(keys.iter().map(|(d, g)| found.get(&(*d as i32, g.to_vec())).cloned()).collect())
     }
@@ -190,8 +199,10 @@ impl History {
     ) -> Result<Option<(u16, Vec<u8>)>, HistoryError> {
         self.migrate().await?;
         let sql = format!(
-            "SELECT part, stored FROM {s}.events WHERE digest = $1 AND day BETWEEN $2 AND $3 ORDER BY day DESC LIMIT 1",
-            s = self.schema
+            "SELECT part, stored FROM {s}.events WHERE digest = $1 AND {within} ORDER BY day % {span} DESC LIMIT 1",
+            s = self.schema,
+            within = super::classes::day_within(&self.classes(), "$2", "$3"),
+            span = super::classes::SPAN,
         );
         let client = self.client().await?;
         let (digest, oldest, newest) = (digest.as_slice(), oldest as i32, newest as i32);

@@ -102,8 +102,8 @@ pub(crate) async fn make_days(client: &mut Client, schema: &str, days: &BTreeSet
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&lock_key(schema)]).await?;
     let mut sql = String::new();
     for day in days {
-        // A retention class's days are the deliveries' only (`super::classes`).
-        let tables = if *day >= super::classes::SPAN { &TABLES[..1] } else { &TABLES[..] };
+        // A retention class's days are the deliveries' and events' only (`super::classes`).
+        let tables = if *day >= super::classes::SPAN { &TABLES[..2] } else { &TABLES[..] };
         for table in tables {
             sql.push_str(&format!(
                 "CREATE TABLE IF NOT EXISTS {schema}.{table}_{day} PARTITION OF {schema}.{table} FOR VALUES FROM ({day}) TO ({});\n",
