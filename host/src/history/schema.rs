@@ -12,7 +12,9 @@
 //! | `indexes` | `key` (a day index's or an event log hour's Redis key), `first` (the place of its first entry here), `day` (the index's) | `entries`: a run of the index's entries, joined as their kind says (`store::queue::index::IndexKind`) |
 //!
 //! The keys lead with the id (and digest): an event found by id alone is one index probe
-//! per day kept.
+//! per day kept. A plan that keeps deliveries for less than the installation has its
+//! deliveries' and events' days apart, as days of their own retention class
+//! (`super::classes`).
 
 use std::collections::BTreeSet;
 
