@@ -99,6 +99,10 @@ async fn a_link_opens_once_a_session_of_its_organisation_framed_where_it_says() 
     assert!(!html.contains(theirs["id"].as_str().unwrap()), "never another organisation's");
     assert!(html.contains("/settings/accent.css?c=aa3300"), "the accent colour is applied");
     assert!(!html.contains("/settings/logout"), "a portal session has no sign-out");
+    assert!(
+        html.contains("Plan: pro") && html.contains(r#"data-quota="webhooks""#),
+        "the plan's usage, as on Settings"
+    );
     let css = http.get("/settings/accent.css?c=aa3300").send().await.expect(200).text();
     assert!(css.contains("--accent: #aa3300"), "{css}");
     let other = format!("/settings/webhooks/{}", theirs["id"].as_str().unwrap());
