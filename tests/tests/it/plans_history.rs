@@ -84,28 +84,20 @@ async fn a_shorter_plans_deliveries_leave_postgres_with_their_own_days() {
         pg.query(&format!("INSERT INTO {schema}.deliveries (id, day, fields) VALUES ('dlv_old_{day}', {day}, '')"))
             .await;
     }
-    let exists = async |day: u64| {
+    // How many of a day's two partitions (deliveries, events) there are.
+    let partitions = async |day: u64| {
         pg.count(&format!(
             "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
               WHERE n.nspname = '{schema}' AND c.relname IN ('deliveries_{day}', 'events_{day}')"
         ))
         .await
-            == 2
     };
     let weir = builder.start().await;
-    let gone = async |day: u64| {
-        pg.count(&format!(
-            "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-              WHERE n.nspname = '{schema}' AND c.relname IN ('deliveries_{day}', 'events_{day}')"
-        ))
-        .await
-            == 0
-    };
     eventually("the short class's old day was dropped", Duration::from_secs(30), async || {
-        gone(SPAN + today - 3).await.then_some(())
+        (partitions(SPAN + today - 3).await == 0).then_some(())
     })
     .await;
-    assert!(exists(today - 3).await, "the installation's days stay their week");
-    assert!(exists(SPAN + today).await, "today's short-class day stays until it is past");
+    assert_eq!(partitions(today - 3).await, 2, "the installation's days stay their week");
+    assert_eq!(partitions(SPAN + today).await, 2, "today's short-class day stays until it is past");
     weir.stop().await;
 }
