@@ -76,12 +76,20 @@ impl NatsServer {
 
     /// A client of this server, as a subscriber would connect.
     pub async fn client(&self) -> async_nats::jetstream::Context {
-        let mut options = async_nats::ConnectOptions::new();
-        if let Some((user, password)) = &self.credentials {
-            options = options.user_and_password(user.clone(), password.clone());
+        // A loaded machine (the whole suite at once) can take the default 5 s to answer the
+        // first connection: three tries of 20 s each.
+        let mut last = None;
+        for _ in 0..3 {
+            let mut options = async_nats::ConnectOptions::new().connection_timeout(Duration::from_secs(20));
+            if let Some((user, password)) = &self.credentials {
+                options = options.user_and_password(user.clone(), password.clone());
+            }
+            match options.connect(format!("127.0.0.1:{}", self.port)).await {
+                Ok(client) => return async_nats::jetstream::new(client),
+                Err(e) => last = Some(e),
+            }
         }
-        let client = options.connect(format!("127.0.0.1:{}", self.port)).await.expect("connect to nats-server");
-        async_nats::jetstream::new(client)
+        panic!("connect to nats-server on port {}: {last:?}", self.port)
     }
 }
 
