@@ -13,6 +13,13 @@ pub fn format_millis(millis: u64) -> String {
     humantime::format_rfc3339_millis(t).to_string()
 }
 
+/// `2026-11-22`: the UTC day of a time in milliseconds since the epoch.
+pub fn format_day(millis: u64) -> String {
+    let mut text = format_millis(millis);
+    text.truncate(10);
+    text
+}
+
 /// The current time, formatted.
 pub fn now_rfc3339() -> String {
     format_millis(now_millis())

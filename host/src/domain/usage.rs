@@ -60,9 +60,8 @@ impl Usage {
 
     /// The organisation's usage now (its plan read now: a change shows at once).
     pub(crate) async fn of(&self, org_id: &str) -> Result<UsageView, StoreError> {
-        let plan = self.store.tenants().org_plan(org_id).await?;
-        let plan = plan.as_ref().map_or("", |p| p.as_str());
-        let limits = &self.plans.rules(plan).limits;
+        let plan = self.store.tenants().org_plan_name(org_id).await?;
+        let limits = &self.plans.rules(&plan).limits;
         let now = crate::time::now_millis();
         let day = crate::store::core::keys::day_of(now);
         let events = async {
@@ -78,8 +77,8 @@ impl Usage {
         )?;
         let figure = |used: u64, quota: Quota| Figure { used, limit: limits.of(quota) };
         Ok(UsageView {
-            plan: plan.to_owned(),
-            day: crate::time::format_millis(now)[..10].to_owned(),
+            plan,
+            day: crate::time::format_day(now),
             events: figure(events, Quota::EventsPerDay),
             webhooks: figure(webhooks, Quota::Webhooks),
             plugins: figure(plugins.0.plugins as u64, Quota::Plugins),

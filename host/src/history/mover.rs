@@ -77,8 +77,7 @@ impl Mover {
         if let Some(class) = known.get(org) {
             return Ok(*class);
         }
-        let plan = self.store.tenants().org_plan(org).await?;
-        let kept = self.plans.delivery_retention(plan.as_ref().map_or("", |p| p.as_str()));
+        let kept = self.plans.delivery_retention(&self.store.tenants().org_plan_name(org).await?);
         let class = super::classes::class_of(kept, self.delivery_retention);
         known.insert(org.to_owned(), class);
         Ok(class)

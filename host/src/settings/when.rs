@@ -37,7 +37,7 @@ pub(super) fn relative(then_ms: u64, now_ms: u64) -> String {
         45..3_570 => format!("{} min", (secs + 30) / 60),
         3_570..129_600 => format!("{} h", (secs + 1_800) / 3_600),
         129_600..2_592_000 => format!("{} days", (secs + 43_200) / 86_400),
-        _ => return format!("on {}", &crate::time::format_millis(then_ms)[..10]),
+        _ => return format!("on {}", crate::time::format_day(then_ms)),
     };
     if past { format!("{amount} ago") } else { format!("in {amount}") }
 }

@@ -85,7 +85,7 @@ async fn the_events_of_a_day_are_counted_exactly_under_32_concurrent_publishers(
     let usage = t.publisher.get("/api/v2/usage").await.expect(200).json();
     assert_eq!(usage["plan"], "metered");
     assert_eq!(usage["events"], json!({"used": 50, "limit": 50}));
-    assert_eq!(usage["day"], weir::time::format_millis(weir::time::now_millis())[..10]);
+    assert_eq!(usage["day"], weir::time::format_day(weir::time::now_millis()));
     let pro_usage = pro.publisher.get("/api/v2/usage").await.expect(200).json();
     assert_eq!(pro_usage["events"], json!({"used": 5, "limit": null}));
 

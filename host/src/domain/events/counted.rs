@@ -41,14 +41,16 @@ impl Publishing {
         event: &Event<'_>,
     ) -> Result<Published, PublishError> {
         let kept = self.retention(&rules.name);
+        // Publishes what `prepare` found (`None`: a duplicate), counted.
+        let publish = async |prepared: Option<_>| match prepared {
+            None => Ok(Published::Duplicate),
+            Some(to) => self.place_and_publish(org_id, event, to, (kept, true)).await.map(|(published, _)| published),
+        };
         let Some(limit) = rules.limits.events_per_day else {
             // No limit to hold it to: the publish itself counts it.
-            return Ok(match self.prepare(org_id, event, None).await? {
-                None => Published::Duplicate,
-                Some(to) => self.place_and_publish(org_id, event, to, (kept, true)).await?.0,
-            });
+            return Ok(publish(self.prepare(org_id, event, None).await?).await?);
         };
-        let take = Take::now(org_id, Some(limit), 1);
+        let take = Take::now(org_id, limit, 1);
         let (taken, prepared) =
             tokio::join!(self.publisher.take_daily(take.clone()), self.prepare(org_id, event, None));
         let used = match taken? {
@@ -63,10 +65,7 @@ impl Publishing {
             }
         };
         let outcome = match prepared {
-            Ok(None) => Ok(Published::Duplicate),
-            Ok(Some(to)) => {
-                self.place_and_publish(org_id, event, to, (kept, true)).await.map(|(published, _)| published)
-            }
+            Ok(prepared) => publish(prepared).await,
             Err(e) => Err(e),
         };
         let unused = match &outcome {
@@ -79,7 +78,7 @@ impl Publishing {
                 tracing::warn!(error = %e, org_id, "cannot give back a place among the day's events; the day counts one too many");
             }
         } else if passed_80_percent(used, take.events, limit) {
-            let day = crate::time::format_millis(crate::time::now_millis())[..10].to_owned();
+            let day = crate::time::format_day(crate::time::now_millis());
             let snapshot = json!({"plan": rules.name, "day": day, "events": {"used": used, "limit": limit}});
             // Once a day: the day makes the occasion.
             let about = Operational {

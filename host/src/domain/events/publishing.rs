@@ -85,8 +85,7 @@ impl Publishing {
 
     /// [`Publishing::retention`] of the organisation's plan, read now.
     async fn retention_of_org(&self, org_id: &str) -> Result<Retention, StoreError> {
-        let plan = self.store.tenants().org_plan(org_id).await?;
-        Ok(self.retention(plan.as_ref().map_or("", |p| p.as_str())))
+        Ok(self.retention(&self.store.tenants().org_plan_name(org_id).await?))
     }
 
     /// What an event needs before it is placed: its envelope and the webhooks it goes to

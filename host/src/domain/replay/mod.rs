@@ -164,9 +164,8 @@ impl Replayer {
 
     /// The organisation's plan's delivery and event retentions, its plan read now.
     async fn retentions_of(&self, org_id: &str) -> Result<(Duration, Duration), StoreError> {
-        let plan = self.store.tenants().org_plan(org_id).await?;
-        let plan = plan.as_ref().map_or("", |p| p.as_str());
-        Ok((self.plans.delivery_retention(plan), self.plans.event_retention(plan)))
+        let plan = self.store.tenants().org_plan_name(org_id).await?;
+        Ok((self.plans.delivery_retention(&plan), self.plans.event_retention(&plan)))
     }
 
     /// Validates a replay request (`{"since": ts, "until"?: ts}`) for the organisation's

@@ -124,8 +124,8 @@ async fn create(
         destination,
         endpoint: EndpointFields::default(),
     };
-    let plan = webhooks.store.tenants().org_plan(org_id).await?;
-    let rules = webhooks.publishing.plans.rules(plan.as_ref().map_or("", |p| p.as_str())).clone();
+    let plan = webhooks.store.tenants().org_plan_name(org_id).await?;
+    let rules = webhooks.publishing.plans.rules(&plan).clone();
     let max = rules.limits.webhooks.map_or(MAX_WEBHOOKS_PER_ORG, |n| (n as usize).min(MAX_WEBHOOKS_PER_ORG));
     match webhooks.store.webhooks().create_webhook(webhook, max).await? {
         Created::Ok(webhook) => Ok(*webhook),

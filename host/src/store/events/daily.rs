@@ -30,14 +30,14 @@ pub struct Take {
     pub org_id: String,
     /// The day the publish counts in (UTC, days since the epoch).
     pub day: u32,
-    /// Its plan's limit (`None`: counted, never refused).
-    pub limit: Option<u64>,
+    /// Its plan's limit.
+    pub limit: u64,
     pub events: u64,
 }
 
 impl Take {
     /// `events` of `org_id` now.
-    pub fn now(org_id: &str, limit: Option<u64>, events: u64) -> Take {
+    pub fn now(org_id: &str, limit: u64, events: u64) -> Take {
         Take { org_id: org_id.to_owned(), day: day_of(crate::time::now_millis()), limit, events }
     }
 }
@@ -55,14 +55,14 @@ impl Events<'_> {
     /// Takes places for a batch of publishes: one script per organisation and day, each
     /// publish all or nothing in order. One answer per take, in order.
     pub async fn take_daily(self, takes: &[Take]) -> Result<Vec<Taken>> {
-        let mut groups: HashMap<(&str, u32, Option<u64>), Vec<usize>> = HashMap::new();
+        let mut groups: HashMap<(&str, u32, u64), Vec<usize>> = HashMap::new();
         for (i, take) in takes.iter().enumerate() {
             groups.entry((take.org_id.as_str(), take.day, take.limit)).or_default().push(i);
         }
         let calls = groups.into_iter().map(|((org, day, limit), places)| async move {
             let mut call = DAILY.call();
             call.key(&self.keys().events_of_day(org, day));
-            call.arg(limit.map(|l| l.to_string()).unwrap_or_default()).arg(expiry(day));
+            call.arg(limit).arg(expiry(day));
             for i in &places {
                 call.arg(takes[*i].events);
             }

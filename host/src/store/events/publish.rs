@@ -309,8 +309,7 @@ impl Events<'_> {
                 let ms = match retentions.get(org) {
                     Some(ms) => *ms,
                     None => {
-                        let plan = self.tenants().org_plan(org).await?;
-                        let ms = kept(plan.as_ref().map_or("", |p| p.as_str())).as_millis() as u64;
+                        let ms = kept(&self.tenants().org_plan_name(org).await?).as_millis() as u64;
                         *retentions.entry(org).or_insert(ms)
                     }
                 };

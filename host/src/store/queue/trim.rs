@@ -24,8 +24,7 @@ impl Queue<'_> {
     pub async fn trim_deliveries(self, now_ms: u64, kept: &(dyn Fn(&str) -> Duration + Sync)) -> Result<usize> {
         let mut seen = 0;
         for org in self.tenants().org_ids().await? {
-            let plan = self.tenants().org_plan(&org).await?;
-            let retention = kept(plan.as_ref().map_or("", |p| p.as_str()));
+            let retention = kept(&self.tenants().org_plan_name(&org).await?);
             let cutoff = day_of(now_ms.saturating_sub(retention.as_millis() as u64));
             let webhooks = self.webhooks().webhook_ids(&org).await?;
             let first = self.first_untrimmed_day(&org).await?;

@@ -78,6 +78,12 @@ impl Tenants<'_> {
         Ok(plan.as_deref().and_then(Plan::parse))
     }
 
+    /// The name of the organisation's plan, `""` when it has none (no plan is called that, so
+    /// `crate::plans::Plans` answers it as an unconfigured plan).
+    pub async fn org_plan_name(self, id: &str) -> Result<String> {
+        Ok(self.org_plan(id).await?.map(|p| p.0).unwrap_or_default())
+    }
+
     pub async fn set_org_plan(self, id: &str, plan: Plan) -> Result<Option<Org>> {
         let key = self.keys().org(id);
         let updated: i64 = crate::store::core::scripts::SET_IF_EXISTS
