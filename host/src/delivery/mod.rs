@@ -114,7 +114,8 @@ impl Engine {
         let keys = secret_keys;
         let key_source: crate::delivery::destination::http::KeySource = Arc::new(move || keys.get());
         let nats = crate::delivery::destination::nats::Nats::new(url_rule.clone(), key_source.clone());
-        let amqp = crate::delivery::destination::amqp::Amqp::new(url_rule.clone(), key_source.clone());
+        let amqp =
+            crate::delivery::destination::amqp::Amqp::new(url_rule.clone(), key_source.clone(), Arc::new(tls.clone()));
         let http = Http::new(url_rule, tls, settings.egress_proxy.clone(), key_source.clone(), settings.workers);
         let aws = crate::delivery::destination::aws::Aws::new(http.clone(), key_source);
         let destinations = Destinations::new(http, (nats, amqp, aws), settings.timeout);

@@ -14,7 +14,7 @@ mod spec;
 use serde_json::Value;
 use url::Url;
 
-use self::spec::{AMQP_PORT, NATS_PORT};
+use self::spec::{AMQP_PORT, AMQPS_PORT, NATS_PORT};
 pub use self::spec::{Credentials, Parsed, Refusal, Spec, credentials_context};
 
 /// Longest exchange name or routing key (an AMQP short string).
@@ -60,7 +60,7 @@ pub fn parse(value: &Value) -> Result<Option<Parsed>, Refusal> {
                 }
             }
             let Some(url) = text("url") else {
-                return refuse(".url", "is required: amqp://[user:password@]host:port/vhost");
+                return refuse(".url", "is required: amqp[s]://[user:password@]host:port/vhost");
             };
             let exchange = text("exchange").unwrap_or("");
             let routing_key = text("routing_key").unwrap_or("");
@@ -79,12 +79,12 @@ pub fn parse(value: &Value) -> Result<Option<Parsed>, Refusal> {
     }
 }
 
-/// A broker's URL of `scheme` (`form`: how one is written, for the messages): the parsed URL,
+/// A broker's URL of one of `schemes` (`form`: how one is written, for the messages): the parsed URL,
 /// its host, and the credentials of its user-info (taken out of what is stored).
-fn broker_url(text: &str, scheme: &str, form: &str) -> Result<(Url, String, Option<Credentials>), String> {
+fn broker_url(text: &str, schemes: &[&str], form: &str) -> Result<(Url, String, Option<Credentials>), String> {
     let url = Url::parse(text.trim()).map_err(|_| format!("must be a URL: {form}"))?;
-    if url.scheme() != scheme {
-        return Err(format!("must use the {scheme} scheme (TLS to brokers is not offered yet)"));
+    if !schemes.contains(&url.scheme()) {
+        return Err(format!("must be a URL of the form {form}"));
     }
     let host = url.host_str().filter(|h| !h.is_empty()).ok_or("must name a host")?.to_owned();
     if url.query().is_some() || url.fragment().is_some() {
@@ -102,17 +102,18 @@ fn broker_url(text: &str, scheme: &str, form: &str) -> Result<(Url, String, Opti
 /// A NATS server's URL: `nats://host[:port]`, credentials taken out.
 fn nats_url(text: &str) -> Result<(String, Option<Credentials>), String> {
     const FORM: &str = "nats://[user:password@]host:port";
-    let (url, host, credentials) = broker_url(text, "nats", FORM)?;
+    let (url, host, credentials) = broker_url(text, &["nats"], FORM)?;
     if !matches!(url.path(), "" | "/") {
         return Err(format!("must be nothing but {FORM}"));
     }
     Ok((format!("nats://{host}:{}", url.port().unwrap_or(NATS_PORT)), credentials))
 }
 
-/// An AMQP broker's URL: `amqp://host[:port][/vhost]`, credentials taken out; the stored
-/// address names the virtual host as the URL encodes it (`/%2f` for `/`, the default).
+/// An AMQP broker's URL: `amqp[s]://host[:port][/vhost]` (`amqps`: TLS, port 5671 unless
+/// given), credentials taken out; the stored address names the virtual host as the URL
+/// encodes it (`/%2f` for `/`, the default).
 fn amqp_url(text: &str) -> Result<(String, Option<Credentials>), String> {
-    let (url, host, credentials) = broker_url(text, "amqp", "amqp://[user:password@]host:port/vhost")?;
+    let (url, host, credentials) = broker_url(text, &["amqp", "amqps"], "amqp[s]://[user:password@]host:port/vhost")?;
     let vhost = match url.path() {
         "" | "/" => "%2f",
         path => path.trim_start_matches('/'),
@@ -120,7 +121,8 @@ fn amqp_url(text: &str) -> Result<(String, Option<Credentials>), String> {
     if vhost.contains('/') {
         return Err("names one virtual host (encode a / in it as %2f)".to_owned());
     }
-    Ok((format!("amqp://{host}:{}/{vhost}", url.port().unwrap_or(AMQP_PORT)), credentials))
+    let (scheme, default_port) = if url.scheme() == "amqps" { ("amqps", AMQPS_PORT) } else { ("amqp", AMQP_PORT) };
+    Ok((format!("{scheme}://{host}:{}/{vhost}", url.port().unwrap_or(default_port)), credentials))
 }
 
 /// An exchange name or routing key: at most 255 bytes, no control characters.
@@ -183,6 +185,9 @@ mod tests {
         let default = parse(&json!({"type": "amqp", "url": "amqp://broker", "routing_key": "jobs"})).unwrap().unwrap();
         assert_eq!(default.spec.address(), "amqp://broker:5672/%2f", "the default virtual host");
         assert_eq!(default.spec.host_port(), ("broker".to_owned(), 5672));
+        let tls = parse(&json!({"type": "amqp", "url": "amqps://broker/v", "routing_key": "jobs"})).unwrap().unwrap();
+        assert_eq!(tls.spec.address(), "amqps://broker:5671/v", "TLS, on its own default port");
+        assert_eq!(tls.spec.host_port(), ("broker".to_owned(), 5671));
     }
 
     #[test]
@@ -194,7 +199,8 @@ mod tests {
         let sqs = json!({"type": "sqs", "region": "us-east-1", "access_key_id": "a", "secret_access_key": "s"});
         assert_eq!(field(sqs), "destination.queue_url");
         assert_eq!(field(json!({"type": "amqp", "url": "amqp://x"})), "destination.routing_key");
-        assert_eq!(field(json!({"type": "amqp", "url": "amqps://x", "routing_key": "q"})), "destination.url");
+        assert_eq!(field(json!({"type": "amqp", "url": "http://x", "routing_key": "q"})), "destination.url");
+        assert_eq!(field(json!({"type": "nats", "url": "tls://x", "subject": "q"})), "destination.url");
         assert_eq!(field(json!({"type": "amqp", "url": "amqp://x/a/b", "routing_key": "q"})), "destination.url");
         let long = "q".repeat(256);
         assert_eq!(field(json!({"type": "amqp", "url": "amqp://x", "routing_key": long})), "destination.routing_key");

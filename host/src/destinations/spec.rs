@@ -7,6 +7,8 @@ use url::Url;
 pub(super) const NATS_PORT: u16 = 4222;
 /// AMQP's default port.
 pub(super) const AMQP_PORT: u16 = 5672;
+/// AMQP over TLS (`amqps`).
+pub(super) const AMQPS_PORT: u16 = 5671;
 
 /// A destination other than HTTP, without its credentials.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -116,7 +118,11 @@ impl Spec {
     pub fn host_port(&self) -> (String, u16) {
         match self {
             Spec::Nats { url, .. } | Spec::Amqp { url, .. } => {
-                let default = if matches!(self, Spec::Nats { .. }) { NATS_PORT } else { AMQP_PORT };
+                let default = match self {
+                    Spec::Nats { .. } => NATS_PORT,
+                    _ if url.starts_with("amqps:") => AMQPS_PORT,
+                    _ => AMQP_PORT,
+                };
                 Url::parse(url)
                     .ok()
                     .map(|u| (u.host_str().unwrap_or_default().to_owned(), u.port().unwrap_or(default)))

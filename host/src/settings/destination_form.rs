@@ -14,7 +14,7 @@ use crate::destinations::Spec;
 /// Each field: its form name (`destination_` + the API's key), label, and whether it is a
 /// secret (never filled in).
 const FIELDS: &[(&str, &str, bool)] = &[
-    ("url", "Server (NATS, AMQP): nats://user:password@host:4222 or amqp://user:password@host:5672/vhost", false),
+    ("url", "Server (NATS, AMQP): nats://user:password@host:4222 or amqp[s]://user:password@host:5672/vhost", false),
     ("subject", "Subject (NATS)", false),
     ("exchange", "Exchange (AMQP; empty: the default exchange)", false),
     ("routing_key", "Routing key (AMQP; with the default exchange, the queue)", false),

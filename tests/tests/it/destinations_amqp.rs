@@ -1,7 +1,7 @@
 //! AMQP destinations (issue 56) against a real RabbitMQ node: a queue gets each delivery as
 //! a persistent message with the HTTP headers and signature, confirmed by the broker; an
 //! unroutable message or wrong credentials are failed attempts, retried; credentials are never
-//! shown.
+//! shown; `amqps` speaks TLS to the broker's name.
 
 use std::time::Duration;
 
@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use weir::store::tenants::orgs::Plan;
 
 use crate::support::eventually;
+use crate::support::mtls::MutualTls;
 use crate::support::rabbitmq::RabbitMq;
 use crate::support::weir::{Tenant, Weir, WeirBuilder, work_order_event};
 
@@ -144,4 +145,36 @@ async fn a_broker_down_then_back_gets_every_delivery() {
         ids.insert(header(&next(&channel, "outage").await, "webhook-id"));
     }
     assert_eq!(ids.len(), 3, "the three published while it was down");
+}
+
+#[tokio::test]
+async fn an_amqps_broker_gets_messages_over_tls_to_a_name_weir_trusts() {
+    let certs = MutualTls::new();
+    let (broker, tls_port) = RabbitMq::start_tls(&certs);
+    let (_connection, channel) = broker.channel("secure").await;
+    let ca = certs.ca_pem.display().to_string();
+    let weir = WeirBuilder::shared().env("WEIR_EXTRA_CA", &ca).start().await;
+    let t = weir.tenant(Plan::pro()).await;
+    let hook = amqp_webhook(&t, &format!("amqps://guest:guest@localhost:{tls_port}"), "", "secure").await;
+    assert_eq!(hook["url"], json!(format!("amqps://localhost:{tls_port}/%2f")), "{hook}");
+    t.publisher.publish(&work_order_event("wo_1")).await;
+    let message = next(&channel, "secure").await;
+    let secret = hook["signing_secret"].as_str().unwrap();
+    assert!(weir::sign::verify(secret, &message.delivery.data, &header(&message, "x-webhook-signature")));
+    let id = hook["id"].as_str().unwrap();
+    let delivery = &t.admin.settled(id, 1).await[0];
+    assert_eq!(delivery["status"], "succeeded", "{delivery}");
+
+    // A process that does not trust the broker's CA sends nothing to it.
+    let untrusting = Weir::start_default().await;
+    let t2 = untrusting.tenant(Plan::pro()).await;
+    let hook = amqp_webhook(&t2, &format!("amqps://guest:guest@localhost:{tls_port}"), "", "secure").await;
+    let id = hook["id"].as_str().unwrap();
+    t2.publisher.publish(&work_order_event("wo_2")).await;
+    let attempt = eventually("a refused handshake", Duration::from_secs(15), async || {
+        t2.admin.deliveries_of(id).await.first()?["attempts"].as_array()?.first().cloned()
+    })
+    .await;
+    let error = attempt["error"].as_str().unwrap();
+    assert!(error.starts_with("connection failed") && error.contains("certificate"), "{attempt}");
 }

@@ -7,12 +7,16 @@
 //! One connection and confirm channel per broker, virtual host and credentials, shared by the
 //! webhooks that name them, made again when the broker closed them and closed after [`IDLE`]
 //! unused (`pool`). Before each connection the host is held to the public-address rule and the
-//! connection made to the vetted address itself.
+//! connection made to the vetted addresses themselves; `amqps` speaks TLS over that connection
+//! with the host's name (system roots plus `WEIR_EXTRA_CA`, as for `https`).
 
-use lapin::Confirmation;
+use std::sync::Arc;
+
 use lapin::options::{BasicPublishOptions, ConfirmSelectOptions};
+use lapin::tcp::{AsyncTcpStream, RustlsConnector};
 use lapin::types::{AMQPValue, FieldTable, ShortString};
-use lapin::{BasicProperties, Channel, Connection, ConnectionProperties};
+use lapin::uri::{AMQPScheme, AMQPUri};
+use lapin::{BasicProperties, Channel, Confirmation, Connection, ConnectionProperties};
 
 use super::message::{KeySource, Message, SendError, open_credentials};
 use super::pool::{IdlePool, key_of};
@@ -50,8 +54,10 @@ impl Confirmed {
 pub(crate) struct Amqp {
     rule: UrlRule,
     secret: KeySource,
+    /// For `amqps`.
+    tls: RustlsConnector,
     /// A connection with its confirm channel.
-    pool: IdlePool<(std::sync::Arc<Connection>, Channel)>,
+    pool: IdlePool<(Arc<Connection>, Channel)>,
 }
 
 impl std::fmt::Debug for Amqp {
@@ -61,8 +67,8 @@ impl std::fmt::Debug for Amqp {
 }
 
 impl Amqp {
-    pub(crate) fn new(rule: UrlRule, secret: KeySource) -> Amqp {
-        Amqp { rule, secret, pool: IdlePool::default() }
+    pub(crate) fn new(rule: UrlRule, secret: KeySource, tls: Arc<rustls::ClientConfig>) -> Amqp {
+        Amqp { rule, secret, tls: RustlsConnector::from(tls), pool: IdlePool::default() }
     }
 
     /// Publishes `message` and waits for the broker's confirmation.
@@ -104,22 +110,20 @@ impl Amqp {
     /// when the broker closed it.
     async fn channel(&self, to: AmqpTarget<'_>) -> Result<Channel, SendError> {
         let key = key_of(to.url, to.sealed);
-        let alive = |(connection, channel): &(std::sync::Arc<Connection>, Channel)| {
+        let alive = |(connection, channel): &(Arc<Connection>, Channel)| {
             connection.status().connected() && channel.status().connected()
         };
         if let Some((_, channel)) = self.pool.get(&key, alive) {
             return Ok(channel);
         }
         let (connection, channel) = self.connect(to).await?;
-        Ok(self.pool.put(key, (std::sync::Arc::new(connection), channel)).1)
+        Ok(self.pool.put(key, (Arc::new(connection), channel)).1)
     }
 
     async fn connect(&self, to: AmqpTarget<'_>) -> Result<(Connection, Channel), SendError> {
         let url = url::Url::parse(to.url).map_err(|_| SendError::Request("the destination's URL is damaged".into()))?;
         let (host, port) = to.spec.host_port();
-        let host = host.as_str();
-        let addrs = self.rule.vet_host(host, port).await.map_err(SendError::Blocked)?;
-        let addr = addrs.first().ok_or_else(|| SendError::Connect(format!("{host}: no address")))?;
+        let addrs = self.rule.vet_host(&host, port).await.map_err(SendError::Blocked)?;
         let credentials = match to.sealed {
             Some((sealed, context)) => open_credentials(&self.secret, sealed, context)?,
             None => Credentials::default(),
@@ -130,9 +134,31 @@ impl Amqp {
             (Some(user), None) => format!("{}@", encode(user)),
             _ => String::new(),
         };
-        let uri = format!("amqp://{userinfo}{addr}{}", url.path());
+        // The URI names the broker's host (lapin's connection string and TLS name); the
+        // transport below connects only to the addresses vetted for it.
+        let uri = format!("{}://{userinfo}{host}:{port}{}", url.scheme(), url.path());
         let failed = |e: lapin::Error| SendError::Connect(format!("{host}:{port}: {e}"));
-        let connection = Connection::connect(&uri, ConnectionProperties::default()).await.map_err(failed)?;
+        let uri: AMQPUri =
+            uri.parse().map_err(|e: String| SendError::Request(format!("the destination's URL: {e}")))?;
+        let runtime = lapin::runtime::default_runtime().map_err(failed)?;
+        let tls = self.tls.clone();
+        // TCP to the first vetted address that answers, then TLS with the host's name for
+        // `amqps` (lapin calls this again when it reconnects).
+        let connect = async move |uri: AMQPUri, runtime| {
+            let mut last = std::io::Error::new(std::io::ErrorKind::NotFound, "no address");
+            for addr in &addrs {
+                match AsyncTcpStream::connect(&runtime, *addr).await {
+                    Ok(stream) if uri.scheme == AMQPScheme::AMQPS => {
+                        return Ok(stream.into_rustls(&tls, &uri.authority.host).await?);
+                    }
+                    Ok(stream) => return Ok(stream),
+                    Err(e) => last = e,
+                }
+            }
+            Err(last.into())
+        };
+        let connection =
+            Connection::connector(uri, runtime, connect, ConnectionProperties::default()).await.map_err(failed)?;
         let channel = connection.create_channel().await.map_err(failed)?;
         channel.confirm_select(ConfirmSelectOptions::default()).await.map_err(failed)?;
         Ok((connection, channel))

@@ -283,7 +283,7 @@ mod tests {
         let rule = UrlRule::new(vec!["127.0.0.0/8".parse().unwrap()]);
         let key: KeySource = Arc::new(|| Err("no key in this test".to_owned()));
         let nats = super::super::nats::Nats::new(rule.clone(), key.clone());
-        let amqp = super::super::amqp::Amqp::new(rule.clone(), key.clone());
+        let amqp = super::super::amqp::Amqp::new(rule.clone(), key.clone(), Arc::new(tls.clone()));
         let http = Http::new(rule, tls, None, key.clone(), 4);
         let aws = super::super::aws::Aws::new(http.clone(), key);
         super::super::Destinations::new(http, (nats, amqp, aws), timeout)

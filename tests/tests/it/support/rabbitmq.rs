@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use super::mtls::MutualTls;
 use super::{free_port, temp_dir};
 
 pub struct RabbitMq {
@@ -38,9 +39,35 @@ fn kill_group(child: &mut Option<Child>) {
 impl RabbitMq {
     /// Starts a node with the `guest` user (allowed from loopback only, which is all there is).
     pub fn start() -> RabbitMq {
+        RabbitMq::start_with(String::new())
+    }
+
+    /// A node that also listens for AMQP over TLS (`amqps`) on the returned port, with the
+    /// `openssl`-made server certificate of `certs` (for `localhost` and 127.0.0.1).
+    pub fn start_tls(certs: &MutualTls) -> (RabbitMq, u16) {
+        let tls_port = free_port();
+        let dir = certs.dir.display().to_string();
+        let broker = RabbitMq::start_with(format!(
+            "listeners.ssl.1 = 127.0.0.1:{tls_port}\n\
+                 ssl_options.cacertfile = {dir}/ca.pem\n\
+                 ssl_options.certfile = {dir}/server.pem\n\
+                 ssl_options.keyfile = {dir}/server.key\n\
+                 ssl_options.verify = verify_none\n"
+        ));
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", tls_port)).is_err() {
+            assert!(Instant::now() < deadline, "rabbitmq-server did not listen for TLS on port {tls_port}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        (broker, tls_port)
+    }
+
+    /// A node with `more` added to its configuration.
+    fn start_with(more: String) -> RabbitMq {
         let dir = temp_dir("rabbitmq");
         let (port, epmd_port, dist_port) = (free_port(), free_port(), free_port());
-        std::fs::write(dir.join("rabbitmq.conf"), format!("listeners.tcp.1 = 127.0.0.1:{port}\n")).unwrap();
+        let config = format!("listeners.tcp.1 = 127.0.0.1:{port}\n{more}");
+        std::fs::write(dir.join("rabbitmq.conf"), config).unwrap();
         std::fs::write(dir.join("enabled_plugins"), "[].\n").unwrap();
         let mut broker = RabbitMq { epmd: None, node: None, port, ports: (epmd_port, dist_port), dir };
         broker.run();
