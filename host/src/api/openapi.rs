@@ -201,6 +201,6 @@ mod tests {
     #[test]
     fn the_document_is_the_one_pinned() {
         let hash = hex::encode(sha2::Sha256::digest(DOCUMENT.as_bytes()));
-        assert_eq!(hash, "594822e2e5bc111ee1245c3509b499e97b7bbfa7ec71a7cd037d8656f505dcde");
+        assert_eq!(hash, "644ea7cb272c5e81d609b0e5a1b8ec949dedf7dc04b44b89d2f0777e79d21086");
     }
 }

@@ -94,7 +94,8 @@ pub(crate) struct DestinationRequest {
     #[schema(rename = "type")]
     pub kind: DestinationKind,
     /// `nats://[user:password@]host[:port]` (port 4222 by default) or
-    /// `amqp://[user:password@]host[:port][/vhost]` (5672, vhost `/`); the host must resolve
+    /// `amqp[s]://[user:password@]host[:port][/vhost]` (5672, `amqps` 5671 over TLS, vhost
+    /// `/`); the host must resolve
     /// to a public address (or one `WEIR_ALLOW_PRIVATE_TARGETS` allows); credentials are
     /// sealed at rest and never shown.
     pub url: Option<String>,
