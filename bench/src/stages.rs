@@ -67,6 +67,7 @@ pub async fn run(deliveries: usize, webhooks: usize) {
             webhooks: hooks.iter().map(|w| Subscriber { webhook: w.clone(), ordered: false, filter: None }).collect(),
             retention,
             counted: true,
+            version: u64::MAX,
         })
         .collect();
     let cpu = redis.cpu_seconds().await;

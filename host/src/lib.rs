@@ -52,6 +52,7 @@ mod metrics;
 mod netguard;
 pub mod plans;
 pub mod plugins;
+mod recent;
 mod server;
 mod service;
 mod settings;

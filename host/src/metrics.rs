@@ -32,6 +32,9 @@ pub(crate) struct Metrics {
     registry: Mutex<Registry>,
     pub tokens_issued: Counter,
     pub events_published: Counter,
+    /// Publishes whose kept subscribers or token a change had made stale (published again
+    /// from what was read anew: `store::versions`).
+    pub stale_publishes: Counter,
     /// Deliveries taken out of the queue because their record could not be read.
     pub dead_letters: Counter,
     deliveries: Family<Labels, Counter>,
@@ -73,6 +76,7 @@ impl Metrics {
         let metrics = Metrics {
             tokens_issued: Counter::default(),
             events_published: Counter::default(),
+            stale_publishes: Counter::default(),
             dead_letters: Counter::default(),
             deliveries: Family::default(),
             attempts: Family::default(),
@@ -116,6 +120,11 @@ impl Metrics {
             "events_published",
             "Events accepted (not counting idempotent replays)",
             metrics.events_published.clone(),
+        );
+        r.register(
+            "stale_publishes",
+            "Publishes made from kept subscribers or a kept token that a change had made stale, published again from what was read anew",
+            metrics.stale_publishes.clone(),
         );
         r.register(
             "quota_refusals",

@@ -7,10 +7,15 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use std::time::{Duration, Instant};
+
 use tokio::sync::Notify;
+
+pub(crate) use crate::auth::TokenProof;
 
 use crate::config::SecretKey;
 use crate::metrics::Metrics;
+use crate::recent::Recent;
 use crate::store::core::batch::Batcher;
 use crate::store::tenants::clients::{TokenOwner, TokenQuery};
 use crate::store::{Partition, Result, Store};
@@ -19,23 +24,62 @@ use crate::store::{Partition, Result, Store};
 const LOOKUP_BATCH: usize = 128;
 
 /// Token lookups, in batches: concurrent requests share one round trip, and those with the
-/// same token one lookup.
+/// same token one lookup. For publishing, tokens are also kept (`owner_kept`), each with the
+/// organisation's version read before it, which the publish script holds it to
+/// (`store::versions`): a revoked token or client is refused from the moment its revoke
+/// returns, though its entry is still kept.
 #[derive(Debug)]
-pub(crate) struct Tokens(Batcher<TokenQuery, Result<Option<TokenOwner>>>);
+pub(crate) struct Tokens {
+    lookups: Batcher<TokenQuery, Result<Option<TokenOwner>>>,
+    kept: Recent<String, (TokenOwner, u64)>,
+    store: Store,
+}
+
+/// Most tokens kept per process.
+const KEPT_TOKENS: usize = 16 * 1024;
+/// Longest a token is kept (`store::versions`: what a lost version copy can leave stale).
+const TOKEN_KEPT_FOR: Duration = Duration::from_secs(30);
 
 impl Tokens {
     /// Starts the batches (inside a Tokio runtime).
     pub(crate) fn start(store: &Store) -> Tokens {
         let lookups = store.clone();
-        Tokens(Batcher::spawn_distinct(LOOKUP_BATCH, move |queries: Vec<TokenQuery>| {
+        let batcher = Batcher::spawn_distinct(LOOKUP_BATCH, move |queries: Vec<TokenQuery>| {
             let store = lookups.clone();
             async move { store.tenants().lookup_tokens(&queries).await }
-        }))
+        });
+        Tokens { lookups: batcher, kept: Recent::new(KEPT_TOKENS, TOKEN_KEPT_FOR), store: store.clone() }
     }
 
     /// The client and plan a live token belongs to (`None`: unknown, expired or revoked).
     pub(crate) async fn owner(&self, client_id: &str, token_hash: &str) -> Result<Option<TokenOwner>> {
-        self.0.call(TokenQuery { client_id: client_id.to_owned(), token_hash: token_hash.to_owned() }).await?
+        self.lookups.call(TokenQuery { client_id: client_id.to_owned(), token_hash: token_hash.to_owned() }).await?
+    }
+
+    /// [`Tokens::owner`] as kept, with the organisation's version it was read at — for a
+    /// publish, whose script proves that version current. Not kept: looked up, then (the
+    /// organisation now known) its version read and the token looked up once more, so the
+    /// version kept is never newer than what it was read with.
+    pub(crate) async fn owner_kept(&self, client_id: &str, token_hash: &str) -> Result<Option<(TokenOwner, u64)>> {
+        if let Some(kept) = self.kept.get(&token_hash.to_owned()) {
+            return Ok(Some(kept));
+        }
+        let Some(first) = self.owner(client_id, token_hash).await? else { return Ok(None) };
+        let version = self.store.versions().current(&first.client.org_id).await?;
+        let Some(owner) = self.owner(client_id, token_hash).await? else { return Ok(None) };
+        let until = owner.expires_in.map(|left| Instant::now() + left);
+        self.kept.put(token_hash.to_owned(), (owner.clone(), version), until);
+        Ok(Some((owner, version)))
+    }
+
+    /// The owner of a kept token, looked up now.
+    pub(crate) async fn owner_now(&self, token: &TokenProof) -> Result<Option<TokenOwner>> {
+        self.owner(&token.client_id, &token.token_hash).await
+    }
+
+    /// Keeps a token no longer (what it was kept with changed).
+    pub(crate) fn forget(&self, token: &TokenProof) {
+        self.kept.forget(&token.token_hash);
     }
 }
 

@@ -176,6 +176,7 @@ impl From<crate::domain::events::PublishError> for ApiError {
         match e {
             crate::domain::events::PublishError::Quota(quota) => quota.into(),
             crate::domain::events::PublishError::Store(e) => e.into(),
+            crate::domain::events::PublishError::Unauthorized => ApiError::invalid_token(),
         }
     }
 }

@@ -38,7 +38,7 @@ pub(crate) async fn publish(
         let trace = header("traceparent").and_then(|parent| TraceContext::parse(parent, header("tracestate")));
         (trace, header("traceparent").and_then(TraceContext::parent_id))
     };
-    let answer = accept(&events, (&caller.org_id, &caller.rules), trace.clone(), request).await;
+    let answer = accept(&events, &caller, trace.clone(), request).await;
     let status = match &answer {
         Ok(_) => StatusCode::ACCEPTED.as_u16(),
         Err(e) => e.code.status().as_u16(),
@@ -58,7 +58,7 @@ pub(crate) async fn publish(
 /// Reads, checks and publishes the event; its id.
 async fn accept(
     events: &Events,
-    (org_id, rules): (&str, &crate::plans::Rules),
+    caller: &crate::auth::Caller,
     trace: Option<TraceContext>,
     request: Request,
 ) -> ApiResult<String> {
@@ -70,7 +70,7 @@ async fn accept(
         serde_json::from_slice(&bytes).map_err(|e| ApiError::field("body", format!("must be a JSON object: {e}")))?;
     let mut event = events::validate(fields)?;
     event.trace = trace;
-    events.publish(org_id, rules, &event).await?;
+    events.publish(&caller.org_id, (&caller.rules, caller.token.as_ref()), &event).await?;
     Ok(event.id)
 }
 

@@ -11,7 +11,7 @@ use axum::http::request::Parts;
 use serde_json::{Map, Value};
 
 use super::error::{ApiError, Code, FieldError};
-use crate::auth::{Authenticated, Caller, Requirement, secrets};
+use crate::auth::{Authenticated, Caller, Requirement, TokenProof, secrets};
 use crate::domain::access::Access;
 use crate::web::{Query, is_json, read_body};
 
@@ -30,12 +30,13 @@ async fn authenticate(parts: &Parts, access: &Access, requirement: Requirement) 
     crate::auth::token_client(token).ok_or_else(ApiError::invalid_token)?;
     let hash = secrets::hash(token);
     // Found at intake when the request has a body (`super::intake`): not looked up twice.
-    let found = parts.extensions.get::<Authenticated>().filter(|a| a.token_hash == hash).map(|a| a.owner.clone());
-    let owner = match found {
-        Some(owner) => Some(owner),
-        None => access.token_owner(token).await?,
+    let found = parts.extensions.get::<Authenticated>().filter(|a| a.token_hash == hash);
+    let (owner, version) = match found {
+        Some(found) => (Some(found.owner.clone()), found.version),
+        None => (access.token_owner(token).await?, None),
     };
-    let caller = access.caller(owner.ok_or_else(ApiError::invalid_token)?);
+    let mut caller = access.caller(owner.ok_or_else(ApiError::invalid_token)?);
+    caller.token = version.map(|version| TokenProof { client_id: caller.client_id.clone(), token_hash: hash, version });
     if let Some(wait) = access.take_request(&caller.client_id).await? {
         return Err(ApiError::rate_limited(wait));
     }

@@ -2,7 +2,8 @@
 //! ([`super::MAX_CONCURRENT_REQUESTS`]).
 //!
 //! - An API request's bearer token is looked up here (the owner found is handed to the
-//!   handler, which does not look it up again), and its organisation takes one of its
+//!   handler, which does not look it up again; a publish's comes from the kept tokens,
+//!   which its script proves current: `crate::shared::Tokens`), and its organisation takes one of its
 //!   [`MAX_REQUESTS_PER_ORG`] shares of the requests in progress, held to the answer: past
 //!   it the request is answered `429` at once, so no tenant holds every slot. A request
 //!   with a bad token goes on to be answered `401` by its handler, unread.
@@ -112,12 +113,14 @@ impl Intake {
 pub(crate) async fn intake(State(intake): State<Arc<Intake>>, request: Request, next: Next) -> Response {
     let (mut parts, body) = request.into_parts();
     let mut client = None;
+    // A publish uses the kept tokens (its script proves them current); the rest look up.
+    let publish = parts.method == Method::POST && parts.uri.path() == "/api/v2/events";
     if parts.uri.path().starts_with("/api/")
         && let Some(token) = bearer_token(&parts).map(str::to_owned)
-        && let Ok(Some(owner)) = intake.access.token_owner(&token).await
+        && let Ok(Some((owner, version))) = intake.access.token_owner_for(&token, publish).await
     {
         client = Some((owner.client.client_id.clone(), owner.client.org_id.clone()));
-        parts.extensions.insert(Authenticated { token_hash: secrets::hash(&token), owner });
+        parts.extensions.insert(Authenticated { token_hash: secrets::hash(&token), owner, version });
     }
     // A bad token, or the store down: the handler answers (401, 503) unread.
     let (limit, upload) = allowance(&parts.method, parts.uri.path());

@@ -37,6 +37,19 @@ pub fn token_client(token: &str) -> Option<&str> {
 pub struct Authenticated {
     pub token_hash: String,
     pub owner: TokenOwner,
+    /// The organisation's version the owner was kept at, when it came from the kept
+    /// tokens (publishing only).
+    pub version: Option<u64>,
+}
+
+/// A publisher's token as it was kept (`crate::shared::Tokens`): its client, its hash and
+/// the organisation's version it was read at (`store::versions`), which its publish is
+/// held to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenProof {
+    pub client_id: String,
+    pub token_hash: String,
+    pub version: u64,
 }
 
 /// The authenticated client behind a request.
@@ -50,6 +63,8 @@ pub struct Caller {
     pub plan: Plan,
     /// What the plan allows.
     pub rules: Arc<Rules>,
+    /// Its token as kept, when it was (publishing only).
+    pub token: Option<TokenProof>,
 }
 
 impl Caller {
@@ -63,6 +78,7 @@ impl Caller {
             admin: owner.client.admin,
             publisher: owner.client.publisher,
             plan: owner.plan,
+            token: None,
         }
     }
 }
@@ -134,6 +150,7 @@ mod tests {
             publisher,
             plan,
             rules,
+            token: None,
         }
     }
 

@@ -146,6 +146,21 @@ impl Access {
         }
     }
 
+    /// [`Access::token_owner`], or for a publish (`kept`) as kept, with the organisation's
+    /// version it was read at (`crate::shared::Tokens::owner_kept`).
+    pub(crate) async fn token_owner_for(
+        &self,
+        token: &str,
+        kept: bool,
+    ) -> Result<Option<(TokenOwner, Option<u64>)>, StoreError> {
+        let Some(client) = crate::auth::token_client(token) else { return Ok(None) };
+        let hash = secrets::hash(token);
+        Ok(match kept {
+            true => self.tokens.owner_kept(client, &hash).await?.map(|(owner, v)| (owner, Some(v))),
+            false => self.tokens.owner(client, &hash).await?.map(|owner| (owner, None)),
+        })
+    }
+
     /// Takes one request from the client's budget when `WEIR_API_RATE_LIMIT` is set: how
     /// long until one would be allowed, when it is spent.
     pub(crate) async fn take_request(&self, client_id: &str) -> Result<Option<Duration>, StoreError> {

@@ -65,6 +65,7 @@ impl App {
         let moved = Moved::new(&store, history.as_ref(), retentions);
         let filtering = Filtering::new(Arc::new(Evaluator::new()), Some(metrics.clone()));
         let arrivals = Arc::new(Arrivals::new(&store));
+        let tokens = Arc::new(Tokens::start(&store));
         let publishing = Publishing::new(PublishingParts {
             store: store.clone(),
             publisher: Arc::new(Publisher::start(&store)),
@@ -74,11 +75,12 @@ impl App {
             arrivals: arrivals.clone(),
             delivery_retention: retentions.0,
             plans: config.plans.clone(),
+            tokens: tokens.clone(),
         });
         let replayer = Replayer::new(&moved, &filtering, Some(&arrivals), (&store, &config.plans));
         let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
         App {
-            tokens: Arc::new(Tokens::start(&store)),
+            tokens,
             passwords: Arc::new(Verifier::new(cores)),
             url_rule: UrlRule::new(config.allow_private_targets.clone()),
             plugin_hashes: Arc::new(PluginHashes::new(&store)),

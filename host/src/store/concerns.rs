@@ -93,3 +93,8 @@ concern!(
     Jobs,
     jobs
 );
+concern!(
+    /// Organisation versions, which prove a publish's cache current (`versions.rs`).
+    Versions,
+    versions
+);

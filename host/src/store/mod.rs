@@ -27,6 +27,7 @@ mod error;
 pub mod events;
 pub mod queue;
 pub mod tenants;
+pub mod versions;
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicU32;

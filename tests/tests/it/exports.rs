@@ -361,6 +361,7 @@ async fn an_organisation_keeps_at_most_its_cap_of_snapshots_the_newest_stay() {
                 events: Duration::ZERO,
             },
             counted: false,
+            version: u64::MAX,
         })
         .collect();
     for chunk in batch.chunks(10) {
@@ -414,6 +415,7 @@ async fn a_deletion_published_in_another_partition_forgets_the_records_older_sna
             webhooks: Vec::new(),
             retention,
             counted: false,
+            version: u64::MAX,
         };
         store.events().publish(weir::store::Partition(p), &[publication]).await.unwrap();
     };

@@ -30,7 +30,7 @@ const FLOORS: &[&[&str]] = &[
     &["plugins"],
     &["store"],
     &["certs", "filters", "telemetry", "destinations", "plans"],
-    &["sign", "web", "tls", "ids", "time", "catalog", "netguard", "trace", "slots", "forwarded"],
+    &["sign", "web", "tls", "ids", "time", "catalog", "netguard", "trace", "slots", "forwarded", "recent"],
 ];
 
 /// The HTTP surfaces: they translate requests and answers and speak to the domain only.

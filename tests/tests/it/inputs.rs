@@ -114,6 +114,7 @@ async fn an_export_whose_snapshot_cannot_be_read_fails_with_the_reason() {
             events: Duration::ZERO,
         },
         counted: false,
+        version: u64::MAX,
     };
     weir.store.events().publish(p, &[publication]).await.unwrap();
     let body = json!({"exportable": {"type": "WorkOrder", "id": "wo_deep"}, "format": "csv"});

@@ -30,6 +30,7 @@ mod history_failures;
 mod history_faults;
 mod inputs;
 mod isolation;
+mod kept;
 mod listener;
 mod managed_redis;
 mod noisy_tenants;

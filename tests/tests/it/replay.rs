@@ -307,6 +307,7 @@ async fn published_directly(weir: &crate::support::weir::Weir, org: &str, n: usi
             webhooks: Vec::new(),
             retention,
             counted: false,
+            version: u64::MAX,
         });
     }
     let mut new = 0;

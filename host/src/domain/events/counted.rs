@@ -9,9 +9,10 @@ use serde_json::json;
 
 use super::event::Event;
 use super::operational::Operational;
-use super::publishing::Publishing;
+use super::publishing::{Publishing, To};
 use crate::domain::quota::QuotaExceeded;
 use crate::plans::{Quota, Rules};
+use crate::shared::TokenProof;
 use crate::store::StoreError;
 use crate::store::events::daily::{Take, Taken};
 use crate::store::events::publish::Published;
@@ -22,6 +23,9 @@ pub(crate) enum PublishError {
     /// The organisation's events of the day are used up.
     #[error(transparent)]
     Quota(QuotaExceeded),
+    /// The publisher's token was revoked (or its client) while it was kept.
+    #[error("the access token is no longer valid")]
+    Unauthorized,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -34,25 +38,59 @@ fn passed_80_percent(used_after: u64, taken: u64, limit: u64) -> bool {
 
 impl Publishing {
     /// Publishes a publisher's event within its plan's events of the day.
+    /// `token`: the publisher's, when it was kept (its publish is held to its version).
+    /// When a change made what was kept stale, the token is looked up again — revoked, or
+    /// its client: refused; else published again under the plan it has now.
     pub(crate) async fn publish_counted(
         &self,
         org_id: &str,
-        rules: &Rules,
+        (rules, token): (&Rules, Option<&TokenProof>),
         event: &Event<'_>,
     ) -> Result<Published, PublishError> {
-        let kept = self.retention(&rules.name);
+        let first = self.publish_counted_once(org_id, (rules, token), event).await;
+        // Stale, or refused under the plan its kept token names: is that token (and plan)
+        // still what it was?
+        let Some(token) = token else { return first };
+        let stale = match &first {
+            Ok(Published::Stale) => true,
+            Err(PublishError::Quota(_)) => false,
+            _ => return first,
+        };
+        let owner = self.tokens.owner_now(token).await?;
+        let Some(owner) = owner.filter(|o| o.client.publisher) else { return Err(PublishError::Unauthorized) };
+        if !stale && owner.plan.as_str() == rules.name.as_str() {
+            return first;
+        }
+        // Kept with what it was: kept no longer.
+        self.tokens.forget(token);
+        let rules = self.plans.rules(owner.plan.as_str()).clone();
+        match self.publish_counted_once(org_id, (&rules, None), event).await? {
+            Published::Stale => Err(PublishError::Unauthorized),
+            published => Ok(published),
+        }
+    }
+
+    /// [`Publishing::publish_counted`] once: [`Published::Stale`] when what `token` was
+    /// kept with changed since.
+    async fn publish_counted_once(
+        &self,
+        org_id: &str,
+        (rules, token): (&Rules, Option<&TokenProof>),
+        event: &Event<'_>,
+    ) -> Result<Published, PublishError> {
+        let to = To { except: None, token, retention: self.retention(&rules.name), counted: true };
         // Publishes what `prepare` found (`None`: a duplicate), counted.
         let publish = async |prepared: Option<_>| match prepared {
             None => Ok(Published::Duplicate),
-            Some(to) => self.place_and_publish(org_id, event, to, (kept, true)).await.map(|(published, _)| published),
+            Some(prepared) => self.publish_prepared(org_id, event, prepared, to).await.map(|(published, _)| published),
         };
         let Some(limit) = rules.limits.events_per_day else {
             // No limit to hold it to: the publish itself counts it.
-            return Ok(publish(self.prepare(org_id, event, None).await?).await?);
+            return Ok(publish(self.prepare(org_id, event, None, false).await?).await?);
         };
         let take = Take::now(org_id, limit, 1);
         let (taken, prepared) =
-            tokio::join!(self.publisher.take_daily(take.clone()), self.prepare(org_id, event, None));
+            tokio::join!(self.publisher.take_daily(take.clone()), self.prepare(org_id, event, None, false));
         let used = match taken? {
             Taken::Yes { used } => used,
             Taken::No { .. } => {
@@ -69,7 +107,7 @@ impl Publishing {
             Err(e) => Err(e),
         };
         let unused = match &outcome {
-            Ok(published) => *published == Published::Duplicate,
+            Ok(published) => matches!(published, Published::Duplicate | Published::Stale),
             // Written, only not yet on its replicas: it counts.
             Err(e) => !matches!(e, StoreError::NotReplicated { .. }),
         };

@@ -57,14 +57,15 @@ impl Events {
         self.telemetry.publish(span);
     }
 
-    /// Publishes a validated event of the organisation, within its plan's events of the day.
+    /// Publishes a validated event of the organisation, within its plan's events of the day;
+    /// `token`: its publisher's, when it was kept (`crate::shared::Tokens::owner_kept`).
     pub(crate) async fn publish(
         &self,
         org_id: &str,
-        rules: &crate::plans::Rules,
+        (rules, token): (&crate::plans::Rules, Option<&crate::auth::TokenProof>),
         event: &Event<'_>,
     ) -> Result<Published, PublishError> {
-        self.publishing.publish_counted(org_id, rules, event).await
+        self.publishing.publish_counted(org_id, (rules, token), event).await
     }
 
     /// The organisation's event and its deliveries (`None`: unknown, or expired).

@@ -13,13 +13,33 @@ use crate::catalog;
 use crate::domain::filtering::Filtering;
 use crate::domain::moved::Moved;
 use crate::metrics::Metrics;
-use crate::shared::Arrivals;
+use crate::shared::{Arrivals, TokenProof, Tokens};
 use crate::store::events::publish::{MAX_SNAPSHOT_BYTES, Publication, Published, Retention, delivery_id};
 use crate::store::events::publisher::Publisher;
 use crate::store::events::standby::{Placement, ToPlace};
 use crate::store::events::stored::StoredEvent;
 use crate::store::tenants::webhooks::Subscriber;
 use crate::store::{Partition, Store, StoreError};
+
+/// What [`Publishing::prepare`] found: the envelope, the webhooks it goes to, and the
+/// organisation's version they were read at.
+#[derive(Debug)]
+pub(super) struct Prepared {
+    envelope: String,
+    webhooks: Vec<Subscriber>,
+    version: u64,
+}
+
+/// Where a prepared event goes and how: the webhook it must not go to, the token of the
+/// publisher that sent it (held to its version too), its retention, whether it counts among
+/// the day's events.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct To<'a> {
+    pub except: Option<&'a str>,
+    pub token: Option<&'a TokenProof>,
+    pub retention: Retention,
+    pub counted: bool,
+}
 
 /// What publishing uses, shared by every handle and worker that publishes.
 #[derive(Debug, Clone)]
@@ -34,6 +54,8 @@ pub(crate) struct Publishing {
     kept: Duration,
     /// What each plan allows.
     pub(crate) plans: Arc<crate::plans::Plans>,
+    /// Token lookups, to look a publisher's token up again when its publish was stale.
+    pub(super) tokens: Arc<Tokens>,
 }
 
 /// The parts [`Publishing`] is made of.
@@ -47,13 +69,23 @@ pub(crate) struct PublishingParts {
     pub arrivals: Arc<Arrivals>,
     pub delivery_retention: Duration,
     pub plans: Arc<crate::plans::Plans>,
+    pub tokens: Arc<Tokens>,
 }
 
 impl Publishing {
     pub(crate) fn new(parts: PublishingParts) -> Publishing {
-        let PublishingParts { store, publisher, filtering, metrics, moved, arrivals, delivery_retention, plans } =
-            parts;
-        Publishing { store, publisher, filtering, metrics, moved, arrivals, kept: delivery_retention, plans }
+        let PublishingParts {
+            store,
+            publisher,
+            filtering,
+            metrics,
+            moved,
+            arrivals,
+            delivery_retention,
+            plans,
+            tokens,
+        } = parts;
+        Publishing { store, publisher, filtering, metrics, moved, arrivals, kept: delivery_retention, plans, tokens }
     }
 
     /// Publishes a validated event for an organisation. Idempotent on the event id.
@@ -69,11 +101,12 @@ impl Publishing {
         event: &Event<'_>,
         except: Option<&str>,
     ) -> Result<Published, StoreError> {
-        match self.prepare(org_id, event, except).await? {
+        match self.prepare(org_id, event, except, false).await? {
             None => Ok(Published::Duplicate),
-            Some((envelope, webhooks)) => {
+            Some(prepared) => {
                 let kept = self.retention_of_org(org_id).await?;
-                Ok(self.place_and_publish(org_id, event, (envelope, webhooks), (kept, false)).await?.0)
+                let to = To { except, token: None, retention: kept, counted: false };
+                Ok(self.publish_prepared(org_id, event, prepared, to).await?.0)
             }
         }
     }
@@ -89,23 +122,56 @@ impl Publishing {
     }
 
     /// What an event needs before it is placed: its envelope and the webhooks it goes to
-    /// (the subscribers its filters select, but `except`); `None` when its id was seen.
+    /// (the subscribers its filters select, but `except`), as kept or (`fresh`) read now;
+    /// `None` when its id was seen.
     pub(super) async fn prepare(
         &self,
         org_id: &str,
         event: &Event<'_>,
         except: Option<&str>,
-    ) -> Result<Option<(String, Vec<Subscriber>)>, StoreError> {
+        fresh: bool,
+    ) -> Result<Option<Prepared>, StoreError> {
         // An id seen before creates nothing new: Redis knows those of events still there;
         // an event that moved to history is looked for there.
         if !event.fresh_id && self.moved.reads().moved_event_known(org_id, &event.id).await {
             return Ok(None);
         }
         let envelope = event.envelope(org_id);
-        let mut webhooks = self.publisher.subscribers(org_id, &event.action).await?;
+        let subscribers = self.publisher.subscribers(org_id, &event.action, fresh).await?;
+        let mut webhooks = subscribers.list.clone();
         webhooks.retain(|w| Some(w.webhook.as_str()) != except);
         self.filtering.keep_selected(org_id, &envelope, &mut webhooks).await;
-        Ok(Some((envelope, webhooks)))
+        Ok(Some(Prepared { envelope, webhooks, version: subscribers.version }))
+    }
+
+    /// Publishes what [`Publishing::prepare`] found. When what it was read from changed
+    /// since (the publish script answers [`Published::Stale`]: a change that returned after
+    /// the cache was read), the subscribers are read again and the event published from
+    /// those — which nothing older can make stale; with a publisher's kept token,
+    /// [`Published::Stale`] is returned instead (`publish_counted` looks the token up).
+    pub(super) async fn publish_prepared(
+        &self,
+        org_id: &str,
+        event: &Event<'_>,
+        prepared: Prepared,
+        to: To<'_>,
+    ) -> Result<(Published, Option<(Partition, u64)>), StoreError> {
+        let version = prepared.version.min(to.token.map_or(u64::MAX, |t| t.version));
+        let done = self.place_and_publish(org_id, event, prepared, version, (to.retention, to.counted)).await?;
+        if done.0 != Published::Stale {
+            return Ok(done);
+        }
+        self.metrics.stale_publishes.inc();
+        if to.token.is_some() {
+            // The publisher's token is looked up again by the caller, and its plan read.
+            return Ok(done);
+        }
+        match self.prepare(org_id, event, to.except, true).await? {
+            None => Ok((Published::Duplicate, None)),
+            Some(prepared) => {
+                self.place_and_publish(org_id, event, prepared, u64::MAX, (to.retention, to.counted)).await
+            }
+        }
     }
 
     /// Publishes a test event (contract §9) to one webhook only, through its filter (and,
@@ -119,27 +185,32 @@ impl Publishing {
         event: &Event<'_>,
     ) -> Result<Option<String>, StoreError> {
         let envelope = event.envelope(org_id);
-        let mut webhooks = self.publisher.subscribers(org_id, &event.action).await?;
+        // Read now: a webhook made or changed a moment ago is tested as it is.
+        let subscribers = self.publisher.subscribers(org_id, &event.action, true).await?;
+        let mut webhooks = subscribers.list.clone();
         webhooks.retain(|w| w.webhook == webhook_id);
         self.filtering.keep_selected(org_id, &envelope, &mut webhooks).await;
         if webhooks.is_empty() {
             return Ok(None);
         }
         let kept = self.retention_of_org(org_id).await?;
-        let (published, placed) = self.place_and_publish(org_id, event, (envelope, webhooks), (kept, false)).await?;
+        let prepared = Prepared { envelope, webhooks, version: subscribers.version };
+        let to = To { except: None, token: None, retention: kept, counted: false };
+        let (published, placed) = self.publish_prepared(org_id, event, prepared, to).await?;
         let (Published::New { deliveries: 1 }, Some((p, accepted_ms))) = (published, placed) else { return Ok(None) };
         tracing::info!(org_id, webhook_id, event_id = %event.id, "test event published");
         Ok(Some(delivery_id(p, accepted_ms, org_id, &event.id, webhook_id)))
     }
 
     /// Places an event (its subject's partition, or a standby through a failover) and
-    /// publishes it to `webhooks`; what was published, and where and when it was accepted
-    /// (`None`: a duplicate).
-    pub(super) async fn place_and_publish(
+    /// publishes it to its webhooks, held to `version`; what was published, and where and
+    /// when it was accepted (`None`: a duplicate, or stale).
+    async fn place_and_publish(
         &self,
         org_id: &str,
         event: &Event<'_>,
-        (envelope, webhooks): (String, Vec<Subscriber>),
+        Prepared { envelope, webhooks, .. }: Prepared,
+        version: u64,
         (retention, counted): (Retention, bool),
     ) -> Result<(Published, Option<(Partition, u64)>), StoreError> {
         let home = self.store.keys().partition_of_subject(org_id, &event.subject_type, &event.subject_id);
@@ -178,8 +249,12 @@ impl Publishing {
             webhooks,
             retention,
             counted,
+            version,
         };
         let published = self.publisher.publish(p, publication).await?;
+        if published == Published::Stale {
+            return Ok((published, None));
+        }
         if let Published::New { deliveries } = published {
             // A failure leaves the older snapshot exportable: logged, as the deletion itself
             // is already acknowledged.

@@ -21,6 +21,7 @@
 //! | `P:meta` | hash | `layout` (version of this table), `partitions` |
 //! | `P:orgs` | zset (lex) | ids of all organisations |
 //! | `P:{o}:org` | hash | an organisation: `id`, `name`, `plan`, `created_at` |
+//! | `P:{o}:version` | counter | raised by every change a publish's cache depends on: its webhooks' subscriptions and filters, its plan, its clients and tokens revoked (`store::versions`) |
 //! | `P:{o}:clients`, `P:{o}:users` | zset (lex) | its API clients' and users' ids |
 //! | `P:{o}:webhooks` | zset (lex) | its webhooks' ids |
 //! | `P:{o}:deleted-webhooks` | zset | webhooks it deleted within the delivery retention, by when (ms): their deliveries are still listed by their id |
@@ -54,6 +55,7 @@
 //! | `P:{q}:e:{ev}` | string, TTL | an event (`{ev}`: [`event_name`], 22 characters for the organisation and event id): when it was accepted, its `created_at` and the compressed envelope (`store::events::publish`); also its id's idempotency record. No TTL while it is the newest snapshot of its record |
 //! | `P:{q}:snap:{org}` | hash | `Type:id` → `ms evt`: the newest event about each record (report exports) |
 //! | `P:{q}:published:{day}` | hash, TTL | organisation → its publishers' events of the UTC day in this partition (usage of a plan without a daily limit: `store::events::daily`) |
+//! | `P:{q}:versions` | hash | organisation → its version as this partition last heard it: `publish.lua` refuses a publish made from a cache older than that (`store::versions`) |
 //! | `P:{q}:release` | list | events no longer the newest of their record, to be given back their TTL |
 //! | `P:{q}:standby-for` | hash | with `WEIR_REDIS_WAIT_REPLICAS`: partition number → until when (ms) events of that partition published here, as its standby, may still be here (`store::events::standby`) |
 //! | `P:{q}:d:{dlv}` | hash | a delivery (`store::queue::deliveries`; `{dlv}` its id without `dlv_`); no TTL: removed with its day (`store::queue::trim`) |
@@ -195,6 +197,12 @@ impl Keys {
 
     pub fn org(&self, org: &str) -> String {
         self.tagged(org, &["org"])
+    }
+
+    /// The organisation's version: raised by every change a cached publish depends on
+    /// (`store::versions`).
+    pub fn org_version(&self, org: &str) -> String {
+        self.tagged(org, &["version"])
     }
 
     /// The organisation's events of a UTC day (`store::events::daily`).

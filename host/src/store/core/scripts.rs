@@ -64,6 +64,7 @@ lua!(EXPORT_CREATE, "export_create.lua");
 lua!(RATE, "rate.lua");
 lua!(LIMIT, "limit.lua");
 lua!(DAILY, "daily.lua");
+lua!(VERSION_RAISE, "version_raise.lua");
 lua!(TRIM, "trim.lua");
 lua!(REPLAY, ["batches.lua", "order.lua"], "replay.lua");
 lua!(REPLAY_JOB, "replay_job.lua");

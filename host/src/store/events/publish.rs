@@ -75,6 +75,10 @@ pub struct Publication {
     /// A publisher sent it: it counts among its organisation's events of the day (replays,
     /// test and operational events do not).
     pub counted: bool,
+    /// The organisation's version its webhooks (and its publisher's token) were read at:
+    /// older than its partition's copy, the event is refused as [`Published::Stale`]
+    /// (`store::versions`).
+    pub version: u64,
 }
 
 /// The id of the delivery of an event to a webhook (see the module's documentation).
@@ -97,6 +101,9 @@ pub enum Published {
     Duplicate,
     /// Accepted, with this many deliveries.
     New { deliveries: usize },
+    /// Not accepted: what it was read from changed since (its [`Publication::version`] is
+    /// older than the organisation's); nothing was written.
+    Stale,
 }
 
 /// How often, and after how long, a publish refused before it ran (the cluster between two
@@ -138,7 +145,7 @@ impl Events<'_> {
         let now = crate::time::now_millis();
         let day = crate::store::core::keys::day_of(now);
         call.key(&keys.ready(p)).key(&keys.released_events(p)).key(&keys.accepted(p)).key(&keys.index_moves(p));
-        call.key(&keys.published_of_day(p, day));
+        call.key(&keys.published_of_day(p, day)).key(&keys.versions(p));
         let cap = self.snapshots_per_org.div_ceil(usize::from(keys.partition_count()));
         call.arg(now).arg(cap);
         call.arg(self.history_flag()).arg(crate::store::events::daily::expiry(day));
@@ -156,6 +163,7 @@ impl Events<'_> {
                 name_of("publish.lua", reply, |name| match name {
                     "new" => Some(Published::New { deliveries: event.webhooks.len() }),
                     "dup" => Some(Published::Duplicate),
+                    "stale" => Some(Published::Stale),
                     _ => None,
                 })
             })
@@ -207,7 +215,7 @@ impl Events<'_> {
                 call.arg(entry.encode().as_slice()).arg((u64::from(hour) + 1) * HOUR_MS + keep)
             }
         };
-        call.arg(retention.deliveries.as_millis() as u64).arg(if event.counted { "1" } else { "0" });
+        call.arg(retention.deliveries.as_millis() as u64).arg(if event.counted { "1" } else { "0" }).arg(event.version);
         // Its deliveries' ids are derived from the time it was accepted.
         let day = crate::store::core::keys::day_of(accepted_ms);
         // In id order, so the indexes list one event's deliveries (which share a time)

@@ -1,16 +1,26 @@
 //! Publishing in batches: one batcher per partition (group commit: publishes that arrive
 //! while one call is in flight share the next), and the subscriber lookups before them,
 //! also in batches (concurrent publishes share one round trip, and those of one
-//! organisation and action one lookup).
+//! organisation and action one lookup) and kept: each with the organisation's version it
+//! was read at, which the publish script holds it to (`store::versions`).
 
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::recent::Recent;
 use crate::store::core::batch::Batcher;
 use crate::store::events::daily::{Take, Taken};
 use crate::store::events::publish::{Publication, Published};
-use crate::store::tenants::webhooks::Subscriber;
+use crate::store::tenants::webhooks::Subscribers;
 use crate::store::{Partition, Store, StoreError};
 
 /// Most events sent to Redis in one publish call.
 const BATCH: usize = 64;
+/// Most (organisation, action) subscriber sets kept per process.
+const KEPT_SETS: usize = 16 * 1024;
+/// Longest a kept set is used (the version check makes it exact; this bounds what a change
+/// whose copies were lost can leave stale: `store::versions`).
+const KEPT_FOR: Duration = Duration::from_secs(30);
 
 /// Publishes batches of events, one batcher per partition, after finding their subscribers
 /// (also in batches: concurrent publishes share one round trip, and those of one
@@ -18,7 +28,8 @@ const BATCH: usize = 64;
 #[derive(Debug)]
 pub struct Publisher {
     partitions: Vec<Batcher<Publication, Published>>,
-    subscribers: Batcher<(String, String), Result<Vec<Subscriber>, StoreError>>,
+    subscribers: Batcher<(String, String), Result<Subscribers, StoreError>>,
+    kept: Recent<(String, String), Arc<Subscribers>>,
     /// The organisations' events of the day, taken before a publish (`events::daily`).
     daily: Batcher<Take, Taken>,
 }
@@ -39,12 +50,19 @@ impl Publisher {
             let store = counters.clone();
             async move { store.events().take_daily(&takes).await }
         });
-        Publisher { partitions, subscribers, daily }
+        Publisher { partitions, subscribers, kept: Recent::new(KEPT_SETS, KEPT_FOR), daily }
     }
 
-    /// The active webhooks of the organisation subscribed to the action.
-    pub async fn subscribers(&self, org_id: &str, action: &str) -> Result<Vec<Subscriber>, StoreError> {
-        self.subscribers.call((org_id.to_owned(), action.to_owned())).await?
+    /// The active webhooks of the organisation subscribed to the action, as kept (or read
+    /// now when not kept, or `fresh`: then kept for the next).
+    pub async fn subscribers(&self, org_id: &str, action: &str, fresh: bool) -> Result<Arc<Subscribers>, StoreError> {
+        let key = (org_id.to_owned(), action.to_owned());
+        if !fresh && let Some(kept) = self.kept.get(&key) {
+            return Ok(kept);
+        }
+        let read = Arc::new(self.subscribers.call(key.clone()).await??);
+        self.kept.put(key, read.clone(), None);
+        Ok(read)
     }
 
     /// Takes a publish's places among its organisation's events of the day (batched:

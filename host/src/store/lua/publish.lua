@@ -3,7 +3,8 @@
 -- KEYS: 1 ready (the partition's webhooks with work), 2 released events (list), 3 events
 --       accepted awaiting their move to history (zset, `store::events::accepted`), 4 indexes
 --       whose first entries will move to history (zset, `store::queue::index`), 5 the
---       publishers' events of the day per organisation (hash, `store::events::daily`), then per
+--       publishers' events of the day per organisation (hash, `store::events::daily`), 6 the
+--       organisations' versions as this partition knows them (hash, `store::versions`), then per
 --       event: 1 its key, 2 its organisation's snapshots (hash), 3 its organisation's event
 --       log of the hour, then per delivery: 1 the delivery, 2 the organisation's index of
 --       the day, 3 the webhook's index of the day, 4 the webhook's list of new deliveries,
@@ -20,17 +21,19 @@
 --       9 number of deliveries, 10 its event log entry ('' when there is no log), 11 when
 --       the log's hour expires (ms), 12 its retention (ms: its organisation's plan's), 13 '1'
 --       when a publisher sent it (it counts among its organisation's events of the day),
---       then per delivery: 1 delivery id, 2 webhook id, 3 's'
+--       14 the organisation's version its webhooks were read at, then per delivery: 1 delivery id, 2 webhook id, 3 's'
 --       when the webhook's deliveries keep their subject's order, else ''
 -- An ordered delivery's row also has `z`, its subject; it is queued only when it is its
 -- subject's head, else held (`order.lua`).
--- Returns per event: 'new' or 'dup'.
+-- Returns per event: 'new', 'dup', or 'stale' (its version is older than the partition's
+-- copy: read before a change that has since returned; nothing of it is written).
 -- A delivery row (`store::row`) holds only what cannot be derived: `o` organisation, `w` webhook, `e`
 -- event, `a` action (created_at is in its id, pending is the absence of `s`).
 -- Numbers that only go back to Redis stay strings: Lua would format them again.
 local now, cap, history, published_expires = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', ARGV[4]
 local ready, released, accepted, indexes, published = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local ki, ai = 6, 5
+local versions = KEYS[6]
+local ki, ai = 7, 5
 -- Each organisation's publishers' events, counted once per organisation at the end.
 local counted = {}
 local indexes_now = {}
@@ -92,11 +95,14 @@ while ai <= #ARGV do
   local evt, org, value, action, subject = ARGV[ai], ARGV[ai + 1], ARGV[ai + 2], ARGV[ai + 3], ARGV[ai + 4]
   local ms, deleted, snapshot, n = ARGV[ai + 5], ARGV[ai + 6] == '1', ARGV[ai + 7], tonumber(ARGV[ai + 8])
   local entry, log_expires, retention, counts = ARGV[ai + 9], ARGV[ai + 10], ARGV[ai + 11], ARGV[ai + 12] == '1'
+  local version = tonumber(ARGV[ai + 13])
   local ekey, skey, lkey = KEYS[ki], KEYS[ki + 1], KEYS[ki + 2]
-  ai, ki = ai + 13, ki + 3
+  ai, ki = ai + 14, ki + 3
+  if tonumber(redis.call('HGET', versions, org) or '0') > version then
+    replies[#replies + 1] = 'stale'
   -- Stored without a TTL, as the newest snapshot of its record (the usual case), else
   -- given one right after: one call either way for most events.
-  if not redis.call('SET', ekey, value, 'NX') then
+  elseif not redis.call('SET', ekey, value, 'NX') then
     replies[#replies + 1] = 'dup'
   else
     local newest = (snapshot ~= 'n' or deleted) and keep_snapshot(skey, org, evt, subject, ms, deleted, snapshot == 'c')
@@ -141,7 +147,7 @@ while ai <= #ARGV do
     if counts then counted[org] = (counted[org] or 0) + 1 end
     replies[#replies + 1] = 'new'
   end
-  -- (A duplicate's deliveries' keys and arguments are skipped alike.)
+  -- (A duplicate's or stale event's deliveries' keys and arguments are skipped alike.)
   for d = 0, n - 1 do ki = ki + (ARGV[ai + 3 * d + 2] == 's' and 6 or 4) end
   ai = ai + 3 * n
 end

@@ -73,11 +73,15 @@ impl Endpoints<'_> {
             .arg(if streak.gone { "1" } else { "0" })
             .arg(id);
         let reason: String = call.run(&mut self.conn()).await?;
-        crate::store::core::reply::name_of("streak.lua", &reason, |name| match name {
+        let deactivated = crate::store::core::reply::name_of("streak.lua", &reason, |name| match name {
             "" => Some(None),
             "failing" => Some(Some(Deactivated::Failing)),
             "gone" => Some(Some(Deactivated::Gone)),
             _ => None,
-        })
+        })?;
+        if deactivated.is_some() {
+            self.versions().raise(org_id).await?;
+        }
+        Ok(deactivated)
     }
 }

@@ -37,6 +37,8 @@ pub struct Client {
 pub struct TokenOwner {
     pub client: Client,
     pub plan: Plan,
+    /// How long the token has left (`None`: no expiry).
+    pub expires_in: Option<std::time::Duration>,
 }
 
 /// A token to look up: the client it names and its hash.
@@ -152,7 +154,7 @@ impl Tenants<'_> {
             .iter()
             .map(|q| {
                 let mut pipe = redis::pipe();
-                pipe.exists(self.keys().token(&q.client_id, &q.token_hash))
+                pipe.pttl(self.keys().token(&q.client_id, &q.token_hash))
                     .cmd("HMGET")
                     .arg(self.keys().client(&q.client_id))
                     .arg(OWNER_FIELDS);
@@ -164,11 +166,12 @@ impl Tenants<'_> {
     }
 
     fn token_owner(self, client_id: &str, reply: Vec<redis::Value>) -> Result<Option<TokenOwner>> {
-        let (live, values): (bool, Vec<Option<String>>) = redis::from_redis_value(redis::Value::Array(reply))
+        let (ttl_ms, values): (i64, Vec<Option<String>>) = redis::from_redis_value(redis::Value::Array(reply))
             .map_err(|e| StoreError::Corrupt { key: self.keys().client(client_id), reason: e.to_string() })?;
         let fields: HashMap<String, String> =
             OWNER_FIELDS.iter().zip(values).filter_map(|(name, v)| Some(((*name).to_owned(), v?))).collect();
-        if !live || !fields.contains_key("org_id") {
+        // PTTL: -2 when there is no such token, -1 when it does not expire.
+        if ttl_ms == -2 || !fields.contains_key("org_id") {
             return Ok(None);
         }
         let client = client_from(client_id, &fields);
@@ -179,10 +182,12 @@ impl Tenants<'_> {
             .get("plan")
             .and_then(|p| Plan::parse(p))
             .ok_or_else(|| StoreError::Corrupt { key: self.keys().client(client_id), reason: "bad plan".into() })?;
-        Ok(Some(TokenOwner { client, plan }))
+        let expires_in = u64::try_from(ttl_ms).ok().map(std::time::Duration::from_millis);
+        Ok(Some(TokenOwner { client, plan, expires_in }))
     }
 
     pub async fn revoke_token(self, client_id: &str, token_hash: &str) -> Result<()> {
+        let org: Option<String> = self.conn().hget(self.keys().client(client_id), "org_id").await?;
         let _: i64 = REVOKE_TOKEN
             .call()
             .key(&self.keys().token(client_id, token_hash))
@@ -190,6 +195,9 @@ impl Tenants<'_> {
             .arg(token_hash)
             .run(&mut self.conn())
             .await?;
+        if let Some(org) = org {
+            self.versions().raise(&org).await?;
+        }
         Ok(())
     }
 
@@ -201,6 +209,10 @@ impl Tenants<'_> {
             REVOKE_CLIENT.call().key(&key).key(&self.keys().client_tokens(client_id)).run(&mut self.conn()).await?;
         let Some(hashes) = hashes else { return Ok(false) };
         self.acknowledged(&key).await?;
+        let org: Option<String> = self.conn().hget(&key, "org_id").await?;
+        if let Some(org) = org {
+            self.versions().raise(&org).await?;
+        }
         if !hashes.is_empty() {
             let tokens: Vec<String> = hashes.iter().map(|h| self.keys().token(client_id, h)).collect();
             let _: i64 = self.conn().del(tokens).await?;

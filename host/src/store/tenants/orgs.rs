@@ -98,6 +98,7 @@ impl Tenants<'_> {
         }
         self.acknowledged(&key).await?;
         self.copy_plan_to_clients(id, plan).await?;
+        self.versions().raise(id).await?;
         self.get_org(id).await
     }
 

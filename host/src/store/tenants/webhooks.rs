@@ -74,6 +74,14 @@ impl Subscriber {
     }
 }
 
+/// The active webhooks subscribed to an action, and the organisation's version they were
+/// read at (`store::versions`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subscribers {
+    pub list: Vec<Subscriber>,
+    pub version: u64,
+}
+
 /// The outcome of creating a webhook.
 #[derive(Debug)]
 pub enum Created {
@@ -175,7 +183,11 @@ impl Webhooks<'_> {
             call.arg(*name).arg(value);
         }
         let reply: String = call.run(&mut self.conn()).await?;
-        crate::store::core::reply::name_of("webhook_save.lua", &reply, Saved::parse)
+        let saved = crate::store::core::reply::name_of("webhook_save.lua", &reply, Saved::parse)?;
+        if matches!(saved, Saved::Done | Saved::Reactivated) {
+            self.versions().raise(org_id).await?;
+        }
+        Ok(saved)
     }
 
     /// The webhook, if it exists and belongs to `org_id`.
@@ -201,12 +213,14 @@ impl Webhooks<'_> {
     }
 
     /// [`Store::subscribers`] of many (organisation, action) pairs in one go (group
-    /// commit of concurrent publishes): one answer per pair, in order.
-    pub async fn subscribers_of(self, pairs: &[(String, String)]) -> Result<Vec<Result<Vec<Subscriber>>>> {
+    /// commit of concurrent publishes), each with the organisation's version read before
+    /// them (`store::versions`): one answer per pair, in order.
+    pub async fn subscribers_of(self, pairs: &[(String, String)]) -> Result<Vec<Result<Subscribers>>> {
         let pipes: Vec<redis::Pipeline> = pairs
             .iter()
             .map(|(org, action)| {
                 let mut pipe = redis::pipe();
+                pipe.get(self.keys().org_version(org));
                 pipe.smembers(self.keys().subscribers(org, action));
                 pipe.hgetall(self.keys().filters(org));
                 pipe
@@ -218,7 +232,9 @@ impl Webhooks<'_> {
             .zip(pairs)
             .map(|(reply, (org, action))| {
                 let mut values = reply?.into_iter();
-                let (members, filters) = (values.next(), values.next());
+                let (version, members, filters) = (values.next(), values.next(), values.next());
+                let version: Option<u64> = redis::from_redis_value(version.unwrap_or(redis::Value::Nil))
+                    .map_err(|e| StoreError::Corrupt { key: self.keys().org_version(org), reason: e.to_string() })?;
                 let members: Vec<String> =
                     redis::from_redis_value(members.unwrap_or(redis::Value::Nil)).map_err(|e| StoreError::Corrupt {
                         key: self.keys().subscribers(org, action),
@@ -227,14 +243,15 @@ impl Webhooks<'_> {
                 let mut filters: HashMap<String, String> =
                     redis::from_redis_value(filters.unwrap_or(redis::Value::Nil))
                         .map_err(|e| StoreError::Corrupt { key: self.keys().filters(org), reason: e.to_string() })?;
-                Ok(members
+                let list = members
                     .iter()
                     .map(|m| {
                         let mut subscriber = Subscriber::of(m);
                         subscriber.filter = filters.remove(&subscriber.webhook);
                         subscriber
                     })
-                    .collect())
+                    .collect();
+                Ok(Subscribers { list, version: version.unwrap_or(0) })
             })
             .collect())
     }
@@ -301,6 +318,7 @@ impl Webhooks<'_> {
         let done = crate::store::core::reply::done("rotate_secret.lua", call.run(&mut self.conn()).await?)?;
         if done {
             self.acknowledged(&key).await?;
+            self.versions().raise(org_id).await?;
         }
         Ok(done)
     }
@@ -384,6 +402,7 @@ impl Webhooks<'_> {
         let done = crate::store::core::reply::done("webhook_off.lua", call.run(&mut self.conn()).await?)?;
         if done {
             self.acknowledged(&key).await?;
+            self.versions().raise(org_id).await?;
         }
         Ok(done)
     }

@@ -26,6 +26,11 @@ impl Keys {
         self.part(p, &["published", &day.to_string()])
     }
 
+    /// Each organisation's version as this partition last heard it (`store::versions`).
+    pub fn versions(&self, p: Partition) -> String {
+        self.part(p, &["versions"])
+    }
+
     pub fn released_events(&self, p: Partition) -> String {
         self.part(p, &["release"])
     }

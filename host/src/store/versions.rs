@@ -1,0 +1,40 @@
+//! Organisation versions: what lets a process publish from its cache in one round trip and
+//! still never publish from a stale one.
+//!
+//! An organisation's version (`P:{o}:version`) is raised after every change a publish's
+//! cache depends on — its webhooks' subscriptions, ordering and filters, its plan, a client
+//! or token revoked — and copied into every partition (`P:{q}:versions`) before the change
+//! returns. A process caches subscribers and token owners with the version read *before*
+//! them, and `publish.lua` refuses ("stale") an event whose cache is older than its
+//! partition's copy: a change that returned before a publish started is always seen by it.
+//!
+//! A copy may lag its organisation's version (a change whose process died between the two
+//! writes): a cache newer than the copy is then taken, as it is at least as new. Caches
+//! also expire (`domain::directory`), which bounds what such a lost copy — or one a Redis
+//! failover lost with the change itself — can leave stale.
+
+use crate::store::Result;
+use crate::store::concerns::Versions;
+use crate::store::core::scripts::VERSION_RAISE;
+
+impl Versions<'_> {
+    /// The organisation's version now (0 before its first change).
+    pub async fn current(self, org_id: &str) -> Result<u64> {
+        let v: Option<u64> =
+            redis::cmd("GET").arg(self.keys().org_version(org_id)).query_async(&mut self.conn()).await?;
+        Ok(v.unwrap_or(0))
+    }
+
+    /// Raises the organisation's version and copies it into every partition: call after
+    /// the change is stored, before it is acknowledged.
+    pub async fn raise(self, org_id: &str) -> Result<u64> {
+        let v: u64 = redis::cmd("INCR").arg(self.keys().org_version(org_id)).query_async(&mut self.conn()).await?;
+        let copies = self.keys().partitions().map(|p| async move {
+            let mut call = VERSION_RAISE.call();
+            call.key(&self.keys().versions(p)).arg(org_id).arg(v);
+            call.run::<i64>(&mut self.conn()).await.map(drop)
+        });
+        futures_util::future::try_join_all(copies).await?;
+        Ok(v)
+    }
+}
