@@ -68,7 +68,7 @@ impl Tokens {
         let version = self.store.versions().current(&first.client.org_id).await?;
         let Some(owner) = self.owner(client_id, token_hash).await? else { return Ok(None) };
         let until = owner.expires_in.map(|left| Instant::now() + left);
-        self.kept.put(token_hash.to_owned(), (owner.clone(), version), until);
+        self.kept.put(token_hash.to_owned(), (owner.clone(), version), until, 1);
         Ok(Some((owner, version)))
     }
 

@@ -16,8 +16,9 @@ use crate::store::{Partition, Store, StoreError};
 
 /// Most events sent to Redis in one publish call.
 const BATCH: usize = 64;
-/// Most (organisation, action) subscriber sets kept per process.
-const KEPT_SETS: usize = 16 * 1024;
+/// What the (organisation, action) subscriber sets kept per process may weigh, about their
+/// size in bytes (an organisation with many webhooks and long filters weighs its share).
+const KEPT_BYTES: usize = 32 * 1024 * 1024;
 /// Longest a kept set is used (the version check makes it exact; this bounds what a change
 /// whose copies were lost can leave stale: `store::versions`).
 const KEPT_FOR: Duration = Duration::from_secs(30);
@@ -50,7 +51,7 @@ impl Publisher {
             let store = counters.clone();
             async move { store.events().take_daily(&takes).await }
         });
-        Publisher { partitions, subscribers, kept: Recent::new(KEPT_SETS, KEPT_FOR), daily }
+        Publisher { partitions, subscribers, kept: Recent::new(KEPT_BYTES, KEPT_FOR), daily }
     }
 
     /// The active webhooks of the organisation subscribed to the action, as kept (or read
@@ -61,7 +62,9 @@ impl Publisher {
             return Ok(kept);
         }
         let read = Arc::new(self.subscribers.call(key.clone()).await??);
-        self.kept.put(key, read.clone(), None);
+        let weight: usize =
+            read.list.iter().map(|s| 48 + s.webhook.len() + s.filter.as_ref().map_or(0, String::len)).sum();
+        self.kept.put(key, read.clone(), None, 64 + weight);
         Ok(read)
     }
 
