@@ -33,8 +33,6 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU32;
 use std::time::Duration;
 
-use redis::AsyncCommands;
-
 pub use self::core::conn::{Conn, Target};
 pub use self::core::keys::{Keys, Partition};
 pub use self::error::{StoreError, not_ready};
@@ -253,11 +251,6 @@ impl Store {
             return Err(StoreError::NotReplicated { acked, wanted: self.wait_replicas });
         }
         Ok(())
-    }
-
-    /// Every member of a set.
-    pub(crate) async fn members(&self, key: &str) -> Result<Vec<String>> {
-        Ok(self.conn().smembers(key).await?)
     }
 
     /// One page of ids from a lexicographic index, newest (greatest) first, below `cursor`.
