@@ -9,7 +9,7 @@
 //! partition's copy: a change that returned before a publish started is always seen by it.
 //!
 //! A copy may lag its organisation's version (a change whose process died between the two
-//! writes): a cache newer than the copy is then taken, as it is at least as new. Caches
+//! writes, or a partition whose master was away: the change is not refused for that): a cache newer than the copy is then taken, as it is at least as new. Caches
 //! also expire (`domain::directory`), which bounds what such a lost copy — or one a Redis
 //! failover lost with the change itself — can leave stale.
 
@@ -32,9 +32,20 @@ impl Versions<'_> {
         let copies = self.keys().partitions().map(|p| async move {
             let mut call = VERSION_RAISE.call();
             call.key(&self.keys().versions(p)).arg(org_id).arg(v);
-            call.run::<i64>(&mut self.conn()).await.map(drop)
+            (p, call.run::<i64>(&mut self.conn()).await)
         });
-        futures_util::future::try_join_all(copies).await?;
+        for (p, copied) in futures_util::future::join_all(copies).await {
+            match copied {
+                Ok(_) => {}
+                // A partition whose master is away (a failover: its events go to a standby,
+                // whose copy was written) keeps an older copy: the change stands, and a kept
+                // cache may serve that partition until it expires.
+                Err(e) if e.is_unavailable() => {
+                    tracing::warn!(error = %e, org_id, partition = p.0, "an organisation's version was not copied into a partition that is away; publishes there may use what was kept for up to 30 s");
+                }
+                Err(e) => return Err(e),
+            }
+        }
         Ok(v)
     }
 }
