@@ -136,6 +136,8 @@ pub(super) enum OrgCommand {
     List,
     /// One organisation.
     Show { org_id: String },
+    /// Where an organisation stands against its plan (as `GET /api/v2/usage`).
+    Usage { org_id: String },
 }
 
 #[derive(Debug, Subcommand)]
@@ -373,6 +375,10 @@ async fn execute(store: &Store, config: &Config, command: AdminCommand) -> Resul
                 config,
                 &store.tenants().get_org(&org_id).await?.ok_or(AdminError::NoOrg(org_id))?,
             ))
+        }
+        AdminCommand::Org { command: OrgCommand::Usage { org_id } } => {
+            known_org(store, &org_id).await?;
+            Ok(json!(crate::domain::usage::Usage::new(store, &config.plans).of(&org_id).await?))
         }
         AdminCommand::Client { command: ClientCommand::List { org_id } } => {
             known_org(store, &org_id).await?;

@@ -91,6 +91,12 @@ async fn admin_commands_print_the_contract_json() {
         (zapier["name"].as_str(), zapier["admin"].as_bool(), zapier["revoked"].as_bool()),
         (Some("Zapier"), Some(true), Some(true))
     );
+    // Where it stands against its plan, as the API's usage shows it.
+    let usage = json_out(&admin(&env, &["org", "usage", org_id]));
+    assert_eq!(usage["plan"], "pro");
+    assert_eq!(usage["webhooks"], serde_json::json!({"used": 0, "limit": 500}), "{usage}");
+    assert_eq!(usage["events"]["used"], 0);
+    assert!(!admin(&env, &["org", "usage", "org_nope"]).status.success());
     let app = clients.iter().find(|c| c["client_id"] == publisher["client_id"]).expect("listed");
     assert_eq!((app["publisher"].as_bool(), app["revoked"].as_bool()), (Some(true), Some(false)));
     for client in clients {
