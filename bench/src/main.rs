@@ -65,9 +65,11 @@ mod filters;
 mod flow;
 mod history;
 mod load;
+mod measures;
 mod noisy;
 mod ordering;
 mod otel;
+mod pg_proc;
 mod plugin;
 mod procs;
 mod race_load;
@@ -75,12 +77,11 @@ mod receiver;
 mod recovery;
 mod scenario;
 mod stages;
+mod weir_proc;
 
-use std::time::Duration;
-
-use load::{Kind, Publisher, percentile};
+use load::Kind;
+use measures::{open_loop, queued_memory};
 use procs::{RedisProc, WeirProc};
-use receiver::FastReceiver;
 use scenario::{CONNECTIONS, Scenario, connections, ms, run};
 
 /// The same allocator as the `weir` binary, for the in-process plugin measurement.
@@ -352,37 +353,6 @@ async fn bench() {
     print_fairness(n(2_000)).await;
 }
 
-/// Publish→receipt latency of an open-loop load.
-struct Latency {
-    events: usize,
-    rate: f64,
-    p50: Duration,
-    p99: Duration,
-    p999: Duration,
-    publish_p99: Duration,
-}
-
-async fn open_loop(redis: &RedisProc, rate: f64, events: usize) -> Latency {
-    let weir = WeirProc::start(redis, "latency", &[]);
-    let tenant = weir.tenant().await;
-    let receiver = FastReceiver::start().await;
-    tenant.create_webhook(&weir.base, &receiver.url(), serde_json::json!([])).await;
-    let published = Publisher::new(&weir.base, &tenant.publisher_token).run_paced(events, rate, Kind::WorkOrder).await;
-    receiver.wait_for(events, Duration::from_secs(600)).await;
-    let mut e2e = receiver.latencies(&published);
-    let mut publish: Vec<Duration> = published.iter().map(|p| p.latency).collect();
-    weir.stop();
-    redis.flush().await;
-    Latency {
-        events,
-        rate,
-        p50: percentile(&mut e2e, 50.0),
-        p99: percentile(&mut e2e, 99.0),
-        p999: percentile(&mut e2e, 99.9),
-        publish_p99: percentile(&mut publish, 99.0),
-    }
-}
-
 /// One organisation's plugin calls while another saturates its own (per-organisation share).
 async fn print_fairness(calls: usize) {
     let (idle, busy) = plugin::fairness(calls).await;
@@ -392,24 +362,4 @@ async fn print_fairness(calls: usize) {
         busy.as_secs_f64() * 1e6,
         busy.as_secs_f64() / idle.as_secs_f64()
     );
-}
-
-/// Publishes `events` to an API-only node and measures Redis' memory growth per delivery.
-async fn queued_memory(redis: &RedisProc, events: usize) -> (f64, f64) {
-    let weir = WeirProc::start(redis, "mem", &[("WEIR_WORKERS", "false")]);
-    let tenant = weir.tenant().await;
-    let receiver = FastReceiver::start().await;
-    tenant.create_webhook(&weir.base, &receiver.url(), serde_json::json!([])).await;
-    let before = redis.used_memory().await;
-    Publisher::new(&weir.base, &tenant.publisher_token).run(events, 32, Kind::WorkOrder).await;
-    let queued = redis.used_memory().await;
-    weir.stop();
-    // Then delivered: what stays for the retention period.
-    let weir = WeirProc::start(redis, "mem", &[]);
-    receiver.wait_for(events, Duration::from_secs(300)).await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let delivered = redis.used_memory().await;
-    weir.stop();
-    let per = |after: u64| after.saturating_sub(before) as f64 / events as f64;
-    (per(queued), per(delivered))
 }

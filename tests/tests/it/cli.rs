@@ -1,4 +1,5 @@
-//! The `weir` binary: operator commands (contract §1) and the managed Redis.
+//! The `weir` binary: operator commands (contract §1), the managed Redis, and a mistyped
+//! `WEIR_` variable refused by every command.
 
 use std::path::Path;
 use std::process::Output;
@@ -324,4 +325,20 @@ async fn users_are_created_with_a_password_from_standard_input() {
     assert!(listed.contains(&("ada@example.com", true)) && listed.contains(&("reader@example.com", false)));
     assert!(!users.to_string().contains("argon2"), "{users}");
     assert!(users.as_array().unwrap().iter().all(|u| u.as_object().unwrap().len() == 4), "{users}");
+}
+
+#[tokio::test]
+async fn a_mistyped_weir_variable_stops_serve_and_admin_naming_the_closest_setting() {
+    let builder = WeirBuilder::shared().env("WEIR_EGRES_PROXY", "http://127.0.0.1:3128");
+    for args in [vec!["serve"], vec!["admin", "org", "list"]] {
+        let mut command = crate::support::weir::weir_command();
+        command.args(&args);
+        for (name, value) in builder.vars() {
+            command.env(name, value);
+        }
+        let output = command.output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("WEIR_EGRES_PROXY") && stderr.contains("WEIR_EGRESS_PROXY"), "{stderr}");
+    }
 }

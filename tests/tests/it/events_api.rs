@@ -1,4 +1,5 @@
-//! `GET /api/v2/events/{id}`: an event and the delivery to each webhook (contract §2).
+//! The events API (contract §2): `POST /api/v2/events` validates what it is sent, and
+//! `GET /api/v2/events/{id}` shows an event and the delivery to each webhook.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -74,4 +75,71 @@ async fn event_lookup_keeps_to_the_organisation_and_the_rules() {
     t.publisher.get(&format!("/api/v2/events/{id}")).await.expect(403);
     let free = weir.tenant(Plan::free()).await;
     free.admin.get(&format!("/api/v2/events/{id}")).await.expect(402);
+}
+
+#[tokio::test]
+async fn events_are_validated() {
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::pro()).await;
+    let base = work_order_event("wo_1");
+    let with = |patch: Value| {
+        let mut e = base.clone();
+        for (k, v) in patch.as_object().unwrap() {
+            if v.is_null() {
+                e.as_object_mut().unwrap().remove(k);
+            } else {
+                e[k] = v.clone();
+            }
+        }
+        e
+    };
+    let cases: Vec<(Value, Vec<&str>)> = vec![
+        (with(json!({"action": "work_order_exploded"})), vec!["action"]),
+        (with(json!({"action": null})), vec!["action"]),
+        (with(json!({"action": 5})), vec!["action"]),
+        (with(json!({"id": "order-1"})), vec!["id"]),
+        (with(json!({"id": "evt_"})), vec!["id"]),
+        (with(json!({"created_at": "yesterday"})), vec!["created_at"]),
+        (with(json!({"created_at": "9999-12-31T23:59:59.999Z"})), vec!["created_at"]),
+        (
+            with(json!({"created_at": weir::time::format_millis(weir::time::now_millis() + 25 * 3600 * 1000)})),
+            vec!["created_at"],
+        ),
+        (with(json!({"creator": null})), vec!["creator"]),
+        (with(json!({"creator": {"id": "u"}})), vec!["creator.name"]),
+        (with(json!({"creator": {"id": "u", "name": "n", "email": "x"}})), vec!["creator.email"]),
+        (with(json!({"subject": {"type": "WorkOrder"}})), vec!["subject.id"]),
+        (with(json!({"subject": {"type": "WorkOrder", "id": "w", "deleted": "yes"}})), vec!["subject.deleted"]),
+        (with(json!({"subject": {"type": "Defect", "id": "w"}})), vec!["work_order"]),
+        (with(json!({"work_order": null})), vec!["snapshot"]),
+        (with(json!({"work_order": [1]})), vec!["work_order"]),
+        (with(json!({"defect": {"id": "d"}})), vec!["defect"]),
+        (with(json!({"colour": "red"})), vec!["colour"]),
+        (
+            json!({"action": "defect_created", "creator": {"id": "u", "name": "n"}, "subject": {"type": "WorkOrder", "id": "w"}, "work_order": {}}),
+            vec!["work_order"],
+        ),
+    ];
+    for (event, fields) in cases {
+        let resp = t.publisher.post("/api/v2/events", &event).await;
+        assert_eq!(resp.status, 422, "{event}: {}", resp.text());
+        assert_eq!(resp.error_fields(), fields, "{event}");
+    }
+    // A note is about another record: any snapshot type that matches its subject.
+    let note = json!({"action": "note_created", "creator": {"id": "u", "name": "n"}, "subject": {"type": "Asset", "id": "a1"}, "asset": {"id": "a1"}});
+    t.publisher.post("/api/v2/events", &note).await.expect(202);
+    // A little clock skew is fine.
+    let soon = with(json!({"created_at": weir::time::format_millis(weir::time::now_millis() + 3600 * 1000)}));
+    t.publisher.post("/api/v2/events", &soon).await.expect(202);
+    let resp = t
+        .publisher
+        .http
+        .post("/api/v2/events")
+        .bearer(&t.publisher.token)
+        .raw("application/json", "{")
+        .send()
+        .await
+        .expect(422);
+    assert_eq!(resp.error_fields(), vec!["body"]);
+    t.publisher.http.post("/api/v2/events").bearer(&t.publisher.token).raw("text/plain", "{}").send().await.expect(415);
 }

@@ -6,6 +6,7 @@ mod support;
 
 mod cli;
 mod cluster;
+mod cluster_failover;
 mod cluster_slots;
 mod collector_faults;
 mod delivery;
@@ -19,6 +20,7 @@ mod errors;
 mod events_api;
 mod example_receiver;
 mod exports;
+mod exports_snapshots;
 mod filters;
 mod floors;
 mod forwarded;

@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod api;
 pub mod browser;
 pub mod cluster;
 pub mod http;
@@ -12,6 +13,7 @@ pub mod otlp;
 pub mod plugins;
 pub mod ports;
 pub mod postgres;
+pub mod process;
 pub mod proxy;
 pub mod python;
 pub mod rabbitmq;

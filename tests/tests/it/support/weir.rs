@@ -4,17 +4,16 @@
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
-use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use weir::config::Config;
 use weir::store::Store;
 use weir::store::tenants::orgs::Plan;
 
-use super::http::{Http, Resp};
+use super::http::Http;
 use super::{eventually, free_port, temp_dir, unique};
 
 /// Settings for a Weir under test. Defaults: the shared Redis, a fresh key prefix, a
@@ -171,7 +170,7 @@ impl WeirBuilder {
         }
         let stderr = log.map_or_else(Stdio::inherit, Stdio::from);
         let child = command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(stderr).spawn().expect("spawn weir");
-        WeirProcess { child: Some(child), base: format!("http://127.0.0.1:{port}"), port }
+        WeirProcess::of(child, port)
     }
 }
 
@@ -296,19 +295,7 @@ impl Drop for Weir {
     }
 }
 
-/// Client credentials.
-#[derive(Debug, Clone)]
-pub struct Credentials {
-    pub client_id: String,
-    pub client_secret: String,
-}
-
-/// An organisation under test.
-pub struct Tenant {
-    pub org_id: String,
-    pub admin: Api,
-    pub publisher: Api,
-}
+pub use super::api::{Api, Credentials, Tenant, export_event, work_order_event};
 
 impl Tenant {
     /// The same organisation and clients, speaking to another Weir of the same data set.
@@ -318,133 +305,7 @@ impl Tenant {
     }
 }
 
-/// An authenticated API client.
-#[derive(Clone)]
-pub struct Api {
-    pub http: Http,
-    pub token: String,
-    pub creds: Credentials,
-}
-
-impl Api {
-    /// One series' value in `/metrics` (`None`: not there).
-    pub async fn metric(&self, series: &str) -> Option<f64> {
-        let text = self.http.get("/metrics").send().await.expect(200).text();
-        text.lines()
-            .find(|l| l.starts_with(series) && l[series.len()..].starts_with(' '))?
-            .rsplit(' ')
-            .next()?
-            .parse()
-            .ok()
-    }
-
-    pub async fn get(&self, path: &str) -> Resp {
-        self.http.get(path).bearer(&self.token).send().await
-    }
-
-    pub async fn post(&self, path: &str, body: &Value) -> Resp {
-        self.http.post(path).bearer(&self.token).json(body).send().await
-    }
-
-    pub async fn patch(&self, path: &str, body: &Value) -> Resp {
-        self.http.patch(path).bearer(&self.token).json(body).send().await
-    }
-
-    pub async fn delete(&self, path: &str) -> Resp {
-        self.http.delete(path).bearer(&self.token).send().await
-    }
-
-    /// Creates a webhook to `url` for `actions`; returns its JSON.
-    pub async fn create_webhook(&self, url: &str, actions: &[&str]) -> Value {
-        self.post("/api/v2/webhooks", &json!({"url": url, "subscribed_actions": actions})).await.expect(201).json()
-    }
-}
-
-/// The `weir` binary, built next to this test binary (`target/<profile>/weir`).
-pub fn weir_binary() -> PathBuf {
-    let exe = std::env::current_exe().expect("test binary path");
-    let dir = exe.parent().and_then(|deps| deps.parent()).expect("target dir");
-    let bin = dir.join("weir");
-    assert!(bin.exists(), "{} is missing: build it first (`cargo build -p weir`; the test script does)", bin.display());
-    bin
-}
-
-/// A command running the `weir` binary with none of the harness's own `WEIR_*` variables
-/// (`WEIR_TEST_REDIS`…): `weir` refuses a `WEIR_` variable that is no setting of its own.
-pub fn weir_command() -> Command {
-    let mut command = Command::new(weir_binary());
-    for (name, _) in std::env::vars_os() {
-        if name.to_str().is_some_and(|n| n.starts_with("WEIR_")) {
-            command.env_remove(&name);
-        }
-    }
-    command
-}
-
-/// `weir serve` as a child process.
-pub struct WeirProcess {
-    child: Option<Child>,
-    pub base: String,
-    pub port: u16,
-}
-
-impl WeirProcess {
-    pub fn http(&self) -> Http {
-        Http::new(&self.base)
-    }
-
-    pub async fn wait_ready(&self) {
-        let http = self.http();
-        eventually("weir serve ready", Duration::from_secs(30), async || {
-            let ok = tokio::time::timeout(Duration::from_secs(2), async {
-                let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-                    .build_http::<http_body_util::Full<bytes::Bytes>>();
-                let uri: hyper::Uri = format!("{}/readyz", http.base).parse().ok()?;
-                client.get(uri).await.ok().map(|r| r.status().as_u16())
-            })
-            .await;
-            matches!(ok, Ok(Some(200))).then_some(())
-        })
-        .await;
-    }
-
-    pub fn pid(&self) -> u32 {
-        self.child.as_ref().map(Child::id).unwrap_or(0)
-    }
-
-    /// Sends `signal` (e.g. "TERM", "KILL") and waits for the process to end.
-    pub fn signal(&mut self, signal: &str) -> std::process::ExitStatus {
-        let mut child = self.child.take().expect("running");
-        let _ = Command::new("kill").arg(format!("-{signal}")).arg(child.id().to_string()).status();
-        child.wait().expect("wait")
-    }
-
-    /// Sends `signal` to every process of the group this process leads (see
-    /// [`WeirBuilder::spawn_as_group`]), as a terminal does on Ctrl-C, and waits for it.
-    pub fn signal_group(&mut self, signal: &str) -> std::process::ExitStatus {
-        let mut child = self.child.take().expect("running");
-        let _ = Command::new("kill").arg(format!("-{signal}")).arg("--").arg(format!("-{}", child.id())).status();
-        child.wait().expect("wait")
-    }
-}
-
-impl Drop for WeirProcess {
-    /// Stops the process as an operator would (SIGTERM, so a managed Redis is shut down
-    /// too), and kills it if it has not ended within a few seconds.
-    fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status();
-            for _ in 0..100 {
-                if let Ok(Some(_)) = child.try_wait() {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
+pub use super::process::{WeirProcess, weir_binary, weir_command};
 
 /// Whether a Redis answers on a Unix socket.
 pub async fn socket_answers(path: &std::path::Path) -> bool {
@@ -452,68 +313,6 @@ pub async fn socket_answers(path: &std::path::Path) -> bool {
         return false;
     };
     matches!(tokio::time::timeout(Duration::from_secs(2), client.get_multiplexed_async_connection()).await, Ok(Ok(_)))
-}
-
-/// A valid `work_order_created` event about work order `wo`.
-pub fn work_order_event(wo: &str) -> Value {
-    json!({
-        "action": "work_order_created",
-        "creator": {"id": "usr_7", "name": "Ada Lovelace"},
-        "subject": {"type": "WorkOrder", "id": wo},
-        "work_order": {"id": wo, "title": "Replace pump seal", "status": "open", "priority": 2},
-    })
-}
-
-impl Api {
-    /// Publishes an event (as a publisher client); returns its id.
-    pub async fn publish(&self, event: &Value) -> String {
-        let resp = self.post("/api/v2/events", event).await.expect(202);
-        resp.json()["id"].as_str().expect("event id").to_owned()
-    }
-
-    /// Publishes an event with a `traceparent` header (W3C trace context); its id.
-    pub async fn publish_traced(&self, event: &Value, traceparent: &str) -> String {
-        let resp = self
-            .http
-            .post("/api/v2/events")
-            .bearer(&self.token)
-            .header("traceparent", traceparent)
-            .json(event)
-            .send()
-            .await
-            .expect(202);
-        resp.json()["id"].as_str().expect("event id").to_owned()
-    }
-
-    /// The deliveries of a webhook, newest first (up to 100).
-    pub async fn deliveries_of(&self, webhook_id: &str) -> Vec<Value> {
-        let resp = self.get(&format!("/api/v2/webhook_deliveries?webhook_id={webhook_id}&limit=100")).await.expect(200);
-        resp.json()["data"].as_array().cloned().unwrap_or_default()
-    }
-
-    /// Waits until every delivery of a webhook has left `pending` (and there are `n`).
-    pub async fn settled(&self, webhook_id: &str, n: usize) -> Vec<Value> {
-        eventually(&format!("{n} settled deliveries"), Duration::from_secs(30), async || {
-            let all = self.deliveries_of(webhook_id).await;
-            (all.len() == n && all.iter().all(|d| d["status"] != "pending")).then_some(all)
-        })
-        .await
-    }
-}
-
-/// A `report_export_completed` event: export `rex` of `exportable` (type, id) by `creator`.
-pub fn export_event(rex: &str, exportable: (&str, &str), creator: &str) -> Value {
-    json!({
-        "action": "report_export_completed",
-        "creator": {"id": creator, "name": format!("Client {creator}")},
-        "subject": {"type": "ReportExport", "id": rex},
-        "report_export": {
-            "id": rex, "status": "completed", "format": "pdf",
-            "exportable": {"type": exportable.0, "id": exportable.1},
-            "created_at": "2026-11-22T10:00:00.000Z", "completed_at": "2026-11-22T10:00:05.000Z",
-            "download_url": format!("https://weir.example/exports/{rex}?sig=abc"),
-        },
-    })
 }
 
 /// Weir's warnings and errors (of every in-process Weir) go to the output of the test that
