@@ -147,6 +147,22 @@ pub(super) fn attempt(on: &On, span: AttemptSpan<'_>) {
         (_, Some((_, destination))) => (SpanKind::Producer, Cow::Owned(format!("publish {destination}"))),
         (_, None) => (SpanKind::Client, Cow::Borrowed("POST")),
     };
+    target_attributes(&span, &mut attributes);
+    let status = answer_status(&span, &mut attributes);
+    // A retry links to the first attempt.
+    let links = if span.attempt > 1 { vec![Link::with_context(own(1))] } else { Vec::new() };
+    let parent_of_calls = remote(trace, context.span_id().to_bytes(), true);
+    on.queue.push(on.span(
+        context,
+        Some(&parent),
+        Finished { kind, name, times: (span.start, span.end), attributes, status, links },
+    ));
+    plugin_calls(on, &span, &parent_of_calls);
+}
+
+/// What an attempt's span says of where it went: the broker's system and destination, or
+/// the HTTP method and URL.
+fn target_attributes(span: &AttemptSpan<'_>, attributes: &mut Vec<KeyValue>) {
     if let (false, Some((system, destination))) = (matches!(span.answer, Answer::NotSent), span.messaging) {
         attributes.push(KeyValue::new("messaging.system", system));
         attributes.push(KeyValue::new("messaging.destination.name", destination.to_owned()));
@@ -168,7 +184,11 @@ pub(super) fn attempt(on: &On, span: AttemptSpan<'_>) {
             }
         }
     }
-    let status = match &span.answer {
+}
+
+/// An attempt's span status from its answer, with the answer's attributes.
+fn answer_status(span: &AttemptSpan<'_>, attributes: &mut Vec<KeyValue>) -> Status {
+    match &span.answer {
         // A broker's acknowledgement: no HTTP status to tell.
         Answer::Status(_) if span.messaging.is_some() => Status::Unset,
         Answer::Status(code) => {
@@ -185,15 +205,12 @@ pub(super) fn attempt(on: &On, span: AttemptSpan<'_>) {
             Status::error(why.clone())
         }
         Answer::NotSent => Status::Unset,
-    };
-    // A retry links to the first attempt.
-    let links = if span.attempt > 1 { vec![Link::with_context(own(1))] } else { Vec::new() };
-    let parent_of_calls = remote(trace, context.span_id().to_bytes(), true);
-    on.queue.push(on.span(
-        context,
-        Some(&parent),
-        Finished { kind, name, times: (span.start, span.end), attributes, status, links },
-    ));
+    }
+}
+
+/// The spans of an attempt's plugin calls, children of `parent`.
+fn plugin_calls(on: &On, span: &AttemptSpan<'_>, parent: &SpanContext) {
+    let trace = span.trace;
     for (i, call) in span.plugins.iter().enumerate() {
         let id = TraceContext::plugin_span_id(trace.trace_id, span.delivery_id, i);
         let context = sampled(trace.trace_id, id);
@@ -205,7 +222,7 @@ pub(super) fn attempt(on: &On, span: AttemptSpan<'_>) {
         let status = if call.verdict == "error" { Status::error("the plugin failed") } else { Status::Unset };
         on.queue.push(on.span(
             context,
-            Some(&parent_of_calls),
+            Some(parent),
             Finished {
                 kind: SpanKind::Internal,
                 name: Cow::Borrowed("plugin"),

@@ -10,6 +10,8 @@ use crate::netguard::UrlRule;
 use crate::shared::SecretKeys;
 use crate::store::tenants::webhooks::StoredDestination;
 
+use super::input::vet_url;
+
 /// `destination`: absent → `None`; `null` or `{"type": "http"}` → `Some(None)` (HTTP);
 /// else the destination to store, or `None` with the error recorded in `fields`.
 pub(super) async fn destination(
@@ -51,4 +53,29 @@ pub(super) async fn destination(
         }
     };
     Some(Some(StoredDestination { spec, sealed_credentials }))
+}
+
+/// A new webhook's URL: the one given (vetted), or its destination's address; one of the
+/// two, not both.
+pub(super) async fn new_url(
+    rule: &UrlRule,
+    url: Option<String>,
+    destination: Option<&StoredDestination>,
+    fields: &mut Fields,
+) -> Option<String> {
+    match (url, destination) {
+        (Some(_), Some(_)) => {
+            fields.error("url", "is not given with a destination other than http (its address is destination.url)");
+            None
+        }
+        (None, Some(d)) => Some(d.spec.address().to_owned()),
+        (Some(url), None) => vet_url(rule, &url, fields).await,
+        (None, None) => {
+            // (A destination that was refused has said so already.)
+            if !fields.has_errors() {
+                fields.error("url", "is required");
+            }
+            None
+        }
+    }
 }

@@ -80,21 +80,7 @@ async fn create(
         Some(value) => attachments(&webhooks.plugin_hashes, org_id, value, &mut fields).await?,
         None => Some(Vec::new()),
     };
-    let url = match (url, &destination) {
-        (Some(_), Some(_)) => {
-            fields.error("url", "is not given with a destination other than http (its address is destination.url)");
-            None
-        }
-        (None, Some(d)) => Some(d.spec.address().to_owned()),
-        (Some(url), None) => vet_url(&webhooks.url_rule, &url, &mut fields).await,
-        (None, None) => {
-            // (A destination that was refused has said so already.)
-            if !fields.has_errors() {
-                fields.error("url", "is required");
-            }
-            None
-        }
-    };
+    let url = destination::new_url(&webhooks.url_rule, url, destination.as_ref(), &mut fields).await;
     fields.finish()?;
     let (Some(url), Some(actions), Some(plugins)) = (url, actions, plugins) else {
         return Err(Invalid::field("webhook", "is not valid").into());
@@ -124,6 +110,11 @@ async fn create(
         destination,
         endpoint: EndpointFields::default(),
     };
+    store_new(webhooks, org_id, webhook).await
+}
+
+/// Stores a validated new webhook within its organisation's plan.
+async fn store_new(webhooks: &Webhooks, org_id: &str, webhook: Webhook) -> Result<Webhook, WebhookError> {
     let plan = webhooks.store.tenants().org_plan_name(org_id).await?;
     let rules = webhooks.publishing.plans.rules(&plan).clone();
     let max = rules.limits.webhooks.map_or(MAX_WEBHOOKS_PER_ORG, |n| (n as usize).min(MAX_WEBHOOKS_PER_ORG));
