@@ -4,6 +4,7 @@
 //! half the budget the older one is dropped), each kept at most `max_age`. O(1) per read and
 //! write; one lock, held only for the map operation.
 
+use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::Mutex;
@@ -29,7 +30,7 @@ pub(crate) struct Recent<K, V> {
     max_age: Duration,
 }
 
-impl<K: Hash + Eq + Clone, V: Clone> Recent<K, V> {
+impl<K: Hash + Eq, V: Clone> Recent<K, V> {
     pub(crate) fn new(budget: usize, max_age: Duration) -> Recent<K, V> {
         let maps = Generations { newer: HashMap::new(), older: HashMap::new(), weight: 0 };
         Recent { maps: Mutex::new(maps), half: (budget / 2).max(1), max_age }
@@ -37,17 +38,21 @@ impl<K: Hash + Eq + Clone, V: Clone> Recent<K, V> {
 
     /// The value kept for `key`, unless it is older than the map's `max_age` or than its own
     /// deadline (the instant given with it, if earlier).
-    pub(crate) fn get(&self, key: &K) -> Option<V> {
+    pub(crate) fn get<Q>(&self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         let mut maps = self.maps.lock().unwrap_or_else(|e| e.into_inner());
         let now = Instant::now();
         if let Some((value, until, _)) = maps.newer.get(key) {
             return (*until > now).then(|| value.clone());
         }
-        let (value, until, weight) = maps.older.remove(key)?;
+        let (key, (value, until, weight)) = maps.older.remove_entry(key)?;
         if until <= now {
             return None;
         }
-        maps.insert(key.clone(), (value.clone(), until, weight), self.half);
+        maps.insert(key, (value.clone(), until, weight), self.half);
         Some(value)
     }
 

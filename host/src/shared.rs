@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use tokio::sync::Notify;
 
@@ -18,6 +18,7 @@ use crate::metrics::Metrics;
 use crate::recent::Recent;
 use crate::store::core::batch::Batcher;
 use crate::store::tenants::clients::{TokenOwner, TokenQuery};
+use crate::store::versions::KEPT_AT_MOST;
 use crate::store::{Partition, Result, Store};
 
 /// Most lookups sent to Redis in one round trip.
@@ -37,8 +38,6 @@ pub(crate) struct Tokens {
 
 /// Most tokens kept per process.
 const KEPT_TOKENS: usize = 16 * 1024;
-/// Longest a token is kept (`store::versions`: what a lost version copy can leave stale).
-const TOKEN_KEPT_FOR: Duration = Duration::from_secs(30);
 
 impl Tokens {
     /// Starts the batches (inside a Tokio runtime).
@@ -48,7 +47,7 @@ impl Tokens {
             let store = lookups.clone();
             async move { store.tenants().lookup_tokens(&queries).await }
         });
-        Tokens { lookups: batcher, kept: Recent::new(KEPT_TOKENS, TOKEN_KEPT_FOR), store: store.clone() }
+        Tokens { lookups: batcher, kept: Recent::new(KEPT_TOKENS, KEPT_AT_MOST), store: store.clone() }
     }
 
     /// The client and plan a live token belongs to (`None`: unknown, expired or revoked).
@@ -61,7 +60,7 @@ impl Tokens {
     /// organisation now known) its version read and the token looked up once more, so the
     /// version kept is never newer than what it was read with.
     pub(crate) async fn owner_kept(&self, client_id: &str, token_hash: &str) -> Result<Option<(TokenOwner, u64)>> {
-        if let Some(kept) = self.kept.get(&token_hash.to_owned()) {
+        if let Some(kept) = self.kept.get(token_hash) {
             return Ok(Some(kept));
         }
         let Some(first) = self.owner(client_id, token_hash).await? else { return Ok(None) };

@@ -153,12 +153,11 @@ impl Access {
         token: &str,
         kept: bool,
     ) -> Result<Option<(TokenOwner, Option<u64>)>, StoreError> {
+        if !kept {
+            return Ok(self.token_owner(token).await?.map(|owner| (owner, None)));
+        }
         let Some(client) = crate::auth::token_client(token) else { return Ok(None) };
-        let hash = secrets::hash(token);
-        Ok(match kept {
-            true => self.tokens.owner_kept(client, &hash).await?.map(|(owner, v)| (owner, Some(v))),
-            false => self.tokens.owner(client, &hash).await?.map(|owner| (owner, None)),
-        })
+        Ok(self.tokens.owner_kept(client, &secrets::hash(token)).await?.map(|(owner, v)| (owner, Some(v))))
     }
 
     /// Takes one request from the client's budget when `WEIR_API_RATE_LIMIT` is set: how

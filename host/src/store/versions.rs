@@ -9,13 +9,21 @@
 //! partition's copy: a change that returned before a publish started is always seen by it.
 //!
 //! A copy may lag its organisation's version (a change whose process died between the two
-//! writes, or a partition whose master was away: the change is not refused for that): a cache newer than the copy is then taken, as it is at least as new. Caches
-//! also expire (`domain::directory`), which bounds what such a lost copy — or one a Redis
-//! failover lost with the change itself — can leave stale.
+//! writes, or a partition whose master was away: the change is not refused for that): a
+//! cache newer than the copy is then taken, as it is at least as new. What is kept is used
+//! for [`KEPT_AT_MOST`] at most (`crate::shared::Tokens`, `store::events::publisher`), which
+//! bounds what such a lost copy — or one a Redis failover lost with the change itself — can
+//! leave stale.
+
+use std::time::Duration;
 
 use crate::store::Result;
 use crate::store::concerns::Versions;
 use crate::store::core::scripts::VERSION_RAISE;
+
+/// Longest a process uses what it kept of an organisation (subscribers, a token) before it
+/// reads it again, whatever the versions say.
+pub const KEPT_AT_MOST: Duration = Duration::from_secs(30);
 
 impl Versions<'_> {
     /// The organisation's version now (0 before its first change).
@@ -41,7 +49,8 @@ impl Versions<'_> {
                 // whose copy was written) keeps an older copy: the change stands, and a kept
                 // cache may serve that partition until it expires.
                 Err(e) if e.is_unavailable() => {
-                    tracing::warn!(error = %e, org_id, partition = p.0, "an organisation's version was not copied into a partition that is away; publishes there may use what was kept for up to 30 s");
+                    let kept_at_most_s = KEPT_AT_MOST.as_secs();
+                    tracing::warn!(error = %e, org_id, partition = p.0, kept_at_most_s, "an organisation's version was not copied into a partition that is away; publishes there may use what was kept until it expires");
                 }
                 Err(e) => return Err(e),
             }

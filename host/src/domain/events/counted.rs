@@ -47,7 +47,7 @@ impl Publishing {
         (rules, token): (&Rules, Option<&TokenProof>),
         event: &Event<'_>,
     ) -> Result<Published, PublishError> {
-        let first = self.publish_counted_once(org_id, (rules, token), event).await;
+        let first = self.publish_counted_once(org_id, (rules, token), event, false).await;
         // Stale, or refused under the plan its kept token names: is that token (and plan)
         // still what it was?
         let Some(token) = token else { return first };
@@ -64,19 +64,21 @@ impl Publishing {
         // Kept with what it was: kept no longer.
         self.tokens.forget(token);
         let rules = self.plans.rules(owner.plan.as_str()).clone();
-        match self.publish_counted_once(org_id, (&rules, None), event).await? {
+        // What was kept is behind a change: the subscribers are read anew too.
+        match self.publish_counted_once(org_id, (&rules, None), event, true).await? {
             Published::Stale => Err(PublishError::Unauthorized),
             published => Ok(published),
         }
     }
 
-    /// [`Publishing::publish_counted`] once: [`Published::Stale`] when what `token` was
-    /// kept with changed since.
+    /// [`Publishing::publish_counted`] once, with the subscribers as kept or (`fresh`) read
+    /// now: [`Published::Stale`] when what `token` was kept with changed since.
     async fn publish_counted_once(
         &self,
         org_id: &str,
         (rules, token): (&Rules, Option<&TokenProof>),
         event: &Event<'_>,
+        fresh: bool,
     ) -> Result<Published, PublishError> {
         let to = To { except: None, token, retention: self.retention(&rules.name), counted: true };
         // Publishes what `prepare` found (`None`: a duplicate), counted.
@@ -86,11 +88,11 @@ impl Publishing {
         };
         let Some(limit) = rules.limits.events_per_day else {
             // No limit to hold it to: the publish itself counts it.
-            return Ok(publish(self.prepare(org_id, event, None, false).await?).await?);
+            return Ok(publish(self.prepare(org_id, event, None, fresh).await?).await?);
         };
         let take = Take::now(org_id, limit, 1);
         let (taken, prepared) =
-            tokio::join!(self.publisher.take_daily(take.clone()), self.prepare(org_id, event, None, false));
+            tokio::join!(self.publisher.take_daily(take.clone()), self.prepare(org_id, event, None, fresh));
         let used = match taken? {
             Taken::Yes { used } => used,
             Taken::No { .. } => {

@@ -5,13 +5,13 @@
 //! was read at, which the publish script holds it to (`store::versions`).
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use crate::recent::Recent;
 use crate::store::core::batch::Batcher;
 use crate::store::events::daily::{Take, Taken};
 use crate::store::events::publish::{Publication, Published};
 use crate::store::tenants::webhooks::Subscribers;
+use crate::store::versions::KEPT_AT_MOST;
 use crate::store::{Partition, Store, StoreError};
 
 /// Most events sent to Redis in one publish call.
@@ -19,9 +19,6 @@ const BATCH: usize = 64;
 /// What the (organisation, action) subscriber sets kept per process may weigh, about their
 /// size in bytes (an organisation with many webhooks and long filters weighs its share).
 const KEPT_BYTES: usize = 32 * 1024 * 1024;
-/// Longest a kept set is used (the version check makes it exact; this bounds what a change
-/// whose copies were lost can leave stale: `store::versions`).
-const KEPT_FOR: Duration = Duration::from_secs(30);
 
 /// Publishes batches of events, one batcher per partition, after finding their subscribers
 /// (also in batches: concurrent publishes share one round trip, and those of one
@@ -51,7 +48,7 @@ impl Publisher {
             let store = counters.clone();
             async move { store.events().take_daily(&takes).await }
         });
-        Publisher { partitions, subscribers, kept: Recent::new(KEPT_BYTES, KEPT_FOR), daily }
+        Publisher { partitions, subscribers, kept: Recent::new(KEPT_BYTES, KEPT_AT_MOST), daily }
     }
 
     /// The active webhooks of the organisation subscribed to the action, as kept (or read
