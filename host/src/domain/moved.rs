@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::history::History;
 use crate::store::core::keys::{Partition, event_digest};
-use crate::store::events::exports::{Snapshot, snapshot_of};
+use crate::store::events::exports::snapshot_of;
 use crate::store::events::log::LogEntry;
 use crate::store::events::publish::{EventDelivery, delivery_id};
 use crate::store::events::stored::StoredEvent;
@@ -186,18 +186,29 @@ impl<'a> Reads<'a> {
         self.store.moving().restore_event(p, org_id, event_id, &event.encode(), keep).await
     }
 
-    /// The newest snapshot of a record, as JSON text: from its event in Redis, else in
-    /// history.
+    /// The newest snapshot of a record, as JSON text: the newer of its pointers in Redis and
+    /// in history (`store::events::exports::Pointer`), read from its event in Redis, else
+    /// in history; none once the newer pointer is a deletion's.
     pub(crate) async fn snapshot(&self, org_id: &str, kind: &str, id: &str) -> Result<Option<String>, StoreError> {
-        match self.store.exports().snapshot(org_id, kind, id).await? {
-            Snapshot::Here(text) => Ok(Some(text)),
-            Snapshot::None => Ok(None),
-            Snapshot::Moved { p, accepted_ms, event_id } => {
-                let Some(history) = self.history else { return Ok(None) };
-                let event = history.event(self.store, p, org_id, &event_id, accepted_ms).await?;
-                Ok(event.as_ref().and_then(|e| snapshot_of(kind, e)))
-            }
-        }
+        let here = self.store.exports().newest_pointer(org_id, kind, id).await?;
+        let Some(history) = self.history else {
+            let Some(pointer) = here.filter(|pointer| !pointer.gone) else { return Ok(None) };
+            let event = self.store.events().event(pointer.p, org_id, &pointer.event_id).await?;
+            return Ok(event.as_ref().and_then(|e| snapshot_of(kind, e)));
+        };
+        let moved = history.newest_pointer(org_id, &format!("{kind}:{id}")).await?;
+        let event = match (here, moved) {
+            (Some(here), Some(moved)) if moved.ms > here.ms => history.pointed(&moved).await?,
+            (Some(here), _) if here.gone => None,
+            (Some(here), _) => match self.store.events().event(here.p, org_id, &here.event_id).await? {
+                Some(event) => Some(event),
+                // (Its event moved, the pointer not yet.)
+                None => history.find_event(org_id, &here.event_id, self.days).await?.map(|(_, event)| event),
+            },
+            (None, Some(moved)) => history.pointed(&moved).await?,
+            (None, None) => None,
+        };
+        Ok(event.as_ref().and_then(|e| snapshot_of(kind, e)))
     }
 
     /// Whether an event with this id moved to history (an id seen before creates nothing

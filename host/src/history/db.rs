@@ -135,10 +135,11 @@ impl History {
         let events = |d: u32| d < events_from || super::classes::expired(d, today);
         let e = self.timed(schema::drop_days(&mut client, &self.schema, "events", events)).await?;
         let i = self.timed(schema::drop_days(&mut client, &self.schema, "indexes", |d| d < deliveries_from)).await?;
+        let s = self.timed(schema::drop_days(&mut client, &self.schema, "snapshots", |d| d < events_from)).await?;
         if d > 0 {
             self.days_made.lock().unwrap_or_else(|e| e.into_inner()).retain(|day| !deliveries(*day));
         }
-        Ok(d + e + i)
+        Ok(d + e + i + s)
     }
 
     /// The retention classes deliveries may be in, in order.

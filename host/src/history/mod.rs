@@ -12,6 +12,8 @@
 //! - `known`: whether an event id was accepted before, asked in batches.
 //! - `records`: what is kept of a delivery (its Redis row, as it was) and of an event (its
 //!   stored form), written in idempotent batches, read by id.
+//! - `snapshots`: records' pointers to their newest event (report exports), moved with
+//!   their events.
 //! - `mover`: a background job per partition (every process takes part, one at a time per
 //!   partition): write what is due, then have Redis forget it.
 //! - `reads`: reads that fall back to history for what left Redis — the same rows, so
@@ -30,6 +32,7 @@ mod pool;
 mod reads;
 mod records;
 mod schema;
+mod snapshots;
 
 pub(crate) use self::db::History;
 pub(crate) use self::mover::{Mover, MoverJob};

@@ -3,7 +3,8 @@
 //! kept while it works). Each turn writes to PostgreSQL the deliveries that ended at least
 //! `WEIR_HISTORY_HOT` ago, then has Redis forget those still as they were read; then the
 //! events accepted at least that long ago, forgotten once none of their deliveries has a
-//! row in Redis (a delivery still retrying needs its event). Writing first and forgetting
+//! row in Redis (a delivery still retrying needs its event), with the report exports'
+//! snapshot pointers that point at them (`super::snapshots`). Writing first and forgetting
 //! second makes a move that is cut short (a crash, PostgreSQL going away) safe to repeat:
 //! writes are keyed by id, and what was not forgotten is simply moved again. Once an hour a
 //! turn also drops the days past the retention periods.
@@ -18,10 +19,12 @@ use prometheus_client::metrics::counter::Counter;
 use super::db::History;
 use super::indexes::IndexRun;
 use super::records::{DeliveryRecord, EventRecord};
+use super::snapshots::PointerRow;
 use crate::jobs::{Ended, Job, Stopping};
 use crate::store::core::jobs::JobQueue;
 use crate::store::core::keys::{Partition, day_of, event_digest};
 use crate::store::events::accepted::Forget;
+use crate::store::events::exports::Pointer;
 use crate::store::events::publish::delivery_id;
 use crate::store::events::stored::StoredEvent;
 use crate::store::queue::index::IndexKind;
@@ -146,7 +149,7 @@ impl Mover {
         let later = crate::time::now_millis() + self.history.hot().as_millis() as u64;
         let mut webhooks: HashMap<String, Vec<String>> = HashMap::new();
         // Each event readable: its record and its deliveries' ids (one per webhook there is).
-        let mut readable: Vec<(&str, EventRecord, Vec<String>)> = Vec::new();
+        let mut readable: Vec<(&str, EventRecord, Vec<String>, Identity)> = Vec::new();
         let mut forgets = Vec::new();
         let mut classes = HashMap::new();
         for event in &events {
@@ -154,28 +157,29 @@ impl Mover {
                 forgets.push(Forget { event_key: event.key.clone(), delivery_keys: Vec::new() });
                 continue;
             };
-            let Some((org, id, accepted_ms)) = identity(stored) else {
+            let Some(identity) = identity(stored) else {
                 tracing::warn!(key = %event.key, "an accepted event cannot be read; it stays in Redis");
                 self.store.moving().note_accepted(p, &[event.key.as_str()], later).await?;
                 continue;
             };
+            let (org, id, accepted_ms) = (identity.org.clone(), &identity.id, identity.accepted_ms);
             if !webhooks.contains_key(&org) {
                 webhooks.insert(org.clone(), self.store.webhooks().webhook_ids(&org).await?);
             }
-            let ids = webhooks[&org].iter().map(|w| delivery_id(p, accepted_ms, &org, &id, w)).collect();
+            let ids = webhooks[&org].iter().map(|w| delivery_id(p, accepted_ms, &org, id, w)).collect();
             let class = self.class_of(&org, &mut classes).await?;
             let record = EventRecord {
                 day: super::classes::stored_day(class, day_of(accepted_ms)),
                 part: p.0,
-                digest: event_digest(&org, &id),
+                digest: event_digest(&org, id),
                 stored: stored.clone(),
             };
-            readable.push((event.key.as_str(), record, ids));
+            readable.push((event.key.as_str(), record, ids, identity));
         }
-        let all_ids: Vec<String> = readable.iter().flat_map(|(_, _, ids)| ids.iter().cloned()).collect();
+        let all_ids: Vec<String> = readable.iter().flat_map(|(_, _, ids, _)| ids.iter().cloned()).collect();
         let mut here = self.store.moving().rows_here(&all_ids).await?.into_iter();
-        let (mut records, mut waiting) = (Vec::new(), Vec::new());
-        for (key, record, ids) in readable {
+        let (mut records, mut waiting, mut written) = (Vec::new(), Vec::new(), Vec::new());
+        for (key, record, ids, identity) in readable {
             // This event's share of the answers (taken whole: they run in step with `all_ids`).
             let answers: Vec<bool> = here.by_ref().take(ids.len()).collect();
             let needed = answers.len() < ids.len() || answers.contains(&true);
@@ -185,14 +189,37 @@ impl Mover {
                 continue;
             }
             records.push(record);
+            written.push(identity);
             let delivery_keys = ids.iter().map(|id| self.store.keys().delivery(p, id)).collect();
             forgets.push(Forget { event_key: key.to_owned(), delivery_keys });
         }
         self.store.moving().note_accepted(p, &waiting, later).await?;
         self.history.write_events(&records).await?;
+        self.move_pointers(p, &written).await?;
         let forgotten = self.store.moving().forget_events(p, &forgets, later).await?;
         self.moved.1.inc_by(forgotten as u64);
         Ok(events.len())
+    }
+
+    /// The snapshot pointers (`store::events::exports::Pointer`) that still point at events
+    /// just written move with them: written to history, then forgotten in Redis if still
+    /// the same (a newer one stays, to move with its own event). Cut short, this is
+    /// repeated with the events: written twice at most, newest wins.
+    async fn move_pointers(&self, p: Partition, written: &[Identity]) -> Result<(), StoreError> {
+        let about: Vec<(&Identity, &str)> = written.iter().filter_map(|e| Some((e, e.subject.as_deref()?))).collect();
+        let records: Vec<(&str, &str)> = about.iter().map(|(e, subject)| (e.org.as_str(), *subject)).collect();
+        let pointers = self.store.exports().pointers(p, &records).await?;
+        let (mut rows, mut moved) = (Vec::new(), Vec::new());
+        for ((event, subject), pointer) in about.into_iter().zip(pointers) {
+            let Some(pointer) = pointer.filter(|pointer| pointer.event_id == event.id) else { continue };
+            let at = (event.id.as_str(), event.accepted_ms);
+            rows.push(PointerRow::new(&event.org, subject, at, pointer.ms, pointer.gone));
+            moved.push((event.org.as_str(), subject, pointer));
+        }
+        self.history.write_pointers(&rows).await?;
+        let moved: Vec<(&str, &str, &Pointer)> = moved.iter().map(|(o, s, pointer)| (*o, *s, pointer)).collect();
+        self.store.exports().forget_moved_pointers(p, &moved).await?;
+        Ok(())
     }
 
     /// One batch of indexes with entries due (day indexes, the event log's hours): their
@@ -249,20 +276,36 @@ impl Mover {
     }
 }
 
-/// The organisation, id and acceptance time of a stored event.
-fn identity(stored: &[u8]) -> Option<(String, String, u64)> {
+/// Who a stored event is: its organisation, id, acceptance time and record (`Type:id`).
+struct Identity {
+    org: String,
+    id: String,
+    accepted_ms: u64,
+    subject: Option<String>,
+}
+
+/// The [`Identity`] of a stored event.
+fn identity(stored: &[u8]) -> Option<Identity> {
     #[derive(serde::Deserialize)]
     struct Head {
         id: String,
-        organisation: Org,
+        organisation: Id,
+        subject: Option<Subject>,
     }
     #[derive(serde::Deserialize)]
-    struct Org {
+    struct Id {
+        id: String,
+    }
+    #[derive(serde::Deserialize)]
+    struct Subject {
+        #[serde(rename = "type")]
+        kind: String,
         id: String,
     }
     let event = StoredEvent::decode(stored)?;
     let head: Head = serde_json::from_str(&event.envelope).ok()?;
-    Some((head.organisation.id, head.id, event.accepted_ms))
+    let subject = head.subject.map(|s| format!("{}:{}", s.kind, s.id));
+    Some(Identity { org: head.organisation.id, id: head.id, accepted_ms: event.accepted_ms, subject })
 }
 
 /// The movers of a process, as a background job of the history queue.

@@ -73,22 +73,6 @@ impl History {
         Ok(())
     }
 
-    /// An event of partition `p` accepted at `accepted_ms`: from Redis, else history.
-    pub(crate) async fn event(
-        &self,
-        store: &Store,
-        p: Partition,
-        org_id: &str,
-        event_id: &str,
-        accepted_ms: u64,
-    ) -> Result<Option<StoredEvent>> {
-        if let Some(event) = store.events().event(p, org_id, event_id).await? {
-            return Ok(Some(event));
-        }
-        let found = self.events(&[(day_of(accepted_ms), event_digest(org_id, event_id))]).await?;
-        Ok(found.into_iter().next().flatten().as_deref().and_then(StoredEvent::decode))
-    }
-
     /// An event found by its id alone in history, within the last `days` days: its
     /// partition and stored form.
     pub(crate) async fn find_event(

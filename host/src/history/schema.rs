@@ -10,6 +10,7 @@
 //! | `deliveries` | `id`, `day` (the day the delivery was made: its id's) | `fields`: the delivery's row as Redis kept it (`super::records`) |
 //! | `events` | `digest` (`store::core::keys::event_digest`), `day` (the day it was accepted) | `part`: its Redis partition; `stored`: the event's stored form (`store::events::stored`) |
 //! | `indexes` | `key` (a day index's or an event log hour's Redis key), `first` (the place of its first entry here), `day` (the index's) | `entries`: a run of the index's entries, joined as their kind says (`store::queue::index::IndexKind`) |
+//! | `snapshots` | `key` (a digest of a record's organisation and `Type:id`), `day` (the day its newest event was accepted) | `event`: that event's digest; `ms`: its time; `gone`: the record was deleted (`super::snapshots`) |
 //!
 //! The keys lead with the id (and digest): an event found by id alone is one index probe
 //! per day kept. A plan that keeps deliveries for less than the installation has its
@@ -48,10 +49,20 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (key, first, day)
     ) PARTITION BY RANGE (day);
 ",
+    "
+    CREATE TABLE {s}.snapshots (
+        day integer NOT NULL,
+        key bytea NOT NULL,
+        event bytea NOT NULL,
+        ms bigint NOT NULL,
+        gone boolean NOT NULL,
+        PRIMARY KEY (key, day)
+    ) PARTITION BY RANGE (day);
+",
 ];
 
-/// The partitioned tables.
-pub(crate) const TABLES: [&str; 3] = ["deliveries", "events", "indexes"];
+/// The partitioned tables (a retention class's days have the first two only).
+pub(crate) const TABLES: [&str; 4] = ["deliveries", "events", "indexes", "snapshots"];
 
 /// The schema's name for a key prefix: `weir` for the default, else `weir_` and the
 /// prefix's letters, digits and underscores (at most 63 characters, PostgreSQL's limit).

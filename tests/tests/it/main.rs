@@ -30,6 +30,7 @@ mod hardening_load;
 mod history;
 mod history_failures;
 mod history_faults;
+mod history_snapshots;
 mod inputs;
 mod isolation;
 mod kept;

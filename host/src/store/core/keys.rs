@@ -53,7 +53,7 @@
 //! | `P:{exports}:jobs` | zset | exports to build, by due time or end of lease (ms) |
 //! | `P:secret:export-links` | string | the key that signs export download links |
 //! | `P:{q}:e:{ev}` | string, TTL | an event (`{ev}`: [`event_name`], 22 characters for the organisation and event id): when it was accepted, its `created_at` and the compressed envelope (`store::events::publish`); also its id's idempotency record. No TTL while it is the newest snapshot of its record |
-//! | `P:{q}:snap:{org}` | hash | `Type:id` → `ms evt`: the newest event about each record (report exports) |
+//! | `P:{q}:snap:{org}` | hash | `Type:id` → `ms evt` (`msd evt`: a deletion, with history): the newest event about each record (report exports; `store::events::exports::Pointer`); with history, a pointer moves to PostgreSQL with its event |
 //! | `P:{q}:published:{day}` | hash, TTL | organisation → its publishers' events of the UTC day in this partition (usage of a plan without a daily limit: `store::events::daily`) |
 //! | `P:{q}:versions` | hash | organisation → its version as this partition last heard it: `publish.lua` refuses a publish made from a cache older than that (`store::versions`) |
 //! | `P:{q}:release` | list | events no longer the newest of their record, to be given back their TTL |

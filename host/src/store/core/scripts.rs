@@ -49,6 +49,7 @@ lua!(DRAIN_NEW, "drain_new.lua");
 lua!(DEAD_LETTER, ["order.lua"], "dead_letter.lua");
 lua!(RELEASE, "release.lua");
 lua!(SNAPSHOT_FORGET, ["snapshots.lua"], "snapshot_forget.lua");
+lua!(SNAPSHOT_MOVED, "snapshot_moved.lua");
 lua!(WEBHOOK_SAVE, ["subscriptions.lua"], "webhook_save.lua");
 lua!(WEBHOOK_OFF, "webhook_off.lua");
 lua!(STREAK, "streak.lua");

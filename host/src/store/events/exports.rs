@@ -7,9 +7,11 @@
 //! be taken over when the lease ends.
 //!
 //! Snapshots are kept by the publish script (`store::events::publish`), the newest by event time, in
-//! the partition of the record; a `deleted` subject removes the record's snapshot. No copy
-//! is made: the newest event about each record keeps no TTL instead (it gets it back when
-//! it is superseded).
+//! the partition of the record; a `deleted` subject removes the record's snapshot (with
+//! history, leaves a tombstone [`Pointer`]). No copy is made: the newest event about each
+//! record keeps no TTL instead (it gets it back when it is superseded). With history in
+//! PostgreSQL a pointer moves with its event (`history::mover`), and readers take the
+//! newer of Redis's and history's (`domain::moved`).
 
 use std::collections::HashMap;
 
@@ -18,7 +20,7 @@ use redis::AsyncCommands;
 use crate::store::Result;
 use crate::store::concerns::Exports;
 use crate::store::core::keys::Partition;
-use crate::store::core::scripts::{EXPORT_CREATE, SNAPSHOT_FORGET};
+use crate::store::core::scripts::{EXPORT_CREATE, SNAPSHOT_FORGET, SNAPSHOT_MOVED};
 use crate::store::events::stored::StoredEvent;
 
 /// A report export, as stored.
@@ -66,15 +68,33 @@ fn from_fields(f: &HashMap<String, String>) -> Export {
     }
 }
 
-/// The newest snapshot of a record.
+/// A record's pointer to its newest event, as its organisation's snapshots hash keeps it in
+/// partition `p`: `<ms> <event id>`, or `<ms>d <event id>` for a deletion (a tombstone, kept
+/// with history in PostgreSQL only: it moves there with its event and hides older pointers
+/// that moved before).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Snapshot {
-    /// As JSON text.
-    Here(String),
-    /// Its event left Redis (history in PostgreSQL): accepted at `accepted_ms` in `p`.
-    Moved { p: Partition, accepted_ms: u64, event_id: String },
-    /// None kept.
-    None,
+pub struct Pointer {
+    pub p: Partition,
+    /// The event's time (ms): the newest wins.
+    pub ms: u64,
+    pub event_id: String,
+    /// The record was deleted.
+    pub gone: bool,
+    /// The value as stored (moving compares it).
+    pub value: String,
+}
+
+impl Pointer {
+    /// Reads a stored value (`None`: no pointer).
+    pub fn parse(p: Partition, value: String) -> Option<Pointer> {
+        let (ms, event) = value.split_once(' ')?;
+        let (ms, gone) = match ms.strip_suffix('d') {
+            Some(ms) => (ms, true),
+            None => (ms, false),
+        };
+        let (ms, event_id) = (ms.parse().ok()?, event.to_owned());
+        Some(Pointer { p, ms, event_id, gone, value })
+    }
 }
 
 /// The snapshot of a record of type `kind` that an event carries, as JSON text.
@@ -86,35 +106,52 @@ pub fn snapshot_of(kind: &str, event: &StoredEvent) -> Option<String> {
 }
 
 impl Exports<'_> {
-    /// The newest snapshot of a record, as JSON text (the snapshot key of the newest event
-    /// about it), or where that event went when it is no longer here (history in
-    /// PostgreSQL).
-    /// The pointer is looked for in every partition (the newest wins): an event published
-    /// while its record's partition could not acknowledge writes went to another one
-    /// (`events::standby`).
-    pub async fn snapshot(self, org_id: &str, kind: &str, id: &str) -> Result<Snapshot> {
+    /// The newest pointer to a record's newest event in Redis. It is looked for in every
+    /// partition (the newest wins): an event published while its record's partition could
+    /// not acknowledge writes went to another one (`events::standby`).
+    pub async fn newest_pointer(self, org_id: &str, kind: &str, id: &str) -> Result<Option<Pointer>> {
         let field = format!("{kind}:{id}");
         let reads = self.keys().partitions().map(|p| {
             let field = field.clone();
             async move {
-                let pointer: Option<String> = self.conn().hget(self.keys().snapshots(p, org_id), field).await?;
-                Ok::<_, crate::store::StoreError>(pointer.map(|v| (p, v)))
+                let value: Option<String> = self.conn().hget(self.keys().snapshots(p, org_id), field).await?;
+                Ok::<_, crate::store::StoreError>(value.and_then(|v| Pointer::parse(p, v)))
             }
         });
         let pointers = futures_util::future::try_join_all(reads).await?;
-        let newest = pointers
-            .into_iter()
-            .flatten()
-            .max_by_key(|(_, v)| v.split_once(' ').and_then(|(ms, _)| ms.parse::<u64>().ok()).unwrap_or(0));
-        let Some((p, pointer)) = newest else { return Ok(Snapshot::None) };
-        let Some((ms, event)) = pointer.split_once(' ') else { return Ok(Snapshot::None) };
-        match self.events().event(p, org_id, event).await? {
-            Some(stored) => Ok(snapshot_of(kind, &stored).map_or(Snapshot::None, Snapshot::Here)),
-            None => match ms.parse() {
-                Ok(accepted_ms) => Ok(Snapshot::Moved { p, accepted_ms, event_id: event.to_owned() }),
-                Err(_) => Ok(Snapshot::None),
-            },
+        Ok(pointers.into_iter().flatten().max_by_key(|pointer| pointer.ms))
+    }
+
+    /// The pointers of records (organisation, `Type:id`) in partition `p`, in one round trip.
+    pub async fn pointers(self, p: Partition, records: &[(&str, &str)]) -> Result<Vec<Option<Pointer>>> {
+        if records.is_empty() {
+            return Ok(Vec::new());
         }
+        let mut pipe = redis::pipe();
+        for (org, subject) in records {
+            pipe.hget(self.keys().snapshots(p, org), *subject);
+        }
+        let values: Vec<Option<String>> = pipe.query_async(&mut self.conn()).await?;
+        Ok(values.into_iter().map(|v| v.and_then(|v| Pointer::parse(p, v))).collect())
+    }
+
+    /// Forgets pointers of partition `p` that moved to history (organisation, `Type:id`,
+    /// the pointer moved), each only if it is unchanged. How many were forgotten.
+    pub async fn forget_moved_pointers(self, p: Partition, moved: &[(&str, &str, &Pointer)]) -> Result<usize> {
+        if moved.is_empty() {
+            return Ok(0);
+        }
+        let mut call = SNAPSHOT_MOVED.call();
+        let mut places: HashMap<&str, usize> = HashMap::new();
+        for (org, subject, pointer) in moved {
+            let next = places.len() + 1;
+            let place = *places.entry(org).or_insert_with(|| {
+                call.key(&self.keys().snapshots(p, org));
+                next
+            });
+            call.arg(place).arg(*subject).arg(&pointer.value);
+        }
+        Ok(call.run::<i64>(&mut self.conn()).await?.max(0) as usize)
     }
 
     /// After a deletion of `subject` (`Type:id`, event time `deleted_ms`) was published,

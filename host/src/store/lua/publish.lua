@@ -12,7 +12,8 @@
 --       (`order.lua`)
 -- ARGV: 1 now (ms), 2 most snapshots per organisation, 3 '1' when history is kept in
 --       PostgreSQL (each new event is noted in KEYS[3], each day index and event log hour
---       written to in KEYS[4] unless it is there), 4 when KEYS[5] expires (ms), then per
+--       written to in KEYS[4] unless it is there, a deletion leaves a tombstone pointer),
+--       4 when KEYS[5] expires (ms), then per
 --       event:
 --       1 event id, 2 organisation, 3 stored value, 4 action, 5 subject (`Type:id`), 6 event
 --       time (ms), 7 '1' if the subject was deleted, 8 snapshot: 'n' not kept (too large), 'y'
@@ -48,7 +49,7 @@ local logs = batches()
 local log_expiry = {}
 
 -- Keeps the newest event about each record (for report exports): a pointer in the
--- organisation's snapshot hash; that event keeps no TTL while it is the newest. Superseded
+-- organisation's snapshot hash (`snapshots.lua`); that event keeps no TTL while it is the newest. Superseded
 -- ones go to the released list, whose events get their TTL back later (their keys are not
 -- declared here). Beyond the cap, the least recently updated records (sampled) go first.
 local function keep_snapshot(skey, org, evt, subject, ms_text, deleted, check_cap)
@@ -61,9 +62,12 @@ local function keep_snapshot(skey, org, evt, subject, ms_text, deleted, check_ca
     if not cur_ms then current = nil end
   end
   if deleted then
-    if current then
+    if current then redis.call('RPUSH', released, org .. ' ' .. cur_evt) end
+    -- With history, a tombstone (`snapshots.lua`) hides what moved to PostgreSQL before.
+    if history then
+      redis.call('HSET', skey, subject, ms_text .. 'd ' .. evt)
+    elseif current then
       redis.call('HDEL', skey, subject)
-      redis.call('RPUSH', released, org .. ' ' .. cur_evt)
     end
     return false
   end

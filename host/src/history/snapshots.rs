@@ -1,0 +1,131 @@
+//! Records' pointers to their newest event (report exports' snapshots) that moved out of
+//! Redis with their events (`super::mover`): a row per record and day, the day its event
+//! was accepted (so a pointer goes when its event's day is dropped), read as the newest of
+//! the record's rows. A tombstone (a deletion) moves as a row too, and hides the older ones.
+
+use std::collections::HashMap;
+
+use tokio_postgres::types::Type;
+
+use super::db::History;
+use super::error::HistoryError;
+use crate::store::core::keys::{day_of, event_digest};
+use crate::store::events::stored::StoredEvent;
+
+/// The most rows one statement writes.
+const CHUNK: usize = 500;
+
+/// A moved pointer: its record's key ([`record_key`]), its event's day (as accepted) and
+/// digest, its time (the newest wins), and whether the record was deleted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PointerRow {
+    pub key: [u8; 16],
+    pub day: u32,
+    pub event: [u8; 16],
+    pub ms: u64,
+    pub gone: bool,
+}
+
+impl PointerRow {
+    /// The row of a pointer of `org`'s record `subject` (`Type:id`) to event `event_id`,
+    /// accepted at `accepted_ms`.
+    pub(crate) fn new(org: &str, subject: &str, (event_id, accepted_ms): (&str, u64), ms: u64, gone: bool) -> Self {
+        let (key, event) = (record_key(org, subject), event_digest(org, event_id));
+        PointerRow { key, day: day_of(accepted_ms), event, ms, gone }
+    }
+}
+
+/// A record's key: a digest of its organisation and `Type:id`.
+pub(crate) fn record_key(org: &str, subject: &str) -> [u8; 16] {
+    let digest = crate::ids::digest(&["snapshot", org, subject]);
+    let mut out = [0; 16];
+    out.copy_from_slice(&digest[..16]);
+    out
+}
+
+impl History {
+    /// Writes moved pointers; of two for one record and day, the newer stays.
+    pub(crate) async fn write_pointers(&self, rows: &[PointerRow]) -> Result<(), HistoryError> {
+        // (One statement may not change a row twice.)
+        let mut newest: HashMap<([u8; 16], u32), &PointerRow> = HashMap::new();
+        for row in rows {
+            let kept = newest.entry((row.key, row.day)).or_insert(row);
+            if row.ms > kept.ms {
+                *kept = row;
+            }
+        }
+        if newest.is_empty() {
+            return Ok(());
+        }
+        let rows: Vec<&PointerRow> = newest.into_values().collect();
+        self.ensure_days(rows.iter().map(|r| r.day)).await?;
+        futures_util::future::try_join_all(rows.chunks(CHUNK).map(|chunk| self.insert_pointers(chunk))).await?;
+        Ok(())
+    }
+
+    async fn insert_pointers(&self, rows: &[&PointerRow]) -> Result<(), HistoryError> {
+        let days: Vec<i32> = rows.iter().map(|r| r.day as i32).collect();
+        let keys: Vec<&[u8]> = rows.iter().map(|r| r.key.as_slice()).collect();
+        let events: Vec<&[u8]> = rows.iter().map(|r| r.event.as_slice()).collect();
+        let ms: Vec<i64> = rows.iter().map(|r| r.ms as i64).collect();
+        let gone: Vec<bool> = rows.iter().map(|r| r.gone).collect();
+        let sql = format!(
+            "INSERT INTO {s}.snapshots AS t (day, key, event, ms, gone)
+             SELECT * FROM unnest($1::integer[], $2::bytea[], $3::bytea[], $4::bigint[], $5::boolean[])
+             ON CONFLICT (key, day) DO UPDATE SET event = EXCLUDED.event, ms = EXCLUDED.ms, gone = EXCLUDED.gone
+             WHERE EXCLUDED.ms >= t.ms",
+            s = self.schema
+        );
+        let client = self.client().await?;
+        self.timed(client.execute(&sql, &[&days, &keys, &events, &ms, &gone])).await?;
+        Ok(())
+    }
+
+    /// The newest moved pointer of `org`'s record `subject` (`Type:id`).
+    pub(crate) async fn newest_pointer(&self, org: &str, subject: &str) -> Result<Option<PointerRow>, HistoryError> {
+        self.migrate().await?;
+        let sql = format!(
+            "SELECT day, event, ms, gone FROM {s}.snapshots WHERE key = $1 ORDER BY ms DESC, day DESC LIMIT 1",
+            s = self.schema
+        );
+        let key = record_key(org, subject);
+        let client = self.client().await?;
+        let rows = self.timed(client.query_typed(&sql, &[(&key.as_slice(), Type::BYTEA)])).await?;
+        Ok(rows.first().and_then(|r| {
+            let event: Vec<u8> = r.get(1);
+            Some(PointerRow {
+                key,
+                day: r.get::<_, i32>(0) as u32,
+                event: event.try_into().ok()?,
+                ms: r.get::<_, i64>(2) as u64,
+                gone: r.get(3),
+            })
+        }))
+    }
+}
+
+impl History {
+    /// The event a moved pointer points at (`None` for a deletion's, or once its day is
+    /// dropped).
+    pub(crate) async fn pointed(&self, row: &PointerRow) -> Result<Option<StoredEvent>, HistoryError> {
+        if row.gone {
+            return Ok(None);
+        }
+        let found = self.events(&[(row.day, row.event)]).await?;
+        Ok(found.into_iter().next().flatten().as_deref().and_then(StoredEvent::decode))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_records_key_is_its_organisations_and_its_own() {
+        assert_eq!(record_key("org_1", "Form:f"), record_key("org_1", "Form:f"));
+        assert_ne!(record_key("org_1", "Form:f"), record_key("org_2", "Form:f"));
+        assert_ne!(record_key("org_1", "Form:f"), record_key("org_1", "Form:g"));
+        let row = PointerRow::new("org_1", "Form:f", ("evt_1", 86_400_000 * 3 + 5), 7, true);
+        assert_eq!((row.day, row.ms, row.gone), (3, 7, true));
+    }
+}
