@@ -67,3 +67,25 @@ pub async fn isolation(redis: &RedisProc, hanging: usize, events: usize, rate: f
         sockets,
     }
 }
+
+/// The isolation runs' table.
+pub fn print_isolation(runs: &[Isolation]) {
+    println!();
+    println!(
+        "| isolation (shipped defaults) | events | publish rate | publish→receipt p50 | p99 | max | sockets to the hanging endpoints: opened / most at once |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    for i in runs {
+        let sockets = i.sockets.map_or_else(|| "—".to_owned(), |(opened, most)| format!("{opened} / {most}"));
+        println!(
+            "| {} | {} | {:.0}/s | {} | {} | {} | {} |",
+            i.name,
+            i.events,
+            i.rate,
+            crate::scenario::ms(i.p50),
+            crate::scenario::ms(i.p99),
+            crate::scenario::ms(i.max),
+            sockets
+        );
+    }
+}

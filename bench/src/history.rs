@@ -118,8 +118,8 @@ async fn one_run(
     let pg_cpu = pg.cpu_seconds() - pg_before;
     let after_move = if mode == Mode::Moving {
         until_moved(pg, &weir, row.deliveries as u64, events as u64).await;
-        // Ended deliveries' rows went; the event log, the day indexes and the records'
-        // snapshot pointers stay.
+        // Ended deliveries' rows, events, the event log, the day indexes and the records'
+        // snapshot pointers moved; bases of moved lists stay.
         tokio::time::sleep(Duration::from_millis(500)).await;
         let left = redis.used_memory().await.saturating_sub(baseline) as f64 / row.deliveries as f64;
         if std::env::var_os("WEIR_BENCH_HISTORY_KEYS").is_some() {
@@ -252,7 +252,7 @@ pub async fn figures(redis: &RedisProc, events: usize, listing_events: usize) ->
 pub fn print(f: &Figures) {
     println!();
     println!(
-        "| history (rounds interleaved) | mode | deliveries/s | vs Redis only (same round) | Weir CPU per delivery | Redis | PostgreSQL | once moved: Redis bytes per delivery | PostgreSQL bytes per delivery (rows and day indexes + events) |"
+        "| history (rounds interleaved) | mode | deliveries/s | vs Redis only (same round) | Weir CPU per delivery | Redis | PostgreSQL | once moved: Redis bytes per delivery | PostgreSQL bytes per delivery (rows and day indexes + events and snapshot pointers) |"
     );
     println!("|---|---|---|---|---|---|---|---|---|");
     for (i, r) in f.runs.iter().enumerate() {

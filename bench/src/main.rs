@@ -82,7 +82,7 @@ mod weir_proc;
 use load::Kind;
 use measures::{open_loop, queued_memory};
 use procs::{RedisProc, WeirProc};
-use scenario::{CONNECTIONS, Scenario, connections, ms, run};
+use scenario::{CONNECTIONS, Row, Scenario, connections, ms, run};
 
 /// The same allocator as the `weir` binary, for the in-process plugin measurement.
 #[global_allocator]
@@ -102,61 +102,9 @@ async fn bench() {
     weir::install_crypto_provider();
     let scale: f64 = std::env::var("WEIR_BENCH_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1.0);
     let n = |x: usize| ((x as f64 * scale) as usize).max(10);
-    if std::env::var("WEIR_BENCH_ONLY").as_deref() == Ok("plugin") {
-        let calls = n(20_000);
-        let (p50, p99, fuel) = plugin::call_cost(calls);
-        println!(
-            "plugin call p50 {:.1} µs p99 {:.1} µs ({fuel} fuel)",
-            p50.as_secs_f64() * 1e6,
-            p99.as_secs_f64() * 1e6
-        );
-        print_fairness(n(2_000)).await;
-        return;
-    }
-    if std::env::var("WEIR_BENCH_ONLY").as_deref() == Ok("compression") {
-        compression::print(n(20_000));
-        return;
-    }
-    if std::env::var("WEIR_BENCH_ONLY").as_deref() == Ok("brokers") {
-        brokers::print().await;
-        return;
-    }
-    if std::env::var("WEIR_BENCH_ONLY").as_deref() == Ok("noisy") {
-        noisy::print().await;
-        return;
-    }
-    if std::env::var("WEIR_BENCH_ONLY").as_deref() == Ok("filter_bounds") {
-        filters::print(n(2_000));
-        return;
-    }
-    if std::env::var("WEIR_BENCH_ONLY").as_deref() == Ok("filters") {
-        filters::print(n(20_000));
-        let redis = RedisProc::start();
-        filters::print_publish(&filters::publish_runs(&redis, n(2_000)).await);
-        return;
-    }
-    if std::env::var("WEIR_BENCH_ONLY").as_deref() == Ok("otel") {
-        let redis = RedisProc::start();
-        otel::print(&otel::figures(&redis, n(20_000)).await);
-        return;
-    }
-    if std::env::var("WEIR_BENCH_ONLY").as_deref() == Ok("languages") {
-        plugin::print_costs(&plugin::language_costs(n(2_000)));
-        for (language, file) in [("JavaScript", "hostile-js.wasm"), ("Python", "hostile-py.wasm")] {
-            let (idle, busy) = plugin::fairness_beside_interpreter(n(2_000), file).await;
-            println!(
-                "Plugin fairness beside {language}: org B's report-export-filter p50 {:.1} µs alone, {:.1} µs while org A keeps 64 {language} calls looping to their fuel ({:.2}× idle)",
-                idle.as_secs_f64() * 1e6,
-                busy.as_secs_f64() * 1e6,
-                busy.as_secs_f64() / idle.as_secs_f64()
-            );
-        }
-        return;
-    }
-    if std::env::var("WEIR_BENCH_ONLY").as_deref() == Ok("stages") {
-        stages::run(n(20_000), 1).await;
-        println!();
-        stages::run(n(20_000), 10).await;
+    if let Ok(part) = std::env::var("WEIR_BENCH_ONLY")
+        && one_part(&part, &n).await
+    {
         return;
     }
     if std::env::var("WEIR_BENCH_SCENARIO").as_deref() == Ok(fanout::SCENARIO) {
@@ -169,10 +117,111 @@ async fn bench() {
     let redis = RedisProc::start();
     let mut cluster: Option<RedisProc> = None;
     let mut rows = Vec::new();
+    let only = std::env::var("WEIR_BENCH_SCENARIO").ok();
+    for s in scenarios(&n) {
+        if only.as_deref().is_some_and(|o| o != s.name) {
+            continue;
+        }
+        let store = if s.cluster { &*cluster.get_or_insert_with(|| RedisProc::start_cluster(3)) } else { &redis };
+        let weir = WeirProc::start(store, "bench", s.env);
+        let name = s.name;
+        rows.push(run(&weir, store, s).await);
+        if std::env::var("WEIR_BENCH_COMMANDSTATS").is_ok() {
+            eprintln!("--- {name}\n{}", store.commandstats().await);
+        }
+        weir.stop();
+        store.flush().await;
+    }
+    let parts = Parts::measure(&redis, only.as_deref(), &n).await;
+    // Open loop at half the saturation rate measured above: latency as users see it.
+    let latency = match rows.iter().find(|r| r.name == "1 webhook") {
+        Some(r) if only.is_none() => Some(open_loop(&redis, (r.delivery_rate / 2.0).round(), n(20_000)).await),
+        _ => None,
+    };
+    let memory = queued_memory(&redis, n(10_000)).await;
+    let on_cluster = match &cluster {
+        Some(c) => Some(queued_memory(c, n(10_000)).await),
+        None => None,
+    };
+    let calls = n(20_000);
+    let call = plugin::call_cost(calls);
+    print_rows(&rows);
+    parts.print();
+    if let Some(l) = latency {
+        println!();
+        println!(
+            "Open loop, 1 webhook, {} events at {:.0}/s (half the saturation rate above): publish→receipt p50 {}, p99 {}, p99.9 {}; publish p99 {}",
+            l.events,
+            l.rate,
+            ms(l.p50),
+            ms(l.p99),
+            ms(l.p999),
+            ms(l.publish_p99)
+        );
+    }
+    print_memory(memory, on_cluster);
+    let (call_p50, call_p99, fuel) = call;
+    println!(
+        "Plugin call (report-export-filter, ~1 KB report_export_completed, fresh instance each): p50 {:.1} µs, p99 {:.1} µs over {calls} calls ({fuel} fuel per call)",
+        call_p50.as_secs_f64() * 1e6,
+        call_p99.as_secs_f64() * 1e6
+    );
+    print_fairness(n(2_000)).await;
+}
 
+/// `WEIR_BENCH_ONLY=<part>`: measures and prints that part alone; whether `part` is one.
+async fn one_part(part: &str, n: &impl Fn(usize) -> usize) -> bool {
+    match part {
+        "plugin" => {
+            let calls = n(20_000);
+            let (p50, p99, fuel) = plugin::call_cost(calls);
+            println!(
+                "plugin call p50 {:.1} µs p99 {:.1} µs ({fuel} fuel)",
+                p50.as_secs_f64() * 1e6,
+                p99.as_secs_f64() * 1e6
+            );
+            print_fairness(n(2_000)).await;
+        }
+        "compression" => compression::print(n(20_000)),
+        "brokers" => brokers::print().await,
+        "noisy" => noisy::print().await,
+        "filter_bounds" => filters::print(n(2_000)),
+        "filters" => {
+            filters::print(n(20_000));
+            let redis = RedisProc::start();
+            filters::print_publish(&filters::publish_runs(&redis, n(2_000)).await);
+        }
+        "otel" => {
+            let redis = RedisProc::start();
+            otel::print(&otel::figures(&redis, n(20_000)).await);
+        }
+        "languages" => {
+            plugin::print_costs(&plugin::language_costs(n(2_000)));
+            for (language, file) in [("JavaScript", "hostile-js.wasm"), ("Python", "hostile-py.wasm")] {
+                let (idle, busy) = plugin::fairness_beside_interpreter(n(2_000), file).await;
+                println!(
+                    "Plugin fairness beside {language}: org B's report-export-filter p50 {:.1} µs alone, {:.1} µs while org A keeps 64 {language} calls looping to their fuel ({:.2}× idle)",
+                    idle.as_secs_f64() * 1e6,
+                    busy.as_secs_f64() * 1e6,
+                    busy.as_secs_f64() / idle.as_secs_f64()
+                );
+            }
+        }
+        "stages" => {
+            stages::run(n(20_000), 1).await;
+            println!();
+            stages::run(n(20_000), 10).await;
+        }
+        _ => return false,
+    }
+    true
+}
+
+/// The closed-loop scenarios, in the order they run.
+fn scenarios(n: &impl Fn(usize) -> usize) -> Vec<Scenario> {
     let wo = Kind::WorkOrder;
-    let uncapped: &[(&str, &str)] = &[("WEIR_MAX_IN_FLIGHT_PER_WEBHOOK", "64")];
-    let scenarios = [
+    let uncapped: &'static [(&'static str, &'static str)] = &[("WEIR_MAX_IN_FLIGHT_PER_WEBHOOK", "64")];
+    vec![
         Scenario::new("1 webhook", 1, n(20_000), wo),
         Scenario::new("10 webhooks", 10, n(2_000), wo),
         Scenario {
@@ -193,72 +242,81 @@ async fn bench() {
         Scenario { paced: Some(1_000.0), ..Scenario::new("1 webhook, published at 1000/s", 1, n(20_000), wo) },
         Scenario { cluster: true, ..Scenario::new("1 webhook, 3-master cluster", 1, n(20_000), wo) },
         Scenario { cluster: true, ..Scenario::new("10 webhooks, 3-master cluster", 10, n(2_000), wo) },
-    ];
-    let only = std::env::var("WEIR_BENCH_SCENARIO").ok();
-    for s in scenarios {
-        if only.as_deref().is_some_and(|o| o != s.name) {
-            continue;
-        }
-        let store = if s.cluster { &*cluster.get_or_insert_with(|| RedisProc::start_cluster(3)) } else { &redis };
-        let weir = WeirProc::start(store, "bench", s.env);
-        let name = s.name;
-        rows.push(run(&weir, store, s).await);
-        if std::env::var("WEIR_BENCH_COMMANDSTATS").is_ok() {
-            eprintln!("--- {name}\n{}", store.commandstats().await);
-        }
-        weir.stop();
-        store.flush().await;
-    }
-    // A healthy webhook beside hundreds whose endpoints never answer (and alone).
-    let isolation = if only.is_none() || only.as_deref() == Some("isolation") {
-        let (events, rate) = (n(2_000), 200.0);
-        vec![flow::isolation(&redis, 0, events, rate).await, flow::isolation(&redis, 400, events, rate).await]
-    } else {
-        Vec::new()
-    };
-    // Recovery: what retention costs, and a replay alone and beside the ordinary load.
-    let recovery = if only.is_none() || only.as_deref() == Some("recovery") {
-        Some(recovery::figures(&redis, n(10_000), n(100_000), n(20_000)).await)
-    } else {
-        None
-    };
-    // Egress: the same load direct and through an HTTP proxy.
-    let egress = if only.is_none() || only.as_deref() == Some("egress") {
-        egress::figures(&redis, n(20_000)).await
-    } else {
-        Vec::new()
-    };
-    // Ordering: one webhook with each subject's order kept, against without.
-    let ordered = if only.is_none() || only.as_deref() == Some("ordering") {
-        Some(ordering::figures(&redis, n(20_000), n(5_000)).await)
-    } else {
-        None
-    };
-    // History in PostgreSQL: Redis only against history, interleaved; bytes; the move; listing.
-    let history = if only.is_none() || only.as_deref() == Some("history") {
-        Some(history::figures(&redis, n(20_000), n(100_000)).await)
-    } else {
-        None
-    };
-    // Open loop at half the saturation rate measured above: latency as users see it.
-    let latency = match rows.iter().find(|r| r.name == "1 webhook") {
-        Some(r) if only.is_none() => Some(open_loop(&redis, (r.delivery_rate / 2.0).round(), n(20_000)).await),
-        _ => None,
-    };
-    let (queued, delivered) = queued_memory(&redis, n(10_000)).await;
-    let on_cluster = match &cluster {
-        Some(c) => Some(queued_memory(c, n(10_000)).await),
-        None => None,
-    };
-    let calls = n(20_000);
-    let (call_p50, call_p99, fuel) = plugin::call_cost(calls);
+    ]
+}
 
+/// The parts measured after the scenarios (each alone with `WEIR_BENCH_SCENARIO=<its name>`).
+struct Parts {
+    isolation: Vec<flow::Isolation>,
+    recovery: Option<recovery::Figures>,
+    egress: Vec<(Row, egress::Proxied)>,
+    ordered: Option<ordering::Figures>,
+    history: Option<history::Figures>,
+}
+
+impl Parts {
+    async fn measure(redis: &RedisProc, only: Option<&str>, n: &impl Fn(usize) -> usize) -> Parts {
+        let wanted = |part: &str| only.is_none() || only == Some(part);
+        // A healthy webhook beside hundreds whose endpoints never answer (and alone).
+        let isolation = if wanted("isolation") {
+            let (events, rate) = (n(2_000), 200.0);
+            vec![flow::isolation(redis, 0, events, rate).await, flow::isolation(redis, 400, events, rate).await]
+        } else {
+            Vec::new()
+        };
+        Parts {
+            isolation,
+            // Recovery: what retention costs, and a replay alone and beside the ordinary load.
+            recovery: match wanted("recovery") {
+                true => Some(recovery::figures(redis, n(10_000), n(100_000), n(20_000)).await),
+                false => None,
+            },
+            // Egress: the same load direct and through an HTTP proxy.
+            egress: match wanted("egress") {
+                true => egress::figures(redis, n(20_000)).await,
+                false => Vec::new(),
+            },
+            // Ordering: one webhook with each subject's order kept, against without.
+            ordered: match wanted("ordering") {
+                true => Some(ordering::figures(redis, n(20_000), n(5_000)).await),
+                false => None,
+            },
+            // History in PostgreSQL: Redis only against history, interleaved; bytes; the
+            // move; listing.
+            history: match wanted("history") {
+                true => Some(history::figures(redis, n(20_000), n(100_000)).await),
+                false => None,
+            },
+        }
+    }
+
+    fn print(&self) {
+        if !self.isolation.is_empty() {
+            flow::print_isolation(&self.isolation);
+        }
+        if let Some(r) = &self.recovery {
+            recovery::print(r);
+        }
+        if !self.egress.is_empty() {
+            egress::print(&self.egress);
+        }
+        if let Some(o) = &self.ordered {
+            ordering::print(o);
+        }
+        if let Some(h) = &self.history {
+            history::print(h);
+        }
+    }
+}
+
+/// The closed-loop scenarios' table, and their CPU per delivery by process.
+fn print_rows(rows: &[Row]) {
     println!();
     println!(
         "| scenario | events | deliveries | publish/s | publish p50 | publish p99 | deliveries/s | publish→receipt p50 | p99 | Weir CPU per delivery | Weir peak RSS |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
-    for r in &rows {
+    for r in rows {
         println!(
             "| {} | {} | {} | {:.0} | {} | {} | {:.0} | {} | {} | {:.0} µs | {:.0} MiB |",
             r.name,
@@ -281,7 +339,7 @@ async fn bench() {
         "| scenario | Weir | Redis (summed over masters) | each master's share of Redis CPU | load generator + receiver |"
     );
     println!("|---|---|---|---|---|");
-    for r in &rows {
+    for r in rows {
         let shares = if r.redis_shares.len() > 1 {
             r.redis_shares.iter().map(|s| format!("{:.0}%", s * 100.0)).collect::<Vec<_>>().join(" / ")
         } else {
@@ -292,50 +350,10 @@ async fn bench() {
             r.name, r.cpu_us_per_delivery, r.redis_cpu_us_per_delivery, shares, r.bench_cpu_us_per_delivery
         );
     }
-    if !isolation.is_empty() {
-        println!();
-        println!(
-            "| isolation (shipped defaults) | events | publish rate | publish→receipt p50 | p99 | max | sockets to the hanging endpoints: opened / most at once |"
-        );
-        println!("|---|---|---|---|---|---|---|");
-        for i in &isolation {
-            let sockets = i.sockets.map_or_else(|| "—".to_owned(), |(opened, most)| format!("{opened} / {most}"));
-            println!(
-                "| {} | {} | {:.0}/s | {} | {} | {} | {} |",
-                i.name,
-                i.events,
-                i.rate,
-                ms(i.p50),
-                ms(i.p99),
-                ms(i.max),
-                sockets
-            );
-        }
-    }
-    if let Some(r) = &recovery {
-        recovery::print(r);
-    }
-    if !egress.is_empty() {
-        egress::print(&egress);
-    }
-    if let Some(o) = &ordered {
-        ordering::print(o);
-    }
-    if let Some(h) = &history {
-        history::print(h);
-    }
-    if let Some(l) = latency {
-        println!();
-        println!(
-            "Open loop, 1 webhook, {} events at {:.0}/s (half the saturation rate above): publish→receipt p50 {}, p99 {}, p99.9 {}; publish p99 {}",
-            l.events,
-            l.rate,
-            ms(l.p50),
-            ms(l.p99),
-            ms(l.p999),
-            ms(l.publish_p99)
-        );
-    }
+}
+
+/// Redis memory per delivery, queued and once delivered (one Redis, and the cluster's).
+fn print_memory((queued, delivered): (f64, f64), on_cluster: Option<(f64, f64)>) {
     println!();
     println!(
         "Redis memory per delivery (event, delivery record, indexes, queue entry): {queued:.0} bytes queued, {delivered:.0} bytes once delivered (kept for the retention period)"
@@ -345,12 +363,6 @@ async fn bench() {
             "Redis memory per delivery on the 3-master cluster (summed over masters): {queued:.0} bytes queued, {delivered:.0} bytes once delivered"
         );
     }
-    println!(
-        "Plugin call (report-export-filter, ~1 KB report_export_completed, fresh instance each): p50 {:.1} µs, p99 {:.1} µs over {calls} calls ({fuel} fuel per call)",
-        call_p50.as_secs_f64() * 1e6,
-        call_p99.as_secs_f64() * 1e6
-    );
-    print_fairness(n(2_000)).await;
 }
 
 /// One organisation's plugin calls while another saturates its own (per-organisation share).

@@ -140,7 +140,7 @@ impl PgProc {
     }
 
     /// Bytes on disk of the deliveries' partitions with the day indexes' runs, and of the
-    /// events' partitions (tables, their indexes, TOAST).
+    /// events' partitions with the records' snapshot pointers (tables, their indexes, TOAST).
     pub(crate) fn bytes(&self) -> (u64, u64) {
         let size = |table: &str| {
             self.number(&format!(
@@ -150,7 +150,7 @@ impl PgProc {
             ))
         };
         self.psql("weir", "CHECKPOINT");
-        (size("deliveries") + size("indexes"), size("events"))
+        (size("deliveries") + size("indexes"), size("events") + size("snapshots"))
     }
 
     pub(crate) fn reset(&self) {

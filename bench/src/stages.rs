@@ -36,30 +36,101 @@ pub async fn run(deliveries: usize, webhooks: usize) {
     let redis = RedisProc::start();
     let store = Store::connect(&Settings::single(&redis.url(), "stages")).await.expect("store");
     let p = Partition(0);
+    let hooks: Vec<String> = (0..webhooks).map(|i| format!("wh_01M84FP5M57Y3F9SNPRVGM3{i:03}")).collect();
+    let events = deliveries / webhooks;
+    let publications = publications(&hooks, events);
+    let mut rows = Vec::new();
+    rows.push(
+        measured(&redis, "publish", deliveries, async || {
+            for batch in publications.chunks(PUBLISH_BATCH) {
+                store.events().publish(p, batch).await.expect("publish");
+            }
+            publications.len().div_ceil(PUBLISH_BATCH)
+        })
+        .await,
+    );
+    let queries: Vec<TokenQuery> =
+        (0..events).map(|i| TokenQuery { client_id: format!("cli_{i}"), token_hash: "0".repeat(64) }).collect();
+    rows.push(
+        measured(&redis, "token lookups", deliveries, async || {
+            for batch in queries.chunks(PUBLISH_BATCH) {
+                store.tenants().lookup_tokens(batch).await.expect("tokens");
+            }
+            events.div_ceil(PUBLISH_BATCH)
+        })
+        .await,
+    );
+    let pairs: Vec<(String, String)> = (0..PUBLISH_BATCH).map(|_| (ORG.into(), "work_order_created".into())).collect();
+    rows.push(
+        measured(&redis, "subscriber lookups", deliveries, async || {
+            for _ in 0..events.div_ceil(PUBLISH_BATCH) {
+                store.webhooks().subscribers_of(&pairs).await.expect("subscribers");
+            }
+            events.div_ceil(PUBLISH_BATCH)
+        })
+        .await,
+    );
+    let mut claimed: Vec<(String, Member)> = Vec::new();
+    rows.push(
+        measured(&redis, "claim", deliveries, async || claim_all(&store, &hooks, deliveries, &mut claimed).await).await,
+    );
+    rows.push(
+        measured(&redis, "load", deliveries, async || {
+            for batch in claimed.chunks(WORK_BATCH) {
+                let members: Vec<Member> = batch.iter().map(|(_, m)| m.clone()).collect();
+                store.queue().load(p, &members).await.expect("load");
+            }
+            claimed.len().div_ceil(WORK_BATCH)
+        })
+        .await,
+    );
+    rows.push(
+        measured(&redis, "webhook lookups", deliveries, async || {
+            for batch in claimed.chunks(WORK_BATCH) {
+                let targets: Vec<(&str, &str)> = batch.iter().map(|(w, m)| (m.org.as_str(), w.as_str())).collect();
+                store.endpoints().webhook_targets(&targets).await.expect("targets");
+            }
+            claimed.len().div_ceil(WORK_BATCH)
+        })
+        .await,
+    );
+    rows.push(measured(&redis, "record", deliveries, async || record_all(&store, &claimed).await).await);
+    print(&rows, deliveries, webhooks);
+}
+
+/// The organisation every stage works for.
+const ORG: &str = "org_01M84FP5M57Y3F9SNPRVGM36PE";
+/// The time claims and records are made at.
+const NOW: u64 = 1_795_345_238_000;
+
+/// One stage: `work` run, and Redis's CPU over it per delivery; `work` says how many calls
+/// it made.
+async fn measured(redis: &RedisProc, stage: &'static str, deliveries: usize, work: impl AsyncFnOnce() -> usize) -> Row {
+    let cpu = redis.cpu_seconds().await;
+    let calls = work().await;
+    row(stage, calls, deliveries, redis.cpu_seconds().await - cpu)
+}
+
+/// `events` events, each about a new record, to every webhook of `hooks`.
+fn publications(hooks: &[String], events: usize) -> Vec<Publication> {
     let week = Duration::from_secs(7 * 86_400);
     // The shipped defaults: deliveries and the event log kept a week.
     let retention = weir::store::events::publish::Retention { deliveries: week, events: week };
-    let org = "org_01M84FP5M57Y3F9SNPRVGM36PE";
-    let hooks: Vec<String> = (0..webhooks).map(|i| format!("wh_01M84FP5M57Y3F9SNPRVGM3{i:03}")).collect();
-    let events = deliveries / webhooks;
-    let mut rows = Vec::new();
-
-    let now = weir::time::now_millis();
     let event = Arc::new(StoredEvent {
         created_at: "2026-11-22T11:00:38.123Z".into(),
         envelope: envelope(),
-        accepted_ms: now,
+        accepted_ms: weir::time::now_millis(),
         trace: None,
     });
     let stored = Arc::new(event.encode());
-    let publications: Vec<Publication> = (0..events)
+    (0..events)
         .map(|i| Publication {
-            org_id: org.into(),
+            org_id: ORG.into(),
             event_id: format!("evt_bench_{i:08}"),
             action: "work_order_created".into(),
             subject: format!("WorkOrder:wo_{i}"),
             deleted: false,
-            event_ms: 1_795_345_238_000 + i as u64,
+            event_ms: NOW + i as u64,
             logged_action: Some("work_order_created"),
             event: event.clone(),
             stored: stored.clone(),
@@ -69,70 +140,24 @@ pub async fn run(deliveries: usize, webhooks: usize) {
             counted: true,
             version: u64::MAX,
         })
-        .collect();
-    let cpu = redis.cpu_seconds().await;
-    let mut calls = 0;
-    for batch in publications.chunks(PUBLISH_BATCH) {
-        store.events().publish(p, batch).await.expect("publish");
-        calls += 1;
-    }
-    rows.push(row("publish", calls, deliveries, redis.cpu_seconds().await - cpu));
+        .collect()
+}
 
-    let queries: Vec<TokenQuery> =
-        (0..events).map(|i| TokenQuery { client_id: format!("cli_{i}"), token_hash: "0".repeat(64) }).collect();
-    let cpu = redis.cpu_seconds().await;
-    for batch in queries.chunks(PUBLISH_BATCH) {
-        store.tenants().lookup_tokens(batch).await.expect("tokens");
-    }
-    rows.push(row("token lookups", events.div_ceil(PUBLISH_BATCH), deliveries, redis.cpu_seconds().await - cpu));
-    let pairs: Vec<(String, String)> = (0..PUBLISH_BATCH).map(|_| (org.into(), "work_order_created".into())).collect();
-    let cpu = redis.cpu_seconds().await;
-    for _ in 0..events.div_ceil(PUBLISH_BATCH) {
-        store.webhooks().subscribers_of(&pairs).await.expect("subscribers");
-    }
-    rows.push(row("subscriber lookups", events.div_ceil(PUBLISH_BATCH), deliveries, redis.cpu_seconds().await - cpu));
-
-    let now = 1_795_345_238_000;
-    let cpu = redis.cpu_seconds().await;
-    let mut claimed: Vec<(String, Member)> = Vec::new();
+/// Claims every delivery of partition 0 into `claimed`; how many calls it took.
+async fn claim_all(store: &Store, hooks: &[String], deliveries: usize, claimed: &mut Vec<(String, Member)>) -> usize {
     let mut calls = 0;
     while claimed.len() < deliveries && calls < deliveries {
         let asks: Vec<Ask> = hooks.iter().map(|w| Ask { webhook: w.clone(), limit: CLAIM_LIMIT }).collect();
-        let got = store
-            .queue()
-            .claim(
-                p,
-                &ClaimRequest { asks: &asks, excluded: &[], budget: CLAIM_LIMIT * webhooks, hints_wanted: 32 },
-                now,
-                now + 60_000,
-            )
-            .await
-            .expect("claim");
+        let request = ClaimRequest { asks: &asks, excluded: &[], budget: CLAIM_LIMIT * hooks.len(), hints_wanted: 32 };
+        let got = store.queue().claim(Partition(0), &request, NOW, NOW + 60_000).await.expect("claim");
         calls += 1;
         claimed.extend(got.deliveries);
     }
-    rows.push(row("claim", calls, deliveries, redis.cpu_seconds().await - cpu));
+    calls
+}
 
-    let cpu = redis.cpu_seconds().await;
-    let mut calls = 0;
-    for batch in claimed.chunks(WORK_BATCH) {
-        let members: Vec<Member> = batch.iter().map(|(_, m)| m.clone()).collect();
-        store.queue().load(p, &members).await.expect("load");
-        calls += 1;
-    }
-    rows.push(row("load", calls, deliveries, redis.cpu_seconds().await - cpu));
-
-    let cpu = redis.cpu_seconds().await;
-    let mut calls = 0;
-    for batch in claimed.chunks(WORK_BATCH) {
-        let targets: Vec<(&str, &str)> = batch.iter().map(|(w, m)| (m.org.as_str(), w.as_str())).collect();
-        store.endpoints().webhook_targets(&targets).await.expect("targets");
-        calls += 1;
-    }
-    rows.push(row("webhook lookups", calls, deliveries, redis.cpu_seconds().await - cpu));
-
-    let cpu = redis.cpu_seconds().await;
-    let mut calls = 0;
+/// Records every claimed delivery as succeeded at its first attempt; how many calls it took.
+async fn record_all(store: &Store, claimed: &[(String, Member)]) -> usize {
     for batch in claimed.chunks(WORK_BATCH) {
         let reports: Vec<Report> = batch
             .iter()
@@ -141,24 +166,25 @@ pub async fn run(deliveries: usize, webhooks: usize) {
                 member: m.clone(),
                 outcome: Outcome::Succeeded,
                 attempt: 1,
-                attempt_json: Some(attempt_json(now, now + 5, Some(200), 3, None, Some("ok"))),
+                attempt_json: Some(attempt_json(NOW, NOW + 5, Some(200), 3, None, Some("ok"))),
                 signature: Some(vec![0xab; 64]),
                 changes: Default::default(),
                 proxy_failed: false,
                 ordered: false,
             })
             .collect();
-        store.queue().record(p, &reports).await.expect("record");
-        calls += 1;
+        store.queue().record(Partition(0), &reports).await.expect("record");
     }
-    rows.push(row("record", calls, deliveries, redis.cpu_seconds().await - cpu));
+    claimed.len().div_ceil(WORK_BATCH)
+}
 
+fn print(rows: &[Row], deliveries: usize, webhooks: usize) {
     println!("Redis CPU per delivery by stage ({deliveries} deliveries to {webhooks} webhook(s), one Redis, AOF on):");
     println!();
     println!("| stage | calls | deliveries per call | Redis CPU per delivery |");
     println!("|---|---|---|---|");
     let mut total = 0.0;
-    for r in &rows {
+    for r in rows {
         println!("| {} | {} | {:.1} | {:.1} µs |", r.stage, r.calls, r.per_call, r.micros);
         total += r.micros;
     }

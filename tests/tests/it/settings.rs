@@ -3,14 +3,14 @@
 
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use weir::store::tenants::orgs::Plan;
 
 use crate::support::browser::Browser;
 use crate::support::eventually;
 use crate::support::http::{Http, Resp};
 use crate::support::receiver::{Receiver, Reply};
-use crate::support::weir::{Weir, WeirBuilder};
+use crate::support::weir::{Tenant, Weir, WeirBuilder};
 
 pub(crate) const PASSWORD: &str = "correct horse battery";
 
@@ -80,11 +80,7 @@ async fn an_admin_manages_webhooks_from_the_page() {
     browser.fill("#url", &receiver.url).await;
     browser.click("input[value=work_order_created]").await;
     browser.screenshot("02-new-webhook").await;
-    browser.click("main form button.save").await;
-    eventually("created", Duration::from_secs(10), async || {
-        browser.page_text().await.contains("Webhook created.").then_some(())
-    })
-    .await;
+    submit(&browser, "main form button.save", "Webhook created.").await;
 
     // It is the same resource the API sees, and an API-made one shows on the page.
     let from_page = t.admin.get("/api/v2/webhooks").await.expect(200).json()["data"][0].clone();
@@ -110,15 +106,26 @@ async fn an_admin_manages_webhooks_from_the_page() {
     browser.click("details summary").await;
     assert_eq!(browser.text("#secret").await, from_page["signing_secret"].as_str().unwrap());
 
-    // Rotate it (the form carries the CSRF token); the old secret signs for the grace period.
-    browser.run("document.querySelector('#grace_period').value = '1h'").await;
-    browser.click("form[action$='/rotate_secret'] button").await;
-    eventually("rotated", Duration::from_secs(10), async || {
-        browser.page_text().await.contains("Signing secret rotated.").then_some(())
+    rotate_from_the_page(&browser, &t, from_page["id"].as_str().unwrap(), &from_page["signing_secret"]).await;
+    a_failing_webhook_from_the_page(&browser, &weir, &t, (api_made["id"].as_str().unwrap(), &failing)).await;
+
+    // Sign out: the pages ask to sign in again.
+    browser.click("header form button").await;
+    eventually("signed out", Duration::from_secs(10), async || {
+        browser.url().await.ends_with("/settings/login").then_some(())
     })
     .await;
-    let rotated = t.admin.get(&format!("/api/v2/webhooks/{}", from_page["id"].as_str().unwrap())).await.json();
-    assert_ne!(rotated["signing_secret"], from_page["signing_secret"]);
+    browser.goto(&format!("{}/settings/webhooks", weir.base)).await;
+    assert!(browser.url().await.ends_with("/settings/login"));
+}
+
+/// Rotates a webhook's secret from its page (the form carries the CSRF token); the old
+/// secret signs for the chosen grace period, and the page says until when.
+async fn rotate_from_the_page(browser: &Browser, t: &Tenant, id: &str, secret: &Value) {
+    browser.run("document.querySelector('#grace_period').value = '1h'").await;
+    submit(browser, "form[action$='/rotate_secret'] button", "Signing secret rotated.").await;
+    let rotated = t.admin.get(&format!("/api/v2/webhooks/{id}")).await.json();
+    assert_ne!(rotated["signing_secret"], *secret);
     let expires = weir::time::parse_rfc3339(rotated["previous_secret_expires_at"].as_str().unwrap()).unwrap();
     assert!(expires.abs_diff(weir::time::now_millis() + 3_600_000) < 10_000, "the chosen grace period");
     browser.click("details summary").await;
@@ -127,11 +134,18 @@ async fn an_admin_manages_webhooks_from_the_page() {
     let exact = browser.run("return document.querySelector('#previous-secret time').getAttribute('datetime');").await;
     assert_eq!(exact, rotated["previous_secret_expires_at"]);
     browser.screenshot("03b-rotated-secret").await;
+}
 
-    // The API-made webhook fails until it is deactivated; the page says when and why.
+/// A webhook made by the API fails until it is deactivated: its page says when and why,
+/// reactivates it, retries the failed delivery once the endpoint works, and deletes it.
+async fn a_failing_webhook_from_the_page(
+    browser: &Browser,
+    weir: &Weir,
+    t: &Tenant,
+    (api_id, failing): (&str, &Receiver),
+) {
     let defect = json!({"action": "defect_created", "creator": {"id": "u", "name": "n"}, "subject": {"type": "Defect", "id": "d1"}, "defect": {}});
     t.publisher.publish(&defect).await;
-    let api_id = api_made["id"].as_str().unwrap();
     eventually("deactivated", Duration::from_secs(20), async || {
         let w = t.admin.get(&format!("/api/v2/webhooks/{api_id}")).await.json();
         (w["active"] == false).then_some(())
@@ -141,11 +155,7 @@ async fn an_admin_manages_webhooks_from_the_page() {
     let page = browser.page_text().await;
     assert!(page.contains("Off — switched off because it kept failing"), "{page}");
     browser.screenshot("04-deactivated").await;
-    browser.click("form[action$='/active'] button").await;
-    eventually("reactivated", Duration::from_secs(10), async || {
-        browser.page_text().await.contains("Webhook reactivated.").then_some(())
-    })
-    .await;
+    submit(browser, "form[action$='/active'] button", "Webhook reactivated.").await;
     assert_eq!(t.admin.get(&format!("/api/v2/webhooks/{api_id}")).await.json()["active"], true);
 
     // Retry the failed delivery from its page once the endpoint works again.
@@ -156,11 +166,7 @@ async fn an_admin_manages_webhooks_from_the_page() {
     let timeline = browser.text("ol.timeline").await;
     assert!(timeline.contains("HTTP 500") && timeline.contains("Ended"), "the attempt timeline: {timeline}");
     browser.screenshot("05-delivery").await;
-    browser.click("form[action$='/retry'] button").await;
-    eventually("retry queued", Duration::from_secs(10), async || {
-        browser.page_text().await.contains("Retry queued.").then_some(())
-    })
-    .await;
+    submit(browser, "form[action$='/retry'] button", "Retry queued.").await;
     let delivery_id =
         browser.url().await.split("/settings/deliveries/").nth(1).unwrap().split('?').next().unwrap().to_owned();
     eventually("retried delivery succeeded", Duration::from_secs(20), async || {
@@ -173,21 +179,14 @@ async fn an_admin_manages_webhooks_from_the_page() {
     browser.goto(&format!("{}/settings/webhooks/{api_id}", weir.base)).await;
     browser.click(&format!("a[href='/settings/webhooks/{api_id}/delete']")).await;
     assert!(browser.page_text().await.contains("cannot be undone"));
-    browser.click("form[action$='/delete'] button").await;
-    eventually("deleted", Duration::from_secs(10), async || {
-        browser.page_text().await.contains("Webhook deleted").then_some(())
-    })
-    .await;
+    submit(browser, "form[action$='/delete'] button", "Webhook deleted").await;
     t.admin.get(&format!("/api/v2/webhooks/{api_id}")).await.expect(404);
+}
 
-    // Sign out: the pages ask to sign in again.
-    browser.click("header form button").await;
-    eventually("signed out", Duration::from_secs(10), async || {
-        browser.url().await.ends_with("/settings/login").then_some(())
-    })
-    .await;
-    browser.goto(&format!("{}/settings/webhooks", weir.base)).await;
-    assert!(browser.url().await.ends_with("/settings/login"));
+/// Clicks `selector` and waits for the page to say `said`.
+pub(crate) async fn submit(browser: &Browser, selector: &str, said: &str) {
+    browser.click(selector).await;
+    eventually(said, Duration::from_secs(10), async || browser.page_text().await.contains(said).then_some(())).await;
 }
 
 #[tokio::test]

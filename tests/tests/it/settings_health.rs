@@ -7,11 +7,11 @@ use std::time::Duration;
 use serde_json::json;
 use weir::store::tenants::orgs::Plan;
 
-use crate::settings::{sign_in, user};
+use crate::settings::{sign_in, submit, user};
 use crate::support::browser::Browser;
 use crate::support::plugins::plugin_wasm;
 use crate::support::receiver::{Receiver, Reply};
-use crate::support::weir::{WeirBuilder, work_order_event};
+use crate::support::weir::{Weir, WeirBuilder, work_order_event};
 use crate::support::{eventually, free_port};
 
 #[tokio::test]
@@ -45,8 +45,33 @@ async fn the_person_on_call_sees_health_and_works_the_deliveries() {
 
     let browser = Browser::start(1280, 900).await;
     sign_in(&browser, &weir, "oncall@example.com").await;
+    health_at_a_glance(&browser).await;
+    deliveries_before_the_forms(&browser, &weir, unreachable_id, ok_id).await;
+    pages_of_twenty_with_the_filters_kept(&browser, &weir, ok_id).await;
+
+    // Retry everything that failed since yesterday, once the endpoint works again.
+    broken.set(Reply::Status(200));
+    browser.goto(&format!("{}/settings/webhooks/{failing_id}", weir.base)).await;
+    browser.screenshot("09-webhook-deliveries").await;
+    submit(&browser, "form[action$='/retry_failed'] button", "22 failed deliveries queued for a new attempt.").await;
+    eventually("retried deliveries succeeded", Duration::from_secs(30), async || {
+        let list = t
+            .admin
+            .get(&format!("/api/v2/webhook_deliveries?webhook_id={failing_id}&status=succeeded&limit=100"))
+            .await
+            .json();
+        (list["data"].as_array().unwrap().len() == 22).then_some(())
+    })
+    .await;
+    // One delivery, by its own button.
+    browser.goto(&format!("{}/settings/webhooks/{unreachable_id}", weir.base)).await;
+    submit(&browser, "#deliveries form[action$='/retry'] button", "Retry queued.").await;
+}
+
+/// Health at a glance on the list: a word, the failure in words and the streak, the last
+/// 24 hours.
+async fn health_at_a_glance(browser: &Browser) {
     let list = browser.page_text().await;
-    // Health at a glance: a word, the failure in words and the streak, the last 24 hours.
     assert!(list.contains("22 delivered, 0 failed (100.0% delivered)"), "{list}");
     assert!(list.contains("0 delivered, 22 failed (0.0% delivered)"), "{list}");
     assert!(list.contains("HTTP 500") && list.contains("connection failed"), "{list}");
@@ -60,8 +85,10 @@ async fn the_person_on_call_sees_health_and_works_the_deliveries() {
     let last_hour = browser.run(hover).await;
     assert!(last_hour.as_str().unwrap().contains(" delivered, "), "each hour's numbers on hover: {last_hour}");
     browser.screenshot("08-webhook-health").await;
+}
 
-    // A webhook's deliveries come before its long settings forms.
+/// A webhook's deliveries come before its long settings forms, each failure in words.
+async fn deliveries_before_the_forms(browser: &Browser, weir: &Weir, unreachable_id: &str, ok_id: &str) {
     browser.goto(&format!("{}/settings/webhooks/{unreachable_id}", weir.base)).await;
     let top = browser.run("return document.querySelector('#deliveries').getBoundingClientRect().top;").await;
     let edit = browser.run("return [...document.querySelectorAll('h2')].find(h => h.textContent == 'Edit').getBoundingClientRect().top;").await;
@@ -74,8 +101,10 @@ async fn the_person_on_call_sees_health_and_works_the_deliveries() {
     assert!(exact.as_str().unwrap().ends_with(" UTC"), "the exact time on hover: {exact}");
     browser.goto(&format!("{}/settings/webhooks/{ok_id}", weir.base)).await;
     assert!(browser.page_text().await.contains("trim-creator v1"), "the plugins by name");
+}
 
-    // Pages of 20, newest first, with the filters kept.
+/// Pages of 20, newest first, with the filters kept.
+async fn pages_of_twenty_with_the_filters_kept(browser: &Browser, weir: &Weir, ok_id: &str) {
     browser.goto(&format!("{}/settings/webhooks/{ok_id}", weir.base)).await;
     browser.run("document.querySelector('#filter-status').value = 'succeeded'").await;
     browser.click("form.filters button").await;
@@ -91,35 +120,5 @@ async fn the_person_on_call_sees_health_and_works_the_deliveries() {
     assert_eq!(browser.run(rows).await, 2);
     assert!(browser.url().await.contains("status=succeeded"));
     browser.run("document.querySelector('#filter-status').value = 'failed'").await;
-    browser.click("form.filters button").await;
-    eventually("no failed ones", Duration::from_secs(10), async || {
-        browser.page_text().await.contains("No deliveries match.").then_some(())
-    })
-    .await;
-
-    // Retry everything that failed since yesterday, once the endpoint works again.
-    broken.set(Reply::Status(200));
-    browser.goto(&format!("{}/settings/webhooks/{failing_id}", weir.base)).await;
-    browser.screenshot("09-webhook-deliveries").await;
-    browser.click("form[action$='/retry_failed'] button").await;
-    eventually("bulk retry queued", Duration::from_secs(10), async || {
-        browser.page_text().await.contains("22 failed deliveries queued for a new attempt.").then_some(())
-    })
-    .await;
-    eventually("retried deliveries succeeded", Duration::from_secs(30), async || {
-        let list = t
-            .admin
-            .get(&format!("/api/v2/webhook_deliveries?webhook_id={failing_id}&status=succeeded&limit=100"))
-            .await
-            .json();
-        (list["data"].as_array().unwrap().len() == 22).then_some(())
-    })
-    .await;
-    // One delivery, by its own button.
-    browser.goto(&format!("{}/settings/webhooks/{unreachable_id}", weir.base)).await;
-    browser.click("#deliveries form[action$='/retry'] button").await;
-    eventually("single retry queued", Duration::from_secs(10), async || {
-        browser.page_text().await.contains("Retry queued.").then_some(())
-    })
-    .await;
+    submit(browser, "form.filters button", "No deliveries match.").await;
 }
