@@ -13,7 +13,7 @@ use weir::store::tenants::orgs::Plan;
 use crate::support::eventually;
 use crate::support::postgres::{self, Postgres};
 use crate::support::receiver::{Receiver, Reply};
-use crate::support::weir::{Api, WeirBuilder, raw_conn, raw_keys, work_order_event};
+use crate::support::weir::{Api, Weir, WeirBuilder, raw_conn, raw_keys, work_order_event};
 
 fn with_history(builder: WeirBuilder, pg: &Postgres, hot: &str) -> WeirBuilder {
     builder.env("WEIR_HISTORY_URL", &pg.url()).env("WEIR_HISTORY_HOT", hot)
@@ -170,28 +170,37 @@ async fn moved_deliveries_and_events_read_exactly_as_before_the_move() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(ok.count(), sent, "nothing was sent for a republished id");
     assert_eq!(pages(&t.admin, "/api/v2/webhook_deliveries?limit=100").await[0]["data"].as_array().unwrap().len(), 21);
-    // A report export reads the record's newest snapshot from history.
-    let export = t
-        .admin
+    an_export_reads_the_newest_snapshot_from_history(&t.admin).await;
+    // Unknown ids stay unknown (history is asked, and has nothing).
+    t.admin.get("/api/v2/webhook_deliveries/dlv_00000000000000000000000000").await.expect(404);
+    t.admin.get("/api/v2/events/evt_never_published").await.expect(404);
+    bases_stay_until_their_day_is_trimmed(&builder, &weir).await;
+    weir.stop().await;
+}
+
+/// A report export reads the record's newest snapshot from history.
+async fn an_export_reads_the_newest_snapshot_from_history(admin: &Api) {
+    let export = admin
         .post("/api/v2/report_exports", &json!({"exportable": {"type": "WorkOrder", "id": "wo_3"}, "format": "json"}))
         .await;
     let export = export.expect(202).json();
     let done = eventually("the export completed", Duration::from_secs(30), async || {
         let e =
-            t.admin.get(&format!("/api/v2/report_exports/{}", export["id"].as_str().unwrap())).await.expect(200).json();
+            admin.get(&format!("/api/v2/report_exports/{}", export["id"].as_str().unwrap())).await.expect(200).json();
         (e["status"] != "queued" && e["status"] != "building").then_some(e)
     })
     .await;
     assert_eq!(done["status"], "completed", "{done}");
-    // Unknown ids stay unknown (history is asked, and has nothing).
-    t.admin.get("/api/v2/webhook_deliveries/dlv_00000000000000000000000000").await.expect(404);
-    t.admin.get("/api/v2/events/evt_never_published").await.expect(404);
-    // What moved keeps a base per list in Redis (day indexes and event log hours) until
-    // its day is trimmed.
+}
+
+/// What moved keeps a base per list in Redis (day indexes and event log hours) until its
+/// day is trimmed.
+async fn bases_stay_until_their_day_is_trimmed(builder: &WeirBuilder, weir: &Weir) {
+    let prefix = builder.prefix();
     let bases = || {
-        let mut conn = raw_conn(&builder);
+        let mut conn = raw_conn(builder);
         let mut kinds = HashSet::new();
-        for key in raw_keys(&builder, &format!("{prefix}:*:lb")) {
+        for key in raw_keys(builder, &format!("{prefix}:*:lb")) {
             let fields: Vec<String> = redis::cmd("HKEYS").arg(&key).query(&mut *conn).unwrap();
             kinds.extend(fields.iter().filter_map(|f| f.split(':').nth(2).map(str::to_owned)));
         }
@@ -204,7 +213,6 @@ async fn moved_deliveries_and_events_read_exactly_as_before_the_move() {
         .await
         .unwrap();
     assert_eq!(bases(), HashSet::new(), "the trimmed day's bases are gone");
-    weir.stop().await;
 }
 
 #[tokio::test]

@@ -12,7 +12,7 @@ use weir::store::tenants::orgs::Plan;
 use crate::settings::{PASSWORD, http_sign_in, user};
 use crate::support::plugins::plugin_wasm;
 use crate::support::receiver::Receiver;
-use crate::support::weir::{Api, WeirBuilder, work_order_event};
+use crate::support::weir::{Api, Weir, WeirBuilder, work_order_event};
 
 /// Plans of these tests, beside the shipped `free` and `pro`.
 const PLANS: &str = r#"
@@ -43,10 +43,54 @@ async fn the_events_of_a_day_are_counted_exactly_under_32_concurrent_publishers(
     // A pro organisation publishing meanwhile is not held to another's limit.
     let pro = weir.tenant(Plan::pro()).await;
 
+    let (accepted, refused) = publish_from_32(&t.publisher, &other).await;
+    assert_eq!((accepted.len(), refused), (50, 78), "exactly the limit, never more");
+    for _ in 0..5 {
+        pro.publisher.publish(&work_order_event("wo_pro")).await;
+    }
+
+    // Every accepted event is delivered; nothing of a refused one is stored.
+    let delivered = receiver.wait_for(50, Duration::from_secs(30)).await;
+    let ids: HashSet<String> = delivered.iter().map(|r| r.json()["id"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(ids, accepted);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(receiver.count(), 50);
+    assert_eq!(t.admin.settled(hook["id"].as_str().unwrap(), 50).await.len(), 50);
+
+    let usage = t.publisher.get("/api/v2/usage").await.expect(200).json();
+    assert_eq!(usage["plan"], "metered");
+    assert_eq!(usage["events"], json!({"used": 50, "limit": 50}));
+    assert_eq!(usage["day"], weir::time::format_day(weir::time::now_millis()));
+    let pro_usage = pro.publisher.get("/api/v2/usage").await.expect(200).json();
+    assert_eq!(pro_usage["events"], json!({"used": 5, "limit": null}));
+
+    one_warning_at_80_percent(&warned, &t.org_id).await;
+
+    let refusals = r#"weir_quota_refusals_total{plan="metered",quota="events_per_day"}"#;
+    // Counted by the process that refused (`/metrics` is per process): the two together.
+    let there = Api { http: other.http(), ..t.admin.clone() };
+    let counted = t.admin.metric(refusals).await.unwrap_or(0.0) + there.metric(refusals).await.unwrap_or(0.0);
+    assert_eq!(counted, 78.0);
+    // Test events do not count, and are not refused at the limit.
+    let id = hook["id"].as_str().unwrap();
+    t.admin.post(&format!("/api/v2/webhooks/{id}/test"), &json!({})).await.expect(202);
+    let usage = t.publisher.get("/api/v2/usage").await.expect(200).json();
+    assert_eq!(usage["events"]["used"], 50);
+
+    // A plan change applies at the next publish.
+    weir.store.tenants().set_org_plan(&t.org_id, Plan::pro()).await.unwrap();
+    t.publisher.publish(&work_order_event("wo_after_upgrade")).await;
+    other.stop().await;
+    weir.stop().await;
+}
+
+/// 32 publishers at once, half through `other`, four events each: the ids accepted, and how
+/// many were refused (each a `429 quota_exceeded` until the UTC day ends).
+async fn publish_from_32(publisher: &Api, other: &Weir) -> (HashSet<String>, usize) {
     let publishers = (0..32).map(|p| {
         let publisher = match p % 2 {
-            0 => t.publisher.clone(),
-            _ => Api { http: other.http(), ..t.publisher.clone() },
+            0 => publisher.clone(),
+            _ => Api { http: other.http(), ..publisher.clone() },
         };
         tokio::spawn(async move {
             let mut answers = Vec::new();
@@ -74,50 +118,17 @@ async fn the_events_of_a_day_are_counted_exactly_under_32_concurrent_publishers(
             }
         }
     }
-    assert_eq!((accepted.len(), refused), (50, 78), "exactly the limit, never more");
-    for _ in 0..5 {
-        pro.publisher.publish(&work_order_event("wo_pro")).await;
-    }
+    (accepted, refused)
+}
 
-    // Every accepted event is delivered; nothing of a refused one is stored.
-    let delivered = receiver.wait_for(50, Duration::from_secs(30)).await;
-    let ids: HashSet<String> = delivered.iter().map(|r| r.json()["id"].as_str().unwrap().to_owned()).collect();
-    assert_eq!(ids, accepted);
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(receiver.count(), 50);
-    assert_eq!(t.admin.settled(hook["id"].as_str().unwrap(), 50).await.len(), 50);
-
-    let usage = t.publisher.get("/api/v2/usage").await.expect(200).json();
-    assert_eq!(usage["plan"], "metered");
-    assert_eq!(usage["events"], json!({"used": 50, "limit": 50}));
-    assert_eq!(usage["day"], weir::time::format_day(weir::time::now_millis()));
-    let pro_usage = pro.publisher.get("/api/v2/usage").await.expect(200).json();
-    assert_eq!(pro_usage["events"], json!({"used": 5, "limit": null}));
-
-    // One warning as the day passed 80%, to the webhooks that subscribe to it.
+/// One warning as the day passed 80%, to the webhooks that subscribe to it, once a day.
+async fn one_warning_at_80_percent(warned: &Receiver, org_id: &str) {
     let notice = warned.wait_for(1, Duration::from_secs(10)).await[0].json();
     assert_eq!(notice["action"], "usage_limit_approaching", "{notice}");
     assert_eq!(notice["usage"]["events"], json!({"used": 40, "limit": 50}), "{notice}");
-    assert_eq!(notice["subject"]["id"], t.org_id.as_str());
+    assert_eq!(notice["subject"]["id"], org_id);
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(warned.count(), 1, "once a day");
-
-    let refusals = r#"weir_quota_refusals_total{plan="metered",quota="events_per_day"}"#;
-    // Counted by the process that refused (`/metrics` is per process): the two together.
-    let there = Api { http: other.http(), ..t.admin.clone() };
-    let counted = t.admin.metric(refusals).await.unwrap_or(0.0) + there.metric(refusals).await.unwrap_or(0.0);
-    assert_eq!(counted, 78.0);
-    // Test events do not count, and are not refused at the limit.
-    let id = hook["id"].as_str().unwrap();
-    t.admin.post(&format!("/api/v2/webhooks/{id}/test"), &json!({})).await.expect(202);
-    let usage = t.publisher.get("/api/v2/usage").await.expect(200).json();
-    assert_eq!(usage["events"]["used"], 50);
-
-    // A plan change applies at the next publish.
-    weir.store.tenants().set_org_plan(&t.org_id, Plan::pro()).await.unwrap();
-    t.publisher.publish(&work_order_event("wo_after_upgrade")).await;
-    other.stop().await;
-    weir.stop().await;
 }
 
 #[tokio::test]

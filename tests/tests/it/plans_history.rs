@@ -8,7 +8,7 @@ use std::time::Duration;
 use weir::store::tenants::orgs::Plan;
 
 use crate::support::eventually;
-use crate::support::postgres;
+use crate::support::postgres::{self, Postgres};
 use crate::support::receiver::Receiver;
 use crate::support::weir::{WeirBuilder, work_order_event};
 
@@ -71,8 +71,13 @@ async fn a_shorter_plans_deliveries_leave_postgres_with_their_own_days() {
     assert_eq!(receiver.count(), 2, "nothing new: the id was known");
     weir.stop().await;
 
-    // Three days on for each class: the short class's day is past its day, the
-    // installation's is not past its week.
+    days_past_their_class_are_dropped(&builder, pg, today).await;
+}
+
+/// Three days on for each class: the short class's day is past its day (dropped by the
+/// next process's mover), the installation's is not past its week.
+async fn days_past_their_class_are_dropped(builder: &WeirBuilder, pg: &Postgres, today: u64) {
+    let schema = postgres::schema(&builder.prefix());
     for day in [SPAN + today - 3, today - 3] {
         for table in ["deliveries", "events"] {
             pg.query(&format!(

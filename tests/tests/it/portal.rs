@@ -66,13 +66,7 @@ async fn a_link_opens_once_a_session_of_its_organisation_framed_where_it_says() 
     assert!(names.iter().all(|k| !k.contains(&token)), "{names:?}");
 
     let http = weir.http();
-    let landing = http.get("/portal").send().await.expect(200);
-    assert_eq!(frame_ancestors(&landing), "*", "the landing page shows nothing and may be framed");
-    let page = landing.text();
-    assert!(page.contains(r#"<script src="/settings/portal.js"></script>"#), "{page}");
-    assert_eq!(page.matches("<script").count(), page.matches("<script src=").count(), "no inline script");
-    assert!(!landing.header("content-security-policy").unwrap().contains("unsafe-inline"));
-
+    the_landing_page_shows_nothing(&http).await;
     let opened = open(&http, &token).await;
     assert_eq!(opened.status, 303, "{}", opened.text());
     assert_eq!(opened.header("location").as_deref(), Some("/settings/webhooks"));
@@ -108,34 +102,8 @@ async fn a_link_opens_once_a_session_of_its_organisation_framed_where_it_says() 
     let other = format!("/settings/webhooks/{}", theirs["id"].as_str().unwrap());
     assert_eq!(http.get(&other).header("cookie", &cookie).send().await.status, 404);
 
-    // A portal session is no key to the API.
-    let session = cookie.split_once('=').unwrap().1;
-    for resp in [
-        http.get("/api/v2/webhooks").header("cookie", &cookie).send().await,
-        http.get("/api/v2/webhooks").bearer(session).send().await,
-        http.get("/api/v2/webhooks").bearer(&token).send().await,
-    ] {
-        assert_eq!(resp.status, 401, "{}", resp.text());
-    }
-
-    // `manage` changes through the same forms as Settings, with the session's CSRF token.
-    let form = http.get("/settings/webhooks/new").header("cookie", &cookie).send().await.expect(200).text();
-    let csrf = csrf_of(&form);
-    let created = http
-        .post("/settings/webhooks")
-        .header("cookie", &cookie)
-        .form(&[("_csrf", csrf.as_str()), ("url", "http://127.0.0.1:9/made"), ("subscribed_actions", "form_completed")])
-        .send()
-        .await;
-    assert_eq!(created.status, 303, "{}", created.text());
-    assert_eq!(a.admin.get("/api/v2/webhooks").await.json()["data"].as_array().unwrap().len(), 2);
-    let forged = http
-        .post("/settings/webhooks")
-        .header("cookie", &cookie)
-        .form(&[("_csrf", "forged"), ("url", "http://127.0.0.1:9/x"), ("subscribed_actions", "form_completed")])
-        .send()
-        .await;
-    assert_eq!(forged.status, 403, "CSRF as Settings");
+    no_key_to_the_api(&http, &cookie, &token).await;
+    manage_through_the_settings_forms(&http, &cookie, &a).await;
 
     // The operator ends every portal session of the organisation.
     let ended = a.admin.delete("/api/v2/portal_sessions").await.expect(200).json();
@@ -144,6 +112,49 @@ async fn a_link_opens_once_a_session_of_its_organisation_framed_where_it_says() 
     assert_eq!(after.status, 401);
     assert!(after.text().contains("This session has ended"));
     assert!(!after.text().contains(ours["id"].as_str().unwrap()));
+}
+
+/// The landing page shows nothing, may be framed, and runs no inline script.
+async fn the_landing_page_shows_nothing(http: &Http) {
+    let landing = http.get("/portal").send().await.expect(200);
+    assert_eq!(frame_ancestors(&landing), "*", "the landing page shows nothing and may be framed");
+    let page = landing.text();
+    assert!(page.contains(r#"<script src="/settings/portal.js"></script>"#), "{page}");
+    assert_eq!(page.matches("<script").count(), page.matches("<script src=").count(), "no inline script");
+    assert!(!landing.header("content-security-policy").unwrap().contains("unsafe-inline"));
+}
+
+/// A portal session (its cookie, its value as a bearer, the link's token) is no key to the API.
+async fn no_key_to_the_api(http: &Http, cookie: &str, token: &str) {
+    let session = cookie.split_once('=').unwrap().1;
+    for resp in [
+        http.get("/api/v2/webhooks").header("cookie", cookie).send().await,
+        http.get("/api/v2/webhooks").bearer(session).send().await,
+        http.get("/api/v2/webhooks").bearer(token).send().await,
+    ] {
+        assert_eq!(resp.status, 401, "{}", resp.text());
+    }
+}
+
+/// `manage` changes through the same forms as Settings, with the session's CSRF token.
+async fn manage_through_the_settings_forms(http: &Http, cookie: &str, a: &Tenant) {
+    let form = http.get("/settings/webhooks/new").header("cookie", cookie).send().await.expect(200).text();
+    let csrf = csrf_of(&form);
+    let created = http
+        .post("/settings/webhooks")
+        .header("cookie", cookie)
+        .form(&[("_csrf", csrf.as_str()), ("url", "http://127.0.0.1:9/made"), ("subscribed_actions", "form_completed")])
+        .send()
+        .await;
+    assert_eq!(created.status, 303, "{}", created.text());
+    assert_eq!(a.admin.get("/api/v2/webhooks").await.json()["data"].as_array().unwrap().len(), 2);
+    let forged = http
+        .post("/settings/webhooks")
+        .header("cookie", cookie)
+        .form(&[("_csrf", "forged"), ("url", "http://127.0.0.1:9/x"), ("subscribed_actions", "form_completed")])
+        .send()
+        .await;
+    assert_eq!(forged.status, 403, "CSRF as Settings");
 }
 
 #[tokio::test]

@@ -28,68 +28,17 @@ pub(super) fn tokens(src: &str) -> Vec<Token> {
                 i += 1;
             }
         } else if c == '/' && at(i + 1) == '*' {
-            let mut depth = 0;
-            while i < chars.len() {
-                if chars[i] == '/' && at(i + 1) == '*' {
-                    depth += 1;
-                    i += 2;
-                } else if chars[i] == '*' && at(i + 1) == '/' {
-                    depth -= 1;
-                    i += 2;
-                    if depth == 0 {
-                        break;
-                    }
-                } else {
-                    i += 1;
-                }
-            }
+            i = after_block_comment(&chars, i);
         } else if c == '"' || ((c == 'b' || c == 'c') && at(i + 1) == '"') {
             i += if c == '"' { 1 } else { 2 };
             while i < chars.len() && chars[i] != '"' {
                 i += if chars[i] == '\\' { 2 } else { 1 };
             }
             i += 1;
-        } else if (c == 'r' || (c == 'b' && at(i + 1) == 'r')) && {
-            let start = if c == 'r' { i + 1 } else { i + 2 };
-            let mut j = start;
-            while at(j) == '#' {
-                j += 1;
-            }
-            at(j) == '"'
-        } {
-            let start = if c == 'r' { i + 1 } else { i + 2 };
-            let mut j = start;
-            while at(j) == '#' {
-                j += 1;
-            }
-            let hashes = j - start;
-            i = j + 1;
-            loop {
-                if i >= chars.len() {
-                    break;
-                }
-                if chars[i] == '"' && (0..hashes).all(|k| at(i + 1 + k) == '#') {
-                    i += 1 + hashes;
-                    break;
-                }
-                i += 1;
-            }
+        } else if let Some(end) = after_raw_string(&chars, i) {
+            i = end;
         } else if c == '\'' {
-            // A character literal, or a lifetime / label.
-            if at(i + 1) == '\\' {
-                i += 2;
-                while i < chars.len() && chars[i] != '\'' {
-                    i += 1;
-                }
-                i += 1;
-            } else if at(i + 2) == '\'' {
-                i += 3;
-            } else {
-                i += 1;
-                while at(i).is_alphanumeric() || at(i) == '_' {
-                    i += 1;
-                }
-            }
+            i = after_quote(&chars, i);
         } else if c.is_alphabetic() || c == '_' {
             let start = i;
             while at(i).is_alphanumeric() || at(i) == '_' {
@@ -109,6 +58,74 @@ pub(super) fn tokens(src: &str) -> Vec<Token> {
         }
     }
     out
+}
+
+/// Where a block comment opening at `i` ends (nested ones included).
+fn after_block_comment(chars: &[char], mut i: usize) -> usize {
+    let at = |i: usize| chars.get(i).copied().unwrap_or('\0');
+    let mut depth = 0;
+    while i < chars.len() {
+        if chars[i] == '/' && at(i + 1) == '*' {
+            depth += 1;
+            i += 2;
+        } else if chars[i] == '*' && at(i + 1) == '/' {
+            depth -= 1;
+            i += 2;
+            if depth == 0 {
+                break;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    i
+}
+
+/// Where a raw string (`r"…"`, `r#"…"#`, `br"…"`) opening at `i` ends; `None` when none
+/// opens there.
+fn after_raw_string(chars: &[char], i: usize) -> Option<usize> {
+    let at = |i: usize| chars.get(i).copied().unwrap_or('\0');
+    let start = match (at(i), at(i + 1)) {
+        ('r', _) => i + 1,
+        ('b', 'r') => i + 2,
+        _ => return None,
+    };
+    let mut j = start;
+    while at(j) == '#' {
+        j += 1;
+    }
+    if at(j) != '"' {
+        return None;
+    }
+    let hashes = j - start;
+    let mut i = j + 1;
+    while i < chars.len() {
+        if chars[i] == '"' && (0..hashes).all(|k| at(i + 1 + k) == '#') {
+            return Some(i + 1 + hashes);
+        }
+        i += 1;
+    }
+    Some(i)
+}
+
+/// Where a character literal, or a lifetime or label, opening at `i` ends.
+fn after_quote(chars: &[char], mut i: usize) -> usize {
+    let at = |i: usize| chars.get(i).copied().unwrap_or('\0');
+    if at(i + 1) == '\\' {
+        i += 2;
+        while i < chars.len() && chars[i] != '\'' {
+            i += 1;
+        }
+        i + 1
+    } else if at(i + 2) == '\'' {
+        i + 3
+    } else {
+        i += 1;
+        while at(i).is_alphanumeric() || at(i) == '_' {
+            i += 1;
+        }
+        i
+    }
 }
 
 fn ident(t: Option<&Token>) -> Option<&str> {
@@ -221,30 +238,7 @@ pub(super) fn imports(file: &File, src: &str, modules: &BTreeSet<Vec<String>>) -
         m.extend(scope.iter().map(|(n, _)| n.clone()));
         m
     };
-    let absolute = |path: &[String], here: &[String]| -> Option<Vec<String>> {
-        let (first, rest) = path.split_first()?;
-        let mut base = match first.as_str() {
-            "crate" => Vec::new(),
-            "self" => here.to_vec(),
-            "super" => here[..here.len().saturating_sub(1)].to_vec(),
-            child => {
-                let mut m = here.to_vec();
-                m.push(child.to_owned());
-                if !modules.contains(&m) {
-                    return None;
-                }
-                m
-            }
-        };
-        for seg in rest {
-            if seg == "super" {
-                base.pop();
-            } else {
-                base.push(seg.clone());
-            }
-        }
-        Some(base)
-    };
+    let absolute = |path: &[String], here: &[String]| absolute(path, here, modules);
     let mut i = 0;
     while i < tokens.len() {
         match &tokens[i] {
@@ -281,15 +275,7 @@ pub(super) fn imports(file: &File, src: &str, modules: &BTreeSet<Vec<String>>) -
             }
             Token::Ident(first) if tokens.get(i + 1) == Some(&Token::PathSep) => {
                 let prev_dollar = i > 0 && tokens[i - 1] == Token::Punct('$');
-                let mut path = vec![first.clone()];
-                let mut j = i + 1;
-                while tokens.get(j) == Some(&Token::PathSep) {
-                    match ident(tokens.get(j + 1)) {
-                        Some(s) => path.push(s.to_owned()),
-                        None => break,
-                    }
-                    j += 2;
-                }
+                let (path, j) = path_at(&tokens, first, i + 1);
                 if !prev_dollar && let Some(abs) = absolute(&path, &current(&scope)) {
                     out.push(abs);
                 }
@@ -299,4 +285,44 @@ pub(super) fn imports(file: &File, src: &str, modules: &BTreeSet<Vec<String>>) -
         }
     }
     out
+}
+
+/// The module a path names from module `here` (`crate::`, `self::`, `super::` or a child
+/// module of `here` that exists), or `None` for an outside crate's.
+fn absolute(path: &[String], here: &[String], modules: &BTreeSet<Vec<String>>) -> Option<Vec<String>> {
+    let (first, rest) = path.split_first()?;
+    let mut base = match first.as_str() {
+        "crate" => Vec::new(),
+        "self" => here.to_vec(),
+        "super" => here[..here.len().saturating_sub(1)].to_vec(),
+        child => {
+            let mut m = here.to_vec();
+            m.push(child.to_owned());
+            if !modules.contains(&m) {
+                return None;
+            }
+            m
+        }
+    };
+    for seg in rest {
+        if seg == "super" {
+            base.pop();
+        } else {
+            base.push(seg.clone());
+        }
+    }
+    Some(base)
+}
+
+/// The path `first::a::b` whose first `::` is at `j`, and the token after it.
+fn path_at(tokens: &[Token], first: &str, mut j: usize) -> (Vec<String>, usize) {
+    let mut path = vec![first.to_owned()];
+    while tokens.get(j) == Some(&Token::PathSep) {
+        match ident(tokens.get(j + 1)) {
+            Some(s) => path.push(s.to_owned()),
+            None => break,
+        }
+        j += 2;
+    }
+    (path, j)
 }
