@@ -202,7 +202,7 @@ async fn days_past_the_retention_are_dropped_whole() {
     // Days from before the retention, as an older Weir would have left them.
     let today = weir::time::now_millis() / 86_400_000;
     for day in [today - 3, today - 2] {
-        for table in ["deliveries", "events", "indexes"] {
+        for table in ["deliveries", "events", "indexes", "snapshots"] {
             pg.query(&format!(
                 "CREATE TABLE {schema}.{table}_{day} PARTITION OF {schema}.{table} FOR VALUES FROM ({day}) TO ({})",
                 day + 1
@@ -219,7 +219,7 @@ async fn days_past_the_retention_are_dropped_whole() {
         ))
         .await
     };
-    assert_eq!(partitions(&format!("%_{}", today - 3)).await, 3);
+    assert_eq!(partitions(&format!("%_{}", today - 3)).await, 4);
 
     let weir = builder.start().await;
     eventually("the old days were dropped", Duration::from_secs(30), async || {
@@ -227,7 +227,8 @@ async fn days_past_the_retention_are_dropped_whole() {
             .then_some(())
     })
     .await;
-    assert_eq!(partitions(&format!("%_{today}")).await, 3, "today's days are kept (deliveries, events, indexes)");
+    let kept = "today's days are kept (deliveries, events, indexes, snapshot pointers)";
+    assert_eq!(partitions(&format!("%_{today}")).await, 4, "{kept}");
     assert_eq!(count(pg, &schema, "deliveries").await, 1);
     weir.stop().await;
 }
