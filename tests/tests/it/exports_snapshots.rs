@@ -55,12 +55,42 @@ async fn the_newest_event_about_a_record_is_kept_without_a_copy_and_the_rest_exp
 
 #[tokio::test]
 async fn an_organisation_keeps_at_most_its_cap_of_snapshots_the_newest_stay() {
+    let builder = WeirBuilder::shared();
+    let (store, kept) = capped_snapshots(&builder, false).await;
+    assert!(kept.len() <= 40 + 8, "{} snapshots kept for a cap of 40", kept.len());
+    assert!(kept.len() >= 40 - 16, "{} snapshots kept: evictions stop at the cap", kept.len());
+    assert!(kept.contains_key("Form:frm_0399"), "the newest record is kept");
+    // Evicted records' events get their TTL back (through the released list).
+    let evicted = (0..400).map(|i| format!("Form:frm_{i:04}")).find(|s| !kept.contains_key(s)).unwrap();
+    let mut conn = crate::support::weir::raw_conn(&builder);
+    let p = weir::store::Partition(0);
+    let released: Vec<String> =
+        redis::cmd("LRANGE").arg(store.keys().released_events(p)).arg(0).arg(-1).query(&mut *conn).unwrap();
+    let id = evicted.replace("Form:frm_", "evt_cap_");
+    assert!(released.iter().any(|r| r.ends_with(&id)), "{id} is to be released");
+}
+
+/// With history in PostgreSQL the pointers leave Redis with their events: none is evicted
+/// (an older one that moved would show again).
+#[tokio::test]
+async fn with_history_no_snapshot_is_evicted_at_the_cap() {
+    let builder = WeirBuilder::shared();
+    let (_, kept) = capped_snapshots(&builder, true).await;
+    assert_eq!(kept.len(), 400);
+}
+
+/// 400 records of one organisation published with a cap of 40 snapshots, on one partition
+/// (`history`: as with history in PostgreSQL): the store, and the pointers Redis kept.
+async fn capped_snapshots(
+    builder: &WeirBuilder,
+    history: bool,
+) -> (weir::store::Store, std::collections::HashMap<String, String>) {
     use weir::store::events::publish::Publication;
     use weir::store::events::stored::StoredEvent;
-    let builder = WeirBuilder::shared();
     let mut settings = builder.config().store_settings().expect("redis");
     settings.snapshots_per_org = 40;
     settings.partitions = 1;
+    settings.history = history;
     let store = weir::store::Store::connect(&settings).await.unwrap();
     let p = weir::store::Partition(0);
     let org = "org_01CAPTEST0000000000000000";
@@ -95,18 +125,9 @@ async fn an_organisation_keeps_at_most_its_cap_of_snapshots_the_newest_stay() {
     for chunk in batch.chunks(10) {
         store.events().publish(p, chunk).await.unwrap();
     }
-    let mut conn = crate::support::weir::raw_conn(&builder);
-    let kept: std::collections::HashMap<String, String> =
-        redis::cmd("HGETALL").arg(store.keys().snapshots(p, org)).query(&mut *conn).unwrap();
-    assert!(kept.len() <= 40 + 8, "{} snapshots kept for a cap of 40", kept.len());
-    assert!(kept.len() >= 40 - 16, "{} snapshots kept: evictions stop at the cap", kept.len());
-    assert!(kept.contains_key("Form:frm_0399"), "the newest record is kept");
-    // Evicted records' events get their TTL back (through the released list).
-    let evicted = (0..400).map(|i| format!("Form:frm_{i:04}")).find(|s| !kept.contains_key(s)).unwrap();
-    let released: Vec<String> =
-        redis::cmd("LRANGE").arg(store.keys().released_events(p)).arg(0).arg(-1).query(&mut *conn).unwrap();
-    let id = evicted.replace("Form:frm_", "evt_cap_");
-    assert!(released.iter().any(|r| r.ends_with(&id)), "{id} is to be released");
+    let mut conn = crate::support::weir::raw_conn(builder);
+    let kept = redis::cmd("HGETALL").arg(store.keys().snapshots(p, org)).query(&mut *conn).unwrap();
+    (store, kept)
 }
 
 /// A failover can leave a record's snapshot pointers in two partitions (an event published

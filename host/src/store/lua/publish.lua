@@ -51,7 +51,8 @@ local log_expiry = {}
 -- Keeps the newest event about each record (for report exports): a pointer in the
 -- organisation's snapshot hash (`snapshots.lua`); that event keeps no TTL while it is the newest. Superseded
 -- ones go to the released list, whose events get their TTL back later (their keys are not
--- declared here). Beyond the cap, the least recently updated records (sampled) go first.
+-- declared here). Beyond the cap, the least recently updated records (sampled) go first
+-- (without history only).
 local function keep_snapshot(skey, org, evt, subject, ms_text, deleted, check_cap)
   local ms = tonumber(ms_text)
   local current = redis.call('HGET', skey, subject)
@@ -77,7 +78,9 @@ local function keep_snapshot(skey, org, evt, subject, ms_text, deleted, check_ca
     if cur_evt ~= evt then redis.call('RPUSH', released, org .. ' ' .. cur_evt) end
     return true
   end
-  if not check_cap then return true end
+  -- With history the pointers leave with their events, so the cap is not enforced: an
+  -- eviction would let an older pointer that moved to PostgreSQL show again.
+  if not check_cap or history then return true end
   local over = redis.call('HLEN', skey) - cap
   for _ = 1, math.min(over, 16) do
     local oldest, oldest_ms = nil, nil
