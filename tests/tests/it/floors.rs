@@ -9,6 +9,9 @@
 //! process's parts all together. Test modules (`#[cfg(test)]`)
 //! are not part of the house.
 //!
+//! Sizes too (`floors/sizes.rs`): no file over 400 lines, no function over 80, in `host/src`,
+//! the tests and the bench.
+//!
 //! Plain `std` only, so it can also run on its own:
 //! `rustc --edition 2024 --test tests/tests/it/floors.rs -o target/floors && target/floors`.
 
@@ -87,6 +90,8 @@ fn module_of(root: &Path, path: &Path) -> Vec<String> {
 
 #[path = "floors/reader.rs"]
 mod reader;
+#[path = "floors/sizes.rs"]
+mod sizes;
 use reader::{Token, imports, tokens, without_tests};
 
 /// The file that defines what an absolute path names: the longest module prefix.
@@ -275,6 +280,25 @@ fn wiring_faults(root: &Path, files: &[File]) -> Vec<String> {
         }
     }
     faults
+}
+
+#[test]
+fn no_file_over_400_lines_and_no_function_over_80() {
+    let host = host_src();
+    let root = host.join("../..");
+    let dirs = [host, root.join("tests/tests"), root.join("bench/src")];
+    let faults = sizes::oversized(&dirs, source_files);
+    assert!(faults.is_empty(), "{} too long:\n{}", faults.len(), faults.join("\n"));
+}
+
+#[test]
+fn a_function_is_measured_from_its_fn_line_to_its_closing_brace() {
+    let body = "        x();\n".repeat(79);
+    let src = format!(
+        "pub(crate) async fn long(\n    a: u8,\n) {{\n{body}}}\nfn short() {{}}\ntrait T {{\n    fn declared(&self);\n}}\n"
+    );
+    assert_eq!(sizes::long_functions(&src), vec![(1, "long".to_owned(), 83)]);
+    assert_eq!(sizes::long_functions(&src.replacen("    a: u8,\n", "", 1)), vec![(1, "long".to_owned(), 82)]);
 }
 
 fn host_src() -> PathBuf {
