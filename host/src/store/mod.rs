@@ -40,7 +40,8 @@ pub use self::error::{StoreError, not_ready};
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
 /// Most record snapshots kept per organisation (the least recently updated, sampled, go
-/// first); each partition keeps its share.
+/// first); each partition keeps its share. Not enforced with history in PostgreSQL: the
+/// pointers leave Redis with their events (`history::mover`).
 pub const MAX_SNAPSHOTS_PER_ORG: usize = 50_000;
 
 /// How a store connects and what it promises about writes.
