@@ -132,3 +132,32 @@ async fn a_replay_asked_for_while_postgresql_is_away_is_answered_as_queued_and_d
     .await;
     weir.stop().await;
 }
+
+/// A record whose newest event is still in Redis is exported while PostgreSQL is away (its
+/// pointer there is not needed); one Redis knows nothing of is answered `503`, not `422`
+/// (history may know it).
+#[tokio::test]
+async fn a_recent_records_export_does_not_wait_for_postgresql() {
+    let mut pg = Postgres::start();
+    let weir = WeirBuilder::shared().env("WEIR_HISTORY_URL", &pg.url()).env("WEIR_HISTORY_HOT", "1h").start().await;
+    let t = weir.tenant(Plan::pro()).await;
+    t.publisher.publish(&work_order_event("wo_recent")).await;
+    eventually("PostgreSQL answered once", Duration::from_secs(30), async || {
+        (t.admin.metric("weir_history_up").await == Some(1.0)).then_some(())
+    })
+    .await;
+    pg.stop();
+    let body = json!({"exportable": {"type": "WorkOrder", "id": "wo_recent"}, "format": "json"});
+    let export = t.admin.post("/api/v2/report_exports", &body).await.expect(202).json();
+    let id = export["id"].as_str().unwrap().to_owned();
+    let done = eventually("the export completed", Duration::from_secs(30), async || {
+        let e = t.admin.get(&format!("/api/v2/report_exports/{id}")).await.expect(200).json();
+        (e["status"] == "completed" || e["status"] == "failed").then_some(e)
+    })
+    .await;
+    assert_eq!(done["status"], "completed", "{done}");
+    let never = json!({"exportable": {"type": "WorkOrder", "id": "wo_never"}, "format": "json"});
+    let unknown = t.admin.post("/api/v2/report_exports", &never).await;
+    assert_eq!(unknown.status, 503, "history may know it: {}", unknown.text());
+    weir.stop().await;
+}
