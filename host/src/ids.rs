@@ -67,10 +67,7 @@ fn tagged(random: u128, tag: u16) -> u128 {
 /// A delivery's id is derived from its organisation, event and webhook, so the deliveries
 /// of an event are found from the event alone.
 pub fn derived_tagged(kind: Kind, millis: u64, tag: u16, seed: &[&str]) -> String {
-    let digest = digest(seed);
-    let mut bytes = [0u8; 16];
-    bytes.copy_from_slice(&digest[..16]);
-    encode(kind, millis, tagged(u128::from_be_bytes(bytes), tag))
+    encode(kind, millis, tagged(u128::from_be_bytes(digest_128(seed)), tag))
 }
 
 /// SHA-256 of `parts`, each followed by a NUL byte (so `["ab", "c"]` and `["a", "bc"]`
@@ -83,6 +80,14 @@ pub fn digest(parts: &[&str]) -> [u8; 32] {
         hash.update([0]);
     }
     hash.finalize().into()
+}
+
+/// The first 128 bits of [`digest`] of `parts`.
+pub fn digest_128(parts: &[&str]) -> [u8; 16] {
+    let digest = digest(parts);
+    let mut out = [0; 16];
+    out.copy_from_slice(&digest[..16]);
+    out
 }
 
 /// The tag of an identifier made by [`new_tagged`].

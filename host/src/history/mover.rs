@@ -24,7 +24,6 @@ use crate::jobs::{Ended, Job, Stopping};
 use crate::store::core::jobs::JobQueue;
 use crate::store::core::keys::{Partition, day_of, event_digest};
 use crate::store::events::accepted::Forget;
-use crate::store::events::exports::Pointer;
 use crate::store::events::publish::delivery_id;
 use crate::store::events::stored::StoredEvent;
 use crate::store::queue::index::IndexKind;
@@ -212,12 +211,10 @@ impl Mover {
         let (mut rows, mut moved) = (Vec::new(), Vec::new());
         for ((event, subject), pointer) in about.into_iter().zip(pointers) {
             let Some(pointer) = pointer.filter(|pointer| pointer.event_id == event.id) else { continue };
-            let at = (event.id.as_str(), event.accepted_ms);
-            rows.push(PointerRow::new(&event.org, subject, at, pointer.ms, pointer.gone));
+            rows.push(PointerRow::new(&event.org, subject, event.accepted_ms, &pointer));
             moved.push((event.org.as_str(), subject, pointer));
         }
         self.history.write_pointers(&rows).await?;
-        let moved: Vec<(&str, &str, &Pointer)> = moved.iter().map(|(o, s, pointer)| (*o, *s, pointer)).collect();
         self.store.exports().forget_moved_pointers(p, &moved).await?;
         Ok(())
     }

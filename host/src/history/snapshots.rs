@@ -10,6 +10,7 @@ use tokio_postgres::types::Type;
 use super::db::History;
 use super::error::HistoryError;
 use crate::store::core::keys::{day_of, event_digest};
+use crate::store::events::exports::Pointer;
 use crate::store::events::stored::StoredEvent;
 
 /// The most rows one statement writes.
@@ -27,20 +28,17 @@ pub(crate) struct PointerRow {
 }
 
 impl PointerRow {
-    /// The row of a pointer of `org`'s record `subject` (`Type:id`) to event `event_id`,
-    /// accepted at `accepted_ms`.
-    pub(crate) fn new(org: &str, subject: &str, (event_id, accepted_ms): (&str, u64), ms: u64, gone: bool) -> Self {
-        let (key, event) = (record_key(org, subject), event_digest(org, event_id));
-        PointerRow { key, day: day_of(accepted_ms), event, ms, gone }
+    /// The row of `org`'s record `subject`'s (`Type:id`) pointer, whose event was accepted at
+    /// `accepted_ms`.
+    pub(crate) fn new(org: &str, subject: &str, accepted_ms: u64, pointer: &Pointer) -> Self {
+        let (key, event) = (record_key(org, subject), event_digest(org, &pointer.event_id));
+        PointerRow { key, day: day_of(accepted_ms), event, ms: pointer.ms, gone: pointer.gone }
     }
 }
 
 /// A record's key: a digest of its organisation and `Type:id`.
 pub(crate) fn record_key(org: &str, subject: &str) -> [u8; 16] {
-    let digest = crate::ids::digest(&["snapshot", org, subject]);
-    let mut out = [0; 16];
-    out.copy_from_slice(&digest[..16]);
-    out
+    crate::ids::digest_128(&["snapshot", org, subject])
 }
 
 impl History {
@@ -102,9 +100,7 @@ impl History {
             })
         }))
     }
-}
 
-impl History {
     /// The event a moved pointer points at (`None` for a deletion's, or once its day is
     /// dropped).
     pub(crate) async fn pointed(&self, row: &PointerRow) -> Result<Option<StoredEvent>, HistoryError> {
@@ -125,7 +121,9 @@ mod tests {
         assert_eq!(record_key("org_1", "Form:f"), record_key("org_1", "Form:f"));
         assert_ne!(record_key("org_1", "Form:f"), record_key("org_2", "Form:f"));
         assert_ne!(record_key("org_1", "Form:f"), record_key("org_1", "Form:g"));
-        let row = PointerRow::new("org_1", "Form:f", ("evt_1", 86_400_000 * 3 + 5), 7, true);
+        let pointer = Pointer::parse(crate::store::Partition(0), "7d evt_1".to_owned()).unwrap();
+        let row = PointerRow::new("org_1", "Form:f", 86_400_000 * 3 + 5, &pointer);
+        assert_eq!(row.event, event_digest("org_1", "evt_1"));
         assert_eq!((row.day, row.ms, row.gone), (3, 7, true));
     }
 }

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use weir::store::tenants::orgs::Plan;
 
+use crate::exports::{completed, export};
 use crate::support::eventually;
 use crate::support::postgres::{self, Postgres};
 use crate::support::receiver::Receiver;
@@ -147,14 +148,8 @@ async fn a_recent_records_export_does_not_wait_for_postgresql() {
     })
     .await;
     pg.stop();
-    let body = json!({"exportable": {"type": "WorkOrder", "id": "wo_recent"}, "format": "json"});
-    let export = t.admin.post("/api/v2/report_exports", &body).await.expect(202).json();
-    let id = export["id"].as_str().unwrap().to_owned();
-    let done = eventually("the export completed", Duration::from_secs(30), async || {
-        let e = t.admin.get(&format!("/api/v2/report_exports/{id}")).await.expect(200).json();
-        (e["status"] == "completed" || e["status"] == "failed").then_some(e)
-    })
-    .await;
+    let export = export(&t.admin, "WorkOrder", "wo_recent", "json").await;
+    let done = completed(&t.admin, export["id"].as_str().unwrap()).await;
     assert_eq!(done["status"], "completed", "{done}");
     let never = json!({"exportable": {"type": "WorkOrder", "id": "wo_never"}, "format": "json"});
     let unknown = t.admin.post("/api/v2/report_exports", &never).await;

@@ -137,7 +137,7 @@ impl Exports<'_> {
 
     /// Forgets pointers of partition `p` that moved to history (organisation, `Type:id`,
     /// the pointer moved), each only if it is unchanged. How many were forgotten.
-    pub async fn forget_moved_pointers(self, p: Partition, moved: &[(&str, &str, &Pointer)]) -> Result<usize> {
+    pub async fn forget_moved_pointers(self, p: Partition, moved: &[(&str, &str, Pointer)]) -> Result<usize> {
         if moved.is_empty() {
             return Ok(0);
         }

@@ -19,10 +19,7 @@ pub const HOUR_MS: u64 = 3_600_000;
 /// The digest that names an event: the first 128 bits of SHA-256 of its organisation and
 /// id. Event ids are chosen by publishers, so the organisation is part of it.
 pub fn event_digest(org: &str, event: &str) -> [u8; 16] {
-    let digest = ids::digest(&[org, event]);
-    let mut out = [0; 16];
-    out.copy_from_slice(&digest[..16]);
-    out
+    ids::digest_128(&[org, event])
 }
 
 /// The name of an event in its key: its [`event_digest`], base64url (22 characters, where
