@@ -346,7 +346,7 @@ fn print_rows(rows: &[Row]) {
             "(one Redis)".to_owned()
         };
         println!(
-            "| {} | {:.0} µs | {:.0} µs | {} | {:.0} µs |",
+            "| {} | {:.1} µs | {:.1} µs | {} | {:.1} µs |",
             r.name, r.cpu_us_per_delivery, r.redis_cpu_us_per_delivery, shares, r.bench_cpu_us_per_delivery
         );
     }

@@ -129,7 +129,7 @@ impl Engine {
                 lease: settings.takeover_after,
                 begin: Box::new(move |webhook, waiting| {
                     if let Some(engine) = engine.upgrade() {
-                        tokio::spawn(engine.attempt(webhook, waiting));
+                        tokio::spawn(Box::pin(engine.attempt(webhook, waiting)));
                     }
                 }),
             }));
