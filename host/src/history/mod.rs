@@ -14,6 +14,8 @@
 //!   stored form), written in idempotent batches, read by id.
 //! - `snapshots`: records' pointers to their newest event (report exports), moved with
 //!   their events.
+//! - `sweep`: once per partition, the pointers releases before 2026-11-28 left in Redis
+//!   after their events moved, moved too.
 //! - `mover`: a background job per partition (every process takes part, one at a time per
 //!   partition): write what is due, then have Redis forget it.
 //! - `reads`: reads that fall back to history for what left Redis — the same rows, so
@@ -33,6 +35,7 @@ mod reads;
 mod records;
 mod schema;
 mod snapshots;
+mod sweep;
 
 pub(crate) use self::db::History;
 pub(crate) use self::mover::{Mover, MoverJob};

@@ -7,7 +7,8 @@
 //! snapshot pointers that point at them (`super::snapshots`). Writing first and forgetting
 //! second makes a move that is cut short (a crash, PostgreSQL going away) safe to repeat:
 //! writes are keyed by id, and what was not forgotten is simply moved again. Once an hour a
-//! turn also drops the days past the retention periods.
+//! turn also drops the days past the retention periods, and an idle one takes a step of the
+//! sweep of pointers earlier releases left behind (`super::sweep`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -20,6 +21,7 @@ use super::db::History;
 use super::indexes::IndexRun;
 use super::records::{DeliveryRecord, EventRecord};
 use super::snapshots::PointerRow;
+use super::sweep::{Stores, Sweep};
 use crate::jobs::{Ended, Job, Stopping};
 use crate::store::core::jobs::JobQueue;
 use crate::store::core::keys::{Partition, day_of, event_digest};
@@ -53,6 +55,8 @@ pub(crate) struct Mover {
     dropped_at: AtomicU64,
     /// Deliveries and events this process moved (`/metrics`).
     moved: (Counter, Counter),
+    /// Pointers earlier releases left behind (`super::sweep`).
+    sweep: Sweep,
 }
 
 impl std::fmt::Debug for Mover {
@@ -70,7 +74,9 @@ impl Mover {
     ) -> Mover {
         let (delivery_retention, event_retention) = retention;
         let plans = plans.clone();
-        Mover { history, store, delivery_retention, event_retention, plans, dropped_at: AtomicU64::new(0), moved }
+        let dropped_at = AtomicU64::new(0);
+        let sweep = Sweep::default();
+        Mover { history, store, delivery_retention, event_retention, plans, dropped_at, moved, sweep }
     }
 
     /// The retention class of an organisation (`super::classes`), its plan read now (once
@@ -113,7 +119,10 @@ impl Mover {
             let events = self.move_events(p, before).await?;
             let indexes = self.move_indexes(p, before).await?;
             if rows < BATCH && events < BATCH && indexes < INDEXES {
-                return Ok(false);
+                // Nothing more due: a step of the sweep, while it has one.
+                let days = (self.delivery_retention.max(self.event_retention).as_secs() / 86_400) as u32 + 1;
+                let to = Stores { store: &self.store, history: &self.history, days };
+                return self.sweep.step(&to, p).await;
             }
         }
         Ok(true)

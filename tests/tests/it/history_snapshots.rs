@@ -12,7 +12,7 @@ use weir::store::tenants::orgs::Plan;
 use crate::exports::{completed, download, export, form_event};
 use crate::support::eventually;
 use crate::support::postgres::{self, Postgres};
-use crate::support::weir::{Api, Weir, WeirBuilder, raw_keys};
+use crate::support::weir::{Api, Weir, WeirBuilder, raw_conn, raw_keys};
 
 fn ago(minutes: u64) -> String {
     weir::time::format_millis(weir::time::now_millis() - minutes * 60_000)
@@ -87,5 +87,76 @@ async fn snapshot_pointers_move_with_their_events_and_the_newest_still_wins() {
     assert_eq!(exported_title(&weir, &t.admin, "frm_1").await, "newest");
     assert_eq!(exported_title(&weir, &t.admin, "frm_3").await, "again");
     t.admin.post("/api/v2/report_exports", &deleted).await.expect(422);
+    weir.stop().await;
+}
+
+/// Every snapshot pointer in Redis: (hash key, `Type:id`, value).
+fn pointers_in_redis(builder: &WeirBuilder) -> Vec<(String, String, String)> {
+    let mut conn = raw_conn(builder);
+    let mut all = Vec::new();
+    for key in raw_keys(builder, &format!("{}:*:snap:*", builder.prefix())) {
+        let fields: Vec<(String, String)> = redis::cmd("HGETALL").arg(&key).query(&mut *conn).unwrap();
+        all.extend(fields.into_iter().map(|(field, value)| (key.clone(), field, value)));
+    }
+    all
+}
+
+/// Puts back pointers as a release before pointers moved left them: in Redis, their events
+/// moved, no row in history, no partition swept yet. How many partitions there are.
+async fn as_an_earlier_release_left(builder: &WeirBuilder, pg: &Postgres, left: &[(String, String, String)]) -> usize {
+    let mut conn = raw_conn(builder);
+    for (key, field, value) in left {
+        let _: () = redis::cmd("HSET").arg(key).arg(field).arg(value).query(&mut *conn).unwrap();
+    }
+    let swept = raw_keys(builder, &format!("{}:*:swept", builder.prefix()));
+    for key in &swept {
+        let _: () = redis::cmd("DEL").arg(key).query(&mut *conn).unwrap();
+    }
+    pg.query(&format!("DELETE FROM {}.snapshots", postgres::schema(&builder.prefix()))).await;
+    swept.len()
+}
+
+#[tokio::test]
+async fn pointers_an_earlier_release_left_in_redis_are_swept_to_history() {
+    let pg = postgres::shared();
+    let builder = WeirBuilder::shared().env("WEIR_HISTORY_URL", &pg.url());
+    let (hot, moving) = (builder.clone().env("WEIR_HISTORY_HOT", "1h"), builder.clone().env("WEIR_HISTORY_HOT", "1s"));
+    // Published while nothing moves; the pointer as it was then, before its event moved.
+    let weir = hot.start().await;
+    let t = weir.tenant(Plan::pro()).await;
+    t.publisher.publish(&form_event("frm_1", "left behind", &ago(60))).await;
+    let mut left = pointers_in_redis(&builder);
+    assert_eq!(left.len(), 1, "{left:?}");
+    weir.stop().await;
+    let weir = moving.start().await;
+    all_moved(&builder).await;
+    weir.stop().await;
+    // A record whose event is still in Redis: its pointer must stay.
+    let weir = hot.start().await;
+    t.on(&weir).publisher.publish(&form_event("frm_2", "live", &ago(30))).await;
+    weir.stop().await;
+    // One more whose event is nowhere (gone with its retention): it pointed at nothing.
+    let (key, _, _) = left[0].clone();
+    let dangling = format!("{} evt_01JZZZZZZZZZZZZZZZZZZZZZZZ", weir::time::now_millis() - 86_400_000);
+    left.push((key, "Form:frm_9".to_owned(), dangling));
+    let partitions = as_an_earlier_release_left(&builder, pg, &left).await;
+    assert!(partitions > 0, "the move swept every partition once");
+    assert_eq!(moved_pointers(pg, &builder, "true").await, 0);
+
+    // Nothing moves in this run: only the sweep can take them.
+    let weir = hot.start().await;
+    let t = t.on(&weir);
+    let here = eventually("left-behind pointers swept", Duration::from_secs(60), async || {
+        let swept = raw_keys(&builder, &format!("{}:*:swept", builder.prefix())).len();
+        (swept == partitions).then(|| pointers_in_redis(&builder))
+    })
+    .await;
+    let fields: Vec<&str> = here.iter().map(|(_, field, _)| field.as_str()).collect();
+    assert_eq!(fields, ["Form:frm_2"], "only the pointer whose event is still in Redis stays");
+    assert_eq!(moved_pointers(pg, &builder, "true").await, 1, "frm_1's, not the dangling one");
+    assert_eq!(exported_title(&weir, &t.admin, "frm_1").await, "left behind");
+    assert_eq!(exported_title(&weir, &t.admin, "frm_2").await, "live");
+    let nowhere = json!({"exportable": {"type": "Form", "id": "frm_9"}, "format": "json"});
+    t.admin.post("/api/v2/report_exports", &nowhere).await.expect(422);
     weir.stop().await;
 }

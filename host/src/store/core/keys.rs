@@ -69,6 +69,7 @@
 //! | `P:{q}:accepted` | zset | with history in PostgreSQL: event keys accepted here, by when (ms), until they move (`store::events::accepted`) |
 //! | `P:{q}:lb` | hash | with history in PostgreSQL: day index (`od`, `wd`) or event log hour (`el`) key → how many of its first entries moved to PostgreSQL (`store::queue::index`); dropped when its day is trimmed |
 //! | `P:{q}:lm` | zset | with history in PostgreSQL: day indexes and event log hours whose first entries are to move, by when their first entry here was made (ms) |
+//! | `P:{q}:swept` | string | with history in PostgreSQL: `1` once the snapshot pointers a release before 2026-11-28 left here (pointing at events already moved) have been swept to PostgreSQL (`history::sweep`) |
 //! | `P:{q}:trimmed` | hash | organisation → the last day whose deliveries were removed here |
 //! | `P:{q}:ready` | zset | webhooks with queued deliveries here, by when the next one is due (ms) |
 //! | `P:{q}:wn:{wh}` | list | a webhook's new deliveries here, not yet claimed (`dlv org evt`), oldest first |

@@ -135,6 +135,57 @@ impl Exports<'_> {
         Ok(values.into_iter().map(|v| v.and_then(|v| Pointer::parse(p, v))).collect())
     }
 
+    /// One step of a scan of `org`'s pointers in partition `p` from `cursor`: the next
+    /// cursor (0 when the scan is over) and the records' pointers read (values that are no
+    /// pointer are left out).
+    pub async fn scan_pointers(
+        self,
+        p: Partition,
+        org: &str,
+        cursor: u64,
+        count: usize,
+    ) -> Result<(u64, Vec<(String, Pointer)>)> {
+        let (next, flat): (u64, Vec<String>) = redis::cmd("HSCAN")
+            .arg(self.keys().snapshots(p, org))
+            .arg(cursor)
+            .arg("COUNT")
+            .arg(count)
+            .query_async(&mut self.conn())
+            .await?;
+        let mut read = Vec::with_capacity(flat.len() / 2);
+        let mut pairs = flat.into_iter();
+        while let (Some(subject), Some(value)) = (pairs.next(), pairs.next()) {
+            if let Some(pointer) = Pointer::parse(p, value) {
+                read.push((subject, pointer));
+            }
+        }
+        Ok((next, read))
+    }
+
+    /// Whether each event (organisation, event id) is stored in partition `p`, in one
+    /// round trip.
+    pub async fn events_here(self, p: Partition, events: &[(&str, &str)]) -> Result<Vec<bool>> {
+        if events.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut pipe = redis::pipe();
+        for (org, event) in events {
+            pipe.exists(self.keys().event(p, org, event));
+        }
+        Ok(pipe.query_async(&mut self.conn()).await?)
+    }
+
+    /// Whether partition `p`'s pointers were swept (`history::sweep`).
+    pub async fn pointers_swept(self, p: Partition) -> Result<bool> {
+        Ok(self.conn().exists(self.keys().pointers_swept(p)).await?)
+    }
+
+    /// Notes that partition `p`'s pointers were swept.
+    pub async fn mark_pointers_swept(self, p: Partition) -> Result<()> {
+        let _: () = self.conn().set(self.keys().pointers_swept(p), 1).await?;
+        Ok(())
+    }
+
     /// Forgets pointers of partition `p` that moved to history (organisation, `Type:id`,
     /// the pointer moved), each only if it is unchanged. How many were forgotten.
     pub async fn forget_moved_pointers(self, p: Partition, moved: &[(&str, &str, Pointer)]) -> Result<usize> {

@@ -71,6 +71,12 @@ impl Keys {
         self.part(p, &["lm"])
     }
 
+    /// Set once the partition's pointers left behind by releases before pointers moved
+    /// have been swept to history (`history::sweep`).
+    pub fn pointers_swept(&self, p: Partition) -> String {
+        self.part(p, &["swept"])
+    }
+
     pub fn trimmed(&self, p: Partition) -> String {
         self.part(p, &["trimmed"])
     }
