@@ -19,8 +19,10 @@ use crate::store::core::keys::Partition;
 use crate::store::events::exports::Pointer;
 use crate::store::{Store, StoreError};
 
-/// Fields one step asks `HSCAN` for.
+/// Fields one step asks `HSCAN` for, and about how many it reads.
 const STEP: usize = 500;
+/// Most organisations one step visits.
+const ORGS_PER_STEP: usize = 64;
 
 /// The sweeps of one process: how far each partition's got, and which are done.
 #[derive(Debug, Default)]
@@ -60,15 +62,21 @@ impl Sweep {
                 Progress { orgs, cursor: 0 }
             }
         };
-        let Some(org) = progress.orgs.last().cloned() else {
-            to.store.exports().mark_pointers_swept(p).await?;
-            return Ok(self.finished(p));
-        };
-        let (next, pointers) = to.store.exports().scan_pointers(p, &org, progress.cursor, STEP).await?;
-        move_left_behind(to, p, &org, &pointers).await?;
-        progress.cursor = next;
-        if next == 0 {
-            progress.orgs.pop();
+        // Organisations with few records (most: their hashes hold none here) take a round
+        // trip each, so a step walks on until it has read a step's worth or visited many.
+        let (mut read, mut visited) = (0, 0);
+        while read < STEP && visited < ORGS_PER_STEP {
+            let Some(org) = progress.orgs.last().cloned() else {
+                to.store.exports().mark_pointers_swept(p).await?;
+                return Ok(self.finished(p));
+            };
+            let (next, pointers) = to.store.exports().scan_pointers(p, &org, progress.cursor, STEP).await?;
+            move_left_behind(to, p, &org, &pointers).await?;
+            (read, visited) = (read + pointers.len(), visited + 1);
+            progress.cursor = next;
+            if next == 0 {
+                progress.orgs.pop();
+            }
         }
         self.progress.lock().unwrap_or_else(|e| e.into_inner()).insert(p.0, progress);
         Ok(true)

@@ -125,8 +125,11 @@ async fn pointers_an_earlier_release_left_in_redis_are_swept_to_history() {
     let weir = hot.start().await;
     let t = weir.tenant(Plan::pro()).await;
     t.publisher.publish(&form_event("frm_1", "left behind", &ago(60))).await;
+    // Another organisation's too: a sweep walks every organisation's hash.
+    let other = weir.tenant(Plan::pro()).await;
+    other.publisher.publish(&form_event("frm_1", "the other's", &ago(60))).await;
     let mut left = pointers_in_redis(&builder);
-    assert_eq!(left.len(), 1, "{left:?}");
+    assert_eq!(left.len(), 2, "{left:?}");
     weir.stop().await;
     let weir = moving.start().await;
     all_moved(&builder).await;
@@ -145,7 +148,7 @@ async fn pointers_an_earlier_release_left_in_redis_are_swept_to_history() {
 
     // Nothing moves in this run: only the sweep can take them.
     let weir = hot.start().await;
-    let t = t.on(&weir);
+    let (t, other) = (t.on(&weir), other.on(&weir));
     let here = eventually("left-behind pointers swept", Duration::from_secs(60), async || {
         let swept = raw_keys(&builder, &format!("{}:*:swept", builder.prefix())).len();
         (swept == partitions).then(|| pointers_in_redis(&builder))
@@ -153,8 +156,9 @@ async fn pointers_an_earlier_release_left_in_redis_are_swept_to_history() {
     .await;
     let fields: Vec<&str> = here.iter().map(|(_, field, _)| field.as_str()).collect();
     assert_eq!(fields, ["Form:frm_2"], "only the pointer whose event is still in Redis stays");
-    assert_eq!(moved_pointers(pg, &builder, "true").await, 1, "frm_1's, not the dangling one");
+    assert_eq!(moved_pointers(pg, &builder, "true").await, 2, "the two frm_1's, not the dangling one");
     assert_eq!(exported_title(&weir, &t.admin, "frm_1").await, "left behind");
+    assert_eq!(exported_title(&weir, &other.admin, "frm_1").await, "the other's");
     assert_eq!(exported_title(&weir, &t.admin, "frm_2").await, "live");
     let nowhere = json!({"exportable": {"type": "Form", "id": "frm_9"}, "format": "json"});
     t.admin.post("/api/v2/report_exports", &nowhere).await.expect(422);
