@@ -15,8 +15,14 @@ local n, plain = tonumber(ARGV[1]), tonumber(ARGV[2])
 local function load(key)
   -- ('1' as text: Redis would format a Lua number for every call.)
   local count = redis.call('HINCRBY', key, 'n', '1')
-  -- A plain row is known by its length: nothing else of it needs reading.
-  if redis.call('HLEN', key) == plain then return count end
+  -- A plain row is known by its length: nothing else of it needs reading. So is an
+  -- ordered one whose only other field is its subject (`z`).
+  local len = redis.call('HLEN', key)
+  if len == plain then return count end
+  if len == plain + 1 then
+    local z = redis.call('HGET', key, 'z')
+    if z then return {'n', count, 'z', z} end
+  end
   local f = redis.call('HMGET', key, 'o', 's', 'k', 'b', 'h', 'p', 'v', 'm', 'z')
   if not f[1] then
     -- There was no row (HINCRBY made one): leave nothing behind.

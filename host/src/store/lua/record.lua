@@ -42,7 +42,12 @@ local leave = leaving.add
 -- `fields`: ARGV position of the extra fields' count.
 local function record(dkey, queue, order, member, wh, outcome, attempt_no, attempt, signature, due, fields)
   local f = PLAIN
-  if redis.call('HLEN', dkey) ~= plain then
+  local len = redis.call('HLEN', dkey)
+  -- (An ordered row whose only other field is its subject reads as plain, with it.)
+  local z = order and len == plain + 1 and redis.call('HGET', dkey, 'z')
+  if z then
+    f = {true, false, false, false, z}
+  elseif len ~= plain then
     f = redis.call('HMGET', dkey, 'o', 's', 'x', 'l', 'z')
   end
   if not f[1] then

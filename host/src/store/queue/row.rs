@@ -16,7 +16,7 @@
 //! | `m` | the time the waiting retry was due, kept by such an extra attempt until it is recorded | retry, record |
 //! | `b`, `h`, `p` | once plugins ran: the rendered body (absent: the envelope), extra headers, plugin outcomes | record |
 //! | `c` | the names of the webhook's own `headers` the latest attempt sent (JSON pairs whose values are empty: a value is a secret; absent when none) | record |
-//! | `z` | the event's subject (`Type:id`), when the webhook kept each subject's order as it was made (`lua/order.lua`): such a row is never plain | publish, replay |
+//! | `z` | the event's subject (`Type:id`), when the webhook kept each subject's order as it was made (`lua/order.lua`): while it has nothing else, such a row is read by its length and its `z` alone (`lua/load.lua`, `lua/record.lua`) | publish, replay |
 //! | `r` | why it was dead-lettered | dead letter |
 //! | `u` | last change without an attempt (ms); else the latest attempt's end is | record, retry |
 //!
