@@ -81,8 +81,8 @@ impl<'a> Reads<'a> {
         delivery_retention: Duration,
         event_retention: Duration,
     ) -> Reads<'a> {
-        let longest = delivery_retention.max(event_retention);
-        Reads { store, history, keep_events: delivery_retention, days: (longest.as_secs() / 86_400) as u32 + 1 }
+        let days = crate::history::lookback_days(delivery_retention, event_retention);
+        Reads { store, history, keep_events: delivery_retention, days }
     }
 
     /// What listings read of rows that left Redis (`None` without history).

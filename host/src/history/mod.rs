@@ -39,3 +39,4 @@ mod sweep;
 
 pub(crate) use self::db::History;
 pub(crate) use self::mover::{Mover, MoverJob};
+pub(crate) use self::reads::lookback_days;

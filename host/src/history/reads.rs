@@ -6,6 +6,7 @@
 //! replay.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::db::History;
 use crate::store::core::keys::{Partition, day_of, event_digest};
@@ -15,6 +16,12 @@ use crate::store::queue::index::{MovedIndexes, Placed};
 use crate::store::queue::listing::{Listed, MovedRows};
 use crate::store::queue::row::DeliveryRow;
 use crate::store::{Result, Store, StoreError};
+
+/// How many days back an event may be looked for by id: the longer of the two retention
+/// periods, in whole days, and the day under way.
+pub(crate) fn lookback_days(delivery_retention: Duration, event_retention: Duration) -> u32 {
+    (delivery_retention.max(event_retention).as_secs() / 86_400) as u32 + 1
+}
 
 impl History {
     /// Fills in `rows[i]` (of `ids[i]`) that Redis did not have, from history, each with its
@@ -73,7 +80,8 @@ impl History {
         Ok(())
     }
 
-    /// An event found by its id alone in history, within the last `days` days: its
+    /// An event found by its id alone in history, within the last `days` days
+    /// ([`lookback_days`]): its
     /// partition and stored form.
     pub(crate) async fn find_event(
         &self,

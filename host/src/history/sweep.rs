@@ -99,12 +99,13 @@ async fn move_left_behind(
     let live: Vec<&(String, Pointer)> = read.iter().filter(|(_, pointer)| !pointer.gone).collect();
     let asked: Vec<(&str, &str)> = live.iter().map(|(_, pointer)| (org, pointer.event_id.as_str())).collect();
     let here = to.store.exports().events_here(p, &asked).await?;
+    let left: Vec<&(String, Pointer)> = live.into_iter().zip(here).filter(|(_, here)| !here).map(|(l, _)| l).collect();
+    // Their events looked for side by side (on the history pool's connections).
+    let found = left.iter().map(|(_, pointer)| to.history.find_event(org, &pointer.event_id, to.days));
+    let found = futures_util::future::try_join_all(found).await?;
     let (mut rows, mut forget) = (Vec::new(), Vec::new());
-    for ((subject, pointer), here) in live.into_iter().zip(here) {
-        if here {
-            continue;
-        }
-        if let Some((_, event)) = to.history.find_event(org, &pointer.event_id, to.days).await? {
+    for ((subject, pointer), found) in left.into_iter().zip(found) {
+        if let Some((_, event)) = found {
             rows.push(PointerRow::new(org, subject, event.accepted_ms, pointer));
         }
         forget.push((org, subject.as_str(), pointer.clone()));
