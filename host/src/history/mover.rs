@@ -120,7 +120,7 @@ impl Mover {
             let indexes = self.move_indexes(p, before).await?;
             if rows < BATCH && events < BATCH && indexes < INDEXES {
                 // Nothing more due: a step of the sweep, while it has one.
-                let days = super::lookback_days(self.delivery_retention, self.event_retention);
+                let days = super::reads::lookback_days(self.delivery_retention, self.event_retention);
                 let to = Stores { store: &self.store, history: &self.history, days };
                 return self.sweep.step(&to, p).await;
             }
