@@ -9,7 +9,7 @@ use weir::store::tenants::orgs::Plan;
 
 use crate::support::eventually;
 use crate::support::receiver::{Receiver, Reply};
-use crate::support::weir::{Api, WeirBuilder, work_order_event};
+use crate::support::weir::{Api, WeirBuilder, raw_conn, work_order_event};
 
 fn defect_event(id: &str) -> Value {
     json!({"action": "defect_created", "creator": {"id": "u", "name": "n"}, "subject": {"type": "Defect", "id": id}, "defect": {"id": id}})
@@ -26,7 +26,7 @@ async fn webhook(admin: &Api, id: &str) -> Value {
 
 #[tokio::test]
 async fn forty_endpoints_that_never_answer_do_not_delay_a_healthy_webhook() {
-    // Shipped defaults: a 10 s timeout, 16 in flight per webhook, 512 workers.
+    // Shipped defaults: a 10 s timeout, 32 in flight per webhook, 512 workers.
     let weir = WeirBuilder::shared()
         .without("WEIR_DELIVERY_TIMEOUT")
         .without("WEIR_RETRY_SCHEDULE")
@@ -191,4 +191,36 @@ async fn rate_limit_is_validated_changed_and_removed() {
     t.admin.patch(&path, &json!({"rate_limit": 0})).await.expect(422);
     let plain = t.admin.create_webhook(&receiver.url, &["work_order_created"]).await;
     assert_eq!(plain["rate_limit"], Value::Null);
+}
+
+#[test]
+fn a_rate_budget_grants_a_burst_at_once_and_a_spent_one_waits_for_half_a_burst() {
+    // `lua/limit.lua` itself, at 100 deliveries/s (an interval of 10 ms) with a burst of 50.
+    // A claim asks its budget for as many as its lane has room for, which may be more than
+    // a burst: against a full budget that is granted a burst with no wait (a wait would hold
+    // back a webhook whose claim then gives most of the grant back unused). Once the budget
+    // is spent, the next claim waits until half a burst is there, not a whole one: it comes
+    // back while the budget still fills, so coming back late loses no rate.
+    let builder = WeirBuilder::shared();
+    let mut conn = raw_conn(&builder);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    let key = format!("{}limit-test:{nanos}", builder.prefix());
+    let script = redis::Script::new(include_str!("../../../host/src/store/lua/limit.lua"));
+    let mut call = |mode: &str, n: u32| -> (i64, Duration) {
+        let (_, granted, _, wait): (String, i64, String, u64) =
+            script.key(&key).arg(10_000).arg(50).arg(mode).arg(n).invoke(&mut *conn).expect("limit.lua");
+        (granted, Duration::from_micros(wait))
+    };
+    assert_eq!(call("take", 64), (50, Duration::ZERO), "a full budget grants a burst to an ask over it, at once");
+    let (granted, wait) = call("take", 64);
+    assert!(granted <= 1, "a spent budget grants what refilled since: {granted}");
+    assert!(
+        wait > Duration::from_millis(150) && wait <= Duration::from_millis(250),
+        "a spent budget waits for half a burst (250 ms), not a whole one: {wait:?}"
+    );
+    // Three fifths of a burst given back (a claim that found fewer deliveries than granted).
+    call("give", 30);
+    let (granted, wait) = call("take", 64);
+    assert!((25..50).contains(&granted), "about three fifths of a burst is there again: {granted}");
+    assert_eq!(wait, Duration::ZERO, "a grant of half a burst or more is a batch: no wait ({granted} granted)");
 }

@@ -27,8 +27,8 @@ pub struct RateLimit {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Grant {
     pub granted: usize,
-    /// When fewer were granted than asked for: how long until as many as asked for (up to
-    /// the burst) could be.
+    /// When fewer were granted than asked for, up to half the burst (at least one): how long
+    /// until that many could be.
     pub wait: Option<Duration>,
 }
 
