@@ -308,12 +308,11 @@ async fn metrics_count_events_deliveries_and_attempts() {
 
 #[tokio::test]
 async fn a_fan_out_to_webhooks_on_one_host_reuses_its_connections() {
-    // 10 webhooks on one host, 32 in flight each (the default window): up to 320 requests at
-    // once to that host, more than hyper's usual idle pool per host. Every connection must be
-    // kept for the next attempts, not closed and made again.
-    // `max_in_flight_per_webhook` in host/config.default.toml.
-    const WINDOW: usize = 32;
+    // 10 webhooks on one host, each with the default window (32 in flight): up to 320
+    // requests at once to that host, more than hyper's usual idle pool per host. Every
+    // connection must be kept for the next attempts, not closed and made again.
     let weir = Weir::start_default().await;
+    let window = weir.builder.config().max_in_flight_per_webhook;
     let t = weir.tenant(Plan::pro()).await;
     // Slow while the events are published, so that a backlog builds; then fast.
     let receiver = Receiver::replying(Reply::Delay(Duration::from_millis(300), 200)).await;
@@ -329,9 +328,9 @@ async fn a_fan_out_to_webhooks_on_one_host_reuses_its_connections() {
     receiver.wait_for(events * webhooks, Duration::from_secs(60)).await;
     let connections = receiver.connections();
     assert!(
-        connections <= webhooks * WINDOW + WINDOW,
+        connections <= webhooks * window + window,
         "{connections} connections for {} deliveries, at most {} at a time: the pool closed and reopened them",
         events * webhooks,
-        webhooks * WINDOW
+        webhooks * window
     );
 }
