@@ -15,6 +15,14 @@ step() { echo "test.sh: $1 done at ${SECONDS}s" >&2; }
 # other dependency features and compile Weir a second time.
 ./scripts/build.sh
 step build
+# Everything the tests write (data directories, PostgreSQL and Redis files, browser profiles,
+# ~0.3 GB a run, 83 MB of it compiled interpreters) under one directory of this run, removed
+# when the run ends, passed or failed (WEIR_KEEP_TEST_TMP=1 keeps it to look at). Left in
+# /tmp, a hundred runs took 28 GB of this machine's disk (the CI run at 7bdcc80 then failed
+# to write a plugin cache, most likely for want of space).
+# (Readable by all, as /tmp is: PostgreSQL runs as `postgres` when the tests run as root.)
+export TMPDIR; TMPDIR="$(mktemp -d /tmp/weir-tests.XXXXXX)"; chmod 1777 "$TMPDIR"
+[ "${WEIR_KEEP_TEST_TMP:-0}" = 1 ] || trap 'rm -rf "$TMPDIR"' EXIT
 cargo test --locked --workspace -- --test-threads "${WEIR_TEST_THREADS:-6}" --skip plugin_languages:: --skip hardening_compile::
 step "unit and integration tests"
 # The JavaScript and Python plugin tests on their own: compiling an interpreter takes both

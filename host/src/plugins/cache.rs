@@ -134,9 +134,9 @@ impl Disk {
         let _writing = self.writing.lock().unwrap_or_else(|e| e.into_inner());
         let path = self.path(sha256);
         let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        if std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, &path)).is_err() {
+        if let Err(e) = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, &path)) {
             let _ = std::fs::remove_file(&tmp);
-            tracing::warn!(path = %path.display(), "cannot write the plugin cache");
+            tracing::warn!(path = %path.display(), error = %e, "cannot write the plugin cache");
             return;
         }
         self.evict(&path);

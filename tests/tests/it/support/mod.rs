@@ -42,15 +42,18 @@ pub fn temp_dir(tag: &str) -> PathBuf {
 }
 
 /// `program` as a newcomer's terminal runs it: without the variables `cargo test` sets for
-/// the test (`CARGO_PKG_NAME`, `CARGO_MANIFEST_DIR`, `OUT_DIR`…; `CARGO_HOME` and
-/// `CARGO_TARGET_DIR` stay). Build scripts such as ring's watch some of them: with them, a
-/// script's own `cargo build` would compile again.
+/// the test (`CARGO`, `CARGO_PKG_NAME`, `CARGO_MANIFEST_DIR`, `OUT_DIR`…). Build scripts such
+/// as ring's watch some of them: with them, a script's own `cargo build` would compile again.
+/// Cargo's own settings stay (`CARGO_HOME`, `CARGO_TARGET_DIR`, `CARGO_INCREMENTAL`…): CI
+/// sets `CARGO_INCREMENTAL=0`, and a build without it is another profile, compiled again.
 pub fn terminal_command(program: impl AsRef<std::ffi::OsStr>) -> std::process::Command {
+    const SET_BY_CARGO_TEST: [&str; 6] =
+        ["CARGO_MANIFEST_", "CARGO_PKG_", "CARGO_CRATE_", "CARGO_BIN_", "CARGO_TARGET_TMPDIR", "CARGO_RUSTC_"];
     let mut command = std::process::Command::new(program);
     for (name, _) in std::env::vars_os() {
         let name = name.to_string_lossy();
-        let set_by_cargo_test =
-            (name.starts_with("CARGO_") && name != "CARGO_HOME" && name != "CARGO_TARGET_DIR") || name == "OUT_DIR";
+        let set_by_cargo_test = SET_BY_CARGO_TEST.iter().any(|prefix| name.starts_with(prefix))
+            || ["CARGO", "CARGO_PRIMARY_PACKAGE", "OUT_DIR"].contains(&name.as_ref());
         if set_by_cargo_test {
             command.env_remove(name.as_ref());
         }
