@@ -2,7 +2,9 @@
 //! fresh release `weir serve` at the shipped defaults, while another organisation reads its
 //! webhooks 20 times a second; that tenant's p50, p99 and slowest read, beside the same
 //! alone (the baseline, measured before each attack). `WEIR_BENCH_ONLY=noisy`; with
-//! `WEIR_BENCH_WEIR` pointing at another build, the same loads against it.
+//! `WEIR_BENCH_WEIR` pointing at another build, the same loads against it;
+//! `WEIR_BENCH_NOISY=<part of an attack's name>` runs only those, and
+//! `WEIR_BENCH_NOISY_SECONDS` reads for longer than 6 s (a steadier p99).
 //!
 //! The attacks: four publishers of 1 MiB events meeting four webhooks whose filter is a
 //! runaway pattern; the same pattern tried by two filter tests at once; ten webhooks each with
@@ -19,16 +21,21 @@ use crate::load::{Http, percentile};
 use crate::procs::{RedisProc, Tenant, WeirProc, free_port};
 use crate::receiver::FastReceiver;
 
-/// How long the quiet tenant reads, alone and beside each attack.
-const WINDOW: Duration = Duration::from_secs(6);
+/// How long the quiet tenant reads, alone and beside each attack (6 s unless
+/// `WEIR_BENCH_NOISY_SECONDS` says).
+fn window() -> Duration {
+    let seconds = std::env::var("WEIR_BENCH_NOISY_SECONDS").ok().and_then(|s| s.parse().ok());
+    Duration::from_secs(seconds.unwrap_or(6))
+}
 
-/// The quiet tenant's reads over `WINDOW`: p50, p99, slowest, and how many were not `200`.
+/// The quiet tenant's reads over [`window`]: p50, p99, slowest, and how many were not `200`.
 async fn quiet_reads(base: &str, token: &str) -> (Duration, Duration, Duration, usize) {
     let mut http = Http::connect(base).await;
     let mut times = Vec::new();
     let mut refused = 0;
     let started = Instant::now();
-    while started.elapsed() < WINDOW {
+    let window = window();
+    while started.elapsed() < window {
         let asked = Instant::now();
         match http.try_send("GET", "/api/v2/webhooks", token, "", Vec::new()).await {
             Ok((200, _)) => {}
@@ -146,7 +153,7 @@ async fn attack(redis: &RedisProc, name: &'static str, env: &[(&str, &str)]) -> 
     let receiver = FastReceiver::start().await;
     quiet.create_webhook_for(&weir.base, &receiver.url(), &["work_order_created"], json!({})).await;
     let alone = quiet_reads(&weir.base, &quiet.admin_token).await;
-    let until = Instant::now() + WINDOW;
+    let until = Instant::now() + window();
     let tasks = start_attack(name, &weir, &noisy, &receiver, until).await;
     let beside = quiet_reads(&weir.base, &quiet.admin_token).await;
     let mut answered = std::collections::BTreeMap::new();
@@ -249,7 +256,8 @@ pub async fn print() {
         ("200 events/s, collector answering 429 Retry-After: 5", otel(&throttling)),
     ];
     let mut rows = Vec::new();
-    for (name, env) in &attacks {
+    let only = std::env::var("WEIR_BENCH_NOISY").unwrap_or_default();
+    for (name, env) in attacks.iter().filter(|(name, _)| name.contains(only.as_str())) {
         let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         rows.push(attack(&redis, name, &env).await);
     }

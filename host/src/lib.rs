@@ -50,6 +50,7 @@ pub mod ids;
 mod jobs;
 mod metrics;
 mod netguard;
+mod offload;
 pub mod plans;
 pub mod plugins;
 mod recent;

@@ -6,12 +6,9 @@
 
 use std::sync::Arc;
 
-use std::collections::BTreeMap;
-
 use axum::extract::{Request, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::value::RawValue;
 
 use super::error::{ApiError, ApiResult, Code, FieldError};
 use super::extract::{Admin, Id, MAX_JSON_BODY, Publisher, QueryRules};
@@ -66,9 +63,7 @@ async fn accept(
         return Err(ApiError::new(Code::UnsupportedMediaType, "the request body must be application/json"));
     }
     let bytes = read_body(request.into_body(), MAX_JSON_BODY).await?;
-    let fields: BTreeMap<String, &RawValue> =
-        serde_json::from_slice(&bytes).map_err(|e| ApiError::field("body", format!("must be a JSON object: {e}")))?;
-    let mut event = events::validate(fields)?;
+    let mut event = events.read(&caller.org_id, &bytes).await?;
     event.trace = trace;
     events.publish(&caller.org_id, (&caller.rules, caller.token.as_ref()), &event).await?;
     Ok(event.id)

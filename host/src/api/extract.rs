@@ -92,7 +92,7 @@ impl<S: Send + Sync> FromRequest<S> for JsonObject {
             return Err(ApiError::new(Code::UnsupportedMediaType, "the request body must be application/json"));
         }
         let bytes = read_body(req.into_body(), MAX_JSON_BODY).await?;
-        parse_object(&bytes).map(JsonObject)
+        parse_object_off_thread(bytes).await.map(JsonObject)
     }
 }
 
@@ -113,8 +113,28 @@ impl<S: Send + Sync> FromRequest<S> for OptionalJsonObject {
         if has_type && !json {
             return Err(ApiError::new(Code::UnsupportedMediaType, "the request body must be application/json"));
         }
-        parse_object(&bytes).map(OptionalJsonObject)
+        parse_object_off_thread(bytes).await.map(OptionalJsonObject)
     }
+}
+
+/// Bodies this large or larger are parsed on a blocking thread: a megabyte of JSON is
+/// milliseconds the thread that answers every tenant's requests would spend on one.
+const LARGE_BODY: usize = 64 * 1024;
+
+/// [`parse_object`], a large body on Tokio's blocking threads.
+async fn parse_object_off_thread(bytes: bytes::Bytes) -> Result<Map<String, Value>, ApiError> {
+    off_thread_if_large(bytes, parse_object).await.unwrap_or_else(|| Err(ApiError::internal()))
+}
+
+/// `read` of `bytes`: here when they are small, else on a blocking thread (`None`: it panicked).
+async fn off_thread_if_large<T: Send + 'static>(
+    bytes: bytes::Bytes,
+    read: impl FnOnce(&[u8]) -> T + Send + 'static,
+) -> Option<T> {
+    if bytes.len() < LARGE_BODY {
+        return Some(read(&bytes));
+    }
+    tokio::task::spawn_blocking(move || read(&bytes)).await.ok()
 }
 
 fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, ApiError> {
@@ -188,4 +208,18 @@ impl QueryRules for Query {
 pub(crate) struct Page {
     pub limit: usize,
     pub cursor: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    #[tokio::test]
+    async fn a_large_body_is_parsed_off_the_thread_that_answers_requests() {
+        let here = std::thread::current().id();
+        let on = |size: usize| super::off_thread_if_large(vec![b' '; size].into(), |_| std::thread::current().id());
+        assert_eq!(on(super::LARGE_BODY - 1).await, Some(here), "a small body is parsed where it is asked");
+        assert_ne!(on(super::LARGE_BODY).await, Some(here), "a large one elsewhere");
+        let big = format!(r#"{{"filter": "true", "event": {{"title": "{}"}}}}"#, "a".repeat(super::LARGE_BODY));
+        let parsed = super::parse_object_off_thread(big.into()).await.expect("an object");
+        assert_eq!(parsed["event"]["title"].as_str().map(str::len), Some(super::LARGE_BODY));
+    }
 }

@@ -7,6 +7,10 @@
 //!   [`MAX_REQUESTS_PER_ORG`] shares of the requests in progress, held to the answer: past
 //!   it the request is answered `429` at once, so no tenant holds every slot. A request
 //!   with a bad token goes on to be answered `401` by its handler, unread.
+//! - Of those, an organisation's reads (`GET`) run [`MAX_READS_RUNNING_PER_ORG`] at a time;
+//!   the rest wait their turn, holding their share (at most [`READ_TURN_WAIT`], then `429`).
+//!   A burst of one organisation's listings then stands a few requests deep between another
+//!   organisation's request and the thread that answers both, not hundreds.
 //! - A request body is read ahead here ([`crate::web::prefetch`]: at a minimum rate, within
 //!   its route's size), so a client that sends its body slowly holds its connection and
 //!   nothing else — never a slot another client needs. Bodies being read ahead are counted
@@ -29,12 +33,16 @@ use super::extract::{MAX_JSON_BODY, bearer_token};
 use crate::auth::{Authenticated, secrets};
 use crate::domain::access::Access;
 use crate::forwarded::ClientAddr;
-use crate::slots::Shares;
+use crate::slots::{Shares, Slots};
 use crate::web::prefetch;
 
 /// Most requests of one organisation in progress in one process at once (a quarter of the
 /// process's slots, `api::MAX_CONCURRENT_REQUESTS`).
 pub(crate) const MAX_REQUESTS_PER_ORG: usize = 256;
+/// Most reads of one organisation running at once in one process (the others wait).
+pub(crate) const MAX_READS_RUNNING_PER_ORG: usize = 8;
+/// Longest a read waits for its turn.
+const READ_TURN_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 /// Most request bodies one sender may have being read ahead at once.
 pub(crate) const MAX_READING_PER_SENDER: usize = 64;
 /// Most plugin uploads (up to 32 MiB each) one sender may have being read at once.
@@ -73,9 +81,21 @@ fn allowance(method: &Method, path: &str) -> (usize, bool) {
 pub(crate) struct Intake {
     access: Arc<Access>,
     in_progress: Shares<String>,
+    read_turns: ReadTurns,
     reading: Shares<Sender>,
     uploads: Shares<Sender>,
     draining: Shares<()>,
+}
+
+/// Organisations' reads taking turns ([`MAX_READS_RUNNING_PER_ORG`] at once each).
+#[derive(Debug)]
+struct ReadTurns(Slots);
+
+impl ReadTurns {
+    /// A turn of `org`'s, once it is its turn; `None` after [`READ_TURN_WAIT`].
+    async fn take(&self, org: &str) -> Option<crate::slots::Slot> {
+        tokio::time::timeout(READ_TURN_WAIT, self.0.acquire(org)).await.ok().flatten()
+    }
 }
 
 impl Intake {
@@ -83,6 +103,8 @@ impl Intake {
         Arc::new(Intake {
             access,
             in_progress: Shares::default(),
+            // As many in all as the process has slots (`api::MAX_CONCURRENT_REQUESTS`).
+            read_turns: ReadTurns(Slots::new(4 * MAX_REQUESTS_PER_ORG, MAX_READS_RUNNING_PER_ORG)),
             reading: Shares::default(),
             uploads: Shares::default(),
             draining: Shares::default(),
@@ -134,6 +156,16 @@ pub(crate) async fn intake(State(intake): State<Arc<Intake>>, request: Request, 
         },
         None => None,
     };
+    let _turn = match &client {
+        Some((_, org)) if parts.method == Method::GET => match intake.read_turns.take(org).await {
+            Some(turn) => Some(turn),
+            None => {
+                let why = "too many reads of this organisation are waiting; retry shortly";
+                return intake.refuse(body, limit, why).await;
+            }
+        },
+        _ => None,
+    };
     if body.is_end_stream() || (parts.uri.path().starts_with("/api/") && client.is_none()) {
         return next.run(Request::from_parts(parts, body)).await;
     }
@@ -163,5 +195,30 @@ mod tests {
     fn each_route_reads_at_most_its_allowance() {
         assert_eq!(allowance(&Method::POST, "/api/v2/plugins"), (super::super::plugins::MAX_PLUGIN_BYTES, true));
         assert_eq!(allowance(&Method::POST, "/oauth/token"), (MAX_TOKEN_BODY, false));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_organisations_reads_take_turns_and_another_organisations_read_goes_ahead() {
+        let turns = ReadTurns(Slots::new(1024, MAX_READS_RUNNING_PER_ORG));
+        let mut held = Vec::new();
+        for _ in 0..MAX_READS_RUNNING_PER_ORG {
+            held.push(turns.take("org_busy").await.expect("a turn"));
+        }
+        let quiet = tokio::time::timeout(std::time::Duration::from_millis(1), turns.take("org_quiet")).await;
+        assert!(matches!(quiet, Ok(Some(_))), "another organisation's read goes at once");
+        let started = tokio::time::Instant::now();
+        let next = tokio::spawn(async move {
+            let turn = turns.take("org_busy").await;
+            (turn, turns)
+        });
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        assert!(!next.is_finished(), "the busy organisation's next read waits its turn");
+        drop(held.pop());
+        let (got, turns) = next.await.unwrap();
+        assert!(got.is_some(), "and takes the turn given back");
+        assert!(started.elapsed() < READ_TURN_WAIT);
+        // One that waits too long is refused.
+        let refused = turns.take("org_busy").await;
+        assert!(refused.is_none(), "no turn within {READ_TURN_WAIT:?}");
     }
 }

@@ -19,6 +19,7 @@ use crate::filters::Evaluator;
 use crate::history::History;
 use crate::metrics::Metrics;
 use crate::netguard::UrlRule;
+use crate::offload::Offload;
 use crate::plugins::Runtime;
 use crate::shared::{Arrivals, Gauges, LinkKey, PluginHashes, SecretKeys, Tokens};
 use crate::store::Store;
@@ -63,7 +64,8 @@ impl App {
             }
         });
         let moved = Moved::new(&store, history.as_ref(), retentions);
-        let filtering = Filtering::new(Arc::new(Evaluator::new()), Some(metrics.clone()));
+        let offload = Arc::new(Offload::new());
+        let filtering = Filtering::new(Arc::new(Evaluator::on(offload.clone())), Some(metrics.clone()));
         let arrivals = Arc::new(Arrivals::new(&store));
         let tokens = Arc::new(Tokens::start(&store));
         let publishing = Publishing::new(PublishingParts {
@@ -76,6 +78,7 @@ impl App {
             delivery_retention: retentions.0,
             plans: config.plans.clone(),
             tokens: tokens.clone(),
+            offload,
         });
         let replayer = Replayer::new(&moved, &filtering, Some(&arrivals), (&store, &config.plans));
         let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);

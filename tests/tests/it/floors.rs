@@ -33,6 +33,7 @@ const FLOORS: &[&[&str]] = &[
     &["plugins"],
     &["store"],
     &["certs", "filters", "telemetry", "destinations", "plans"],
+    &["offload"],
     &["sign", "web", "tls", "ids", "time", "catalog", "netguard", "trace", "slots", "forwarded", "recent"],
 ];
 

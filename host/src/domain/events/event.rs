@@ -1,5 +1,7 @@
 //! An event as publish checked it, and its envelope (service document §2).
 
+use std::borrow::Cow;
+
 use serde_json::value::RawValue;
 
 /// The creator id of Weir's own (operational) events: publishers may not use it.
@@ -19,7 +21,8 @@ pub(crate) struct Event<'a> {
     pub subject_id: String,
     pub deleted: bool,
     pub snapshot_key: &'static str,
-    pub snapshot: &'a RawValue,
+    /// As the request's bytes hold it, or (an event read on the tenant threads) a copy.
+    pub snapshot: Cow<'a, RawValue>,
     /// The W3C trace context the publisher sent (contract §7), if valid.
     pub trace: Option<crate::trace::TraceContext>,
     /// A test event (contract §9): its envelope says `"test": true`.
@@ -27,6 +30,25 @@ pub(crate) struct Event<'a> {
 }
 
 impl Event<'_> {
+    /// The same event, holding its own snapshot.
+    pub(crate) fn into_owned(self) -> Event<'static> {
+        Event {
+            id: self.id,
+            fresh_id: self.fresh_id,
+            action: self.action,
+            created_at: self.created_at,
+            creator_id: self.creator_id,
+            creator_name: self.creator_name,
+            subject_type: self.subject_type,
+            subject_id: self.subject_id,
+            deleted: self.deleted,
+            snapshot_key: self.snapshot_key,
+            snapshot: Cow::Owned(self.snapshot.into_owned()),
+            trace: self.trace,
+            test: self.test,
+        }
+    }
+
     /// The envelope (service document §2), with the snapshot's bytes as published.
     pub(crate) fn envelope(&self, org_id: &str) -> String {
         let mut out = Vec::with_capacity(200 + self.snapshot.get().len());

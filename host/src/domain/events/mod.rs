@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use serde_json::value::RawValue;
 
+use super::Invalid;
 use super::filtering::Filtering;
 use super::moved::Moved;
 use super::views::EventDeliveryView;
@@ -50,6 +51,12 @@ impl Events {
             filtering: filtering.clone(),
             telemetry: telemetry.clone(),
         }
+    }
+
+    /// Reads a publish request's body as an event ([`validate`]): a large one on the tenant
+    /// threads, in the organisation's slot (`crate::offload`).
+    pub(crate) async fn read<'b>(&self, org_id: &str, bytes: &'b bytes::Bytes) -> Result<Event<'b>, Invalid> {
+        validate::read_on(&self.publishing.offload, org_id, bytes).await
     }
 
     /// Records a publish request's span (when traces are exported).

@@ -47,7 +47,7 @@ impl Publishing {
             subject_id: subject_id.to_owned(),
             deleted: false,
             snapshot_key,
-            snapshot: &snapshot,
+            snapshot: std::borrow::Cow::Borrowed(&snapshot),
             trace: None,
             test: false,
         };

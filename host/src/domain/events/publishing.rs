@@ -9,10 +9,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::event::Event;
+use super::validate::LARGE_EVENT;
 use crate::catalog;
 use crate::domain::filtering::Filtering;
 use crate::domain::moved::Moved;
 use crate::metrics::Metrics;
+use crate::offload::Offload;
 use crate::shared::{Arrivals, TokenProof, Tokens};
 use crate::store::events::publish::{MAX_SNAPSHOT_BYTES, Publication, Published, Retention, delivery_id};
 use crate::store::events::publisher::Publisher;
@@ -56,6 +58,8 @@ pub(crate) struct Publishing {
     pub(crate) plans: Arc<crate::plans::Plans>,
     /// Token lookups, to look a publisher's token up again when its publish was stale.
     pub(super) tokens: Arc<Tokens>,
+    /// Where large events are read and compressed.
+    pub(super) offload: Arc<Offload>,
 }
 
 /// The parts [`Publishing`] is made of.
@@ -70,6 +74,7 @@ pub(crate) struct PublishingParts {
     pub delivery_retention: Duration,
     pub plans: Arc<crate::plans::Plans>,
     pub tokens: Arc<Tokens>,
+    pub offload: Arc<Offload>,
 }
 
 impl Publishing {
@@ -84,8 +89,10 @@ impl Publishing {
             delivery_retention,
             plans,
             tokens,
+            offload,
         } = parts;
-        Publishing { store, publisher, filtering, metrics, moved, arrivals, kept: delivery_retention, plans, tokens }
+        let kept = delivery_retention;
+        Publishing { store, publisher, filtering, metrics, moved, arrivals, kept, plans, tokens, offload }
     }
 
     /// Publishes a validated event for an organisation. Idempotent on the event id.
@@ -243,7 +250,7 @@ impl Publishing {
             deleted: event.deleted,
             event_ms,
             logged_action: if event.test { None } else { catalog::named(&event.action) },
-            stored: Arc::new(as_stored.encode()),
+            stored: Arc::new(encode_on(&self.offload, org_id, &as_stored).await),
             event: as_stored,
             snapshot,
             webhooks,
@@ -269,5 +276,18 @@ impl Publishing {
             }
         }
         Ok((published, Some((p, accepted_ms))))
+    }
+}
+
+/// The event's stored form ([`StoredEvent::encode`]: compressed), a large one
+/// ([`LARGE_EVENT`]) on `offload`'s threads, in the organisation's slot.
+pub(super) async fn encode_on(offload: &Offload, org_id: &str, event: &Arc<StoredEvent>) -> Vec<u8> {
+    if event.envelope.len() < LARGE_EVENT {
+        return event.encode();
+    }
+    let compressing = event.clone();
+    match offload.run(org_id, move || compressing.encode()).await {
+        Some(stored) => stored,
+        None => event.encode(),
     }
 }

@@ -74,7 +74,7 @@ impl Events {
             subject_id: "test".to_owned(),
             deleted: false,
             snapshot_key,
-            snapshot: &snapshot,
+            snapshot: std::borrow::Cow::Borrowed(&snapshot),
             trace: None,
             test: true,
         };

@@ -16,7 +16,7 @@ fn the_envelope_is_the_documents_shape_with_every_string_escaped() {
         subject_id: "wo_1".into(),
         deleted: true,
         snapshot_key: "work_order",
-        snapshot: &snapshot,
+        snapshot: std::borrow::Cow::Borrowed(&snapshot),
         trace: None,
         test: false,
     };
@@ -44,4 +44,68 @@ fn weirs_own_creator_id_is_refused_however_it_is_written() {
     for id in ["weird", "usr_weir", "wier", "w eir x"] {
         assert!(!super::validate::is_reserved_creator(id), "{id:?}");
     }
+}
+
+/// `offload` with every thread busy (each with a job of another organisation, waiting for
+/// the returned sender to be dropped).
+async fn every_thread_held(offload: &std::sync::Arc<crate::offload::Offload>) -> std::sync::mpsc::Sender<()> {
+    let (release, waiting) = std::sync::mpsc::channel::<()>();
+    let waiting = std::sync::Arc::new(std::sync::Mutex::new(waiting));
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    for i in 0..threads {
+        let (started, running) = tokio::sync::oneshot::channel();
+        let (offload, waiting) = (offload.clone(), waiting.clone());
+        tokio::spawn(async move {
+            offload
+                .run(&format!("org_busy{i}"), move || {
+                    let _ = started.send(());
+                    // Waits until `release` is dropped (then every holder ends).
+                    let _ = waiting.lock().map(|w| w.recv());
+                })
+                .await
+        });
+        running.await.expect("a holder started");
+    }
+    release
+}
+
+fn work_order(title: &str) -> bytes::Bytes {
+    serde_json::to_vec(&serde_json::json!({"action": "work_order_created", "creator": {"id": "u", "name": "A"},
+        "subject": {"type": "WorkOrder", "id": "wo_1"}, "work_order": {"id": "wo_1", "title": title}}))
+    .unwrap()
+    .into()
+}
+
+#[tokio::test]
+async fn a_large_event_is_read_and_compressed_on_the_tenant_threads_and_a_small_one_where_it_is_asked() {
+    use std::time::Duration;
+
+    use super::publishing::encode_on;
+    use super::validate::{LARGE_EVENT, read_on};
+    use crate::store::events::stored::StoredEvent;
+
+    let offload = std::sync::Arc::new(crate::offload::Offload::new());
+    let release = every_thread_held(&offload).await;
+    let (small, large) = (work_order("Pump"), work_order(&"ab".repeat(LARGE_EVENT)));
+    // Every thread busy: a small event is read and stored at once; a large one waits its turn.
+    let read = read_on(&offload, "org_1", &small).await.expect("valid");
+    assert_eq!(read.snapshot.get(), r#"{"id":"wo_1","title":"Pump"}"#);
+    let stored = |envelope: String| {
+        std::sync::Arc::new(StoredEvent { created_at: String::new(), envelope, accepted_ms: 1, trace: None })
+    };
+    let small_stored = stored(read.envelope("org_1"));
+    assert_eq!(encode_on(&offload, "org_1", &small_stored).await, small_stored.encode());
+    let waiting = tokio::time::timeout(Duration::from_millis(300), read_on(&offload, "org_1", &large)).await;
+    assert!(waiting.is_err(), "a large event waited for a tenant thread");
+    let large_stored = stored(String::from_utf8(large.to_vec()).unwrap());
+    let waiting = tokio::time::timeout(Duration::from_millis(300), encode_on(&offload, "org_1", &large_stored)).await;
+    assert!(waiting.is_err(), "a large event's compression waited for a tenant thread");
+    drop(release);
+    let read = read_on(&offload, "org_1", &large).await.expect("valid");
+    let title = "ab".repeat(LARGE_EVENT);
+    assert_eq!(read.snapshot.get(), format!(r#"{{"id":"wo_1","title":"{title}"}}"#), "the same snapshot, read there");
+    assert!(matches!(read.snapshot, std::borrow::Cow::Owned(_)));
+    assert_eq!(encode_on(&offload, "org_1", &large_stored).await, large_stored.encode());
+    let bad = read_on(&offload, "org_1", &bytes::Bytes::from(vec![b'['; LARGE_EVENT])).await.unwrap_err();
+    assert_eq!(bad.0[0].field, "body", "{bad:?}");
 }

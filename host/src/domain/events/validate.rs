@@ -9,6 +9,7 @@ use super::event::{Event, OPERATIONAL_CREATOR};
 use crate::catalog;
 use crate::domain::{FieldError, Invalid, rules};
 use crate::ids::{self, Kind};
+use crate::offload::Offload;
 
 /// How far in the future an event's `created_at` may be (clock skew, not time travel).
 const MAX_FUTURE_MS: u64 = 24 * 3600 * 1000;
@@ -31,6 +32,33 @@ fn is_invisible(c: char) -> bool {
 
 fn text(raw: &RawValue) -> Option<String> {
     serde_json::from_str::<String>(raw.get()).ok()
+}
+
+/// Events of this many bytes or more are read (parsed and checked) and compressed on the
+/// tenant threads (`crate::offload`), not on the thread that answers every tenant's requests:
+/// a megabyte is milliseconds of work.
+pub(crate) const LARGE_EVENT: usize = 64 * 1024;
+
+/// [`read`] of a publish request's body: a large one ([`LARGE_EVENT`]) on `offload`'s
+/// threads, in the organisation's slot.
+pub(super) async fn read_on<'b>(
+    offload: &Offload,
+    org_id: &str,
+    bytes: &'b bytes::Bytes,
+) -> Result<Event<'b>, Invalid> {
+    if bytes.len() < LARGE_EVENT {
+        return read(bytes);
+    }
+    let bytes = bytes.clone();
+    let read = offload.run(org_id, move || read(&bytes).map(Event::into_owned)).await;
+    read.unwrap_or_else(|| Err(Invalid::field("body", "could not be read")))
+}
+
+/// Reads an event as a publisher sent it: a JSON object, checked by [`validate`].
+fn read(bytes: &[u8]) -> Result<Event<'_>, Invalid> {
+    let fields: BTreeMap<String, &RawValue> =
+        serde_json::from_slice(bytes).map_err(|e| Invalid::field("body", format!("must be a JSON object: {e}")))?;
+    validate(fields)
 }
 
 /// Checks every field of an event (contract §2). All problems are reported at once.
@@ -67,7 +95,7 @@ pub(crate) fn validate(mut fields: BTreeMap<String, &RawValue>) -> Result<Event<
         subject_id,
         deleted,
         snapshot_key,
-        snapshot,
+        snapshot: std::borrow::Cow::Borrowed(snapshot),
         trace: None,
         test: false,
     })
