@@ -12,6 +12,10 @@ use crate::slots::Slots;
 /// The threads' nice value: requests and deliveries come first.
 const NICE: i32 = 10;
 
+/// Input of this many bytes or more (an event, a JSON body) is read off the thread that
+/// answers every tenant's requests: a megabyte is milliseconds of work.
+pub(crate) const LARGE_INPUT: usize = 64 * 1024;
+
 /// The process's threads for tenants' costly work.
 pub struct Offload {
     /// The threads (`None` if they could not start: Tokio's blocking threads then).
@@ -34,14 +38,10 @@ impl Default for Offload {
 impl Offload {
     /// One thread per core.
     pub fn new() -> Offload {
-        let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("weir-tenant-{i}"))
-            .start_handler(|_| lower_priority())
-            .build()
+        let pool = niced_pool("weir-tenant", NICE)
             .inspect_err(|e| tracing::warn!(error = %e, "cannot start the tenant work threads; Tokio's blocking threads take it"))
             .ok();
+        let threads = cores();
         Offload { threads: pool, slots: Slots::new(threads, threads.div_ceil(2)) }
     }
 
@@ -58,14 +58,28 @@ impl Offload {
     }
 }
 
-/// Lowers the calling thread's CPU priority to [`NICE`] (Linux: a thread's own nice value).
-fn lower_priority() {
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+}
+
+/// One thread per core, named `{name}-{i}`, each at CPU priority `nice`: the tenant threads
+/// here, the plugin compiler's (`crate::plugins`, at 19).
+pub(crate) fn niced_pool(name: &'static str, nice: i32) -> Result<rayon::ThreadPool, rayon::ThreadPoolBuildError> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(cores())
+        .thread_name(move |i| format!("{name}-{i}"))
+        .start_handler(move |_| set_nice(nice))
+        .build()
+}
+
+/// Sets the calling thread's CPU priority (Linux: a thread's own nice value).
+fn set_nice(nice: i32) {
     #[cfg(target_os = "linux")]
     // SAFETY: setpriority with PRIO_PROCESS and the thread's own id changes only this
     // thread's nice value; it reads no memory of ours.
     #[allow(unsafe_code)]
     unsafe {
         let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-        libc::setpriority(libc::PRIO_PROCESS, tid, NICE);
+        libc::setpriority(libc::PRIO_PROCESS, tid, nice);
     }
 }

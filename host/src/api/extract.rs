@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 use super::error::{ApiError, Code, FieldError};
 use crate::auth::{Authenticated, Caller, Requirement, TokenProof, secrets};
 use crate::domain::access::Access;
+use crate::offload::LARGE_INPUT;
 use crate::web::{Query, is_json, read_body};
 
 /// Largest JSON request body (contract §2).
@@ -117,21 +118,18 @@ impl<S: Send + Sync> FromRequest<S> for OptionalJsonObject {
     }
 }
 
-/// Bodies this large or larger are parsed on a blocking thread: a megabyte of JSON is
-/// milliseconds the thread that answers every tenant's requests would spend on one.
-const LARGE_BODY: usize = 64 * 1024;
-
 /// [`parse_object`], a large body on Tokio's blocking threads.
 async fn parse_object_off_thread(bytes: bytes::Bytes) -> Result<Map<String, Value>, ApiError> {
     off_thread_if_large(bytes, parse_object).await.unwrap_or_else(|| Err(ApiError::internal()))
 }
 
-/// `read` of `bytes`: here when they are small, else on a blocking thread (`None`: it panicked).
+/// `read` of `bytes`: here when they are small, else ([`LARGE_INPUT`] or more) on a blocking
+/// thread (`None`: it panicked).
 async fn off_thread_if_large<T: Send + 'static>(
     bytes: bytes::Bytes,
     read: impl FnOnce(&[u8]) -> T + Send + 'static,
 ) -> Option<T> {
-    if bytes.len() < LARGE_BODY {
+    if bytes.len() < LARGE_INPUT {
         return Some(read(&bytes));
     }
     tokio::task::spawn_blocking(move || read(&bytes)).await.ok()
@@ -212,14 +210,16 @@ pub(crate) struct Page {
 
 #[cfg(test)]
 mod tests {
+    use crate::offload::LARGE_INPUT;
+
     #[tokio::test]
     async fn a_large_body_is_parsed_off_the_thread_that_answers_requests() {
         let here = std::thread::current().id();
         let on = |size: usize| super::off_thread_if_large(vec![b' '; size].into(), |_| std::thread::current().id());
-        assert_eq!(on(super::LARGE_BODY - 1).await, Some(here), "a small body is parsed where it is asked");
-        assert_ne!(on(super::LARGE_BODY).await, Some(here), "a large one elsewhere");
-        let big = format!(r#"{{"filter": "true", "event": {{"title": "{}"}}}}"#, "a".repeat(super::LARGE_BODY));
+        assert_eq!(on(LARGE_INPUT - 1).await, Some(here), "a small body is parsed where it is asked");
+        assert_ne!(on(LARGE_INPUT).await, Some(here), "a large one elsewhere");
+        let big = format!(r#"{{"filter": "true", "event": {{"title": "{}"}}}}"#, "a".repeat(LARGE_INPUT));
         let parsed = super::parse_object_off_thread(big.into()).await.expect("an object");
-        assert_eq!(parsed["event"]["title"].as_str().map(str::len), Some(super::LARGE_BODY));
+        assert_eq!(parsed["event"]["title"].as_str().map(str::len), Some(LARGE_INPUT));
     }
 }

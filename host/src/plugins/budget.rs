@@ -57,13 +57,8 @@ impl Drop for Turn {
 
 impl Budget {
     pub(super) fn new() -> std::io::Result<Budget> {
-        let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("weir-compile-{i}"))
-            .start_handler(|_| lowest_priority())
-            .build()
-            .map_err(std::io::Error::other)?;
+        // The lowest CPU priority.
+        let pool = crate::offload::niced_pool("weir-compile", 19).map_err(std::io::Error::other)?;
         Ok(Budget { pool, running: Mutex::new(()), waiting: AtomicUsize::new(0), organisations: Mutex::default() })
     }
 
@@ -85,18 +80,6 @@ impl Budget {
     pub(super) fn run<T: Send>(&self, compile: impl FnOnce() -> T + Send) -> T {
         let _running = self.running.lock().unwrap_or_else(|e| e.into_inner());
         self.pool.install(compile)
-    }
-}
-
-/// Puts the calling thread at the lowest CPU priority (Linux: a thread's own nice value).
-fn lowest_priority() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: setpriority with PRIO_PROCESS and the thread's own id changes only this
-    // thread's nice value; it reads no memory of ours.
-    #[allow(unsafe_code)]
-    unsafe {
-        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-        libc::setpriority(libc::PRIO_PROCESS, tid, 19);
     }
 }
 

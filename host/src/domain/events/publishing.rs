@@ -9,12 +9,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::event::Event;
-use super::validate::LARGE_EVENT;
 use crate::catalog;
 use crate::domain::filtering::Filtering;
 use crate::domain::moved::Moved;
 use crate::metrics::Metrics;
-use crate::offload::Offload;
+use crate::offload::{LARGE_INPUT, Offload};
 use crate::shared::{Arrivals, TokenProof, Tokens};
 use crate::store::events::publish::{MAX_SNAPSHOT_BYTES, Publication, Published, Retention, delivery_id};
 use crate::store::events::publisher::Publisher;
@@ -280,9 +279,9 @@ impl Publishing {
 }
 
 /// The event's stored form ([`StoredEvent::encode`]: compressed), a large one
-/// ([`LARGE_EVENT`]) on `offload`'s threads, in the organisation's slot.
+/// ([`LARGE_INPUT`]) on `offload`'s threads, in the organisation's slot.
 pub(super) async fn encode_on(offload: &Offload, org_id: &str, event: &Arc<StoredEvent>) -> Vec<u8> {
-    if event.envelope.len() < LARGE_EVENT {
+    if event.envelope.len() < LARGE_INPUT {
         return event.encode();
     }
     let compressing = event.clone();

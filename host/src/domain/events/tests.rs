@@ -81,12 +81,13 @@ async fn a_large_event_is_read_and_compressed_on_the_tenant_threads_and_a_small_
     use std::time::Duration;
 
     use super::publishing::encode_on;
-    use super::validate::{LARGE_EVENT, read_on};
+    use super::validate::read_on;
+    use crate::offload::LARGE_INPUT;
     use crate::store::events::stored::StoredEvent;
 
     let offload = std::sync::Arc::new(crate::offload::Offload::new());
     let release = every_thread_held(&offload).await;
-    let (small, large) = (work_order("Pump"), work_order(&"ab".repeat(LARGE_EVENT)));
+    let (small, large) = (work_order("Pump"), work_order(&"ab".repeat(LARGE_INPUT)));
     // Every thread busy: a small event is read and stored at once; a large one waits its turn.
     let read = read_on(&offload, "org_1", &small).await.expect("valid");
     assert_eq!(read.snapshot.get(), r#"{"id":"wo_1","title":"Pump"}"#);
@@ -102,10 +103,10 @@ async fn a_large_event_is_read_and_compressed_on_the_tenant_threads_and_a_small_
     assert!(waiting.is_err(), "a large event's compression waited for a tenant thread");
     drop(release);
     let read = read_on(&offload, "org_1", &large).await.expect("valid");
-    let title = "ab".repeat(LARGE_EVENT);
+    let title = "ab".repeat(LARGE_INPUT);
     assert_eq!(read.snapshot.get(), format!(r#"{{"id":"wo_1","title":"{title}"}}"#), "the same snapshot, read there");
     assert!(matches!(read.snapshot, std::borrow::Cow::Owned(_)));
     assert_eq!(encode_on(&offload, "org_1", &large_stored).await, large_stored.encode());
-    let bad = read_on(&offload, "org_1", &bytes::Bytes::from(vec![b'['; LARGE_EVENT])).await.unwrap_err();
+    let bad = read_on(&offload, "org_1", &bytes::Bytes::from(vec![b'['; LARGE_INPUT])).await.unwrap_err();
     assert_eq!(bad.0[0].field, "body", "{bad:?}");
 }

@@ -9,7 +9,7 @@ use super::event::{Event, OPERATIONAL_CREATOR};
 use crate::catalog;
 use crate::domain::{FieldError, Invalid, rules};
 use crate::ids::{self, Kind};
-use crate::offload::Offload;
+use crate::offload::{LARGE_INPUT, Offload};
 
 /// How far in the future an event's `created_at` may be (clock skew, not time travel).
 const MAX_FUTURE_MS: u64 = 24 * 3600 * 1000;
@@ -34,19 +34,14 @@ fn text(raw: &RawValue) -> Option<String> {
     serde_json::from_str::<String>(raw.get()).ok()
 }
 
-/// Events of this many bytes or more are read (parsed and checked) and compressed on the
-/// tenant threads (`crate::offload`), not on the thread that answers every tenant's requests:
-/// a megabyte is milliseconds of work.
-pub(crate) const LARGE_EVENT: usize = 64 * 1024;
-
-/// [`read`] of a publish request's body: a large one ([`LARGE_EVENT`]) on `offload`'s
+/// [`read`] of a publish request's body: a large one ([`LARGE_INPUT`]) on `offload`'s
 /// threads, in the organisation's slot.
 pub(super) async fn read_on<'b>(
     offload: &Offload,
     org_id: &str,
     bytes: &'b bytes::Bytes,
 ) -> Result<Event<'b>, Invalid> {
-    if bytes.len() < LARGE_EVENT {
+    if bytes.len() < LARGE_INPUT {
         return read(bytes);
     }
     let bytes = bytes.clone();
