@@ -169,7 +169,7 @@ async fn record_all(store: &Store, claimed: &[(String, Member)]) -> usize {
                 attempt_json: Some(attempt_json(NOW, NOW + 5, Some(200), 3, None, Some("ok"))),
                 signature: Some(vec![0xab; 64]),
                 changes: Default::default(),
-                proxy_failed: false,
+                not_the_endpoint: false,
                 ordered: false,
             })
             .collect();

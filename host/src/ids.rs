@@ -164,6 +164,22 @@ pub const MAX_EVENT_ID: usize = 100;
 /// The prefix of operational events' ids (`domain::notices`): Weir's alone.
 pub const OPERATIONAL_EVENT_PREFIX: &str = "evt_weir_";
 
+/// The prefix of test events' ids (contract §9, §10): a namespace of their own, which no
+/// publisher may choose, so a test event is never found as an event, nor is a real event
+/// ever a duplicate of one.
+pub const TEST_EVENT_PREFIX: &str = "evt_test_";
+
+/// A new test event's id: [`TEST_EVENT_PREFIX`] and the 26 characters of a new event id.
+pub fn new_test_event() -> String {
+    let id = new(Kind::Event);
+    format!("{TEST_EVENT_PREFIX}{}", &id[Kind::Event.prefix().len()..])
+}
+
+/// Whether `id` is a test event's.
+pub fn is_test_event_id(id: &str) -> bool {
+    id.starts_with(TEST_EVENT_PREFIX)
+}
+
 /// Whether `id` is an event id: Weir's own, or one a publisher chose (`evt_` and up to
 /// 100 letters, digits, `_` or `-`).
 pub fn is_event_id(id: &str) -> bool {
@@ -177,6 +193,14 @@ pub fn is_event_id(id: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn test_event_ids_are_event_ids_of_their_own_namespace() {
+        let id = new_test_event();
+        assert!(is_event_id(&id) && is_test_event_id(&id), "{id}");
+        assert_eq!(id.len(), TEST_EVENT_PREFIX.len() + 26);
+        assert!(!is_test_event_id(&new(Kind::Event)));
+    }
 
     #[test]
     fn ids_have_prefix_and_length() {

@@ -51,6 +51,7 @@ mod jobs;
 mod metrics;
 mod netguard;
 mod offload;
+mod panics;
 pub mod plans;
 pub mod plugins;
 mod recent;

@@ -37,6 +37,8 @@ pub(crate) struct Metrics {
     pub stale_publishes: Counter,
     /// Deliveries taken out of the queue because their record could not be read.
     pub dead_letters: Counter,
+    /// Attempts (or the work around one) that failed inside Weir: a panic caught.
+    pub internal_errors: Counter,
     deliveries: Family<Labels, Counter>,
     attempts: Family<Labels, Counter>,
     attempt_seconds: Family<Labels, Histogram, fn() -> Histogram>,
@@ -78,6 +80,7 @@ impl Metrics {
             events_published: Counter::default(),
             stale_publishes: Counter::default(),
             dead_letters: Counter::default(),
+            internal_errors: Counter::default(),
             deliveries: Family::default(),
             attempts: Family::default(),
             attempt_seconds: Family::new_with_constructor(attempt_histogram),
@@ -137,6 +140,11 @@ impl Metrics {
             metrics.dead_letters.clone(),
         );
         r.register(
+            "delivery_internal_errors",
+            "Delivery attempts that failed inside Weir (a bug, not the destination's answer): recorded as failed attempts and retried",
+            metrics.internal_errors.clone(),
+        );
+        r.register(
             "deliveries",
             "Deliveries that reached a final status, by status (succeeded, failed, filtered, cancelled)",
             metrics.deliveries.clone(),
@@ -167,6 +175,12 @@ impl Metrics {
             metrics.queue_scheduled.clone(),
         );
         r.register("deliveries_in_flight", "Delivery attempts in flight in this process", metrics.in_flight.clone());
+        self.register_endpoints(r);
+    }
+
+    /// The series about the endpoints' states and filters, as this process sees them.
+    fn register_endpoints(&self, r: &mut Registry) {
+        let metrics = self;
         r.register(
             "endpoint_changes",
             "Changes of webhook endpoints' state seen by this process, by the state entered (probing, healthy, paused)",

@@ -140,11 +140,14 @@ impl ApiError {
 
     /// 429 with `Retry-After` in whole seconds (at least 1).
     pub(crate) fn rate_limited(wait: std::time::Duration) -> ApiError {
+        ApiError::too_many(wait, "too many requests from this client; retry later")
+    }
+
+    /// 429 `rate_limited` saying which bound was met, with `Retry-After` in whole seconds
+    /// (at least 1).
+    pub(crate) fn too_many(wait: std::time::Duration, message: impl Into<String>) -> ApiError {
         let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
-        ApiError {
-            retry_after: Some(secs.max(1)),
-            ..ApiError::new(Code::RateLimited, "too many requests from this client; retry later")
-        }
+        ApiError { retry_after: Some(secs.max(1)), ..ApiError::new(Code::RateLimited, message) }
     }
 
     pub(crate) fn unavailable() -> ApiError {
@@ -265,6 +268,7 @@ impl From<crate::domain::events::test_event::TestEventError> for ApiError {
             TestEventError::Invalid(invalid) => invalid.into(),
             TestEventError::NotFound => ApiError::not_found("webhook"),
             TestEventError::Inactive => ApiError::conflict(e.to_string()),
+            TestEventError::TooMany { wait, .. } => ApiError::too_many(wait, e.to_string()),
             TestEventError::Store(e) => e.into(),
         }
     }
@@ -274,6 +278,7 @@ impl From<crate::domain::portal::LinkError> for ApiError {
     fn from(e: crate::domain::portal::LinkError) -> ApiError {
         match e {
             crate::domain::portal::LinkError::Invalid(invalid) => invalid.into(),
+            crate::domain::portal::LinkError::TooMany(wait) => ApiError::too_many(wait, e.to_string()),
             crate::domain::portal::LinkError::Store(e) => e.into(),
         }
     }

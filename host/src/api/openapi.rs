@@ -201,6 +201,6 @@ mod tests {
     #[test]
     fn the_document_is_the_one_pinned() {
         let hash = hex::encode(sha2::Sha256::digest(DOCUMENT.as_bytes()));
-        assert_eq!(hash, "644ea7cb272c5e81d609b0e5a1b8ec949dedf7dc04b44b89d2f0777e79d21086");
+        assert_eq!(hash, "d5f4307986068247659be055f3f2f736ef00f44653a1d9de8eb0dc9ab66679a5");
     }
 }

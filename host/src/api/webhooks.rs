@@ -120,6 +120,7 @@ pub(crate) async fn rotate_secret(
     responses(
         (status = 202, description = "An example event of the action queued to this webhook alone, its envelope marked `\"test\": true`", body = crate::api::schema::TestEventQueued),
         (status = 409, description = "The webhook is inactive", body = crate::api::error::ErrorBody),
+        (status = 429, description = "10 test events in the last minute to this webhook, or 60 from the organisation (`rate_limited`, `Retry-After`)", body = crate::api::error::ErrorBody),
     ))]
 pub(crate) async fn test(
     State(events): State<Arc<crate::domain::events::Events>>,

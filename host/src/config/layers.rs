@@ -125,7 +125,7 @@ pub(super) struct Layers {
     /// OpenTelemetry's variables (`super::otel`).
     pub(super) otel: super::otel::Otel,
     /// The `[plans.<name>]` tables, each with where it came from (`super::plans` reads
-    /// them); a later layer's plan replaces an earlier one's whole.
+    /// them); a later layer's table of a plan overrides an earlier one's key by key.
     pub(super) plans: BTreeMap<String, (toml::Table, Origin)>,
 }
 
@@ -191,7 +191,17 @@ impl Layers {
             let toml::Value::Table(table) = table else {
                 return Err(invalid(format!("plans.{name} must be a table")));
             };
-            self.plans.insert(name, (table, origin.clone()));
+            // Key by key over the plan of that name an earlier layer set (the shipped
+            // `free` and `pro`): a key neither sets is no limit.
+            match self.plans.get_mut(&name) {
+                Some((kept, kept_origin)) => {
+                    kept.extend(table);
+                    *kept_origin = origin.clone();
+                }
+                None => {
+                    self.plans.insert(name, (table, origin.clone()));
+                }
+            }
         }
         Ok(())
     }

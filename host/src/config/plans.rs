@@ -1,7 +1,8 @@
 //! `[plans.<name>]` tables (contract §9 "Plans"): each plan's limits, read into
-//! [`crate::plans::Plans`]. A plan's table in the operator's file replaces the shipped table
-//! of that name whole, so a key left out there is no limit, as the contract says; other
-//! plans keep the shipped tables. Every error names `plans.<name>.<key>` and its file.
+//! [`crate::plans::Plans`]. A plan's table in the operator's file overrides the shipped table
+//! of that name key by key (contract §10); a key neither sets is no limit — for
+//! `api_integrations`, the API is included. Every error names `plans.<name>.<key>` and its
+//! file.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -63,7 +64,7 @@ impl Plan<'_> {
             return Err(self.invalid(key, format!("is no plan setting (known: {})", KEYS.join(", "))));
         }
         let api_integrations = match self.table.get("api_integrations") {
-            None => false,
+            None => true,
             Some(toml::Value::Boolean(b)) => *b,
             Some(_) => return Err(self.invalid("api_integrations", "must be true or false")),
         };
@@ -148,11 +149,26 @@ mod tests {
     }
 
     #[test]
-    fn a_plan_of_the_file_replaces_the_shipped_one_whole_and_adds_to_the_others() {
-        let config = with_file("[plans.free]\nwebhooks = 3\n[plans.team]\napi_integrations = true\n").unwrap();
+    fn a_plan_of_the_file_overrides_the_shipped_one_key_by_key_and_adds_to_the_others() {
+        let config = with_file("[plans.free]\nwebhooks = 3\n[plans.team]\nwebhooks = 9\n").unwrap();
         let free = config.plans.rules("free");
-        assert_eq!((free.limits.webhooks, free.limits.events_per_day), (Some(3), None), "a key left out: no limit");
-        assert!(config.plans.get("pro").is_some() && config.plans.rules("team").api_integrations);
+        assert_eq!((free.limits.webhooks, free.limits.events_per_day), (Some(3), Some(10_000)), "the others kept");
+        assert!(!free.api_integrations, "the shipped `free` still has no API");
+        let team = config.plans.rules("team");
+        assert!(team.api_integrations, "a key neither sets is no limit: the API included");
+        assert_eq!((team.limits.webhooks, team.limits.events_per_day), (Some(9), None));
+        assert!(config.plans.get("pro").is_some());
+    }
+
+    #[test]
+    fn a_pro_table_setting_only_the_documented_limits_keeps_the_api() {
+        let config = with_file("[plans.pro]\nevents_per_day = 1000\n").unwrap();
+        let pro = config.plans.rules("pro");
+        assert!(pro.api_integrations, "pro includes API integrations (contract §1)");
+        assert_eq!(
+            (pro.limits.events_per_day, pro.limits.webhooks, pro.limits.plugins),
+            (Some(1000), Some(500), Some(100))
+        );
     }
 
     #[test]

@@ -33,6 +33,7 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use attempt::{Attempter, AttempterParts, Claim, Worked, unsent};
+use claiming::claimed::Claimed;
 use claiming::lanes::Waiting;
 use claiming::{Claimer, ClaimerParts};
 use destination::{Destinations, http::Http};
@@ -175,51 +176,76 @@ impl Engine {
         }
         let waiting = claimer.lanes.take_waiting();
         claimer.give_back(waiting, crate::time::now_millis()).await;
-        // Attempts in flight finish (each is bounded by the delivery timeout).
-        claimer.holds.all_back(self.timeout + Duration::from_secs(10)).await;
-        let _ = upkeep.await;
+        // Attempts in flight finish (each is bounded by the delivery timeout). Whatever is
+        // still held after that is left to its lease: the upkeep that renews leases stops.
+        let grace = self.timeout + Duration::from_secs(10);
+        let deadline = tokio::time::Instant::now() + grace;
+        claimer.holds.all_back(grace).await;
+        // (Slow attempts hold no permit: the upkeep ends when nothing is held.)
+        let upkeep_ends = upkeep.abort_handle();
+        if tokio::time::timeout_at(deadline, upkeep).await.is_err() {
+            tracing::warn!(
+                held = claimer.holds.held().len(),
+                "deliveries still held at shutdown; their leases bring them back"
+            );
+            upkeep_ends.abort();
+        }
     }
 
     /// A claimed delivery (its lane slot taken) through the three parts: loaded, attempted,
-    /// recorded; then its lane slot and permit come back.
+    /// recorded; then its lane slot and permit come back — by its [`Claimed`] hold, which
+    /// gives them back whatever path the attempt takes, a panic's included. A panic is
+    /// caught here and logged once with the webhook's id; one inside the attempt itself is
+    /// recorded as a failed attempt ([`Attempter::work`]).
+    async fn attempt(self: Arc<Self>, webhook: String, waiting: Waiting) {
+        let claimed = Claimed::new(&self.claimer, webhook, waiting);
+        let mut attempt = std::pin::pin!(self.attempt_claimed(&claimed));
+        if let Err(panic) = crate::panics::caught(attempt.as_mut()).await {
+            self.claimer.metrics.internal_errors.inc();
+            let Claimed { webhook, member, .. } = &claimed;
+            tracing::error!(webhook_id = %webhook, delivery_id = %member.delivery, org_id = %member.org, %panic,
+                "internal error around a delivery attempt; its lease brings the delivery back");
+        }
+    }
+
+    /// [`Engine::attempt`] of a delivery held by `claimed`.
     ///
     /// (The rare paths' futures — a pause, a dead letter — are boxed where they are awaited:
     /// a future holds room for the largest of its awaits, and this one is moved into its
     /// task for every delivery.)
-    async fn attempt(self: Arc<Self>, webhook: String, waiting: Waiting) {
-        let Waiting { partition: p, member } = waiting;
+    async fn attempt_claimed(&self, claimed: &Claimed<'_>) {
         let claimer = &self.claimer;
-        if let Some(until) = claimer.lanes.paused_until(&webhook) {
+        let (p, webhook, member) = (claimed.partition, &claimed.webhook, &claimed.member);
+        if let Some(until) = claimer.lanes.paused_until(webhook) {
             // Paused since it was claimed: back to the queue for the pause's end, unloaded.
-            claimer.release_lane(&webhook, &member.delivery);
-            Box::pin(claimer.give_back(vec![(webhook, Waiting { partition: p, member })], until)).await;
+            claimed.release_lane();
+            let waiting = Waiting { partition: p, member: member.clone() };
+            Box::pin(claimer.give_back(vec![(webhook.to_owned(), waiting)], until)).await;
+            claimed.given_back();
             return;
         }
-        let claim = Claim { webhook: webhook.clone(), member: member.clone() };
+        let claim = Claim { webhook: webhook.to_owned(), member: member.clone() };
         let worked = match self.attempter.load(p, claim).await {
             Ok(Some(work)) => {
                 let paused = work.webhook.as_ref().and_then(|target| {
-                    claimer.lanes.learned(&webhook, target.rate_limit, &target.endpoint);
+                    claimer.lanes.learned(webhook, target.rate_limit, &target.endpoint);
                     target.endpoint.paused_at(crate::time::now_millis())
                 });
                 if let Some(until) = paused {
                     // Another process got the pause: back to the queue, the attempt uncounted.
-                    claimer.release_lane(&webhook, &member.delivery);
-                    if let Err(e) = Box::pin(claimer.store.queue().put_back(p, &webhook, &member, until)).await {
+                    claimed.release_lane();
+                    if let Err(e) = Box::pin(claimer.store.queue().put_back(p, webhook, member, until)).await {
                         tracing::warn!(error = %e, delivery_id = %member.delivery, "cannot put a paused webhook's delivery back; its lease will run out");
                     }
-                    claimer.holds.done(&member.delivery);
                     return;
                 }
-                let on_slow = || claimer.became_slow(&webhook, &member.delivery);
-                self.attempter.work(&webhook, &member, work, on_slow).await
+                let on_slow = || claimer.became_slow(webhook, &member.delivery);
+                self.attempter.work(webhook, member, work, on_slow).await
             }
             // The row is gone: drop the queue member.
-            Ok(None) => Worked::Record {
-                report: unsent(&webhook, &member, Outcome::Cancelled, 0),
-                failing: false,
-                signal: None,
-            },
+            Ok(None) => {
+                Worked::Record { report: unsent(webhook, member, Outcome::Cancelled, 0), failing: false, signal: None }
+            }
             Err(StoreError::Corrupt { reason, .. }) => Worked::DeadLetter(reason),
             Err(e) => {
                 tracing::warn!(error = %e, delivery_id = %member.delivery, org_id = %member.org, "cannot load a delivery; its lease will run out");
@@ -229,18 +255,17 @@ impl Engine {
         match worked {
             Worked::Record { report, failing, signal } => {
                 if let Some(signal) = signal {
-                    self.recorder.endpoint_signal(&member.org, &webhook, signal);
+                    self.recorder.endpoint_signal(&member.org, webhook, signal);
                 }
-                claimer.release_lane(&webhook, &member.delivery);
+                claimed.release_lane();
                 self.recorder.finish(p, report, failing).await;
             }
             Worked::DeadLetter(reason) => {
-                Box::pin(self.recorder.dead_letter(p, &webhook, &member, &reason)).await;
-                claimer.release_lane(&webhook, &member.delivery);
+                Box::pin(self.recorder.dead_letter(p, webhook, member, &reason)).await;
             }
-            Worked::Nothing => claimer.release_lane(&webhook, &member.delivery),
+            Worked::Nothing => {}
         }
-        claimer.holds.done(&member.delivery);
+        // The caller drops `claimed`: the lane slot (if still taken) and the permit come back.
     }
 }
 

@@ -53,7 +53,7 @@ pub(super) fn parse(kind: &str, object: &Map<String, Value>) -> Result<Option<Pa
         "sqs" => {
             let queue_url = text("queue_url")?;
             match Url::parse(&queue_url) {
-                Ok(u) if matches!(u.scheme(), "https" | "http") && u.host_str().is_some() => {}
+                Ok(u) if matches!(u.scheme(), "https" | "http") && u.host_str().is_some() && u.port() != Some(0) => {}
                 _ => {
                     return Err(refused(
                         "queue_url",
@@ -93,6 +93,9 @@ fn endpoint(text: &str) -> Result<String, String> {
     }
     if !matches!(url.path(), "" | "/") || url.query().is_some() {
         return Err("must be nothing but scheme, host and port".to_owned());
+    }
+    if url.port() == Some(0) {
+        return Err("must name a port from 1 to 65535".to_owned());
     }
     Ok(url.as_str().trim_end_matches('/').to_owned())
 }
@@ -135,6 +138,7 @@ mod tests {
         assert_eq!(with("region", json!("US East")), "destination.region");
         assert_eq!(with("endpoint_url", json!("ftp://x")), "destination.endpoint_url");
         assert_eq!(with("endpoint_url", json!("http://k:s@x")), "destination.endpoint_url");
+        assert_eq!(with("endpoint_url", json!("http://x:0")), "destination.endpoint_url");
         assert_eq!(with("secret_access_key", json!("")), "destination.secret_access_key");
         assert_eq!(with("queue_url", json!("http://x")), "destination.queue_url", "not a field of sns");
     }

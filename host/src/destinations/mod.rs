@@ -17,10 +17,16 @@ use url::Url;
 use self::spec::{AMQP_PORT, AMQPS_PORT, NATS_PORT};
 pub use self::spec::{Credentials, Parsed, Refusal, Spec, credentials_context};
 
-/// Longest exchange name or routing key (an AMQP short string).
+/// Longest exchange name, routing key, virtual host, user or password (an AMQP short
+/// string: its length is one byte on the wire).
 const MAX_SHORT: usize = 255;
 /// Longest subject accepted.
 const MAX_SUBJECT: usize = 255;
+/// Longest user name or password of any kind (contract §10).
+const MAX_CREDENTIAL: usize = 4096;
+/// Most bytes of a NATS user name and password together: both travel in the `CONNECT`
+/// line, which a server refuses past its `max_control_line` (4 KiB by default).
+const MAX_NATS_CREDENTIALS: usize = 3072;
 
 /// Reads a `destination` value: `None` for HTTP (`null`, or `{"type": "http"}`).
 pub fn parse(value: &Value) -> Result<Option<Parsed>, Refusal> {
@@ -47,6 +53,17 @@ pub fn parse(value: &Value) -> Result<Option<Parsed>, Refusal> {
             let Some(url) = text("url") else { return refuse(".url", "is required: nats://[user:password@]host:port") };
             let Some(subject) = text("subject") else { return refuse(".subject", "is required") };
             let (url, credentials) = nats_url(url).map_err(|why| (String::from("destination.url"), why))?;
+            let together = credentials
+                .as_ref()
+                .map_or(0, |c| c.user.as_deref().map_or(0, str::len) + c.password.as_deref().map_or(0, str::len));
+            if together > MAX_NATS_CREDENTIALS {
+                return refuse(
+                    ".url",
+                    &format!(
+                        "user and password must be at most {MAX_NATS_CREDENTIALS} bytes together (NATS sends them in one control line)"
+                    ),
+                );
+            }
             subject_rule(subject).map_err(|why| (String::from("destination.subject"), why))?;
             Ok(Some(Parsed { spec: Spec::Nats { url, subject: subject.to_owned() }, credentials }))
         }
@@ -62,7 +79,9 @@ pub fn parse(value: &Value) -> Result<Option<Parsed>, Refusal> {
             let Some(url) = text("url") else {
                 return refuse(".url", "is required: amqp[s]://[user:password@]host:port/vhost");
             };
-            let exchange = text("exchange").unwrap_or("");
+            let Some(exchange) = text("exchange") else {
+                return refuse(".exchange", "is required (\"\" names the default exchange)");
+            };
             let routing_key = text("routing_key").unwrap_or("");
             let (url, credentials) = amqp_url(url).map_err(|why| (String::from("destination.url"), why))?;
             short_string(exchange).map_err(|why| (String::from("destination.exchange"), why))?;
@@ -90,13 +109,25 @@ fn broker_url(text: &str, schemes: &[&str], form: &str) -> Result<(Url, String, 
     if url.query().is_some() || url.fragment().is_some() {
         return Err(format!("must be nothing but {form}"));
     }
-    let decode = |s: &str| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned();
+    if url.port() == Some(0) {
+        return Err("must name a port from 1 to 65535".to_owned());
+    }
     let credentials = Credentials {
-        user: Some(decode(url.username())).filter(|u| !u.is_empty()),
-        password: url.password().map(decode),
+        user: Some(decoded(url.username())).filter(|u| !u.is_empty()),
+        password: url.password().map(decoded),
         ..Credentials::default()
     };
+    for (what, value) in [("user name", &credentials.user), ("password", &credentials.password)] {
+        if value.as_ref().is_some_and(|v| v.len() > MAX_CREDENTIAL || v.chars().any(char::is_control)) {
+            return Err(format!("{what} must be at most {MAX_CREDENTIAL} bytes, without control characters"));
+        }
+    }
     Ok((url, host, Some(credentials).filter(|c| !c.is_empty())))
+}
+
+/// A URL's percent-encoded part, decoded.
+fn decoded(text: &str) -> String {
+    percent_encoding::percent_decode_str(text).decode_utf8_lossy().into_owned()
 }
 
 /// A NATS server's URL: `nats://host[:port]`, credentials taken out.
@@ -120,6 +151,16 @@ fn amqp_url(text: &str) -> Result<(String, Option<Credentials>), String> {
     };
     if vhost.contains('/') {
         return Err("names one virtual host (encode a / in it as %2f)".to_owned());
+    }
+    if decoded(vhost).len() > MAX_SHORT {
+        return Err(format!("its virtual host must be at most {MAX_SHORT} bytes"));
+    }
+    if let Some(credentials) = &credentials {
+        for (what, value) in [("user name", &credentials.user), ("password", &credentials.password)] {
+            if value.as_ref().is_some_and(|v| v.len() > MAX_SHORT) {
+                return Err(format!("its {what} must be at most {MAX_SHORT} bytes"));
+            }
+        }
     }
     let (scheme, default_port) = if url.scheme() == "amqps" { ("amqps", AMQPS_PORT) } else { ("amqp", AMQP_PORT) };
     Ok((format!("{scheme}://{host}:{}/{vhost}", url.port().unwrap_or(default_port)), credentials))
@@ -182,10 +223,14 @@ mod tests {
             Spec::Amqp { url: "amqp://127.0.0.1:5673/orders".into(), exchange: "x".into(), routing_key: "k".into() }
         );
         assert_eq!(parsed.credentials.unwrap().password.as_deref(), Some("pw"));
-        let default = parse(&json!({"type": "amqp", "url": "amqp://broker", "routing_key": "jobs"})).unwrap().unwrap();
+        let default = parse(&json!({"type": "amqp", "url": "amqp://broker", "exchange": "", "routing_key": "jobs"}))
+            .unwrap()
+            .unwrap();
         assert_eq!(default.spec.address(), "amqp://broker:5672/%2f", "the default virtual host");
         assert_eq!(default.spec.host_port(), ("broker".to_owned(), 5672));
-        let tls = parse(&json!({"type": "amqp", "url": "amqps://broker/v", "routing_key": "jobs"})).unwrap().unwrap();
+        let tls = parse(&json!({"type": "amqp", "url": "amqps://broker/v", "exchange": "", "routing_key": "jobs"}))
+            .unwrap()
+            .unwrap();
         assert_eq!(tls.spec.address(), "amqps://broker:5671/v", "TLS, on its own default port");
         assert_eq!(tls.spec.host_port(), ("broker".to_owned(), 5671));
     }
@@ -198,12 +243,22 @@ mod tests {
         assert_eq!(field(json!({"type": "kafka"})), "destination.type");
         let sqs = json!({"type": "sqs", "region": "us-east-1", "access_key_id": "a", "secret_access_key": "s"});
         assert_eq!(field(sqs), "destination.queue_url");
-        assert_eq!(field(json!({"type": "amqp", "url": "amqp://x"})), "destination.routing_key");
-        assert_eq!(field(json!({"type": "amqp", "url": "http://x", "routing_key": "q"})), "destination.url");
+        assert_eq!(field(json!({"type": "amqp", "url": "amqp://x", "exchange": ""})), "destination.routing_key");
+        assert_eq!(field(json!({"type": "amqp", "url": "amqp://x", "routing_key": "q"})), "destination.exchange");
+        assert_eq!(
+            field(json!({"type": "amqp", "url": "http://x", "exchange": "", "routing_key": "q"})),
+            "destination.url"
+        );
         assert_eq!(field(json!({"type": "nats", "url": "tls://x", "subject": "q"})), "destination.url");
-        assert_eq!(field(json!({"type": "amqp", "url": "amqp://x/a/b", "routing_key": "q"})), "destination.url");
+        assert_eq!(
+            field(json!({"type": "amqp", "url": "amqp://x/a/b", "exchange": "", "routing_key": "q"})),
+            "destination.url"
+        );
         let long = "q".repeat(256);
-        assert_eq!(field(json!({"type": "amqp", "url": "amqp://x", "routing_key": long})), "destination.routing_key");
+        assert_eq!(
+            field(json!({"type": "amqp", "url": "amqp://x", "exchange": "", "routing_key": long})),
+            "destination.routing_key"
+        );
         assert_eq!(field(json!({"type": "nats", "subject": "a"})), "destination.url");
         assert_eq!(field(json!({"type": "nats", "url": "http://x", "subject": "a"})), "destination.url");
         assert_eq!(field(json!({"type": "nats", "url": "nats://x/path", "subject": "a"})), "destination.url");
@@ -215,5 +270,33 @@ mod tests {
             "destination.stream"
         );
         assert_eq!(field(json!({"type": "http", "url": "https://x"})), "destination");
+    }
+
+    #[test]
+    fn every_value_the_protocols_bound_is_bounded_when_saved() {
+        let amqp = |url: String, exchange: &str| {
+            parse(&json!({"type": "amqp", "url": url, "exchange": exchange, "routing_key": "q"})).map(|_| ())
+        };
+        let field = |r: Result<(), Refusal>| r.unwrap_err().0;
+        // Each short string within its 255 bytes, then one over (the vhost as decoded).
+        assert_eq!(amqp(format!("amqp://x/{}", "v".repeat(255)), "x"), Ok(()));
+        assert_eq!(field(amqp(format!("amqp://x/{}", "v".repeat(256)), "x")), "destination.url");
+        assert_eq!(field(amqp(format!("amqp://x/{}", "%41".repeat(256)), "x")), "destination.url");
+        assert_eq!(amqp(format!("amqp://{}:{}@x/v", "u".repeat(255), "p".repeat(255)), "x"), Ok(()));
+        assert_eq!(field(amqp(format!("amqp://{}@x/v", "u".repeat(256)), "x")), "destination.url");
+        assert_eq!(field(amqp(format!("amqp://u:{}@x/v", "p".repeat(256)), "x")), "destination.url");
+        assert_eq!(amqp("amqp://x/v".into(), &"e".repeat(255)), Ok(()));
+        assert_eq!(field(amqp("amqp://x/v".into(), &"e".repeat(256))), "destination.exchange");
+        // Ports 1-65535.
+        assert_eq!(field(amqp("amqp://x:0/v".into(), "x")), "destination.url");
+        let nats = |url: String| parse(&json!({"type": "nats", "url": url, "subject": "s"})).map(|_| ());
+        assert_eq!(nats("nats://x:1".into()), Ok(()));
+        assert_eq!(field(nats("nats://x:0".into())), "destination.url");
+        assert!(nats("nats://x:65536".into()).is_err(), "not a port at all");
+        // Credentials: 4 KiB each, and NATS's control line.
+        assert_eq!(nats(format!("nats://{}:{}@x", "u".repeat(1500), "p".repeat(1500))), Ok(()));
+        assert_eq!(field(nats(format!("nats://{}@x", "u".repeat(70_000)))), "destination.url");
+        assert_eq!(field(nats(format!("nats://{}:{}@x", "u".repeat(2000), "p".repeat(2000)))), "destination.url");
+        assert_eq!(field(nats("nats://u%0a:p@x".into())), "destination.url", "no control characters");
     }
 }

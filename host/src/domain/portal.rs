@@ -2,7 +2,11 @@
 //! Settings > Webhooks for one of its organisations inside its own product, with no Weir
 //! user. The token (`wpt_` + 256 random bits) travels in the URL's fragment (never sent to a
 //! server, so never in a log), is kept only as a hash, and is exchanged once for a session
-//! of that organisation (`manage` or `view`) that ends after [`IDLE`] without a request.
+//! of that organisation (`manage` or `view`) that ends after [`IDLE`] without a request, 12
+//! hours after it opened at the latest (`store::tenants::portal_sessions::MAX_SESSION`), or
+//! when what granted it is taken back: `DELETE /api/v2/portal_sessions` (which also voids
+//! the organisation's unused links), or the revocation of the client that made its link. An
+//! organisation holds at most 100 unused links.
 
 use std::time::Duration;
 
@@ -69,13 +73,22 @@ impl PortalLinks {
         PortalLinks { store: store.clone(), public_url }
     }
 
-    /// Makes a link for the organisation from a request body (see the contract).
-    pub(crate) async fn create(&self, org_id: &str, body: Map<String, Value>) -> Result<CreatedLink, LinkError> {
+    /// Makes a link for the organisation from a request body (see the contract), on behalf
+    /// of `client_id` (revoking that client voids it, and ends the sessions it opens).
+    pub(crate) async fn create(
+        &self,
+        org_id: &str,
+        client_id: &str,
+        body: Map<String, Value>,
+    ) -> Result<CreatedLink, LinkError> {
         let asked = Asked::read(body)?;
         let now = crate::time::now_millis();
         let token = secrets::generate("wpt_");
+        let tenants = self.store.tenants();
         let link = PortalLink {
             org_id: org_id.to_owned(),
+            client_id: client_id.to_owned(),
+            generation: tenants.portal_generation(org_id).await?,
             manage: asked.manage,
             portal: Portal {
                 link_id: ids::new(Kind::PortalLink),
@@ -84,7 +97,9 @@ impl PortalLinks {
             },
             expires_ms: now + asked.ttl.as_millis() as u64,
         };
-        self.store.tenants().create_portal_link(&secrets::hash(&token), &link, now).await?;
+        if let Err(full) = tenants.create_portal_link(&secrets::hash(&token), &link, now).await? {
+            return Err(LinkError::TooMany(full.wait));
+        }
         tracing::info!(portal_link = %link.portal.link_id, org_id, manage = link.manage, "portal link made");
         Ok(CreatedLink {
             id: link.portal.link_id,
@@ -114,12 +129,16 @@ impl PortalLinks {
         };
         let session = secrets::generate("wps_");
         let csrf = secrets::generate("");
-        tenants.create_portal_session(&secrets::hash(&session), (&link, &csrf), IDLE).await?;
+        if !tenants.create_portal_session(&secrets::hash(&session), (&link, &csrf), IDLE).await? {
+            tracing::info!(portal_link = %link.portal.link_id, org_id = %link.org_id, "portal link refused: its sessions were ended or its client revoked");
+            return Err(ExchangeRefused::Expired(Some(link.portal)));
+        }
         tracing::info!(portal_link = %link.portal.link_id, org_id = %link.org_id, manage = link.manage, "portal link opened");
         Ok(Opened { token: session, portal: link.portal })
     }
 
-    /// Ends every portal session of the organisation; how many there were.
+    /// Ends every portal session of the organisation and voids its unused links; how many
+    /// sessions there were.
     pub(crate) async fn end_sessions(&self, org_id: &str) -> Result<usize, StoreError> {
         let ended = self.store.tenants().end_portal_sessions(org_id).await?;
         tracing::info!(org_id, ended, "portal sessions ended");
@@ -132,6 +151,12 @@ impl PortalLinks {
 pub(crate) enum LinkError {
     #[error("invalid request")]
     Invalid(Invalid),
+    /// The organisation holds as many unused links as it may: the next frees in this long.
+    #[error(
+        "the organisation holds {} unused portal links, the most it may: open or let some expire first",
+        crate::store::tenants::portal::MAX_UNUSED_LINKS
+    )]
+    TooMany(Duration),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -181,7 +206,7 @@ impl Asked {
                     Some(origin) => ancestors.push(origin),
                     None => fields.error(
                         format!("frame_ancestors[{i}]"),
-                        "must be an origin: http(s)://host[:port], no path (a host may start with *.)",
+                        "must be an origin: http(s)://host[:port] (a port from 1 to 65535), no path; a host may start with *. over a name below a public suffix (*.example.com, not *.com or *.co.uk)",
                     ),
                 }
             }
@@ -218,10 +243,17 @@ pub(crate) fn origin_of(text: &str) -> Option<String> {
             None => (rest, None),
         },
     };
-    if port.is_some_and(|p| p.is_empty() || p.len() > 5 || !p.bytes().all(|b| b.is_ascii_digit())) {
+    // A port from 1 to 65535, written without leading zeros.
+    if port.is_some_and(|p| p.starts_with('0') || p.parse::<u16>().is_err()) {
         return None;
     }
-    let bare = host.strip_prefix("*.").unwrap_or(host);
+    let wildcard = host.strip_prefix("*.");
+    let bare = wildcard.unwrap_or(host);
+    // A wildcard only over a name below a public suffix: `*.example.com`, not `*.com`,
+    // `*.co.uk` or `*.github.io`, whose names anyone may register.
+    if wildcard.is_some() && crate::netguard::suffixes::is_public_suffix(bare) {
+        return None;
+    }
     let valid = if let Some(v6) = bare.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
         !host.starts_with("*.") && !v6.is_empty() && v6.bytes().all(|b| b.is_ascii_hexdigit() || b == b':')
     } else {
@@ -249,6 +281,9 @@ mod tests {
         assert_eq!(origin_of("https://*.example.com").as_deref(), Some("https://*.example.com"));
         assert_eq!(origin_of("http://[::1]:3000").as_deref(), Some("http://[::1]:3000"));
         assert_eq!(origin_of("http://[::1]").as_deref(), Some("http://[::1]"));
+        assert_eq!(origin_of("https://a.example:65535").as_deref(), Some("https://a.example:65535"));
+        assert_eq!(origin_of("https://a.example:1").as_deref(), Some("https://a.example:1"));
+        assert_eq!(origin_of("https://*.example.co.uk").as_deref(), Some("https://*.example.co.uk"));
         for bad in [
             "example.com",
             "ftp://example.com",
@@ -257,6 +292,14 @@ mod tests {
             "https://exa mple.com",
             "https://user@example.com",
             "https://example.com:99999x",
+            "https://example.com:0",
+            "https://example.com:99999",
+            "https://example.com:65536",
+            "https://example.com:08080",
+            "https://*.com",
+            "https://*.co.uk",
+            "https://*.github.io",
+            "https://*.localhost",
             "https://",
             "https://a..b",
             "'self'",

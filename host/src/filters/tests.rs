@@ -181,7 +181,10 @@ fn an_evaluation_past_its_deadline_is_stopped_as_an_error() {
     };
     assert!(why.contains("took longer than"), "{why}");
     assert!(started.elapsed() < std::time::Duration::from_millis(500), "stopped soon: {:?}", started.elapsed());
-    assert_eq!(f.evaluate(&big), Selection::Selected, "with the full time limit it is evaluated");
+    // Given time, the same evaluation ends: the error was the deadline's. (Not the shipped
+    // 50 ms, which a debug build on a loaded machine can miss: no timing in a test.)
+    let ample = std::time::Duration::from_secs(30);
+    assert_eq!(f.evaluate_within(&big, ample), Selection::Selected, "with time enough it is evaluated");
 }
 
 #[test]

@@ -6,6 +6,7 @@
 //! that changes between check and connect (rebinding) cannot reach a private address.
 
 pub(crate) mod ranges;
+pub(crate) mod suffixes;
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
@@ -29,6 +30,8 @@ pub(crate) enum UrlError {
     UserInfo,
     #[error("must be at most {MAX_URL_LEN} characters")]
     TooLong,
+    #[error("must name a port from 1 to 65535")]
+    Port,
     #[error("host `{0}` does not resolve")]
     Unresolvable(String),
     #[error("resolves to {0}, which is not a public address")]
@@ -65,6 +68,9 @@ impl UrlRule {
         if !url.username().is_empty() || url.password().is_some() {
             return Err(UrlError::UserInfo);
         }
+        if url.port() == Some(0) {
+            return Err(UrlError::Port);
+        }
         match url.host() {
             None => Err(UrlError::NoHost),
             Some(Host::Domain("")) => Err(UrlError::NoHost),
@@ -94,6 +100,9 @@ impl UrlRule {
 impl UrlRule {
     /// Resolves a broker's host and checks every address as [`UrlRule::vet`] does a URL's.
     pub(crate) async fn vet_host(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, UrlError> {
+        if port == 0 {
+            return Err(UrlError::Port);
+        }
         let addrs = match host.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>() {
             Ok(ip) => vec![SocketAddr::new(ip, port)],
             Err(_) if host.is_empty() => return Err(UrlError::NoHost),
@@ -135,6 +144,9 @@ mod tests {
         let long = format!("https://example.com/{}", "a".repeat(MAX_URL_LEN));
         assert_eq!(rule.parse(&long).unwrap_err(), UrlError::TooLong);
         assert!(rule.parse("https://example.com:8443/hooks?x=1").is_ok());
+        assert_eq!(rule.parse("https://example.com:0/").unwrap_err(), UrlError::Port);
+        assert!(rule.parse("https://example.com:65535/").is_ok());
+        assert_eq!(rule.parse("https://example.com:65536/").unwrap_err(), UrlError::Malformed);
     }
 
     #[tokio::test]

@@ -43,6 +43,8 @@ pub async fn run(
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), StartError> {
     install_crypto_provider();
+    // A panic a worker catches (a delivery attempt's) is logged by it, with its ids.
+    crate::panics::install_hook();
     // Links default to the address actually bound (WEIR_LISTEN may ask for port 0).
     if config.public_url.is_none()
         && let Ok(addr) = listener.local_addr()

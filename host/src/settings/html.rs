@@ -128,10 +128,11 @@ pub(crate) enum Notice {
     ReplayWindowInvalid,
     TestSent,
     TestNotSelected,
+    TestTooMany,
 }
 
 impl Notice {
-    const ALL: [Notice; 18] = [
+    const ALL: [Notice; 19] = [
         Notice::Created,
         Notice::Saved,
         Notice::Deleted,
@@ -150,6 +151,7 @@ impl Notice {
         Notice::ReplayWindowInvalid,
         Notice::TestSent,
         Notice::TestNotSelected,
+        Notice::TestTooMany,
     ];
 
     /// The code carried in the URL.
@@ -173,6 +175,7 @@ impl Notice {
             Notice::ReplayWindowInvalid => "replay_window_invalid",
             Notice::TestSent => "test_sent",
             Notice::TestNotSelected => "test_not_selected",
+            Notice::TestTooMany => "test_too_many",
         }
     }
 
@@ -208,6 +211,10 @@ impl Notice {
             Notice::TestNotSelected => {
                 ("error", "The webhook's filter does not select the example event: nothing was sent.")
             }
+            Notice::TestTooMany => (
+                "error",
+                "Too many test events in the last minute (10 to a webhook, 60 from an organisation): wait a minute and send again.",
+            ),
         };
         notice(kind, text)
     }

@@ -26,6 +26,7 @@ pub(super) async fn send(State(events): State<Arc<Events>>, Id(id): Id, Change(s
         Err(TestEventError::NotFound) => plain(StatusCode::NOT_FOUND, "No such webhook."),
         Err(TestEventError::Inactive) => back(Notice::RetryInactive),
         Err(TestEventError::Invalid(_)) => back(Notice::TestNotSelected),
+        Err(TestEventError::TooMany { .. }) => back(Notice::TestTooMany),
         Err(TestEventError::Store(_)) => store_down(),
     }
 }

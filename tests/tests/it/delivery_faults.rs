@@ -207,7 +207,7 @@ async fn a_record_is_read_in_full_as_soon_as_it_holds_more_than_publish_and_its_
         attempt_json: Some(weir::store::queue::attempts::attempt_json(0, 5, Some(500), 3, None, Some("no"))),
         signature: Some(vec![7; 64]),
         changes: weir::store::queue::row::RowChanges { plugins: Some("[]".into()), ..Default::default() },
-        proxy_failed: false,
+        not_the_endpoint: false,
         ordered: false,
     };
     api.store.queue().record(p, &[recording(2)]).await.unwrap().remove(0).unwrap();

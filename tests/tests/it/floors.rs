@@ -34,7 +34,7 @@ const FLOORS: &[&[&str]] = &[
     &["store"],
     &["certs", "filters", "telemetry", "destinations", "plans"],
     &["offload"],
-    &["sign", "web", "tls", "ids", "time", "catalog", "netguard", "trace", "slots", "forwarded", "recent"],
+    &["sign", "web", "tls", "ids", "time", "catalog", "netguard", "trace", "slots", "forwarded", "recent", "panics"],
 ];
 
 /// The HTTP surfaces: they translate requests and answers and speak to the domain only.

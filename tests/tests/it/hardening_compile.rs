@@ -77,8 +77,14 @@ async fn six_javascript_uploads_at_once_keep_another_tenants_requests_under_300_
     stop.store(true, Ordering::Relaxed);
     let (slowest, sent) = watch.await.unwrap();
 
-    // One compile per organisation; each organisation's other two refused at once.
-    assert_eq!(statuses.get(&201).map(Vec::len), Some(2), "{statuses:?}");
+    // One compile per organisation, in turn; each organisation's other two refused at once.
+    // The second organisation's upload waits for the first compile: stored, or — where this
+    // machine compiles an interpreter in more than half the 50 s wait (seen: 25-31 s on a
+    // slow day) — refused once its wait is over, with nothing stored.
+    let stored = statuses.get(&201).map_or(0, Vec::len);
+    let waited_out = statuses.get(&503).cloned().unwrap_or_default();
+    assert!(stored >= 1 && stored + waited_out.len() == 2, "{statuses:?}");
+    assert!(waited_out.iter().all(|t| *t >= Duration::from_secs(49)), "refused only past its wait: {statuses:?}");
     let refused = statuses.get(&429).cloned().unwrap_or_default();
     assert_eq!(refused.len(), 4, "{statuses:?}");
     assert!(refused.iter().all(|t| *t < Duration::from_secs(2)), "refused at once: {refused:?}");
@@ -91,9 +97,9 @@ async fn six_javascript_uploads_at_once_keep_another_tenants_requests_under_300_
         .max()
         .unwrap_or_default();
     assert!(late < Duration::from_millis(500), "another tenant's slowest delivery: {late:?}");
-    // Two plugins stored, two compiled artifacts kept: nothing of the refused ones.
+    // A compiled artifact kept for each plugin stored: nothing of the refused ones.
     let cached = std::fs::read_dir(data.join("plugin-cache")).unwrap().count();
-    assert_eq!(cached, 2);
+    assert_eq!(cached, stored);
     eprintln!(
         "uploads {statuses:?}; other tenant: {} publishes, slowest request {slowest:?}, delivery {late:?}",
         sent.len()

@@ -5,6 +5,7 @@
 mod prepare;
 mod request;
 pub(in crate::delivery) mod retry;
+mod standing;
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -13,7 +14,7 @@ use bytes::Bytes;
 
 use self::prepare::{Prepared, Preparer};
 use self::request::{Attempt, Request, Traced, describe, next_in_words, signal_of};
-use self::retry::Next;
+use self::standing::{InFlight, Standing};
 use super::claiming::lanes::{SLOW_AFTER, Signal};
 use super::destination::{Destination, Destinations, Message, SendError, Sent};
 use crate::domain::egress;
@@ -76,7 +77,7 @@ pub(in crate::delivery) fn unsent(webhook: &str, member: &Member, outcome: Outco
         attempt_json: None,
         signature: None,
         changes: RowChanges::default(),
-        proxy_failed: false,
+        not_the_endpoint: false,
         ordered: false,
     }
 }
@@ -129,7 +130,9 @@ impl Attempter {
     }
 
     /// The attempt itself: what to record (see [`Worked`]). `on_slow` is called if it has no
-    /// answer for [`SLOW_AFTER`].
+    /// answer for [`SLOW_AFTER`]. A panic inside it (a bug in Weir or a library it calls,
+    /// not the destination's answer) is a failed attempt recorded as an internal error,
+    /// retried on the schedule.
     pub(in crate::delivery) async fn work(
         &self,
         webhook_id: &str,
@@ -137,6 +140,19 @@ impl Attempter {
         work: Work,
         on_slow: impl FnOnce(),
     ) -> Worked {
+        let standing = Standing::of(&work.loaded);
+        let mut attempt = std::pin::pin!(self.attempt(webhook_id, member, work, on_slow));
+        match crate::panics::caught(attempt.as_mut()).await {
+            Ok(worked) => worked,
+            Err(panic) => {
+                let this = Attempt { webhook_id, member, number: standing.number };
+                Worked::record(self.internal_error(&this, standing, &panic))
+            }
+        }
+    }
+
+    /// [`Attempter::work`], its panics not caught.
+    async fn attempt(&self, webhook_id: &str, member: &Member, work: Work, on_slow: impl FnOnce()) -> Worked {
         let Work { mut loaded, webhook } = work;
         let attempt_no = loaded.attempt.max(1);
         let this = Attempt { webhook_id, member, number: attempt_no };
@@ -181,10 +197,10 @@ impl Attempter {
         let context = egress::key_context(&member.org, webhook_id);
         let destination =
             Destination::of(&webhook, &context, crate::destinations::credentials_context(&member.org, webhook_id));
-        self.metrics.in_flight.inc();
+        let in_flight = InFlight::of(&self.metrics);
         let message = Message { headers: &request.headers, body: Bytes::from(body) };
         let sent = self.destinations.send(&destination, message, SLOW_AFTER, on_slow).await;
-        self.metrics.in_flight.dec();
+        drop(in_flight);
         let answer = match &sent.result {
             Ok(answer) => Answer::Status(answer.status()),
             Err(e) => Answer::Unanswered(sent.class(), e.to_string()),
@@ -210,21 +226,9 @@ impl Attempter {
         let (result, attempt, cause) = describe(sent, created_ms, request.at_ms);
         self.metrics.attempt(sent.kind, sent.class(), sent.duration.as_secs_f64());
         let schedule = &self.retry_schedule;
-        // Manual extra attempts take no place in the schedule; after one, the retry that
-        // was waiting keeps its time.
-        let place = attempt_no.saturating_sub(loaded.extra).max(1) as usize;
-        let last_place = loaded.last_place.map_or(schedule.len() + 1, |k| k as usize);
-        let signal = signal_of(sent, &result, cause.as_deref(), place, schedule);
-        let jitter = rand::random::<f64>() * 2.0 - 1.0;
-        let outcome = match retry::next(&result, place, last_place, schedule, jitter) {
-            Next::Succeeded => Outcome::Succeeded,
-            Next::Gone => Outcome::Gone,
-            Next::Failed => Outcome::Failed,
-            Next::RetryIn(delay) => {
-                let now = crate::time::now_millis();
-                Outcome::Retry { due_ms: loaded.kept_due.map_or(now + delay.as_millis() as u64, |kept| kept.max(now)) }
-            }
-        };
+        let standing = Standing::of(loaded);
+        let signal = signal_of(sent, &result, cause.as_deref(), standing.place(), schedule);
+        let outcome = standing.outcome(&result, schedule);
         changes.kept_due_ends = loaded.kept_due.is_some();
         if !request.webhook_header_names.is_empty() {
             // Their names only: the values are the webhook's secrets (contract §8).
@@ -252,10 +256,41 @@ impl Attempter {
             attempt_json: Some(attempt),
             signature: Some(request.signature.clone()),
             changes,
-            proxy_failed: matches!(sent.result, Err(SendError::Proxy(_))),
+            not_the_endpoint: matches!(sent.result, Err(SendError::Proxy(_))),
             ordered: loaded.ordered,
         };
         (report, signal)
+    }
+
+    /// The report of an attempt that panicked: a failed attempt, its error an internal one
+    /// (the panic itself is logged here, once, and counted), retried on the schedule; it
+    /// says nothing of the endpoint (no signal, no failure streak).
+    fn internal_error(&self, this: &Attempt<'_>, standing: Standing, panic: &crate::panics::Panicked) -> Report {
+        let Attempt { webhook_id, member, number } = *this;
+        let now = crate::time::now_millis();
+        let outcome = standing.outcome(&retry::AttemptResult::NoResponse, &self.retry_schedule);
+        self.metrics.internal_errors.inc();
+        tracing::error!(
+            delivery_id = %member.delivery,
+            webhook_id,
+            org_id = %member.org,
+            attempt = number,
+            %panic,
+            next = %next_in_words(&outcome),
+            "delivery attempt failed inside Weir (an internal error)"
+        );
+        let created_ms = crate::ids::millis_of(crate::ids::Kind::Delivery, &member.delivery).unwrap_or(now);
+        let error = "internal error: the attempt failed inside Weir, not at the destination (it is retried)";
+        let attempt = crate::store::queue::attempts::attempt_json(created_ms, now, None, 0, Some(error), None);
+        let changes = RowChanges { kept_due_ends: standing.kept_due.is_some(), ..RowChanges::default() };
+        Report {
+            outcome,
+            attempt_json: Some(attempt),
+            changes,
+            not_the_endpoint: true,
+            ordered: standing.ordered,
+            ..unsent(webhook_id, member, Outcome::Failed, number)
+        }
     }
 
     /// Records the attempt's span (and its plugin calls') when traces are exported.

@@ -9,6 +9,7 @@
 //! processes' work is found too).
 
 mod asks;
+pub(in crate::delivery) mod claimed;
 pub(in crate::delivery) mod held;
 pub(in crate::delivery) mod lanes;
 pub(in crate::delivery) mod upkeep;

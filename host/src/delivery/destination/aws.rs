@@ -183,10 +183,23 @@ fn accepted(spec: &Spec, status: u16, body: &str) -> Result<Accepted, SendError>
             text.unwrap_or_default()
         )));
     }
+    // An acceptance names what AWS made of the message; without that id nothing says it was
+    // taken (a proxy or an emulator answering 2xx), so it is a failed attempt.
+    let unnamed = |what: &str| {
+        let start: String = body.chars().take(200).collect();
+        SendError::Refused(format!(
+            "AWS answered {status} without {what}: the message may not have been taken ({start})"
+        ))
+    };
+    let named = |id: Option<String>| id.filter(|id| !id.trim().is_empty());
     match spec {
-        Spec::Sqs { .. } => Ok(Accepted(format!("SQS MessageId {}", json["MessageId"].as_str().unwrap_or("?")))),
+        Spec::Sqs { .. } => {
+            let id = named(json["MessageId"].as_str().map(str::to_owned)).ok_or_else(|| unnamed("a MessageId"))?;
+            Ok(Accepted(format!("SQS MessageId {id}")))
+        }
         Spec::Sns { .. } => {
-            Ok(Accepted(format!("SNS MessageId {}", xml(body, "MessageId").unwrap_or_else(|| "?".into()))))
+            let id = named(xml(body, "MessageId")).ok_or_else(|| unnamed("a MessageId"))?;
+            Ok(Accepted(format!("SNS MessageId {id}")))
         }
         _ => {
             if json["FailedEntryCount"].as_u64().unwrap_or(0) > 0 {
@@ -197,7 +210,9 @@ fn accepted(spec: &Spec, status: u16, body: &str) -> Result<Accepted, SendError>
                     entry["ErrorMessage"].as_str().unwrap_or("")
                 )));
             }
-            Ok(Accepted(format!("EventBridge EventId {}", json["Entries"][0]["EventId"].as_str().unwrap_or("?"))))
+            let id = named(json["Entries"][0]["EventId"].as_str().map(str::to_owned))
+                .ok_or_else(|| unnamed("an EventId"))?;
+            Ok(Accepted(format!("EventBridge EventId {id}")))
         }
     }
 }
@@ -217,11 +232,16 @@ mod tests {
     fn answers_read_as_aws_writes_them() {
         let sqs = Spec::Sqs { queue_url: "q".into(), region: "r".into(), endpoint_url: None };
         assert_eq!(accepted(&sqs, 200, r#"{"MessageId":"m-1"}"#).unwrap().0, "SQS MessageId m-1");
+        for nameless in ["", "{}", r#"{"MessageId":""}"#, "<html>ok</html>"] {
+            let refused = accepted(&sqs, 200, nameless).unwrap_err().to_string();
+            assert!(refused.starts_with("AWS answered 200 without a MessageId"), "{refused}");
+        }
         let refused = accepted(&sqs, 400, r#"{"__type":"com.amazonaws.sqs#QueueDoesNotExist","message":"no queue"}"#);
         assert_eq!(refused.unwrap_err().to_string(), "AWS answered 400: QueueDoesNotExist: no queue");
         let sns = Spec::Sns { topic_arn: "t".into(), region: "r".into(), endpoint_url: None };
         let ok = "<PublishResponse><PublishResult><MessageId>abc</MessageId></PublishResult></PublishResponse>";
         assert_eq!(accepted(&sns, 200, ok).unwrap().0, "SNS MessageId abc");
+        assert!(accepted(&sns, 200, "<PublishResponse/>").is_err(), "no MessageId");
         let error = "<ErrorResponse><Error><Code>NotFound</Code><Message>Topic does not exist</Message></Error></ErrorResponse>";
         assert_eq!(
             accepted(&sns, 404, error).unwrap_err().to_string(),
@@ -238,5 +258,10 @@ mod tests {
             accepted(&bus, 200, failed).unwrap_err().to_string(),
             "EventBridge refused the entry: Throttled: slow down"
         );
+        assert_eq!(
+            accepted(&bus, 200, r#"{"FailedEntryCount":0,"Entries":[{"EventId":"e-1"}]}"#).unwrap().0,
+            "EventBridge EventId e-1"
+        );
+        assert!(accepted(&bus, 200, r#"{"FailedEntryCount":0,"Entries":[{}]}"#).is_err(), "no EventId");
     }
 }

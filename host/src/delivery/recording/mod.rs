@@ -223,7 +223,7 @@ impl Recorder {
 /// one failure (410 Gone one that switches it off), a success after failures ends it;
 /// `None` when it changes nothing (the usual success, or no request made).
 fn streak_of(report: &Report, failing: bool) -> Option<Streak> {
-    let request_made = report.attempt_json.is_some() && !report.proxy_failed;
+    let request_made = report.attempt_json.is_some() && !report.not_the_endpoint;
     match report.outcome {
         Outcome::Succeeded if failing => Some(Streak { success_first: true, failures: 0, gone: false }),
         Outcome::Retry { .. } | Outcome::Failed if request_made => Some(Streak { failures: 1, ..Streak::default() }),
@@ -264,7 +264,7 @@ mod tests {
         assert_eq!((failed, calls.load(Ordering::SeqCst)), (0, 1), "a corrupt row is not tried again");
     }
 
-    fn report(outcome: Outcome, request_made: bool, proxy_failed: bool) -> Report {
+    fn report(outcome: Outcome, request_made: bool, not_the_endpoint: bool) -> Report {
         Report {
             webhook: "wh_1".into(),
             member: Member { delivery: "dlv_1".into(), org: "org_1".into(), event: "evt".into() },
@@ -273,7 +273,7 @@ mod tests {
             attempt_json: request_made.then(|| "{}".to_owned()),
             signature: None,
             changes: crate::store::queue::row::RowChanges::default(),
-            proxy_failed,
+            not_the_endpoint,
             ordered: false,
         }
     }

@@ -1,7 +1,9 @@
 //! Test events (contract §9): an example event of one of a webhook's actions, sent to that
 //! webhook alone — through its filter and plugins, signed as any other, its envelope marked
 //! `"test": true` — so a subscriber can check its endpoint. It is not in the event log, makes
-//! no snapshot and is never replayed.
+//! no snapshot and is never replayed. Its id is in a namespace of its own (`evt_test_…`),
+//! it does not count toward the plan's events of the day, and at most 10 a minute go to one
+//! webhook and 60 from one organisation (`429` beyond).
 
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -11,6 +13,7 @@ use crate::catalog;
 use crate::domain::fields::Fields;
 use crate::domain::{Invalid, StoreError};
 use crate::ids::{self, Kind};
+use crate::store::events::test_events::{PER_ORG, PER_WEBHOOK};
 
 /// Why no test event was sent.
 #[derive(Debug, thiserror::Error)]
@@ -21,6 +24,13 @@ pub(crate) enum TestEventError {
     NotFound,
     #[error("the webhook is inactive: reactivate it first")]
     Inactive,
+    /// The test events' budget of the webhook or the organisation (contract §10).
+    #[error(
+        "too many test events: at most {} a minute to one webhook and {} from one organisation; the {scope}'s are used up",
+        PER_WEBHOOK,
+        PER_ORG
+    )]
+    TooMany { scope: &'static str, wait: std::time::Duration },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -58,13 +68,16 @@ impl Events {
         if !webhook.active {
             return Err(TestEventError::Inactive);
         }
+        if let Err(full) = store.events().count_test_event(org_id, webhook_id).await? {
+            return Err(TestEventError::TooMany { scope: full.scope, wait: full.wait });
+        }
         let snapshot_key = catalog::snapshot_key_for(&action).unwrap_or("work_order");
         let subject_type = catalog::subject_type(snapshot_key);
         let snapshot = json!({"id": "test", "name": format!("Example {subject_type}"), "test": true});
         let snapshot = RawValue::from_string(snapshot.to_string())
             .map_err(|e| StoreError::Corrupt { key: "test event".into(), reason: e.to_string() })?;
         let event = Event {
-            id: ids::new(Kind::Event),
+            id: ids::new_test_event(),
             fresh_id: true,
             action,
             created_at: crate::time::now_rfc3339(),

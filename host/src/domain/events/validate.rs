@@ -107,6 +107,10 @@ fn id_of(raw: Option<&RawValue>, errors: &mut Vec<FieldError>) -> String {
             ));
             String::new()
         }
+        Some(id) if ids::is_test_event_id(&id) => {
+            errors.push(FieldError::new("id", "must not start with `evt_test_`: those ids are test events'"));
+            String::new()
+        }
         Some(id) if ids::is_event_id(&id) => id,
         _ => {
             errors.push(FieldError::new(

@@ -49,6 +49,9 @@
 //! | `P:portal-session:{sha256}` | hash, TTL (idle) | a portal session |
 //! | `P:portal-sessions:{org}` | set, TTL (idle) | the hashes of an organisation's portal sessions |
 //! | `P:portal-exchanges:{address}` | counter, TTL | portal links exchanged from one address this minute |
+//! | `P:{o}:portal-links` | zset, TTL | the organisation's unused portal links (`client token-hash`), by expiry (ms): at most 100 (`store::core::room`) |
+//! | `P:{o}:portal-generation` | counter | raised by every end of the organisation's portal sessions: a link or session of an older generation opens nothing |
+//! | `P:{o}:test-events`, `P:{o}:test-events:{wh}` | zset, TTL | test events sent in the last minute by the organisation / to a webhook, by when each leaves the window (ms) (`store::core::room`) |
 //! | `P:{exports}:x:{rex}`, `P:{exports}:file:{rex}` | hash, string; TTL | a report export and its built file (exports are rare: they share one slot) |
 //! | `P:{exports}:jobs` | zset | exports to build, by due time or end of lease (ms) |
 //! | `P:secret:export-links` | string | the key that signs export download links |
@@ -319,6 +322,22 @@ impl Keys {
 
     pub fn portal_exchanges(&self, address: &str) -> String {
         self.k(&["portal-exchanges", address])
+    }
+
+    pub fn portal_links(&self, org: &str) -> String {
+        self.tagged(org, &["portal-links"])
+    }
+
+    pub fn portal_generation(&self, org: &str) -> String {
+        self.tagged(org, &["portal-generation"])
+    }
+
+    pub fn test_events(&self, org: &str) -> String {
+        self.tagged(org, &["test-events"])
+    }
+
+    pub fn test_events_of(&self, org: &str, webhook: &str) -> String {
+        self.tagged(org, &["test-events", webhook])
     }
 
     pub fn export(&self, export: &str) -> String {

@@ -7,5 +7,6 @@ pub mod jobs;
 pub mod keys;
 pub mod managed;
 pub(crate) mod reply;
+pub mod room;
 pub(crate) mod scripts;
 pub mod shards;

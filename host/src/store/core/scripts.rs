@@ -58,6 +58,7 @@ lua!(PLUGIN_CREATE, "plugin_create.lua");
 lua!(PLUGIN_DELETE, "plugin_delete.lua");
 lua!(SET_IF_EXISTS, "set_if_exists.lua");
 lua!(PORTAL_TAKE, "portal_take.lua");
+lua!(ROOM, "room.lua");
 lua!(ISSUE_TOKEN, "issue_token.lua");
 lua!(REVOKE_CLIENT, "revoke_client.lua");
 lua!(REVOKE_TOKEN, "revoke_token.lua");

@@ -14,3 +14,4 @@ pub mod replay;
 pub(crate) mod shunned;
 pub(crate) mod standby;
 pub mod stored;
+pub mod test_events;

@@ -110,9 +110,9 @@ pub struct Report {
     pub signature: Option<Vec<u8>>,
     /// What else of its row changes.
     pub changes: RowChanges,
-    /// The attempt failed at the egress proxy, not at the endpoint: it never counts toward
-    /// the webhook's auto-deactivation.
-    pub proxy_failed: bool,
+    /// The attempt failed before the endpoint — at the egress proxy, or inside Weir (an
+    /// internal error): it never counts toward the webhook's auto-deactivation.
+    pub not_the_endpoint: bool,
     /// It keeps its subject's order (its row says so, whatever its webhook's setting is
     /// now): recording its end may queue its subject's next.
     pub ordered: bool,

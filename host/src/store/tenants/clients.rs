@@ -202,7 +202,8 @@ impl Tenants<'_> {
     }
 
     /// Revokes a client; `false` if there is no such client. Its tokens stop working at
-    /// once (lookups read `revoked`), and are then deleted.
+    /// once (lookups read `revoked`), and are then deleted; so do the portal sessions its
+    /// links opened (their lookups read `revoked` too), and its unused links are voided.
     pub async fn revoke_client(self, client_id: &str) -> Result<bool> {
         let key = self.keys().client(client_id);
         let hashes: Option<Vec<String>> =
@@ -212,6 +213,8 @@ impl Tenants<'_> {
         let org: Option<String> = self.conn().hget(&key, "org_id").await?;
         if let Some(org) = org {
             self.versions().raise(&org).await?;
+            let ended = self.end_portal_access_of_client(&org, client_id).await?;
+            tracing::info!(client_id, org_id = %org, portal_sessions_ended = ended, "client revoked");
         }
         if !hashes.is_empty() {
             let tokens: Vec<String> = hashes.iter().map(|h| self.keys().token(client_id, h)).collect();

@@ -5,6 +5,7 @@ pub mod clients;
 pub mod orgs;
 pub mod plugins;
 pub mod portal;
+pub mod portal_sessions;
 pub mod subscribers;
 pub mod users;
 pub(crate) mod webhook_record;

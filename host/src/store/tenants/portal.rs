@@ -1,11 +1,13 @@
-//! Portal links and the sessions they open (contract §9; keys: `store::core::keys`).
+//! Portal links (contract §9, §10; keys: `store::core::keys`).
 //!
-//! A link is a hash under the hash of its token: `link_id`, `org_id`, `manage`,
-//! `frame_ancestors` (JSON), `accent`, `expires_ms`, `used`; it is kept a day past its expiry,
-//! so a late use is told the link expired inside the frames it was made for. It is taken
-//! once, atomically (`portal_take.lua`). A session is a hash under the hash of its token:
-//! `org_id`, `csrf` and the link's grant; it lives while used (each request pushes its idle
-//! expiry on), and its hash is in its organisation's set so they can all be ended at once.
+//! A link is a hash under the hash of its token: `link_id`, `org_id`, `client_id` (the API
+//! client that made it), `generation` (its organisation's portal generation when made),
+//! `manage`, `frame_ancestors` (JSON), `accent`, `expires_ms`, `used`; it is kept a day past
+//! its expiry, so a late use is told the link expired inside the frames it was made for. It
+//! is taken once, atomically (`portal_take.lua`). An organisation's unused links are listed
+//! by expiry in `portal-links` (`client token-hash`), at most [`MAX_UNUSED_LINKS`] at once,
+//! so that ending its sessions, or revoking the client, can void them. The sessions links
+//! open: `portal_sessions.rs`.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -14,17 +16,24 @@ use redis::AsyncCommands;
 
 use crate::store::concerns::Tenants;
 use crate::store::core::reply::Named;
-use crate::store::core::scripts::PORTAL_TAKE;
-use crate::store::tenants::users::{Portal, Session};
+use crate::store::core::room::{self, Bounded, Entry, Full};
+use crate::store::core::scripts::{PORTAL_TAKE, SET_IF_EXISTS};
+use crate::store::tenants::users::Portal;
 use crate::store::{Result, flag, flag_str};
 
 /// How long a link's record stays after its expiry (to say it expired, framed as it was).
 pub const LINK_KEPT_AFTER_EXPIRY: Duration = Duration::from_secs(24 * 3600);
+/// Most unused links an organisation holds at once (contract §10).
+pub const MAX_UNUSED_LINKS: u64 = 100;
 
 /// A portal link as made.
 #[derive(Debug, Clone)]
 pub struct PortalLink {
     pub org_id: String,
+    /// The API client that made it (empty for a link made before links named theirs).
+    pub client_id: String,
+    /// The organisation's portal generation when it was made.
+    pub generation: u64,
     /// `manage` (else `view`).
     pub manage: bool,
     pub portal: Portal,
@@ -36,7 +45,7 @@ pub struct PortalLink {
 pub enum Taken {
     /// No such link (never made, or expired more than a day ago).
     Unknown,
-    /// Taken before.
+    /// Taken before, or voided.
     Used(PortalLink),
     /// Past its expiry.
     Expired(PortalLink),
@@ -44,11 +53,17 @@ pub enum Taken {
     Fresh(PortalLink),
 }
 
+/// The fields of a link (and of the sessions it opens) besides its expiry and use.
+pub(super) const LINK_FIELDS: [&str; 7] =
+    ["link_id", "org_id", "client_id", "generation", "manage", "frame_ancestors", "accent"];
+
 impl PortalLink {
-    fn of_fields(f: &HashMap<String, String>) -> PortalLink {
+    pub(super) fn of_fields(f: &HashMap<String, String>) -> PortalLink {
         let text = |n: &str| f.get(n).cloned().unwrap_or_default();
         PortalLink {
             org_id: text("org_id"),
+            client_id: text("client_id"),
+            generation: text("generation").parse().unwrap_or(0),
             manage: flag(f.get("manage")),
             portal: Portal {
                 link_id: text("link_id"),
@@ -59,20 +74,47 @@ impl PortalLink {
         }
     }
 
-    fn fields(&self) -> Vec<(&'static str, String)> {
+    pub(super) fn fields(&self) -> Vec<(&'static str, String)> {
         vec![
             ("link_id", self.portal.link_id.clone()),
             ("org_id", self.org_id.clone()),
+            ("client_id", self.client_id.clone()),
+            ("generation", self.generation.to_string()),
             ("manage", flag_str(self.manage).to_owned()),
             ("frame_ancestors", serde_json::to_string(&self.portal.frame_ancestors).unwrap_or_else(|_| "[]".into())),
             ("accent", self.portal.accent.clone().unwrap_or_default()),
         ]
     }
+
+    /// Its entry among its organisation's unused links.
+    fn listed(&self, token_hash: &str) -> String {
+        format!("{} {token_hash}", self.client_id)
+    }
 }
 
 impl Tenants<'_> {
-    /// Stores a new link under the hash of its token.
-    pub async fn create_portal_link(self, token_hash: &str, link: &PortalLink, now_ms: u64) -> Result<()> {
+    /// The organisation's portal generation now (links and sessions of an older one open
+    /// nothing).
+    pub async fn portal_generation(self, org_id: &str) -> Result<u64> {
+        let n: Option<u64> = self.conn().get(self.keys().portal_generation(org_id)).await?;
+        Ok(n.unwrap_or(0))
+    }
+
+    /// Stores a new link under the hash of its token, if its organisation holds fewer than
+    /// [`MAX_UNUSED_LINKS`] unused links (else how long until one expires).
+    pub async fn create_portal_link(
+        self,
+        token_hash: &str,
+        link: &PortalLink,
+        now_ms: u64,
+    ) -> Result<std::result::Result<(), Full>> {
+        let list = self.keys().portal_links(&link.org_id);
+        let listed = link.listed(token_hash);
+        let bounded = [Bounded { key: &list, limit: MAX_UNUSED_LINKS }];
+        let entry = Entry { member: &listed, until_ms: link.expires_ms };
+        if let Err(full) = room::take(&mut self.conn(), &bounded, entry, now_ms).await? {
+            return Ok(Err(full));
+        }
         let key = self.keys().portal_link(token_hash);
         let mut fields = link.fields();
         fields.push(("expires_ms", link.expires_ms.to_string()));
@@ -86,111 +128,54 @@ impl Tenants<'_> {
             .ignore()
             .query_async::<()>(&mut self.conn())
             .await?;
-        Ok(())
+        Ok(Ok(()))
     }
 
-    /// Takes a link for its one use (see [`Taken`]).
+    /// Takes a link for its one use (see [`Taken`]); a link taken now leaves its
+    /// organisation's unused links.
     pub async fn take_portal_link(self, token_hash: &str, now_ms: u64) -> Result<Taken> {
         let mut call = PORTAL_TAKE.call();
         call.key(&self.keys().portal_link(token_hash)).arg(now_ms);
         let reply = Named::from_value(call.run(&mut self.conn()).await?, "portal_take")?;
         let state = reply.text("state").unwrap_or_default();
-        let fields: HashMap<String, String> =
-            ["link_id", "org_id", "manage", "frame_ancestors", "accent", "expires_ms"]
-                .into_iter()
-                .filter_map(|n| reply.text(n).map(|v| (n.to_owned(), v)))
-                .collect();
+        let fields: HashMap<String, String> = LINK_FIELDS
+            .into_iter()
+            .chain(["expires_ms"])
+            .filter_map(|n| reply.text(n).map(|v| (n.to_owned(), v)))
+            .collect();
         let link = PortalLink::of_fields(&fields);
         Ok(match state.as_str() {
-            "fresh" => Taken::Fresh(link),
+            "fresh" => {
+                let _: i64 = self.conn().zrem(self.keys().portal_links(&link.org_id), link.listed(token_hash)).await?;
+                Taken::Fresh(link)
+            }
             "used" => Taken::Used(link),
             "expired" => Taken::Expired(link),
             _ => Taken::Unknown,
         })
     }
 
-    /// Stores a portal session under the hash of its token, living `idle` unless used.
-    pub async fn create_portal_session(
-        self,
-        token_hash: &str,
-        (link, csrf): (&PortalLink, &str),
-        idle: Duration,
-    ) -> Result<()> {
-        let key = self.keys().portal_session(token_hash);
-        let set = self.keys().portal_sessions(&link.org_id);
-        let mut fields = link.fields();
-        fields.push(("csrf", csrf.to_owned()));
-        // Listed first: a session that exists is always found by the organisation's end.
-        redis::pipe()
-            .sadd(&set, token_hash)
-            .ignore()
-            .pexpire(&set, idle.as_millis() as i64)
-            .ignore()
-            .query_async::<()>(&mut self.conn())
-            .await?;
-        redis::pipe()
-            .atomic()
-            .hset_multiple(&key, &fields)
-            .ignore()
-            .pexpire(&key, idle.as_millis() as i64)
-            .ignore()
-            .query_async::<()>(&mut self.conn())
-            .await?;
-        Ok(())
-    }
-
-    /// The portal session of a token's hash, its idle expiry pushed on (`None`: ended or
-    /// idle too long).
-    pub async fn portal_session(self, token_hash: &str, idle: Duration) -> Result<Option<Session>> {
-        let key = self.keys().portal_session(token_hash);
-        let f: HashMap<String, String> = self.conn().hgetall(&key).await?;
-        if f.is_empty() {
-            return Ok(None);
+    /// Voids the organisation's unused links — every one, or (`client`) those the client
+    /// made: each is marked used, so it opens nothing. How many there were.
+    pub async fn void_portal_links(self, org_id: &str, client: Option<&str>) -> Result<usize> {
+        let list = self.keys().portal_links(org_id);
+        let entries: Vec<String> = self.conn().zrange(&list, 0, -1).await?;
+        let mut voided = 0;
+        for entry in &entries {
+            let Some((made_by, token_hash)) = entry.split_once(' ') else { continue };
+            if client.is_some_and(|c| c != made_by) {
+                continue;
+            }
+            let _: i64 = SET_IF_EXISTS
+                .call()
+                .key(&self.keys().portal_link(token_hash))
+                .arg("used")
+                .arg("1")
+                .run(&mut self.conn())
+                .await?;
+            let _: i64 = self.conn().zrem(&list, entry).await?;
+            voided += 1;
         }
-        let link = PortalLink::of_fields(&f);
-        let set = self.keys().portal_sessions(&link.org_id);
-        let ttl = idle.as_millis() as i64;
-        // Two calls: the session and its organisation's set are in different slots.
-        let (mut a, mut b) = (self.conn(), self.conn());
-        let (session, listed): (redis::RedisResult<i64>, redis::RedisResult<i64>) =
-            futures_util::join!(a.pexpire(&key, ttl), b.pexpire(&set, ttl));
-        session?;
-        listed?;
-        Ok(Some(Session {
-            user_id: String::new(),
-            org_id: link.org_id,
-            email: String::new(),
-            admin: link.manage,
-            csrf: f.get("csrf").cloned().unwrap_or_default(),
-            portal: Some(link.portal),
-        }))
-    }
-
-    /// Ends every portal session of the organisation; how many there were.
-    pub async fn end_portal_sessions(self, org_id: &str) -> Result<usize> {
-        let set = self.keys().portal_sessions(org_id);
-        let hashes: Vec<String> = self.conn().smembers(&set).await?;
-        let mut ended = 0;
-        for hash in &hashes {
-            let n: i64 = self.conn().del(self.keys().portal_session(hash)).await?;
-            ended += n as usize;
-        }
-        let _: i64 = self.conn().del(&set).await?;
-        Ok(ended)
-    }
-
-    /// Counts a link exchange from `address` in the current minute; its number.
-    pub async fn portal_exchange(self, address: &str) -> Result<u64> {
-        let key = self.keys().portal_exchanges(address);
-        let (n, _): (u64, i64) = redis::pipe()
-            .atomic()
-            .incr(&key, 1)
-            .cmd("EXPIRE")
-            .arg(&key)
-            .arg(60)
-            .arg("NX")
-            .query_async(&mut self.conn())
-            .await?;
-        Ok(n)
+        Ok(voided)
     }
 }

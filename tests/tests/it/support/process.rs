@@ -72,6 +72,23 @@ impl WeirProcess {
         child.wait().expect("wait")
     }
 
+    /// Sends SIGTERM and waits up to `within` for the process to end: its status, or
+    /// `None` if it was still running then (it is killed).
+    pub fn terminate_within(&mut self, within: Duration) -> Option<std::process::ExitStatus> {
+        let mut child = self.child.take().expect("running");
+        let _ = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status();
+        let deadline = std::time::Instant::now() + within;
+        while std::time::Instant::now() < deadline {
+            if let Ok(Some(status)) = child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        None
+    }
+
     /// Sends `signal` to every process of the group this process leads (see
     /// [`WeirBuilder::spawn_as_group`]), as a terminal does on Ctrl-C, and waits for it.
     pub fn signal_group(&mut self, signal: &str) -> std::process::ExitStatus {
