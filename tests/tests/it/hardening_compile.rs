@@ -50,30 +50,7 @@ async fn six_javascript_uploads_at_once_keep_another_tenants_requests_under_300_
     };
     tokio::time::sleep(Duration::from_secs(1)).await;
 
-    let js = javascript_filter();
-    let mut uploads = Vec::new();
-    for org in 0..2 {
-        let attacker = weir.tenant(Plan::pro()).await;
-        for i in 0..3 {
-            let (admin, wasm) = (attacker.admin.clone(), padded(&js, &format!("attack-{org}-{i}"), 16));
-            uploads.push(tokio::spawn(async move {
-                let started = Instant::now();
-                let resp = admin
-                    .http
-                    .post(&format!("/api/v2/plugins?name=js-{i}"))
-                    .bearer(&admin.token)
-                    .raw("application/wasm", wasm)
-                    .send_within(Duration::from_secs(90))
-                    .await;
-                (resp.status, started.elapsed())
-            }));
-        }
-    }
-    let mut statuses = std::collections::BTreeMap::<u16, Vec<Duration>>::new();
-    for upload in uploads {
-        let (status, took) = upload.await.unwrap();
-        statuses.entry(status).or_default().push(took);
-    }
+    let statuses = six_uploads(&weir).await;
     stop.store(true, Ordering::Relaxed);
     let (slowest, sent) = watch.await.unwrap();
 
@@ -105,4 +82,34 @@ async fn six_javascript_uploads_at_once_keep_another_tenants_requests_under_300_
         sent.len()
     );
     weir.stop().await;
+}
+
+/// Three uploads of a JavaScript plugin from each of two organisations, all at once: how
+/// each was answered, and when.
+async fn six_uploads(weir: &crate::support::weir::Weir) -> std::collections::BTreeMap<u16, Vec<Duration>> {
+    let js = javascript_filter();
+    let mut uploads = Vec::new();
+    for org in 0..2 {
+        let attacker = weir.tenant(Plan::pro()).await;
+        for i in 0..3 {
+            let (admin, wasm) = (attacker.admin.clone(), padded(&js, &format!("attack-{org}-{i}"), 16));
+            uploads.push(tokio::spawn(async move {
+                let started = Instant::now();
+                let resp = admin
+                    .http
+                    .post(&format!("/api/v2/plugins?name=js-{i}"))
+                    .bearer(&admin.token)
+                    .raw("application/wasm", wasm)
+                    .send_within(Duration::from_secs(90))
+                    .await;
+                (resp.status, started.elapsed())
+            }));
+        }
+    }
+    let mut statuses = std::collections::BTreeMap::<u16, Vec<Duration>>::new();
+    for upload in uploads {
+        let (status, took) = upload.await.unwrap();
+        statuses.entry(status).or_default().push(took);
+    }
+    statuses
 }
