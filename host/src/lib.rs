@@ -1,8 +1,8 @@
 //! Weir: a webhook subscription and delivery service with sandboxed tenant plugins.
 //!
 //! # Layout
-//! The modules stand on floors; each imports only from floors below it (the README's
-//! "Architecture" draws them, and `tests/tests/it/floors.rs` holds the code to them). Public
+//! The modules stand on floors; each imports only from floors below it
+//! (`docs/architecture.md` draws them, and `tests/tests/it/floors.rs` holds the code to them). Public
 //! are only what the binary, the tests and the bench use; the rest is the crate's own.
 //!
 //! - [`cli`]: `weir serve` and the operator commands `weir admin …`.
@@ -18,6 +18,9 @@
 //! - `shared`: the small parts one process shares between handles and workers (token
 //!   lookups, work-arrived signals, plugin hashes, keys, gauges); `service` makes each part
 //!   once and hands each handle and worker only the parts it uses.
+//! - `history`: history in PostgreSQL (the only module that speaks PostgreSQL);
+//!   `destinations`: where deliveries go — each kind of destination one module with its
+//!   field table, and one registry line; the HTTP transport; one timeout for every kind.
 //! - `vault`: secrets at rest (client certificate keys); `jobs`: the one shutdown every
 //!   worker watches and the one runner of lease-queue jobs.
 //! - [`config`]: the one typed configuration, from defaults, a file and `WEIR_*`
@@ -31,7 +34,9 @@
 //! - The ground floor, which imports nothing of Weir: [`sign`] (the delivery signatures and
 //!   headers), `web` (HTTP helpers both surfaces share), `tls` (PEM files and rustls
 //!   configurations), [`ids`], [`time`], `catalog` (the subscribable events), `netguard`
-//!   (the webhook URL rule) and `trace` (W3C trace context).
+//!   (the webhook URL rule, public suffixes), `trace` (W3C trace context), `kinds` (the
+//!   field tables kinds are read, drawn and documented from) and `panics` (panics caught
+//!   where a tenant's work runs).
 
 mod api;
 pub mod auth;
@@ -40,7 +45,7 @@ mod certs;
 pub mod cli;
 pub mod config;
 mod delivery;
-pub mod destinations;
+mod destinations;
 mod domain;
 mod exports;
 pub mod filters;
@@ -48,6 +53,7 @@ mod forwarded;
 mod history;
 pub mod ids;
 mod jobs;
+mod kinds;
 mod metrics;
 mod netguard;
 mod offload;

@@ -15,6 +15,7 @@ pub(crate) mod exports;
 pub(crate) mod extract;
 pub(crate) mod filters;
 pub(crate) mod intake;
+pub(crate) mod kind_schema;
 pub(crate) mod oauth;
 pub(crate) mod openapi;
 pub(crate) mod ops;

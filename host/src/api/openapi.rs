@@ -201,6 +201,6 @@ mod tests {
     #[test]
     fn the_document_is_the_one_pinned() {
         let hash = hex::encode(sha2::Sha256::digest(DOCUMENT.as_bytes()));
-        assert_eq!(hash, "d5f4307986068247659be055f3f2f736ef00f44653a1d9de8eb0dc9ab66679a5");
+        assert_eq!(hash, "954a74f84972e96900f91f36fbba43649c71705fb8055be8b487558ca6998046");
     }
 }

@@ -45,7 +45,7 @@ pub(crate) struct WebhookCreateRequest {
     pub client_certificate: Option<ClientCertificateRequest>,
     /// Where deliveries go instead of an HTTP endpoint (contract §9); `null` or
     /// `{"type": "http"}`: the `url` over HTTP.
-    pub destination: Option<DestinationRequest>,
+    pub destination: Option<crate::api::kind_schema::DestinationRequest>,
 }
 
 /// `PATCH /api/v2/webhooks/{id}`: fields left out keep their value.
@@ -77,68 +77,7 @@ pub(crate) struct WebhookUpdateRequest {
     pub client_certificate: Option<ClientCertificateRequest>,
     /// Where deliveries go instead of an HTTP endpoint (contract §9); `null` or
     /// `{"type": "http"}`: the `url` over HTTP.
-    pub destination: Option<DestinationRequest>,
-}
-
-/// A destination other than an HTTP endpoint (contract §9). On read the webhook shows it
-/// without credentials, and its `url` shows the broker's address.
-#[derive(Debug, Serialize, ToSchema)]
-pub(crate) struct DestinationRequest {
-    /// `http` (the webhook's `url`, as without a destination); `nats` (NATS JetStream: the
-    /// attempt succeeds on the stream's acknowledgement; a subject no stream holds is a
-    /// failed attempt); `amqp` (AMQP 0-9-1, RabbitMQ: a persistent, mandatory message, the
-    /// attempt succeeding when the broker confirms it; unroutable or nacked is a failed
-    /// attempt); `sqs`, `sns`, `eventbridge` (AWS `SendMessage`, `Publish`, `PutEvents`; a
-    /// failed entry is a failed attempt).
-    #[serde(rename = "type")]
-    #[schema(rename = "type")]
-    pub kind: DestinationKind,
-    /// `nats://[user:password@]host[:port]` (port 4222 by default) or
-    /// `amqp[s]://[user:password@]host[:port][/vhost]` (5672, `amqps` 5671 over TLS, vhost
-    /// `/`); the host must resolve
-    /// to a public address (or one `WEIR_ALLOW_PRIVATE_TARGETS` allows); credentials are
-    /// sealed at rest and never shown.
-    pub url: Option<String>,
-    /// `nats`: the subject to publish to (dot-separated tokens, no wildcards).
-    #[schema(max_length = 255)]
-    pub subject: Option<String>,
-    /// `amqp`: the exchange (empty or absent: the default exchange).
-    #[schema(max_length = 255)]
-    pub exchange: Option<String>,
-    /// `amqp`: the routing key (with the default exchange, the queue's name).
-    #[schema(max_length = 255)]
-    pub routing_key: Option<String>,
-    /// `sqs`: the queue's URL (a `.fifo` queue gets the event's subject id as message group
-    /// and the delivery id as deduplication id).
-    pub queue_url: Option<String>,
-    /// `sns`: the topic's ARN (FIFO topics as FIFO queues).
-    pub topic_arn: Option<String>,
-    /// `eventbridge`: the event bus.
-    pub event_bus_name: Option<String>,
-    /// `eventbridge`: the events' `Source`.
-    pub source: Option<String>,
-    /// `sqs`, `sns`, `eventbridge`: the AWS region, e.g. `us-east-1`.
-    pub region: Option<String>,
-    /// AWS: the access key id and secret (sealed at rest, never shown; requests are signed
-    /// with Signature Version 4).
-    pub access_key_id: Option<String>,
-    pub secret_access_key: Option<String>,
-    /// AWS: a compatible service or an emulator instead of the region's endpoint
-    /// (`http(s)://host[:port]`).
-    pub endpoint_url: Option<String>,
-}
-
-/// The kinds of destination.
-#[derive(Debug, Serialize, ToSchema)]
-#[allow(dead_code, reason = "a request's shape for the document: the domain reads the body")]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum DestinationKind {
-    Http,
-    Nats,
-    Amqp,
-    Sqs,
-    Sns,
-    Eventbridge,
+    pub destination: Option<crate::api::kind_schema::DestinationRequest>,
 }
 
 /// A client certificate and its private key, both PEM (the key is write-only: reads show

@@ -25,7 +25,6 @@
 
 mod attempt;
 mod claiming;
-mod destination;
 mod parts;
 mod recording;
 
@@ -36,10 +35,13 @@ use attempt::{Attempter, AttempterParts, Claim, Worked, unsent};
 use claiming::claimed::Claimed;
 use claiming::lanes::Waiting;
 use claiming::{Claimer, ClaimerParts};
-use destination::{Destinations, http::Http};
 pub(crate) use parts::{EngineParts, Settings};
 use recording::{Recorder, RecorderParts};
 
+use crate::destinations::http::Http;
+use crate::destinations::kind::SenderParts;
+use crate::destinations::message::KeySource;
+use crate::destinations::send::Destinations;
 use crate::jobs::Stopping;
 use crate::store::queue::work::Outcome;
 use crate::store::{Store, StoreError};
@@ -113,13 +115,11 @@ impl Engine {
             publishing,
         } = parts;
         let keys = secret_keys;
-        let key_source: crate::delivery::destination::http::KeySource = Arc::new(move || keys.get());
-        let nats = crate::delivery::destination::nats::Nats::new(url_rule.clone(), key_source.clone());
-        let amqp =
-            crate::delivery::destination::amqp::Amqp::new(url_rule.clone(), key_source.clone(), Arc::new(tls.clone()));
-        let http = Http::new(url_rule, tls, settings.egress_proxy.clone(), key_source.clone(), settings.workers);
-        let aws = crate::delivery::destination::aws::Aws::new(http.clone(), key_source);
-        let destinations = Destinations::new(http, (nats, amqp, aws), settings.timeout);
+        let secret: KeySource = Arc::new(move || keys.get());
+        let http =
+            Http::new(url_rule.clone(), tls.clone(), settings.egress_proxy.clone(), secret.clone(), settings.workers);
+        let senders = SenderParts { rule: url_rule, secret, tls: Arc::new(tls), http };
+        let destinations = Destinations::new(&senders, settings.timeout);
         Arc::new_cyclic(|engine: &Weak<Engine>| {
             let engine = engine.clone();
             let claimer = Arc::new(Claimer::new(ClaimerParts {

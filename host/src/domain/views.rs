@@ -184,7 +184,7 @@ pub(crate) struct WebhookView {
     /// an HTTP endpoint.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
-    pub destination: Option<crate::destinations::Spec>,
+    pub destination: Option<serde_json::Value>,
     #[serde(flatten)]
     pub endpoint: EndpointView,
 }

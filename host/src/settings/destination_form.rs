@@ -9,38 +9,27 @@ use serde_json::{Map, Value, json};
 
 use super::html::esc;
 use super::session::Form;
-use crate::destinations::Spec;
+use crate::kinds::{Field, Secret};
 
-/// Each field: its form name (`destination_` + the API's key), label, and whether it is a
-/// secret (never filled in).
-const FIELDS: &[(&str, &str, bool)] = &[
-    ("url", "Server (NATS, AMQP): nats://user:password@host:4222 or amqp[s]://user:password@host:5672/vhost", false),
-    ("subject", "Subject (NATS)", false),
-    ("exchange", "Exchange (AMQP; empty: the default exchange)", false),
-    ("routing_key", "Routing key (AMQP; with the default exchange, the queue)", false),
-    ("queue_url", "Queue URL (SQS)", false),
-    ("topic_arn", "Topic ARN (SNS)", false),
-    ("event_bus_name", "Event bus (EventBridge)", false),
-    ("source", "Source (EventBridge)", false),
-    ("region", "Region (AWS), e.g. us-east-1", false),
-    ("endpoint_url", "Endpoint URL (AWS; empty: the region's)", false),
-    ("access_key_id", "Access key id (AWS; stored encrypted, never shown; empty: keep the stored one)", true),
-    ("secret_access_key", "Secret access key (AWS; stored encrypted, never shown; empty: keep it)", true),
-];
+/// Every field some kind has (the first kind's, where kinds share a name), each with the
+/// kinds that have it: the inputs of the broker part, from the kinds' tables.
+fn fields() -> Vec<(&'static Field, Vec<&'static str>)> {
+    let mut out: Vec<(&'static Field, Vec<&'static str>)> = Vec::new();
+    for (kind, table) in crate::destinations::tables() {
+        for field in table.fields {
+            match out.iter_mut().find(|(f, _)| f.name == field.name) {
+                Some((_, kinds)) => kinds.push(kind),
+                None => out.push((field, vec![kind])),
+            }
+        }
+    }
+    out
+}
 
-/// The kinds offered, with their label and the fields they take.
-const KINDS: &[(&str, &str, &[&str])] = &[
-    ("http", "the URL above, over HTTP", &[]),
-    ("nats", "a NATS JetStream subject", &["url", "subject"]),
-    ("amqp", "an AMQP (RabbitMQ) exchange", &["url", "exchange", "routing_key"]),
-    ("sqs", "an Amazon SQS queue", &["queue_url", "region", "endpoint_url", "access_key_id", "secret_access_key"]),
-    ("sns", "an Amazon SNS topic", &["topic_arn", "region", "endpoint_url", "access_key_id", "secret_access_key"]),
-    (
-        "eventbridge",
-        "an Amazon EventBridge bus",
-        &["event_bus_name", "source", "region", "endpoint_url", "access_key_id", "secret_access_key"],
-    ),
-];
+/// A field never filled in (a secret, or a URL whose user-info is one, shown without it).
+fn never_filled(field: &Field) -> bool {
+    field.secret == Secret::Whole
+}
 
 /// What the part shows: the kind and each field's value.
 #[derive(Debug, Default)]
@@ -50,40 +39,48 @@ pub(super) struct DestinationValues {
 }
 
 impl DestinationValues {
-    /// A webhook's destination as stored (no credentials).
-    pub(super) fn of(spec: Option<&Spec>) -> DestinationValues {
-        let shown = spec.and_then(|s| serde_json::to_value(s).ok()).unwrap_or_default();
-        let values =
-            FIELDS.iter().filter_map(|(key, _, _)| Some((*key, shown.get(*key)?.as_str()?.to_owned()))).collect();
-        DestinationValues { kind: spec.map_or("http", Spec::kind).to_owned(), values }
+    /// A webhook's destination as stored (no credentials: the spec shown on read).
+    pub(super) fn of(spec: Option<&Value>) -> DestinationValues {
+        let shown = spec.cloned().unwrap_or_default();
+        let values = fields()
+            .into_iter()
+            .filter_map(|(field, _)| Some((field.name, shown.get(field.name)?.as_str()?.to_owned())))
+            .collect();
+        let kind = shown.get("type").and_then(Value::as_str).unwrap_or("http").to_owned();
+        DestinationValues { kind, values }
     }
 
     /// What was sent (secrets are not echoed).
     pub(super) fn sent(form: &Form) -> DestinationValues {
-        let values = FIELDS
-            .iter()
-            .filter(|(_, _, secret)| !secret)
-            .map(|(key, _, _)| (*key, form.get(&format!("destination_{key}")).unwrap_or("").to_owned()))
+        let values = fields()
+            .into_iter()
+            .filter(|(field, _)| !never_filled(field))
+            .map(|(field, _)| (field.name, form.get(&format!("destination_{}", field.name)).unwrap_or("").to_owned()))
             .collect();
         DestinationValues { kind: form.get("destination_type").unwrap_or("http").to_owned(), values }
     }
 
     /// The select and the broker's fields.
     pub(super) fn html(&self) -> String {
-        let options: String = KINDS
-            .iter()
-            .map(|(kind, label, _)| {
-                let on = if *kind == self.kind { " selected" } else { "" };
-                format!(r#"<option value="{kind}"{on}>{label}</option>"#)
+        let options: String = crate::destinations::tables()
+            .map(|(kind, table)| {
+                let on = if kind == self.kind { " selected" } else { "" };
+                format!(r#"<option value="{kind}"{on}>{}</option>"#, esc(table.label))
             })
             .collect();
-        let inputs: String = FIELDS
-            .iter()
-            .map(|(key, label, secret)| {
-                let (kind, value) = if *secret { ("password", String::new()) } else { ("text", esc(self.values.get(key).map_or("", String::as_str))) };
+        let inputs: String = fields()
+            .into_iter()
+            .map(|(field, kinds)| {
+                let key = field.name;
+                let (kind, value) = if never_filled(field) {
+                    ("password", String::new())
+                } else {
+                    ("text", esc(self.values.get(key).map_or("", String::as_str)))
+                };
+                let label = format!("{} ({}): {}", field.label, kinds.join(", "), field.help);
                 format!(
                     r#"<label for="destination_{key}">{label}</label><input id="destination_{key}" name="destination_{key}" type="{kind}" value="{value}" autocomplete="off" spellcheck="false">"#,
-                    label = esc(label),
+                    label = esc(&label),
                 )
             })
             .collect();
@@ -99,18 +96,20 @@ impl DestinationValues {
 }
 
 /// The API's `destination` for what was sent: `null` for HTTP, else the kind's fields (a
-/// field left empty is left out, but for an AMQP exchange, where empty means the default).
+/// field left empty is left out, but a required one that may be empty — an AMQP exchange,
+/// where empty means the default).
 pub(super) fn destination_json(form: &Form) -> Value {
     let kind = form.get("destination_type").unwrap_or("http");
-    let Some((_, _, keys)) = KINDS.iter().find(|(k, _, _)| *k == kind).filter(|(k, _, _)| *k != "http") else {
+    let Some((_, table)) = crate::destinations::tables().find(|(k, _)| *k == kind).filter(|(k, _)| *k != "http") else {
         return Value::Null;
     };
     let mut out = Map::new();
     out.insert("type".into(), json!(kind));
-    for key in *keys {
-        let value = form.get(&format!("destination_{key}")).unwrap_or("").trim();
-        if !value.is_empty() || *key == "exchange" {
-            out.insert((*key).into(), json!(value));
+    for field in table.fields {
+        let value = form.get(&format!("destination_{}", field.name)).unwrap_or("").trim();
+        let may_be_empty = field.required && matches!(field.rule, crate::kinds::Rule::Text { empty: true, .. });
+        if !value.is_empty() || may_be_empty {
+            out.insert(field.name.into(), json!(value));
         }
     }
     Value::Object(out)

@@ -218,7 +218,10 @@ async fn one_organisation_holds_at_most_its_share_of_the_requests_in_progress() 
     }
     assert!(statuses.get(&429).copied().unwrap_or(0) > 0, "some were refused: {statuses:?}");
     assert!(statuses.get(&200).copied().unwrap_or(0) > 0, "some were served: {statuses:?}");
-    assert!(slowest < Duration::from_secs(1), "another tenant's slowest request took {slowest:?}");
+    // Behind the attack's queue a read would wait seconds (400 evaluations of up to 50 ms
+    // in one share); beside it, 0.4-0.8 s on this 2-core machine alone, up to 1.1 s with the
+    // rest of the Redis Cluster pass running beside it.
+    assert!(slowest < Duration::from_secs(2), "another tenant's slowest request took {slowest:?}");
     eprintln!("attack answered {statuses:?}; the other tenant's slowest request {slowest:?}");
     weir.stop().await;
 }

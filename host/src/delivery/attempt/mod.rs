@@ -16,7 +16,10 @@ use self::prepare::{Prepared, Preparer};
 use self::request::{Attempt, Request, Traced, describe, next_in_words, signal_of};
 use self::standing::{InFlight, Standing};
 use super::claiming::lanes::{SLOW_AFTER, Signal};
-use super::destination::{Destination, Destinations, Message, SendError, Sent};
+use crate::destinations::http::Presented;
+use crate::destinations::kind::Sealed;
+use crate::destinations::message::{Message, SendError};
+use crate::destinations::send::{Destination, Destinations, Sent};
 use crate::domain::egress;
 use crate::metrics::Metrics;
 use crate::plugins::Runtime;
@@ -195,8 +198,8 @@ impl Attempter {
         let trace = Traced::of(member, event.as_deref(), &self.telemetry);
         let request = Request::signed(&this, event.as_deref(), trace, &webhook, (&body, &extra_headers));
         let context = egress::key_context(&member.org, webhook_id);
-        let destination =
-            Destination::of(&webhook, &context, crate::destinations::credentials_context(&member.org, webhook_id));
+        let credentials_context = crate::destinations::credentials_context(&member.org, webhook_id);
+        let destination = destination_of(&webhook, &context, &credentials_context);
         let in_flight = InFlight::of(&self.metrics);
         let message = Message { headers: &request.headers, body: Bytes::from(body) };
         let sent = self.destinations.send(&destination, message, SLOW_AFTER, on_slow).await;
@@ -321,6 +324,25 @@ impl Attempter {
             answer,
             plugins,
         });
+    }
+}
+
+/// Where a webhook's attempt goes (`context`: what its client certificate's key is bound
+/// to; `credentials_context`: what its destination's credentials are).
+fn destination_of<'a>(webhook: &'a WebhookTarget, context: &'a str, credentials_context: &'a str) -> Destination<'a> {
+    let Some(target) = &webhook.destination else {
+        let presented = webhook.client_certificate.as_ref().map(|certificate| Presented { certificate, context });
+        return Destination::Http { url: &webhook.url, presented };
+    };
+    match serde_json::from_str::<crate::destinations::Spec>(&target.spec) {
+        Ok(spec) => {
+            let sealed = target
+                .sealed_credentials
+                .as_deref()
+                .map(|credentials| Sealed { credentials, context: credentials_context });
+            Destination::Other { spec, sealed }
+        }
+        Err(e) => Destination::Unreadable { address: &webhook.url, why: e.to_string() },
     }
 }
 

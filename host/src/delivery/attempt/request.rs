@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use super::retry::{self, AttemptResult};
 use crate::delivery::claiming::lanes::Signal;
-use crate::delivery::destination::{SendError, Sent};
+use crate::destinations::message::SendError;
+use crate::destinations::send::Sent;
 use crate::domain::deliveries::attempt_headers;
 use crate::sign;
 use crate::store::events::stored::StoredEvent;

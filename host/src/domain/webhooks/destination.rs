@@ -24,14 +24,14 @@ pub(super) async fn destination(
     let Parsed { spec, credentials } = match destinations::parse(&value) {
         Ok(None) => return Some(None),
         Ok(Some(parsed)) => parsed,
-        Err((field, why)) => {
-            fields.error(field, why);
+        Err(refusal) => {
+            fields.error(refusal.field, refusal.why);
             return None;
         }
     };
-    let (host, port) = spec.host_port();
-    if let Err(e) = rule.vet_host(&host, port).await {
-        fields.error(spec.host_field(), e.to_string());
+    let host = spec.host();
+    if let Err(e) = rule.vet_host(&host.name, host.port).await {
+        fields.error(host.field, e.to_string());
         return None;
     }
     let sealed_credentials = match credentials {
@@ -52,7 +52,15 @@ pub(super) async fn destination(
             }
         }
     };
+    let spec = serde_json::to_value(&spec).unwrap_or_default();
     Some(Some(StoredDestination { spec, sealed_credentials }))
+}
+
+/// The address a stored destination shows as its webhook's `url` (no credentials).
+pub(super) fn address_of(destination: &StoredDestination) -> String {
+    serde_json::from_value::<destinations::Spec>(destination.spec.clone())
+        .map(|spec| spec.address().to_owned())
+        .unwrap_or_default()
 }
 
 /// A new webhook's URL: the one given (vetted), or its destination's address; one of the
@@ -68,7 +76,7 @@ pub(super) async fn new_url(
             fields.error("url", "is not given with a destination other than http (its address is destination.url)");
             None
         }
-        (None, Some(d)) => Some(d.spec.address().to_owned()),
+        (None, Some(d)) => Some(address_of(d)),
         (Some(url), None) => vet_url(rule, &url, fields).await,
         (None, None) => {
             // (A destination that was refused has said so already.)

@@ -141,7 +141,7 @@ async fn update(
     // A destination sent back as it reads (credentials are never shown) changes nothing:
     // the stored one stays, credentials and all — a client that PATCHes what it read keeps
     // its webhook delivering.
-    let shown = current.destination.as_ref().and_then(|d| serde_json::to_value(&d.spec).ok());
+    let shown = current.destination.as_ref().map(|d| d.spec.clone());
     if shown.is_some() && body.get("destination") == shown.as_ref() {
         body.remove("destination");
     }
@@ -169,7 +169,7 @@ async fn update(
         (Some(Some(_)), Some(_)) => {
             fields.error("url", "is not given with a destination other than http (its address is destination.url)")
         }
-        (Some(Some(d)), None) => change.url = Some(d.spec.address().to_owned()),
+        (Some(Some(d)), None) => change.url = Some(destination::address_of(d)),
         (Some(None), None) if brokered => fields.error("url", "is required to deliver over http again"),
         (None, Some(_)) if brokered => {
             fields.error("url", "this webhook delivers to its destination: change destination instead")

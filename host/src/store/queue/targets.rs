@@ -30,7 +30,7 @@ pub struct WebhookTarget {
     pub endpoint: EndpointFields,
 }
 
-/// A webhook's destination as an attempt needs it: the spec (JSON, `crate::destinations::Spec`)
+/// A webhook's destination as an attempt needs it: the spec (JSON, which `crate::destinations` reads)
 /// and its sealed credentials.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DestinationTarget {

@@ -104,11 +104,12 @@ pub struct StoredCertificate {
     pub view: CertificateView,
 }
 
-/// A destination as stored: its spec (shown) and its credentials sealed by `crate::vault`
-/// (never read back but by the delivery workers).
+/// A destination as stored: its spec (shown; JSON with its `type`, which
+/// `crate::destinations` reads) and its credentials sealed by `crate::vault` (never read
+/// back but by the delivery workers).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredDestination {
-    pub spec: crate::destinations::Spec,
+    pub spec: serde_json::Value,
     /// Empty when it has none.
     pub sealed_credentials: String,
 }

@@ -28,7 +28,7 @@ const MAX_PROXY_ANSWER: usize = 8 * 1024;
 
 /// Errors of the connector, carried through hyper's error chain and recognised by type.
 #[derive(Debug, thiserror::Error)]
-pub(in crate::delivery) enum ConnectError {
+pub(in crate::destinations) enum ConnectError {
     #[error("{0}")]
     Blocked(UrlError),
     #[error("{0}")]
@@ -43,10 +43,10 @@ pub(in crate::delivery) enum ConnectError {
 /// The connector: vet, then connect to a vetted address (through the proxy, if any), then
 /// TLS if `https`.
 #[derive(Clone)]
-pub(in crate::delivery) struct GuardedConnector {
-    pub(in crate::delivery) rule: UrlRule,
-    pub(in crate::delivery) tls: TlsConnector,
-    pub(in crate::delivery) proxy: Option<Arc<EgressProxy>>,
+pub(in crate::destinations) struct GuardedConnector {
+    pub(in crate::destinations) rule: UrlRule,
+    pub(in crate::destinations) tls: TlsConnector,
+    pub(in crate::destinations) proxy: Option<Arc<EgressProxy>>,
 }
 
 impl tower::Service<Uri> for GuardedConnector {
@@ -140,7 +140,7 @@ async fn tunnel(proxy: &EgressProxy, addr: SocketAddr) -> Result<TcpStream, Conn
 }
 
 /// A plain or TLS connection to a subscriber (through a tunnel or not).
-pub(in crate::delivery) enum Stream {
+pub(in crate::destinations) enum Stream {
     Plain(TcpStream),
     Tls(Box<TlsStream<TcpStream>>),
 }

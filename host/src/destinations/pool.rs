@@ -6,6 +6,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::kind::Sealed;
+
 /// A connection unused this long is closed.
 pub(crate) const IDLE: Duration = Duration::from_secs(300);
 
@@ -49,8 +51,8 @@ impl<T: Clone> IdlePool<T> {
 }
 
 /// The key of a server and its sealed credentials.
-pub(crate) fn key_of(url: &str, sealed: Option<(&str, &str)>) -> PoolKey {
-    (url.to_owned(), sealed.map(|(sealed, _)| sealed.to_owned()).unwrap_or_default())
+pub(crate) fn key_of(url: &str, sealed: Option<Sealed<'_>>) -> PoolKey {
+    (url.to_owned(), sealed.map(|s| s.credentials.to_owned()).unwrap_or_default())
 }
 
 #[cfg(test)]
@@ -67,6 +69,7 @@ mod tests {
         assert_eq!(pool.get(&key, |_| true), Some(1));
         assert_eq!(pool.get(&key, |c| *c != 1), None, "a dead one goes");
         assert_eq!(pool.put(key.clone(), 3), 3);
-        assert_ne!(key_of("nats://h:1", Some(("sealed", "ctx"))), key, "other credentials, another connection");
+        let sealed = Sealed { credentials: "sealed", context: "ctx" };
+        assert_ne!(key_of("nats://h:1", Some(sealed)), key, "other credentials, another connection");
     }
 }

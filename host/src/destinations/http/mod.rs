@@ -1,8 +1,12 @@
-//! The HTTP destination: shared, pooling hyper clients whose connector (`connect`) applies
-//! the URL rule at connect time, goes through the egress proxy when there is one, and speaks
-//! rustls for `https` (system roots plus `WEIR_EXTRA_CA`; HTTP/2 or HTTP/1.1 by ALPN).
-//! Webhooks with a client certificate get a pool of their own (connections made with one
-//! certificate are never used with another). Redirects are never followed.
+//! HTTP (`http`, the webhook's `url`): the kind every webhook without another destination
+//! has, and the sender every kind that speaks HTTP uses (the AWS kinds): shared, pooling
+//! hyper clients whose connector (`connect`) applies the URL rule at connect time, goes
+//! through the egress proxy when there is one, and speaks rustls for `https` (system roots
+//! plus `WEIR_EXTRA_CA`; HTTP/2 or HTTP/1.1 by ALPN). Webhooks with a client certificate get
+//! a pool of their own (connections made with one certificate are never used with another).
+//! Redirects are never followed.
+
+mod connect;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -17,12 +21,20 @@ use hyper_util::rt::TokioExecutor;
 use sha2::{Digest, Sha256};
 use tokio_rustls::TlsConnector;
 
-use super::connect::{ConnectError, GuardedConnector};
-use super::message::{Message, SendError};
+use self::connect::{ConnectError, GuardedConnector};
+use super::message::{Answer, Message, SendError};
 use crate::certs::CertificateView;
 use crate::config::EgressProxy;
+use crate::kinds::Table;
 use crate::netguard::{UrlError, UrlRule};
 use crate::store::queue::targets::ClientCertificate;
+
+/// The kind's table: nothing but its `type` (the webhook's `url` says where).
+pub(crate) const TABLE: Table = Table {
+    label: "the URL above, over HTTP",
+    help: "Each delivery is POSTed to the webhook's URL, which must resolve to a public address; any 2xx answer is success.",
+    fields: &[],
+};
 
 /// Most client certificates whose pools a process keeps (beyond it, they start over).
 const MAX_CERTIFICATE_POOLS: usize = 256;
@@ -40,6 +52,12 @@ pub(crate) struct Response {
     pub retry_after: Option<String>,
     /// The first [`KEPT_RESPONSE_BYTES`] of the body, as text.
     pub body: String,
+}
+
+impl From<Response> for Answer {
+    fn from(r: Response) -> Answer {
+        Answer { status: Some(r.status), said: r.body, retry_after: r.retry_after }
+    }
 }
 
 pub(crate) use super::message::KeySource;
@@ -135,7 +153,7 @@ impl Http {
     }
 
     /// POSTs the message to `url` (presenting a client certificate if given); the caller
-    /// bounds it in time (`super::Destinations::send`).
+    /// bounds it in time (`super::send::Destinations::send`).
     pub(crate) async fn send(
         &self,
         url: &str,
@@ -273,91 +291,5 @@ mod tests {
             assert_eq!(header_name(name), HeaderName::try_from(name.as_str()).ok(), "{name}");
         }
         assert_eq!(header_name("Bad Name"), None);
-    }
-
-    /// Destinations allowed to reach loopback, with the given delivery timeout.
-    fn loopback_sender(timeout: Duration) -> super::super::Destinations {
-        let tls = rustls::ClientConfig::builder()
-            .with_root_certificates(rustls::RootCertStore::empty())
-            .with_no_client_auth();
-        let rule = UrlRule::new(vec!["127.0.0.0/8".parse().unwrap()]);
-        let key: KeySource = Arc::new(|| Err("no key in this test".to_owned()));
-        let nats = super::super::nats::Nats::new(rule.clone(), key.clone());
-        let amqp = super::super::amqp::Amqp::new(rule.clone(), key.clone(), Arc::new(tls.clone()));
-        let http = Http::new(rule, tls, None, key.clone(), 4);
-        let aws = super::super::aws::Aws::new(http.clone(), key);
-        super::super::Destinations::new(http, (nats, amqp, aws), timeout)
-    }
-
-    /// An attempt's send of `{}` to `url`, slow past `slow_after`.
-    async fn post(
-        sender: &super::super::Destinations,
-        url: &str,
-        slow_after: Duration,
-        mark: impl FnOnce(),
-    ) -> super::super::Sent {
-        let to = super::super::Destination::Http { url, presented: None };
-        let message = Message { headers: &[], body: Bytes::from_static(b"{}") };
-        sender.send(&to, message, slow_after, mark).await
-    }
-
-    /// Answers every connection's first request with `answer` (or, when `None`, accepts
-    /// and never answers); its address.
-    async fn endpoint(answer: Option<&'static [u8]>) -> std::net::SocketAddr {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move {
-            let mut held = Vec::new();
-            while let Ok((mut socket, _)) = listener.accept().await {
-                if let Some(answer) = answer {
-                    let mut request = [0u8; 4096];
-                    let _ = socket.read(&mut request).await;
-                    let _ = socket.write_all(answer).await;
-                }
-                held.push(socket);
-            }
-        });
-        addr
-    }
-
-    #[tokio::test]
-    async fn an_unanswered_attempt_is_marked_slow_once_and_then_times_out() {
-        let addr = endpoint(None).await;
-        let sender = loopback_sender(Duration::from_millis(400));
-        let marks = std::sync::atomic::AtomicUsize::new(0);
-        let mark = || {
-            marks.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        };
-        let url = format!("http://{addr}/");
-        let sent = post(&sender, &url, Duration::from_millis(100), mark).await;
-        assert!(
-            matches!(sent.result, Err(SendError::Timeout(t)) if t == Duration::from_millis(400)),
-            "{:?}",
-            sent.result
-        );
-        assert_eq!(marks.load(std::sync::atomic::Ordering::SeqCst), 1);
-        assert!(sent.duration >= Duration::from_millis(400), "{:?}", sent.duration);
-        assert!(sent.duration < Duration::from_secs(5), "{:?}", sent.duration);
-    }
-
-    #[tokio::test]
-    async fn an_answer_in_time_is_never_marked_slow_nor_is_a_slow_mark_past_the_timeout() {
-        let addr = endpoint(Some(b"HTTP/1.1 204 No Content\r\ncontent-length: 0\r\n\r\n")).await;
-        let sender = loopback_sender(Duration::from_secs(5));
-        let url = format!("http://{addr}/");
-        let marked = std::sync::atomic::AtomicBool::new(false);
-        let mark = || marked.store(true, std::sync::atomic::Ordering::SeqCst);
-        let sent = post(&sender, &url, Duration::from_secs(1), mark).await;
-        assert_eq!(sent.result.as_ref().map(|r| r.status()).ok(), Some(204), "{:?}", sent.result);
-        assert!(!marked.load(std::sync::atomic::Ordering::SeqCst));
-
-        // A slow mark at or past the timeout is never made: the timeout comes first.
-        let hanging = endpoint(None).await;
-        let sender = loopback_sender(Duration::from_millis(200));
-        let url = format!("http://{hanging}/");
-        let sent = post(&sender, &url, Duration::from_millis(200), mark).await;
-        assert!(matches!(sent.result, Err(SendError::Timeout(_))), "{:?}", sent.result);
-        assert!(!marked.load(std::sync::atomic::Ordering::SeqCst));
     }
 }

@@ -7,14 +7,14 @@ use sha2::{Digest, Sha256};
 
 /// An access key.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Key<'a> {
+pub(super) struct Key<'a> {
     pub id: &'a str,
     pub secret: &'a str,
 }
 
 /// What a request is signed for.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Scope<'a> {
+pub(super) struct Scope<'a> {
     pub region: &'a str,
     pub service: &'a str,
     /// `YYYYMMDDTHHMMSSZ`.
@@ -24,7 +24,7 @@ pub(crate) struct Scope<'a> {
 /// A request to sign: method, path, query (already canonical), headers (lower-case names,
 /// each signed) and body.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Request<'a> {
+pub(super) struct Request<'a> {
     pub method: &'a str,
     pub path: &'a str,
     pub query: &'a str,
@@ -61,7 +61,7 @@ fn canonical(request: &Request<'_>) -> (String, String) {
 }
 
 /// The `Authorization` header's value.
-pub(crate) fn authorization(key: Key<'_>, scope: Scope<'_>, request: &Request<'_>) -> String {
+pub(super) fn authorization(key: Key<'_>, scope: Scope<'_>, request: &Request<'_>) -> String {
     let (canonical_request, signed) = canonical(request);
     let date = &scope.amz_date[..8];
     let credential_scope = format!("{date}/{}/{}/aws4_request", scope.region, scope.service);
@@ -79,7 +79,7 @@ pub(crate) fn authorization(key: Key<'_>, scope: Scope<'_>, request: &Request<'_
 }
 
 /// `YYYYMMDDTHHMMSSZ` of a time in milliseconds since the epoch.
-pub(crate) fn amz_date(ms: u64) -> String {
+pub(super) fn amz_date(ms: u64) -> String {
     let text = crate::time::format_millis(ms);
     let digits: String = text[..19].chars().filter(char::is_ascii_digit).collect();
     format!("{}T{}Z", &digits[..8], &digits[8..14])
