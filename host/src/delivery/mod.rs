@@ -33,7 +33,6 @@ use std::time::Duration;
 
 use attempt::{Attempter, AttempterParts, Claim, Worked, unsent};
 use claiming::claimed::Claimed;
-use claiming::lanes::Waiting;
 use claiming::{Claimer, ClaimerParts};
 pub(crate) use parts::{EngineParts, Settings};
 use recording::{Recorder, RecorderParts};
@@ -52,6 +51,8 @@ pub(crate) struct Engine {
     claimer: Arc<Claimer>,
     attempter: Attempter,
     recorder: Recorder,
+    /// Panics caught around an attempt are counted here.
+    metrics: Arc<crate::metrics::Metrics>,
     /// One attempt's time (the last ones finish on shutdown within it).
     timeout: Duration,
     /// How long finished deliveries are kept (the upkeep trims them).
@@ -122,18 +123,18 @@ impl Engine {
         let destinations = Destinations::new(&senders, settings.timeout);
         Arc::new_cyclic(|engine: &Weak<Engine>| {
             let engine = engine.clone();
-            let claimer = Arc::new(Claimer::new(ClaimerParts {
+            let claimer = Claimer::new(ClaimerParts {
                 store: store.clone(),
                 arrivals: arrivals.clone(),
                 metrics: metrics.clone(),
                 workers: (settings.workers, settings.per_webhook),
                 lease: settings.takeover_after,
-                begin: Box::new(move |webhook, waiting| {
+                begin: Box::new(move |claimed| {
                     if let Some(engine) = engine.upgrade() {
-                        tokio::spawn(Box::pin(engine.attempt(webhook, waiting)));
+                        tokio::spawn(Box::pin(engine.attempt(claimed)));
                     }
                 }),
-            }));
+            });
             let attempter = Attempter::new(
                 &store,
                 AttempterParts {
@@ -141,15 +142,20 @@ impl Engine {
                     plugins,
                     plugin_hashes,
                     telemetry,
-                    metrics,
+                    metrics: metrics.clone(),
                     retry_schedule: settings.retry_schedule.clone(),
                 },
             );
-            let recorder = Recorder::new(
-                &claimer,
-                RecorderParts { streak: settings.streak, arrivals, webhooks, deliveries, publishing },
-            );
-            Engine { claimer, attempter, recorder, timeout: settings.timeout, plans: settings.plans }
+            let recorder = Recorder::new(RecorderParts {
+                store: store.clone(),
+                metrics: metrics.clone(),
+                streak: settings.streak,
+                arrivals,
+                webhooks,
+                deliveries,
+                publishing,
+            });
+            Engine { claimer, attempter, recorder, metrics, timeout: settings.timeout, plans: settings.plans }
         })
     }
 
@@ -159,12 +165,8 @@ impl Engine {
     /// ends at once: what it held is left to its leases.
     async fn run(self: Arc<Self>, mut stopping: Stopping) {
         let claimer = &self.claimer;
-        let claimers: Vec<_> = claimer
-            .store
-            .keys()
-            .partitions()
-            .map(|p| tokio::spawn(claimer.clone().claim_loop(p, stopping.clone())))
-            .collect();
+        let claimers: Vec<_> =
+            claimer.partitions().map(|p| tokio::spawn(claimer.clone().claim_loop(p, stopping.clone()))).collect();
         let upkeep = tokio::spawn(claiming::upkeep::run(claimer.clone(), self.plans.clone(), stopping.clone()));
         let stopped = stopping.wait().await;
         claimer.stop();
@@ -174,36 +176,34 @@ impl Engine {
         for task in claimers {
             let _ = task.await;
         }
-        let waiting = claimer.lanes.take_waiting();
-        claimer.give_back(waiting, crate::time::now_millis()).await;
+        claimer.give_back_waiting().await;
         // Attempts in flight finish (each is bounded by the delivery timeout). Whatever is
         // still held after that is left to its lease: the upkeep that renews leases stops.
         let grace = self.timeout + Duration::from_secs(10);
         let deadline = tokio::time::Instant::now() + grace;
-        claimer.holds.all_back(grace).await;
+        claimer.all_back(grace).await;
         // (Slow attempts hold no permit: the upkeep ends when nothing is held.)
         let upkeep_ends = upkeep.abort_handle();
         if tokio::time::timeout_at(deadline, upkeep).await.is_err() {
             tracing::warn!(
-                held = claimer.holds.held().len(),
+                held = claimer.held_count(),
                 "deliveries still held at shutdown; their leases bring them back"
             );
             upkeep_ends.abort();
         }
     }
 
-    /// A claimed delivery (its lane slot taken) through the three parts: loaded, attempted,
+    /// A claimed delivery, handed its hold, through the three parts: loaded, attempted,
     /// recorded; then its lane slot and permit come back — by its [`Claimed`] hold, which
     /// gives them back whatever path the attempt takes, a panic's included. A panic is
     /// caught here and logged once with the webhook's id; one inside the attempt itself is
     /// recorded as a failed attempt ([`Attempter::work`]).
-    async fn attempt(self: Arc<Self>, webhook: String, waiting: Waiting) {
-        let claimed = Claimed::new(&self.claimer, webhook, waiting);
+    async fn attempt(self: Arc<Self>, claimed: Claimed) {
         let mut attempt = std::pin::pin!(self.attempt_claimed(&claimed));
         if let Err(panic) = crate::panics::caught(attempt.as_mut()).await {
-            self.claimer.metrics.internal_errors.inc();
-            let Claimed { webhook, member, .. } = &claimed;
-            tracing::error!(webhook_id = %webhook, delivery_id = %member.delivery, org_id = %member.org, %panic,
+            self.metrics.internal_errors.inc();
+            let member = claimed.member();
+            tracing::error!(webhook_id = %claimed.webhook(), delivery_id = %member.delivery, org_id = %member.org, %panic,
                 "internal error around a delivery attempt; its lease brings the delivery back");
         }
     }
@@ -213,34 +213,26 @@ impl Engine {
     /// (The rare paths' futures — a pause, a dead letter — are boxed where they are awaited:
     /// a future holds room for the largest of its awaits, and this one is moved into its
     /// task for every delivery.)
-    async fn attempt_claimed(&self, claimed: &Claimed<'_>) {
-        let claimer = &self.claimer;
-        let (p, webhook, member) = (claimed.partition, &claimed.webhook, &claimed.member);
-        if let Some(until) = claimer.lanes.paused_until(webhook) {
+    async fn attempt_claimed(&self, claimed: &Claimed) {
+        let (p, webhook, member) = (claimed.partition(), claimed.webhook(), claimed.member());
+        if let Some(until) = claimed.paused_until() {
             // Paused since it was claimed: back to the queue for the pause's end, unloaded.
-            claimed.release_lane();
-            let waiting = Waiting { partition: p, member: member.clone() };
-            Box::pin(claimer.give_back(vec![(webhook.to_owned(), waiting)], until)).await;
-            claimed.given_back();
+            Box::pin(claimed.give_back(until)).await;
             return;
         }
         let claim = Claim { webhook: webhook.to_owned(), member: member.clone() };
         let worked = match self.attempter.load(p, claim).await {
             Ok(Some(work)) => {
                 let paused = work.webhook.as_ref().and_then(|target| {
-                    claimer.lanes.learned(webhook, target.rate_limit, &target.endpoint);
+                    claimed.learned(target.rate_limit, &target.endpoint);
                     target.endpoint.paused_at(crate::time::now_millis())
                 });
                 if let Some(until) = paused {
                     // Another process got the pause: back to the queue, the attempt uncounted.
-                    claimed.release_lane();
-                    if let Err(e) = Box::pin(claimer.store.queue().put_back(p, webhook, member, until)).await {
-                        tracing::warn!(error = %e, delivery_id = %member.delivery, "cannot put a paused webhook's delivery back; its lease will run out");
-                    }
+                    Box::pin(claimed.put_back(until)).await;
                     return;
                 }
-                let on_slow = || claimer.became_slow(webhook, &member.delivery);
-                self.attempter.work(webhook, member, work, on_slow).await
+                self.attempter.work(claimed, work).await
             }
             // The row is gone: drop the queue member.
             Ok(None) => {
@@ -255,7 +247,7 @@ impl Engine {
         match worked {
             Worked::Record { report, failing, signal } => {
                 if let Some(signal) = signal {
-                    self.recorder.endpoint_signal(&member.org, webhook, signal);
+                    self.recorder.endpoint_signal(claimed, signal);
                 }
                 claimed.release_lane();
                 self.recorder.finish(p, report, failing).await;

@@ -15,6 +15,7 @@ use bytes::Bytes;
 use self::prepare::{Prepared, Preparer};
 use self::request::{Attempt, Request, Traced, describe, next_in_words, signal_of};
 use self::standing::{InFlight, Standing};
+use super::claiming::claimed::Claimed;
 use super::claiming::lanes::{SLOW_AFTER, Signal};
 use crate::destinations::http::Presented;
 use crate::destinations::kind::Sealed;
@@ -132,18 +133,14 @@ impl Attempter {
         }
     }
 
-    /// The attempt itself: what to record (see [`Worked`]). `on_slow` is called if it has no
-    /// answer for [`SLOW_AFTER`]. A panic inside it (a bug in Weir or a library it calls,
+    /// The attempt of the delivery `claimed` holds: what to record (see [`Worked`]); if it
+    /// has no answer for [`SLOW_AFTER`], its hold is marked slow. A panic inside it (a bug in Weir or a library it calls,
     /// not the destination's answer) is a failed attempt recorded as an internal error,
     /// retried on the schedule.
-    pub(in crate::delivery) async fn work(
-        &self,
-        webhook_id: &str,
-        member: &Member,
-        work: Work,
-        on_slow: impl FnOnce(),
-    ) -> Worked {
+    pub(in crate::delivery) async fn work(&self, claimed: &Claimed, work: Work) -> Worked {
+        let (webhook_id, member) = (claimed.webhook(), claimed.member());
         let standing = Standing::of(&work.loaded);
+        let on_slow = || claimed.became_slow();
         let mut attempt = std::pin::pin!(self.attempt(webhook_id, member, work, on_slow));
         match crate::panics::caught(attempt.as_mut()).await {
             Ok(worked) => worked,

@@ -12,42 +12,48 @@ mod asks;
 pub(in crate::delivery) mod claimed;
 pub(in crate::delivery) mod held;
 pub(in crate::delivery) mod lanes;
+mod lending;
+mod turns;
 pub(in crate::delivery) mod upkeep;
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
 use self::asks::{Asked, asks, give_back_budgets, take_from_budgets};
+use self::claimed::Claimed;
 use self::held::{Held, Holds};
 use self::lanes::{Lanes, Waiting};
+use self::turns::{CLAIM_MAX, HELD_AGAIN, HINTS, IDLE_MAX, IDLE_MIN, LOOK_AROUND, LOOK_AROUND_MAX, LoopState, Turn};
 use crate::jobs::Stopping;
 use crate::metrics::Metrics;
 use crate::shared::Arrivals;
 use crate::store::queue::claim::{Ask, ClaimRequest, Member};
 use crate::store::{Partition, Store};
 
-/// Starts the attempt of a claimed delivery (its lane slot taken): the engine's.
-pub(in crate::delivery) type Begin = Box<dyn Fn(String, Waiting) + Send + Sync>;
+/// Starts the attempt of a claimed delivery, handed its hold: the engine's.
+pub(in crate::delivery) type Begin = Box<dyn Fn(Claimed) + Send + Sync>;
 
 /// The claiming part of the engine: the claim loops, the lanes, the deliveries this
 /// process holds and their permits.
 pub(in crate::delivery) struct Claimer {
     /// The store over the engine's own connection.
-    pub store: Store,
-    pub lanes: Lanes,
-    pub holds: Holds,
+    store: Store,
+    lanes: Lanes,
+    holds: Holds,
     /// Per partition: a lane there has room again.
     room: Vec<Notify>,
     arrivals: Arc<Arrivals>,
-    pub metrics: Arc<Metrics>,
+    metrics: Arc<Metrics>,
     workers: usize,
     /// A claimed delivery's lease.
-    pub lease: Duration,
+    lease: Duration,
     begin: Begin,
     stopping: std::sync::atomic::AtomicBool,
+    /// Itself, for the holds it lends.
+    me: Weak<Claimer>,
 }
 
 impl std::fmt::Debug for Claimer {
@@ -67,45 +73,6 @@ pub(in crate::delivery) struct ClaimerParts {
     pub begin: Begin,
 }
 
-/// Most deliveries one claim takes.
-const CLAIM_MAX: usize = 256;
-/// Webhooks a claim reply names to ask for next.
-const HINTS: usize = 32;
-/// While every webhook known to have work in the partition is parked, how often a claim
-/// still looks for other webhooks' work: from the first to the last, doubling while it finds
-/// none. (Parked lanes are looked at again when they have room, or their wait ends.)
-const LOOK_AROUND: Duration = Duration::from_millis(10);
-const LOOK_AROUND_MAX: Duration = Duration::from_millis(200);
-/// Poll interval of an idle partition: from the first to the last, doubling.
-const IDLE_MIN: Duration = Duration::from_millis(2);
-const IDLE_MAX: Duration = Duration::from_millis(200);
-/// When a claim takes a delivery this process still holds (its attempt is still being
-/// recorded), how soon the delivery is due again.
-const HELD_AGAIN: Duration = Duration::from_millis(500);
-
-/// What one partition's claim loop carries from one claim to the next.
-struct LoopState {
-    p: Partition,
-    /// Webhooks the last claim's reply named (they have work here).
-    hints: Vec<String>,
-    /// Webhooks with work here whose lanes have no room: left out of the hints by name.
-    parked: Vec<String>,
-    /// How long to sleep when nothing was claimed.
-    idle: Duration,
-    /// When a claim last looked for other webhooks' work while all known were parked, and
-    /// how long until it looks again.
-    last_look: Instant,
-    look: Duration,
-}
-
-/// What one turn of the loop does next.
-enum Turn {
-    /// Claim again at once.
-    Again,
-    /// Nothing to claim: sleep (until the time, new work, room or the stop).
-    Idle(Duration),
-}
-
 /// Attempts that may be slow at once (`lanes`): a quarter of the workers. The rest stay for
 /// endpoints that answer.
 fn slow_share(workers: usize) -> usize {
@@ -113,9 +80,9 @@ fn slow_share(workers: usize) -> usize {
 }
 
 impl Claimer {
-    pub(in crate::delivery) fn new(parts: ClaimerParts) -> Claimer {
+    pub(in crate::delivery) fn new(parts: ClaimerParts) -> Arc<Claimer> {
         let ClaimerParts { store, arrivals, metrics, workers: (workers, per_webhook), lease, begin } = parts;
-        Claimer {
+        Arc::new_cyclic(|me| Claimer {
             lanes: Lanes::new(per_webhook, slow_share(workers)),
             holds: Holds::new(workers),
             room: store.keys().partitions().map(|_| Notify::new()).collect(),
@@ -126,7 +93,8 @@ impl Claimer {
             lease,
             begin,
             stopping: std::sync::atomic::AtomicBool::new(false),
-        }
+            me: me.clone(),
+        })
     }
 
     /// Whether the engine is stopping (claims stop; the upkeep goes on while deliveries are
@@ -137,6 +105,34 @@ impl Claimer {
 
     pub(in crate::delivery) fn stop(&self) {
         self.stopping.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Starts the attempt of a delivery whose lane slot is taken, handing it its hold.
+    fn begin(&self, webhook: String, waiting: Waiting) {
+        if let Some(me) = self.me.upgrade() {
+            (self.begin)(Claimed::new(me, webhook, waiting));
+        }
+    }
+
+    /// The partitions claimed from (a claim loop each).
+    pub(in crate::delivery) fn partitions(&self) -> impl Iterator<Item = Partition> + use<> {
+        self.store.keys().partitions()
+    }
+
+    /// On shutdown: deliveries waiting in the lanes go back to the queue, due now.
+    pub(in crate::delivery) async fn give_back_waiting(&self) {
+        let waiting = self.lanes.take_waiting();
+        self.give_back(waiting, crate::time::now_millis()).await;
+    }
+
+    /// Waits (up to `grace`) for every permit to be back: attempts in flight have ended.
+    pub(in crate::delivery) async fn all_back(&self, grace: Duration) {
+        self.holds.all_back(grace).await;
+    }
+
+    /// How many deliveries are held now.
+    pub(in crate::delivery) fn held_count(&self) -> usize {
+        self.holds.held().len()
     }
 
     /// The claim loop of partition `p` (see the module's documentation).
@@ -302,7 +298,7 @@ impl Claimer {
         for a in asked {
             let list = by_webhook.remove(&a.webhook).unwrap_or_default();
             for start in self.lanes.claimed(&a.webhook, a.reserved, list) {
-                (self.begin)(a.webhook.clone(), start);
+                self.begin(a.webhook.clone(), start);
             }
         }
         count
@@ -348,37 +344,9 @@ impl Claimer {
         Turn::Idle(next_change.map_or(wait, |change| wait.min(change)))
     }
 
-    /// Frees the lane slot of `delivery`'s ended attempt: the next waiting deliveries of
-    /// the webhook start at once, and the partitions with more for it are asked for a
-    /// refill — every partition when the attempt was slow (its end makes room in the slow
-    /// share for probing webhooks anywhere).
-    pub(in crate::delivery) fn release_lane(&self, webhook: &str, delivery: &str) {
-        let was_slow = self.holds.was_slow(delivery);
-        let freed = self.lanes.release(webhook, was_slow);
-        for next in freed.next {
-            (self.begin)(webhook.to_owned(), next);
-        }
-        let rooms: Vec<&Notify> = if was_slow {
-            self.room.iter().collect()
-        } else {
-            freed.refill.iter().filter_map(|p| self.room.get(usize::from(p.0))).collect()
-        };
-        for room in rooms {
-            room.notify_one();
-        }
-    }
-
-    /// An attempt of `delivery` to `webhook` has had no answer for `lanes::SLOW_AFTER`: its
-    /// permit goes back, and it counts against the slow share.
-    pub(in crate::delivery) fn became_slow(&self, webhook: &str, delivery: &str) {
-        if self.holds.became_slow(delivery) {
-            self.lanes.became_slow(webhook);
-        }
-    }
-
     /// Deliveries claimed but not started go back to their queues, due at `due_ms`, for any
     /// worker (on shutdown; when their webhook turns probing or paused).
-    pub(in crate::delivery) async fn give_back(&self, waiting: Vec<(String, Waiting)>, due_ms: u64) {
+    async fn give_back(&self, waiting: Vec<(String, Waiting)>, due_ms: u64) {
         let mut by_partition: HashMap<Partition, Vec<(String, Member)>> = HashMap::new();
         let mut delivered = Vec::with_capacity(waiting.len());
         for (webhook, w) in waiting {

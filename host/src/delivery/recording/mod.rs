@@ -9,7 +9,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::claiming::Claimer;
+use super::claiming::claimed::Claimed;
 use super::claiming::lanes::Signal;
 use crate::domain::deliveries::Deliveries;
 use crate::domain::events::Publishing;
@@ -55,7 +55,6 @@ where
 /// commit), failure streaks, dead letters, what an attempt says of its endpoint.
 #[derive(Debug)]
 pub(in crate::delivery) struct Recorder {
-    claimer: Arc<Claimer>,
     store: Store,
     metrics: Arc<Metrics>,
     recorders: Vec<Batcher<Arc<Report>, Result<Recorded, StoreError>>>,
@@ -70,9 +69,12 @@ pub(in crate::delivery) struct Recorder {
     publishing: Publishing,
 }
 
-/// What a [`Recorder`] is made of (besides the claimer, whose store it records in).
+/// What a [`Recorder`] is made of.
 #[derive(Debug)]
 pub(in crate::delivery) struct RecorderParts {
+    /// The store over the engine's own connection.
+    pub store: Store,
+    pub metrics: Arc<Metrics>,
     pub streak: StreakRules,
     pub arrivals: Arc<Arrivals>,
     pub webhooks: Webhooks,
@@ -85,28 +87,20 @@ const BATCH: usize = 64;
 
 impl Recorder {
     /// The recorder (inside the engine's runtime: its batches start here).
-    pub(in crate::delivery) fn new(claimer: &Arc<Claimer>, parts: RecorderParts) -> Recorder {
-        let RecorderParts { streak, arrivals, webhooks, deliveries, publishing } = parts;
-        let store = claimer.store.clone();
+    pub(in crate::delivery) fn new(parts: RecorderParts) -> Recorder {
+        let RecorderParts { store, metrics, streak, arrivals, webhooks, deliveries, publishing } = parts;
         let recorders = Batcher::per_partition(&store, BATCH, |store, p, outcomes: Vec<Arc<Report>>| async move {
             store.queue().record(p, &outcomes).await
         });
-        Recorder {
-            claimer: claimer.clone(),
-            metrics: claimer.metrics.clone(),
-            store,
-            recorders,
-            streak,
-            arrivals,
-            webhooks,
-            deliveries,
-            publishing,
-        }
+        Recorder { metrics, store, recorders, streak, arrivals, webhooks, deliveries, publishing }
     }
 
-    /// What an attempt's end says of `webhook`'s endpoint (`endpoint`).
-    pub(in crate::delivery) fn endpoint_signal(&self, org_id: &str, webhook: &str, signal: Signal) {
-        endpoint::signal(&self.claimer, org_id, webhook, signal);
+    /// What an attempt's end says of its webhook's endpoint: told to the lane through the
+    /// attempt's hold, and a change of state kept in the webhook (`endpoint`).
+    pub(in crate::delivery) fn endpoint_signal(&self, claimed: &Claimed, signal: Signal) {
+        if let Some(change) = claimed.endpoint_signal(signal) {
+            endpoint::keep(&self.store, &self.metrics, claimed, change);
+        }
     }
 
     /// Records an outcome. An outcome not recorded would be sent again (a duplicate), so
