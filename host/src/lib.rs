@@ -35,8 +35,9 @@
 //!   headers), `web` (HTTP helpers both surfaces share), `tls` (PEM files and rustls
 //!   configurations), [`ids`], [`time`], `catalog` (the subscribable events), `netguard`
 //!   (the webhook URL rule, public suffixes), `trace` (W3C trace context), `kinds` (the
-//!   field tables kinds are read, drawn and documented from) and `panics` (panics caught
-//!   where a tenant's work runs).
+//!   field tables kinds are read, drawn and documented from), `panics` (panics caught
+//!   where a tenant's work runs) and `meters` (the counters, gauges and histograms of the
+//!   metrics, read as Prometheus text and as typed series).
 
 mod api;
 pub mod auth;
@@ -54,6 +55,7 @@ mod history;
 pub mod ids;
 mod jobs;
 mod kinds;
+mod meters;
 mod metrics;
 mod netguard;
 mod offload;

@@ -1,5 +1,6 @@
-//! Prometheus metrics, served at `/metrics` in the text exposition format (contract §2:
-//! `text/plain; version=0.0.4`, counters typed `counter`).
+//! Weir's metrics: every series, served at `/metrics` in the Prometheus text format (contract
+//! §2: `text/plain; version=0.0.4`, counters typed `counter`) and read as typed samples for
+//! OTLP (`crate::meters`: one registry for both).
 //!
 //! No label names an organisation, webhook or delivery: every series has a small, fixed
 //! set of label values, so the number of series stays the same however many tenants there
@@ -7,29 +8,20 @@
 
 use std::sync::Mutex;
 
-use prometheus_client::encoding::text::encode;
-use prometheus_client::metrics::counter::Counter;
-use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
-use prometheus_client::registry::Registry;
-
-type Labels = Vec<(&'static str, &'static str)>;
-/// Labels with a value known only at run time (a webhook's id).
-type NamedLabels = Vec<(&'static str, String)>;
+use crate::meters::{Counter, Family, Gauge, Histogram, Registry, Series};
 
 /// The most webhooks whose filters have series in `/metrics` at once (each has up to three).
 const MAX_FILTERED_WEBHOOKS: usize = 1000;
 
 fn attempt_histogram() -> Histogram {
     // 1 ms to about 33 s.
-    Histogram::new(exponential_buckets(0.001, 2.0, 16))
+    Histogram::exponential(0.001, 2.0, 16)
 }
 
 /// Every metric Weir keeps. Cloning a metric shares it.
 #[derive(Debug)]
 pub(crate) struct Metrics {
-    registry: Mutex<Registry>,
+    registry: Registry,
     pub tokens_issued: Counter,
     pub events_published: Counter,
     /// Publishes whose kept subscribers or token a change had made stale (published again
@@ -39,17 +31,17 @@ pub(crate) struct Metrics {
     pub dead_letters: Counter,
     /// Attempts (or the work around one) that failed inside Weir: a panic caught.
     pub internal_errors: Counter,
-    deliveries: Family<Labels, Counter>,
-    attempts: Family<Labels, Counter>,
-    attempt_seconds: Family<Labels, Histogram, fn() -> Histogram>,
-    deactivations: Family<Labels, Counter>,
+    deliveries: Family<Counter>,
+    attempts: Family<Counter>,
+    attempt_seconds: Family<Histogram>,
+    deactivations: Family<Counter>,
     pub queue_ready: Gauge,
     pub queue_scheduled: Gauge,
     pub in_flight: Gauge,
-    endpoint_changes: Family<Labels, Counter>,
+    endpoint_changes: Family<Counter>,
     /// Events a webhook's filter looked at, by webhook and result, and the webhooks with
     /// series (at most [`MAX_FILTERED_WEBHOOKS`]; a deleted one's go).
-    filter_events: Family<NamedLabels, Counter>,
+    filter_events: Family<Counter>,
     filtered_webhooks: Mutex<std::collections::HashSet<String>>,
     /// Endpoints this process probes one attempt at a time, or holds paused.
     pub endpoints_probing: Gauge,
@@ -59,7 +51,7 @@ pub(crate) struct Metrics {
     /// `webhook_delivery_failed` notices not sent: their organisation's budget was spent.
     pub notices_suppressed: Counter,
     /// Requests refused by a plan's limit, by plan (operators name a few) and limit.
-    quota_refusals: Family<NamedLabels, Counter>,
+    quota_refusals: Family<Counter>,
     /// History in PostgreSQL: rows and events this process moved, what waits, and whether
     /// PostgreSQL answers.
     pub history_moved_deliveries: Counter,
@@ -75,7 +67,7 @@ impl Metrics {
     /// The metrics, with the plugin runtime's counters among them.
     pub(crate) fn new(plugins: &crate::plugins::Counters) -> Metrics {
         let mut registry = Registry::with_prefix("weir");
-        let metrics = Metrics {
+        let mut metrics = Metrics {
             tokens_issued: Counter::default(),
             events_published: Counter::default(),
             stale_publishes: Counter::default(),
@@ -83,7 +75,7 @@ impl Metrics {
             internal_errors: Counter::default(),
             deliveries: Family::default(),
             attempts: Family::default(),
-            attempt_seconds: Family::new_with_constructor(attempt_histogram),
+            attempt_seconds: Family::new(attempt_histogram),
             deactivations: Family::default(),
             queue_ready: Gauge::default(),
             queue_scheduled: Gauge::default(),
@@ -102,17 +94,17 @@ impl Metrics {
             history_backlog_deliveries: Gauge::default(),
             history_backlog_events: Gauge::default(),
             history_up: Gauge::default(),
-            registry: Mutex::new(Registry::default()),
+            registry: Registry::default(),
         };
         metrics.register_deliveries(&mut registry);
         metrics.register_process(&mut registry, plugins);
-        *metrics.registry.lock().unwrap_or_else(|e| e.into_inner()) = registry;
+        metrics.registry = registry;
         metrics
     }
 
     /// Counts a request refused by `plan`'s limit on `quota`.
     pub(crate) fn quota_refused(&self, plan: &str, quota: crate::plans::Quota) {
-        self.quota_refusals.get_or_create(&vec![("plan", plan.to_owned()), ("quota", quota.key().to_owned())]).inc();
+        self.quota_refusals.get_or_create(&[("plan", plan), ("quota", quota.key())]).inc();
     }
 
     /// The series about events, deliveries and their queue.
@@ -278,16 +270,14 @@ impl Metrics {
                 webhooks.insert(webhook.to_owned());
             }
         }
-        self.filter_events
-            .get_or_create(&vec![("webhook_id", webhook.to_owned()), ("result", result.to_owned())])
-            .inc();
+        self.filter_events.get_or_create(&[("webhook_id", webhook), ("result", result)]).inc();
     }
 
     /// A webhook was deleted: its filter's series go.
     pub(crate) fn forget_webhook(&self, webhook: &str) {
         if self.filtered_webhooks.lock().unwrap_or_else(|e| e.into_inner()).remove(webhook) {
             for result in ["selected", "not_selected", "error"] {
-                self.filter_events.remove(&vec![("webhook_id", webhook.to_owned()), ("result", result.to_owned())]);
+                self.filter_events.remove(&[("webhook_id", webhook), ("result", result)]);
             }
         }
     }
@@ -300,62 +290,37 @@ impl Metrics {
             "cancelled" => "cancelled",
             _ => "failed",
         };
-        self.deliveries.get_or_create(&vec![("status", status)]).inc();
+        self.deliveries.get_or_create(&[("status", status)]).inc();
     }
 
     /// An attempt ended; `class` is what it got (`2xx`… or why there was no answer, see
     /// `delivery::destination::Sent::class`).
     pub(crate) fn attempt(&self, destination: &'static str, class: &'static str, seconds: f64) {
         let result = if matches!(class, "2xx" | "ack") { "success" } else { "failure" };
-        self.attempts.get_or_create(&vec![("result", result), ("class", class), ("destination", destination)]).inc();
-        self.attempt_seconds.get_or_create(&vec![("result", result)]).observe(seconds);
+        self.attempts.get_or_create(&[("result", result), ("class", class), ("destination", destination)]).inc();
+        self.attempt_seconds.get_or_create(&[("result", result)]).observe(seconds);
     }
 
     /// A webhook's endpoint entered `state` (probing, healthy, paused).
     pub(crate) fn endpoint_changed(&self, state: &'static str) {
-        self.endpoint_changes.get_or_create(&vec![("state", state)]).inc();
+        self.endpoint_changes.get_or_create(&[("state", state)]).inc();
     }
 
     /// A webhook was switched off automatically (`failing` or `gone`).
     pub(crate) fn webhook_deactivated(&self, reason: &str) {
         let reason = if reason == "gone" { "gone" } else { "failing" };
-        self.deactivations.get_or_create(&vec![("reason", reason)]).inc();
+        self.deactivations.get_or_create(&[("reason", reason)]).inc();
     }
 
     /// The text exposition (format 0.0.4) of every metric.
     pub(crate) fn render(&self) -> String {
-        let mut out = String::new();
-        if let Ok(registry) = self.registry.lock() {
-            let _ = encode(&mut out, &registry);
-        }
-        to_text_format(&out)
+        self.registry.render()
     }
-}
 
-/// Rewrites the OpenMetrics text that `prometheus_client` writes into the Prometheus text
-/// format 0.0.4 (what `Content-Type: text/plain; version=0.0.4` promises): a counter's
-/// `# HELP`/`# TYPE` lines name its sample (`weir_x_total`, not `weir_x`), and the
-/// OpenMetrics-only `# EOF` and `# UNIT` lines go. Everything else is the same in both.
-fn to_text_format(openmetrics: &str) -> String {
-    let counters: std::collections::HashSet<&str> = openmetrics
-        .lines()
-        .filter_map(|l| l.strip_prefix("# TYPE ")?.strip_suffix(" counter"))
-        .filter(|name| !name.ends_with("_total"))
-        .collect();
-    let mut out = String::with_capacity(openmetrics.len() + 16 * counters.len());
-    for line in openmetrics.lines() {
-        if line == "# EOF" || line.starts_with("# UNIT ") {
-            continue;
-        }
-        let meta = ["# HELP ", "# TYPE "].into_iter().find_map(|tag| {
-            let rest = line.strip_prefix(tag)?;
-            let (name, tail) = rest.split_once(' ')?;
-            counters.contains(name).then(|| format!("{tag}{name}_total {tail}"))
-        });
-        out.push_str(meta.as_deref().unwrap_or(line));
-        out.push('\n');
+    /// Every metric's values, typed (OTLP).
+    pub(crate) fn read(&self) -> Vec<Series> {
+        self.registry.read()
     }
-    out
 }
 
 #[cfg(test)]

@@ -210,6 +210,18 @@ impl Gauges {
 
     /// Updates the gauges, then renders the registry (`/metrics`).
     pub(crate) async fn render(&self) -> String {
+        self.refresh().await;
+        self.metrics.render()
+    }
+
+    /// Updates the gauges, then reads the registry's series (OTLP).
+    pub(crate) async fn read(&self) -> Vec<crate::meters::Series> {
+        self.refresh().await;
+        self.metrics.read()
+    }
+
+    /// Reads what the gauges show from where it is kept.
+    async fn refresh(&self) {
         if let Some(history) = &self.history {
             self.metrics.history_up.set(i64::from(history.is_up()));
         }
@@ -223,6 +235,5 @@ impl Gauges {
             self.metrics.queue_ready.set(ready as i64);
             self.metrics.queue_scheduled.set(scheduled as i64);
         }
-        self.metrics.render()
     }
 }

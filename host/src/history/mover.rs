@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use prometheus_client::metrics::counter::Counter;
+use crate::meters::Counter;
 
 use super::db::History;
 use super::indexes::IndexRun;

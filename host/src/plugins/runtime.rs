@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use prometheus_client::metrics::counter::Counter;
+use crate::meters::Counter;
 
 use wasmtime::{Config as EngineConfig, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
@@ -64,11 +64,11 @@ pub(super) const BACKTRACE_FRAMES: usize = 256;
 #[derive(Debug, Default, Clone)]
 pub struct Counters {
     /// Components compiled from WebAssembly (not loaded from a cache).
-    pub compiled: Counter,
+    pub(crate) compiled: Counter,
     /// Components loaded from the disk cache.
-    pub cache_loads: Counter,
+    pub(crate) cache_loads: Counter,
     /// Calls made.
-    pub calls: Counter,
+    pub(crate) calls: Counter,
 }
 
 /// The plugin runtime of one process. Cheap to share behind an `Arc`.

@@ -64,7 +64,7 @@ pub async fn run(
     let gauges = app.gauges.clone();
     let metrics_export = app.telemetry.export_metrics(Arc::new(move || {
         let gauges = gauges.clone();
-        Box::pin(async move { gauges.render().await })
+        Box::pin(async move { gauges.read().await })
     }));
     let handles = app.handles();
     let routes = api::routes().merge(settings::router(handles.access.clone()));

@@ -12,8 +12,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::meters::Counter;
 use opentelemetry_sdk::trace::{SpanData, SpanExporter};
-use prometheus_client::metrics::counter::Counter;
 use tokio::sync::{Notify, mpsc};
 
 use super::settings::Batch;

@@ -48,6 +48,7 @@ const FLOORS: &[&[&str]] = &[
         "recent",
         "panics",
         "kinds",
+        "meters",
     ],
 ];
 
