@@ -43,7 +43,7 @@ pub async fn run(deliveries: usize, webhooks: usize) {
     rows.push(
         measured(&redis, "publish", deliveries, async || {
             for batch in publications.chunks(PUBLISH_BATCH) {
-                store.events().publish(p, batch).await.expect("publish");
+                store.event_writes().publish(p, batch).await.expect("publish");
             }
             publications.len().div_ceil(PUBLISH_BATCH)
         })
@@ -54,7 +54,7 @@ pub async fn run(deliveries: usize, webhooks: usize) {
     rows.push(
         measured(&redis, "token lookups", deliveries, async || {
             for batch in queries.chunks(PUBLISH_BATCH) {
-                store.tenants().lookup_tokens(batch).await.expect("tokens");
+                store.clients().lookup_tokens(batch).await.expect("tokens");
             }
             events.div_ceil(PUBLISH_BATCH)
         })
@@ -64,7 +64,7 @@ pub async fn run(deliveries: usize, webhooks: usize) {
     rows.push(
         measured(&redis, "subscriber lookups", deliveries, async || {
             for _ in 0..events.div_ceil(PUBLISH_BATCH) {
-                store.webhooks().subscribers_of(&pairs).await.expect("subscribers");
+                store.subscriptions().subscribers_of(&pairs).await.expect("subscribers");
             }
             events.div_ceil(PUBLISH_BATCH)
         })
@@ -78,7 +78,7 @@ pub async fn run(deliveries: usize, webhooks: usize) {
         measured(&redis, "load", deliveries, async || {
             for batch in claimed.chunks(WORK_BATCH) {
                 let members: Vec<Member> = batch.iter().map(|(_, m)| m.clone()).collect();
-                store.queue().load(p, &members).await.expect("load");
+                store.work().load(p, &members).await.expect("load");
             }
             claimed.len().div_ceil(WORK_BATCH)
         })
@@ -88,7 +88,7 @@ pub async fn run(deliveries: usize, webhooks: usize) {
         measured(&redis, "webhook lookups", deliveries, async || {
             for batch in claimed.chunks(WORK_BATCH) {
                 let targets: Vec<(&str, &str)> = batch.iter().map(|(w, m)| (m.org.as_str(), w.as_str())).collect();
-                store.endpoints().webhook_targets(&targets).await.expect("targets");
+                store.targets().webhook_targets(&targets).await.expect("targets");
             }
             claimed.len().div_ceil(WORK_BATCH)
         })
@@ -149,7 +149,7 @@ async fn claim_all(store: &Store, hooks: &[String], deliveries: usize, claimed: 
     while claimed.len() < deliveries && calls < deliveries {
         let asks: Vec<Ask> = hooks.iter().map(|w| Ask { webhook: w.clone(), limit: CLAIM_LIMIT }).collect();
         let request = ClaimRequest { asks: &asks, excluded: &[], budget: CLAIM_LIMIT * hooks.len(), hints_wanted: 32 };
-        let got = store.queue().claim(Partition(0), &request, NOW, NOW + 60_000).await.expect("claim");
+        let got = store.claims().claim(Partition(0), &request, NOW, NOW + 60_000).await.expect("claim");
         calls += 1;
         claimed.extend(got.deliveries);
     }
@@ -173,7 +173,7 @@ async fn record_all(store: &Store, claimed: &[(String, Member)]) -> usize {
                 ordered: false,
             })
             .collect();
-        store.queue().record(Partition(0), &reports).await.expect("record");
+        store.work().record(Partition(0), &reports).await.expect("record");
     }
     claimed.len().div_ceil(WORK_BATCH)
 }

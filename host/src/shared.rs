@@ -45,7 +45,7 @@ impl Tokens {
         let lookups = store.clone();
         let batcher = Batcher::spawn_distinct(LOOKUP_BATCH, move |queries: Vec<TokenQuery>| {
             let store = lookups.clone();
-            async move { store.tenants().lookup_tokens(&queries).await }
+            async move { store.clients().lookup_tokens(&queries).await }
         });
         Tokens { lookups: batcher, kept: Recent::new(KEPT_TOKENS, KEPT_AT_MOST), store: store.clone() }
     }
@@ -158,7 +158,7 @@ impl LinkKey {
     }
 
     pub(crate) async fn get(&self) -> Result<Vec<u8>> {
-        self.key.get_or_try_init(|| self.store.exports().export_link_key()).await.cloned()
+        self.key.get_or_try_init(|| async { self.store.exports().export_link_key().await }).await.cloned()
     }
 }
 
@@ -231,7 +231,7 @@ impl Gauges {
             self.metrics.history_backlog_deliveries.set(deliveries as i64);
             self.metrics.history_backlog_events.set(events as i64);
         }
-        if let Ok((ready, scheduled)) = self.store.queue().queue_depth().await {
+        if let Ok((ready, scheduled)) = self.store.claims().queue_depth().await {
             self.metrics.queue_ready.set(ready as i64);
             self.metrics.queue_scheduled.set(scheduled as i64);
         }

@@ -262,7 +262,7 @@ fn non_empty(what: &str, value: &str) -> Result<String, AdminError> {
 /// Refuses an organisation id that names no organisation (checked by shape first: ids
 /// become parts of keys).
 async fn known_org(store: &Store, org_id: &str) -> Result<(), AdminError> {
-    if !crate::ids::is_valid(crate::ids::Kind::Org, org_id) || store.tenants().get_org(org_id).await?.is_none() {
+    if !crate::ids::is_valid(crate::ids::Kind::Org, org_id) || store.orgs().get_org(org_id).await?.is_none() {
         return Err(AdminError::NoOrg(org_id.to_owned()));
     }
     Ok(())
@@ -323,7 +323,7 @@ async fn create_user(store: &Store, org_id: &str, email: String, admin: bool) ->
     }
     let hash =
         crate::auth::passwords::hash(password).ok_or_else(|| AdminError::Usage("cannot hash the password".into()))?;
-    let user = store.tenants().create_user(org_id, &email, admin, &hash).await?.ok_or(AdminError::EmailTaken(email))?;
+    let user = store.users().create_user(org_id, &email, admin, &hash).await?.ok_or(AdminError::EmailTaken(email))?;
     Ok(json!(user))
 }
 
@@ -338,13 +338,13 @@ async fn execute(store: &Store, config: &Config, command: AdminCommand) -> Resul
         }
         AdminCommand::Org { command: OrgCommand::Create { name, plan } } => {
             let plan = super::plans::configured(config, &plan).map_err(AdminError::Usage)?;
-            let org = store.tenants().create_org(&non_empty("--name", &name)?, plan).await?;
+            let org = store.orgs().create_org(&non_empty("--name", &name)?, plan).await?;
             Ok(super::plans::org_view(config, &org))
         }
         AdminCommand::Org { command: OrgCommand::SetPlan { org_id, plan } } => {
             let plan = super::plans::configured(config, &plan).map_err(AdminError::Usage)?;
             known_org(store, &org_id).await?;
-            let org = store.tenants().set_org_plan(&org_id, plan).await?.ok_or(AdminError::NoOrg(org_id))?;
+            let org = store.orgs().set_org_plan(&org_id, plan).await?.ok_or(AdminError::NoOrg(org_id))?;
             Ok(super::plans::org_view(config, &org))
         }
         AdminCommand::Client { command: ClientCommand::Create { org_id, name, admin, publisher } } => {
@@ -352,7 +352,7 @@ async fn execute(store: &Store, config: &Config, command: AdminCommand) -> Resul
             known_org(store, &org_id).await?;
             let secret = secrets::generate(CLIENT_SECRET_PREFIX);
             let client =
-                store.tenants().create_client(&org_id, &name, admin, publisher, &secrets::hash(&secret)).await?;
+                store.clients().create_client(&org_id, &name, admin, publisher, &secrets::hash(&secret)).await?;
             Ok(json!({
                 "client_id": client.client_id,
                 "client_secret": secret,
@@ -366,15 +366,12 @@ async fn execute(store: &Store, config: &Config, command: AdminCommand) -> Resul
             create_user(store, &org_id, email, admin).await
         }
         AdminCommand::Org { command: OrgCommand::List } => {
-            let orgs = store.tenants().list_orgs().await?;
+            let orgs = store.orgs().list_orgs().await?;
             Ok(serde_json::Value::Array(orgs.iter().map(|o| super::plans::org_view(config, o)).collect()))
         }
         AdminCommand::Org { command: OrgCommand::Show { org_id } } => {
             known_org(store, &org_id).await?;
-            Ok(super::plans::org_view(
-                config,
-                &store.tenants().get_org(&org_id).await?.ok_or(AdminError::NoOrg(org_id))?,
-            ))
+            Ok(super::plans::org_view(config, &store.orgs().get_org(&org_id).await?.ok_or(AdminError::NoOrg(org_id))?))
         }
         AdminCommand::Org { command: OrgCommand::Usage { org_id } } => {
             known_org(store, &org_id).await?;
@@ -382,15 +379,15 @@ async fn execute(store: &Store, config: &Config, command: AdminCommand) -> Resul
         }
         AdminCommand::Client { command: ClientCommand::List { org_id } } => {
             known_org(store, &org_id).await?;
-            Ok(json!(store.tenants().list_clients(&org_id).await?))
+            Ok(json!(store.clients().list_clients(&org_id).await?))
         }
         AdminCommand::User { command: UserCommand::List { org_id } } => {
             known_org(store, &org_id).await?;
-            Ok(json!(store.tenants().list_users(&org_id).await?))
+            Ok(json!(store.users().list_users(&org_id).await?))
         }
         AdminCommand::Client { command: ClientCommand::Revoke { client_id } } => {
             if !crate::ids::is_valid(crate::ids::Kind::Client, &client_id)
-                || !store.tenants().revoke_client(&client_id).await?
+                || !store.clients().revoke_client(&client_id).await?
             {
                 return Err(AdminError::NoClient(client_id));
             }

@@ -101,7 +101,7 @@ impl Access {
         let client = self.client(client_id, secret).await?;
         let token = crate::auth::access_token(&client.client_id);
         let ttl = self.config.token_ttl;
-        if !self.store.tenants().store_token(&client.client_id, &secrets::hash(&token), ttl).await? {
+        if !self.store.clients().store_token(&client.client_id, &secrets::hash(&token), ttl).await? {
             return Err(TokenError::InvalidClient);
         }
         self.metrics.tokens_issued.inc();
@@ -112,7 +112,7 @@ impl Access {
     pub(crate) async fn revoke_token(&self, client_id: &str, secret: &str, token: &str) -> Result<(), TokenError> {
         let client = self.client(client_id, secret).await?;
         if crate::auth::token_client(token) == Some(client.client_id.as_str()) {
-            self.store.tenants().revoke_token(&client.client_id, &secrets::hash(token)).await?;
+            self.store.clients().revoke_token(&client.client_id, &secrets::hash(token)).await?;
         }
         Ok(())
     }
@@ -120,7 +120,7 @@ impl Access {
     /// Verifies a client's secret. Unknown clients cost the same hash comparison.
     async fn client(&self, id: &str, secret: &str) -> Result<Client, TokenError> {
         let found = if crate::ids::is_valid(crate::ids::Kind::Client, id) {
-            self.store.tenants().client_with_secret(id).await?
+            self.store.clients().client_with_secret(id).await?
         } else {
             None
         };
@@ -164,7 +164,7 @@ impl Access {
     /// long until one would be allowed, when it is spent.
     pub(crate) async fn take_request(&self, client_id: &str) -> Result<Option<Duration>, StoreError> {
         match self.config.api_rate_limit {
-            Some(limit) => self.store.endpoints().take_request(client_id, limit).await,
+            Some(limit) => self.store.rates().take_request(client_id, limit).await,
             None => Ok(None),
         }
     }
@@ -177,20 +177,20 @@ impl Access {
             // Refused before anything is stored or looked up.
             return Err(SignInError::EmailTooLong);
         }
-        if store.tenants().login_attempt(email, FAILURE_WINDOW).await? > MAX_FAILURES {
+        if store.users().login_attempt(email, FAILURE_WINDOW).await? > MAX_FAILURES {
             return Err(SignInError::Throttled);
         }
-        let found = store.tenants().user_by_email(email).await?;
+        let found = store.users().user_by_email(email).await?;
         let hash = found.as_ref().map(|(_, h)| h.clone()).unwrap_or_else(|| passwords::decoy().to_owned());
         let Some(ok) = self.passwords.verify(password, hash).await else {
-            let _ = store.tenants().login_not_attempted(email).await;
+            let _ = store.users().login_not_attempted(email).await;
             return Err(SignInError::Busy);
         };
         let user = match (ok, found) {
             (true, Some((user, _))) => user,
             _ => return Err(SignInError::Wrong),
         };
-        let _ = store.tenants().login_succeeded(email).await;
+        let _ = store.users().login_succeeded(email).await;
         let token = secrets::generate("wss_");
         let session = Session {
             user_id: user.id,
@@ -200,13 +200,13 @@ impl Access {
             csrf: secrets::generate(""),
             portal: None,
         };
-        store.tenants().create_session(&secrets::hash(&token), &session, SESSION_TTL).await?;
+        store.users().create_session(&secrets::hash(&token), &session, SESSION_TTL).await?;
         Ok(SignedIn { token })
     }
 
     /// The session a cookie's token opens (`None`: signed out or expired).
     pub(crate) async fn session(&self, token: &str) -> Result<Option<Session>, StoreError> {
-        self.store.tenants().session(&secrets::hash(token)).await
+        self.store.users().session(&secrets::hash(token)).await
     }
 
     /// The portal session a cookie's token opens (`None`: ended, idle too long, or not a
@@ -215,12 +215,12 @@ impl Access {
         if !token.starts_with("wps_") || token.len() > 100 {
             return Ok(None);
         }
-        self.store.tenants().portal_session(&secrets::hash(token), crate::domain::portal::IDLE).await
+        self.store.portal_sessions().portal_session(&secrets::hash(token), crate::domain::portal::IDLE).await
     }
 
     /// Ends a session.
     pub(crate) async fn sign_out(&self, token: &str) {
-        let _ = self.store.tenants().delete_session(&secrets::hash(token)).await;
+        let _ = self.store.users().delete_session(&secrets::hash(token)).await;
     }
 
     /// Whether cookies must be `Secure` (the listener speaks TLS, or links go out as

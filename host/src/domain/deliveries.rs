@@ -81,7 +81,7 @@ impl Deliveries {
     /// How many deliveries of each of `webhook_ids` (the organisation's) an attempt ended
     /// `succeeded` and `failed` in each of the last 24 hours (the pages' charts).
     pub(crate) async fn hourly(&self, org_id: &str, webhook_ids: &[&str]) -> Result<Vec<Hourly>, StoreError> {
-        self.store.deliveries().hourly(org_id, webhook_ids, crate::time::now_millis()).await
+        self.store.tallies().hourly(org_id, webhook_ids, crate::time::now_millis()).await
     }
 
     /// Whether `cursor` is one a listing of this data set gave out.
@@ -150,7 +150,7 @@ async fn list(
     };
     let reads = deliveries.moved.reads();
     let reach = Reach { limit, scan, oldest_day: oldest_day(deliveries), moved: reads.moved() };
-    let (ids, next) = deliveries.store.deliveries().list_deliveries(index, filter, cursor, reach).await?;
+    let (ids, next) = deliveries.store.listings().list_deliveries(index, filter, cursor, reach).await?;
     let deliveries = reads
         .rows(&ids)
         .await?
@@ -191,7 +191,7 @@ async fn retry(deliveries: &Deliveries, org_id: &str, id: &str) -> Result<(Deliv
     deliveries.moved.reads().revive(std::slice::from_ref(&delivery.id)).await?;
     let replies = deliveries
         .store
-        .queue()
+        .requeue()
         .retry_deliveries(org_id, std::slice::from_ref(&delivery.id), false, deliveries.delivery_retention)
         .await?;
     let retried = match replies.into_iter().next() {
@@ -240,7 +240,7 @@ async fn retry_failed(
     loop {
         let (page, next) = deliveries
             .store
-            .deliveries()
+            .listings()
             .list_deliveries(Index::Webhook(webhook_id), filter, cursor.as_deref(), reach)
             .await?;
         candidates.extend(page.into_iter().filter(|d| *d >= lower));
@@ -255,7 +255,7 @@ async fn retry_failed(
         reads.revive(chunk).await?;
     }
     let replies =
-        deliveries.store.queue().retry_deliveries(org_id, &candidates, true, deliveries.delivery_retention).await?;
+        deliveries.store.requeue().retry_deliveries(org_id, &candidates, true, deliveries.delivery_retention).await?;
     let queued = replies.iter().filter(|r| matches!(r, Ok(Retried::Queued))).count();
     if queued > 0 {
         for p in deliveries.store.keys().partitions() {

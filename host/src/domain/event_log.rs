@@ -105,8 +105,11 @@ async fn list(
         return Ok((Vec::new(), None));
     }
     let reads = log.moved.reads();
-    let (entries, next) =
-        log.store.events().list_event_log(org_id, window, cursor, (limit, SCAN_LIMIT), reads.moved_indexes()).await?;
+    let (entries, next) = log
+        .store
+        .event_log()
+        .list_event_log(org_id, window, cursor, (limit, SCAN_LIMIT), reads.moved_indexes())
+        .await?;
     let (events, _) = reads.logged_events(&entries).await?;
     let listed = entries
         .iter()

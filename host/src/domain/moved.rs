@@ -97,7 +97,7 @@ impl<'a> Reads<'a> {
 
     /// Deliveries' rows by id, with their events (`None` for unknown or expired ones).
     pub(crate) async fn rows(&self, ids: &[String]) -> Result<Vec<Option<DeliveryRow>>, StoreError> {
-        let mut rows = self.store.deliveries().get_deliveries(ids).await?;
+        let mut rows = self.store.rows().get_deliveries(ids).await?;
         if let Some(history) = self.history {
             history.fill_rows(self.store, ids, &mut rows).await?;
         }
@@ -121,7 +121,7 @@ impl<'a> Reads<'a> {
 
     /// The organisation's event by id, and its partition: from Redis, else history.
     pub(crate) async fn event(&self, org_id: &str, id: &str) -> Result<Option<(Partition, StoredEvent)>, StoreError> {
-        if let Some(found) = self.store.events().find_event(org_id, id).await? {
+        if let Some(found) = self.store.event_writes().find_event(org_id, id).await? {
             return Ok(Some(found));
         }
         match self.history {
@@ -140,7 +140,7 @@ impl<'a> Reads<'a> {
         accepted_ms: u64,
         webhooks: &[String],
     ) -> Result<Vec<EventDelivery>, StoreError> {
-        let live = self.store.events().event_deliveries(p, org_id, event_id, accepted_ms, webhooks).await?;
+        let live = self.store.event_writes().event_deliveries(p, org_id, event_id, accepted_ms, webhooks).await?;
         let Some(history) = self.history else { return Ok(live) };
         let ids: Vec<String> = webhooks.iter().map(|w| delivery_id(p, accepted_ms, org_id, event_id, w)).collect();
         let missing: Vec<String> = ids.iter().filter(|id| !live.iter().any(|d| &d.id == *id)).cloned().collect();
@@ -165,7 +165,7 @@ impl<'a> Reads<'a> {
         &self,
         entries: &[(Partition, LogEntry)],
     ) -> Result<(Vec<Option<StoredEvent>>, Vec<usize>), StoreError> {
-        let mut events = self.store.events().logged_events(entries).await?;
+        let mut events = self.store.event_log().logged_events(entries).await?;
         let moved = match self.history {
             Some(history) => history.fill_logged(entries, &mut events).await?,
             None => Vec::new(),
@@ -183,7 +183,7 @@ impl<'a> Reads<'a> {
         event: &StoredEvent,
     ) -> Result<(), StoreError> {
         let keep = self.keep_events.as_millis() as u64;
-        self.store.moving().restore_event(p, org_id, event_id, &event.encode(), keep).await
+        self.store.accepted().restore_event(p, org_id, event_id, &event.encode(), keep).await
     }
 
     /// The newest snapshot of a record, as JSON text: the newer of its pointers in Redis and
@@ -193,7 +193,7 @@ impl<'a> Reads<'a> {
         let here = self.store.exports().newest_pointer(org_id, kind, id).await?;
         let Some(history) = self.history else {
             let Some(pointer) = here.filter(|pointer| !pointer.gone) else { return Ok(None) };
-            let event = self.store.events().event(pointer.p, org_id, &pointer.event_id).await?;
+            let event = self.store.event_writes().event(pointer.p, org_id, &pointer.event_id).await?;
             return Ok(event.as_ref().and_then(|e| snapshot_of(kind, e)));
         };
         let moved = match history.newest_pointer(org_id, &format!("{kind}:{id}")).await.map_err(StoreError::from) {
@@ -209,7 +209,7 @@ impl<'a> Reads<'a> {
         let event = match (here, moved) {
             (Some(here), Some(moved)) if moved.ms > here.ms => history.pointed(&moved).await?,
             (Some(here), _) if here.gone => None,
-            (Some(here), _) => match self.store.events().event(here.p, org_id, &here.event_id).await? {
+            (Some(here), _) => match self.store.event_writes().event(here.p, org_id, &here.event_id).await? {
                 Some(event) => Some(event),
                 // (Its event moved, the pointer not yet.)
                 None => history.find_event(org_id, &here.event_id, self.days).await?.map(|(_, event)| event),

@@ -101,7 +101,7 @@ pub(crate) async fn emit(publishing: &Publishing, org_id: &str, notice: Notice<'
         return;
     }
     if let Notice::DeliveryFailed(d) = &notice {
-        match publishing.store.endpoints().take_notice(org_id, FAILED_NOTICE_INTERVAL, FAILED_NOTICE_BURST).await {
+        match publishing.store.rates().take_notice(org_id, FAILED_NOTICE_INTERVAL, FAILED_NOTICE_BURST).await {
             Ok(None) => {}
             Ok(Some(_)) => {
                 publishing.metrics.notices_suppressed.inc();

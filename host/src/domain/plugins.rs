@@ -260,7 +260,7 @@ async fn envelope_of_delivery(
     let delivery = plugins.moved.reads().row(org_id, delivery_id).await?.ok_or_else(not_found)?;
     let expired = || Invalid::field("delivery_id", "the event of this delivery has expired");
     let p = plugins.store.keys().partition_of_delivery(delivery_id).ok_or_else(not_found)?;
-    let event = plugins.store.events().event(p, org_id, &delivery.event_id).await?.ok_or_else(expired)?;
+    let event = plugins.store.event_writes().event(p, org_id, &delivery.event_id).await?.ok_or_else(expired)?;
     Ok(event.envelope)
 }
 

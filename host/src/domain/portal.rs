@@ -84,11 +84,11 @@ impl PortalLinks {
         let asked = Asked::read(body)?;
         let now = crate::time::now_millis();
         let token = secrets::generate("wpt_");
-        let tenants = self.store.tenants();
+        let links = self.store.portal_links();
         let link = PortalLink {
             org_id: org_id.to_owned(),
             client_id: client_id.to_owned(),
-            generation: tenants.portal_generation(org_id).await?,
+            generation: links.portal_generation(org_id).await?,
             manage: asked.manage,
             portal: Portal {
                 link_id: ids::new(Kind::PortalLink),
@@ -97,7 +97,7 @@ impl PortalLinks {
             },
             expires_ms: now + asked.ttl.as_millis() as u64,
         };
-        if let Err(full) = tenants.create_portal_link(&secrets::hash(&token), &link, now).await? {
+        if let Err(full) = links.create_portal_link(&secrets::hash(&token), &link, now).await? {
             return Err(LinkError::TooMany(full.wait));
         }
         tracing::info!(portal_link = %link.portal.link_id, org_id, manage = link.manage, "portal link made");
@@ -111,15 +111,15 @@ impl PortalLinks {
     /// Exchanges a link's token, once, for a session (`address`: the client's, for the
     /// exchange limit).
     pub(crate) async fn exchange(&self, token: &str, address: &str) -> Result<Opened, ExchangeRefused> {
-        let tenants = self.store.tenants();
-        if tenants.portal_exchange(address).await? > EXCHANGES_PER_MINUTE {
+        let (links, sessions) = (self.store.portal_links(), self.store.portal_sessions());
+        if sessions.portal_exchange(address).await? > EXCHANGES_PER_MINUTE {
             return Err(ExchangeRefused::Throttled);
         }
         // A token of another shape names no link (and is not looked up).
         if !token.starts_with("wpt_") || token.len() > 100 {
             return Err(ExchangeRefused::Expired(None));
         }
-        let link = match tenants.take_portal_link(&secrets::hash(token), crate::time::now_millis()).await? {
+        let link = match links.take_portal_link(&secrets::hash(token), crate::time::now_millis()).await? {
             Taken::Fresh(link) => link,
             Taken::Used(link) | Taken::Expired(link) => {
                 tracing::info!(portal_link = %link.portal.link_id, org_id = %link.org_id, "portal link refused: used or expired");
@@ -129,7 +129,7 @@ impl PortalLinks {
         };
         let session = secrets::generate("wps_");
         let csrf = secrets::generate("");
-        if !tenants.create_portal_session(&secrets::hash(&session), (&link, &csrf), IDLE).await? {
+        if !sessions.create_portal_session(&secrets::hash(&session), (&link, &csrf), IDLE).await? {
             tracing::info!(portal_link = %link.portal.link_id, org_id = %link.org_id, "portal link refused: its sessions were ended or its client revoked");
             return Err(ExchangeRefused::Expired(Some(link.portal)));
         }
@@ -140,7 +140,7 @@ impl PortalLinks {
     /// Ends every portal session of the organisation and voids its unused links; how many
     /// sessions there were.
     pub(crate) async fn end_sessions(&self, org_id: &str) -> Result<usize, StoreError> {
-        let ended = self.store.tenants().end_portal_sessions(org_id).await?;
+        let ended = self.store.portal_sessions().end_portal_sessions(org_id).await?;
         tracing::info!(org_id, ended, "portal sessions ended");
         Ok(ended)
     }

@@ -60,21 +60,19 @@ impl Usage {
 
     /// The organisation's usage now (its plan read now: a change shows at once).
     pub(crate) async fn of(&self, org_id: &str) -> Result<UsageView, StoreError> {
-        let plan = self.store.tenants().org_plan_name(org_id).await?;
+        let plan = self.store.orgs().org_plan_name(org_id).await?;
         let limits = &self.plans.rules(&plan).limits;
         let now = crate::time::now_millis();
         let day = crate::store::core::keys::day_of(now);
         let events = async {
             match limits.events_per_day {
-                Some(_) => self.store.events().daily_used(org_id, day).await,
-                None => self.store.events().published_of_day(org_id, day).await,
+                Some(_) => self.store.daily_counts().daily_used(org_id, day).await,
+                None => self.store.daily_counts().published_of_day(org_id, day).await,
             }
         };
-        let (events, webhooks, plugins) = tokio::try_join!(
-            events,
-            self.store.webhooks().count_webhooks(org_id),
-            self.store.plugins().plugin_usage(org_id, ""),
-        )?;
+        let (webhooks, plugins) = (self.store.webhooks(), self.store.plugins());
+        let (events, webhooks, plugins) =
+            tokio::try_join!(events, webhooks.count_webhooks(org_id), plugins.plugin_usage(org_id, ""))?;
         let figure = |used: u64, quota: Quota| Figure { used, limit: limits.of(quota) };
         Ok(UsageView {
             plan,

@@ -85,7 +85,7 @@ impl Mover {
         if let Some(class) = known.get(org) {
             return Ok(*class);
         }
-        let kept = self.plans.delivery_retention(&self.store.tenants().org_plan_name(org).await?);
+        let kept = self.plans.delivery_retention(&self.store.orgs().org_plan_name(org).await?);
         let class = super::classes::class_of(kept, self.delivery_retention);
         known.insert(org.to_owned(), class);
         Ok(class)
@@ -96,8 +96,8 @@ impl Mover {
         let before = crate::time::now_millis().saturating_sub(self.history.hot().as_millis() as u64);
         let (mut deliveries, mut events) = (0, 0);
         for p in self.store.keys().partitions() {
-            deliveries += self.store.moving().ended_backlog(p, before).await?;
-            events += self.store.moving().accepted_backlog(p, before).await?;
+            deliveries += self.store.ended().ended_backlog(p, before).await?;
+            events += self.store.accepted().accepted_backlog(p, before).await?;
         }
         Ok((deliveries, events))
     }
@@ -130,7 +130,7 @@ impl Mover {
 
     /// One batch of ended deliveries: how many were read.
     async fn move_deliveries(&self, p: Partition, before_ms: u64) -> Result<usize, StoreError> {
-        let rows = self.store.moving().ended_rows(p, before_ms, BATCH).await?;
+        let rows = self.store.ended().ended_rows(p, before_ms, BATCH).await?;
         let mut classes = HashMap::new();
         let mut records = Vec::with_capacity(rows.len());
         for r in rows.iter().filter(|r| !r.fields.is_empty()) {
@@ -143,7 +143,7 @@ impl Mover {
             records.push(DeliveryRecord { day, id: r.id.clone(), fields: r.fields.clone() });
         }
         self.history.write_deliveries(&records).await?;
-        let forgotten = self.store.moving().forget_moved(p, &rows).await?;
+        let forgotten = self.store.ended().forget_moved(p, &rows).await?;
         self.moved.0.inc_by(forgotten as u64);
         Ok(rows.len())
     }
@@ -153,7 +153,7 @@ impl Mover {
     /// forgotten by a script that checks their deliveries again (one retried meanwhile keeps
     /// its event here, written twice at most, by id).
     async fn move_events(&self, p: Partition, before_ms: u64) -> Result<usize, StoreError> {
-        let events = self.store.moving().accepted_events(p, before_ms, BATCH).await?;
+        let events = self.store.accepted().accepted_events(p, before_ms, BATCH).await?;
         let later = crate::time::now_millis() + self.history.hot().as_millis() as u64;
         let mut webhooks: HashMap<String, Vec<String>> = HashMap::new();
         // Each event readable: its record and its deliveries' ids (one per webhook there is).
@@ -167,7 +167,7 @@ impl Mover {
             };
             let Some(identity) = identity(stored) else {
                 tracing::warn!(key = %event.key, "an accepted event cannot be read; it stays in Redis");
-                self.store.moving().note_accepted(p, &[event.key.as_str()], later).await?;
+                self.store.accepted().note_accepted(p, &[event.key.as_str()], later).await?;
                 continue;
             };
             let (org, id, accepted_ms) = (identity.org.clone(), &identity.id, identity.accepted_ms);
@@ -185,7 +185,7 @@ impl Mover {
             readable.push((event.key.as_str(), record, ids, identity));
         }
         let all_ids: Vec<String> = readable.iter().flat_map(|(_, _, ids, _)| ids.iter().cloned()).collect();
-        let mut here = self.store.moving().rows_here(&all_ids).await?.into_iter();
+        let mut here = self.store.ended().rows_here(&all_ids).await?.into_iter();
         let (mut records, mut waiting, mut written) = (Vec::new(), Vec::new(), Vec::new());
         for (key, record, ids, identity) in readable {
             // This event's share of the answers (taken whole: they run in step with `all_ids`).
@@ -201,10 +201,10 @@ impl Mover {
             let delivery_keys = ids.iter().map(|id| self.store.keys().delivery(p, id)).collect();
             forgets.push(Forget { event_key: key.to_owned(), delivery_keys });
         }
-        self.store.moving().note_accepted(p, &waiting, later).await?;
+        self.store.accepted().note_accepted(p, &waiting, later).await?;
         self.history.write_events(&records).await?;
         self.move_pointers(p, &written).await?;
-        let forgotten = self.store.moving().forget_events(p, &forgets, later).await?;
+        let forgotten = self.store.accepted().forget_events(p, &forgets, later).await?;
         self.moved.1.inc_by(forgotten as u64);
         Ok(events.len())
     }
@@ -234,10 +234,10 @@ impl Mover {
     /// so a new setting holds at once). How many indexes were looked at.
     async fn move_indexes(&self, p: Partition, before_ms: u64) -> Result<usize, StoreError> {
         let now = crate::time::now_millis();
-        let keys = self.store.moving().indexes_due(p, before_ms, INDEXES).await?;
+        let keys = self.store.index_heads().indexes_due(p, before_ms, INDEXES).await?;
         let (mut runs, mut heads) = (Vec::new(), Vec::new());
         for key in &keys {
-            let (base, entries) = self.store.moving().index_head(p, key, BATCH).await?;
+            let (base, entries) = self.store.index_heads().index_head(p, key, BATCH).await?;
             let kind = IndexKind::of(key);
             let made = |entry: &Vec<u8>| kind.and_then(|k| k.made_ms(entry));
             let due = match kind {
@@ -257,7 +257,7 @@ impl Mover {
         }
         self.history.write_index_runs(&runs).await?;
         for (key, base, due, again) in heads {
-            self.store.moving().forget_index_head(p, key, base, due, again).await?;
+            self.store.index_heads().forget_index_head(p, key, base, due, again).await?;
         }
         Ok(keys.len())
     }

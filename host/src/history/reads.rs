@@ -55,10 +55,10 @@ impl History {
                 Some((i, p, accepted_ms, row.org_id.clone(), row.event_id.clone()))
             })
             .collect();
-        let here = futures_util::future::try_join_all(
-            asked.iter().map(|(_, p, _, org, event)| store.events().event(*p, org, event)),
-        )
-        .await?;
+        let writes = store.event_writes();
+        let here =
+            futures_util::future::try_join_all(asked.iter().map(|(_, p, _, org, event)| writes.event(*p, org, event)))
+                .await?;
         let mut moved = Vec::new();
         for (ask, event) in asked.iter().zip(here) {
             match event {
@@ -122,7 +122,7 @@ impl History {
     /// that a retry or a replay works on them as on any other; the ids history does not
     /// have are left alone. How many rows came back.
     pub(crate) async fn revive(&self, store: &Store, ids: &[String], keep_events_ms: u64) -> Result<usize> {
-        let here = store.moving().rows_here(ids).await?;
+        let here = store.ended().rows_here(ids).await?;
         let wanted: Vec<String> = ids.iter().zip(&here).filter(|(_, here)| !**here).map(|(id, _)| id.clone()).collect();
         if wanted.is_empty() {
             return Ok(0);
@@ -138,13 +138,13 @@ impl History {
                 continue;
             };
             let accepted_ms = crate::ids::millis_of(crate::ids::Kind::Delivery, id).unwrap_or(0);
-            if !store.moving().event_exists(p, &org, &event_id).await? {
+            if !store.accepted().event_exists(p, &org, &event_id).await? {
                 let keys = [(day_of(accepted_ms), event_digest(&org, &event_id))];
                 if let Some(Some(stored)) = self.events(&keys).await?.into_iter().next() {
-                    store.moving().restore_event(p, &org, &event_id, &stored, keep_events_ms).await?;
+                    store.accepted().restore_event(p, &org, &event_id, &stored, keep_events_ms).await?;
                 }
             }
-            if store.moving().restore_row(p, id, &fields).await? {
+            if store.ended().restore_row(p, id, &fields).await? {
                 revived += 1;
             }
         }

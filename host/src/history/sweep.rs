@@ -57,7 +57,7 @@ impl Sweep {
             Some(progress) => progress,
             None if to.store.exports().pointers_swept(p).await? => return Ok(self.finished(p)),
             None => {
-                let mut orgs = to.store.tenants().org_ids().await?;
+                let mut orgs = to.store.orgs().org_ids().await?;
                 orgs.reverse();
                 Progress { orgs, cursor: 0 }
             }

@@ -104,7 +104,7 @@ async fn connect(config: Config) -> Result<App, StartError> {
         );
     }
     // With replicas awaited, publishing steers clear of partitions whose master lost them.
-    store.events().watch_replicas();
+    store.standbys().watch_replicas();
     tokio::spawn(plans_in_use(store.clone(), config.plans.clone()));
     let plugins = Arc::new(plugins::Runtime::new(config.plugin_limits(), config.data_dir.join("plugin-cache"))?);
     let history = history::History::configured(&config, store.prefix())?;
@@ -144,10 +144,10 @@ async fn background(app: &App, stopping: jobs::Stopping) -> Vec<tokio::task::Joi
 /// Says, once at start, which organisations are on a plan the configuration no longer has:
 /// they may use no API and put nothing new in until an operator gives them one that it has.
 async fn plans_in_use(store: Store, plans: Arc<crate::plans::Plans>) {
-    let Ok(orgs) = store.tenants().org_ids().await else { return };
+    let Ok(orgs) = store.orgs().org_ids().await else { return };
     let mut unknown: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
     for org in orgs {
-        if let Ok(Some(plan)) = store.tenants().org_plan(&org).await
+        if let Ok(Some(plan)) = store.orgs().org_plan(&org).await
             && plans.get(plan.as_str()).is_none()
         {
             *unknown.entry(plan.as_str().to_owned()).or_default() += 1;

@@ -21,7 +21,6 @@
 //! half-written state behind. With `WEIR_REDIS_WAIT_REPLICAS` set, a write the API
 //! acknowledges has also reached that many replicas ([`Store::acknowledged`]).
 
-pub mod concerns;
 pub mod core;
 mod error;
 pub mod events;
@@ -29,10 +28,9 @@ pub mod queue;
 pub mod tenants;
 pub mod versions;
 
-use std::sync::Arc;
-use std::sync::atomic::AtomicU32;
 use std::time::Duration;
 
+pub use self::core::base::Base;
 pub use self::core::conn::{Conn, Target};
 pub use self::core::keys::{Keys, Partition};
 pub use self::error::{StoreError, not_ready};
@@ -84,60 +82,12 @@ pub const LISTPACK_VALUE: &str = "512";
 /// Partitions of a new data set on a cluster unless configured (on one Redis: one).
 pub const CLUSTER_PARTITIONS: u16 = 16;
 
-/// A handle on the store: a shared, self-reconnecting connection and the key layout.
-/// Cloning is cheap.
-#[derive(Clone)]
+/// A handle on the store, for the process's wiring (`crate::service`) and the tests: it
+/// connects, and opens each concern — the parts of Weir are handed the concerns they use,
+/// never the store. Cloning is cheap.
+#[derive(Clone, Debug)]
 pub struct Store {
-    conn: Conn,
-    /// Where it connected (for [`Store::another_connection`]).
-    target: Arc<Target>,
-    keys: Arc<Keys>,
-    wait_replicas: u32,
-    wait_timeout: Duration,
-    snapshots_per_org: usize,
-    /// Whether ended deliveries and accepted events are noted for their move to history.
-    history: bool,
-    /// Events this process published lately (`recent`).
-    recent: Arc<self::events::recent::Recent>,
-    /// Snapshots this handle (and its clones) published: every
-    /// [`events::CAP_CHECK_EVERY`]th checks the organisation's cap.
-    snapshots_published: Arc<AtomicU32>,
-    /// Partitions that could not acknowledge a write lately (`events::standby`).
-    shunned: Arc<self::events::shunned::Shunned>,
-}
-
-impl std::fmt::Debug for Store {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store")
-            .field("prefix", &self.keys.prefix())
-            .field("partitions", &self.keys.partition_count())
-            .field("cluster", &self.conn.is_cluster())
-            .finish_non_exhaustive()
-    }
-}
-
-/// Longest a starting process waits for Redis to load its data set.
-const LOADING_WAIT: Duration = Duration::from_secs(300);
-
-/// Waits while Redis loads its data set after a restart (it answers data commands with
-/// `LOADING` until then, which would stop a process starting beside it), at most
-/// [`LOADING_WAIT`]; any other answer ends the wait.
-async fn wait_while_loading(conn: &mut Conn, key: &str) -> Result<()> {
-    let deadline = std::time::Instant::now() + LOADING_WAIT;
-    let mut told = false;
-    loop {
-        match redis::cmd("EXISTS").arg(key).query_async::<u64>(conn).await {
-            Err(e) if e.code() == Some("LOADING") && std::time::Instant::now() < deadline => {
-                if !told {
-                    tracing::warn!("Redis is loading its data set; waiting for it before starting");
-                    told = true;
-                }
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            }
-            Err(e) => return Err(e.into()),
-            Ok(_) => return Ok(()),
-        }
-    }
+    base: Base,
 }
 
 impl Store {
@@ -145,142 +95,167 @@ impl Store {
     /// and reads (or creates) the data set's layout: an existing data set keeps its
     /// partition count.
     pub async fn connect(settings: &Settings) -> Result<Store> {
-        let mut conn = Conn::open(&settings.target).await?;
-        let probe = Keys::new(&settings.prefix, 1);
-        let meta = probe.meta();
-        wait_while_loading(&mut conn, &meta).await?;
-        let _: () = redis::pipe()
-            .atomic()
-            .hset_nx(&meta, "layout", self::core::keys::LAYOUT)
-            .ignore()
-            .hset_nx(&meta, "partitions", settings.partitions.clamp(1, self::core::keys::MAX_PARTITIONS))
-            .ignore()
-            .query_async(&mut conn)
-            .await?;
-        let (layout, partitions): (Option<String>, Option<u16>) =
-            redis::cmd("HMGET").arg(&meta).arg("layout").arg("partitions").query_async(&mut conn).await?;
-        if layout.as_deref() != Some(self::core::keys::LAYOUT) {
-            return Err(StoreError::OldLayout(settings.prefix.clone()));
-        }
-        let partitions = partitions.unwrap_or(settings.partitions);
-        if partitions != settings.partitions {
-            tracing::info!(partitions, "the data set keeps the partition count it was created with");
-        }
-        Ok(Store {
-            conn,
-            target: Arc::new(settings.target.clone()),
-            keys: Arc::new(Keys::new(&settings.prefix, partitions)),
-            wait_replicas: settings.wait_replicas,
-            wait_timeout: settings.wait_timeout,
-            snapshots_per_org: settings.snapshots_per_org,
-            history: settings.history,
-            recent: Arc::default(),
-            snapshots_published: Arc::default(),
-            shunned: Arc::new(self::events::shunned::Shunned::new(partitions)),
-        })
+        Ok(Store { base: Base::connect(settings).await? })
     }
 
     /// The same store over a connection of its own, driven by the calling runtime (the
     /// delivery workers run on a thread of their own). Everything else is shared.
     pub async fn another_connection(&self) -> Result<Store> {
-        Ok(Store { conn: Conn::open(&self.target).await?, ..self.clone() })
+        Ok(Store { base: self.base.another_connection().await? })
     }
 
     /// The shared connection.
     pub fn conn(&self) -> Conn {
-        self.conn.clone()
-    }
-
-    /// Up to `n` members of the sorted set `key` scored at or before `due_ms`, lowest first
-    /// (what is due in a set kept by when).
-    pub(in crate::store) async fn due_members(&self, key: &str, due_ms: u64, n: usize) -> Result<Vec<String>> {
-        Ok(redis::cmd("ZRANGE")
-            .arg(key)
-            .arg("-inf")
-            .arg(due_ms)
-            .arg("BYSCORE")
-            .arg("LIMIT")
-            .arg(0)
-            .arg(n)
-            .query_async(&mut self.conn())
-            .await?)
-    }
-
-    /// How many members of the sorted set `key` are scored at or before `due_ms`.
-    pub(in crate::store) async fn due_count(&self, key: &str, due_ms: u64) -> Result<u64> {
-        Ok(redis::cmd("ZCOUNT").arg(key).arg("-inf").arg(due_ms).query_async(&mut self.conn()).await?)
-    }
-
-    /// The flag the scripts that end deliveries or accept events take: `1` when history
-    /// is kept in PostgreSQL.
-    pub(crate) fn history_flag(&self) -> &'static str {
-        if self.history { "1" } else { "" }
+        self.base.conn()
     }
 
     /// The names of every key.
     pub fn keys(&self) -> &Keys {
-        &self.keys
+        self.base.keys()
     }
 
     /// The key prefix, without the trailing colon.
     pub fn prefix(&self) -> &str {
-        self.keys.prefix()
+        self.base.prefix()
+    }
+
+    pub async fn ping(&self) -> Result<()> {
+        self.base.ping().await
     }
 
     /// Redis's `hash-max-listpack-value` when it is below [`LISTPACK_VALUE`]; `None` when it
     /// is not (or `CONFIG` is not allowed, as on some managed services).
     pub async fn small_listpack_values(&self) -> Option<u64> {
-        let reply: Vec<String> =
-            redis::cmd("CONFIG").arg("GET").arg("hash-max-listpack-value").query_async(&mut self.conn()).await.ok()?;
-        let value: u64 = reply.get(1)?.parse().ok()?;
-        (value < LISTPACK_VALUE.parse().unwrap_or(0)).then_some(value)
+        self.base.small_listpack_values().await
     }
 
-    pub async fn ping(&self) -> Result<()> {
-        let _: String = redis::cmd("PING").query_async(&mut self.conn()).await?;
-        Ok(())
-    }
-
-    /// Makes a write to `key`'s node acknowledged: with `WEIR_REDIS_WAIT_REPLICAS` set, waits
-    /// until that many replicas have it (`NotReplicated` if they do not in time).
+    /// Makes a write to `key`'s node acknowledged (`Base::acknowledged`).
     pub async fn acknowledged(&self, key: &str) -> Result<()> {
-        if self.wait_replicas == 0 {
-            return Ok(());
-        }
-        let acked = self.conn().wait_for_replicas(key, self.wait_replicas, self.wait_timeout).await?;
-        if acked < self.wait_replicas {
-            return Err(StoreError::NotReplicated { acked, wanted: self.wait_replicas });
-        }
-        Ok(())
+        self.base.acknowledged(key).await
     }
 
-    /// One page of ids from a lexicographic index, newest (greatest) first, below `cursor`.
-    pub(crate) async fn page_ids(
-        &self,
-        index: &str,
-        cursor: Option<&str>,
-        limit: usize,
-    ) -> Result<(Vec<String>, Option<String>)> {
-        let max = match cursor {
-            Some(c) => format!("({c}"),
-            None => "+".to_owned(),
-        };
-        let mut ids: Vec<String> = redis::cmd("ZREVRANGEBYLEX")
-            .arg(index)
-            .arg(max)
-            .arg("-")
-            .arg("LIMIT")
-            .arg(0)
-            .arg(limit + 1)
-            .query_async(&mut self.conn())
-            .await?;
-        let next = if ids.len() > limit {
-            ids.truncate(limit);
-            ids.last().cloned()
-        } else {
-            None
-        };
-        Ok((ids, next))
+    pub fn jobs(&self) -> core::jobs::Jobs {
+        core::jobs::Jobs::of(&self.base)
+    }
+
+    pub fn versions(&self) -> versions::Versions {
+        versions::Versions::of(&self.base)
+    }
+
+    pub fn orgs(&self) -> tenants::orgs::Orgs {
+        tenants::orgs::Orgs::of(&self.base)
+    }
+
+    pub fn clients(&self) -> tenants::clients::Clients {
+        tenants::clients::Clients::of(&self.base)
+    }
+
+    pub fn users(&self) -> tenants::users::Users {
+        tenants::users::Users::of(&self.base)
+    }
+
+    pub fn portal_links(&self) -> tenants::portal::PortalLinks {
+        tenants::portal::PortalLinks::of(&self.base)
+    }
+
+    pub fn portal_sessions(&self) -> tenants::portal_sessions::PortalSessions {
+        tenants::portal_sessions::PortalSessions::of(&self.base)
+    }
+
+    pub fn plugins(&self) -> tenants::plugins::PluginRecords {
+        tenants::plugins::PluginRecords::of(&self.base)
+    }
+
+    pub fn webhooks(&self) -> tenants::webhooks::WebhookRecords {
+        tenants::webhooks::WebhookRecords::of(&self.base)
+    }
+
+    pub fn subscriptions(&self) -> tenants::subscribers::Subscriptions {
+        tenants::subscribers::Subscriptions::of(&self.base)
+    }
+
+    pub fn claims(&self) -> queue::claim::Claims {
+        queue::claim::Claims::of(&self.base)
+    }
+
+    pub fn work(&self) -> queue::work::Work {
+        queue::work::Work::of(&self.base)
+    }
+
+    pub fn requeue(&self) -> queue::requeue::Requeue {
+        queue::requeue::Requeue::of(&self.base)
+    }
+
+    pub fn trim(&self) -> queue::trim::Trim {
+        queue::trim::Trim::of(&self.base)
+    }
+
+    pub fn rows(&self) -> queue::deliveries::Rows {
+        queue::deliveries::Rows::of(&self.base)
+    }
+
+    pub fn listings(&self) -> queue::listing::Listings {
+        queue::listing::Listings::of(&self.base)
+    }
+
+    pub fn tallies(&self) -> queue::tally::Tallies {
+        queue::tally::Tallies::of(&self.base)
+    }
+
+    pub fn targets(&self) -> queue::targets::Targets {
+        queue::targets::Targets::of(&self.base)
+    }
+
+    pub fn endpoint_states(&self) -> queue::endpoint::EndpointStates {
+        queue::endpoint::EndpointStates::of(&self.base)
+    }
+
+    pub fn streaks(&self) -> queue::streak::Streaks {
+        queue::streak::Streaks::of(&self.base)
+    }
+
+    pub fn rates(&self) -> queue::rate::Rates {
+        queue::rate::Rates::of(&self.base)
+    }
+
+    pub fn ended(&self) -> queue::ended::Ended {
+        queue::ended::Ended::of(&self.base)
+    }
+
+    pub fn index_heads(&self) -> queue::index::IndexHeads {
+        queue::index::IndexHeads::of(&self.base)
+    }
+
+    pub fn accepted(&self) -> events::accepted::Accepted {
+        events::accepted::Accepted::of(&self.base)
+    }
+
+    pub fn event_writes(&self) -> events::publish::EventWrites {
+        events::publish::EventWrites::of(&self.base)
+    }
+
+    pub fn daily_counts(&self) -> events::daily::DailyCounts {
+        events::daily::DailyCounts::of(&self.base)
+    }
+
+    pub fn standbys(&self) -> events::standby::Standbys {
+        events::standby::Standbys::of(&self.base)
+    }
+
+    pub fn event_log(&self) -> events::log::EventLog {
+        events::log::EventLog::of(&self.base)
+    }
+
+    pub fn test_event_budget(&self) -> events::test_events::TestEventBudget {
+        events::test_events::TestEventBudget::of(&self.base)
+    }
+
+    pub fn replays(&self) -> events::replay::ReplayRecords {
+        events::replay::ReplayRecords::of(&self.base)
+    }
+
+    pub fn exports(&self) -> events::exports::ExportRecords {
+        events::exports::ExportRecords::of(&self.base)
     }
 }
 

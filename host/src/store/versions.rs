@@ -18,29 +18,43 @@
 use std::time::Duration;
 
 use crate::store::Result;
-use crate::store::concerns::Versions;
+use crate::store::core::base::Base;
 use crate::store::core::scripts::VERSION_RAISE;
+
+/// The concern's handle: what it reads and writes, over the store's connection and key layout.
+#[derive(Debug, Clone)]
+pub struct Versions {
+    base: Base,
+}
+
+impl Versions {
+    /// This concern over `base`.
+    pub(crate) fn of(base: &Base) -> Versions {
+        Versions { base: base.clone() }
+    }
+}
 
 /// Longest a process uses what it kept of an organisation (subscribers, a token) before it
 /// reads it again, whatever the versions say.
 pub const KEPT_AT_MOST: Duration = Duration::from_secs(30);
 
-impl Versions<'_> {
+impl Versions {
     /// The organisation's version now (0 before its first change).
-    pub async fn current(self, org_id: &str) -> Result<u64> {
+    pub async fn current(&self, org_id: &str) -> Result<u64> {
         let v: Option<u64> =
-            redis::cmd("GET").arg(self.keys().org_version(org_id)).query_async(&mut self.conn()).await?;
+            redis::cmd("GET").arg(self.base.keys().org_version(org_id)).query_async(&mut self.base.conn()).await?;
         Ok(v.unwrap_or(0))
     }
 
     /// Raises the organisation's version and copies it into every partition: call after
     /// the change is stored, before it is acknowledged.
-    pub async fn raise(self, org_id: &str) -> Result<u64> {
-        let v: u64 = redis::cmd("INCR").arg(self.keys().org_version(org_id)).query_async(&mut self.conn()).await?;
-        let copies = self.keys().partitions().map(|p| async move {
+    pub async fn raise(&self, org_id: &str) -> Result<u64> {
+        let v: u64 =
+            redis::cmd("INCR").arg(self.base.keys().org_version(org_id)).query_async(&mut self.base.conn()).await?;
+        let copies = self.base.keys().partitions().map(|p| async move {
             let mut call = VERSION_RAISE.call();
-            call.key(&self.keys().versions(p)).arg(org_id).arg(v);
-            (p, call.run::<i64>(&mut self.conn()).await)
+            call.key(&self.base.keys().versions(p)).arg(org_id).arg(v);
+            (p, call.run::<i64>(&mut self.base.conn()).await)
         });
         for (p, copied) in futures_util::future::join_all(copies).await {
             match copied {

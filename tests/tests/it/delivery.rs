@@ -260,7 +260,7 @@ async fn records_go_with_their_day_and_events_expire() {
     // Days are trimmed whole: a cutoff in tomorrow takes today's records and indexes.
     let seen = weir
         .store
-        .queue()
+        .trim()
         .trim_deliveries(weir::time::now_millis() + 86_400_000 + 90_000, &|_| Duration::from_secs(90))
         .await
         .unwrap();
@@ -274,7 +274,7 @@ async fn records_go_with_their_day_and_events_expire() {
     // The next trim starts after the day it reached: nothing is looked at twice.
     let again = weir
         .store
-        .queue()
+        .trim()
         .trim_deliveries(weir::time::now_millis() + 86_400_000 + 90_000, &|_| Duration::from_secs(90))
         .await
         .unwrap();

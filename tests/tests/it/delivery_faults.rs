@@ -187,13 +187,13 @@ async fn a_record_is_read_in_full_as_soon_as_it_holds_more_than_publish_and_its_
     };
     assert_eq!(fields(&mut conn), ["a", "e", "o", "w"], "publish writes four fields");
 
-    let first = api.store.queue().load(p, std::slice::from_ref(&member)).await.unwrap().remove(0).unwrap().unwrap();
+    let first = api.store.work().load(p, std::slice::from_ref(&member)).await.unwrap().remove(0).unwrap().unwrap();
     assert_eq!(first.attempt, 1);
     assert_eq!(fields(&mut conn), ["a", "e", "n", "o", "w"]);
     assert_eq!(fields(&mut conn).len(), weir::store::queue::row::PLAIN_ROW_FIELDS);
 
     let _: () = redis::cmd("HSET").arg(&key).arg("k").arg("3").query(&mut *conn).unwrap();
-    let second = api.store.queue().load(p, std::slice::from_ref(&member)).await.unwrap().remove(0).unwrap().unwrap();
+    let second = api.store.work().load(p, std::slice::from_ref(&member)).await.unwrap().remove(0).unwrap().unwrap();
     assert_eq!(second.attempt, 2);
     assert_eq!(second.last_place, Some(3), "a row of six fields is read");
 
@@ -210,11 +210,11 @@ async fn a_record_is_read_in_full_as_soon_as_it_holds_more_than_publish_and_its_
         not_the_endpoint: false,
         ordered: false,
     };
-    api.store.queue().record(p, &[recording(2)]).await.unwrap().remove(0).unwrap();
-    api.store.queue().record(p, &[recording(2)]).await.unwrap().remove(0).unwrap();
+    api.store.work().record(p, &[recording(2)]).await.unwrap().remove(0).unwrap();
+    api.store.work().record(p, &[recording(2)]).await.unwrap().remove(0).unwrap();
     let d = t.admin.get(&format!("/api/v2/webhook_deliveries/{delivery}")).await.expect(200).json();
     assert_eq!(d["attempts"].as_array().unwrap().len(), 1, "recorded once: {d}");
-    api.store.queue().record(p, &[recording(3)]).await.unwrap().remove(0).unwrap();
+    api.store.work().record(p, &[recording(3)]).await.unwrap().remove(0).unwrap();
     let d = t.admin.get(&format!("/api/v2/webhook_deliveries/{delivery}")).await.expect(200).json();
     assert_eq!(d["attempts"].as_array().unwrap().len(), 2, "the next attempt is added to the first: {d}");
     assert_eq!(d["status"], "pending");

@@ -123,7 +123,7 @@ async fn capped_snapshots(
         })
         .collect();
     for chunk in batch.chunks(10) {
-        store.events().publish(p, chunk).await.unwrap();
+        store.event_writes().publish(p, chunk).await.unwrap();
     }
     let mut conn = crate::support::weir::raw_conn(builder);
     let kept = redis::cmd("HGETALL").arg(store.keys().snapshots(p, org)).query(&mut *conn).unwrap();
@@ -165,7 +165,7 @@ async fn a_deletion_published_in_another_partition_forgets_the_records_older_sna
             counted: false,
             version: u64::MAX,
         };
-        store.events().publish(weir::store::Partition(p), &[publication]).await.unwrap();
+        store.event_writes().publish(weir::store::Partition(p), &[publication]).await.unwrap();
     };
     // The event the record's newest pointer points at, if any.
     let newest = async |record: &str| {

@@ -208,7 +208,7 @@ async fn bases_stay_until_their_day_is_trimmed(builder: &WeirBuilder, weir: &Wei
     };
     assert_eq!(bases(), HashSet::from(["od".to_owned(), "wd".to_owned(), "el".to_owned()]));
     weir.store
-        .queue()
+        .trim()
         .trim_deliveries(weir::time::now_millis() + 86_400_000 + 90_000, &|_| Duration::from_secs(90))
         .await
         .unwrap();

@@ -116,7 +116,7 @@ async fn an_export_whose_snapshot_cannot_be_read_fails_with_the_reason() {
         counted: false,
         version: u64::MAX,
     };
-    weir.store.events().publish(p, &[publication]).await.unwrap();
+    weir.store.event_writes().publish(p, &[publication]).await.unwrap();
     let body = json!({"exportable": {"type": "WorkOrder", "id": "wo_deep"}, "format": "csv"});
     let export = t.admin.post("/api/v2/report_exports", &body).await.expect(202).json();
     let id = export["id"].as_str().unwrap().to_owned();

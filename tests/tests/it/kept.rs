@@ -95,7 +95,7 @@ async fn a_token_or_client_revoked_elsewhere_is_refused_by_the_next_publish() {
     let publisher = crate::support::weir::Api { token, ..t.publisher.clone() };
     publisher.publish(&work_order_event("wo_3")).await;
     publisher.publish(&work_order_event("wo_4")).await;
-    assert!(a.store.tenants().revoke_client(&t.publisher.creds.client_id).await.unwrap());
+    assert!(a.store.clients().revoke_client(&t.publisher.creds.client_id).await.unwrap());
     publisher.post("/api/v2/events", &work_order_event("wo_5")).await.expect(401);
 }
 
@@ -111,9 +111,9 @@ async fn a_plan_changed_elsewhere_holds_the_next_publish() {
     t.publisher.publish(&work_order_event("wo_2")).await;
     // Changed by another writer (the test's own store): A's next publish is held to the
     // plan the organisation has now, which allows no event.
-    a.store.tenants().set_org_plan(&t.org_id, Plan::parse("closed").unwrap()).await.unwrap();
+    a.store.orgs().set_org_plan(&t.org_id, Plan::parse("closed").unwrap()).await.unwrap();
     let refused = t.publisher.post("/api/v2/events", &work_order_event("wo_3")).await;
     assert_eq!(refused.status, 429, "{}", refused.text());
-    a.store.tenants().set_org_plan(&t.org_id, Plan::pro()).await.unwrap();
+    a.store.orgs().set_org_plan(&t.org_id, Plan::pro()).await.unwrap();
     t.publisher.publish(&work_order_event("wo_4")).await;
 }

@@ -175,16 +175,20 @@ async fn the_newest_day_or_hour_with_entries_is_found_in_one_step() {
     for hour in [now - 30, now - 3] {
         redis::cmd("RPUSH").arg(key(hour)).arg("entry").exec(raw.as_mut()).unwrap();
     }
-    assert_eq!(store.moving().newest_filled(p, key, now, now - 100).await.unwrap(), Some(now - 3));
-    assert_eq!(store.moving().newest_filled(p, key, now - 4, now - 100).await.unwrap(), Some(now - 30));
-    assert_eq!(store.moving().newest_filled(p, key, now - 31, now - 100).await.unwrap(), None);
-    assert_eq!(store.moving().newest_filled(p, key, now - 4, now - 20).await.unwrap(), None, "not below the oldest");
+    assert_eq!(store.index_heads().newest_filled(p, key, now, now - 100).await.unwrap(), Some(now - 3));
+    assert_eq!(store.index_heads().newest_filled(p, key, now - 4, now - 100).await.unwrap(), Some(now - 30));
+    assert_eq!(store.index_heads().newest_filled(p, key, now - 31, now - 100).await.unwrap(), None);
+    assert_eq!(
+        store.index_heads().newest_filled(p, key, now - 4, now - 20).await.unwrap(),
+        None,
+        "not below the oldest"
+    );
     // An hour whose entries all moved to history (its list gone, its base above 0) has some.
     let bases = store.keys().index_bases(p);
     redis::cmd("HSET").arg(&bases).arg(key(now - 10)).arg(7).exec(raw.as_mut()).unwrap();
-    assert_eq!(store.moving().newest_filled(p, key, now - 4, now - 100).await.unwrap(), Some(now - 10));
+    assert_eq!(store.index_heads().newest_filled(p, key, now - 4, now - 100).await.unwrap(), Some(now - 10));
     // More hours than one call looks at.
-    assert_eq!(store.moving().newest_filled(p, key, now - 31, now - 5000).await.unwrap(), None);
+    assert_eq!(store.index_heads().newest_filled(p, key, now - 31, now - 5000).await.unwrap(), None);
     weir.stop().await;
 }
 

@@ -11,7 +11,7 @@ use crate::support::weir::{Weir, WeirBuilder};
 #[tokio::test]
 async fn client_credentials_in_the_form_give_a_bearer_token() {
     let weir = Weir::start_default().await;
-    let org = weir.store.tenants().create_org("Acme", Plan::pro()).await.unwrap();
+    let org = weir.store.orgs().create_org("Acme", Plan::pro()).await.unwrap();
     let creds = weir.credentials(&org.id, true, false).await;
     let resp = weir
         .http()
@@ -39,7 +39,7 @@ async fn client_credentials_in_the_form_give_a_bearer_token() {
 #[tokio::test]
 async fn client_credentials_in_basic_auth_work_and_both_places_is_an_error() {
     let weir = Weir::start_default().await;
-    let org = weir.store.tenants().create_org("Acme", Plan::pro()).await.unwrap();
+    let org = weir.store.orgs().create_org("Acme", Plan::pro()).await.unwrap();
     let creds = weir.credentials(&org.id, true, false).await;
     let basic =
         base64::engine::general_purpose::STANDARD.encode(format!("{}:{}", creds.client_id, creds.client_secret));
@@ -71,7 +71,7 @@ async fn client_credentials_in_basic_auth_work_and_both_places_is_an_error() {
 #[tokio::test]
 async fn token_errors_follow_rfc_6749() {
     let weir = Weir::start_default().await;
-    let org = weir.store.tenants().create_org("Acme", Plan::pro()).await.unwrap();
+    let org = weir.store.orgs().create_org("Acme", Plan::pro()).await.unwrap();
     let creds = weir.credentials(&org.id, true, false).await;
     let http = weir.http();
     let cases: Vec<(Vec<(&str, &str)>, u16, &str)> = vec![
@@ -167,7 +167,7 @@ async fn revoking_a_client_kills_its_live_tokens_at_once() {
     let weir = Weir::start_default().await;
     let tenant = weir.tenant(Plan::pro()).await;
     let second = weir.token(&tenant.admin.creds).await;
-    assert!(weir.store.tenants().revoke_client(&tenant.admin.creds.client_id).await.unwrap());
+    assert!(weir.store.clients().revoke_client(&tenant.admin.creds.client_id).await.unwrap());
     tenant.admin.get("/api/v2/webhooks").await.expect(401);
     weir.http().get("/api/v2/webhooks").bearer(&second).send().await.expect(401);
     let resp = weir

@@ -78,7 +78,7 @@ async fn the_events_of_a_day_are_counted_exactly_under_32_concurrent_publishers(
     assert_eq!(usage["events"]["used"], 50);
 
     // A plan change applies at the next publish.
-    weir.store.tenants().set_org_plan(&t.org_id, Plan::pro()).await.unwrap();
+    weir.store.orgs().set_org_plan(&t.org_id, Plan::pro()).await.unwrap();
     t.publisher.publish(&work_order_event("wo_after_upgrade")).await;
     other.stop().await;
     weir.stop().await;
@@ -166,9 +166,9 @@ async fn counts_are_checked_at_create_answer_403_and_lowering_a_limit_deletes_no
     assert_eq!(t.admin.metric(refusals).await, Some(1.0));
 
     // Up a plan: the next create succeeds. Down again: everything stays, nothing new.
-    weir.store.tenants().set_org_plan(&t.org_id, Plan::pro()).await.unwrap();
+    weir.store.orgs().set_org_plan(&t.org_id, Plan::pro()).await.unwrap();
     t.admin.create_webhook("http://127.0.0.1:9/third", &["work_order_created"]).await;
-    weir.store.tenants().set_org_plan(&t.org_id, Plan::parse("tiny").unwrap()).await.unwrap();
+    weir.store.orgs().set_org_plan(&t.org_id, Plan::parse("tiny").unwrap()).await.unwrap();
     let usage: Value = t.admin.get("/api/v2/usage").await.expect(200).json();
     assert_eq!(usage["webhooks"], json!({"used": 3, "limit": 2}));
     let listed = t.admin.get("/api/v2/webhooks").await.expect(200).json();
@@ -280,7 +280,7 @@ async fn each_plans_retention_holds_in_redis() {
     }
     // Two days on, the trim takes the short plan's deliveries and leaves pro's.
     let later = weir::time::now_millis() + 2 * 86_400_000;
-    weir.store.queue().trim_deliveries(later, &|plan| plans.delivery_retention(plan)).await.unwrap();
+    weir.store.trim().trim_deliveries(later, &|plan| plans.delivery_retention(plan)).await.unwrap();
     let (short_delivery, pro_delivery) = (&kept[0].2, &kept[1].2);
     short.admin.get(&format!("/api/v2/webhook_deliveries/{short_delivery}")).await.expect(404);
     pro.admin.get(&format!("/api/v2/webhook_deliveries/{pro_delivery}")).await.expect(200);

@@ -184,7 +184,7 @@ async fn a_hostile_tenant_does_not_stop_other_tenants() {
 
 /// The organisation of an admin client (from its token's view of the API).
 async fn hostile_webhook_org(weir: &crate::support::weir::Weir, admin: &Api) -> String {
-    let client = weir.store.tenants().client_with_secret(&admin.creds.client_id).await.unwrap().unwrap().0;
+    let client = weir.store.clients().client_with_secret(&admin.creds.client_id).await.unwrap().unwrap().0;
     client.org_id
 }
 

@@ -313,7 +313,7 @@ async fn published_directly(weir: &crate::support::weir::Weir, org: &str, n: usi
     let mut new = 0;
     for (p, publications) in by_partition {
         for chunk in publications.chunks(64) {
-            let done = weir.store.events().publish(p, chunk).await.unwrap();
+            let done = weir.store.event_writes().publish(p, chunk).await.unwrap();
             new += done.iter().filter(|d| matches!(d, weir::store::events::publish::Published::New { .. })).count();
         }
     }

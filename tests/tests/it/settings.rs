@@ -16,7 +16,7 @@ pub(crate) const PASSWORD: &str = "correct horse battery";
 
 pub(crate) async fn user(weir: &Weir, org_id: &str, email: &str, admin: bool) {
     let hash = weir::auth::passwords::hash(PASSWORD).unwrap();
-    weir.store.tenants().create_user(org_id, email, admin, &hash).await.unwrap().expect("new email");
+    weir.store.users().create_user(org_id, email, admin, &hash).await.unwrap().expect("new email");
 }
 
 pub(crate) async fn sign_in(browser: &Browser, weir: &Weir, email: &str) {

@@ -285,7 +285,7 @@ async fn the_rate_limit_is_set_and_refused_by_the_apis_rules_and_the_endpoint_st
         at_ms: weir::time::now_millis(),
         reason: "timed out after 10s".into(),
     };
-    weir.store.endpoints().set_endpoint_state(&t.org_id, &hooks[0].id, &change).await.unwrap();
+    weir.store.endpoint_states().set_endpoint_state(&t.org_id, &hooks[0].id, &change).await.unwrap();
     let list = http.get("/settings/webhooks").header("cookie", &pair).send().await.text();
     assert!(list.contains("probing") && list.contains("timed out after 10s"), "{list}");
 }

@@ -354,8 +354,8 @@ async fn load(
     webhooks.sort_unstable();
     webhooks.dedup();
     // Sent together: on one Redis they share a round trip.
-    let (loaded, targets) =
-        tokio::try_join!(store.queue().load(p, &members), store.endpoints().webhook_targets(&webhooks))?;
+    let (work, targets) = (store.work(), store.targets());
+    let (loaded, targets) = tokio::try_join!(work.load(p, &members), targets.webhook_targets(&webhooks))?;
     let targets: Vec<Option<Arc<WebhookTarget>>> = targets.into_iter().map(|t| t.map(Arc::new)).collect();
     Ok(loaded
         .into_iter()

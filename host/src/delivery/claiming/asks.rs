@@ -64,7 +64,7 @@ pub(super) async fn take_from_budgets(
     let takes = asked.iter().map(|a| async move {
         match a.rate_limit {
             None => None,
-            Some(rate) => Some(store.endpoints().take_deliveries(&a.webhook, rate, a.limit).await),
+            Some(rate) => Some(store.rates().take_deliveries(&a.webhook, rate, a.limit).await),
         }
     });
     let grants = futures_util::future::join_all(takes).await;
@@ -108,7 +108,7 @@ pub(super) fn give_back_budgets(store: &Store, asked: &[Asked], claimed: &HashMa
         }
         let (store, webhook) = (store.clone(), a.webhook.clone());
         tokio::spawn(async move {
-            if let Err(e) = store.endpoints().give_back_deliveries(&webhook, rate, unused).await {
+            if let Err(e) = store.rates().give_back_deliveries(&webhook, rate, unused).await {
                 tracing::debug!(error = %e, webhook_id = %webhook, "cannot give back a webhook's unused rate budget");
             }
         });

@@ -72,8 +72,8 @@ impl Lender for Claimer {
 
     fn put_back<'a>(&'a self, webhook: &'a str, waiting: &'a Waiting, until_ms: u64) -> Later<'a> {
         Box::pin(async move {
-            let put = self.store.queue().put_back(waiting.partition, webhook, &waiting.member, until_ms);
-            if let Err(e) = put.await {
+            let work = self.store.work();
+            if let Err(e) = work.put_back(waiting.partition, webhook, &waiting.member, until_ms).await {
                 let delivery = &waiting.member.delivery;
                 tracing::warn!(error = %e, delivery_id = %delivery, "cannot put a paused webhook's delivery back; its lease will run out");
             }

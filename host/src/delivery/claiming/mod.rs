@@ -204,7 +204,7 @@ impl Claimer {
         let now = crate::time::now_millis();
         let lease = self.lease.as_millis() as u64;
         let request = ClaimRequest { asks: &asks, excluded: &state.parked, budget, hints_wanted: HINTS };
-        let claimed = match self.store.queue().claim(state.p, &request, now, now + lease).await {
+        let claimed = match self.store.claims().claim(state.p, &request, now, now + lease).await {
             Ok(claimed) => claimed,
             Err(e) => {
                 self.holds.give_back(permits);
@@ -290,7 +290,7 @@ impl Claimer {
             let (store, p) = (self.store.clone(), state.p);
             let due = crate::time::now_millis() + HELD_AGAIN.as_millis() as u64;
             tokio::spawn(async move {
-                if let Err(e) = store.queue().give_back(p, &again, due).await {
+                if let Err(e) = store.claims().give_back(p, &again, due).await {
                     tracing::warn!(error = %e, "cannot make held deliveries due again; their leases will run out");
                 }
             });
@@ -354,7 +354,7 @@ impl Claimer {
             by_partition.entry(w.partition).or_default().push((webhook, w.member));
         }
         for (p, items) in by_partition {
-            if let Err(e) = self.store.queue().give_back(p, &items, due_ms).await {
+            if let Err(e) = self.store.claims().give_back(p, &items, due_ms).await {
                 tracing::warn!(error = %e, "cannot give back waiting deliveries; their leases will run out");
             }
         }

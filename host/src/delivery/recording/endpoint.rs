@@ -26,7 +26,7 @@ pub(super) fn keep(store: &Store, metrics: &Metrics, claimed: &Claimed, change: 
     metrics.endpoint_changed(kind);
     let (store, org_id, webhook) = (store.clone(), org_id.clone(), webhook.to_owned());
     tokio::spawn(async move {
-        if let Err(e) = store.endpoints().set_endpoint_state(&org_id, &webhook, &change).await {
+        if let Err(e) = store.endpoint_states().set_endpoint_state(&org_id, &webhook, &change).await {
             tracing::warn!(error = %e, webhook_id = %webhook, "cannot keep the endpoint's state in its webhook");
         }
     });

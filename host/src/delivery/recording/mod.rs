@@ -90,7 +90,7 @@ impl Recorder {
     pub(in crate::delivery) fn new(parts: RecorderParts) -> Recorder {
         let RecorderParts { store, metrics, streak, arrivals, webhooks, deliveries, publishing } = parts;
         let recorders = Batcher::per_partition(&store, BATCH, |store, p, outcomes: Vec<Arc<Report>>| async move {
-            store.queue().record(p, &outcomes).await
+            store.work().record(p, &outcomes).await
         });
         Recorder { metrics, store, recorders, streak, arrivals, webhooks, deliveries, publishing }
     }
@@ -156,7 +156,7 @@ impl Recorder {
     async fn keep_streak(&self, report: &Report, streak: Streak) {
         let rules = self.streak;
         let (org, webhook) = (&report.member.org, &report.webhook);
-        match self.store.endpoints().add_to_streak(org, webhook, streak, rules).await {
+        match self.store.streaks().add_to_streak(org, webhook, streak, rules).await {
             Ok(Some(reason)) => {
                 self.metrics.webhook_deactivated(reason.as_str());
                 let why = match reason {
@@ -199,7 +199,8 @@ impl Recorder {
     pub(in crate::delivery) async fn dead_letter(&self, p: Partition, webhook: &str, member: &Member, reason: &str) {
         let reason = format!("the delivery record cannot be read: {reason}");
         tracing::error!(delivery_id = %member.delivery, org_id = %member.org, webhook_id = %webhook, %reason, "dead-lettering a delivery");
-        let write = || self.store.queue().dead_letter(p, webhook, member, &reason);
+        let work = self.store.work();
+        let write = || work.dead_letter(p, webhook, member, &reason);
         match until_stored("dead-letter the delivery", &member.delivery, write).await {
             (Ok(()), _) => {
                 self.metrics.dead_letters.inc();

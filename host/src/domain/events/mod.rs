@@ -88,7 +88,7 @@ impl Events {
         cursor: Option<&str>,
         limit: usize,
     ) -> Result<(Vec<super::event_log::LoggedEvent>, Option<String>), StoreError> {
-        let plan = self.publishing.store.tenants().org_plan_name(org_id).await?;
+        let plan = self.publishing.store.orgs().org_plan_name(org_id).await?;
         let retention = self.publishing.plans.event_retention(&plan);
         let log = super::event_log::Log { store: &self.publishing.store, moved: &self.moved, retention };
         log.list(org_id, bounds, cursor, limit).await

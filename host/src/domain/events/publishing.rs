@@ -124,7 +124,7 @@ impl Publishing {
 
     /// [`Publishing::retention`] of the organisation's plan, read now.
     async fn retention_of_org(&self, org_id: &str) -> Result<Retention, StoreError> {
-        Ok(self.retention(&self.store.tenants().org_plan_name(org_id).await?))
+        Ok(self.retention(&self.store.orgs().org_plan_name(org_id).await?))
     }
 
     /// What an event needs before it is placed: its envelope and the webhooks it goes to
@@ -226,7 +226,7 @@ impl Publishing {
             chosen_id: (!event.fresh_id).then_some((org_id, event.id.as_str())),
             kept: self.kept,
         };
-        let Placement::Into(p) = self.store.events().place_event(to_place).await? else {
+        let Placement::Into(p) = self.store.standbys().place_event(to_place).await? else {
             return Ok((Published::Duplicate, None));
         };
         // Operational events are about Weir's own resources: no report exports them; a test
@@ -265,7 +265,8 @@ impl Publishing {
             // A failure leaves the older snapshot exportable: logged, as the deletion itself
             // is already acknowledged.
             if event.deleted
-                && let Err(e) = self.store.events().forget_older_snapshots((home, p), org_id, &subject, event_ms).await
+                && let Err(e) =
+                    self.store.standbys().forget_older_snapshots((home, p), org_id, &subject, event_ms).await
             {
                 tracing::warn!(error = %e, org_id, event_id = %event.id, "cannot forget a deleted record's older snapshot; an export may still find it");
             }

@@ -68,7 +68,7 @@ impl Events {
         if !webhook.active {
             return Err(TestEventError::Inactive);
         }
-        if let Err(full) = store.events().count_test_event(org_id, webhook_id).await? {
+        if let Err(full) = store.test_event_budget().count_test_event(org_id, webhook_id).await? {
             return Err(TestEventError::TooMany { scope: full.scope, wait: full.wait });
         }
         let snapshot_key = catalog::snapshot_key_for(&action).unwrap_or("work_order");

@@ -164,7 +164,7 @@ impl Replayer {
 
     /// The organisation's plan's delivery and event retentions, its plan read now.
     async fn retentions_of(&self, org_id: &str) -> Result<(Duration, Duration), StoreError> {
-        let plan = self.store.tenants().org_plan_name(org_id).await?;
+        let plan = self.store.orgs().org_plan_name(org_id).await?;
         Ok((self.plans.delivery_retention(&plan), self.plans.event_retention(&plan)))
     }
 
@@ -273,7 +273,7 @@ impl Replayer {
             let reads = self.moved.reads();
             let (entries, read_to) = self
                 .store
-                .events()
+                .event_log()
                 .read_log(p, &replay.org_id, (place.hour, place.offset, BATCH), reads.moved_indexes())
                 .await?;
             if read_to == place.offset {

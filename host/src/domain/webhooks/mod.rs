@@ -115,7 +115,7 @@ async fn create(
 
 /// Stores a validated new webhook within its organisation's plan.
 async fn store_new(webhooks: &Webhooks, org_id: &str, webhook: Webhook) -> Result<Webhook, WebhookError> {
-    let plan = webhooks.store.tenants().org_plan_name(org_id).await?;
+    let plan = webhooks.store.orgs().org_plan_name(org_id).await?;
     let rules = webhooks.publishing.plans.rules(&plan).clone();
     let max = rules.limits.webhooks.map_or(MAX_WEBHOOKS_PER_ORG, |n| (n as usize).min(MAX_WEBHOOKS_PER_ORG));
     match webhooks.store.webhooks().create_webhook(webhook, max).await? {
@@ -198,7 +198,7 @@ async fn update(
 /// deliveries fail (retriable after reactivation; they emit nothing), and the organisation
 /// is told with one `webhook_deactivated`. How many deliveries ended.
 pub(crate) async fn after_deactivation(webhooks: &Webhooks, org_id: &str, id: &str) -> Result<usize, StoreError> {
-    let ended = webhooks.store.queue().end_pending(id, Status::Failed).await?;
+    let ended = webhooks.store.requeue().end_pending(id, Status::Failed).await?;
     for _ in 0..ended {
         webhooks.metrics.delivery_finished(Status::Failed.as_str());
     }
@@ -260,11 +260,11 @@ pub(crate) async fn stop(webhooks: &Webhooks, org_id: &str, id: &str, off: Off) 
         after_deactivation(webhooks, org_id, id).await?;
         return Ok(true);
     }
-    let ended = webhooks.store.queue().end_pending(id, Status::Cancelled).await?;
+    let ended = webhooks.store.requeue().end_pending(id, Status::Cancelled).await?;
     for _ in 0..ended {
         webhooks.metrics.delivery_finished(Status::Cancelled.as_str());
     }
-    webhooks.store.queue().drop_webhook_index(id, webhooks.delivery_retention).await?;
+    webhooks.store.trim().drop_webhook_index(id, webhooks.delivery_retention).await?;
     Ok(true)
 }
 
@@ -373,6 +373,6 @@ impl Webhooks {
 
     /// How many failed attempts in a row the webhook has had.
     pub(crate) async fn failure_streak(&self, org_id: &str, id: &str) -> Result<u32, StoreError> {
-        self.store.endpoints().failure_streak(org_id, id).await
+        self.store.streaks().failure_streak(org_id, id).await
     }
 }

@@ -12,10 +12,23 @@
 use std::collections::HashMap;
 
 use crate::store::Result;
-use crate::store::concerns::Events;
+use crate::store::core::base::Base;
 use crate::store::core::keys::day_of;
 use crate::store::core::reply::unexpected;
 use crate::store::core::scripts::DAILY;
+
+/// The concern's handle: what it reads and writes, over the store's connection and key layout.
+#[derive(Debug, Clone)]
+pub struct DailyCounts {
+    base: Base,
+}
+
+impl DailyCounts {
+    /// This concern over `base`.
+    pub(crate) fn of(base: &Base) -> DailyCounts {
+        DailyCounts { base: base.clone() }
+    }
+}
 
 const DAY_MS: u64 = 86_400_000;
 
@@ -51,22 +64,22 @@ pub enum Taken {
     No { used: u64 },
 }
 
-impl Events<'_> {
+impl DailyCounts {
     /// Takes places for a batch of publishes: one script per organisation and day, each
     /// publish all or nothing in order. One answer per take, in order.
-    pub async fn take_daily(self, takes: &[Take]) -> Result<Vec<Taken>> {
+    pub async fn take_daily(&self, takes: &[Take]) -> Result<Vec<Taken>> {
         let mut groups: HashMap<(&str, u32, u64), Vec<usize>> = HashMap::new();
         for (i, take) in takes.iter().enumerate() {
             groups.entry((take.org_id.as_str(), take.day, take.limit)).or_default().push(i);
         }
         let calls = groups.into_iter().map(|((org, day, limit), places)| async move {
             let mut call = DAILY.call();
-            call.key(&self.keys().events_of_day(org, day));
+            call.key(&self.base.keys().events_of_day(org, day));
             call.arg(limit).arg(expiry(day));
             for i in &places {
                 call.arg(takes[*i].events);
             }
-            let replies: Vec<(u8, u64)> = call.run(&mut self.conn()).await?;
+            let replies: Vec<(u8, u64)> = call.run(&mut self.base.conn()).await?;
             if replies.len() != places.len() {
                 return Err(unexpected("daily.lua", "one reply per publish expected"));
             }
@@ -80,21 +93,21 @@ impl Events<'_> {
     }
 
     /// Gives back places a publish took but did not use.
-    pub async fn give_back_daily(self, take: &Take) -> Result<()> {
+    pub async fn give_back_daily(&self, take: &Take) -> Result<()> {
         let mut call = DAILY.call();
-        call.key(&self.keys().events_of_day(&take.org_id, take.day)).arg("give").arg(0).arg(take.events);
-        let _: Vec<i64> = call.run(&mut self.conn()).await?;
+        call.key(&self.base.keys().events_of_day(&take.org_id, take.day)).arg("give").arg(0).arg(take.events);
+        let _: Vec<i64> = call.run(&mut self.base.conn()).await?;
         Ok(())
     }
 
     /// The organisation's publishers' events of `day` so far as the publish script counted
     /// them (every partition's count summed).
-    pub async fn published_of_day(self, org_id: &str, day: u32) -> Result<u64> {
-        let reads = self.keys().partitions().map(|p| async move {
+    pub async fn published_of_day(&self, org_id: &str, day: u32) -> Result<u64> {
+        let reads = self.base.keys().partitions().map(|p| async move {
             let n: Option<u64> = redis::cmd("HGET")
-                .arg(self.keys().published_of_day(p, day))
+                .arg(self.base.keys().published_of_day(p, day))
                 .arg(org_id)
-                .query_async(&mut self.conn())
+                .query_async(&mut self.base.conn())
                 .await?;
             Ok::<_, crate::store::StoreError>(n.unwrap_or(0))
         });
@@ -102,9 +115,11 @@ impl Events<'_> {
     }
 
     /// The organisation's events of `day` taken against its plan's limit so far.
-    pub async fn daily_used(self, org_id: &str, day: u32) -> Result<u64> {
-        let used: Option<i64> =
-            redis::cmd("GET").arg(self.keys().events_of_day(org_id, day)).query_async(&mut self.conn()).await?;
+    pub async fn daily_used(&self, org_id: &str, day: u32) -> Result<u64> {
+        let used: Option<i64> = redis::cmd("GET")
+            .arg(self.base.keys().events_of_day(org_id, day))
+            .query_async(&mut self.base.conn())
+            .await?;
         Ok(used.unwrap_or(0).max(0) as u64)
     }
 }

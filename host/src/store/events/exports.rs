@@ -18,10 +18,23 @@ use std::collections::HashMap;
 use redis::AsyncCommands;
 
 use crate::store::Result;
-use crate::store::concerns::Exports;
+use crate::store::core::base::Base;
 use crate::store::core::keys::Partition;
 use crate::store::core::scripts::{EXPORT_CREATE, SNAPSHOT_FORGET, SNAPSHOT_MOVED};
 use crate::store::events::stored::StoredEvent;
+
+/// The concern's handle: what it reads and writes, over the store's connection and key layout.
+#[derive(Debug, Clone)]
+pub struct ExportRecords {
+    base: Base,
+}
+
+impl ExportRecords {
+    /// This concern over `base`.
+    pub(crate) fn of(base: &Base) -> ExportRecords {
+        ExportRecords { base: base.clone() }
+    }
+}
 
 /// A report export, as stored.
 #[derive(Debug, Clone)]
@@ -105,16 +118,16 @@ pub fn snapshot_of(kind: &str, event: &StoredEvent) -> Option<String> {
     parsed.get(snapshot_key).map(|raw| raw.get().to_owned())
 }
 
-impl Exports<'_> {
+impl ExportRecords {
     /// The newest pointer to a record's newest event in Redis. It is looked for in every
     /// partition (the newest wins): an event published while its record's partition could
     /// not acknowledge writes went to another one (`events::standby`).
-    pub async fn newest_pointer(self, org_id: &str, kind: &str, id: &str) -> Result<Option<Pointer>> {
+    pub async fn newest_pointer(&self, org_id: &str, kind: &str, id: &str) -> Result<Option<Pointer>> {
         let field = format!("{kind}:{id}");
-        let reads = self.keys().partitions().map(|p| {
+        let reads = self.base.keys().partitions().map(|p| {
             let field = field.clone();
             async move {
-                let value: Option<String> = self.conn().hget(self.keys().snapshots(p, org_id), field).await?;
+                let value: Option<String> = self.base.conn().hget(self.base.keys().snapshots(p, org_id), field).await?;
                 Ok::<_, crate::store::StoreError>(value.and_then(|v| Pointer::parse(p, v)))
             }
         });
@@ -123,15 +136,15 @@ impl Exports<'_> {
     }
 
     /// The pointers of records (organisation, `Type:id`) in partition `p`, in one round trip.
-    pub async fn pointers(self, p: Partition, records: &[(&str, &str)]) -> Result<Vec<Option<Pointer>>> {
+    pub async fn pointers(&self, p: Partition, records: &[(&str, &str)]) -> Result<Vec<Option<Pointer>>> {
         if records.is_empty() {
             return Ok(Vec::new());
         }
         let mut pipe = redis::pipe();
         for (org, subject) in records {
-            pipe.hget(self.keys().snapshots(p, org), *subject);
+            pipe.hget(self.base.keys().snapshots(p, org), *subject);
         }
-        let values: Vec<Option<String>> = pipe.query_async(&mut self.conn()).await?;
+        let values: Vec<Option<String>> = pipe.query_async(&mut self.base.conn()).await?;
         Ok(values.into_iter().map(|v| v.and_then(|v| Pointer::parse(p, v))).collect())
     }
 
@@ -139,18 +152,18 @@ impl Exports<'_> {
     /// cursor (0 when the scan is over) and the records' pointers read (values that are no
     /// pointer are left out).
     pub async fn scan_pointers(
-        self,
+        &self,
         p: Partition,
         org: &str,
         cursor: u64,
         count: usize,
     ) -> Result<(u64, Vec<(String, Pointer)>)> {
         let (next, flat): (u64, Vec<String>) = redis::cmd("HSCAN")
-            .arg(self.keys().snapshots(p, org))
+            .arg(self.base.keys().snapshots(p, org))
             .arg(cursor)
             .arg("COUNT")
             .arg(count)
-            .query_async(&mut self.conn())
+            .query_async(&mut self.base.conn())
             .await?;
         let mut read = Vec::with_capacity(flat.len() / 2);
         let mut pairs = flat.into_iter();
@@ -164,31 +177,31 @@ impl Exports<'_> {
 
     /// Whether each event (organisation, event id) is stored in partition `p`, in one
     /// round trip.
-    pub async fn events_here(self, p: Partition, events: &[(&str, &str)]) -> Result<Vec<bool>> {
+    pub async fn events_here(&self, p: Partition, events: &[(&str, &str)]) -> Result<Vec<bool>> {
         if events.is_empty() {
             return Ok(Vec::new());
         }
         let mut pipe = redis::pipe();
         for (org, event) in events {
-            pipe.exists(self.keys().event(p, org, event));
+            pipe.exists(self.base.keys().event(p, org, event));
         }
-        Ok(pipe.query_async(&mut self.conn()).await?)
+        Ok(pipe.query_async(&mut self.base.conn()).await?)
     }
 
     /// Whether partition `p`'s pointers were swept (`history::sweep`).
-    pub async fn pointers_swept(self, p: Partition) -> Result<bool> {
-        Ok(self.conn().exists(self.keys().pointers_swept(p)).await?)
+    pub async fn pointers_swept(&self, p: Partition) -> Result<bool> {
+        Ok(self.base.conn().exists(self.base.keys().pointers_swept(p)).await?)
     }
 
     /// Notes that partition `p`'s pointers were swept.
-    pub async fn mark_pointers_swept(self, p: Partition) -> Result<()> {
-        let _: () = self.conn().set(self.keys().pointers_swept(p), 1).await?;
+    pub async fn mark_pointers_swept(&self, p: Partition) -> Result<()> {
+        let _: () = self.base.conn().set(self.base.keys().pointers_swept(p), 1).await?;
         Ok(())
     }
 
     /// Forgets pointers of partition `p` that moved to history (organisation, `Type:id`,
     /// the pointer moved), each only if it is unchanged. How many were forgotten.
-    pub async fn forget_moved_pointers(self, p: Partition, moved: &[(&str, &str, Pointer)]) -> Result<usize> {
+    pub async fn forget_moved_pointers(&self, p: Partition, moved: &[(&str, &str, Pointer)]) -> Result<usize> {
         if moved.is_empty() {
             return Ok(0);
         }
@@ -197,12 +210,12 @@ impl Exports<'_> {
         for (org, subject, pointer) in moved {
             let next = places.len() + 1;
             let place = *places.entry(org).or_insert_with(|| {
-                call.key(&self.keys().snapshots(p, org));
+                call.key(&self.base.keys().snapshots(p, org));
                 next
             });
             call.arg(place).arg(*subject).arg(&pointer.value);
         }
-        Ok(call.run::<i64>(&mut self.conn()).await?.max(0) as usize)
+        Ok(call.run::<i64>(&mut self.base.conn()).await?.max(0) as usize)
     }
 
     /// After a deletion of `subject` (`Type:id`, event time `deleted_ms`) was published,
@@ -210,7 +223,7 @@ impl Exports<'_> {
     /// partition and its standbys, where a failover may have left one (`events::standby`).
     /// How many were forgotten.
     pub async fn forget_snapshot_in(
-        self,
+        &self,
         ps: &[Partition],
         org_id: &str,
         subject: &str,
@@ -218,16 +231,16 @@ impl Exports<'_> {
     ) -> Result<usize> {
         let calls = ps.iter().map(|p| async move {
             let mut call = SNAPSHOT_FORGET.call();
-            call.key(&self.keys().snapshots(*p, org_id)).key(&self.keys().released_events(*p));
+            call.key(&self.base.keys().snapshots(*p, org_id)).key(&self.base.keys().released_events(*p));
             call.arg(subject).arg(deleted_ms).arg(org_id);
-            call.run::<i64>(&mut self.conn()).await
+            call.run::<i64>(&mut self.base.conn()).await
         });
         let forgotten = futures_util::future::try_join_all(calls).await?;
         Ok(forgotten.into_iter().filter(|n| *n > 0).count())
     }
 
     /// Stores a new export and queues it.
-    pub async fn create_export(self, export: &Export, keep_ms: u64) -> Result<()> {
+    pub async fn create_export(&self, export: &Export, keep_ms: u64) -> Result<()> {
         let fields: [(&str, &str); 9] = [
             ("id", &export.id),
             ("org_id", &export.org_id),
@@ -239,41 +252,41 @@ impl Exports<'_> {
             ("exportable_id", &export.exportable.id),
             ("created_at", &export.created_at),
         ];
-        let key = self.keys().export(&export.id);
+        let key = self.base.keys().export(&export.id);
         let mut call = EXPORT_CREATE.call();
-        call.key(&key).key(&self.keys().export_jobs()).arg(keep_ms).arg(&export.id).arg(crate::time::now_millis());
+        call.key(&key).key(&self.base.keys().export_jobs()).arg(keep_ms).arg(&export.id).arg(crate::time::now_millis());
         for (k, v) in fields {
             call.arg(k).arg(v);
         }
-        let _: i64 = call.run(&mut self.conn()).await?;
-        self.acknowledged(&key).await
+        let _: i64 = call.run(&mut self.base.conn()).await?;
+        self.base.acknowledged(&key).await
     }
 
     /// An export of any organisation (the builder checks it against the record).
-    pub async fn export_any_org(self, id: &str) -> Result<Option<Export>> {
-        let fields: HashMap<String, String> = self.conn().hgetall(self.keys().export(id)).await?;
+    pub async fn export_any_org(&self, id: &str) -> Result<Option<Export>> {
+        let fields: HashMap<String, String> = self.base.conn().hgetall(self.base.keys().export(id)).await?;
         Ok((!fields.is_empty()).then(|| from_fields(&fields)))
     }
 
     /// The organisation's export.
-    pub async fn get_export(self, org_id: &str, id: &str) -> Result<Option<Export>> {
+    pub async fn get_export(&self, org_id: &str, id: &str) -> Result<Option<Export>> {
         Ok(self.export_any_org(id).await?.filter(|e| e.org_id == org_id))
     }
 
     /// Sets fields of an export that exists.
-    pub async fn set_export_fields(self, id: &str, fields: &[(&str, &str)]) -> Result<()> {
+    pub async fn set_export_fields(&self, id: &str, fields: &[(&str, &str)]) -> Result<()> {
         let mut call = crate::store::core::scripts::SET_IF_EXISTS.call();
-        call.key(&self.keys().export(id));
+        call.key(&self.base.keys().export(id));
         for (k, v) in fields {
             call.arg(*k).arg(*v);
         }
-        let _: i64 = call.run(&mut self.conn()).await?;
+        let _: i64 = call.run(&mut self.base.conn()).await?;
         Ok(())
     }
 
     /// Stores a built file with its lifetime, and marks the export completed.
     pub async fn complete_export(
-        self,
+        &self,
         id: &str,
         file: &[u8],
         ttl_ms: u64,
@@ -283,33 +296,33 @@ impl Exports<'_> {
         redis::pipe()
             .atomic()
             .cmd("SET")
-            .arg(self.keys().export_file(id))
+            .arg(self.base.keys().export_file(id))
             .arg(file)
             .arg("PX")
             .arg(ttl_ms)
             .ignore()
             .hset_multiple(
-                self.keys().export(id),
+                self.base.keys().export(id),
                 &[("status", "completed"), ("completed_at", completed_at), ("download_url", url), ("error", "")],
             )
             .ignore()
-            .query_async::<()>(&mut self.conn())
+            .query_async::<()>(&mut self.base.conn())
             .await?;
         Ok(())
     }
 
     /// A built file, while its link is valid.
-    pub async fn export_file(self, id: &str) -> Result<Option<Vec<u8>>> {
-        Ok(self.conn().get(self.keys().export_file(id)).await?)
+    pub async fn export_file(&self, id: &str) -> Result<Option<Vec<u8>>> {
+        Ok(self.base.conn().get(self.base.keys().export_file(id)).await?)
     }
 
     /// The key that signs download links, made on first use and shared through Redis.
-    pub async fn export_link_key(self) -> Result<Vec<u8>> {
-        let key = self.keys().export_link_secret();
+    pub async fn export_link_key(&self) -> Result<Vec<u8>> {
+        let key = self.base.keys().export_link_secret();
         let fresh: [u8; 32] = rand::random();
         let _: Option<String> =
-            redis::cmd("SET").arg(&key).arg(hex::encode(fresh)).arg("NX").query_async(&mut self.conn()).await?;
-        let stored: String = self.conn().get(&key).await?;
+            redis::cmd("SET").arg(&key).arg(hex::encode(fresh)).arg("NX").query_async(&mut self.base.conn()).await?;
+        let stored: String = self.base.conn().get(&key).await?;
         Ok(hex::decode(stored).unwrap_or_default())
     }
 }

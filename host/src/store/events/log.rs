@@ -9,13 +9,27 @@
 //! do (`store::queue::index`: every entry keeps its place). Reading follows
 //! `store::queue::listing`: a cursor says where each partition stands.
 
-use crate::store::concerns::Events;
+use crate::store::core::base::Base;
 use crate::store::core::keys::{self, Partition};
 pub use crate::store::events::log_entry::{ENTRY_LEN, LogEntry, accepted_ms_of, action_code};
 use crate::store::events::stored::StoredEvent;
+use crate::store::queue::index::IndexHeads;
 use crate::store::queue::index::MovedIndexes;
 use crate::store::queue::listing::{Cursor, Position};
 use crate::store::{Result, StoreError};
+
+/// The concern's handle: what it reads and writes, over the store's connection and key layout.
+#[derive(Debug, Clone)]
+pub struct EventLog {
+    base: Base,
+}
+
+impl EventLog {
+    /// This concern over `base`.
+    pub(crate) fn of(base: &Base) -> EventLog {
+        EventLog { base: base.clone() }
+    }
+}
 
 /// Which events a reading of the log keeps: accepted in `[since_ms, until_ms)`, of `action`
 /// when it is given.
@@ -32,28 +46,28 @@ impl Window<'_> {
     }
 }
 
-impl Events<'_> {
+impl EventLog {
     /// Up to `n` entries of one partition's hour from place `start` (counted from the
     /// hour's first entry ever), in the order they were logged, `None` for one that cannot
     /// be read; and the place to read from next (`start` at the end). Entries that moved
     /// to history are read there through `moved` (without it, places count from the
     /// list's head, as before anything moved).
     pub async fn read_log(
-        self,
+        &self,
         p: Partition,
         org: &str,
         (hour, start, n): (u32, u64, usize),
         moved: Option<&dyn MovedIndexes>,
     ) -> Result<(Vec<Option<LogEntry>>, u64)> {
-        let key = self.keys().event_log(p, org, hour);
+        let key = self.base.keys().event_log(p, org, hour);
         let (next, entries) = match moved {
-            Some(moved) => self.moving().index_forward(p, &key, start, n as u64, moved).await?,
+            Some(moved) => IndexHeads::of(&self.base).index_forward(p, &key, start, n as u64, moved).await?,
             None => {
                 let raw: Vec<Vec<u8>> = redis::cmd("LRANGE")
                     .arg(&key)
                     .arg(start)
                     .arg(start + n.max(1) as u64 - 1)
-                    .query_async(&mut self.conn())
+                    .query_async(&mut self.base.conn())
                     .await?;
                 (start + raw.len() as u64, raw.into_iter().map(|e| (0, e)).collect())
             }
@@ -66,14 +80,14 @@ impl Events<'_> {
     /// than about `scan` entries. Returns the entries with their partition and the cursor to
     /// continue from (`None` at the end).
     pub async fn list_event_log(
-        self,
+        &self,
         org: &str,
         window: Window<'_>,
         cursor: Option<&str>,
         (limit, scan): (usize, usize),
         moved: Option<&dyn MovedIndexes>,
     ) -> Result<(Vec<(Partition, LogEntry)>, Option<String>)> {
-        let partitions = self.keys().partition_count();
+        let partitions = self.base.keys().partition_count();
         let newest_hour = keys::hour_of(window.until_ms.saturating_sub(1));
         let oldest_hour = keys::hour_of(window.since_ms);
         let mut cursor = match cursor {
@@ -135,7 +149,7 @@ impl Events<'_> {
     /// out; `position` becomes `None` past `oldest_hour`. Entries that cannot be read are
     /// passed over; those that moved to history are read there through `moved`.
     async fn log_back(
-        self,
+        &self,
         (p, org): (Partition, &str),
         position: &mut Option<Position>,
         buffer: &mut Vec<(u64, LogEntry)>,
@@ -147,16 +161,16 @@ impl Events<'_> {
                 *position = None;
                 break;
             }
-            let key = self.keys().event_log(p, org, at.bucket);
+            let key = self.base.keys().event_log(p, org, at.bucket);
             let (end, entries) = match moved {
-                Some(moved) => self.moving().index_back(p, &key, at.end, batch as u64, moved).await?,
-                None => self.moving().index_here(&key, at.end, batch as u64).await?,
+                Some(moved) => IndexHeads::of(&self.base).index_back(p, &key, at.end, batch as u64, moved).await?,
+                None => IndexHeads::of(&self.base).index_here(&key, at.end, batch as u64).await?,
             };
             if entries.is_empty() {
                 let below = match at.bucket.checked_sub(1) {
                     Some(from) if from >= oldest_hour => {
-                        let key_of = |hour| self.keys().event_log(p, org, hour);
-                        self.moving().newest_filled(p, key_of, from, oldest_hour).await?
+                        let key_of = |hour| self.base.keys().event_log(p, org, hour);
+                        IndexHeads::of(&self.base).newest_filled(p, key_of, from, oldest_hour).await?
                     }
                     _ => None,
                 };
@@ -180,7 +194,7 @@ impl Events<'_> {
 
     /// The stored events of log entries (`None`: expired, or not readable), read with one
     /// pipeline per partition.
-    pub async fn logged_events(self, entries: &[(Partition, LogEntry)]) -> Result<Vec<Option<StoredEvent>>> {
+    pub async fn logged_events(&self, entries: &[(Partition, LogEntry)]) -> Result<Vec<Option<StoredEvent>>> {
         let by_partition = {
             let mut map: std::collections::BTreeMap<Partition, Vec<usize>> = std::collections::BTreeMap::new();
             for (i, (p, _)) in entries.iter().enumerate() {
@@ -191,9 +205,9 @@ impl Events<'_> {
         let reads = by_partition.iter().map(|(p, at)| async move {
             let mut pipe = redis::pipe();
             for &i in at {
-                pipe.cmd("GET").arg(self.keys().event_named(*p, &keys::name_of_digest(&entries[i].1.digest)));
+                pipe.cmd("GET").arg(self.base.keys().event_named(*p, &keys::name_of_digest(&entries[i].1.digest)));
             }
-            let values: Vec<Option<Vec<u8>>> = self.conn().query_reads(&pipe).await?;
+            let values: Vec<Option<Vec<u8>>> = self.base.conn().query_reads(&pipe).await?;
             Ok::<_, StoreError>(at.iter().copied().zip(values).collect::<Vec<_>>())
         });
         let mut out = vec![None; entries.len()];

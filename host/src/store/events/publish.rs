@@ -15,15 +15,30 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use crate::ids::{self, Kind};
-use crate::store::concerns::Events;
+use crate::store::core::base::Base;
 use crate::store::core::keys::{HOUR_MS, Partition};
 use crate::store::core::reply::{name_of, unexpected};
 use crate::store::core::scripts::{Call, PUBLISH, RELEASE};
 use crate::store::events::log::LogEntry;
+use crate::store::events::standby::Standbys;
 use crate::store::events::stored::StoredEvent;
 use crate::store::queue::status::Status;
+use crate::store::tenants::orgs::Orgs;
 use crate::store::tenants::webhooks::Subscriber;
 use crate::store::{Result, StoreError};
+
+/// The concern's handle: what it reads and writes, over the store's connection and key layout.
+#[derive(Debug, Clone)]
+pub struct EventWrites {
+    base: Base,
+}
+
+impl EventWrites {
+    /// This concern over `base`.
+    pub(crate) fn of(base: &Base) -> EventWrites {
+        EventWrites { base: base.clone() }
+    }
+}
 
 /// Every this many snapshots a publish checks the organisation's cap (and then evicts up to
 /// twice as many records as this): the check would cost Redis a command per event otherwise.
@@ -110,25 +125,25 @@ pub enum Published {
 /// views of its slots) is sent again.
 const AGAIN_AFTER: [Duration; 3] = [Duration::from_millis(50), Duration::from_millis(200), Duration::from_millis(500)];
 
-impl Events<'_> {
+impl EventWrites {
     /// Runs the publish script; when Redis refused it before it ran — the client's map of
     /// the slots behind the cluster's (`MOVED`), the cluster between masters (`CLUSTERDOWN`,
     /// `TRYAGAIN`), a replica that just lost its master's role (`READONLY`) — runs it again
     /// a few times, as nothing of it was written.
     async fn run_unwritten_again(
-        self,
+        &self,
         partition: Partition,
         call: &crate::store::core::scripts::Call<'_>,
     ) -> Result<Vec<String>> {
         let mut again = AGAIN_AFTER.iter();
         loop {
-            match call.run(&mut self.conn()).await {
+            match call.run(&mut self.base.conn()).await {
                 Err(StoreError::Unavailable(e)) if refused_before_running(&e) => match again.next() {
                     Some(wait) => tokio::time::sleep(*wait).await,
                     None => {
                         // Its master is down or being replaced: the next events go to a
                         // standby meanwhile.
-                        self.shun(partition);
+                        Standbys::of(&self.base).shun(partition);
                         return Err(StoreError::Unavailable(e));
                     }
                 },
@@ -139,16 +154,16 @@ impl Events<'_> {
 
     /// Publishes events of one partition (all or nothing each), and waits for replicas when
     /// configured: once this returns, every `New` event is acknowledged.
-    pub async fn publish(self, p: Partition, batch: &[Publication]) -> Result<Vec<Published>> {
-        let keys = self.keys();
+    pub async fn publish(&self, p: Partition, batch: &[Publication]) -> Result<Vec<Published>> {
+        let keys = self.base.keys();
         let mut call = PUBLISH.call();
         let now = crate::time::now_millis();
         let day = crate::store::core::keys::day_of(now);
         call.key(&keys.ready(p)).key(&keys.released_events(p)).key(&keys.accepted(p)).key(&keys.index_moves(p));
         call.key(&keys.published_of_day(p, day)).key(&keys.versions(p));
-        let cap = self.snapshots_per_org.div_ceil(usize::from(keys.partition_count()));
+        let cap = self.base.snapshots_per_org.div_ceil(usize::from(keys.partition_count()));
         call.arg(now).arg(cap);
-        call.arg(self.history_flag()).arg(crate::store::events::daily::expiry(day));
+        call.arg(self.base.history_flag()).arg(crate::store::events::daily::expiry(day));
         for event in batch {
             self.add_event(&mut call, p, event);
         }
@@ -169,17 +184,17 @@ impl Events<'_> {
             })
             .collect::<Result<_>>()?;
         if published.iter().any(|p| matches!(p, Published::New { .. }))
-            && let Err(e) = self.acknowledged(&keys.ready(p)).await
+            && let Err(e) = self.base.acknowledged(&keys.ready(p)).await
         {
             if matches!(e, StoreError::NotReplicated { .. }) {
                 // Its master has lost its replicas: the next events go to a standby.
-                self.shun(p);
+                Standbys::of(&self.base).shun(p);
             }
             return Err(e);
         }
         for (outcome, event) in published.iter().zip(batch) {
             if matches!(outcome, Published::New { deliveries } if *deliveries > 0) {
-                self.recent.keep(&event.org_id, &event.event_id, event.event.clone());
+                self.base.recent.keep(&event.org_id, &event.event_id, event.event.clone());
             }
         }
         Ok(published)
@@ -187,9 +202,9 @@ impl Events<'_> {
 
     /// One event's keys and arguments for `publish.lua`: the event, its snapshot and log
     /// entry, and each delivery of its fan-out.
-    fn add_event(self, call: &mut Call<'_>, p: Partition, event: &Publication) {
+    fn add_event(&self, call: &mut Call<'_>, p: Partition, event: &Publication) {
         let retention = event.retention;
-        let keys = self.keys();
+        let keys = self.base.keys();
         let accepted_ms = event.event.accepted_ms;
         let hour = crate::store::core::keys::hour_of(accepted_ms);
         call.key(&keys.event(p, &event.org_id, &event.event_id))
@@ -204,7 +219,14 @@ impl Events<'_> {
             .arg(if event.deleted { "1" } else { "0" })
             .arg(match event.snapshot {
                 false => "n",
-                true if self.snapshots_published.fetch_add(1, Ordering::Relaxed).is_multiple_of(CAP_CHECK_EVERY) => "c",
+                true if self
+                    .base
+                    .snapshots_published
+                    .fetch_add(1, Ordering::Relaxed)
+                    .is_multiple_of(CAP_CHECK_EVERY) =>
+                {
+                    "c"
+                }
                 true => "y",
             })
             .arg(event.webhooks.len());
@@ -243,19 +265,22 @@ impl Events<'_> {
     }
 
     /// A stored event.
-    pub async fn event(self, p: Partition, org_id: &str, event_id: &str) -> Result<Option<StoredEvent>> {
-        let bytes: Option<Vec<u8>> =
-            redis::cmd("GET").arg(self.keys().event(p, org_id, event_id)).query_async(&mut self.conn()).await?;
+    pub async fn event(&self, p: Partition, org_id: &str, event_id: &str) -> Result<Option<StoredEvent>> {
+        let bytes: Option<Vec<u8>> = redis::cmd("GET")
+            .arg(self.base.keys().event(p, org_id, event_id))
+            .query_async(&mut self.base.conn())
+            .await?;
         Ok(bytes.as_deref().and_then(StoredEvent::decode))
     }
 
     /// An event of the organisation found by its id alone: every partition is asked (an
     /// event lives in the partition of its subject, which its id does not tell).
-    pub async fn find_event(self, org_id: &str, event_id: &str) -> Result<Option<(Partition, StoredEvent)>> {
+    pub async fn find_event(&self, org_id: &str, event_id: &str) -> Result<Option<(Partition, StoredEvent)>> {
         if !ids::is_event_id(event_id) {
             return Ok(None);
         }
         let reads = self
+            .base
             .keys()
             .partitions()
             .map(|p| async move { Ok::<_, StoreError>((p, self.event(p, org_id, event_id).await?)) });
@@ -266,7 +291,7 @@ impl Events<'_> {
     /// The deliveries of an event stored in partition `p` to any of `webhooks` (those it had
     /// none to are left out): each id is derived, and read with one pipeline.
     pub async fn event_deliveries(
-        self,
+        &self,
         p: Partition,
         org_id: &str,
         event_id: &str,
@@ -279,9 +304,9 @@ impl Events<'_> {
         let ids: Vec<String> = webhooks.iter().map(|w| delivery_id(p, accepted_ms, org_id, event_id, w)).collect();
         let mut pipe = redis::pipe();
         for id in &ids {
-            pipe.cmd("HMGET").arg(self.keys().delivery(p, id)).arg("o").arg("w").arg("e").arg("s");
+            pipe.cmd("HMGET").arg(self.base.keys().delivery(p, id)).arg("o").arg("w").arg("e").arg("s");
         }
-        let rows: Vec<Vec<Option<String>>> = self.conn().query_reads(&pipe).await?;
+        let rows: Vec<Vec<Option<String>>> = self.base.conn().query_reads(&pipe).await?;
         Ok(ids
             .into_iter()
             .zip(rows)
@@ -298,14 +323,14 @@ impl Events<'_> {
     /// Gives superseded snapshot events their TTL back (up to `n` of them): the retention
     /// of their organisation's plan (`kept`, of its name). How many.
     pub async fn release_snapshots(
-        self,
+        &self,
         p: Partition,
         kept: &(dyn Fn(&str) -> Duration + Sync),
         n: usize,
     ) -> Result<usize> {
-        let list = self.keys().released_events(p);
+        let list = self.base.keys().released_events(p);
         let entries: Vec<String> =
-            redis::cmd("LRANGE").arg(&list).arg(0).arg(n.max(1) as i64 - 1).query_async(&mut self.conn()).await?;
+            redis::cmd("LRANGE").arg(&list).arg(0).arg(n.max(1) as i64 - 1).query_async(&mut self.base.conn()).await?;
         if entries.is_empty() {
             return Ok(0);
         }
@@ -317,14 +342,14 @@ impl Events<'_> {
                 let ms = match retentions.get(org) {
                     Some(ms) => *ms,
                     None => {
-                        let ms = kept(&self.tenants().org_plan_name(org).await?).as_millis() as u64;
+                        let ms = kept(&Orgs::of(&self.base).org_plan_name(org).await?).as_millis() as u64;
                         *retentions.entry(org).or_insert(ms)
                     }
                 };
-                call.key(&self.keys().event(p, org, event)).arg(ms);
+                call.key(&self.base.keys().event(p, org, event)).arg(ms);
             }
         }
-        let _: i64 = call.run(&mut self.conn()).await?;
+        let _: i64 = call.run(&mut self.base.conn()).await?;
         Ok(entries.len())
     }
 }

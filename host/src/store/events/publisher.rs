@@ -36,17 +36,17 @@ impl Publisher {
     /// Starts the batchers (inside a Tokio runtime).
     pub fn start(store: &Store) -> Publisher {
         let partitions = Batcher::per_partition(store, BATCH, move |store, p, batch: Vec<Publication>| async move {
-            store.events().publish(p, &batch).await
+            store.event_writes().publish(p, &batch).await
         });
         let lookups = store.clone();
         let subscribers = Batcher::spawn_distinct(BATCH, move |pairs: Vec<(String, String)>| {
             let store = lookups.clone();
-            async move { store.webhooks().subscribers_of(&pairs).await }
+            async move { store.subscriptions().subscribers_of(&pairs).await }
         });
         let counters = store.clone();
         let daily = Batcher::spawn(BATCH, move |takes: Vec<Take>| {
             let store = counters.clone();
-            async move { store.events().take_daily(&takes).await }
+            async move { store.daily_counts().take_daily(&takes).await }
         });
         Publisher { partitions, subscribers, kept: Recent::new(KEPT_BYTES, KEPT_AT_MOST), daily }
     }

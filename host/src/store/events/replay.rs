@@ -7,10 +7,23 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use crate::store::Result;
-use crate::store::concerns::Replays;
+use crate::store::core::base::Base;
 use crate::store::core::keys::{self, Partition};
 use crate::store::core::reply::name_of;
 use crate::store::core::scripts::{REPLAY, REPLAY_JOB};
+
+/// The concern's handle: what it reads and writes, over the store's connection and key layout.
+#[derive(Debug, Clone)]
+pub struct ReplayRecords {
+    base: Base,
+}
+
+impl ReplayRecords {
+    /// This concern over `base`.
+    pub(crate) fn of(base: &Base) -> ReplayRecords {
+        ReplayRecords { base: base.clone() }
+    }
+}
 
 /// Where a replay stands: it queues the log hour by hour, and in each hour partition by
 /// partition; `offset` entries of that list are done.
@@ -150,15 +163,15 @@ pub enum JobWrite {
     Missing,
 }
 
-impl Replays<'_> {
-    async fn replay_job(self, webhook: &str, mode: &str, when: u64, fields: &[(&str, String)]) -> Result<JobWrite> {
+impl ReplayRecords {
+    async fn replay_job(&self, webhook: &str, mode: &str, when: u64, fields: &[(&str, String)]) -> Result<JobWrite> {
         let mut call = REPLAY_JOB.call();
-        call.key(&self.keys().replay(webhook)).key(&self.keys().replay_jobs());
+        call.key(&self.base.keys().replay(webhook)).key(&self.base.keys().replay_jobs());
         call.arg(webhook).arg(mode).arg(when);
         for (name, value) in fields {
             call.arg(*name).arg(value);
         }
-        let reply: String = call.run(&mut self.conn()).await?;
+        let reply: String = call.run(&mut self.base.conn()).await?;
         name_of("replay_job.lua", &reply, |name| match name {
             "done" => Some(JobWrite::Done),
             "running" => Some(JobWrite::Running),
@@ -169,30 +182,30 @@ impl Replays<'_> {
 
     /// Stores a new replay, leased to the caller for `lease`; [`JobWrite::Running`] when
     /// one of the webhook is still running.
-    pub async fn create_replay(self, replay: &Replay, lease: Duration) -> Result<JobWrite> {
+    pub async fn create_replay(&self, replay: &Replay, lease: Duration) -> Result<JobWrite> {
         let until = crate::time::now_millis() + lease.as_millis() as u64;
         let written = self.replay_job(&replay.webhook_id, "create", until, &replay.fields()).await?;
         if written == JobWrite::Done {
-            self.acknowledged(&self.keys().replay(&replay.webhook_id)).await?;
+            self.base.acknowledged(&self.base.keys().replay(&replay.webhook_id)).await?;
         }
         Ok(written)
     }
 
     /// A webhook's latest replay (running, or ended within the time ended ones are kept).
-    pub async fn get_replay(self, webhook: &str) -> Result<Option<Replay>> {
+    pub async fn get_replay(&self, webhook: &str) -> Result<Option<Replay>> {
         let f: HashMap<String, String> =
-            redis::cmd("HGETALL").arg(self.keys().replay(webhook)).query_async(&mut self.conn()).await?;
+            redis::cmd("HGETALL").arg(self.base.keys().replay(webhook)).query_async(&mut self.base.conn()).await?;
         Ok(Replay::from_fields(&f))
     }
 
     /// Records how far a running replay got.
-    pub async fn replay_progress(self, webhook: &str, place: ReplayPlace, queued: u64) -> Result<JobWrite> {
+    pub async fn replay_progress(&self, webhook: &str, place: ReplayPlace, queued: u64) -> Result<JobWrite> {
         self.replay_job(webhook, "progress", 0, &[("place", place.text()), ("queued", queued.to_string())]).await
     }
 
     /// Ends a running replay; its record is kept for `keep`.
     pub async fn end_replay(
-        self,
+        &self,
         webhook: &str,
         state: ReplayState,
         reason: Option<&str>,
@@ -210,8 +223,8 @@ impl Replays<'_> {
 
     /// How busy partition `p` is for a replay to `webhook`: the webhook's deliveries
     /// waiting there unclaimed, and whether another webhook has work due there now.
-    pub async fn replay_pressure(self, p: Partition, webhook: &str) -> Result<(u64, bool)> {
-        let k = self.keys();
+    pub async fn replay_pressure(&self, p: Partition, webhook: &str) -> Result<(u64, bool)> {
+        let k = self.base.keys();
         let mut pipe = redis::pipe();
         pipe.cmd("LLEN").arg(k.webhook_new(p, webhook));
         pipe.cmd("ZRANGE")
@@ -222,7 +235,7 @@ impl Replays<'_> {
             .arg("LIMIT")
             .arg(0)
             .arg(2);
-        let replies: Vec<redis::Value> = self.conn().query_reads(&pipe).await?;
+        let replies: Vec<redis::Value> = self.base.conn().query_reads(&pipe).await?;
         let mut replies = replies.into_iter();
         let mut next = || {
             replies
@@ -236,7 +249,7 @@ impl Replays<'_> {
 
     /// Replays a batch of logged events of partition `p` to a webhook (`lua/replay.lua`).
     pub async fn replay_batch(
-        self,
+        &self,
         p: Partition,
         org: &str,
         webhook: &str,
@@ -246,11 +259,11 @@ impl Replays<'_> {
         if items.is_empty() {
             return Ok(Vec::new());
         }
-        let k = self.keys();
+        let k = self.base.keys();
         let mut call = REPLAY.call();
         call.key(&k.ready(p)).key(&k.index_moves(p));
         call.arg(crate::time::now_millis()).arg(retention.as_millis() as u64).arg(org).arg(webhook);
-        call.arg(self.history_flag());
+        call.arg(self.base.history_flag());
         for item in items {
             let day = keys::day_of(item.accepted_ms);
             call.key(&k.event(p, org, &item.event_id))
@@ -262,7 +275,7 @@ impl Replays<'_> {
                 .keys(k.order(p, webhook));
             call.arg(&item.delivery_id).arg(&item.event_id).arg(item.action).arg(item.subject.as_deref().unwrap_or(""));
         }
-        let replies: Vec<String> = call.run(&mut self.conn()).await?;
+        let replies: Vec<String> = call.run(&mut self.base.conn()).await?;
         let replayed = replies
             .iter()
             .map(|reply| {
@@ -275,7 +288,7 @@ impl Replays<'_> {
             })
             .collect::<Result<Vec<_>>>()?;
         if replayed.contains(&Replayed::Queued) {
-            self.acknowledged(&k.ready(p)).await?;
+            self.base.acknowledged(&k.ready(p)).await?;
         }
         Ok(replayed)
     }

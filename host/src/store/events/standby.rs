@@ -27,9 +27,23 @@ use std::time::Duration;
 use redis::AsyncCommands;
 
 use crate::store::Result;
-use crate::store::concerns::Events;
+use crate::store::core::base::Base;
 use crate::store::core::keys::{Partition, slot};
 use crate::store::core::shards;
+use crate::store::events::exports::ExportRecords;
+
+/// The concern's handle: what it reads and writes, over the store's connection and key layout.
+#[derive(Debug, Clone)]
+pub struct Standbys {
+    base: Base,
+}
+
+impl Standbys {
+    /// This concern over `base`.
+    pub(crate) fn of(base: &Base) -> Standbys {
+        Standbys { base: base.clone() }
+    }
+}
 
 /// How long one look at the cluster may take.
 const LOOK: Duration = Duration::from_millis(100);
@@ -57,11 +71,11 @@ pub struct ToPlace<'a> {
     pub kept: Duration,
 }
 
-impl Events<'_> {
+impl Standbys {
     /// The standby protocol in one call: the partition an event goes to — its own, or while
     /// that one cannot acknowledge writes a standby, marked before it takes its first event
     /// — unless an earlier try of the publisher's id already left it somewhere.
-    pub async fn place_event(self, event: ToPlace<'_>) -> Result<Placement> {
+    pub async fn place_event(&self, event: ToPlace<'_>) -> Result<Placement> {
         let p = self.partition_for(event.home, event.must_stay);
         if let Some((org_id, event_id)) = event.chosen_id {
             let elsewhere = self.tried_elsewhere(event.home, p);
@@ -79,7 +93,7 @@ impl Events<'_> {
     /// forgets its older snapshot where a failover may have left one: at home, or on a
     /// standby marked for it (none before a failover).
     pub async fn forget_older_snapshots(
-        self,
+        &self,
         (home, p): (Partition, Partition),
         org_id: &str,
         subject: &str,
@@ -89,17 +103,17 @@ impl Events<'_> {
         if elsewhere.is_empty() {
             return Ok(());
         }
-        self.exports().forget_snapshot_in(&elsewhere, org_id, subject, deleted_ms).await.map(drop)
+        ExportRecords::of(&self.base).forget_snapshot_in(&elsewhere, org_id, subject, deleted_ms).await.map(drop)
     }
 
     /// Looks at the replicas of every partition's master every [`LOOK_EVERY`], for as long
     /// as this store (or a clone) lives; nothing when no replica is awaited.
-    pub fn watch_replicas(self) {
-        if self.wait_replicas == 0 {
+    pub fn watch_replicas(&self) {
+        if self.base.wait_replicas == 0 {
             return;
         }
-        let shunned = Arc::downgrade(&self.shunned);
-        let (conn, keys, wanted) = (self.conn(), self.keys().clone(), self.wait_replicas);
+        let shunned = Arc::downgrade(&self.base.shunned);
+        let (conn, keys, wanted) = (self.base.conn(), self.base.keys().clone(), self.base.wait_replicas);
         tokio::spawn(async move {
             let mut every = tokio::time::interval(LOOK_EVERY);
             every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -137,8 +151,8 @@ impl Events<'_> {
     }
 
     /// Notes that `p` could not acknowledge a write.
-    pub(crate) fn shun(self, p: Partition) {
-        if self.shunned.shun(p, crate::time::now_millis()) {
+    pub(crate) fn shun(&self, p: Partition) {
+        if self.base.shunned.shun(p, crate::time::now_millis()) {
             tracing::warn!(
                 partition = p.0,
                 "a partition could not acknowledge a write: its events go to another partition for a while (ordered webhooks' wait)"
@@ -149,21 +163,21 @@ impl Events<'_> {
     /// The partition an event whose own is `home` goes to: `home` when it is not shunned
     /// (or nothing is awaited, or `must_stay`), else the first after it that is not (`home`
     /// if all are).
-    fn partition_for(self, home: Partition, must_stay: bool) -> Partition {
+    fn partition_for(&self, home: Partition, must_stay: bool) -> Partition {
         let now = crate::time::now_millis();
-        if self.wait_replicas == 0 || must_stay || !self.shunned.shunned(home, now) {
+        if self.base.wait_replicas == 0 || must_stay || !self.base.shunned.shunned(home, now) {
             return home;
         }
-        let n = self.keys().partition_count();
-        (1..n).map(|i| Partition((home.0 + i) % n)).find(|p| !self.shunned.shunned(*p, now)).unwrap_or(home)
+        let n = self.base.keys().partition_count();
+        (1..n).map(|i| Partition((home.0 + i) % n)).find(|p| !self.base.shunned.shunned(*p, now)).unwrap_or(home)
     }
 
     /// Where an earlier try of an event whose own partition is `home`, going now to `p`,
     /// may have left it: `home`, and the standbys marked for it (none of them `p`).
-    fn tried_elsewhere(self, home: Partition, p: Partition) -> Vec<Partition> {
+    fn tried_elsewhere(&self, home: Partition, p: Partition) -> Vec<Partition> {
         // Every publish with an id of the publisher's asks: before any failover, the answer
         // (nothing, going home) allocates nothing.
-        let mut elsewhere = self.shunned.standbys_of(home, crate::time::now_millis());
+        let mut elsewhere = self.base.shunned.standbys_of(home, crate::time::now_millis());
         elsewhere.retain(|q| *q != p);
         if home != p {
             elsewhere.push(home);
@@ -173,26 +187,28 @@ impl Events<'_> {
 
     /// Marks, before it takes one, that `standby` has events of `home` that may stay in
     /// Redis for `kept` (a mark known to this process already is not written again).
-    async fn mark_standby(self, home: Partition, standby: Partition, kept: Duration) -> Result<()> {
+    async fn mark_standby(&self, home: Partition, standby: Partition, kept: Duration) -> Result<()> {
         let until_ms = crate::time::now_millis() + kept.as_millis() as u64;
-        if self.shunned.standby_known(home, standby, until_ms) {
+        if self.base.shunned.standby_known(home, standby, until_ms) {
             return Ok(());
         }
         let () = redis::cmd("HSET")
-            .arg(self.keys().standby_for(standby))
+            .arg(self.base.keys().standby_for(standby))
             .arg(home.0)
             .arg(until_ms)
-            .query_async(&mut self.conn())
+            .query_async(&mut self.base.conn())
             .await?;
-        self.shunned.note_standby(home, standby, until_ms);
+        self.base.shunned.note_standby(home, standby, until_ms);
         Ok(())
     }
 
     /// Whether the organisation's event `event_id` is in any of the partitions `ps`.
-    async fn has_event_in(self, ps: &[Partition], org_id: &str, event_id: &str) -> Result<bool> {
+    async fn has_event_in(&self, ps: &[Partition], org_id: &str, event_id: &str) -> Result<bool> {
         let looks = ps.iter().map(|p| async move {
-            let n: u64 =
-                redis::cmd("EXISTS").arg(self.keys().event(*p, org_id, event_id)).query_async(&mut self.conn()).await?;
+            let n: u64 = redis::cmd("EXISTS")
+                .arg(self.base.keys().event(*p, org_id, event_id))
+                .query_async(&mut self.base.conn())
+                .await?;
             Ok::<_, crate::store::StoreError>(n > 0)
         });
         Ok(futures_util::future::try_join_all(looks).await?.into_iter().any(|found| found))

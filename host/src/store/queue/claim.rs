@@ -18,10 +18,23 @@
 use redis::Value;
 
 use crate::store::Result;
-use crate::store::concerns::Queue;
+use crate::store::core::base::Base;
 use crate::store::core::keys::Partition;
 use crate::store::core::reply::{Named, text};
 use crate::store::core::scripts::{CLAIM, RENEW};
+
+/// The concern's handle: what it reads and writes, over the store's connection and key layout.
+#[derive(Debug, Clone)]
+pub struct Claims {
+    base: Base,
+}
+
+impl Claims {
+    /// This concern over `base`.
+    pub(crate) fn of(base: &Base) -> Claims {
+        Claims { base: base.clone() }
+    }
+}
 
 /// A queued delivery, as its queue holds it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -76,10 +89,10 @@ pub struct Claimed {
     pub next_due: Option<u64>,
 }
 
-impl Queue<'_> {
+impl Claims {
     /// Claims due deliveries as `request` asks, leasing them until `lease_until_ms`.
     pub async fn claim(
-        self,
+        &self,
         p: Partition,
         request: &ClaimRequest<'_>,
         now_ms: u64,
@@ -87,16 +100,17 @@ impl Queue<'_> {
     ) -> Result<Claimed> {
         let ClaimRequest { asks, excluded, budget, hints_wanted } = *request;
         let mut call = CLAIM.call();
-        call.key(&self.keys().ready(p));
+        call.key(&self.base.keys().ready(p));
         call.arg(now_ms).arg(lease_until_ms).arg(budget).arg(hints_wanted).arg(excluded.len());
         for webhook in excluded {
             call.arg(webhook);
         }
         for ask in asks {
-            call.key(&self.keys().webhook_queue(p, &ask.webhook)).key(&self.keys().webhook_new(p, &ask.webhook));
+            call.key(&self.base.keys().webhook_queue(p, &ask.webhook))
+                .key(&self.base.keys().webhook_new(p, &ask.webhook));
             call.arg(&ask.webhook).arg(ask.limit);
         }
-        let value: Value = call.run(&mut self.conn()).await?;
+        let value: Value = call.run(&mut self.base.conn()).await?;
         let mut reply = Named::from_value(value, "claim.lua")?;
         let mut flat = reply.list("claimed").into_iter().filter_map(text);
         let mut deliveries = Vec::new();
@@ -114,55 +128,60 @@ impl Queue<'_> {
 
     /// Extends the leases of deliveries a live worker holds until `until_ms` (`lua/renew.lua`;
     /// a delivery whose retry was just recorded keeps its retry time).
-    pub async fn renew(self, p: Partition, held: &[(String, Member)], until_ms: u64) -> Result<()> {
+    pub async fn renew(&self, p: Partition, held: &[(String, Member)], until_ms: u64) -> Result<()> {
         for chunk in held.chunks(500) {
             let mut call = RENEW.call();
             call.arg(until_ms);
             for (webhook, member) in chunk {
-                call.key(&self.keys().webhook_queue(p, webhook)).key(&self.keys().delivery(p, &member.delivery));
+                call.key(&self.base.keys().webhook_queue(p, webhook))
+                    .key(&self.base.keys().delivery(p, &member.delivery));
                 call.arg(member.text());
             }
-            let _: i64 = call.run(&mut self.conn()).await?;
+            let _: i64 = call.run(&mut self.base.conn()).await?;
         }
         Ok(())
     }
 
     /// Gives claimed deliveries back to their queues, due at `due_ms` (a worker stopping
     /// before it started them).
-    pub async fn give_back(self, p: Partition, held: &[(String, Member)], due_ms: u64) -> Result<()> {
+    pub async fn give_back(&self, p: Partition, held: &[(String, Member)], due_ms: u64) -> Result<()> {
         let mut pipe = redis::pipe();
         for (webhook, member) in held {
             pipe.cmd("ZADD")
-                .arg(self.keys().webhook_queue(p, webhook))
+                .arg(self.base.keys().webhook_queue(p, webhook))
                 .arg("XX")
                 .arg(due_ms)
                 .arg(member.text())
                 .ignore();
-            pipe.cmd("ZADD").arg(self.keys().ready(p)).arg("LT").arg(due_ms).arg(webhook).ignore();
+            pipe.cmd("ZADD").arg(self.base.keys().ready(p)).arg("LT").arg(due_ms).arg(webhook).ignore();
         }
-        pipe.query_async::<()>(&mut self.conn()).await?;
+        pipe.query_async::<()>(&mut self.base.conn()).await?;
         Ok(())
     }
 
     /// Deliveries queued in every partition: due now (including those being attempted), and
     /// waiting for a retry.
-    pub async fn queue_depth(self) -> Result<(u64, u64)> {
+    pub async fn queue_depth(&self) -> Result<(u64, u64)> {
         let now = crate::time::now_millis();
         let (mut due, mut waiting) = (0, 0);
-        for p in self.keys().partitions() {
-            let webhooks: Vec<String> =
-                redis::cmd("ZRANGE").arg(self.keys().ready(p)).arg(0).arg(-1).query_async(&mut self.conn()).await?;
+        for p in self.base.keys().partitions() {
+            let webhooks: Vec<String> = redis::cmd("ZRANGE")
+                .arg(self.base.keys().ready(p))
+                .arg(0)
+                .arg(-1)
+                .query_async(&mut self.base.conn())
+                .await?;
             if webhooks.is_empty() {
                 continue;
             }
             let mut pipe = redis::pipe();
             for wh in &webhooks {
-                let queue = self.keys().webhook_queue(p, wh);
-                pipe.cmd("LLEN").arg(self.keys().webhook_new(p, wh));
+                let queue = self.base.keys().webhook_queue(p, wh);
+                pipe.cmd("LLEN").arg(self.base.keys().webhook_new(p, wh));
                 pipe.cmd("ZCOUNT").arg(&queue).arg("-inf").arg(now);
                 pipe.cmd("ZCOUNT").arg(&queue).arg(format!("({now}")).arg("+inf");
             }
-            let counts: Vec<u64> = self.conn().query_reads(&pipe).await?;
+            let counts: Vec<u64> = self.base.conn().query_reads(&pipe).await?;
             for triple in counts.chunks(3) {
                 due += triple[0] + triple.get(1).copied().unwrap_or(0);
                 waiting += triple.get(2).copied().unwrap_or(0);

@@ -9,9 +9,23 @@
 use std::collections::HashMap;
 
 use crate::store::Result;
-use crate::store::concerns::Moving;
+use crate::store::core::base::Base;
 use crate::store::core::keys::Partition;
 use crate::store::core::scripts::{HISTORY_FORGET, RESTORE_ROW};
+use crate::store::queue::deliveries::Rows;
+
+/// The concern's handle: what it reads and writes, over the store's connection and key layout.
+#[derive(Debug, Clone)]
+pub struct Ended {
+    base: Base,
+}
+
+impl Ended {
+    /// This concern over `base`.
+    pub(crate) fn of(base: &Base) -> Ended {
+        Ended { base: base.clone() }
+    }
+}
 
 /// A delivery row read for its move.
 #[derive(Debug, Clone)]
@@ -43,51 +57,51 @@ impl EndedRow {
     }
 }
 
-impl Moving<'_> {
+impl Ended {
     /// Up to `n` deliveries of partition `p` that ended at or before `before_ms`, with
     /// their rows, oldest first.
-    pub async fn ended_rows(self, p: Partition, before_ms: u64, n: usize) -> Result<Vec<EndedRow>> {
-        let ids = self.due_members(&self.keys().ended(p), before_ms, n).await?;
+    pub async fn ended_rows(&self, p: Partition, before_ms: u64, n: usize) -> Result<Vec<EndedRow>> {
+        let ids = self.base.due_members(&self.base.keys().ended(p), before_ms, n).await?;
         if ids.is_empty() {
             return Ok(Vec::new());
         }
         let mut pipe = redis::pipe();
         for id in &ids {
-            pipe.hgetall(self.keys().delivery(p, id));
+            pipe.hgetall(self.base.keys().delivery(p, id));
         }
-        let rows: Vec<HashMap<String, Vec<u8>>> = self.conn().query_reads(&pipe).await?;
+        let rows: Vec<HashMap<String, Vec<u8>>> = self.base.conn().query_reads(&pipe).await?;
         Ok(ids.into_iter().zip(rows).map(|(id, row)| EndedRow { id, fields: row.into_iter().collect() }).collect())
     }
 
     /// Forgets rows written to history: each is deleted (and leaves the `ended` set) if it
     /// is still as read; one changed since stays. How many were deleted.
-    pub async fn forget_moved(self, p: Partition, moved: &[EndedRow]) -> Result<usize> {
+    pub async fn forget_moved(&self, p: Partition, moved: &[EndedRow]) -> Result<usize> {
         if moved.is_empty() {
             return Ok(0);
         }
         let mut call = HISTORY_FORGET.call();
-        call.key(&self.keys().ended(p));
+        call.key(&self.base.keys().ended(p));
         for row in moved {
-            call.key(&self.keys().delivery(p, &row.id)).arg(&row.id).arg(row.stamp());
+            call.key(&self.base.keys().delivery(p, &row.id)).arg(&row.id).arg(row.stamp());
         }
-        let deleted: i64 = call.run(&mut self.conn()).await?;
+        let deleted: i64 = call.run(&mut self.base.conn()).await?;
         Ok(deleted as usize)
     }
 
     /// How many deliveries of partition `p` ended at or before `before_ms` and wait to move.
-    pub async fn ended_backlog(self, p: Partition, before_ms: u64) -> Result<u64> {
-        self.due_count(&self.keys().ended(p), before_ms).await
+    pub async fn ended_backlog(&self, p: Partition, before_ms: u64) -> Result<u64> {
+        self.base.due_count(&self.base.keys().ended(p), before_ms).await
     }
 
     /// Whether each of `ids` has a row here.
-    pub async fn rows_here(self, ids: &[String]) -> Result<Vec<bool>> {
+    pub async fn rows_here(&self, ids: &[String]) -> Result<Vec<bool>> {
         let mut here = vec![false; ids.len()];
-        for (p, at) in self.deliveries().by_partition(ids) {
+        for (p, at) in Rows::of(&self.base).by_partition(ids) {
             let mut pipe = redis::pipe();
             for &i in &at {
-                pipe.cmd("EXISTS").arg(self.keys().delivery(p, &ids[i]));
+                pipe.cmd("EXISTS").arg(self.base.keys().delivery(p, &ids[i]));
             }
-            let found: Vec<bool> = self.conn().query_reads(&pipe).await?;
+            let found: Vec<bool> = self.base.conn().query_reads(&pipe).await?;
             for (i, found) in at.into_iter().zip(found) {
                 here[i] = found;
             }
@@ -97,13 +111,16 @@ impl Moving<'_> {
 
     /// Writes a delivery's row back from history, as it was (noted as ended again), unless
     /// the row is here already; `true` when written.
-    pub async fn restore_row(self, p: Partition, id: &str, fields: &[(String, Vec<u8>)]) -> Result<bool> {
+    pub async fn restore_row(&self, p: Partition, id: &str, fields: &[(String, Vec<u8>)]) -> Result<bool> {
         let mut call = RESTORE_ROW.call();
-        call.key(&self.keys().delivery(p, id)).key(&self.keys().ended(p)).arg(id).arg(crate::time::now_millis());
+        call.key(&self.base.keys().delivery(p, id))
+            .key(&self.base.keys().ended(p))
+            .arg(id)
+            .arg(crate::time::now_millis());
         for (name, value) in fields {
             call.arg(name).arg(value.as_slice());
         }
-        let written: i64 = call.run(&mut self.conn()).await?;
+        let written: i64 = call.run(&mut self.base.conn()).await?;
         Ok(written == 1)
     }
 }

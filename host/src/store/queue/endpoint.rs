@@ -12,8 +12,21 @@
 //! it is `crate::domain::views::EndpointView`.
 
 use crate::store::Result;
-use crate::store::concerns::Endpoints;
+use crate::store::core::base::Base;
 use crate::store::core::scripts::SET_IF_EXISTS;
+
+/// The concern's handle: what it reads and writes, over the store's connection and key layout.
+#[derive(Debug, Clone)]
+pub struct EndpointStates {
+    base: Base,
+}
+
+impl EndpointStates {
+    /// This concern over `base`.
+    pub(crate) fn of(base: &Base) -> EndpointStates {
+        EndpointStates { base: base.clone() }
+    }
+}
 
 /// A change of an endpoint's state, to keep in its webhook's hash.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,10 +83,10 @@ pub fn reset_fields() -> Vec<(&'static str, String)> {
     FIELDS.iter().map(|f| (*f, String::new())).collect()
 }
 
-impl Endpoints<'_> {
+impl EndpointStates {
     /// Keeps a change of the endpoint's state in its webhook's hash (nothing if the webhook
     /// is gone).
-    pub async fn set_endpoint_state(self, org_id: &str, webhook: &str, change: &EndpointChange) -> Result<()> {
+    pub async fn set_endpoint_state(&self, org_id: &str, webhook: &str, change: &EndpointChange) -> Result<()> {
         let fields: Vec<(&str, String)> = match change {
             EndpointChange::Healthy { at_ms } => vec![
                 ("endpoint_state", String::new()),
@@ -92,11 +105,11 @@ impl Endpoints<'_> {
             ],
         };
         let mut call = SET_IF_EXISTS.call();
-        call.key(&self.keys().webhook(org_id, webhook));
+        call.key(&self.base.keys().webhook(org_id, webhook));
         for (name, value) in &fields {
             call.arg(*name).arg(value);
         }
-        let set: i64 = call.run(&mut self.conn()).await?;
+        let set: i64 = call.run(&mut self.base.conn()).await?;
         crate::store::core::reply::done("set_if_exists.lua", set)?;
         Ok(())
     }

@@ -12,11 +12,24 @@
 //! mover then keeps it there by when its first entry here was made.
 
 use crate::store::Result;
-use crate::store::concerns::Moving;
+use crate::store::core::base::Base;
 use crate::store::core::keys::{self, HOUR_MS, Partition};
 use crate::store::core::reply::unexpected;
 use crate::store::core::scripts::{INDEX_FORGET, INDEX_READ};
 use crate::store::events::log_entry as log;
+
+/// The concern's handle: what it reads and writes, over the store's connection and key layout.
+#[derive(Debug, Clone)]
+pub struct IndexHeads {
+    base: Base,
+}
+
+impl IndexHeads {
+    /// This concern over `base`.
+    pub(crate) fn of(base: &Base) -> IndexHeads {
+        IndexHeads { base: base.clone() }
+    }
+}
 
 /// What an index keeps here below a place: `entries` are at places
 /// `[end - entries.len(), end)`; places below `base` moved to history.
@@ -105,13 +118,13 @@ impl IndexKind {
     }
 }
 
-impl Moving<'_> {
+impl IndexHeads {
     /// Up to `most` entries of an index here, ending before place `end` (`None`: its end).
-    pub async fn read_index(self, p: Partition, key: &str, end: Option<u64>, most: u64) -> Result<IndexSlice> {
+    pub async fn read_index(&self, p: Partition, key: &str, end: Option<u64>, most: u64) -> Result<IndexSlice> {
         let mut call = INDEX_READ.call();
-        call.key(key).key(&self.keys().index_bases(p));
+        call.key(key).key(&self.base.keys().index_bases(p));
         call.arg(end.map_or(-1, |e| e as i64)).arg(most);
-        let reply: Vec<Vec<u8>> = call.run(&mut self.conn()).await?;
+        let reply: Vec<Vec<u8>> = call.run(&mut self.base.conn()).await?;
         let mut reply = reply.into_iter();
         let mut number = || reply.next().and_then(|n| std::str::from_utf8(&n).ok()?.parse::<u64>().ok());
         let (Some(base), Some(end)) = (number(), number()) else {
@@ -126,7 +139,7 @@ impl Moving<'_> {
     /// each. `None` when none does. (Reads of one key each, not a script over all of them:
     /// mid-reshard only a command alone follows its key to the node it moves to.)
     pub async fn newest_filled(
-        self,
+        &self,
         p: Partition,
         key_of: impl Fn(u32) -> String,
         from: u32,
@@ -139,8 +152,8 @@ impl Moving<'_> {
             for key in &keys {
                 pipe.cmd("LLEN").arg(key);
             }
-            pipe.cmd("HMGET").arg(self.keys().index_bases(p)).arg(&keys);
-            let mut replies: Vec<redis::Value> = self.conn().query_reads(&pipe).await?;
+            pipe.cmd("HMGET").arg(self.base.keys().index_bases(p)).arg(&keys);
+            let mut replies: Vec<redis::Value> = self.base.conn().query_reads(&pipe).await?;
             let unreadable = |e: redis::ParsingError| unexpected("index lengths", e.to_string());
             let bases: Vec<Option<u64>> = match replies.pop() {
                 Some(bases) => redis::from_redis_value(bases).map_err(unreadable)?,
@@ -159,19 +172,19 @@ impl Moving<'_> {
     /// Up to `batch` entries of a list ending before `end` (`None`: its end), with their
     /// places counted from its head, in order, and where the part read ends — without
     /// history, where nothing moved.
-    pub async fn index_here(self, key: &str, end: Option<u64>, batch: u64) -> Result<(u64, Placed)> {
+    pub async fn index_here(&self, key: &str, end: Option<u64>, batch: u64) -> Result<(u64, Placed)> {
         // Where the unread part ends: the cursor's position, or the list's length on its
         // first page. Two commands, not a transaction: mid-reshard only a command alone
         // follows its key to the node it moves to (`ASK`). A list only grows at its tail,
         // so positions counted from its head stay valid between them.
         // A cursor's place past the list's end (none Weir gave out) reads from the end.
-        let len: u64 = redis::cmd("LLEN").arg(key).query_async(&mut self.conn()).await?;
+        let len: u64 = redis::cmd("LLEN").arg(key).query_async(&mut self.base.conn()).await?;
         let end = end.map_or(len, |e| e.min(len));
         let raw: Vec<Vec<u8>> = match end {
             0 => Vec::new(),
             _ => {
                 let start = end.saturating_sub(batch);
-                redis::cmd("LRANGE").arg(key).arg(start).arg(end - 1).query_async(&mut self.conn()).await?
+                redis::cmd("LRANGE").arg(key).arg(start).arg(end - 1).query_async(&mut self.base.conn()).await?
             }
         };
         let first = end - raw.len() as u64;
@@ -183,7 +196,7 @@ impl Moving<'_> {
     /// in one step; history's only once nothing is left here below `end` (so a reading
     /// of what is still in Redis needs nothing of PostgreSQL).
     pub async fn index_back(
-        self,
+        &self,
         p: Partition,
         key: &str,
         end: Option<u64>,
@@ -204,7 +217,7 @@ impl Moving<'_> {
     /// the place to read from next (`start` when there is nothing more): history's below the
     /// base, then the entries here.
     pub async fn index_forward(
-        self,
+        &self,
         p: Partition,
         key: &str,
         start: u64,
@@ -232,39 +245,39 @@ impl Moving<'_> {
     }
 
     /// Up to `n` indexes of partition `p` whose next entry here was made by `due_ms`.
-    pub async fn indexes_due(self, p: Partition, due_ms: u64, n: usize) -> Result<Vec<String>> {
-        self.due_members(&self.keys().index_moves(p), due_ms, n).await
+    pub async fn indexes_due(&self, p: Partition, due_ms: u64, n: usize) -> Result<Vec<String>> {
+        self.base.due_members(&self.base.keys().index_moves(p), due_ms, n).await
     }
 
     /// An index's base and up to `n` of its first entries here (only a mover, one per
     /// partition, takes entries from the head).
-    pub async fn index_head(self, p: Partition, key: &str, n: usize) -> Result<(u64, Vec<Vec<u8>>)> {
+    pub async fn index_head(&self, p: Partition, key: &str, n: usize) -> Result<(u64, Vec<Vec<u8>>)> {
         let mut pipe = redis::pipe();
-        pipe.cmd("HGET").arg(self.keys().index_bases(p)).arg(key);
+        pipe.cmd("HGET").arg(self.base.keys().index_bases(p)).arg(key);
         pipe.cmd("LRANGE").arg(key).arg(0).arg(n.saturating_sub(1));
-        let (base, entries): (Option<u64>, Vec<Vec<u8>>) = pipe.query_async(&mut self.conn()).await?;
+        let (base, entries): (Option<u64>, Vec<Vec<u8>>) = pipe.query_async(&mut self.base.conn()).await?;
         Ok((base.unwrap_or(0), entries))
     }
 
     /// Forgets an index's first `n` entries, which history has, if its base is still `base`;
     /// an index with entries left is looked at again at `again_ms`. Whether it was done.
-    pub async fn forget_index_head(self, p: Partition, key: &str, base: u64, n: usize, again_ms: u64) -> Result<bool> {
+    pub async fn forget_index_head(&self, p: Partition, key: &str, base: u64, n: usize, again_ms: u64) -> Result<bool> {
         let mut call = INDEX_FORGET.call();
-        call.key(key).key(&self.keys().index_bases(p)).key(&self.keys().index_moves(p));
+        call.key(key).key(&self.base.keys().index_bases(p)).key(&self.base.keys().index_moves(p));
         call.arg(base).arg(n).arg(again_ms);
-        let done: i64 = call.run(&mut self.conn()).await?;
+        let done: i64 = call.run(&mut self.base.conn()).await?;
         Ok(done == 1)
     }
 
     /// Forgets the bases of indexes that were dropped (retention, a deleted webhook).
-    pub(crate) async fn drop_index_bases(self, p: Partition, keys: &[String]) -> Result<()> {
+    pub(crate) async fn drop_index_bases(&self, p: Partition, keys: &[String]) -> Result<()> {
         if keys.is_empty() {
             return Ok(());
         }
         let mut pipe = redis::pipe();
-        pipe.cmd("HDEL").arg(self.keys().index_bases(p)).arg(keys).ignore();
-        pipe.cmd("ZREM").arg(self.keys().index_moves(p)).arg(keys).ignore();
-        let _: () = pipe.query_async(&mut self.conn()).await?;
+        pipe.cmd("HDEL").arg(self.base.keys().index_bases(p)).arg(keys).ignore();
+        pipe.cmd("ZREM").arg(self.base.keys().index_moves(p)).arg(keys).ignore();
+        let _: () = pipe.query_async(&mut self.base.conn()).await?;
         Ok(())
     }
 }

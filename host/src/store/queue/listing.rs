@@ -2,12 +2,27 @@
 //! `P:{q}:wd:{wh}:{day}`, `store::core::keys`) across every partition, with a cursor that says
 //! where each partition stands.
 
-use crate::store::concerns::Deliveries;
+use crate::store::core::base::Base;
 use crate::store::core::keys::Partition;
+use crate::store::queue::deliveries::Rows;
+use crate::store::queue::index::IndexHeads;
 use crate::store::queue::index::MovedIndexes;
 use crate::store::queue::row::field;
 use crate::store::queue::status::Status;
 use crate::store::{Result, StoreError};
+
+/// The concern's handle: what it reads and writes, over the store's connection and key layout.
+#[derive(Debug, Clone)]
+pub struct Listings {
+    base: Base,
+}
+
+impl Listings {
+    /// This concern over `base`.
+    pub(crate) fn of(base: &Base) -> Listings {
+        Listings { base: base.clone() }
+    }
+}
 
 /// Which deliveries a listing keeps.
 #[derive(Debug, Clone, Copy, Default)]
@@ -163,11 +178,11 @@ pub fn newest_day() -> u32 {
     crate::store::core::keys::day_of(crate::time::now_millis()) + 1
 }
 
-impl Deliveries<'_> {
-    fn index_key(self, p: Partition, index: Index<'_>, day: u32) -> String {
+impl Listings {
+    fn index_key(&self, p: Partition, index: Index<'_>, day: u32) -> String {
         match index {
-            Index::Org(org) => self.keys().org_deliveries(p, org, day),
-            Index::Webhook(wh) => self.keys().webhook_deliveries(p, wh, day),
+            Index::Org(org) => self.base.keys().org_deliveries(p, org, day),
+            Index::Webhook(wh) => self.base.keys().webhook_deliveries(p, wh, day),
         }
     }
 
@@ -176,14 +191,14 @@ impl Deliveries<'_> {
     /// as far as `reach` says. Returns the ids and the cursor to continue from (`None` at
     /// the end).
     pub async fn list_deliveries(
-        self,
+        &self,
         index: Index<'_>,
         filter: Filter<'_>,
         cursor: Option<&str>,
         reach: Reach<'_>,
     ) -> Result<(Vec<String>, Option<String>)> {
         let Reach { limit, scan, oldest_day, moved } = reach;
-        let partitions = self.keys().partition_count();
+        let partitions = self.base.keys().partition_count();
         let today = crate::store::core::keys::day_of(crate::time::now_millis());
         let mut cursor = match cursor {
             Some(text) => Cursor::parse(text, partitions, newest_day()).unwrap_or_else(|| Cursor::done(partitions)),
@@ -256,7 +271,7 @@ impl Deliveries<'_> {
     /// first), moving to earlier days as they run out; `position` becomes `None` past
     /// `oldest_day`.
     async fn read_back(
-        self,
+        &self,
         (p, index): (Partition, Index<'_>),
         position: &mut Option<Position>,
         buffer: &mut Vec<(u64, String)>,
@@ -270,13 +285,15 @@ impl Deliveries<'_> {
             }
             let key = self.index_key(p, index, at.bucket);
             let (end, entries) = match moved {
-                Some(moved) => self.moving().index_back(p, &key, at.end, batch, moved).await?,
-                None => self.moving().index_here(&key, at.end, batch).await?,
+                Some(moved) => IndexHeads::of(&self.base).index_back(p, &key, at.end, batch, moved).await?,
+                None => IndexHeads::of(&self.base).index_here(&key, at.end, batch).await?,
             };
             if entries.is_empty() {
                 let below = match at.bucket.checked_sub(1) {
                     Some(from) if from >= oldest_day => {
-                        self.moving().newest_filled(p, |day| self.index_key(p, index, day), from, oldest_day).await?
+                        IndexHeads::of(&self.base)
+                            .newest_filled(p, |day| self.index_key(p, index, day), from, oldest_day)
+                            .await?
                     }
                     _ => None,
                 };
@@ -293,19 +310,19 @@ impl Deliveries<'_> {
     }
 
     /// Status, action and webhook of deliveries (for filtering), `None` for expired ones.
-    async fn listing_fields(self, ids: &[String]) -> Result<Vec<Option<Listed>>> {
-        let by_partition = self.by_partition(ids);
+    async fn listing_fields(&self, ids: &[String]) -> Result<Vec<Option<Listed>>> {
+        let by_partition = Rows::of(&self.base).by_partition(ids);
         let reads = by_partition.iter().map(|(p, at)| async move {
             let mut pipe = redis::pipe();
             for &i in at {
                 pipe.cmd("HMGET")
-                    .arg(self.keys().delivery(*p, &ids[i]))
+                    .arg(self.base.keys().delivery(*p, &ids[i]))
                     .arg(field::STATUS)
                     .arg(field::ACTION)
                     .arg(field::WEBHOOK)
                     .arg(field::ORG);
             }
-            let rows: Vec<Vec<Option<String>>> = self.conn().query_reads(&pipe).await?;
+            let rows: Vec<Vec<Option<String>>> = self.base.conn().query_reads(&pipe).await?;
             Ok::<_, StoreError>(at.iter().copied().zip(rows).collect::<Vec<_>>())
         });
         let mut out = vec![None; ids.len()];

@@ -5,13 +5,26 @@
 use std::time::Duration;
 
 use crate::store::Result;
-use crate::store::concerns::Queue;
+use crate::store::core::base::Base;
 use crate::store::core::keys::Partition;
 use crate::store::core::reply::{name_of, unexpected};
 use crate::store::core::scripts::{DRAIN_NEW, END_PENDING, RETRY};
 use crate::store::queue::claim::Member;
 use crate::store::queue::row::field;
 use crate::store::queue::status::Status;
+
+/// The concern's handle: what it reads and writes, over the store's connection and key layout.
+#[derive(Debug, Clone)]
+pub struct Requeue {
+    base: Base,
+}
+
+impl Requeue {
+    /// This concern over `base`.
+    pub(crate) fn of(base: &Base) -> Requeue {
+        Requeue { base: base.clone() }
+    }
+}
 
 /// What a manual retry of a delivery did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,11 +46,11 @@ pub enum RetryRefused {
     Skipped,
 }
 
-impl Queue<'_> {
+impl Requeue {
     /// Queues one more attempt of each delivery (only `failed` ones when `only_failed`),
     /// all of one organisation whose webhooks the caller found active; one reply each.
     pub async fn retry_deliveries(
-        self,
+        &self,
         org_id: &str,
         deliveries: &[String],
         only_failed: bool,
@@ -47,13 +60,13 @@ impl Queue<'_> {
             vec![Err(RetryRefused::NotFound); deliveries.len()];
         let mut by_partition: std::collections::BTreeMap<Partition, Vec<(usize, String, Member)>> = Default::default();
         for (i, id) in deliveries.iter().enumerate() {
-            let Some(p) = self.keys().partition_of_delivery(id) else { continue };
+            let Some(p) = self.base.keys().partition_of_delivery(id) else { continue };
             let (org, webhook, event): (Option<String>, Option<String>, Option<String>) = redis::cmd("HMGET")
-                .arg(self.keys().delivery(p, id))
+                .arg(self.base.keys().delivery(p, id))
                 .arg(field::ORG)
                 .arg(field::WEBHOOK)
                 .arg(field::EVENT)
-                .query_async(&mut self.conn())
+                .query_async(&mut self.base.conn())
                 .await?;
             if org.as_deref() != Some(org_id) {
                 continue;
@@ -65,20 +78,20 @@ impl Queue<'_> {
         for (p, items) in by_partition {
             for chunk in items.chunks(200) {
                 let mut call = RETRY.call();
-                call.key(&self.keys().ready(p));
+                call.key(&self.base.keys().ready(p));
                 call.arg(crate::time::now_millis()).arg(retention.as_millis() as u64).arg(if only_failed {
                     "failed"
                 } else {
                     "any"
                 });
                 for (_, webhook, member) in chunk {
-                    call.key(&self.keys().delivery(p, &member.delivery))
-                        .key(&self.keys().webhook_queue(p, webhook))
-                        .key(&self.keys().event(p, &member.org, &member.event))
-                        .keys(self.keys().order(p, webhook));
+                    call.key(&self.base.keys().delivery(p, &member.delivery))
+                        .key(&self.base.keys().webhook_queue(p, webhook))
+                        .key(&self.base.keys().event(p, &member.org, &member.event))
+                        .keys(self.base.keys().order(p, webhook));
                     call.arg(member.text()).arg(webhook);
                 }
-                let replies: Vec<String> = call.run(&mut self.conn()).await?;
+                let replies: Vec<String> = call.run(&mut self.base.conn()).await?;
                 if replies.len() != chunk.len() {
                     return Err(unexpected("retry.lua", "one reply per delivery expected"));
                 }
@@ -93,7 +106,7 @@ impl Queue<'_> {
                         _ => None,
                     })?;
                 }
-                self.acknowledged(&self.keys().ready(p)).await?;
+                self.base.acknowledged(&self.base.keys().ready(p)).await?;
             }
         }
         Ok(out)
@@ -101,20 +114,20 @@ impl Queue<'_> {
 
     /// Ends every queued delivery of a webhook, in every partition, with `status` (`failed`
     /// when it was deactivated, `cancelled` when it was deleted); how many.
-    pub async fn end_pending(self, webhook: &str, status: Status) -> Result<usize> {
+    pub async fn end_pending(&self, webhook: &str, status: Status) -> Result<usize> {
         let mut ended = 0;
-        for p in self.keys().partitions() {
-            let queue = self.keys().webhook_queue(p, webhook);
-            let new = self.keys().webhook_new(p, webhook);
+        for p in self.base.keys().partitions() {
+            let queue = self.base.keys().webhook_queue(p, webhook);
+            let new = self.base.keys().webhook_new(p, webhook);
             loop {
                 let moved: i64 = DRAIN_NEW
                     .call()
                     .key(&new)
                     .key(&queue)
-                    .keys(self.keys().order(p, webhook))
+                    .keys(self.base.keys().order(p, webhook))
                     .arg(crate::time::now_millis())
                     .arg(500)
-                    .run(&mut self.conn())
+                    .run(&mut self.base.conn())
                     .await?;
                 if moved == 0 {
                     break;
@@ -122,16 +135,16 @@ impl Queue<'_> {
             }
             loop {
                 let members: Vec<String> =
-                    redis::cmd("ZRANGE").arg(&queue).arg(0).arg(499).query_async(&mut self.conn()).await?;
+                    redis::cmd("ZRANGE").arg(&queue).arg(0).arg(499).query_async(&mut self.base.conn()).await?;
                 let members: Vec<Member> = members.iter().filter_map(|m| Member::parse(m)).collect();
                 let mut call = END_PENDING.call();
-                call.key(&self.keys().ready(p)).key(&queue).key(&self.keys().ended(p));
-                call.arg(crate::time::now_millis()).arg(status.as_str()).arg(webhook).arg(self.history_flag());
+                call.key(&self.base.keys().ready(p)).key(&queue).key(&self.base.keys().ended(p));
+                call.arg(crate::time::now_millis()).arg(status.as_str()).arg(webhook).arg(self.base.history_flag());
                 for m in &members {
-                    call.key(&self.keys().delivery(p, &m.delivery));
+                    call.key(&self.base.keys().delivery(p, &m.delivery));
                     call.arg(m.text());
                 }
-                let left: i64 = call.run(&mut self.conn()).await?;
+                let left: i64 = call.run(&mut self.base.conn()).await?;
                 ended += members.len();
                 if left == 0 || members.is_empty() {
                     break;

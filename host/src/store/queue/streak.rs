@@ -6,8 +6,23 @@
 use redis::AsyncCommands;
 
 use crate::store::Result;
-use crate::store::concerns::Endpoints;
+use crate::store::core::base::Base;
 use crate::store::core::scripts::STREAK;
+use crate::store::tenants::webhooks::WebhookRecords;
+use crate::store::versions::Versions;
+
+/// The concern's handle: what it reads and writes, over the store's connection and key layout.
+#[derive(Debug, Clone)]
+pub struct Streaks {
+    base: Base,
+}
+
+impl Streaks {
+    /// This concern over `base`.
+    pub(crate) fn of(base: &Base) -> Streaks {
+        Streaks { base: base.clone() }
+    }
+}
 
 /// The failure streak to add to a webhook after recorded attempts, in order: a success
 /// (if any) ends the streak, then `failures` failed attempts follow it.
@@ -44,17 +59,17 @@ impl Deactivated {
     }
 }
 
-impl Endpoints<'_> {
+impl Streaks {
     /// The webhook's failure streak: failed attempts in a row since its last success.
-    pub async fn failure_streak(self, org_id: &str, id: &str) -> Result<u32> {
-        let count: Option<String> = self.conn().hget(self.keys().webhook(org_id, id), "fail_count").await?;
+    pub async fn failure_streak(&self, org_id: &str, id: &str) -> Result<u32> {
+        let count: Option<String> = self.base.conn().hget(self.base.keys().webhook(org_id, id), "fail_count").await?;
         Ok(count.and_then(|c| c.parse().ok()).unwrap_or(0))
     }
 
     /// Adds recorded attempts to a webhook's failure streak; the reason if this switched it
     /// off (`failing`, or `gone` after a 410).
     pub async fn add_to_streak(
-        self,
+        &self,
         org_id: &str,
         id: &str,
         streak: Streak,
@@ -62,8 +77,8 @@ impl Endpoints<'_> {
     ) -> Result<Option<Deactivated>> {
         let now = crate::time::now_millis();
         let mut call = STREAK.call();
-        call.key(&self.keys().webhook(org_id, id));
-        self.webhooks().with_subscription_sets(&mut call, org_id);
+        call.key(&self.base.keys().webhook(org_id, id));
+        WebhookRecords::of(&self.base).with_subscription_sets(&mut call, org_id);
         call.arg(now)
             .arg(crate::time::format_millis(now))
             .arg(rules.failures)
@@ -72,7 +87,7 @@ impl Endpoints<'_> {
             .arg(streak.failures)
             .arg(if streak.gone { "1" } else { "0" })
             .arg(id);
-        let reason: String = call.run(&mut self.conn()).await?;
+        let reason: String = call.run(&mut self.base.conn()).await?;
         let deactivated = crate::store::core::reply::name_of("streak.lua", &reason, |name| match name {
             "" => Some(None),
             "failing" => Some(Some(Deactivated::Failing)),
@@ -80,7 +95,7 @@ impl Endpoints<'_> {
             _ => None,
         })?;
         if deactivated.is_some() {
-            self.versions().raise(org_id).await?;
+            Versions::of(&self.base).raise(org_id).await?;
         }
         Ok(deactivated)
     }

@@ -7,8 +7,21 @@
 use std::collections::HashMap;
 
 use crate::store::Result;
-use crate::store::concerns::Deliveries;
+use crate::store::core::base::Base;
 use crate::store::core::keys::HOUR_MS;
+
+/// The concern's handle: what it reads and writes, over the store's connection and key layout.
+#[derive(Debug, Clone)]
+pub struct Tallies {
+    base: Base,
+}
+
+impl Tallies {
+    /// This concern over `base`.
+    pub(crate) fn of(base: &Base) -> Tallies {
+        Tallies { base: base.clone() }
+    }
+}
 
 /// How long a day's counts are kept (two days: the last 24 hours span two).
 pub const TALLY_TTL_SECS: u64 = 2 * 24 * 3600 + 3600;
@@ -47,25 +60,25 @@ impl Hourly {
     }
 }
 
-impl Deliveries<'_> {
+impl Tallies {
     /// Each of `webhooks`' counts (of the organisation) for the 24 hours up to `now_ms`: one
     /// read of every partition's two days.
-    pub async fn hourly(self, org: &str, webhooks: &[&str], now_ms: u64) -> Result<Vec<Hourly>> {
+    pub async fn hourly(&self, org: &str, webhooks: &[&str], now_ms: u64) -> Result<Vec<Hourly>> {
         let last_hour = now_ms / HOUR_MS;
         let first_hour = last_hour - 23;
         // One day when the 24 hours are within one (the current hour is the day's last).
         let days: Vec<u64> = (first_hour / 24..=last_hour / 24).collect();
         let mut pipe = redis::pipe();
         let mut read = Vec::new();
-        for p in self.keys().partitions() {
+        for p in self.base.keys().partitions() {
             for (w, webhook) in webhooks.iter().enumerate() {
                 for &day in &days {
-                    pipe.hgetall(self.keys().webhook_counts(p, org, webhook, day as u32));
+                    pipe.hgetall(self.base.keys().webhook_counts(p, org, webhook, day as u32));
                     read.push((w, day));
                 }
             }
         }
-        let replies: Vec<HashMap<String, u64>> = self.conn().query_reads(&pipe).await?;
+        let replies: Vec<HashMap<String, u64>> = self.base.conn().query_reads(&pipe).await?;
         let mut out: Vec<Hourly> = webhooks.iter().map(|_| Hourly::empty(first_hour)).collect();
         for ((w, day), fields) in read.into_iter().zip(replies) {
             out[w].add(day, &fields);

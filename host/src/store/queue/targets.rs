@@ -1,10 +1,23 @@
 //! What a delivery attempt needs of its webhook, read for a batch of attempts at once
 //! (`HMGET` of a few fields, not the whole hash).
 
-use crate::store::concerns::Endpoints;
+use crate::store::core::base::Base;
 use crate::store::queue::endpoint::{EndpointFields, FIELDS};
 use crate::store::tenants::webhook_record::previous_secret;
 use crate::store::{Result, StoreError};
+
+/// The concern's handle: what it reads and writes, over the store's connection and key layout.
+#[derive(Debug, Clone)]
+pub struct Targets {
+    base: Base,
+}
+
+impl Targets {
+    /// This concern over `base`.
+    pub(crate) fn of(base: &Base) -> Targets {
+        Targets { base: base.clone() }
+    }
+}
 
 /// What an attempt needs of its webhook.
 #[derive(Debug, Clone, Default)]
@@ -65,15 +78,15 @@ const READ: [&str; 14] = [
     "destination_key",
 ];
 
-impl Endpoints<'_> {
+impl Targets {
     /// What attempts need of several webhooks (`None` for one that is gone), read together.
-    pub async fn webhook_targets(self, webhooks: &[(&str, &str)]) -> Result<Vec<Option<WebhookTarget>>> {
+    pub async fn webhook_targets(&self, webhooks: &[(&str, &str)]) -> Result<Vec<Option<WebhookTarget>>> {
         let reads = webhooks.iter().map(|&(org, id)| async move {
             let fields: Vec<Option<String>> = redis::cmd("HMGET")
-                .arg(self.keys().webhook(org, id))
+                .arg(self.base.keys().webhook(org, id))
                 .arg(&READ[..])
                 .arg(&FIELDS[..])
-                .query_async(&mut self.conn())
+                .query_async(&mut self.base.conn())
                 .await?;
             let (mine, endpoint) = fields.split_at(READ.len().min(fields.len()));
             let Ok(

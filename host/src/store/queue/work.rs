@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use redis::Value;
 
-use crate::store::concerns::Queue;
+use crate::store::core::base::Base;
 use crate::store::core::keys::Partition;
 use crate::store::core::reply::{Named, name_of, text, unexpected};
 use crate::store::core::scripts::{DEAD_LETTER, LOAD, PUT_BACK, RECORD};
@@ -19,6 +19,19 @@ use crate::store::queue::claim::Member;
 use crate::store::queue::row::{PLAIN_ROW_FIELDS, RowChanges, field};
 use crate::store::queue::status::Status;
 use crate::store::{Result, StoreError};
+
+/// The concern's handle: what it reads and writes, over the store's connection and key layout.
+#[derive(Debug, Clone)]
+pub struct Work {
+    base: Base,
+}
+
+impl Work {
+    /// This concern over `base`.
+    pub(crate) fn of(base: &Base) -> Work {
+        Work { base: base.clone() }
+    }
+}
 
 /// What an attempt needs of a claimed delivery.
 #[derive(Debug, Clone)]
@@ -181,12 +194,12 @@ impl Recorded {
     }
 }
 
-impl Queue<'_> {
+impl Work {
     /// Reads what the attempts of claimed deliveries need, counting each attempt as it
     /// starts (`lua/load.lua`); one reply per delivery, in order (`None` when its row is
     /// gone; a row that cannot be read fails only its own). Events this process has just
     /// published come from memory (`recent`), the others from Redis.
-    pub async fn load<M: Borrow<Member>>(self, p: Partition, members: &[M]) -> Result<Vec<Result<Option<Loaded>>>> {
+    pub async fn load<M: Borrow<Member>>(&self, p: Partition, members: &[M]) -> Result<Vec<Result<Option<Loaded>>>> {
         let members: Vec<&Member> = members.iter().map(Borrow::borrow).collect();
         let mut events: Vec<(&str, &str, &str)> =
             members.iter().map(|m| (m.org.as_str(), m.event.as_str(), m.delivery.as_str())).collect();
@@ -197,7 +210,7 @@ impl Queue<'_> {
         for (org, event, delivery) in events {
             // Every delivery of one acceptance of an event carries its time.
             let accepted = crate::ids::millis_of(crate::ids::Kind::Delivery, delivery);
-            match accepted.and_then(|ms| self.recent.get(org, event, ms)) {
+            match accepted.and_then(|ms| self.base.recent.get(org, event, ms)) {
                 Some(kept) => {
                     shared.insert((org, event), Some(kept));
                 }
@@ -206,13 +219,13 @@ impl Queue<'_> {
         }
         let mut call = LOAD.call();
         for m in &members {
-            call.key(&self.keys().delivery(p, &m.delivery));
+            call.key(&self.base.keys().delivery(p, &m.delivery));
         }
         for (org, event) in &wanted {
-            call.key(&self.keys().event(p, org, event));
+            call.key(&self.base.keys().event(p, org, event));
         }
         call.arg(members.len()).arg(PLAIN_ROW_FIELDS);
-        let replies: Vec<Value> = call.run(&mut self.conn()).await?;
+        let replies: Vec<Value> = call.run(&mut self.base.conn()).await?;
         if replies.len() != members.len() + wanted.len() {
             return Err(unexpected("load.lua", "one reply per delivery and event expected"));
         }
@@ -229,19 +242,19 @@ impl Queue<'_> {
             .zip(rows)
             .map(|(m, value)| {
                 let event = shared.get(&(m.org.as_str(), m.event.as_str())).cloned().flatten();
-                Loaded::decode(value, event, &self.keys().delivery(p, &m.delivery))
+                Loaded::decode(value, event, &self.base.keys().delivery(p, &m.delivery))
             })
             .collect())
     }
 
     /// Records outcomes of one partition's deliveries, each atomically and in order: one
     /// reply per outcome (a row that cannot be read fails only its own).
-    pub async fn record<R: Borrow<Report>>(self, p: Partition, outcomes: &[R]) -> Result<Vec<Result<Recorded>>> {
+    pub async fn record<R: Borrow<Report>>(&self, p: Partition, outcomes: &[R]) -> Result<Vec<Result<Recorded>>> {
         let outcomes: Vec<&Report> = outcomes.iter().map(Borrow::borrow).collect();
         let mut call = RECORD.call();
-        call.key(&self.keys().ready(p)).key(&self.keys().ended(p));
+        call.key(&self.base.keys().ready(p)).key(&self.base.keys().ended(p));
         let now = crate::time::now_millis();
-        call.arg(now).arg(PLAIN_ROW_FIELDS).arg(self.history_flag());
+        call.arg(now).arg(PLAIN_ROW_FIELDS).arg(self.base.history_flag());
         // Each webhook's counts of the day (`store::queue::tally`), once per webhook.
         let mut webhooks: Vec<(&str, &str)> =
             outcomes.iter().map(|r| (r.member.org.as_str(), r.webhook.as_str())).collect();
@@ -250,12 +263,13 @@ impl Queue<'_> {
         let day = crate::store::core::keys::day_of(now);
         call.arg(webhooks.len()).arg(crate::store::queue::tally::TALLY_TTL_SECS);
         for (org, webhook) in &webhooks {
-            call.key(&self.keys().webhook_counts(p, org, webhook, day)).arg(*webhook);
+            call.key(&self.base.keys().webhook_counts(p, org, webhook, day)).arg(*webhook);
         }
         for r in &outcomes {
-            call.key(&self.keys().delivery(p, &r.member.delivery)).key(&self.keys().webhook_queue(p, &r.webhook));
+            call.key(&self.base.keys().delivery(p, &r.member.delivery))
+                .key(&self.base.keys().webhook_queue(p, &r.webhook));
             if r.ordered {
-                call.keys(self.keys().order(p, &r.webhook)).key(&self.keys().webhook_new(p, &r.webhook));
+                call.keys(self.base.keys().order(p, &r.webhook)).key(&self.base.keys().webhook_new(p, &r.webhook));
             }
             let due = match r.outcome {
                 Outcome::Retry { due_ms } => due_ms,
@@ -274,51 +288,51 @@ impl Queue<'_> {
                 call.arg(name).arg(value);
             }
         }
-        let replies: Vec<Value> = call.run(&mut self.conn()).await?;
+        let replies: Vec<Value> = call.run(&mut self.base.conn()).await?;
         if replies.len() != outcomes.len() {
             return Err(unexpected("record.lua", "one reply per outcome expected"));
         }
         Ok(replies
             .into_iter()
             .zip(outcomes)
-            .map(|(reply, r)| Recorded::decode(reply, &self.keys().delivery(p, &r.member.delivery)))
+            .map(|(reply, r)| Recorded::decode(reply, &self.base.keys().delivery(p, &r.member.delivery)))
             .collect())
     }
 
     /// Fails a delivery whose row cannot be read, with `reason`, and takes it out of its
     /// webhook's queue for good (`lua/dead_letter.lua`).
-    pub async fn dead_letter(self, p: Partition, webhook: &str, member: &Member, reason: &str) -> Result<()> {
+    pub async fn dead_letter(&self, p: Partition, webhook: &str, member: &Member, reason: &str) -> Result<()> {
         let _: i64 = DEAD_LETTER
             .call()
-            .key(&self.keys().delivery(p, &member.delivery))
-            .key(&self.keys().webhook_queue(p, webhook))
-            .keys(self.keys().order(p, webhook))
-            .key(&self.keys().webhook_new(p, webhook))
-            .key(&self.keys().ready(p))
-            .key(&self.keys().ended(p))
+            .key(&self.base.keys().delivery(p, &member.delivery))
+            .key(&self.base.keys().webhook_queue(p, webhook))
+            .keys(self.base.keys().order(p, webhook))
+            .key(&self.base.keys().webhook_new(p, webhook))
+            .key(&self.base.keys().ready(p))
+            .key(&self.base.keys().ended(p))
             .arg(member.text())
             .arg(crate::time::now_millis())
             .arg(reason)
             .arg(&member.org)
             .arg(webhook)
-            .arg(self.history_flag())
-            .run(&mut self.conn())
+            .arg(self.base.history_flag())
+            .run(&mut self.base.conn())
             .await?;
         Ok(())
     }
 
     /// Puts a loaded delivery that was not attempted back in its webhook's queue, due at
     /// `due_ms`, its attempt uncounted (`lua/put_back.lua`: its webhook is paused).
-    pub async fn put_back(self, p: Partition, webhook: &str, member: &Member, due_ms: u64) -> Result<()> {
+    pub async fn put_back(&self, p: Partition, webhook: &str, member: &Member, due_ms: u64) -> Result<()> {
         let _: i64 = PUT_BACK
             .call()
-            .key(&self.keys().ready(p))
-            .key(&self.keys().webhook_queue(p, webhook))
-            .key(&self.keys().delivery(p, &member.delivery))
+            .key(&self.base.keys().ready(p))
+            .key(&self.base.keys().webhook_queue(p, webhook))
+            .key(&self.base.keys().delivery(p, &member.delivery))
             .arg(member.text())
             .arg(webhook)
             .arg(due_ms)
-            .run(&mut self.conn())
+            .run(&mut self.base.conn())
             .await?;
         Ok(())
     }

@@ -16,10 +16,26 @@ use redis::AsyncCommands;
 use serde::Serialize;
 
 use crate::ids::{self, Kind};
-use crate::store::concerns::Tenants;
+use crate::store::core::base::Base;
 use crate::store::core::scripts::{ISSUE_TOKEN, REVOKE_CLIENT, REVOKE_TOKEN};
+use crate::store::tenants::orgs::Orgs;
 use crate::store::tenants::orgs::Plan;
+use crate::store::tenants::portal_sessions::PortalSessions;
+use crate::store::versions::Versions;
 use crate::store::{Result, StoreError, flag, flag_str};
+
+/// The concern's handle: what it reads and writes, over the store's connection and key layout.
+#[derive(Debug, Clone)]
+pub struct Clients {
+    base: Base,
+}
+
+impl Clients {
+    /// This concern over `base`.
+    pub(crate) fn of(base: &Base) -> Clients {
+        Clients { base: base.clone() }
+    }
+}
 
 /// An API client as stored (without its secret hash), as `weir admin client list` prints it.
 #[derive(Debug, Clone, Serialize)]
@@ -63,23 +79,23 @@ fn client_from(client_id: &str, f: &HashMap<String, String>) -> Client {
     }
 }
 
-impl Tenants<'_> {
+impl Clients {
     /// Creates a client of an organisation (which must exist: its plan is copied).
     pub async fn create_client(
-        self,
+        &self,
         org_id: &str,
         name: &str,
         admin: bool,
         publisher: bool,
         secret_hash: &str,
     ) -> Result<Client> {
-        let plan = self.org_plan(org_id).await?.ok_or_else(|| StoreError::Corrupt {
-            key: self.keys().org(org_id),
+        let plan = Orgs::of(&self.base).org_plan(org_id).await?.ok_or_else(|| StoreError::Corrupt {
+            key: self.base.keys().org(org_id),
             reason: "no such organisation".into(),
         })?;
         let client_id = ids::new(Kind::Client);
         let now = crate::time::now_rfc3339();
-        let key = self.keys().client(&client_id);
+        let key = self.base.keys().client(&client_id);
         let fields = [
             ("client_id", client_id.as_str()),
             ("org_id", org_id),
@@ -91,16 +107,16 @@ impl Tenants<'_> {
             ("secret_hash", secret_hash),
             ("created_at", &now),
         ];
-        let _: () = self.conn().hset_multiple(&key, &fields).await?;
-        let _: () = self.conn().zadd(self.keys().org_clients(org_id), &client_id, 0).await?;
-        self.acknowledged(&key).await?;
+        let _: () = self.base.conn().hset_multiple(&key, &fields).await?;
+        let _: () = self.base.conn().zadd(self.base.keys().org_clients(org_id), &client_id, 0).await?;
+        self.base.acknowledged(&key).await?;
         Ok(Client { client_id, org_id: org_id.to_owned(), name: name.to_owned(), admin, publisher, revoked: false })
     }
 
     /// A client and its secret hash (for the token endpoint).
-    pub async fn client_with_secret(self, client_id: &str) -> Result<Option<(Client, String)>> {
-        let key = self.keys().client(client_id);
-        let fields: HashMap<String, String> = self.conn().hgetall(&key).await?;
+    pub async fn client_with_secret(&self, client_id: &str) -> Result<Option<(Client, String)>> {
+        let key = self.base.keys().client(client_id);
+        let fields: HashMap<String, String> = self.base.conn().hgetall(&key).await?;
         if fields.is_empty() {
             return Ok(None);
         }
@@ -112,11 +128,11 @@ impl Tenants<'_> {
     }
 
     /// The organisation's clients (never a secret).
-    pub async fn list_clients(self, org_id: &str) -> Result<Vec<Client>> {
-        let ids: Vec<String> = self.conn().zrange(self.keys().org_clients(org_id), 0, -1).await?;
+    pub async fn list_clients(&self, org_id: &str) -> Result<Vec<Client>> {
+        let ids: Vec<String> = self.base.conn().zrange(self.base.keys().org_clients(org_id), 0, -1).await?;
         let mut clients = Vec::with_capacity(ids.len());
         for id in ids {
-            let fields: HashMap<String, String> = self.conn().hgetall(self.keys().client(&id)).await?;
+            let fields: HashMap<String, String> = self.base.conn().hgetall(self.base.keys().client(&id)).await?;
             if !fields.is_empty() {
                 clients.push(client_from(&id, &fields));
             }
@@ -125,49 +141,49 @@ impl Tenants<'_> {
     }
 
     /// Stores a token of a client that is not revoked; `false` if it is.
-    pub async fn store_token(self, client_id: &str, token_hash: &str, ttl: Duration) -> Result<bool> {
+    pub async fn store_token(&self, client_id: &str, token_hash: &str, ttl: Duration) -> Result<bool> {
         let now = crate::time::now_millis();
         let ttl_ms = ttl.as_millis() as u64;
-        let token_key = self.keys().token(client_id, token_hash);
+        let token_key = self.base.keys().token(client_id, token_hash);
         let stored: i64 = ISSUE_TOKEN
             .call()
-            .key(&self.keys().client(client_id))
-            .key(&self.keys().client_tokens(client_id))
+            .key(&self.base.keys().client(client_id))
+            .key(&self.base.keys().client_tokens(client_id))
             .key(&token_key)
             .arg(ttl_ms)
             .arg(now)
             .arg(now + ttl_ms)
             .arg(token_hash)
-            .run(&mut self.conn())
+            .run(&mut self.base.conn())
             .await?;
         let stored = crate::store::core::reply::done("issue_token.lua", stored)?;
         if stored {
-            self.acknowledged(&token_key).await?;
+            self.base.acknowledged(&token_key).await?;
         }
         Ok(stored)
     }
 
     /// Looks up many tokens in one go (group commit of concurrent requests): one answer
     /// per query, in order.
-    pub async fn lookup_tokens(self, queries: &[TokenQuery]) -> Result<Vec<Result<Option<TokenOwner>>>> {
+    pub async fn lookup_tokens(&self, queries: &[TokenQuery]) -> Result<Vec<Result<Option<TokenOwner>>>> {
         let pipes: Vec<redis::Pipeline> = queries
             .iter()
             .map(|q| {
                 let mut pipe = redis::pipe();
-                pipe.pttl(self.keys().token(&q.client_id, &q.token_hash))
+                pipe.pttl(self.base.keys().token(&q.client_id, &q.token_hash))
                     .cmd("HMGET")
-                    .arg(self.keys().client(&q.client_id))
+                    .arg(self.base.keys().client(&q.client_id))
                     .arg(OWNER_FIELDS);
                 pipe
             })
             .collect();
-        let replies = self.conn().query_each(&pipes).await?;
+        let replies = self.base.conn().query_each(&pipes).await?;
         Ok(queries.iter().zip(replies).map(|(q, reply)| self.token_owner(&q.client_id, reply?)).collect())
     }
 
-    fn token_owner(self, client_id: &str, reply: Vec<redis::Value>) -> Result<Option<TokenOwner>> {
+    fn token_owner(&self, client_id: &str, reply: Vec<redis::Value>) -> Result<Option<TokenOwner>> {
         let (ttl_ms, values): (i64, Vec<Option<String>>) = redis::from_redis_value(redis::Value::Array(reply))
-            .map_err(|e| StoreError::Corrupt { key: self.keys().client(client_id), reason: e.to_string() })?;
+            .map_err(|e| StoreError::Corrupt { key: self.base.keys().client(client_id), reason: e.to_string() })?;
         let fields: HashMap<String, String> =
             OWNER_FIELDS.iter().zip(values).filter_map(|(name, v)| Some(((*name).to_owned(), v?))).collect();
         // PTTL: -2 when there is no such token, -1 when it does not expire.
@@ -178,25 +194,25 @@ impl Tenants<'_> {
         if client.revoked {
             return Ok(None);
         }
-        let plan = fields
-            .get("plan")
-            .and_then(|p| Plan::parse(p))
-            .ok_or_else(|| StoreError::Corrupt { key: self.keys().client(client_id), reason: "bad plan".into() })?;
+        let plan = fields.get("plan").and_then(|p| Plan::parse(p)).ok_or_else(|| StoreError::Corrupt {
+            key: self.base.keys().client(client_id),
+            reason: "bad plan".into(),
+        })?;
         let expires_in = u64::try_from(ttl_ms).ok().map(std::time::Duration::from_millis);
         Ok(Some(TokenOwner { client, plan, expires_in }))
     }
 
-    pub async fn revoke_token(self, client_id: &str, token_hash: &str) -> Result<()> {
-        let org: Option<String> = self.conn().hget(self.keys().client(client_id), "org_id").await?;
+    pub async fn revoke_token(&self, client_id: &str, token_hash: &str) -> Result<()> {
+        let org: Option<String> = self.base.conn().hget(self.base.keys().client(client_id), "org_id").await?;
         let _: i64 = REVOKE_TOKEN
             .call()
-            .key(&self.keys().token(client_id, token_hash))
-            .key(&self.keys().client_tokens(client_id))
+            .key(&self.base.keys().token(client_id, token_hash))
+            .key(&self.base.keys().client_tokens(client_id))
             .arg(token_hash)
-            .run(&mut self.conn())
+            .run(&mut self.base.conn())
             .await?;
         if let Some(org) = org {
-            self.versions().raise(&org).await?;
+            Versions::of(&self.base).raise(&org).await?;
         }
         Ok(())
     }
@@ -204,38 +220,42 @@ impl Tenants<'_> {
     /// Revokes a client; `false` if there is no such client. Its tokens stop working at
     /// once (lookups read `revoked`), and are then deleted; so do the portal sessions its
     /// links opened (their lookups read `revoked` too), and its unused links are voided.
-    pub async fn revoke_client(self, client_id: &str) -> Result<bool> {
-        let key = self.keys().client(client_id);
-        let hashes: Option<Vec<String>> =
-            REVOKE_CLIENT.call().key(&key).key(&self.keys().client_tokens(client_id)).run(&mut self.conn()).await?;
+    pub async fn revoke_client(&self, client_id: &str) -> Result<bool> {
+        let key = self.base.keys().client(client_id);
+        let hashes: Option<Vec<String>> = REVOKE_CLIENT
+            .call()
+            .key(&key)
+            .key(&self.base.keys().client_tokens(client_id))
+            .run(&mut self.base.conn())
+            .await?;
         let Some(hashes) = hashes else { return Ok(false) };
-        self.acknowledged(&key).await?;
-        let org: Option<String> = self.conn().hget(&key, "org_id").await?;
+        self.base.acknowledged(&key).await?;
+        let org: Option<String> = self.base.conn().hget(&key, "org_id").await?;
         if let Some(org) = org {
-            self.versions().raise(&org).await?;
-            let ended = self.end_portal_access_of_client(&org, client_id).await?;
+            Versions::of(&self.base).raise(&org).await?;
+            let ended = PortalSessions::of(&self.base).end_portal_access_of_client(&org, client_id).await?;
             tracing::info!(client_id, org_id = %org, portal_sessions_ended = ended, "client revoked");
         }
         if !hashes.is_empty() {
-            let tokens: Vec<String> = hashes.iter().map(|h| self.keys().token(client_id, h)).collect();
-            let _: i64 = self.conn().del(tokens).await?;
+            let tokens: Vec<String> = hashes.iter().map(|h| self.base.keys().token(client_id, h)).collect();
+            let _: i64 = self.base.conn().del(tokens).await?;
         }
         Ok(true)
     }
 
     /// Copies a new plan onto every client of the organisation.
-    pub(in crate::store) async fn copy_plan_to_clients(self, org_id: &str, plan: Plan) -> Result<()> {
-        let ids: Vec<String> = self.conn().zrange(self.keys().org_clients(org_id), 0, -1).await?;
+    pub(in crate::store) async fn copy_plan_to_clients(&self, org_id: &str, plan: Plan) -> Result<()> {
+        let ids: Vec<String> = self.base.conn().zrange(self.base.keys().org_clients(org_id), 0, -1).await?;
         for id in ids {
-            let key = self.keys().client(&id);
+            let key = self.base.keys().client(&id);
             let _: i64 = crate::store::core::scripts::SET_IF_EXISTS
                 .call()
                 .key(&key)
                 .arg("plan")
                 .arg(plan.as_str())
-                .run(&mut self.conn())
+                .run(&mut self.base.conn())
                 .await?;
-            self.acknowledged(&key).await?;
+            self.base.acknowledged(&key).await?;
         }
         Ok(())
     }

@@ -6,8 +6,23 @@ use redis::AsyncCommands;
 use serde::Serialize;
 
 use crate::ids::{self, Kind};
-use crate::store::concerns::Tenants;
+use crate::store::core::base::Base;
+use crate::store::tenants::clients::Clients;
+use crate::store::versions::Versions;
 use crate::store::{Result, StoreError};
+
+/// The concern's handle: what it reads and writes, over the store's connection and key layout.
+#[derive(Debug, Clone)]
+pub struct Orgs {
+    base: Base,
+}
+
+impl Orgs {
+    /// This concern over `base`.
+    pub(crate) fn of(base: &Base) -> Orgs {
+        Orgs { base: base.clone() }
+    }
+}
 
 /// The name of an organisation's plan; what it allows is `crate::plans`'s to say.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
@@ -42,26 +57,27 @@ pub struct Org {
     pub plan: Plan,
 }
 
-impl Tenants<'_> {
+impl Orgs {
     /// Creates an organisation. Its hash is written first, then the index of all
     /// organisations (a different slot): an interrupted create leaves an unlisted hash,
     /// never a listed id without one.
-    pub async fn create_org(self, name: &str, plan: Plan) -> Result<Org> {
+    pub async fn create_org(&self, name: &str, plan: Plan) -> Result<Org> {
         let id = ids::new(Kind::Org);
-        let key = self.keys().org(&id);
+        let key = self.base.keys().org(&id);
         let now = crate::time::now_rfc3339();
         let _: () = self
+            .base
             .conn()
             .hset_multiple(&key, &[("id", id.as_str()), ("name", name), ("plan", plan.as_str()), ("created_at", &now)])
             .await?;
-        let _: () = self.conn().zadd(self.keys().orgs(), &id, 0).await?;
-        self.acknowledged(&key).await?;
+        let _: () = self.base.conn().zadd(self.base.keys().orgs(), &id, 0).await?;
+        self.base.acknowledged(&key).await?;
         Ok(Org { id, name: name.to_owned(), plan })
     }
 
-    pub async fn get_org(self, id: &str) -> Result<Option<Org>> {
-        let key = self.keys().org(id);
-        let fields: HashMap<String, String> = self.conn().hgetall(&key).await?;
+    pub async fn get_org(&self, id: &str) -> Result<Option<Org>> {
+        let key = self.base.keys().org(id);
+        let fields: HashMap<String, String> = self.base.conn().hgetall(&key).await?;
         if fields.is_empty() {
             return Ok(None);
         }
@@ -73,41 +89,41 @@ impl Tenants<'_> {
     }
 
     /// The plan of an organisation, `None` if there is none.
-    pub async fn org_plan(self, id: &str) -> Result<Option<Plan>> {
-        let plan: Option<String> = self.conn().hget(self.keys().org(id), "plan").await?;
+    pub async fn org_plan(&self, id: &str) -> Result<Option<Plan>> {
+        let plan: Option<String> = self.base.conn().hget(self.base.keys().org(id), "plan").await?;
         Ok(plan.as_deref().and_then(Plan::parse))
     }
 
     /// The name of the organisation's plan, `""` when it has none (no plan is called that, so
     /// `crate::plans::Plans` answers it as an unconfigured plan).
-    pub async fn org_plan_name(self, id: &str) -> Result<String> {
+    pub async fn org_plan_name(&self, id: &str) -> Result<String> {
         Ok(self.org_plan(id).await?.map(|p| p.0).unwrap_or_default())
     }
 
-    pub async fn set_org_plan(self, id: &str, plan: Plan) -> Result<Option<Org>> {
-        let key = self.keys().org(id);
+    pub async fn set_org_plan(&self, id: &str, plan: Plan) -> Result<Option<Org>> {
+        let key = self.base.keys().org(id);
         let updated: i64 = crate::store::core::scripts::SET_IF_EXISTS
             .call()
             .key(&key)
             .arg("plan")
             .arg(plan.as_str())
-            .run(&mut self.conn())
+            .run(&mut self.base.conn())
             .await?;
         if !crate::store::core::reply::done("set_if_exists.lua", updated)? {
             return Ok(None);
         }
-        self.acknowledged(&key).await?;
-        self.copy_plan_to_clients(id, plan).await?;
-        self.versions().raise(id).await?;
+        self.base.acknowledged(&key).await?;
+        Clients::of(&self.base).copy_plan_to_clients(id, plan).await?;
+        Versions::of(&self.base).raise(id).await?;
         self.get_org(id).await
     }
 
-    pub async fn org_ids(self) -> Result<Vec<String>> {
-        Ok(self.conn().zrange(self.keys().orgs(), 0, -1).await?)
+    pub async fn org_ids(&self) -> Result<Vec<String>> {
+        Ok(self.base.conn().zrange(self.base.keys().orgs(), 0, -1).await?)
     }
 
     /// Every organisation, oldest first.
-    pub async fn list_orgs(self) -> Result<Vec<Org>> {
+    pub async fn list_orgs(&self) -> Result<Vec<Org>> {
         let mut orgs = Vec::new();
         for id in self.org_ids().await? {
             if let Some(org) = self.get_org(&id).await? {

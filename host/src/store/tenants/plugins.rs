@@ -10,9 +10,23 @@ use std::collections::HashMap;
 use redis::AsyncCommands;
 
 use crate::store::Result;
-use crate::store::concerns::Plugins;
+use crate::store::core::base::Base;
 use crate::store::core::reply::Named;
 use crate::store::core::scripts::{PLUGIN_CREATE, PLUGIN_DELETE};
+use crate::store::tenants::webhooks::WebhookRecords;
+
+/// The concern's handle: what it reads and writes, over the store's connection and key layout.
+#[derive(Debug, Clone)]
+pub struct PluginRecords {
+    base: Base,
+}
+
+impl PluginRecords {
+    /// This concern over `base`.
+    pub(crate) fn of(base: &Base) -> PluginRecords {
+        PluginRecords { base: base.clone() }
+    }
+}
 
 /// Most plugins one organisation may have on any plan.
 pub const MAX_PLUGINS_PER_ORG: usize = 100;
@@ -76,26 +90,26 @@ fn from_fields(fields: &HashMap<String, String>) -> Plugin {
     }
 }
 
-impl Plugins<'_> {
+impl PluginRecords {
     /// What the organisation stores now, and whether it stores this code already.
-    pub async fn plugin_usage(self, org_id: &str, sha256: &str) -> Result<(PluginUsage, bool)> {
+    pub async fn plugin_usage(&self, org_id: &str, sha256: &str) -> Result<(PluginUsage, bool)> {
         let mut pipe = redis::pipe();
-        pipe.zcard(self.keys().plugins(org_id))
-            .hget(self.keys().plugin_code_refs(org_id), "bytes")
-            .exists(self.keys().plugin_code(org_id, sha256));
-        let (plugins, bytes, stored): (usize, Option<u64>, bool) = pipe.query_async(&mut self.conn()).await?;
+        pipe.zcard(self.base.keys().plugins(org_id))
+            .hget(self.base.keys().plugin_code_refs(org_id), "bytes")
+            .exists(self.base.keys().plugin_code(org_id, sha256));
+        let (plugins, bytes, stored): (usize, Option<u64>, bool) = pipe.query_async(&mut self.base.conn()).await?;
         Ok((PluginUsage { plugins, bytes: bytes.unwrap_or(0) }, stored))
     }
 
     /// Stores a plugin as the next version of its name (`plugin.version` is ignored), its
     /// code unless the organisation stores that code already; refused at the quota.
     pub async fn create_plugin(
-        self,
+        &self,
         plugin: &Plugin,
         wasm: &[u8],
         quota: PluginQuota,
     ) -> Result<std::result::Result<Plugin, Refused>> {
-        let key = self.keys().plugin(&plugin.org_id, &plugin.id);
+        let key = self.base.keys().plugin(&plugin.org_id, &plugin.id);
         // The code is sent only when it is not stored already (an upload of the same
         // bytes again costs no copy), and again if it went meanwhile.
         let (_, mut stored) = self.plugin_usage(&plugin.org_id, &plugin.sha256).await?;
@@ -103,10 +117,10 @@ impl Plugins<'_> {
             let reply: redis::Value = PLUGIN_CREATE
                 .call()
                 .key(&key)
-                .key(&self.keys().plugin_code(&plugin.org_id, &plugin.sha256))
-                .key(&self.keys().plugins(&plugin.org_id))
-                .key(&self.keys().plugin_versions(&plugin.org_id))
-                .key(&self.keys().plugin_code_refs(&plugin.org_id))
+                .key(&self.base.keys().plugin_code(&plugin.org_id, &plugin.sha256))
+                .key(&self.base.keys().plugins(&plugin.org_id))
+                .key(&self.base.keys().plugin_versions(&plugin.org_id))
+                .key(&self.base.keys().plugin_code_refs(&plugin.org_id))
                 .arg(quota.plugins.min(MAX_PLUGINS_PER_ORG))
                 .arg(quota.bytes)
                 .arg(&plugin.id)
@@ -116,11 +130,11 @@ impl Plugins<'_> {
                 .arg(plugin.size)
                 .arg(&plugin.created_at)
                 .arg(if stored { &[][..] } else { wasm })
-                .run(&mut self.conn())
+                .run(&mut self.base.conn())
                 .await?;
             let named = Named::from_value(reply, "plugin_create.lua")?;
             if let Some(version) = named.int("version") {
-                self.acknowledged(&key).await?;
+                self.base.acknowledged(&key).await?;
                 return Ok(Ok(Plugin { version: version as u64, ..plugin.clone() }));
             }
             match named.text("refused").as_deref() {
@@ -139,47 +153,47 @@ impl Plugins<'_> {
     }
 
     /// The plugin if it belongs to `org_id`.
-    pub async fn get_plugin(self, org_id: &str, id: &str) -> Result<Option<Plugin>> {
+    pub async fn get_plugin(&self, org_id: &str, id: &str) -> Result<Option<Plugin>> {
         Ok(self.plugin_fields(org_id, id).await?.map(|fields| from_fields(&fields)))
     }
 
-    async fn plugin_fields(self, org_id: &str, id: &str) -> Result<Option<HashMap<String, String>>> {
-        let fields: HashMap<String, String> = self.conn().hgetall(self.keys().plugin(org_id, id)).await?;
+    async fn plugin_fields(&self, org_id: &str, id: &str) -> Result<Option<HashMap<String, String>>> {
+        let fields: HashMap<String, String> = self.base.conn().hgetall(self.base.keys().plugin(org_id, id)).await?;
         Ok(Some(fields).filter(|f| f.get("org_id").is_some_and(|o| o == org_id)))
     }
 
     /// The plugin's code.
-    pub async fn get_plugin_wasm(self, org_id: &str, id: &str) -> Result<Option<Vec<u8>>> {
+    pub async fn get_plugin_wasm(&self, org_id: &str, id: &str) -> Result<Option<Vec<u8>>> {
         let Some(fields) = self.plugin_fields(org_id, id).await? else { return Ok(None) };
         let key = match (fields.get("shared"), fields.get("sha256")) {
-            (Some(_), Some(sha256)) => self.keys().plugin_code(org_id, sha256),
-            _ => self.keys().plugin_wasm(org_id, id),
+            (Some(_), Some(sha256)) => self.base.keys().plugin_code(org_id, sha256),
+            _ => self.base.keys().plugin_wasm(org_id, id),
         };
-        Ok(self.conn().get(key).await?)
+        Ok(self.base.conn().get(key).await?)
     }
 
     /// A page of the organisation's plugins, newest first.
     pub async fn list_plugins(
-        self,
+        &self,
         org_id: &str,
         cursor: Option<&str>,
         limit: usize,
     ) -> Result<(Vec<Plugin>, Option<String>)> {
-        let (ids, next) = self.page_ids(&self.keys().plugins(org_id), cursor, limit).await?;
+        let (ids, next) = self.base.page_ids(&self.base.keys().plugins(org_id), cursor, limit).await?;
         Ok((self.plugins_by_id(org_id, &ids).await?, next))
     }
 
     /// The organisation's plugins with these ids, in order (those gone are left out), read
     /// in one round trip on one Redis (each alone on a cluster: see `Conn::query_reads`).
-    async fn plugins_by_id(self, org_id: &str, ids: &[String]) -> Result<Vec<Plugin>> {
+    async fn plugins_by_id(&self, org_id: &str, ids: &[String]) -> Result<Vec<Plugin>> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
         let mut pipe = redis::pipe();
         for id in ids {
-            pipe.hgetall(self.keys().plugin(org_id, id));
+            pipe.hgetall(self.base.keys().plugin(org_id, id));
         }
-        let rows: Vec<HashMap<String, String>> = self.conn().query_reads(&pipe).await?;
+        let rows: Vec<HashMap<String, String>> = self.base.conn().query_reads(&pipe).await?;
         Ok(rows.iter().filter(|r| !r.is_empty()).map(from_fields).collect())
     }
 
@@ -187,13 +201,13 @@ impl Plugins<'_> {
     /// of the last one of the previous page. (An organisation has at most
     /// [`MAX_PLUGINS_PER_ORG`] plugins: they are read whole.)
     pub async fn plugin_versions(
-        self,
+        &self,
         org_id: &str,
         name: &str,
         cursor: Option<&str>,
         limit: usize,
     ) -> Result<(Vec<Plugin>, Option<String>)> {
-        let ids: Vec<String> = self.conn().zrange(self.keys().plugins(org_id), 0, -1).await?;
+        let ids: Vec<String> = self.base.conn().zrange(self.base.keys().plugins(org_id), 0, -1).await?;
         let mut versions: Vec<Plugin> =
             self.plugins_by_id(org_id, &ids).await?.into_iter().filter(|p| p.name == name).collect();
         versions.sort_by(|a, b| b.version.cmp(&a.version).then_with(|| b.id.cmp(&a.id)));
@@ -213,22 +227,22 @@ impl Plugins<'_> {
 
     /// Deletes a plugin unless a webhook of the organisation has it attached. The script
     /// is given every webhook of the organisation; if they changed meanwhile, it runs again.
-    pub async fn delete_plugin(self, org_id: &str, id: &str) -> Result<Deleted> {
+    pub async fn delete_plugin(&self, org_id: &str, id: &str) -> Result<Deleted> {
         for _ in 0..5 {
             let Some(plugin) = self.get_plugin(org_id, id).await? else { return Ok(Deleted::NotFound) };
-            let webhooks = self.webhooks().webhook_ids(org_id).await?;
+            let webhooks = WebhookRecords::of(&self.base).webhook_ids(org_id).await?;
             let mut call = PLUGIN_DELETE.call();
-            call.key(&self.keys().plugin(org_id, id))
-                .key(&self.keys().plugin_wasm(org_id, id))
-                .key(&self.keys().webhooks(org_id))
-                .key(&self.keys().plugins(org_id))
-                .key(&self.keys().plugin_code(org_id, &plugin.sha256))
-                .key(&self.keys().plugin_code_refs(org_id));
+            call.key(&self.base.keys().plugin(org_id, id))
+                .key(&self.base.keys().plugin_wasm(org_id, id))
+                .key(&self.base.keys().webhooks(org_id))
+                .key(&self.base.keys().plugins(org_id))
+                .key(&self.base.keys().plugin_code(org_id, &plugin.sha256))
+                .key(&self.base.keys().plugin_code_refs(org_id));
             for wh in &webhooks {
-                call.key(&self.keys().webhook(org_id, wh));
+                call.key(&self.base.keys().webhook(org_id, wh));
             }
             call.arg(org_id).arg(id).arg(&plugin.sha256);
-            let reply: String = call.run(&mut self.conn()).await?;
+            let reply: String = call.run(&mut self.base.conn()).await?;
             let deleted = crate::store::core::reply::name_of("plugin_delete.lua", &reply, |name| match name {
                 "deleted" => Some(Some(Deleted::Deleted)),
                 "attached" => Some(Some(Deleted::Attached)),
@@ -238,7 +252,7 @@ impl Plugins<'_> {
             })?;
             match deleted {
                 Some(Deleted::Deleted) => {
-                    self.acknowledged(&self.keys().plugins(org_id)).await?;
+                    self.base.acknowledged(&self.base.keys().plugins(org_id)).await?;
                     return Ok(Deleted::Deleted);
                 }
                 Some(other) => return Ok(other),

@@ -14,12 +14,25 @@ use std::time::Duration;
 
 use redis::AsyncCommands;
 
-use crate::store::concerns::Tenants;
+use crate::store::core::base::Base;
 use crate::store::core::reply::Named;
 use crate::store::core::room::{self, Bounded, Entry, Full};
 use crate::store::core::scripts::{PORTAL_TAKE, SET_IF_EXISTS};
 use crate::store::tenants::users::Portal;
 use crate::store::{Result, flag, flag_str};
+
+/// The concern's handle: what it reads and writes, over the store's connection and key layout.
+#[derive(Debug, Clone)]
+pub struct PortalLinks {
+    base: Base,
+}
+
+impl PortalLinks {
+    /// This concern over `base`.
+    pub(crate) fn of(base: &Base) -> PortalLinks {
+        PortalLinks { base: base.clone() }
+    }
+}
 
 /// How long a link's record stays after its expiry (to say it expired, framed as it was).
 pub const LINK_KEPT_AFTER_EXPIRY: Duration = Duration::from_secs(24 * 3600);
@@ -92,30 +105,30 @@ impl PortalLink {
     }
 }
 
-impl Tenants<'_> {
+impl PortalLinks {
     /// The organisation's portal generation now (links and sessions of an older one open
     /// nothing).
-    pub async fn portal_generation(self, org_id: &str) -> Result<u64> {
-        let n: Option<u64> = self.conn().get(self.keys().portal_generation(org_id)).await?;
+    pub async fn portal_generation(&self, org_id: &str) -> Result<u64> {
+        let n: Option<u64> = self.base.conn().get(self.base.keys().portal_generation(org_id)).await?;
         Ok(n.unwrap_or(0))
     }
 
     /// Stores a new link under the hash of its token, if its organisation holds fewer than
     /// [`MAX_UNUSED_LINKS`] unused links (else how long until one expires).
     pub async fn create_portal_link(
-        self,
+        &self,
         token_hash: &str,
         link: &PortalLink,
         now_ms: u64,
     ) -> Result<std::result::Result<(), Full>> {
-        let list = self.keys().portal_links(&link.org_id);
+        let list = self.base.keys().portal_links(&link.org_id);
         let listed = link.listed(token_hash);
         let bounded = [Bounded { key: &list, limit: MAX_UNUSED_LINKS }];
         let entry = Entry { member: &listed, until_ms: link.expires_ms };
-        if let Err(full) = room::take(&mut self.conn(), &bounded, entry, now_ms).await? {
+        if let Err(full) = room::take(&mut self.base.conn(), &bounded, entry, now_ms).await? {
             return Ok(Err(full));
         }
-        let key = self.keys().portal_link(token_hash);
+        let key = self.base.keys().portal_link(token_hash);
         let mut fields = link.fields();
         fields.push(("expires_ms", link.expires_ms.to_string()));
         fields.push(("used", "0".to_owned()));
@@ -126,17 +139,17 @@ impl Tenants<'_> {
             .ignore()
             .pexpire(&key, keep as i64)
             .ignore()
-            .query_async::<()>(&mut self.conn())
+            .query_async::<()>(&mut self.base.conn())
             .await?;
         Ok(Ok(()))
     }
 
     /// Takes a link for its one use (see [`Taken`]); a link taken now leaves its
     /// organisation's unused links.
-    pub async fn take_portal_link(self, token_hash: &str, now_ms: u64) -> Result<Taken> {
+    pub async fn take_portal_link(&self, token_hash: &str, now_ms: u64) -> Result<Taken> {
         let mut call = PORTAL_TAKE.call();
-        call.key(&self.keys().portal_link(token_hash)).arg(now_ms);
-        let reply = Named::from_value(call.run(&mut self.conn()).await?, "portal_take")?;
+        call.key(&self.base.keys().portal_link(token_hash)).arg(now_ms);
+        let reply = Named::from_value(call.run(&mut self.base.conn()).await?, "portal_take")?;
         let state = reply.text("state").unwrap_or_default();
         let fields: HashMap<String, String> = LINK_FIELDS
             .into_iter()
@@ -146,7 +159,8 @@ impl Tenants<'_> {
         let link = PortalLink::of_fields(&fields);
         Ok(match state.as_str() {
             "fresh" => {
-                let _: i64 = self.conn().zrem(self.keys().portal_links(&link.org_id), link.listed(token_hash)).await?;
+                let _: i64 =
+                    self.base.conn().zrem(self.base.keys().portal_links(&link.org_id), link.listed(token_hash)).await?;
                 Taken::Fresh(link)
             }
             "used" => Taken::Used(link),
@@ -157,9 +171,9 @@ impl Tenants<'_> {
 
     /// Voids the organisation's unused links — every one, or (`client`) those the client
     /// made: each is marked used, so it opens nothing. How many there were.
-    pub async fn void_portal_links(self, org_id: &str, client: Option<&str>) -> Result<usize> {
-        let list = self.keys().portal_links(org_id);
-        let entries: Vec<String> = self.conn().zrange(&list, 0, -1).await?;
+    pub async fn void_portal_links(&self, org_id: &str, client: Option<&str>) -> Result<usize> {
+        let list = self.base.keys().portal_links(org_id);
+        let entries: Vec<String> = self.base.conn().zrange(&list, 0, -1).await?;
         let mut voided = 0;
         for entry in &entries {
             let Some((made_by, token_hash)) = entry.split_once(' ') else { continue };
@@ -168,12 +182,12 @@ impl Tenants<'_> {
             }
             let _: i64 = SET_IF_EXISTS
                 .call()
-                .key(&self.keys().portal_link(token_hash))
+                .key(&self.base.keys().portal_link(token_hash))
                 .arg("used")
                 .arg("1")
-                .run(&mut self.conn())
+                .run(&mut self.base.conn())
                 .await?;
-            let _: i64 = self.conn().zrem(&list, entry).await?;
+            let _: i64 = self.base.conn().zrem(&list, entry).await?;
             voided += 1;
         }
         Ok(voided)

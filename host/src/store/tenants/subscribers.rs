@@ -4,8 +4,21 @@
 
 use std::collections::HashMap;
 
-use crate::store::concerns::Webhooks;
+use crate::store::core::base::Base;
 use crate::store::{Result, StoreError};
+
+/// The concern's handle: what it reads and writes, over the store's connection and key layout.
+#[derive(Debug, Clone)]
+pub struct Subscriptions {
+    base: Base,
+}
+
+impl Subscriptions {
+    /// This concern over `base`.
+    pub(crate) fn of(base: &Base) -> Subscriptions {
+        Subscriptions { base: base.clone() }
+    }
+}
 
 /// A webhook an event goes to, as the subscription index names it (`lua/subscriptions.lua`).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -35,38 +48,43 @@ pub struct Subscribers {
     pub version: u64,
 }
 
-impl Webhooks<'_> {
+impl Subscriptions {
     /// The active webhooks subscribed to each (organisation, action) pair, in one go (group
     /// commit of concurrent publishes), each with the organisation's version read before
     /// them (`store::versions`): one answer per pair, in order.
-    pub async fn subscribers_of(self, pairs: &[(String, String)]) -> Result<Vec<Result<Subscribers>>> {
+    pub async fn subscribers_of(&self, pairs: &[(String, String)]) -> Result<Vec<Result<Subscribers>>> {
         let pipes: Vec<redis::Pipeline> = pairs
             .iter()
             .map(|(org, action)| {
                 let mut pipe = redis::pipe();
-                pipe.get(self.keys().org_version(org));
-                pipe.smembers(self.keys().subscribers(org, action));
-                pipe.hgetall(self.keys().filters(org));
+                pipe.get(self.base.keys().org_version(org));
+                pipe.smembers(self.base.keys().subscribers(org, action));
+                pipe.hgetall(self.base.keys().filters(org));
                 pipe
             })
             .collect();
-        let replies = self.conn().query_each(&pipes).await?;
+        let replies = self.base.conn().query_each(&pipes).await?;
         Ok(replies
             .into_iter()
             .zip(pairs)
             .map(|(reply, (org, action))| {
                 let mut values = reply?.into_iter();
                 let (version, members, filters) = (values.next(), values.next(), values.next());
-                let version: Option<u64> = redis::from_redis_value(version.unwrap_or(redis::Value::Nil))
-                    .map_err(|e| StoreError::Corrupt { key: self.keys().org_version(org), reason: e.to_string() })?;
+                let version: Option<u64> =
+                    redis::from_redis_value(version.unwrap_or(redis::Value::Nil)).map_err(|e| StoreError::Corrupt {
+                        key: self.base.keys().org_version(org),
+                        reason: e.to_string(),
+                    })?;
                 let members: Vec<String> =
                     redis::from_redis_value(members.unwrap_or(redis::Value::Nil)).map_err(|e| StoreError::Corrupt {
-                        key: self.keys().subscribers(org, action),
+                        key: self.base.keys().subscribers(org, action),
                         reason: e.to_string(),
                     })?;
                 let mut filters: HashMap<String, String> =
-                    redis::from_redis_value(filters.unwrap_or(redis::Value::Nil))
-                        .map_err(|e| StoreError::Corrupt { key: self.keys().filters(org), reason: e.to_string() })?;
+                    redis::from_redis_value(filters.unwrap_or(redis::Value::Nil)).map_err(|e| StoreError::Corrupt {
+                        key: self.base.keys().filters(org),
+                        reason: e.to_string(),
+                    })?;
                 let list = members
                     .iter()
                     .map(|m| {

@@ -11,8 +11,21 @@ use redis::AsyncCommands;
 use serde::Serialize;
 
 use crate::ids::{self, Kind};
-use crate::store::concerns::Tenants;
+use crate::store::core::base::Base;
 use crate::store::{Result, flag, flag_str};
+
+/// The concern's handle: what it reads and writes, over the store's connection and key layout.
+#[derive(Debug, Clone)]
+pub struct Users {
+    base: Base,
+}
+
+impl Users {
+    /// This concern over `base`.
+    pub(crate) fn of(base: &Base) -> Users {
+        Users { base: base.clone() }
+    }
+}
 
 /// Longest email address accepted (RFC 5321's path limit), in bytes.
 pub const MAX_EMAIL_BYTES: usize = 254;
@@ -39,11 +52,11 @@ pub struct Session {
     pub portal: Option<Portal>,
 }
 
-impl Tenants<'_> {
+impl Users {
     /// Creates a user; `None` when the email is taken. The email is claimed first (its own
     /// slot), then the user is written in its organisation's group.
     pub async fn create_user(
-        self,
+        &self,
         org_id: &str,
         email: &str,
         admin: bool,
@@ -51,9 +64,13 @@ impl Tenants<'_> {
     ) -> Result<Option<User>> {
         let id = ids::new(Kind::User);
         let email = email.to_ascii_lowercase();
-        let claim = self.keys().user_email(&email);
-        let claimed: Option<String> =
-            redis::cmd("SET").arg(&claim).arg(format!("{org_id} {id}")).arg("NX").query_async(&mut self.conn()).await?;
+        let claim = self.base.keys().user_email(&email);
+        let claimed: Option<String> = redis::cmd("SET")
+            .arg(&claim)
+            .arg(format!("{org_id} {id}"))
+            .arg("NX")
+            .query_async(&mut self.base.conn())
+            .await?;
         if claimed.is_none() {
             return Ok(None);
         }
@@ -66,27 +83,28 @@ impl Tenants<'_> {
             ("password_hash", password_hash),
             ("created_at", &now),
         ];
-        let key = self.keys().user(org_id, &id);
+        let key = self.base.keys().user(org_id, &id);
         let written: Result<()> = async {
-            let _: () = self.conn().hset_multiple(&key, &fields).await?;
-            let _: () = self.conn().zadd(self.keys().org_users(org_id), &id, 0).await?;
+            let _: () = self.base.conn().hset_multiple(&key, &fields).await?;
+            let _: () = self.base.conn().zadd(self.base.keys().org_users(org_id), &id, 0).await?;
             Ok(())
         }
         .await;
         if let Err(e) = written {
             // Give the email back rather than leave it claimed by nobody.
-            let _: std::result::Result<i64, _> = self.conn().del(&claim).await;
+            let _: std::result::Result<i64, _> = self.base.conn().del(&claim).await;
             return Err(e);
         }
-        self.acknowledged(&key).await?;
+        self.base.acknowledged(&key).await?;
         Ok(Some(User { id, email, org_id: org_id.to_owned(), admin }))
     }
 
     /// The user with this email and their password hash.
-    pub async fn user_by_email(self, email: &str) -> Result<Option<(User, String)>> {
-        let claim: Option<String> = self.conn().get(self.keys().user_email(&email.to_ascii_lowercase())).await?;
+    pub async fn user_by_email(&self, email: &str) -> Result<Option<(User, String)>> {
+        let claim: Option<String> =
+            self.base.conn().get(self.base.keys().user_email(&email.to_ascii_lowercase())).await?;
         let Some((org_id, id)) = claim.as_deref().and_then(|c| c.split_once(' ')) else { return Ok(None) };
-        let f: HashMap<String, String> = self.conn().hgetall(self.keys().user(org_id, id)).await?;
+        let f: HashMap<String, String> = self.base.conn().hgetall(self.base.keys().user(org_id, id)).await?;
         if f.is_empty() {
             return Ok(None);
         }
@@ -96,11 +114,11 @@ impl Tenants<'_> {
     }
 
     /// The organisation's users (never a password hash).
-    pub async fn list_users(self, org_id: &str) -> Result<Vec<User>> {
-        let ids: Vec<String> = self.conn().zrange(self.keys().org_users(org_id), 0, -1).await?;
+    pub async fn list_users(&self, org_id: &str) -> Result<Vec<User>> {
+        let ids: Vec<String> = self.base.conn().zrange(self.base.keys().org_users(org_id), 0, -1).await?;
         let mut users = Vec::with_capacity(ids.len());
         for id in ids {
-            let f: HashMap<String, String> = self.conn().hgetall(self.keys().user(org_id, &id)).await?;
+            let f: HashMap<String, String> = self.base.conn().hgetall(self.base.keys().user(org_id, &id)).await?;
             if !f.is_empty() {
                 let text = |n: &str| f.get(n).cloned().unwrap_or_default();
                 users.push(User {
@@ -115,8 +133,8 @@ impl Tenants<'_> {
     }
 
     /// Stores a session under the hash of its token.
-    pub async fn create_session(self, token_hash: &str, session: &Session, ttl: Duration) -> Result<()> {
-        let key = self.keys().session(token_hash);
+    pub async fn create_session(&self, token_hash: &str, session: &Session, ttl: Duration) -> Result<()> {
+        let key = self.base.keys().session(token_hash);
         redis::pipe()
             .atomic()
             .hset_multiple(
@@ -132,13 +150,13 @@ impl Tenants<'_> {
             .ignore()
             .pexpire(&key, ttl.as_millis() as i64)
             .ignore()
-            .query_async::<()>(&mut self.conn())
+            .query_async::<()>(&mut self.base.conn())
             .await?;
         Ok(())
     }
 
-    pub async fn session(self, token_hash: &str) -> Result<Option<Session>> {
-        let f: HashMap<String, String> = self.conn().hgetall(self.keys().session(token_hash)).await?;
+    pub async fn session(&self, token_hash: &str) -> Result<Option<Session>> {
+        let f: HashMap<String, String> = self.base.conn().hgetall(self.base.keys().session(token_hash)).await?;
         if f.is_empty() {
             return Ok(None);
         }
@@ -153,16 +171,16 @@ impl Tenants<'_> {
         }))
     }
 
-    pub async fn delete_session(self, token_hash: &str) -> Result<()> {
-        let _: i64 = self.conn().del(self.keys().session(token_hash)).await?;
+    pub async fn delete_session(&self, token_hash: &str) -> Result<()> {
+        let _: i64 = self.base.conn().del(self.base.keys().session(token_hash)).await?;
         Ok(())
     }
 
     /// Counts a sign-in attempt for `email` as it starts, in one atomic step, and returns
     /// its number in the current window (which starts with the first attempt). Parallel
     /// attempts each get their own number, so checking it bounds them all.
-    pub async fn login_attempt(self, email: &str, window: Duration) -> Result<u64> {
-        let key = self.keys().login_attempts(&email.to_ascii_lowercase());
+    pub async fn login_attempt(&self, email: &str, window: Duration) -> Result<u64> {
+        let key = self.base.keys().login_attempts(&email.to_ascii_lowercase());
         let (n, _): (u64, i64) = redis::pipe()
             .atomic()
             .incr(&key, 1)
@@ -170,20 +188,20 @@ impl Tenants<'_> {
             .arg(&key)
             .arg(window.as_secs())
             .arg("NX")
-            .query_async(&mut self.conn())
+            .query_async(&mut self.base.conn())
             .await?;
         Ok(n)
     }
 
     /// Takes back an attempt that was not checked (the server was too busy to).
-    pub async fn login_not_attempted(self, email: &str) -> Result<()> {
-        let _: i64 = self.conn().decr(self.keys().login_attempts(&email.to_ascii_lowercase()), 1).await?;
+    pub async fn login_not_attempted(&self, email: &str) -> Result<()> {
+        let _: i64 = self.base.conn().decr(self.base.keys().login_attempts(&email.to_ascii_lowercase()), 1).await?;
         Ok(())
     }
 
     /// Clears the attempts of an email after a successful sign-in.
-    pub async fn login_succeeded(self, email: &str) -> Result<()> {
-        let _: i64 = self.conn().del(self.keys().login_attempts(&email.to_ascii_lowercase())).await?;
+    pub async fn login_succeeded(&self, email: &str) -> Result<()> {
+        let _: i64 = self.base.conn().del(self.base.keys().login_attempts(&email.to_ascii_lowercase())).await?;
         Ok(())
     }
 }

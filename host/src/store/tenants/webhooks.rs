@@ -21,7 +21,7 @@ use redis::AsyncCommands;
 
 use crate::catalog;
 use crate::store::Result;
-use crate::store::concerns::Webhooks;
+use crate::store::core::base::Base;
 use crate::store::core::scripts::{Call, ROTATE_SECRET, WEBHOOK_OFF, WEBHOOK_SAVE};
 use crate::store::queue::endpoint::reset_fields;
 pub use crate::store::tenants::subscribers::{Subscriber, Subscribers};
@@ -29,6 +29,20 @@ pub use crate::store::tenants::webhook_record::{
     Attachment, OnError, Ordering, StoredCertificate, StoredDestination, Webhook,
 };
 use crate::store::tenants::webhook_record::{from_fields, headers_json, json, to_fields};
+use crate::store::versions::Versions;
+
+/// The concern's handle: what it reads and writes, over the store's connection and key layout.
+#[derive(Debug, Clone)]
+pub struct WebhookRecords {
+    base: Base,
+}
+
+impl WebhookRecords {
+    /// This concern over `base`.
+    pub(crate) fn of(base: &Base) -> WebhookRecords {
+        WebhookRecords { base: base.clone() }
+    }
+}
 
 /// Most webhooks one organisation may have on any plan (`crate::auth::plans` sets each
 /// plan's own, at most this).
@@ -109,24 +123,24 @@ pub enum Off {
     Deactivate(&'static str),
 }
 
-impl Webhooks<'_> {
+impl WebhookRecords {
     /// A call of a script that changes a webhook's subscriptions, with the webhook's keys
     /// and the subscription sets of every action declared, then the organisation's filters.
-    pub(in crate::store) fn with_subscription_sets(self, call: &mut Call<'_>, org_id: &str) {
+    pub(in crate::store) fn with_subscription_sets(&self, call: &mut Call<'_>, org_id: &str) {
         for action in catalog::actions() {
-            call.key(&self.keys().subscribers(org_id, action));
+            call.key(&self.base.keys().subscribers(org_id, action));
         }
-        call.key(&self.keys().filters(org_id));
+        call.key(&self.base.keys().filters(org_id));
     }
 
     /// Stores a new webhook unless the organisation has `max` already.
-    pub async fn create_webhook(self, webhook: Webhook, max: usize) -> Result<Created> {
-        let key = self.keys().webhook(&webhook.org_id, &webhook.id);
+    pub async fn create_webhook(&self, webhook: Webhook, max: usize) -> Result<Created> {
+        let key = self.base.keys().webhook(&webhook.org_id, &webhook.id);
         let fields = to_fields(&webhook);
         let saved = self.save_webhook("create", (&webhook.org_id, &webhook.id), &webhook.plugins, &fields, max).await?;
         Ok(match saved {
             Saved::Done | Saved::Reactivated => {
-                self.acknowledged(&key).await?;
+                self.base.acknowledged(&key).await?;
                 Created::Ok(Box::new(webhook))
             }
             Saved::LimitReached | Saved::NotFound => Created::LimitReached,
@@ -135,7 +149,7 @@ impl Webhooks<'_> {
     }
 
     async fn save_webhook(
-        self,
+        &self,
         mode: &str,
         (org_id, id): (&str, &str),
         plugins: &[Attachment],
@@ -143,9 +157,9 @@ impl Webhooks<'_> {
         max: usize,
     ) -> Result<Saved> {
         let mut call = WEBHOOK_SAVE.call();
-        call.key(&self.keys().webhook(org_id, id)).key(&self.keys().webhooks(org_id));
+        call.key(&self.base.keys().webhook(org_id, id)).key(&self.base.keys().webhooks(org_id));
         for attachment in plugins {
-            call.key(&self.keys().plugin(org_id, &attachment.plugin_id));
+            call.key(&self.base.keys().plugin(org_id, &attachment.plugin_id));
         }
         self.with_subscription_sets(&mut call, org_id);
         call.arg(mode).arg(org_id).arg(id).arg(max).arg(plugins.len()).arg(catalog::actions().count());
@@ -155,18 +169,18 @@ impl Webhooks<'_> {
         for (name, value) in fields {
             call.arg(*name).arg(value);
         }
-        let reply: String = call.run(&mut self.conn()).await?;
+        let reply: String = call.run(&mut self.base.conn()).await?;
         let saved = crate::store::core::reply::name_of("webhook_save.lua", &reply, Saved::parse)?;
         if matches!(saved, Saved::Done | Saved::Reactivated) {
-            self.versions().raise(org_id).await?;
+            Versions::of(&self.base).raise(org_id).await?;
         }
         Ok(saved)
     }
 
     /// The webhook, if it exists and belongs to `org_id`.
-    pub async fn get_webhook(self, org_id: &str, id: &str) -> Result<Option<Webhook>> {
-        let key = self.keys().webhook(org_id, id);
-        let fields: HashMap<String, String> = self.conn().hgetall(&key).await?;
+    pub async fn get_webhook(&self, org_id: &str, id: &str) -> Result<Option<Webhook>> {
+        let key = self.base.keys().webhook(org_id, id);
+        let fields: HashMap<String, String> = self.base.conn().hgetall(&key).await?;
         if fields.is_empty() {
             return Ok(None);
         }
@@ -174,80 +188,86 @@ impl Webhooks<'_> {
     }
 
     /// Whether the organisation has this webhook (without reading the rest of it).
-    pub async fn webhook_exists(self, org_id: &str, id: &str) -> Result<bool> {
-        let org: Option<String> = self.conn().hget(self.keys().webhook(org_id, id), "org_id").await?;
+    pub async fn webhook_exists(&self, org_id: &str, id: &str) -> Result<bool> {
+        let org: Option<String> = self.base.conn().hget(self.base.keys().webhook(org_id, id), "org_id").await?;
         Ok(org.as_deref() == Some(org_id))
     }
 
     /// How many webhooks the organisation has.
-    pub async fn count_webhooks(self, org_id: &str) -> Result<u64> {
-        Ok(self.conn().zcard(self.keys().webhooks(org_id)).await?)
+    pub async fn count_webhooks(&self, org_id: &str) -> Result<u64> {
+        Ok(self.base.conn().zcard(self.base.keys().webhooks(org_id)).await?)
     }
 
     /// A page of the organisation's webhooks, newest first, after `cursor`.
     pub async fn list_webhooks(
-        self,
+        &self,
         org_id: &str,
         cursor: Option<&str>,
         limit: usize,
     ) -> Result<(Vec<Webhook>, Option<String>)> {
-        let (ids, next) = self.page_ids(&self.keys().webhooks(org_id), cursor, limit).await?;
+        let (ids, next) = self.base.page_ids(&self.base.keys().webhooks(org_id), cursor, limit).await?;
         if ids.is_empty() {
             return Ok((Vec::new(), next));
         }
         let mut pipe = redis::pipe();
         for id in &ids {
-            pipe.hgetall(self.keys().webhook(org_id, id));
+            pipe.hgetall(self.base.keys().webhook(org_id, id));
         }
-        let rows: Vec<HashMap<String, String>> = self.conn().query_reads(&pipe).await?;
+        let rows: Vec<HashMap<String, String>> = self.base.conn().query_reads(&pipe).await?;
         let mut webhooks = Vec::with_capacity(rows.len());
         for (id, fields) in ids.iter().zip(rows) {
             if !fields.is_empty() {
-                webhooks.push(from_fields(&self.keys().webhook(org_id, id), &fields)?);
+                webhooks.push(from_fields(&self.base.keys().webhook(org_id, id), &fields)?);
             }
         }
         Ok((webhooks, next))
     }
 
     /// Every webhook of the organisation (for the settings page).
-    pub async fn all_webhooks(self, org_id: &str) -> Result<Vec<Webhook>> {
+    pub async fn all_webhooks(&self, org_id: &str) -> Result<Vec<Webhook>> {
         let (webhooks, _) = self.list_webhooks(org_id, None, MAX_WEBHOOKS_PER_ORG).await?;
         Ok(webhooks)
     }
 
     /// Whether the organisation deleted this webhook within the delivery retention (its
     /// deliveries are still kept, listed from the organisation's index).
-    pub async fn webhook_was_deleted(self, org_id: &str, id: &str) -> Result<bool> {
-        let score: Option<f64> = self.conn().zscore(self.keys().deleted_webhooks(org_id), id).await?;
+    pub async fn webhook_was_deleted(&self, org_id: &str, id: &str) -> Result<bool> {
+        let score: Option<f64> = self.base.conn().zscore(self.base.keys().deleted_webhooks(org_id), id).await?;
         Ok(score.is_some())
     }
 
     /// The ids of every webhook of the organisation.
-    pub async fn webhook_ids(self, org_id: &str) -> Result<Vec<String>> {
-        Ok(self.conn().zrange(self.keys().webhooks(org_id), 0, -1).await?)
+    pub async fn webhook_ids(&self, org_id: &str) -> Result<Vec<String>> {
+        Ok(self.base.conn().zrange(self.base.keys().webhooks(org_id), 0, -1).await?)
     }
 
     /// Gives the organisation's webhook a new signing secret; the current one keeps signing
     /// until `grace_ends_ms` (`None`: it is forgotten at once). `false` if there is no such
     /// webhook.
-    pub async fn rotate_secret(self, org_id: &str, id: &str, secret: &str, grace_ends_ms: Option<u64>) -> Result<bool> {
-        let key = self.keys().webhook(org_id, id);
+    pub async fn rotate_secret(
+        &self,
+        org_id: &str,
+        id: &str,
+        secret: &str,
+        grace_ends_ms: Option<u64>,
+    ) -> Result<bool> {
+        let key = self.base.keys().webhook(org_id, id);
         let mut call = ROTATE_SECRET.call();
         call.key(&key)
             .arg(org_id)
             .arg(secret)
             .arg(grace_ends_ms.map(|ms| ms.to_string()).unwrap_or_default())
             .arg(crate::time::now_rfc3339());
-        let done = crate::store::core::reply::done("rotate_secret.lua", call.run(&mut self.conn()).await?)?;
+        let done = crate::store::core::reply::done("rotate_secret.lua", call.run(&mut self.base.conn()).await?)?;
         if done {
-            self.acknowledged(&key).await?;
-            self.versions().raise(org_id).await?;
+            self.base.acknowledged(&key).await?;
+            Versions::of(&self.base).raise(org_id).await?;
         }
         Ok(done)
     }
 
     /// Applies a change to the organisation's webhook.
-    pub async fn update_webhook(self, org_id: &str, id: &str, change: &WebhookChange) -> Result<Updated> {
+    pub async fn update_webhook(&self, org_id: &str, id: &str, change: &WebhookChange) -> Result<Updated> {
         let now = crate::time::now_rfc3339();
         let mut fields: Vec<(&str, String)> = vec![("updated_at", now)];
         if let Some(name) = &change.name {
@@ -296,7 +316,7 @@ impl Webhooks<'_> {
         let plugins = change.plugins.as_deref().unwrap_or_default();
         match self.save_webhook("update", (org_id, id), plugins, &fields, MAX_WEBHOOKS_PER_ORG).await? {
             saved @ (Saved::Done | Saved::Reactivated) => {
-                self.acknowledged(&self.keys().webhook(org_id, id)).await?;
+                self.base.acknowledged(&self.base.keys().webhook(org_id, id)).await?;
                 Ok(self.get_webhook(org_id, id).await?.map_or(Updated::NotFound, |w| match saved {
                     Saved::Reactivated => Updated::Reactivated(Box::new(w)),
                     _ => Updated::Ok(Box::new(w)),
@@ -311,10 +331,10 @@ impl Webhooks<'_> {
     /// subscription index); `false` if it is not the organisation's (or, to deactivate,
     /// already inactive). Its queued deliveries are ended by [`Store::end_pending`].
     /// A deleted webhook is remembered for `retention` (see [`Store::webhook_was_deleted`]).
-    pub async fn webhook_off(self, org_id: &str, id: &str, off: Off, retention: Duration) -> Result<bool> {
-        let key = self.keys().webhook(org_id, id);
+    pub async fn webhook_off(&self, org_id: &str, id: &str, off: Off, retention: Duration) -> Result<bool> {
+        let key = self.base.keys().webhook(org_id, id);
         let mut call = WEBHOOK_OFF.call();
-        call.key(&key).key(&self.keys().webhooks(org_id)).key(&self.keys().deleted_webhooks(org_id));
+        call.key(&key).key(&self.base.keys().webhooks(org_id)).key(&self.base.keys().deleted_webhooks(org_id));
         self.with_subscription_sets(&mut call, org_id);
         let (mode, reason) = match off {
             Off::Delete => ("delete", ""),
@@ -322,10 +342,10 @@ impl Webhooks<'_> {
         };
         call.arg(org_id).arg(id).arg(crate::time::now_rfc3339()).arg(mode).arg(reason);
         call.arg(crate::time::now_millis()).arg(retention.as_millis() as u64);
-        let done = crate::store::core::reply::done("webhook_off.lua", call.run(&mut self.conn()).await?)?;
+        let done = crate::store::core::reply::done("webhook_off.lua", call.run(&mut self.base.conn()).await?)?;
         if done {
-            self.acknowledged(&key).await?;
-            self.versions().raise(org_id).await?;
+            self.base.acknowledged(&key).await?;
+            Versions::of(&self.base).raise(org_id).await?;
         }
         Ok(done)
     }

@@ -249,7 +249,7 @@ impl Weir {
 
     /// A new organisation with an admin client and a publisher client, both with tokens.
     pub async fn tenant(&self, plan: Plan) -> Tenant {
-        let org = self.store.tenants().create_org(&unique("org"), plan).await.expect("org");
+        let org = self.store.orgs().create_org(&unique("org"), plan).await.expect("org");
         let admin = self.client(&org.id, true, false).await;
         let publisher = self.client(&org.id, false, true).await;
         Tenant { org_id: org.id, admin, publisher }
@@ -267,7 +267,7 @@ impl Weir {
         let secret = weir::auth::secrets::generate(weir::auth::CLIENT_SECRET_PREFIX);
         let hash = weir::auth::secrets::hash(&secret);
         let client =
-            self.store.tenants().create_client(org_id, "test client", admin, publisher, &hash).await.expect("client");
+            self.store.clients().create_client(org_id, "test client", admin, publisher, &hash).await.expect("client");
         Credentials { client_id: client.client_id, client_secret: secret }
     }
 
