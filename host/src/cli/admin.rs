@@ -344,7 +344,7 @@ async fn execute(store: &Store, config: &Config, command: AdminCommand) -> Resul
         AdminCommand::Org { command: OrgCommand::SetPlan { org_id, plan } } => {
             let plan = super::plans::configured(config, &plan).map_err(AdminError::Usage)?;
             known_org(store, &org_id).await?;
-            let org = store.orgs().set_org_plan(&org_id, plan).await?.ok_or(AdminError::NoOrg(org_id))?;
+            let org = store.plan_changes().set_org_plan(&org_id, plan).await?.ok_or(AdminError::NoOrg(org_id))?;
             Ok(super::plans::org_view(config, &org))
         }
         AdminCommand::Client { command: ClientCommand::Create { org_id, name, admin, publisher } } => {

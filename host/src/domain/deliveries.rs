@@ -8,7 +8,8 @@ pub(crate) use super::delivery_view::{Delivery, attempt_headers};
 use super::fields::Fields;
 use crate::ids::{self, Kind};
 use crate::store::StoreError;
-use crate::store::queue::listing::{Cursor, Index, Reach};
+use crate::store::queue::cursor::Cursor;
+use crate::store::queue::listing::{Index, Reach};
 use crate::store::queue::requeue::RetryRefused;
 
 /// Most deliveries one bulk retry re-queues.

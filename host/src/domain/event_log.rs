@@ -7,7 +7,7 @@ use super::moved::Moved;
 use crate::store::Store;
 use crate::store::StoreError;
 use crate::store::events::log::Window;
-use crate::store::queue::listing::Cursor;
+use crate::store::queue::cursor::Cursor;
 
 /// Most log entries one request looks at before answering with a cursor (a filter that
 /// keeps few events may answer a short page).

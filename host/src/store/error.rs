@@ -1,5 +1,8 @@
 //! Why a store operation failed, and which failures mean "try again later".
 
+/// What a store operation gives: its value, or why it failed.
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
 /// A store failure. `Unavailable` means Redis cannot serve right now (unreachable, loading,
 /// busy, failing over) or did not confirm a write to enough replicas: callers answer 503
 /// and try again later.

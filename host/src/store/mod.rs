@@ -28,59 +28,10 @@ pub mod queue;
 pub mod tenants;
 pub mod versions;
 
-use std::time::Duration;
-
-pub use self::core::base::Base;
+pub use self::core::base::{Base, CLUSTER_PARTITIONS, LISTPACK_VALUE, MAX_SNAPSHOTS_PER_ORG, Settings};
 pub use self::core::conn::{Conn, Target};
 pub use self::core::keys::{Keys, Partition};
-pub use self::error::{StoreError, not_ready};
-
-pub type Result<T, E = StoreError> = std::result::Result<T, E>;
-
-/// Most record snapshots kept per organisation (the least recently updated, sampled, go
-/// first); each partition keeps its share. Not enforced with history in PostgreSQL: the
-/// pointers leave Redis with their events (`history::mover`).
-pub const MAX_SNAPSHOTS_PER_ORG: usize = 50_000;
-
-/// How a store connects and what it promises about writes.
-#[derive(Debug, Clone)]
-pub struct Settings {
-    pub target: Target,
-    pub prefix: String,
-    /// Partitions of a new data set (an existing one keeps its own).
-    pub partitions: u16,
-    /// Replicas an acknowledged write waits for (`WAIT`), and for how long.
-    pub wait_replicas: u32,
-    pub wait_timeout: Duration,
-    /// Most record snapshots kept per organisation ([`MAX_SNAPSHOTS_PER_ORG`]).
-    pub snapshots_per_org: usize,
-    /// History is kept in PostgreSQL: deliveries that end and events accepted are noted
-    /// for their move (`queue::ended`, `events::accepted`).
-    pub history: bool,
-}
-
-impl Settings {
-    /// One Redis at `url`, prefix `prefix`, one partition, no replicas awaited.
-    pub fn single(url: &str, prefix: &str) -> Settings {
-        Settings {
-            target: Target::Single(url.to_owned()),
-            prefix: prefix.to_owned(),
-            partitions: 1,
-            wait_replicas: 0,
-            wait_timeout: Duration::from_secs(1),
-            snapshots_per_org: MAX_SNAPSHOTS_PER_ORG,
-            history: false,
-        }
-    }
-}
-
-/// The `hash-max-listpack-value` Weir's hashes want (the managed Redis runs with it): a
-/// finished delivery's row holds its signature and attempts, past Redis's default of 64
-/// bytes, which would make it a hash table of about 2.4 times the memory.
-pub const LISTPACK_VALUE: &str = "512";
-
-/// Partitions of a new data set on a cluster unless configured (on one Redis: one).
-pub const CLUSTER_PARTITIONS: u16 = 16;
+pub use self::error::{Result, StoreError, not_ready};
 
 /// A handle on the store, for the process's wiring (`crate::service`) and the tests: it
 /// connects, and opens each concern — the parts of Weir are handed the concerns they use,
@@ -144,6 +95,10 @@ impl Store {
 
     pub fn orgs(&self) -> tenants::orgs::Orgs {
         tenants::orgs::Orgs::of(&self.base)
+    }
+
+    pub fn plan_changes(&self) -> tenants::plan_change::PlanChanges {
+        tenants::plan_change::PlanChanges::of(&self.base)
     }
 
     pub fn clients(&self) -> tenants::clients::Clients {
@@ -257,16 +212,6 @@ impl Store {
     pub fn exports(&self) -> events::exports::ExportRecords {
         events::exports::ExportRecords::of(&self.base)
     }
-}
-
-/// Reads a `0`/`1` hash field.
-pub(crate) fn flag(value: Option<&String>) -> bool {
-    value.map(|v| v == "1").unwrap_or(false)
-}
-
-/// Writes a boolean hash field.
-pub(crate) fn flag_str(value: bool) -> &'static str {
-    if value { "1" } else { "0" }
 }
 
 #[cfg(test)]

@@ -111,9 +111,9 @@ async fn a_plan_changed_elsewhere_holds_the_next_publish() {
     t.publisher.publish(&work_order_event("wo_2")).await;
     // Changed by another writer (the test's own store): A's next publish is held to the
     // plan the organisation has now, which allows no event.
-    a.store.orgs().set_org_plan(&t.org_id, Plan::parse("closed").unwrap()).await.unwrap();
+    a.store.plan_changes().set_org_plan(&t.org_id, Plan::parse("closed").unwrap()).await.unwrap();
     let refused = t.publisher.post("/api/v2/events", &work_order_event("wo_3")).await;
     assert_eq!(refused.status, 429, "{}", refused.text());
-    a.store.orgs().set_org_plan(&t.org_id, Plan::pro()).await.unwrap();
+    a.store.plan_changes().set_org_plan(&t.org_id, Plan::pro()).await.unwrap();
     t.publisher.publish(&work_order_event("wo_4")).await;
 }

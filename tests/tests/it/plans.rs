@@ -78,7 +78,7 @@ async fn the_events_of_a_day_are_counted_exactly_under_32_concurrent_publishers(
     assert_eq!(usage["events"]["used"], 50);
 
     // A plan change applies at the next publish.
-    weir.store.orgs().set_org_plan(&t.org_id, Plan::pro()).await.unwrap();
+    weir.store.plan_changes().set_org_plan(&t.org_id, Plan::pro()).await.unwrap();
     t.publisher.publish(&work_order_event("wo_after_upgrade")).await;
     other.stop().await;
     weir.stop().await;
@@ -166,9 +166,9 @@ async fn counts_are_checked_at_create_answer_403_and_lowering_a_limit_deletes_no
     assert_eq!(t.admin.metric(refusals).await, Some(1.0));
 
     // Up a plan: the next create succeeds. Down again: everything stays, nothing new.
-    weir.store.orgs().set_org_plan(&t.org_id, Plan::pro()).await.unwrap();
+    weir.store.plan_changes().set_org_plan(&t.org_id, Plan::pro()).await.unwrap();
     t.admin.create_webhook("http://127.0.0.1:9/third", &["work_order_created"]).await;
-    weir.store.orgs().set_org_plan(&t.org_id, Plan::parse("tiny").unwrap()).await.unwrap();
+    weir.store.plan_changes().set_org_plan(&t.org_id, Plan::parse("tiny").unwrap()).await.unwrap();
     let usage: Value = t.admin.get("/api/v2/usage").await.expect(200).json();
     assert_eq!(usage["webhooks"], json!({"used": 3, "limit": 2}));
     let listed = t.admin.get("/api/v2/webhooks").await.expect(200).json();

@@ -210,7 +210,7 @@ async fn checks_run_in_order_401_402_403_then_404() {
     assert_eq!(pro.admin.get("/api/v2/webhooks/not-an-id").await.expect(404).error_code(), "not_found");
 
     // Upgrading the plan takes effect on the next request.
-    weir.store.orgs().set_org_plan(&free.org_id, Plan::pro()).await.unwrap();
+    weir.store.plan_changes().set_org_plan(&free.org_id, Plan::pro()).await.unwrap();
     free.admin.get("/api/v2/webhooks").await.expect(200);
 }
 

@@ -7,7 +7,54 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU32;
 use std::time::Duration;
 
-use crate::store::{Conn, Keys, LISTPACK_VALUE, Result, Settings, StoreError, Target};
+use crate::store::core::conn::{Conn, Target};
+use crate::store::core::keys::Keys;
+use crate::store::error::{Result, StoreError};
+
+/// Most record snapshots kept per organisation (the least recently updated, sampled, go
+/// first); each partition keeps its share. Not enforced with history in PostgreSQL: the
+/// pointers leave Redis with their events (`history::mover`).
+pub const MAX_SNAPSHOTS_PER_ORG: usize = 50_000;
+
+/// How a store connects and what it promises about writes.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub target: Target,
+    pub prefix: String,
+    /// Partitions of a new data set (an existing one keeps its own).
+    pub partitions: u16,
+    /// Replicas an acknowledged write waits for (`WAIT`), and for how long.
+    pub wait_replicas: u32,
+    pub wait_timeout: Duration,
+    /// Most record snapshots kept per organisation ([`MAX_SNAPSHOTS_PER_ORG`]).
+    pub snapshots_per_org: usize,
+    /// History is kept in PostgreSQL: deliveries that end and events accepted are noted
+    /// for their move (`queue::ended`, `events::accepted`).
+    pub history: bool,
+}
+
+impl Settings {
+    /// One Redis at `url`, prefix `prefix`, one partition, no replicas awaited.
+    pub fn single(url: &str, prefix: &str) -> Settings {
+        Settings {
+            target: Target::Single(url.to_owned()),
+            prefix: prefix.to_owned(),
+            partitions: 1,
+            wait_replicas: 0,
+            wait_timeout: Duration::from_secs(1),
+            snapshots_per_org: MAX_SNAPSHOTS_PER_ORG,
+            history: false,
+        }
+    }
+}
+
+/// The `hash-max-listpack-value` Weir's hashes want (the managed Redis runs with it): a
+/// finished delivery's row holds its signature and attempts, past Redis's default of 64
+/// bytes, which would make it a hash table of about 2.4 times the memory.
+pub const LISTPACK_VALUE: &str = "512";
+
+/// Partitions of a new data set on a cluster unless configured (on one Redis: one).
+pub const CLUSTER_PARTITIONS: u16 = 16;
 
 /// What every concern of the store stands on: the connection (one Redis or a cluster), the
 /// key layout, the write promise (`WEIR_REDIS_WAIT_REPLICAS`) and the few reads every concern

@@ -11,7 +11,10 @@ use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::store::{Partition, Result, Store, StoreError};
+use crate::store::Store;
+use crate::store::core::keys::Partition;
+use crate::store::error::Result;
+use crate::store::error::StoreError;
 
 type Waiting<Req, Resp> = (Req, oneshot::Sender<Result<Resp>>);
 

@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use redis::AsyncCommands;
 
-use crate::store::Result;
 use crate::store::core::base::Base;
 use crate::store::core::scripts::CLAIM_JOBS;
+use crate::store::error::Result;
 
 /// The concern's handle: what it reads and writes, over the store's connection and key layout.
 #[derive(Debug, Clone)]

@@ -166,7 +166,7 @@ fn spawn(layout: &Layout) -> Result<Child, ManagedError> {
         .args(["--appendonly", "yes", "--appendfsync", "everysec", "--save", "", "--daemonize", "no"])
         // A finished delivery's row holds its signature and attempts: values past the
         // default 64 bytes would turn its compact listpack into a hash table (2.4× the memory).
-        .args(["--hash-max-listpack-value", crate::store::LISTPACK_VALUE])
+        .args(["--hash-max-listpack-value", crate::store::core::base::LISTPACK_VALUE])
         .arg("--logfile")
         .arg(&layout.log)
         .stdin(Stdio::null())

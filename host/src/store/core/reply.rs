@@ -13,7 +13,8 @@ use std::collections::HashMap;
 
 use redis::Value;
 
-use crate::store::{Result, StoreError};
+use crate::store::error::Result;
+use crate::store::error::StoreError;
 
 /// The error of a reply `what` (a script's name) that this version cannot read.
 pub(crate) fn unexpected(what: &'static str, reason: impl Into<String>) -> StoreError {
@@ -107,6 +108,16 @@ pub(crate) fn done(what: &'static str, reply: i64) -> Result<bool> {
         1 => Ok(true),
         other => Err(unexpected(what, format!("{other} where 0 or 1 was expected"))),
     }
+}
+
+/// Reads a `0`/`1` hash field.
+pub(crate) fn flag(value: Option<&String>) -> bool {
+    value.map(|v| v == "1").unwrap_or(false)
+}
+
+/// Writes a boolean hash field.
+pub(crate) fn flag_str(value: bool) -> &'static str {
+    if value { "1" } else { "0" }
 }
 
 #[cfg(test)]

@@ -4,8 +4,9 @@
 
 use std::time::Duration;
 
+use crate::store::core::conn::Conn;
 use crate::store::core::scripts::ROOM;
-use crate::store::{Conn, Result};
+use crate::store::error::Result;
 
 /// One set an entry must find room in: its key and how many entries it holds at most.
 #[derive(Debug, Clone, Copy)]

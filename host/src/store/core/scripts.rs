@@ -8,8 +8,10 @@ use std::sync::LazyLock;
 
 use redis::{Cmd, ErrorKind, FromRedisValue, Script, ServerErrorKind, ToRedisArgs};
 
+use crate::store::core::conn::Conn;
 use crate::store::core::keys::slot;
-use crate::store::{Conn, Result, StoreError};
+use crate::store::error::Result;
+use crate::store::error::StoreError;
 
 /// A script: its name (for errors), its source and its SHA-1.
 pub(crate) struct Lua {

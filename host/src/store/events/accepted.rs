@@ -8,10 +8,10 @@
 //! An event moved back (a retry or a replay of one of its deliveries) is written as it was
 //! ([`Store::restore_event`]).
 
-use crate::store::Result;
 use crate::store::core::base::Base;
 use crate::store::core::keys::Partition;
 use crate::store::core::scripts::HISTORY_FORGET_EVENTS;
+use crate::store::error::Result;
 
 /// The concern's handle: what it reads and writes, over the store's connection and key layout.
 #[derive(Debug, Clone)]

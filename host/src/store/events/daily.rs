@@ -11,11 +11,11 @@
 
 use std::collections::HashMap;
 
-use crate::store::Result;
 use crate::store::core::base::Base;
 use crate::store::core::keys::day_of;
 use crate::store::core::reply::unexpected;
 use crate::store::core::scripts::DAILY;
+use crate::store::error::Result;
 
 /// The concern's handle: what it reads and writes, over the store's connection and key layout.
 #[derive(Debug, Clone)]
@@ -109,7 +109,7 @@ impl DailyCounts {
                 .arg(org_id)
                 .query_async(&mut self.base.conn())
                 .await?;
-            Ok::<_, crate::store::StoreError>(n.unwrap_or(0))
+            Ok::<_, crate::store::error::StoreError>(n.unwrap_or(0))
         });
         Ok(futures_util::future::try_join_all(reads).await?.into_iter().sum())
     }

@@ -17,10 +17,10 @@ use std::collections::HashMap;
 
 use redis::AsyncCommands;
 
-use crate::store::Result;
 use crate::store::core::base::Base;
 use crate::store::core::keys::Partition;
 use crate::store::core::scripts::{EXPORT_CREATE, SNAPSHOT_FORGET, SNAPSHOT_MOVED};
+use crate::store::error::Result;
 use crate::store::events::stored::StoredEvent;
 
 /// The concern's handle: what it reads and writes, over the store's connection and key layout.
@@ -128,7 +128,7 @@ impl ExportRecords {
             let field = field.clone();
             async move {
                 let value: Option<String> = self.base.conn().hget(self.base.keys().snapshots(p, org_id), field).await?;
-                Ok::<_, crate::store::StoreError>(value.and_then(|v| Pointer::parse(p, v)))
+                Ok::<_, crate::store::error::StoreError>(value.and_then(|v| Pointer::parse(p, v)))
             }
         });
         let pointers = futures_util::future::try_join_all(reads).await?;

@@ -11,12 +11,13 @@
 
 use crate::store::core::base::Base;
 use crate::store::core::keys::{self, Partition};
+use crate::store::error::Result;
+use crate::store::error::StoreError;
 pub use crate::store::events::log_entry::{ENTRY_LEN, LogEntry, accepted_ms_of, action_code};
 use crate::store::events::stored::StoredEvent;
+use crate::store::queue::cursor::{Cursor, Position};
 use crate::store::queue::index::IndexHeads;
 use crate::store::queue::index::MovedIndexes;
-use crate::store::queue::listing::{Cursor, Position};
-use crate::store::{Result, StoreError};
 
 /// The concern's handle: what it reads and writes, over the store's connection and key layout.
 #[derive(Debug, Clone)]

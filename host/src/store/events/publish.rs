@@ -19,13 +19,14 @@ use crate::store::core::base::Base;
 use crate::store::core::keys::{HOUR_MS, Partition};
 use crate::store::core::reply::{name_of, unexpected};
 use crate::store::core::scripts::{Call, PUBLISH, RELEASE};
+use crate::store::error::Result;
+use crate::store::error::StoreError;
 use crate::store::events::log::LogEntry;
 use crate::store::events::standby::Standbys;
 use crate::store::events::stored::StoredEvent;
 use crate::store::queue::status::Status;
 use crate::store::tenants::orgs::Orgs;
 use crate::store::tenants::webhooks::Subscriber;
-use crate::store::{Result, StoreError};
 
 /// The concern's handle: what it reads and writes, over the store's connection and key layout.
 #[derive(Debug, Clone)]

@@ -7,12 +7,14 @@
 use std::sync::Arc;
 
 use crate::recent::Recent;
+use crate::store::Store;
 use crate::store::core::batch::Batcher;
+use crate::store::core::keys::Partition;
+use crate::store::error::StoreError;
 use crate::store::events::daily::{Take, Taken};
 use crate::store::events::publish::{Publication, Published};
 use crate::store::tenants::webhooks::Subscribers;
 use crate::store::versions::KEPT_AT_MOST;
-use crate::store::{Partition, Store, StoreError};
 
 /// Most events sent to Redis in one publish call.
 const BATCH: usize = 64;

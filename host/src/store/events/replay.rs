@@ -6,11 +6,11 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use crate::store::Result;
 use crate::store::core::base::Base;
 use crate::store::core::keys::{self, Partition};
 use crate::store::core::reply::name_of;
 use crate::store::core::scripts::{REPLAY, REPLAY_JOB};
+use crate::store::error::Result;
 
 /// The concern's handle: what it reads and writes, over the store's connection and key layout.
 #[derive(Debug, Clone)]

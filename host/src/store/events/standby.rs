@@ -26,10 +26,10 @@ use std::time::Duration;
 
 use redis::AsyncCommands;
 
-use crate::store::Result;
 use crate::store::core::base::Base;
 use crate::store::core::keys::{Partition, slot};
 use crate::store::core::shards;
+use crate::store::error::Result;
 use crate::store::events::exports::ExportRecords;
 
 /// The concern's handle: what it reads and writes, over the store's connection and key layout.
@@ -209,17 +209,22 @@ impl Standbys {
                 .arg(self.base.keys().event(*p, org_id, event_id))
                 .query_async(&mut self.base.conn())
                 .await?;
-            Ok::<_, crate::store::StoreError>(n > 0)
+            Ok::<_, crate::store::error::StoreError>(n > 0)
         });
         Ok(futures_util::future::try_join_all(looks).await?.into_iter().any(|found| found))
     }
 }
 
 /// Every standby's marks: (home, standby, until when (ms)).
-async fn read_marks(conn: &crate::store::Conn, keys: &crate::store::Keys) -> Result<Vec<(Partition, Partition, u64)>> {
+async fn read_marks(
+    conn: &crate::store::core::conn::Conn,
+    keys: &crate::store::core::keys::Keys,
+) -> Result<Vec<(Partition, Partition, u64)>> {
     let reads = keys.partitions().map(|standby| async move {
         let marks: std::collections::HashMap<u16, u64> = conn.clone().hgetall(keys.standby_for(standby)).await?;
-        Ok::<_, crate::store::StoreError>(marks.into_iter().map(move |(home, until)| (Partition(home), standby, until)))
+        Ok::<_, crate::store::error::StoreError>(
+            marks.into_iter().map(move |(home, until)| (Partition(home), standby, until)),
+        )
     });
     Ok(futures_util::future::try_join_all(reads).await?.into_iter().flatten().collect())
 }

@@ -17,11 +17,11 @@
 
 use redis::Value;
 
-use crate::store::Result;
 use crate::store::core::base::Base;
 use crate::store::core::keys::Partition;
 use crate::store::core::reply::{Named, text};
 use crate::store::core::scripts::{CLAIM, RENEW};
+use crate::store::error::Result;
 
 /// The concern's handle: what it reads and writes, over the store's connection and key layout.
 #[derive(Debug, Clone)]

@@ -6,10 +6,11 @@ use std::sync::Arc;
 
 use crate::store::core::base::Base;
 use crate::store::core::keys::Partition;
+use crate::store::error::Result;
+use crate::store::error::StoreError;
 use crate::store::events::publish::EventWrites;
 use crate::store::events::stored::StoredEvent;
 use crate::store::queue::row::DeliveryRow;
-use crate::store::{Result, StoreError};
 
 /// The concern's handle: what it reads and writes, over the store's connection and key layout.
 #[derive(Debug, Clone)]

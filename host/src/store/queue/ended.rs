@@ -8,10 +8,10 @@
 
 use std::collections::HashMap;
 
-use crate::store::Result;
 use crate::store::core::base::Base;
 use crate::store::core::keys::Partition;
 use crate::store::core::scripts::{HISTORY_FORGET, RESTORE_ROW};
+use crate::store::error::Result;
 use crate::store::queue::deliveries::Rows;
 
 /// The concern's handle: what it reads and writes, over the store's connection and key layout.

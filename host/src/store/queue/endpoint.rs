@@ -11,9 +11,9 @@
 //! webhook lookup, so a state one process found is taken up by the others. The API's view of
 //! it is `crate::domain::views::EndpointView`.
 
-use crate::store::Result;
 use crate::store::core::base::Base;
 use crate::store::core::scripts::SET_IF_EXISTS;
+use crate::store::error::Result;
 
 /// The concern's handle: what it reads and writes, over the store's connection and key layout.
 #[derive(Debug, Clone)]

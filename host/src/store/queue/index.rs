@@ -11,11 +11,11 @@
 //! `publish.lua` notes each index it writes to in `P:{q}:lm` (unless there), by when: the
 //! mover then keeps it there by when its first entry here was made.
 
-use crate::store::Result;
 use crate::store::core::base::Base;
 use crate::store::core::keys::{self, HOUR_MS, Partition};
 use crate::store::core::reply::unexpected;
 use crate::store::core::scripts::{INDEX_FORGET, INDEX_READ};
+use crate::store::error::Result;
 use crate::store::events::log_entry as log;
 
 /// The concern's handle: what it reads and writes, over the store's connection and key layout.

@@ -4,6 +4,7 @@
 
 pub mod attempts;
 pub mod claim;
+pub mod cursor;
 pub mod deliveries;
 pub mod ended;
 pub mod endpoint;

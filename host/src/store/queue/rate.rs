@@ -11,10 +11,10 @@
 
 use std::time::Duration;
 
-use crate::store::Result;
 use crate::store::core::base::Base;
 use crate::store::core::reply::Named;
 use crate::store::core::scripts::{LIMIT, RATE};
+use crate::store::error::Result;
 
 /// The concern's handle: what it reads and writes, over the store's connection and key layout.
 #[derive(Debug, Clone)]

@@ -4,11 +4,11 @@
 
 use std::time::Duration;
 
-use crate::store::Result;
 use crate::store::core::base::Base;
 use crate::store::core::keys::Partition;
 use crate::store::core::reply::{name_of, unexpected};
 use crate::store::core::scripts::{DRAIN_NEW, END_PENDING, RETRY};
+use crate::store::error::Result;
 use crate::store::queue::claim::Member;
 use crate::store::queue::row::field;
 use crate::store::queue::status::Status;

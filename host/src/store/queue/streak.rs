@@ -5,9 +5,9 @@
 
 use redis::AsyncCommands;
 
-use crate::store::Result;
 use crate::store::core::base::Base;
 use crate::store::core::scripts::STREAK;
+use crate::store::error::Result;
 use crate::store::tenants::webhooks::WebhookRecords;
 use crate::store::versions::Versions;
 

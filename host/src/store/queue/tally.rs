@@ -6,9 +6,9 @@
 
 use std::collections::HashMap;
 
-use crate::store::Result;
 use crate::store::core::base::Base;
 use crate::store::core::keys::HOUR_MS;
+use crate::store::error::Result;
 
 /// The concern's handle: what it reads and writes, over the store's connection and key layout.
 #[derive(Debug, Clone)]

@@ -2,9 +2,10 @@
 //! (`HMGET` of a few fields, not the whole hash).
 
 use crate::store::core::base::Base;
+use crate::store::error::Result;
+use crate::store::error::StoreError;
 use crate::store::queue::endpoint::{EndpointFields, FIELDS};
 use crate::store::tenants::webhook_record::previous_secret;
-use crate::store::{Result, StoreError};
 
 /// The concern's handle: what it reads and writes, over the store's connection and key layout.
 #[derive(Debug, Clone)]

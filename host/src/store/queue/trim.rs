@@ -8,10 +8,10 @@
 
 use std::time::Duration;
 
-use crate::store::Result;
 use crate::store::core::base::Base;
 use crate::store::core::keys::{Partition, day_of};
 use crate::store::core::scripts::TRIM;
+use crate::store::error::Result;
 use crate::store::queue::index::IndexHeads;
 use crate::store::tenants::orgs::Orgs;
 use crate::store::tenants::webhooks::WebhookRecords;

@@ -14,11 +14,12 @@ use crate::store::core::base::Base;
 use crate::store::core::keys::Partition;
 use crate::store::core::reply::{Named, name_of, text, unexpected};
 use crate::store::core::scripts::{DEAD_LETTER, LOAD, PUT_BACK, RECORD};
+use crate::store::error::Result;
+use crate::store::error::StoreError;
 use crate::store::events::stored::StoredEvent;
 use crate::store::queue::claim::Member;
 use crate::store::queue::row::{PLAIN_ROW_FIELDS, RowChanges, field};
 use crate::store::queue::status::Status;
-use crate::store::{Result, StoreError};
 
 /// The concern's handle: what it reads and writes, over the store's connection and key layout.
 #[derive(Debug, Clone)]

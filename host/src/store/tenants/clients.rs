@@ -7,7 +7,7 @@
 //!
 //! A token names its client (`crate::auth::access_token`), so the token and the client
 //! share a slot and one round trip authenticates a request. For the same reason each
-//! client carries a copy of its organisation's plan, kept by [`Store::set_org_plan`].
+//! client carries a copy of its organisation's plan, kept by `plan_change::PlanChanges::set_org_plan`.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -17,12 +17,15 @@ use serde::Serialize;
 
 use crate::ids::{self, Kind};
 use crate::store::core::base::Base;
+use crate::store::core::reply::flag;
+use crate::store::core::reply::flag_str;
 use crate::store::core::scripts::{ISSUE_TOKEN, REVOKE_CLIENT, REVOKE_TOKEN};
+use crate::store::error::Result;
+use crate::store::error::StoreError;
 use crate::store::tenants::orgs::Orgs;
 use crate::store::tenants::orgs::Plan;
 use crate::store::tenants::portal_sessions::PortalSessions;
 use crate::store::versions::Versions;
-use crate::store::{Result, StoreError, flag, flag_str};
 
 /// The concern's handle: what it reads and writes, over the store's connection and key layout.
 #[derive(Debug, Clone)]

@@ -3,6 +3,7 @@
 
 pub mod clients;
 pub mod orgs;
+pub mod plan_change;
 pub mod plugins;
 pub mod portal;
 pub mod portal_sessions;

@@ -7,9 +7,8 @@ use serde::Serialize;
 
 use crate::ids::{self, Kind};
 use crate::store::core::base::Base;
-use crate::store::tenants::clients::Clients;
-use crate::store::versions::Versions;
-use crate::store::{Result, StoreError};
+use crate::store::error::Result;
+use crate::store::error::StoreError;
 
 /// The concern's handle: what it reads and writes, over the store's connection and key layout.
 #[derive(Debug, Clone)]
@@ -100,7 +99,9 @@ impl Orgs {
         Ok(self.org_plan(id).await?.map(|p| p.0).unwrap_or_default())
     }
 
-    pub async fn set_org_plan(&self, id: &str, plan: Plan) -> Result<Option<Org>> {
+    /// Writes the organisation's plan; `false` if there is no such organisation. (What
+    /// follows a plan change is `plan_change`'s.)
+    pub(in crate::store) async fn write_plan(&self, id: &str, plan: &Plan) -> Result<bool> {
         let key = self.base.keys().org(id);
         let updated: i64 = crate::store::core::scripts::SET_IF_EXISTS
             .call()
@@ -110,12 +111,10 @@ impl Orgs {
             .run(&mut self.base.conn())
             .await?;
         if !crate::store::core::reply::done("set_if_exists.lua", updated)? {
-            return Ok(None);
+            return Ok(false);
         }
         self.base.acknowledged(&key).await?;
-        Clients::of(&self.base).copy_plan_to_clients(id, plan).await?;
-        Versions::of(&self.base).raise(id).await?;
-        self.get_org(id).await
+        Ok(true)
     }
 
     pub async fn org_ids(&self) -> Result<Vec<String>> {

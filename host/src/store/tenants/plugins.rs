@@ -9,10 +9,10 @@ use std::collections::HashMap;
 
 use redis::AsyncCommands;
 
-use crate::store::Result;
 use crate::store::core::base::Base;
 use crate::store::core::reply::Named;
 use crate::store::core::scripts::{PLUGIN_CREATE, PLUGIN_DELETE};
+use crate::store::error::Result;
 use crate::store::tenants::webhooks::WebhookRecords;
 
 /// The concern's handle: what it reads and writes, over the store's connection and key layout.

@@ -16,10 +16,12 @@ use redis::AsyncCommands;
 
 use crate::store::core::base::Base;
 use crate::store::core::reply::Named;
+use crate::store::core::reply::flag;
+use crate::store::core::reply::flag_str;
 use crate::store::core::room::{self, Bounded, Entry, Full};
 use crate::store::core::scripts::{PORTAL_TAKE, SET_IF_EXISTS};
+use crate::store::error::Result;
 use crate::store::tenants::users::Portal;
-use crate::store::{Result, flag, flag_str};
 
 /// The concern's handle: what it reads and writes, over the store's connection and key layout.
 #[derive(Debug, Clone)]

@@ -13,8 +13,8 @@ use std::time::Duration;
 use redis::AsyncCommands;
 
 use super::portal::PortalLink;
-use crate::store::Result;
 use crate::store::core::base::Base;
+use crate::store::error::Result;
 use crate::store::tenants::portal::PortalLinks;
 use crate::store::tenants::users::Session;
 
@@ -85,7 +85,7 @@ impl PortalSessions {
             }
             let revoked: Option<String> =
                 self.base.conn().hget(self.base.keys().client(&link.client_id), "revoked").await?;
-            Ok::<bool, crate::store::StoreError>(revoked.is_none_or(|r| r == "1"))
+            Ok::<bool, crate::store::error::StoreError>(revoked.is_none_or(|r| r == "1"))
         };
         let (generation, revoked) = futures_util::join!(generation, revoked);
         Ok(generation? <= link.generation && !revoked?)

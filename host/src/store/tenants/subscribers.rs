@@ -5,7 +5,8 @@
 use std::collections::HashMap;
 
 use crate::store::core::base::Base;
-use crate::store::{Result, StoreError};
+use crate::store::error::Result;
+use crate::store::error::StoreError;
 
 /// The concern's handle: what it reads and writes, over the store's connection and key layout.
 #[derive(Debug, Clone)]

@@ -12,7 +12,9 @@ use serde::Serialize;
 
 use crate::ids::{self, Kind};
 use crate::store::core::base::Base;
-use crate::store::{Result, flag, flag_str};
+use crate::store::core::reply::flag;
+use crate::store::core::reply::flag_str;
+use crate::store::error::Result;
 
 /// The concern's handle: what it reads and writes, over the store's connection and key layout.
 #[derive(Debug, Clone)]

@@ -9,8 +9,11 @@ use serde::Serialize;
 use serde::Deserialize;
 
 use crate::certs::CertificateView;
+use crate::store::core::reply::flag;
+use crate::store::core::reply::flag_str;
+use crate::store::error::Result;
+use crate::store::error::StoreError;
 use crate::store::queue::endpoint::{EndpointFields, FIELDS};
-use crate::store::{Result, StoreError, flag, flag_str};
 
 /// A plugin attached to a webhook (contract §5), stored as JSON in the webhook's hash.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -20,9 +20,9 @@ use std::time::Duration;
 use redis::AsyncCommands;
 
 use crate::catalog;
-use crate::store::Result;
 use crate::store::core::base::Base;
 use crate::store::core::scripts::{Call, ROTATE_SECRET, WEBHOOK_OFF, WEBHOOK_SAVE};
+use crate::store::error::Result;
 use crate::store::queue::endpoint::reset_fields;
 pub use crate::store::tenants::subscribers::{Subscriber, Subscribers};
 pub use crate::store::tenants::webhook_record::{
