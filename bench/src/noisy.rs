@@ -73,18 +73,26 @@ const COSTLIEST: &str = "[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,
      [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30].all(b, \
      [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30].all(c, a != -b)))";
 
-/// `n` tasks sending `(method, path, body)` over their own connections until `until`; the
-/// statuses answered (0: the exchange failed).
+/// One request a hammer sends again and again.
+#[derive(Debug, Clone)]
+struct Request {
+    method: &'static str,
+    path: String,
+    body: Vec<u8>,
+}
+
+/// `n` tasks sending `request` over their own connections until `until`; the statuses
+/// answered (0: the exchange failed).
 fn hammer(
     base: &str,
     token: &str,
     n: usize,
     until: Option<Instant>,
-    request: (&'static str, String, Vec<u8>),
+    request: Request,
 ) -> Vec<tokio::task::JoinHandle<Vec<u16>>> {
     (0..n)
         .map(|_| {
-            let (base, token, (method, path, body)) = (base.to_owned(), token.to_owned(), request.clone());
+            let (base, token, Request { method, path, body }) = (base.to_owned(), token.to_owned(), request.clone());
             tokio::spawn(async move {
                 let mut statuses = Vec::new();
                 let Ok(mut http) = tokio::time::timeout(Duration::from_secs(5), Http::connect(&base)).await else {
@@ -174,7 +182,7 @@ async fn start_attack(
     receiver: &FastReceiver,
     until: Instant,
 ) -> Vec<tokio::task::JoinHandle<Vec<u16>>> {
-    let publish = |body: Vec<u8>| ("POST", "/api/v2/events".to_owned(), body);
+    let publish = |body: Vec<u8>| Request { method: "POST", path: "/api/v2/events".to_owned(), body };
     let small = || {
         serde_json::to_vec(&json!({"action": "work_order_created", "creator": {"id": "u", "name": "A"},
         "subject": {"type": "WorkOrder", "id": "wo_1"}, "work_order": {"id": "wo_1", "title": "t"}}))
@@ -192,7 +200,13 @@ async fn start_attack(
             let body = serde_json::to_vec(&json!({"filter": RUNAWAY,
                 "event": serde_json::from_slice::<serde_json::Value>(&runaway_event()).expect("json")}))
             .expect("json");
-            hammer(&weir.base, &noisy.admin_token, 2, Some(until), ("POST", "/api/v2/filters/test".to_owned(), body))
+            hammer(
+                &weir.base,
+                &noisy.admin_token,
+                2,
+                Some(until),
+                Request { method: "POST", path: "/api/v2/filters/test".to_owned(), body },
+            )
         }
         "costliest filter the build admits on 10 webhooks, 4 publishers" => {
             // The probe's 620 bytes of nested loops where the build admits them (before: 1.6 s an
@@ -210,7 +224,7 @@ async fn start_attack(
             // As the probe sent them: 1,100 at once, once each (before, each walked empty
             // hours for 60 s, holding its slot).
             let path = "/api/v2/events?until=9999-12-31T23:59:59Z".to_owned();
-            hammer(&weir.base, &noisy.admin_token, 1_100, None, ("GET", path, Vec::new()))
+            hammer(&weir.base, &noisy.admin_token, 1_100, None, Request { method: "GET", path, body: Vec::new() })
         }
         _ => {
             // Publishing at 200 events/s (4 publishers, 20 ms apart) beside a collector in

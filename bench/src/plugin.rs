@@ -10,7 +10,7 @@ use crate::load::percentile;
 
 /// p50 and p99 of one call, over `calls` calls after a warm-up.
 pub fn call_cost(calls: usize) -> (Duration, Duration, u64) {
-    let config = weir::config::Config::load_with(None, |_| None).expect("default config");
+    let config = weir::config::load_with(None, |_| None).expect("default config");
     let dir = std::env::temp_dir().join(format!("weir-bench-plugins-{}", std::process::id()));
     let runtime = Runtime::new(config.plugin_limits(), dir.clone()).expect("runtime");
     let exe = std::env::current_exe().expect("exe");
@@ -25,7 +25,7 @@ pub fn call_cost(calls: usize) -> (Duration, Duration, u64) {
     let mut times = Vec::with_capacity(calls);
     for i in 0..calls + 200 {
         let started = Instant::now();
-        let report = runtime.call_blocking(&sha256, None, meta.clone(), envelope.clone(), config);
+        let report = weir::plugins::call_blocking(&runtime, &sha256, None, meta.clone(), envelope.clone(), config);
         let took = started.elapsed();
         assert!(matches!(report.result, Ok(Verdict::Deliver { .. })), "{:?}", report.result);
         fuel = report.fuel_used;
@@ -60,7 +60,7 @@ pub async fn fairness_beside_interpreter(calls: usize, file: &str) -> (Duration,
 async fn fairness_beside(calls: usize, hostile: &[u8], hostile_config: &'static str) -> (Duration, Duration) {
     // The shipped defaults, unless WEIR_PLUGIN_* variables ask for others.
     // (Read without refusing the bench's own WEIR_BENCH_* variables.)
-    let config = weir::config::Config::load_with(None, |k| std::env::var(k).ok()).expect("configuration");
+    let config = weir::config::load_with(None, |k| std::env::var(k).ok()).expect("configuration");
     let dir = std::env::temp_dir().join(format!("weir-bench-fairness-{}", std::process::id()));
     let runtime = Arc::new(Runtime::new(config.plugin_limits(), dir.clone()).expect("runtime"));
     let exe = std::env::current_exe().expect("exe");
@@ -78,9 +78,15 @@ async fn fairness_beside(calls: usize, hostile: &[u8], hostile_config: &'static 
             let mut times = Vec::with_capacity(n);
             for _ in 0..n {
                 let started = Instant::now();
-                let report = runtime
-                    .call("org_b", (sha.clone(), None), meta.clone(), envelope.clone(), filter_config.into())
-                    .await;
+                let report = weir::plugins::call(
+                    &runtime,
+                    "org_b",
+                    weir::plugins::Code { sha256: sha.clone(), wasm: None },
+                    meta.clone(),
+                    envelope.clone(),
+                    filter_config.into(),
+                )
+                .await;
                 assert!(matches!(report.result, Ok(Verdict::Deliver { .. })), "{:?}", report.result);
                 times.push(started.elapsed());
             }
@@ -98,7 +104,15 @@ async fn fairness_beside(calls: usize, hostile: &[u8], hostile_config: &'static 
             tokio::spawn(async move {
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                     let config = hostile_config.to_owned();
-                    runtime.call("org_a", (sha.clone(), None), meta.clone(), envelope.clone(), config).await;
+                    weir::plugins::call(
+                        &runtime,
+                        "org_a",
+                        weir::plugins::Code { sha256: sha.clone(), wasm: None },
+                        meta.clone(),
+                        envelope.clone(),
+                        config,
+                    )
+                    .await;
                 }
             })
         })
@@ -131,7 +145,7 @@ pub struct LanguageCost {
 /// The same filter built from Rust, JavaScript and Python, on the same event and config.
 /// Limits: the shipped defaults, unless `WEIR_PLUGIN_*` variables ask for others.
 pub fn language_costs(calls: usize) -> Vec<Result<LanguageCost, String>> {
-    let config = weir::config::Config::load_with(None, |k| std::env::var(k).ok()).expect("configuration");
+    let config = weir::config::load_with(None, |k| std::env::var(k).ok()).expect("configuration");
     let exe = std::env::current_exe().expect("exe");
     let target = exe.parent().and_then(|d| d.parent()).expect("target");
     let root = target.parent().expect("repository");
@@ -157,7 +171,8 @@ pub fn language_costs(calls: usize) -> Vec<Result<LanguageCost, String>> {
             let (mut fuel, mut memory) = (0, 0);
             for i in 0..calls + 20 {
                 let started = Instant::now();
-                let report = runtime.call_blocking(&sha256, None, meta.clone(), envelope.clone(), filter);
+                let report =
+                    weir::plugins::call_blocking(&runtime, &sha256, None, meta.clone(), envelope.clone(), filter);
                 let took = started.elapsed();
                 match &report.result {
                     Ok(Verdict::Deliver { .. }) => {}

@@ -9,8 +9,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use crate::store::Store;
-use crate::store::core::jobs::JobQueue;
+use crate::store::core::jobs::{JobQueue, Jobs};
 
 /// Tells every worker of the process to stop.
 #[derive(Debug)]
@@ -89,9 +88,9 @@ pub(crate) trait Job: Send + Sync + 'static {
 }
 
 /// Runs jobs of one kind until the process stops.
-pub(crate) async fn run<J: Job>(job: Arc<J>, store: Store, mut stopping: Stopping) {
+pub(crate) async fn run<J: Job>(job: Arc<J>, jobs: Jobs, mut stopping: Stopping) {
     while !stopping.is_set() {
-        let claimed = match store.jobs().claim_jobs(J::QUEUE, J::AT_ONCE, J::LEASE).await {
+        let claimed = match jobs.claim_jobs(J::QUEUE, J::AT_ONCE, J::LEASE).await {
             Ok(claimed) => claimed,
             Err(e) => {
                 tracing::warn!(error = %e, queue = ?J::QUEUE, "cannot look for background jobs");
@@ -106,11 +105,11 @@ pub(crate) async fn run<J: Job>(job: Arc<J>, store: Store, mut stopping: Stoppin
             continue;
         }
         for id in claimed {
-            let ended = leased(&*job, &store, &id, &stopping).await;
+            let ended = leased(&*job, &jobs, &id, &stopping).await;
             let after = match ended {
-                Ok(Ended::Done) => store.jobs().job_done(J::QUEUE, &id).await,
-                Ok(Ended::Yielded) => store.jobs().renew_job(J::QUEUE, &id, Duration::ZERO).await,
-                Ok(Ended::Again(after)) => store.jobs().renew_job(J::QUEUE, &id, after).await,
+                Ok(Ended::Done) => jobs.job_done(J::QUEUE, &id).await,
+                Ok(Ended::Yielded) => jobs.renew_job(J::QUEUE, &id, Duration::ZERO).await,
+                Ok(Ended::Again(after)) => jobs.renew_job(J::QUEUE, &id, after).await,
                 Err(e) => {
                     tracing::warn!(error = %e, queue = ?J::QUEUE, job = %id, "cannot go on with a job now; it will be taken over");
                     Ok(())
@@ -124,7 +123,7 @@ pub(crate) async fn run<J: Job>(job: Arc<J>, store: Store, mut stopping: Stoppin
 }
 
 /// Runs one job, renewing its lease every third of it meanwhile.
-async fn leased<J: Job>(job: &J, store: &Store, id: &str, stopping: &Stopping) -> Result<Ended, J::Error> {
+async fn leased<J: Job>(job: &J, jobs: &Jobs, id: &str, stopping: &Stopping) -> Result<Ended, J::Error> {
     let running = job.run(id, stopping);
     tokio::pin!(running);
     let every = J::LEASE / 3;
@@ -133,7 +132,7 @@ async fn leased<J: Job>(job: &J, store: &Store, id: &str, stopping: &Stopping) -
         tokio::select! {
             ended = &mut running => return ended,
             _ = renew.tick() => {
-                if let Err(e) = store.jobs().renew_job(J::QUEUE, id, J::LEASE).await {
+                if let Err(e) = jobs.renew_job(J::QUEUE, id, J::LEASE).await {
                     tracing::warn!(error = %e, queue = ?J::QUEUE, job = %id, "cannot renew a job's lease");
                 }
             }

@@ -17,9 +17,12 @@ use crate::config::SecretKey;
 use crate::metrics::Metrics;
 use crate::recent::Recent;
 use crate::store::core::batch::Batcher;
-use crate::store::tenants::clients::{TokenOwner, TokenQuery};
-use crate::store::versions::KEPT_AT_MOST;
-use crate::store::{Partition, Result, Store};
+use crate::store::events::exports::ExportRecords;
+use crate::store::queue::claim::Claims;
+use crate::store::tenants::clients::{Clients, TokenOwner, TokenQuery};
+use crate::store::tenants::plugins::PluginRecords;
+use crate::store::versions::{KEPT_AT_MOST, Versions};
+use crate::store::{Keys, Partition, Result};
 
 /// Most lookups sent to Redis in one round trip.
 const LOOKUP_BATCH: usize = 128;
@@ -33,7 +36,7 @@ const LOOKUP_BATCH: usize = 128;
 pub(crate) struct Tokens {
     lookups: Batcher<TokenQuery, Result<Option<TokenOwner>>>,
     kept: Recent<String, (TokenOwner, u64)>,
-    store: Store,
+    versions: Versions,
 }
 
 /// Most tokens kept per process.
@@ -41,13 +44,12 @@ const KEPT_TOKENS: usize = 16 * 1024;
 
 impl Tokens {
     /// Starts the batches (inside a Tokio runtime).
-    pub(crate) fn start(store: &Store) -> Tokens {
-        let lookups = store.clone();
+    pub(crate) fn start(clients: Clients, versions: Versions) -> Tokens {
         let batcher = Batcher::spawn_distinct(LOOKUP_BATCH, move |queries: Vec<TokenQuery>| {
-            let store = lookups.clone();
-            async move { store.clients().lookup_tokens(&queries).await }
+            let clients = clients.clone();
+            async move { clients.lookup_tokens(&queries).await }
         });
-        Tokens { lookups: batcher, kept: Recent::new(KEPT_TOKENS, KEPT_AT_MOST), store: store.clone() }
+        Tokens { lookups: batcher, kept: Recent::new(KEPT_TOKENS, KEPT_AT_MOST), versions }
     }
 
     /// The client and plan a live token belongs to (`None`: unknown, expired or revoked).
@@ -64,7 +66,7 @@ impl Tokens {
             return Ok(Some(kept));
         }
         let Some(first) = self.owner(client_id, token_hash).await? else { return Ok(None) };
-        let version = self.store.versions().current(&first.client.org_id).await?;
+        let version = self.versions.current(&first.client.org_id).await?;
         let Some(owner) = self.owner(client_id, token_hash).await? else { return Ok(None) };
         let until = owner.expires_in.map(|left| Instant::now() + left);
         self.kept.put(token_hash.to_owned(), (owner.clone(), version), until, 1);
@@ -88,8 +90,8 @@ impl Tokens {
 pub(crate) struct Arrivals(Vec<Notify>);
 
 impl Arrivals {
-    pub(crate) fn new(store: &Store) -> Arrivals {
-        Arrivals(store.keys().partitions().map(|_| Notify::new()).collect())
+    pub(crate) fn new(keys: &Keys) -> Arrivals {
+        Arrivals(keys.partitions().map(|_| Notify::new()).collect())
     }
 
     /// Says that this process queued work in partition `p`.
@@ -112,13 +114,13 @@ impl Arrivals {
 /// so this is safe to keep for the life of the process.
 #[derive(Debug)]
 pub(crate) struct PluginHashes {
-    store: Store,
+    plugins: PluginRecords,
     known: Mutex<HashMap<String, (String, String)>>,
 }
 
 impl PluginHashes {
-    pub(crate) fn new(store: &Store) -> PluginHashes {
-        PluginHashes { store: store.clone(), known: Mutex::default() }
+    pub(crate) fn new(plugins: PluginRecords) -> PluginHashes {
+        PluginHashes { plugins, known: Mutex::default() }
     }
 
     /// Whether the organisation has a plugin with this id.
@@ -131,7 +133,7 @@ impl PluginHashes {
         if let Some((org, sha)) = self.known.lock().unwrap_or_else(|e| e.into_inner()).get(plugin_id) {
             return Ok((org == org_id).then(|| sha.clone()));
         }
-        let Some(plugin) = self.store.plugins().get_plugin(org_id, plugin_id).await? else { return Ok(None) };
+        let Some(plugin) = self.plugins.get_plugin(org_id, plugin_id).await? else { return Ok(None) };
         self.known
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -148,17 +150,17 @@ impl PluginHashes {
 /// The key that signs export download links (read from Redis once).
 #[derive(Debug)]
 pub(crate) struct LinkKey {
-    store: Store,
+    exports: ExportRecords,
     key: tokio::sync::OnceCell<Vec<u8>>,
 }
 
 impl LinkKey {
-    pub(crate) fn new(store: &Store) -> LinkKey {
-        LinkKey { store: store.clone(), key: tokio::sync::OnceCell::new() }
+    pub(crate) fn new(exports: ExportRecords) -> LinkKey {
+        LinkKey { exports, key: tokio::sync::OnceCell::new() }
     }
 
     pub(crate) async fn get(&self) -> Result<Vec<u8>> {
-        self.key.get_or_try_init(|| async { self.store.exports().export_link_key().await }).await.cloned()
+        self.key.get_or_try_init(|| self.exports.export_link_key()).await.cloned()
     }
 }
 
@@ -191,7 +193,7 @@ impl SecretKeys {
 /// The gauges read from the store at scrape time.
 #[derive(Debug)]
 pub(crate) struct Gauges {
-    store: Store,
+    claims: Claims,
     metrics: Arc<Metrics>,
     history: Option<Arc<crate::history::History>>,
     /// The move to history, when this process takes part (its backlog).
@@ -199,8 +201,12 @@ pub(crate) struct Gauges {
 }
 
 impl Gauges {
-    pub(crate) fn new(store: &Store, metrics: &Arc<Metrics>, history: Option<&Arc<crate::history::History>>) -> Gauges {
-        Gauges { store: store.clone(), metrics: metrics.clone(), history: history.cloned(), mover: OnceLock::new() }
+    pub(crate) fn new(
+        claims: Claims,
+        metrics: &Arc<Metrics>,
+        history: Option<&Arc<crate::history::History>>,
+    ) -> Gauges {
+        Gauges { claims, metrics: metrics.clone(), history: history.cloned(), mover: OnceLock::new() }
     }
 
     /// The move to history this process takes part in.
@@ -231,7 +237,7 @@ impl Gauges {
             self.metrics.history_backlog_deliveries.set(deliveries as i64);
             self.metrics.history_backlog_events.set(events as i64);
         }
-        if let Ok((ready, scheduled)) = self.store.claims().queue_depth().await {
+        if let Ok((ready, scheduled)) = self.claims.queue_depth().await {
             self.metrics.queue_ready.set(ready as i64);
             self.metrics.queue_scheduled.set(scheduled as i64);
         }

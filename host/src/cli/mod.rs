@@ -12,7 +12,6 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::config::Config;
 use admin::AdminCommand;
 
 #[derive(Debug, Parser)]
@@ -39,7 +38,7 @@ enum Command {
 /// The entry point of the `weir` binary.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    let config = match Config::load(cli.config.as_deref()) {
+    let config = match crate::config::load(cli.config.as_deref()) {
         Ok(config) => config,
         Err(e) => {
             eprintln!("weir: configuration error: {e}");

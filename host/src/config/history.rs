@@ -6,8 +6,6 @@
 use std::fmt;
 use std::time::Duration;
 
-use super::layers::{ConfigError, Layers};
-
 /// How a connection to PostgreSQL is secured (`sslmode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SslMode {
@@ -61,15 +59,6 @@ impl HistorySettings {
             Ok(u) => format!("{}:{}{}", u.host_str().unwrap_or("?"), u.port().unwrap_or(5432), u.path()),
             Err(_) => "(unreadable URL)".to_owned(),
         }
-    }
-}
-
-impl Layers {
-    /// `history_url` and `history_hot` (at most a day).
-    pub(super) fn history(&self) -> Result<Option<HistorySettings>, ConfigError> {
-        let Some(url) = self.string("history_url")? else { return Ok(None) };
-        let hot = self.duration("history_hot", Duration::from_secs(86_400))?;
-        HistorySettings::parse(&url, hot).map(Some).map_err(|m| self.invalid("history_url", m))
     }
 }
 

@@ -129,14 +129,14 @@ mod tests {
     fn with_file(toml: &str) -> Result<Config, String> {
         let path = std::env::temp_dir().join(format!("weir-plans-{}.toml", crate::ids::new(crate::ids::Kind::Event)));
         std::fs::write(&path, toml).unwrap();
-        let config = Config::load_with(Some(&path), |_| None).map_err(|e| e.to_string());
+        let config = crate::config::load_with(Some(&path), |_| None).map_err(|e| e.to_string());
         std::fs::remove_file(&path).unwrap();
         config
     }
 
     #[test]
     fn the_shipped_plans_take_nothing_from_pro_and_bound_free() {
-        let config = Config::load_with(None, |_| None).unwrap();
+        let config = crate::config::load_with(None, |_| None).unwrap();
         let pro = config.plans.rules("pro");
         assert!(pro.api_integrations);
         assert_eq!((pro.limits.events_per_day, pro.limits.webhooks), (None, Some(500)));

@@ -1,11 +1,15 @@
 use std::collections::HashMap;
 use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::store::queue::rate::RateLimit;
 
 use super::*;
 
 fn load(env: &[(&str, &str)]) -> Result<Config, ConfigError> {
     let env: HashMap<String, String> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    Config::load_with(None, |k| env.get(k).cloned())
+    load_with(None, |k| env.get(k).cloned())
 }
 
 #[test]
@@ -103,7 +107,7 @@ fn file_overrides_defaults_and_env_overrides_file() {
     let mut file = tempfile();
     writeln!(file.1, "delivery_timeout = \"3s\"\nlisten = \"127.0.0.1:1234\"").unwrap();
     let env: HashMap<String, String> = [("WEIR_LISTEN".to_string(), "127.0.0.1:4321".to_string())].into();
-    let c = Config::load_with(Some(&file.0), |k| env.get(k).cloned()).unwrap();
+    let c = load_with(Some(&file.0), |k| env.get(k).cloned()).unwrap();
     assert_eq!(c.delivery_timeout, Duration::from_secs(3));
     assert_eq!(c.listen.port(), 4321);
     std::fs::remove_file(&file.0).unwrap();
@@ -118,17 +122,17 @@ fn the_otel_table_gives_the_otel_variables_and_a_set_variable_wins() {
     )
     .unwrap();
     let env: HashMap<String, String> = [("OTEL_SERVICE_NAME".to_string(), "from-env".to_string())].into();
-    let c = Config::load_with(Some(&file.0), |k| env.get(k).cloned()).unwrap();
+    let c = load_with(Some(&file.0), |k| env.get(k).cloned()).unwrap();
     let get = |k: &str| c.otel.get(k).map(String::as_str);
     assert_eq!(get("OTEL_EXPORTER_OTLP_ENDPOINT"), Some("http://127.0.0.1:4318"));
     assert_eq!(get("OTEL_BSP_SCHEDULE_DELAY"), Some("100"));
     assert_eq!(get("OTEL_SERVICE_NAME"), Some("from-env"));
     // Nothing set anywhere: nothing.
-    assert!(Config::load_with(None, |_| None).unwrap().otel.is_empty());
+    assert!(load_with(None, |_| None).unwrap().otel.is_empty());
     std::fs::remove_file(&file.0).unwrap();
     let mut file = tempfile();
     writeln!(file.1, "[otel]\nOTEL_EXPORTER_OTLP_ENDPIONT = \"http://127.0.0.1:4318\"").unwrap();
-    let err = Config::load_with(Some(&file.0), |_| None).unwrap_err();
+    let err = load_with(Some(&file.0), |_| None).unwrap_err();
     assert!(err.to_string().contains("OTEL_EXPORTER_OTLP_ENDPIONT"), "{err}");
     std::fs::remove_file(&file.0).unwrap();
 }
@@ -137,7 +141,7 @@ fn the_otel_table_gives_the_otel_variables_and_a_set_variable_wins() {
 fn unknown_file_keys_are_refused() {
     let mut file = tempfile();
     writeln!(file.1, "delivery_timout = \"3s\"").unwrap();
-    let err = Config::load_with(Some(&file.0), |_| None).unwrap_err();
+    let err = load_with(Some(&file.0), |_| None).unwrap_err();
     assert!(err.to_string().contains("unknown setting `delivery_timout`"), "{err}");
     std::fs::remove_file(&file.0).unwrap();
 }

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::history::History;
+use crate::history::{History, Known, PointerRows, Reads as HistoryReads};
 use crate::store::core::keys::{Partition, event_digest};
 use crate::store::events::exports::snapshot_of;
 use crate::store::events::log::LogEntry;
@@ -25,7 +25,7 @@ const KNOWN_WAIT: Duration = Duration::from_secs(2);
 /// Whether history knows the event of `digest` (within `days`), waiting at most
 /// [`KNOWN_WAIT`]; `false` (accepted) when it cannot say.
 async fn ask(history: &Arc<History>, digest: [u8; 16], days: u32) -> bool {
-    match tokio::time::timeout(KNOWN_WAIT, history.event_known(digest, days)).await {
+    match tokio::time::timeout(KNOWN_WAIT, Known::of(history).event_known(digest, days)).await {
         Ok(Ok(known)) => known,
         Ok(Err(e)) => {
             tracing::debug!(error = %e, "cannot look for an event id in history; accepted");
@@ -99,7 +99,7 @@ impl<'a> Reads<'a> {
     pub(crate) async fn rows(&self, ids: &[String]) -> Result<Vec<Option<DeliveryRow>>, StoreError> {
         let mut rows = self.store.rows().get_deliveries(ids).await?;
         if let Some(history) = self.history {
-            history.fill_rows(self.store, ids, &mut rows).await?;
+            HistoryReads::of(history).fill_rows(self.store, ids, &mut rows).await?;
         }
         Ok(rows)
     }
@@ -114,7 +114,7 @@ impl<'a> Reads<'a> {
     /// replay finds them there; those not moved are left alone.
     pub(crate) async fn revive(&self, ids: &[String]) -> Result<(), StoreError> {
         if let Some(history) = self.history {
-            history.revive(self.store, ids, self.keep_events.as_millis() as u64).await?;
+            HistoryReads::of(history).revive(self.store, ids, self.keep_events.as_millis() as u64).await?;
         }
         Ok(())
     }
@@ -125,7 +125,9 @@ impl<'a> Reads<'a> {
             return Ok(Some(found));
         }
         match self.history {
-            Some(history) if crate::ids::is_event_id(id) => history.find_event(org_id, id, self.days).await,
+            Some(history) if crate::ids::is_event_id(id) => {
+                HistoryReads::of(history).find_event(org_id, id, self.days).await
+            }
             _ => Ok(None),
         }
     }
@@ -147,7 +149,7 @@ impl<'a> Reads<'a> {
         if missing.is_empty() {
             return Ok(live);
         }
-        let moved = history.rows_of(&missing).await?;
+        let moved = HistoryReads::of(history).rows_of(&missing).await?;
         let mut all: Vec<EventDelivery> = live;
         for (id, row) in missing.into_iter().zip(moved) {
             let Some(row) = row.filter(|r| r.org_id == org_id && r.event_id == event_id) else { continue };
@@ -167,7 +169,7 @@ impl<'a> Reads<'a> {
     ) -> Result<(Vec<Option<StoredEvent>>, Vec<usize>), StoreError> {
         let mut events = self.store.event_log().logged_events(entries).await?;
         let moved = match self.history {
-            Some(history) => history.fill_logged(entries, &mut events).await?,
+            Some(history) => HistoryReads::of(history).fill_logged(entries, &mut events).await?,
             None => Vec::new(),
         };
         Ok((events, moved))
@@ -196,7 +198,11 @@ impl<'a> Reads<'a> {
             let event = self.store.event_writes().event(pointer.p, org_id, &pointer.event_id).await?;
             return Ok(event.as_ref().and_then(|e| snapshot_of(kind, e)));
         };
-        let moved = match history.newest_pointer(org_id, &format!("{kind}:{id}")).await.map_err(StoreError::from) {
+        let moved = match PointerRows::of(history)
+            .newest_pointer(org_id, &format!("{kind}:{id}"))
+            .await
+            .map_err(StoreError::from)
+        {
             Ok(moved) => moved,
             // PostgreSQL away: what Redis holds answers (a newer pointer that moved is missed
             // only when an older event about the record was published after it moved).
@@ -207,14 +213,17 @@ impl<'a> Reads<'a> {
             Err(e) => return Err(e),
         };
         let event = match (here, moved) {
-            (Some(here), Some(moved)) if moved.ms > here.ms => history.pointed(&moved).await?,
+            (Some(here), Some(moved)) if moved.ms > here.ms => PointerRows::of(history).pointed(&moved).await?,
             (Some(here), _) if here.gone => None,
             (Some(here), _) => match self.store.event_writes().event(here.p, org_id, &here.event_id).await? {
                 Some(event) => Some(event),
                 // (Its event moved, the pointer not yet.)
-                None => history.find_event(org_id, &here.event_id, self.days).await?.map(|(_, event)| event),
+                None => HistoryReads::of(history)
+                    .find_event(org_id, &here.event_id, self.days)
+                    .await?
+                    .map(|(_, event)| event),
             },
-            (None, Some(moved)) => history.pointed(&moved).await?,
+            (None, Some(moved)) => PointerRows::of(history).pointed(&moved).await?,
             (None, None) => None,
         };
         Ok(event.as_ref().and_then(|e| snapshot_of(kind, e)))

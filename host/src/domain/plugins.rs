@@ -17,7 +17,7 @@ use super::{FieldError, Invalid};
 use crate::ids::{self, Kind};
 use crate::plans::{Quota, Rules};
 use crate::plugins::Runtime;
-use crate::plugins::{BudgetError, EventMeta, UploadError as CompileError, Verdict};
+use crate::plugins::{BudgetError, Code, EventMeta, UploadError as CompileError, Verdict};
 use crate::shared::PluginHashes;
 use crate::store::StoreError;
 use crate::store::tenants::plugins::{Deleted, Plugin, PluginQuota, Refused};
@@ -200,10 +200,10 @@ impl Plugins {
             self.store.plugins().get_plugin_wasm(org_id, &plugin.id).await?
         };
         let config = Value::Object(config).to_string();
-        let report = self
-            .runtime
-            .call(org_id, (plugin.sha256.clone(), wasm), Arc::new(meta), Arc::from(envelope.as_str()), config)
-            .await;
+        let code = Code { sha256: plugin.sha256.clone(), wasm };
+        let report =
+            crate::plugins::call(&self.runtime, org_id, code, Arc::new(meta), Arc::from(envelope.as_str()), config)
+                .await;
         let (outcome, reason, out_body, headers, error) = match report.result {
             Ok(Verdict::Deliver { body, headers }) => ("deliver", None, Some(body.unwrap_or(envelope)), headers, None),
             Ok(Verdict::Drop(reason)) => ("drop", Some(reason), None, Vec::new(), None),

@@ -5,12 +5,24 @@
 //! only grows at its end). A run's entries are joined as their kind says
 //! ([`IndexKind::join`]).
 
+use super::records::Records;
 use tokio_postgres::types::Type;
 
 use crate::store::queue::index::{IndexKind, Placed};
 
 use super::db::History;
 use super::error::HistoryError;
+
+/// History's part that this file holds (a view: it borrows the handle).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct IndexRuns<'a>(&'a History);
+
+impl<'a> IndexRuns<'a> {
+    /// This part of `history` for `history`.
+    pub(crate) fn of(history: &'a History) -> Self {
+        IndexRuns(history)
+    }
+}
 
 /// A run of an index's entries to write.
 #[derive(Debug, Clone)]
@@ -25,13 +37,13 @@ pub(crate) struct IndexRun {
 /// Runs read per statement when reading back.
 const RUNS: i64 = 4;
 
-impl History {
+impl IndexRuns<'_> {
     /// Writes runs of entries (their days' partitions made first).
     pub(crate) async fn write_index_runs(&self, runs: &[IndexRun]) -> Result<(), HistoryError> {
         if runs.is_empty() {
             return Ok(());
         }
-        self.ensure_days(runs.iter().map(|r| r.kind.day())).await?;
+        Records::of(self.0).ensure_days(runs.iter().map(|r| r.kind.day())).await?;
         let days: Vec<i32> = runs.iter().map(|r| r.kind.day() as i32).collect();
         let keys: Vec<&str> = runs.iter().map(|r| r.key.as_str()).collect();
         let firsts: Vec<i64> = runs.iter().map(|r| r.first as i64).collect();
@@ -40,10 +52,10 @@ impl History {
             "INSERT INTO {s}.indexes (day, key, first, entries)
              SELECT * FROM unnest($1::integer[], $2::text[], $3::bigint[], $4::bytea[])
              ON CONFLICT (key, first, day) DO UPDATE SET entries = EXCLUDED.entries",
-            s = self.schema
+            s = self.0.schema
         );
-        let client = self.client().await?;
-        self.timed(client.execute(&sql, &[&days, &keys, &firsts, &entries])).await?;
+        let client = self.0.client().await?;
+        self.0.timed(client.execute(&sql, &[&days, &keys, &firsts, &entries])).await?;
         Ok(())
     }
 
@@ -51,18 +63,19 @@ impl History {
     /// order (none for a key that is no index).
     pub(crate) async fn index_entries(&self, key: &str, before: u64, n: usize) -> Result<Placed, HistoryError> {
         let Some(kind) = IndexKind::of(key) else { return Ok(Vec::new()) };
-        self.migrate().await?;
+        self.0.migrate().await?;
         let sql = format!(
             "SELECT first, entries FROM {s}.indexes WHERE key = $1 AND day = $2 AND first < $3
               ORDER BY first DESC LIMIT $4",
-            s = self.schema
+            s = self.0.schema
         );
         let mut out: Placed = Vec::new();
         let mut below = before;
-        let client = self.client().await?;
+        let client = self.0.client().await?;
         while out.len() < n && below > 0 {
             let (day, till) = (kind.day() as i32, below as i64);
             let rows = self
+                .0
                 .timed(client.query_typed(
                     &sql,
                     &[(&key, Type::TEXT), (&day, Type::INT4), (&till, Type::INT8), (&RUNS, Type::INT8)],

@@ -17,14 +17,25 @@ use super::db::{History, KnownAsk as Ask};
 use super::error::HistoryError;
 use crate::store::core::keys::day_of;
 
+/// History's part that this file holds (a view: it borrows the handle).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Known<'a>(&'a History);
+
+impl<'a> Known<'a> {
+    /// This part of `history` for `history`.
+    pub(crate) fn of(history: &'a History) -> Self {
+        Known(history)
+    }
+}
+
 /// The most ids one statement asks about.
 const MAX: usize = 1024;
 
-impl History {
+impl Known<'_> {
     /// Whether history has the event of `digest` (`store::core::keys::event_digest`),
     /// accepted within the last `days` days.
     pub(crate) async fn event_known(&self, digest: [u8; 16], days: u32) -> Result<bool, HistoryError> {
-        let asks = self.known.get_or_init(|| start(self.me.clone(), days));
+        let asks = self.0.known.get_or_init(|| start(self.0.me.clone(), days));
         let (reply, answer) = oneshot::channel();
         let stopped = || HistoryError::Unavailable("the process is stopping".to_owned());
         asks.send((digest, reply)).map_err(|_| stopped())?;
@@ -41,24 +52,24 @@ impl History {
         oldest: u32,
         newest: u32,
     ) -> Result<HashSet<[u8; 16]>, HistoryError> {
-        let classes = self.classes();
+        let classes = self.0.classes();
         if session.as_ref().is_none_or(|(client, _, prepared_for)| client.is_closed() || *prepared_for != classes) {
-            self.migrate().await?;
-            let client = self.connect().await?;
+            self.0.migrate().await?;
+            let client = self.0.connect().await?;
             // Every retention class's days (`super::classes`); prepared again when one is added.
             let sql = format!(
                 "SELECT DISTINCT digest FROM {s}.events WHERE digest = ANY($1) AND {within}",
-                s = self.schema,
+                s = self.0.schema,
                 within = super::classes::day_within(&classes, "$2", "$3"),
             );
             let statement =
-                self.timed(client.prepare_typed(&sql, &[Type::BYTEA_ARRAY, Type::INT4, Type::INT4])).await?;
+                self.0.timed(client.prepare_typed(&sql, &[Type::BYTEA_ARRAY, Type::INT4, Type::INT4])).await?;
             *session = Some((client, statement, classes));
         }
         let Some((client, statement, _)) = session.as_ref() else { return Ok(HashSet::new()) };
         let wanted: Vec<&[u8]> = digests.iter().map(<[u8; 16]>::as_slice).collect();
         let (oldest, newest) = (oldest as i32, newest as i32);
-        let rows = self.timed(client.query(statement, &[&wanted, &oldest, &newest])).await;
+        let rows = self.0.timed(client.query(statement, &[&wanted, &oldest, &newest])).await;
         if rows.is_err() {
             // Reconnected and prepared again next time (the server may have restarted).
             *session = None;
@@ -89,7 +100,7 @@ async fn answer(
 ) {
     let today = day_of(crate::time::now_millis());
     let digests: Vec<[u8; 16]> = batch.iter().map(|(d, _)| *d).collect();
-    let found = history.known_digests(session, &digests, today.saturating_sub(days), today + 1).await;
+    let found = Known::of(history).known_digests(session, &digests, today.saturating_sub(days), today + 1).await;
     for (digest, reply) in batch {
         let _ = reply.send(found.as_ref().map(|f| f.contains(&digest)).map_err(Clone::clone));
     }

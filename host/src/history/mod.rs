@@ -38,5 +38,8 @@ mod snapshots;
 mod sweep;
 
 pub(crate) use self::db::History;
+pub(crate) use self::known::Known;
 pub(crate) use self::mover::{Mover, MoverJob};
+pub(crate) use self::reads::Reads;
 pub(crate) use self::reads::lookback_days;
+pub(crate) use self::snapshots::PointerRows;

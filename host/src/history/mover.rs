@@ -10,6 +10,9 @@
 //! turn also drops the days past the retention periods, and an idle one takes a step of the
 //! sweep of pointers earlier releases left behind (`super::sweep`).
 
+use super::indexes::IndexRuns;
+use super::records::Records;
+use super::snapshots::PointerRows;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -142,7 +145,7 @@ impl Mover {
             let day = super::classes::stored_day(class, day_of(ms));
             records.push(DeliveryRecord { day, id: r.id.clone(), fields: r.fields.clone() });
         }
-        self.history.write_deliveries(&records).await?;
+        Records::of(&self.history).write_deliveries(&records).await?;
         let forgotten = self.store.ended().forget_moved(p, &rows).await?;
         self.moved.0.inc_by(forgotten as u64);
         Ok(rows.len())
@@ -202,7 +205,7 @@ impl Mover {
             forgets.push(Forget { event_key: key.to_owned(), delivery_keys });
         }
         self.store.accepted().note_accepted(p, &waiting, later).await?;
-        self.history.write_events(&records).await?;
+        Records::of(&self.history).write_events(&records).await?;
         self.move_pointers(p, &written).await?;
         let forgotten = self.store.accepted().forget_events(p, &forgets, later).await?;
         self.moved.1.inc_by(forgotten as u64);
@@ -223,7 +226,7 @@ impl Mover {
             rows.push(PointerRow::new(&event.org, subject, event.accepted_ms, &pointer));
             moved.push((event.org.as_str(), subject, pointer));
         }
-        self.history.write_pointers(&rows).await?;
+        PointerRows::of(&self.history).write_pointers(&rows).await?;
         self.store.exports().forget_moved_pointers(p, &moved).await?;
         Ok(())
     }
@@ -255,7 +258,7 @@ impl Mover {
             }
             heads.push((key, base, due, again));
         }
-        self.history.write_index_runs(&runs).await?;
+        IndexRuns::of(&self.history).write_index_runs(&runs).await?;
         for (key, base, due, again) in heads {
             self.store.index_heads().forget_index_head(p, key, base, due, again).await?;
         }

@@ -5,6 +5,8 @@
 //! delivery or event can also be written back to Redis ([`History::revive`]) for a retry or a
 //! replay.
 
+use super::indexes::IndexRuns;
+use super::records::Records;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,13 +19,24 @@ use crate::store::queue::listing::{Listed, MovedRows};
 use crate::store::queue::row::DeliveryRow;
 use crate::store::{Result, Store, StoreError};
 
+/// History's part that this file holds (a view: it borrows the handle).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Reads<'a>(&'a History);
+
+impl<'a> Reads<'a> {
+    /// This part of `history` for `history`.
+    pub(crate) fn of(history: &'a History) -> Self {
+        Reads(history)
+    }
+}
+
 /// How many days back an event may be looked for by id: the longer of the two retention
 /// periods, in whole days, and the day under way.
 pub(crate) fn lookback_days(delivery_retention: Duration, event_retention: Duration) -> u32 {
     (delivery_retention.max(event_retention).as_secs() / 86_400) as u32 + 1
 }
 
-impl History {
+impl Reads<'_> {
     /// Fills in `rows[i]` (of `ids[i]`) that Redis did not have, from history, each with its
     /// event (from Redis, or history); and the events of rows Redis had whose events moved
     /// (a delivery to a webhook deleted since keeps its row here a while).
@@ -71,7 +84,7 @@ impl History {
         }
         let keys: Vec<(u32, [u8; 16])> =
             moved.iter().map(|(_, _, ms, org, event)| (day_of(*ms), event_digest(org, event))).collect();
-        let found = self.events(&keys).await?;
+        let found = Records::of(self.0).events(&keys).await?;
         for (ask, stored) in moved.iter().zip(found) {
             if let Some(event) = stored.as_deref().and_then(StoredEvent::decode) {
                 set_event(rows, ask.0, event);
@@ -90,7 +103,9 @@ impl History {
         days: u32,
     ) -> Result<Option<(Partition, StoredEvent)>> {
         let today = day_of(crate::time::now_millis());
-        let found = self.event_any_day(event_digest(org_id, event_id), today.saturating_sub(days), today + 1).await?;
+        let found = Records::of(self.0)
+            .event_any_day(event_digest(org_id, event_id), today.saturating_sub(days), today + 1)
+            .await?;
         Ok(found.and_then(|(p, stored)| Some((Partition(p), StoredEvent::decode(&stored)?))))
     }
 
@@ -107,7 +122,7 @@ impl History {
         }
         let keys: Vec<(u32, [u8; 16])> =
             missing.iter().map(|&i| (day_of(entries[i].1.accepted_ms), entries[i].1.digest)).collect();
-        let found = self.events(&keys).await?;
+        let found = Records::of(self.0).events(&keys).await?;
         let mut filled = Vec::new();
         for (&i, stored) in missing.iter().zip(found) {
             events[i] = stored.as_deref().and_then(StoredEvent::decode);
@@ -127,7 +142,7 @@ impl History {
         if wanted.is_empty() {
             return Ok(0);
         }
-        let found = self.deliveries(&wanted).await?;
+        let found = Records::of(self.0).deliveries(&wanted).await?;
         let mut revived = 0;
         for (id, fields) in wanted.iter().zip(found) {
             let Some(fields) = fields else { continue };
@@ -140,7 +155,7 @@ impl History {
             let accepted_ms = crate::ids::millis_of(crate::ids::Kind::Delivery, id).unwrap_or(0);
             if !store.accepted().event_exists(p, &org, &event_id).await? {
                 let keys = [(day_of(accepted_ms), event_digest(&org, &event_id))];
-                if let Some(Some(stored)) = self.events(&keys).await?.into_iter().next() {
+                if let Some(Some(stored)) = Records::of(self.0).events(&keys).await?.into_iter().next() {
                     store.accepted().restore_event(p, &org, &event_id, &stored, keep_events_ms).await?;
                 }
             }
@@ -153,7 +168,7 @@ impl History {
 
     /// Rows of deliveries in history (without their events), by id, in order.
     pub(crate) async fn rows_of(&self, ids: &[String]) -> Result<Vec<Option<DeliveryRow>>> {
-        let found = self.deliveries(ids).await?;
+        let found = Records::of(self.0).deliveries(ids).await?;
         Ok(ids
             .iter()
             .zip(found)
@@ -169,14 +184,14 @@ impl MovedIndexes for History {
         before: u64,
         n: usize,
     ) -> futures_util::future::BoxFuture<'a, Result<Placed>> {
-        Box::pin(async move { Ok(History::index_entries(self, key, before, n).await?) })
+        Box::pin(async move { Ok(IndexRuns::of(self).index_entries(key, before, n).await?) })
     }
 }
 
 impl MovedRows for History {
     fn listed<'a>(&'a self, ids: &'a [String]) -> futures_util::future::BoxFuture<'a, Result<Vec<Option<Listed>>>> {
         Box::pin(async move {
-            let found = self.deliveries(ids).await.map_err(StoreError::from)?;
+            let found = Records::of(self).deliveries(ids).await.map_err(StoreError::from)?;
             Ok(found.into_iter().map(|fields| Listed::of_fields(&fields?)).collect())
         })
     }

@@ -15,6 +15,17 @@ use tokio_postgres::types::Type;
 use super::db::History;
 use super::error::HistoryError;
 
+/// History's part that this file holds (a view: it borrows the handle).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Records<'a>(&'a History);
+
+impl<'a> Records<'a> {
+    /// This part of `history` for `history`.
+    pub(crate) fn of(history: &'a History) -> Self {
+        Records(history)
+    }
+}
+
 /// The most rows one statement writes.
 const CHUNK: usize = 500;
 
@@ -82,7 +93,7 @@ pub(crate) fn decode(mut bytes: &[u8]) -> Option<Vec<(String, Vec<u8>)>> {
     Some(fields)
 }
 
-impl History {
+impl Records<'_> {
     /// Writes deliveries (their days' partitions made first), in statements of at most
     /// [`CHUNK`] rows run side by side on the pool's connections.
     pub(crate) async fn write_deliveries(&self, records: &[DeliveryRecord]) -> Result<(), HistoryError> {
@@ -102,10 +113,10 @@ impl History {
             "INSERT INTO {s}.deliveries (day, id, fields)
              SELECT * FROM unnest($1::integer[], $2::text[], $3::bytea[])
              ON CONFLICT (id, day) DO UPDATE SET fields = EXCLUDED.fields",
-            s = self.schema
+            s = self.0.schema
         );
-        let client = self.client().await?;
-        self.timed(client.execute(&sql, &[&days, &ids, &blobs])).await?;
+        let client = self.0.client().await?;
+        self.0.timed(client.execute(&sql, &[&days, &ids, &blobs])).await?;
         Ok(())
     }
 
@@ -128,18 +139,18 @@ impl History {
             "INSERT INTO {s}.events (day, digest, part, stored)
              SELECT * FROM unnest($1::integer[], $2::bytea[], $3::smallint[], $4::bytea[])
              ON CONFLICT (digest, day) DO UPDATE SET stored = EXCLUDED.stored",
-            s = self.schema
+            s = self.0.schema
         );
-        let client = self.client().await?;
-        self.timed(client.execute(&sql, &[&days, &digests, &parts, &stored])).await?;
+        let client = self.0.client().await?;
+        self.0.timed(client.execute(&sql, &[&days, &digests, &parts, &stored])).await?;
         Ok(())
     }
 
     /// Delivery rows by id (`None` for those history does not have), in order: each id
     /// looked for on its day in every retention class (`super::classes`).
     pub(crate) async fn deliveries(&self, ids: &[String]) -> Result<Vec<Option<Vec<(String, Vec<u8>)>>>, HistoryError> {
-        self.migrate().await?;
-        let classes = self.classes();
+        self.0.migrate().await?;
+        let classes = self.0.classes();
         let (mut days, mut keys): (Vec<i32>, Vec<&str>) = (Vec::new(), Vec::new());
         for id in ids {
             let Some(ms) = crate::ids::millis_of(crate::ids::Kind::Delivery, id) else { continue };
@@ -153,10 +164,11 @@ impl History {
         let sql = format!(
             "SELECT d.id, d.fields FROM {s}.deliveries d
                JOIN unnest($1::integer[], $2::text[]) AS k(day, id) ON d.day = k.day AND d.id = k.id",
-            s = self.schema
+            s = self.0.schema
         );
-        let client = self.client().await?;
-        let rows = self.timed(client.query_typed(&sql, &[(&days, Type::INT4_ARRAY), (&ids, Type::TEXT_ARRAY)])).await?;
+        let client = self.0.client().await?;
+        let rows =
+            self.0.timed(client.query_typed(&sql, &[(&days, Type::INT4_ARRAY), (&ids, Type::TEXT_ARRAY)])).await?;
         let mut found: HashMap<String, Vec<u8>> = rows.into_iter().map(|r| (r.get(0), r.get(1))).collect();
         Ok(ids_asked.iter().map(|id| found.remove(id).and_then(|blob| decode(&blob))).collect())
     }
@@ -164,8 +176,8 @@ impl History {
     /// Events by (day accepted, digest), in order (`None` for those history does not have),
     /// each looked for on its day in every retention class (`super::classes`).
     pub(crate) async fn events(&self, keys: &[(u32, [u8; 16])]) -> Result<Vec<Option<Vec<u8>>>, HistoryError> {
-        self.migrate().await?;
-        let classes = self.classes();
+        self.0.migrate().await?;
+        let classes = self.0.classes();
         let (mut days, mut digests): (Vec<i32>, Vec<&[u8]>) = (Vec::new(), Vec::new());
         for (day, digest) in keys {
             for class in &classes {
@@ -176,11 +188,11 @@ impl History {
         let sql = format!(
             "SELECT e.day, e.digest, e.stored FROM {s}.events e
                JOIN unnest($1::integer[], $2::bytea[]) AS k(day, digest) ON e.day = k.day AND e.digest = k.digest",
-            s = self.schema
+            s = self.0.schema
         );
-        let client = self.client().await?;
+        let client = self.0.client().await?;
         let rows =
-            self.timed(client.query_typed(&sql, &[(&days, Type::INT4_ARRAY), (&digests, Type::BYTEA_ARRAY)])).await?;
+            self.0.timed(client.query_typed(&sql, &[(&days, Type::INT4_ARRAY), (&digests, Type::BYTEA_ARRAY)])).await?;
         let found: HashMap<(i32, Vec<u8>), Vec<u8>> = rows
             .into_iter()
             .map(|r| ((super::classes::split(r.get::<_, i32>(0) as u32).1 as i32, r.get(1)), r.get(2)))
@@ -197,16 +209,17 @@ impl History {
         oldest: u32,
         newest: u32,
     ) -> Result<Option<(u16, Vec<u8>)>, HistoryError> {
-        self.migrate().await?;
+        self.0.migrate().await?;
         let sql = format!(
             "SELECT part, stored FROM {s}.events WHERE digest = $1 AND {within} ORDER BY day % {span} DESC LIMIT 1",
-            s = self.schema,
-            within = super::classes::day_within(&self.classes(), "$2", "$3"),
+            s = self.0.schema,
+            within = super::classes::day_within(&self.0.classes(), "$2", "$3"),
             span = super::classes::SPAN,
         );
-        let client = self.client().await?;
+        let client = self.0.client().await?;
         let (digest, oldest, newest) = (digest.as_slice(), oldest as i32, newest as i32);
         let rows = self
+            .0
             .timed(client.query_typed(&sql, &[(&digest, Type::BYTEA), (&oldest, Type::INT4), (&newest, Type::INT4)]))
             .await?;
         Ok(rows.first().map(|r| (r.get::<_, i16>(0) as u16, r.get(1))))
@@ -215,15 +228,15 @@ impl History {
     /// Makes the day partitions of `days` that this process has not seen made.
     pub(super) async fn ensure_days(&self, days: impl Iterator<Item = u32>) -> Result<(), HistoryError> {
         let missing: BTreeSet<u32> = {
-            let made = self.days_made.lock().unwrap_or_else(|e| e.into_inner());
+            let made = self.0.days_made.lock().unwrap_or_else(|e| e.into_inner());
             days.filter(|d| !made.contains(d)).collect()
         };
         if missing.is_empty() {
             return Ok(());
         }
-        let mut client = self.connect().await?;
-        self.timed(super::schema::make_days(&mut client, &self.schema, &missing)).await?;
-        self.days_made.lock().unwrap_or_else(|e| e.into_inner()).extend(missing);
+        let mut client = self.0.connect().await?;
+        self.0.timed(super::schema::make_days(&mut client, &self.0.schema, &missing)).await?;
+        self.0.days_made.lock().unwrap_or_else(|e| e.into_inner()).extend(missing);
         Ok(())
     }
 }

@@ -3,6 +3,7 @@
 //! was accepted (so a pointer goes when its event's day is dropped), read as the newest of
 //! the record's rows. A tombstone (a deletion) moves as a row too, and hides the older ones.
 
+use super::records::Records;
 use std::collections::HashMap;
 
 use tokio_postgres::types::Type;
@@ -12,6 +13,17 @@ use super::error::HistoryError;
 use crate::store::core::keys::{day_of, event_digest};
 use crate::store::events::exports::Pointer;
 use crate::store::events::stored::StoredEvent;
+
+/// History's part that this file holds (a view: it borrows the handle).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PointerRows<'a>(&'a History);
+
+impl<'a> PointerRows<'a> {
+    /// This part of `history` for `history`.
+    pub(crate) fn of(history: &'a History) -> Self {
+        PointerRows(history)
+    }
+}
 
 /// The most rows one statement writes.
 const CHUNK: usize = 500;
@@ -41,7 +53,7 @@ pub(crate) fn record_key(org: &str, subject: &str) -> [u8; 16] {
     crate::ids::digest_128(&["snapshot", org, subject])
 }
 
-impl History {
+impl PointerRows<'_> {
     /// Writes moved pointers; of two for one record and day, the newer stays.
     pub(crate) async fn write_pointers(&self, rows: &[PointerRow]) -> Result<(), HistoryError> {
         // (One statement may not change a row twice.)
@@ -56,7 +68,7 @@ impl History {
             return Ok(());
         }
         let rows: Vec<&PointerRow> = newest.into_values().collect();
-        self.ensure_days(rows.iter().map(|r| r.day)).await?;
+        Records::of(self.0).ensure_days(rows.iter().map(|r| r.day)).await?;
         futures_util::future::try_join_all(rows.chunks(CHUNK).map(|chunk| self.insert_pointers(chunk))).await?;
         Ok(())
     }
@@ -72,23 +84,23 @@ impl History {
              SELECT * FROM unnest($1::integer[], $2::bytea[], $3::bytea[], $4::bigint[], $5::boolean[])
              ON CONFLICT (key, day) DO UPDATE SET event = EXCLUDED.event, ms = EXCLUDED.ms, gone = EXCLUDED.gone
              WHERE EXCLUDED.ms >= t.ms",
-            s = self.schema
+            s = self.0.schema
         );
-        let client = self.client().await?;
-        self.timed(client.execute(&sql, &[&days, &keys, &events, &ms, &gone])).await?;
+        let client = self.0.client().await?;
+        self.0.timed(client.execute(&sql, &[&days, &keys, &events, &ms, &gone])).await?;
         Ok(())
     }
 
     /// The newest moved pointer of `org`'s record `subject` (`Type:id`).
     pub(crate) async fn newest_pointer(&self, org: &str, subject: &str) -> Result<Option<PointerRow>, HistoryError> {
-        self.migrate().await?;
+        self.0.migrate().await?;
         let sql = format!(
             "SELECT day, event, ms, gone FROM {s}.snapshots WHERE key = $1 ORDER BY ms DESC, day DESC LIMIT 1",
-            s = self.schema
+            s = self.0.schema
         );
         let key = record_key(org, subject);
-        let client = self.client().await?;
-        let rows = self.timed(client.query_typed(&sql, &[(&key.as_slice(), Type::BYTEA)])).await?;
+        let client = self.0.client().await?;
+        let rows = self.0.timed(client.query_typed(&sql, &[(&key.as_slice(), Type::BYTEA)])).await?;
         Ok(rows.first().and_then(|r| {
             let event: Vec<u8> = r.get(1);
             Some(PointerRow {
@@ -107,7 +119,7 @@ impl History {
         if row.gone {
             return Ok(None);
         }
-        let found = self.events(&[(row.day, row.event)]).await?;
+        let found = Records::of(self.0).events(&[(row.day, row.event)]).await?;
         Ok(found.into_iter().next().flatten().as_deref().and_then(StoredEvent::decode))
     }
 }

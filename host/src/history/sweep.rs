@@ -10,6 +10,8 @@
 //! partition is never walked again. A step repeated (a crash, a lease taken over) is
 //! harmless: writes keep the newest, forgetting compares.
 
+use super::reads::Reads;
+use super::snapshots::PointerRows;
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
@@ -101,7 +103,8 @@ async fn move_left_behind(
     let here = to.store.exports().events_here(p, &asked).await?;
     let left: Vec<&(String, Pointer)> = live.into_iter().zip(here).filter(|(_, here)| !here).map(|(l, _)| l).collect();
     // Their events looked for side by side (on the history pool's connections).
-    let found = left.iter().map(|(_, pointer)| to.history.find_event(org, &pointer.event_id, to.days));
+    let reads = Reads::of(to.history);
+    let found = left.iter().map(|(_, pointer)| reads.find_event(org, &pointer.event_id, to.days));
     let found = futures_util::future::try_join_all(found).await?;
     let (mut rows, mut forget) = (Vec::new(), Vec::new());
     for ((subject, pointer), found) in left.into_iter().zip(found) {
@@ -110,7 +113,7 @@ async fn move_left_behind(
         }
         forget.push((org, subject.as_str(), pointer.clone()));
     }
-    to.history.write_pointers(&rows).await?;
+    PointerRows::of(to.history).write_pointers(&rows).await?;
     let forgotten = to.store.exports().forget_moved_pointers(p, &forget).await?;
     if forgotten > 0 {
         tracing::info!(

@@ -83,79 +83,80 @@ impl CallReport {
 /// Most headers a plugin may add.
 const MAX_HEADERS: usize = 32;
 
-impl Runtime {
-    /// Whether the plugin with this hash is compiled: in this process, or in the disk
-    /// cache (either way a call needs no code).
-    pub fn is_compiled(&self, sha256: &str) -> bool {
-        self.memory.contains(sha256) || self.disk.contains(sha256)
-    }
+/// The code a call runs: its hash, and its bytes when it may need compiling (they are not
+/// read when it is compiled already).
+#[derive(Debug, Clone)]
+pub struct Code {
+    pub sha256: String,
+    pub wasm: Option<Vec<u8>>,
+}
 
-    /// Calls a plugin of `org_id`. `wasm` is needed only when it is not compiled yet
-    /// ([`Runtime::is_compiled`]). Runs on the blocking pool, at most
-    /// `limits.concurrency` at once and `limits.concurrency_per_org` for one organisation.
-    pub async fn call(
-        self: &Arc<Self>,
-        org_id: &str,
-        (sha256, wasm): (String, Option<Vec<u8>>),
-        event: Arc<EventMeta>,
-        body: Arc<str>,
-        config: String,
-    ) -> CallReport {
-        let started = Instant::now();
-        let Some(_slot) = self.pool.acquire(org_id).await else {
-            return CallReport::failed(
-                PluginError::Unavailable("the plugin runtime is shutting down".into()),
-                started.elapsed(),
-            );
-        };
-        let runtime = self.clone();
-        let joined =
-            tokio::task::spawn_blocking(move || runtime.call_blocking(&sha256, wasm, event, body, &config)).await;
-        joined.unwrap_or_else(|e| {
-            CallReport::failed(PluginError::Trap(format!("the host failed running it: {e}")), started.elapsed())
-        })
-    }
+/// Calls a plugin of `org_id` on `runtime`. Its `wasm` is needed only when it is not
+/// compiled yet ([`Runtime::is_compiled`]). Runs on the blocking pool, at most
+/// `limits.concurrency` at once and `limits.concurrency_per_org` for one organisation.
+pub async fn call(
+    runtime: &Arc<Runtime>,
+    org_id: &str,
+    code: Code,
+    event: Arc<EventMeta>,
+    body: Arc<str>,
+    config: String,
+) -> CallReport {
+    let Code { sha256, wasm } = code;
+    let started = Instant::now();
+    let Some(_slot) = runtime.pool.acquire(org_id).await else {
+        return CallReport::failed(
+            PluginError::Unavailable("the plugin runtime is shutting down".into()),
+            started.elapsed(),
+        );
+    };
+    let runtime = runtime.clone();
+    let joined =
+        tokio::task::spawn_blocking(move || call_blocking(&runtime, &sha256, wasm, event, body, &config)).await;
+    joined.unwrap_or_else(|e| {
+        CallReport::failed(PluginError::Trap(format!("the host failed running it: {e}")), started.elapsed())
+    })
+}
 
-    /// [`Runtime::call`], on the current thread.
-    pub fn call_blocking(
-        &self,
-        sha256: &str,
-        wasm: Option<Vec<u8>>,
-        event: Arc<EventMeta>,
-        body: Arc<str>,
-        config: &str,
-    ) -> CallReport {
-        let started = Instant::now();
-        let limits = self.limits;
-        let compiled = match self.compiled_blocking(sha256, || wasm) {
-            Ok(compiled) => compiled,
-            Err(e) => return CallReport::failed(PluginError::Unavailable(e.to_string()), started.elapsed()),
-        };
-        self.counters.calls.inc();
-        let mut store = Store::new(&self.engine, CallState::new(event, body, limits.memory));
-        store.limiter(|state| &mut state.limiter);
-        let _ = store.set_fuel(limits.fuel);
-        let ticks = (limits.timeout.as_micros() / EPOCH_TICK.as_micros()).max(1) as u64;
-        store.set_epoch_deadline(ticks);
-        let _running = self.ticker.running();
-        let instantiating = Instant::now();
-        let mut instantiation = Duration::ZERO;
-        let outcome = compiled.pre.instantiate(&mut store).and_then(|filter| {
-            instantiation = instantiating.elapsed();
-            let handle: Resource<EventHandle> = Resource::new_borrow(0);
-            filter.call_handle(&mut store, handle, config)
-        });
-        let fuel_used = limits.fuel.saturating_sub(store.get_fuel().unwrap_or(0));
-        let state = store.data_mut();
-        let memory_peak = state.limiter.peak;
-        state.collect_output();
-        let logs = std::mem::take(&mut state.logs);
-        let result = match outcome {
-            Ok(verdict) => check(verdict, limits.max_output),
-            Err(e) => Err(classify(&e, limits.fuel, limits.timeout, &logs)),
-        };
-        CallReport { result, logs, fuel_used, duration: started.elapsed(), instantiation, memory_peak }
-    }
+/// [`call`], on the current thread.
+pub fn call_blocking(
+    runtime: &Runtime,
+    sha256: &str,
+    wasm: Option<Vec<u8>>,
+    event: Arc<EventMeta>,
+    body: Arc<str>,
+    config: &str,
+) -> CallReport {
+    let started = Instant::now();
+    let limits = runtime.limits;
+    let compiled = match runtime.compiled_blocking(sha256, || wasm) {
+        Ok(compiled) => compiled,
+        Err(e) => return CallReport::failed(PluginError::Unavailable(e.to_string()), started.elapsed()),
+    };
+    runtime.counters.calls.inc();
+    let mut store = Store::new(&runtime.engine, CallState::new(event, body, limits.memory));
+    store.limiter(|state| &mut state.limiter);
+    let _ = store.set_fuel(limits.fuel);
+    let ticks = (limits.timeout.as_micros() / EPOCH_TICK.as_micros()).max(1) as u64;
+    store.set_epoch_deadline(ticks);
+    let _running = runtime.ticker.running();
+    let instantiating = Instant::now();
+    let mut instantiation = Duration::ZERO;
+    let outcome = compiled.pre.instantiate(&mut store).and_then(|filter| {
+        instantiation = instantiating.elapsed();
+        let handle: Resource<EventHandle> = Resource::new_borrow(0);
+        filter.call_handle(&mut store, handle, config)
+    });
+    let fuel_used = limits.fuel.saturating_sub(store.get_fuel().unwrap_or(0));
+    let state = store.data_mut();
+    let memory_peak = state.limiter.peak;
+    state.collect_output();
+    let logs = std::mem::take(&mut state.logs);
+    let result = match outcome {
+        Ok(verdict) => check(verdict, limits.max_output),
+        Err(e) => Err(classify(&e, limits.fuel, limits.timeout, &logs)),
+    };
+    CallReport { result, logs, fuel_used, duration: started.elapsed(), instantiation, memory_peak }
 }
 
 /// Whether a trap happened deep in recursion: a full backtrace, mostly one function.

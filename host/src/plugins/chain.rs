@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::call::{CallReport, PluginError, Verdict};
+use super::call::{CallReport, Code, PluginError, Verdict};
 use super::runtime::Runtime;
 use super::state::{EventMeta, LogLine};
 use crate::store::tenants::webhooks::OnError;
@@ -77,9 +77,8 @@ pub async fn run(
     for step in steps {
         let report = match &step.sha256 {
             Some(sha256) => {
-                runtime
-                    .call(org_id, (sha256.clone(), step.wasm), event.clone(), body.clone(), step.config.clone())
-                    .await
+                let code = Code { sha256: sha256.clone(), wasm: step.wasm };
+                super::call::call(runtime, org_id, code, event.clone(), body.clone(), step.config.clone()).await
             }
             None => CallReport::failed(PluginError::Unavailable("the plugin was deleted".into()), Default::default()),
         };

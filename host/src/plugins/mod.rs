@@ -30,7 +30,6 @@ mod budget;
 mod cache;
 pub mod call;
 pub mod chain;
-mod compile;
 mod link;
 pub mod pointer;
 mod runtime;
@@ -39,8 +38,7 @@ mod state;
 mod ticker;
 
 pub use budget::BudgetError;
-pub use call::{CallReport, PluginError, Verdict};
-pub use compile::{Staged, UploadError};
+pub use call::{CallReport, Code, PluginError, Verdict, call, call_blocking};
 pub use link::ValidationError;
-pub use runtime::{Counters, Limits, Runtime, RuntimeError, sha256_hex};
+pub use runtime::{Counters, Limits, Runtime, RuntimeError, Staged, UploadError, sha256_hex};
 pub use state::{EventMeta, LogLine, MAX_LOG_BYTES};

@@ -66,8 +66,8 @@ impl App {
         let moved = Moved::new(&store, history.as_ref(), retentions);
         let offload = Arc::new(Offload::new());
         let filtering = Filtering::new(Arc::new(Evaluator::on(offload.clone())), Some(metrics.clone()));
-        let arrivals = Arc::new(Arrivals::new(&store));
-        let tokens = Arc::new(Tokens::start(&store));
+        let arrivals = Arc::new(Arrivals::new(store.keys()));
+        let tokens = Arc::new(Tokens::start(store.clients(), store.versions()));
         let publishing = Publishing::new(PublishingParts {
             store: store.clone(),
             publisher: Arc::new(Publisher::start(&store)),
@@ -86,10 +86,10 @@ impl App {
             tokens,
             passwords: Arc::new(Verifier::new(cores)),
             url_rule: UrlRule::new(config.allow_private_targets.clone()),
-            plugin_hashes: Arc::new(PluginHashes::new(&store)),
+            plugin_hashes: Arc::new(PluginHashes::new(store.plugins())),
             secret_keys: Arc::new(SecretKeys::new(config.secret_key.clone(), config.data_dir.clone())),
-            link_key: Arc::new(LinkKey::new(&store)),
-            gauges: Arc::new(Gauges::new(&store, &metrics, history.as_ref())),
+            link_key: Arc::new(LinkKey::new(store.exports())),
+            gauges: Arc::new(Gauges::new(store.claims(), &metrics, history.as_ref())),
             config,
             store,
             metrics,

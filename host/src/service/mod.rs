@@ -125,9 +125,9 @@ async fn background(app: &App, stopping: jobs::Stopping) -> Vec<tokio::task::Joi
     let mut background = Vec::new();
     let link = (config.export_url_ttl, config.public_url());
     let builds = Arc::new(exports::builder::Builds::new(&app.publishing, &app.moved, &app.telemetry, link));
-    background.push(tokio::spawn(jobs::run(builds, store.clone(), stopping.clone())));
+    background.push(tokio::spawn(jobs::run(builds, store.jobs(), stopping.clone())));
     let replays = Arc::new(ReplayJobs::new(&app.replayer, &app.telemetry));
-    background.push(tokio::spawn(jobs::run(replays, store.clone(), stopping.clone())));
+    background.push(tokio::spawn(jobs::run(replays, store.jobs(), stopping.clone())));
     if let Some(history) = &app.history {
         let moved = (app.metrics.history_moved_deliveries.clone(), app.metrics.history_moved_events.clone());
         let retention = (config.delivery_retention, config.event_retention);
@@ -136,7 +136,7 @@ async fn background(app: &App, stopping: jobs::Stopping) -> Vec<tokio::task::Joi
             tracing::warn!(error = %e, "cannot enlist the partitions for the move to history yet");
         }
         app.gauges.set_mover(mover.clone());
-        background.push(tokio::spawn(jobs::run(Arc::new(history::MoverJob(mover)), store.clone(), stopping)));
+        background.push(tokio::spawn(jobs::run(Arc::new(history::MoverJob(mover)), store.jobs(), stopping)));
     }
     background
 }

@@ -111,7 +111,8 @@ async fn a_broker_down_then_back_gets_every_delivery() {
     let mut broker = RabbitMq::start();
     let (connection, channel) = broker.channel("outage").await;
     let weir = WeirBuilder::shared()
-        .env("WEIR_RETRY_SCHEDULE", "500ms,500ms,1s,1s,2s,2s,2s,2s,2s,2s,2s,2s,2s,2s")
+        // About a minute of retries: RabbitMQ took over 20 s to start again beside the cluster pass.
+        .env("WEIR_RETRY_SCHEDULE", &format!("500ms,500ms,1s,1s{}", ",2s".repeat(30)))
         .start()
         .await;
     let t = weir.tenant(Plan::pro()).await;

@@ -185,7 +185,7 @@ fn the_expression_and_the_report_export_filter_plugin_agree() {
         event["organisation"] = json!({"id": "org_1"});
         let envelope: Arc<str> = Arc::from(event.to_string().as_str());
         let meta = Arc::new(weir::plugins::EventMeta::from_envelope(&envelope).expect("meta"));
-        let report = runtime.call_blocking(&sha256, None, meta, envelope.clone(), &config.to_string());
+        let report = weir::plugins::call_blocking(&runtime, &sha256, None, meta, envelope.clone(), &config.to_string());
         let plugin = matches!(report.result, Ok(weir::plugins::Verdict::Deliver { .. }));
         let expression =
             filter.evaluate(&weir::filters::Envelope::parse(&envelope).unwrap()) == weir::filters::Selection::Selected;

@@ -106,6 +106,8 @@ fn module_of(root: &Path, path: &Path) -> Vec<String> {
 
 #[path = "floors/reader.rs"]
 mod reader;
+#[path = "floors/shapes.rs"]
+mod shapes;
 #[path = "floors/sizes.rs"]
 mod sizes;
 use reader::{Token, imports, tokens, without_tests};
@@ -206,16 +208,21 @@ fn circles(members: &[usize], arrows: &BTreeMap<(usize, usize), BTreeSet<String>
 }
 
 /// What breaks the floors, in words (empty when nothing does).
-fn faults(root: &Path) -> Vec<String> {
+/// The crate's files as modules (`main.rs`, the binary, and `tests.rs` test modules left out).
+fn crate_files(root: &Path) -> Vec<File> {
     let mut paths = Vec::new();
     source_files(root, &mut paths);
-    let files: Vec<File> = paths
+    paths
         .into_iter()
         // `main.rs` is the binary (it uses the library from outside); `tests.rs` files are
         // test modules.
         .filter(|p| p.file_name().is_some_and(|n| n != "main.rs" && n != "tests.rs"))
         .map(|path| File { module: module_of(root, &path), path })
-        .collect();
+        .collect()
+}
+
+fn faults(root: &Path) -> Vec<String> {
+    let files = crate_files(root);
     let arrows = arrows(root, &files);
     let mut faults = wiring_faults(root, &files);
     for file in &files {

@@ -142,7 +142,7 @@ fn the_rust_javascript_and_python_filters_agree_on_hundreds_of_events_and_config
         let verdicts: Vec<(&str, Verdict)> = builds
             .iter()
             .map(|(language, sha)| {
-                let report = runtime.call_blocking(sha, None, meta.clone(), body.clone(), &config);
+                let report = weir::plugins::call_blocking(runtime, sha, None, meta.clone(), body.clone(), &config);
                 let verdict = report.result.unwrap_or_else(|e| panic!("{language}, case {i} ({config}): {e}"));
                 (*language, verdict)
             })
@@ -175,7 +175,14 @@ fn javascript_and_python_plugins_that_throw_loop_or_hoard_memory_end_with_plugin
     {
         let sha = compiled(language, &dist(file));
         let call = |mode: &str| {
-            runtime.call_blocking(&sha, None, meta.clone(), body.clone(), &json!({"mode": mode}).to_string())
+            weir::plugins::call_blocking(
+                runtime,
+                &sha,
+                None,
+                meta.clone(),
+                body.clone(),
+                &json!({"mode": mode}).to_string(),
+            )
         };
         let fine = call("none");
         assert!(matches!(fine.result, Ok(Verdict::Deliver { .. })), "{language}: {:?}", fine.result);

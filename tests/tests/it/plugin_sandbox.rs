@@ -208,7 +208,16 @@ fn scattered_writes_never_reach_the_next_instance_and_its_pages_stay_resident() 
     let runtime = Runtime::new(crate::support::plugins::plugin_limits(), crate::support::temp_dir("scatter")).unwrap();
     let sha = runtime.validate_blocking(&plugin_wasm("hostile")).unwrap();
     let (meta, body) = crate::support::plugins::plugin_input();
-    let call = || match runtime.call_blocking(&sha, None, meta.clone(), body.clone(), r#"{"mode":"scatter"}"#).result {
+    let call = || match weir::plugins::call_blocking(
+        &runtime,
+        &sha,
+        None,
+        meta.clone(),
+        body.clone(),
+        r#"{"mode":"scatter"}"#,
+    )
+    .result
+    {
         Ok(Verdict::Deliver { body: Some(body), .. }) => body,
         other => panic!("{other:?}"),
     };

@@ -36,101 +36,107 @@ fn passed_80_percent(used_after: u64, taken: u64, limit: u64) -> bool {
     limit > 0 && before * 5 < limit * 4 && used_after * 5 >= limit * 4
 }
 
-impl Publishing {
-    /// Publishes a publisher's event within its plan's events of the day.
-    /// `token`: the publisher's, when it was kept (its publish is held to its version).
-    /// When a change made what was kept stale, the token is looked up again — revoked, or
-    /// its client: refused; else published again under the plan it has now.
-    pub(crate) async fn publish_counted(
-        &self,
-        org_id: &str,
-        (rules, token): (&Rules, Option<&TokenProof>),
-        event: &Event<'_>,
-    ) -> Result<Published, PublishError> {
-        let first = self.publish_counted_once(org_id, (rules, token), event, false).await;
-        // Stale, or refused under the plan its kept token names: is that token (and plan)
-        // still what it was?
-        let Some(token) = token else { return first };
-        let stale = match &first {
-            Ok(Published::Stale) => true,
-            Err(PublishError::Quota(_)) => false,
-            _ => return first,
-        };
-        let owner = self.tokens.owner_now(token).await?;
-        let Some(owner) = owner.filter(|o| o.client.publisher) else { return Err(PublishError::Unauthorized) };
-        if !stale && owner.plan.as_str() == rules.name.as_str() {
-            return first;
-        }
-        // Kept with what it was: kept no longer.
-        self.tokens.forget(token);
-        let rules = self.plans.rules(owner.plan.as_str()).clone();
-        // What was kept is behind a change: the subscribers are read anew too.
-        match self.publish_counted_once(org_id, (&rules, None), event, true).await? {
-            Published::Stale => Err(PublishError::Unauthorized),
-            published => Ok(published),
-        }
-    }
+/// Who publishes: under which plan's rules, and with what token when it was kept (its
+/// publish is then held to its version).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct By<'a> {
+    pub rules: &'a Rules,
+    pub token: Option<&'a TokenProof>,
+}
 
-    /// [`Publishing::publish_counted`] once, with the subscribers as kept or (`fresh`) read
-    /// now: [`Published::Stale`] when what `token` was kept with changed since.
-    async fn publish_counted_once(
-        &self,
-        org_id: &str,
-        (rules, token): (&Rules, Option<&TokenProof>),
-        event: &Event<'_>,
-        fresh: bool,
-    ) -> Result<Published, PublishError> {
-        let to = To { except: None, token, retention: self.retention(&rules.name), counted: true };
-        // Publishes what `prepare` found (`None`: a duplicate), counted.
-        let publish = async |prepared: Option<_>| match prepared {
-            None => Ok(Published::Duplicate),
-            Some(prepared) => self.publish_prepared(org_id, event, prepared, to).await.map(|(published, _)| published),
-        };
-        let Some(limit) = rules.limits.events_per_day else {
-            // No limit to hold it to: the publish itself counts it.
-            return Ok(publish(self.prepare(org_id, event, None, fresh).await?).await?);
-        };
-        let take = Take::now(org_id, limit, 1);
-        let (taken, prepared) =
-            tokio::join!(self.publisher.take_daily(take.clone()), self.prepare(org_id, event, None, fresh));
-        let used = match taken? {
-            Taken::Yes { used } => used,
-            Taken::No { .. } => {
-                self.metrics.quota_refused(&rules.name, Quota::EventsPerDay);
-                return Err(PublishError::Quota(QuotaExceeded::events_of_the_day(
-                    rules,
-                    limit,
-                    crate::time::now_millis(),
-                )));
-            }
-        };
-        let outcome = match prepared {
-            Ok(prepared) => publish(prepared).await,
-            Err(e) => Err(e),
-        };
-        let unused = match &outcome {
-            Ok(published) => matches!(published, Published::Duplicate | Published::Stale),
-            // Written, only not yet on its replicas: it counts.
-            Err(e) => !matches!(e, StoreError::NotReplicated { .. }),
-        };
-        if unused {
-            if let Err(e) = self.store.daily_counts().give_back_daily(&take).await {
-                tracing::warn!(error = %e, org_id, "cannot give back a place among the day's events; the day counts one too many");
-            }
-        } else if passed_80_percent(used, take.events, limit) {
-            let day = crate::time::format_day(crate::time::now_millis());
-            let snapshot = json!({"plan": rules.name, "day": day, "events": {"used": used, "limit": limit}});
-            // Once a day: the day makes the occasion.
-            let about = Operational {
-                action: "usage_limit_approaching",
-                subject: ("Organisation", org_id),
-                snapshot,
-                occasion: &day,
-            };
-            self.publish_operational(org_id, about, None).await;
-        }
-        Ok(outcome?)
+/// Publishes a publisher's event within its plan's events of the day.
+/// `token`: the publisher's, when it was kept (its publish is held to its version).
+/// When a change made what was kept stale, the token is looked up again — revoked, or
+/// its client: refused; else published again under the plan it has now.
+pub(crate) async fn publish_counted(
+    publishing: &Publishing,
+    org_id: &str,
+    by: By<'_>,
+    event: &Event<'_>,
+) -> Result<Published, PublishError> {
+    let By { rules, token } = by;
+    let first = publish_counted_once(publishing, org_id, By { rules, token }, event, false).await;
+    // Stale, or refused under the plan its kept token names: is that token (and plan)
+    // still what it was?
+    let Some(token) = token else { return first };
+    let stale = match &first {
+        Ok(Published::Stale) => true,
+        Err(PublishError::Quota(_)) => false,
+        _ => return first,
+    };
+    let owner = publishing.tokens.owner_now(token).await?;
+    let Some(owner) = owner.filter(|o| o.client.publisher) else { return Err(PublishError::Unauthorized) };
+    if !stale && owner.plan.as_str() == rules.name.as_str() {
+        return first;
     }
+    // Kept with what it was: kept no longer.
+    publishing.tokens.forget(token);
+    let rules = publishing.plans.rules(owner.plan.as_str()).clone();
+    // What was kept is behind a change: the subscribers are read anew too.
+    match publish_counted_once(publishing, org_id, By { rules: &rules, token: None }, event, true).await? {
+        Published::Stale => Err(PublishError::Unauthorized),
+        published => Ok(published),
+    }
+}
+
+/// [`publish_counted`] once, with the subscribers as kept or (`fresh`) read
+/// now: [`Published::Stale`] when what `token` was kept with changed since.
+async fn publish_counted_once(
+    publishing: &Publishing,
+    org_id: &str,
+    by: By<'_>,
+    event: &Event<'_>,
+    fresh: bool,
+) -> Result<Published, PublishError> {
+    let By { rules, token } = by;
+    let to = To { except: None, token, retention: publishing.retention(&rules.name), counted: true };
+    // Publishes what `prepare` found (`None`: a duplicate), counted.
+    let publish = async |prepared: Option<_>| match prepared {
+        None => Ok(Published::Duplicate),
+        Some(prepared) => {
+            publishing.publish_prepared(org_id, event, prepared, to).await.map(|(published, _)| published)
+        }
+    };
+    let Some(limit) = rules.limits.events_per_day else {
+        // No limit to hold it to: the publish itself counts it.
+        return Ok(publish(publishing.prepare(org_id, event, None, fresh).await?).await?);
+    };
+    let take = Take::now(org_id, limit, 1);
+    let (taken, prepared) =
+        tokio::join!(publishing.publisher.take_daily(take.clone()), publishing.prepare(org_id, event, None, fresh));
+    let used = match taken? {
+        Taken::Yes { used } => used,
+        Taken::No { .. } => {
+            publishing.metrics.quota_refused(&rules.name, Quota::EventsPerDay);
+            return Err(PublishError::Quota(QuotaExceeded::events_of_the_day(rules, limit, crate::time::now_millis())));
+        }
+    };
+    let outcome = match prepared {
+        Ok(prepared) => publish(prepared).await,
+        Err(e) => Err(e),
+    };
+    let unused = match &outcome {
+        Ok(published) => matches!(published, Published::Duplicate | Published::Stale),
+        // Written, only not yet on its replicas: it counts.
+        Err(e) => !matches!(e, StoreError::NotReplicated { .. }),
+    };
+    if unused {
+        if let Err(e) = publishing.store.daily_counts().give_back_daily(&take).await {
+            tracing::warn!(error = %e, org_id, "cannot give back a place among the day's events; the day counts one too many");
+        }
+    } else if passed_80_percent(used, take.events, limit) {
+        let day = crate::time::format_day(crate::time::now_millis());
+        let snapshot = json!({"plan": rules.name, "day": day, "events": {"used": used, "limit": limit}});
+        // Once a day: the day makes the occasion.
+        let about = Operational {
+            action: "usage_limit_approaching",
+            subject: ("Organisation", org_id),
+            snapshot,
+            occasion: &day,
+        };
+        publishing.publish_operational(org_id, about, None).await;
+    }
+    Ok(outcome?)
 }
 
 #[cfg(test)]

@@ -72,7 +72,7 @@ impl Events {
         (rules, token): (&crate::plans::Rules, Option<&crate::auth::TokenProof>),
         event: &Event<'_>,
     ) -> Result<Published, PublishError> {
-        self.publishing.publish_counted(org_id, (rules, token), event).await
+        counted::publish_counted(&self.publishing, org_id, counted::By { rules, token }, event).await
     }
 
     /// The organisation's event and its deliveries (`None`: unknown, or expired).
@@ -106,6 +106,17 @@ impl Events {
     /// Whether `cursor` is one a listing of the event log gave out.
     pub(crate) fn valid_log_cursor(&self, cursor: &str) -> bool {
         super::event_log::valid_cursor(&self.publishing.store, cursor)
+    }
+
+    /// Sends a test event of `{"action"?}` (default: the webhook's first action) to the
+    /// organisation's webhook; the delivery's id (`test_event`).
+    pub(crate) async fn send_test(
+        &self,
+        org_id: &str,
+        webhook_id: &str,
+        body: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<String, test_event::TestEventError> {
+        test_event::send(&self.publishing, org_id, webhook_id, body).await
     }
 }
 
@@ -141,7 +152,7 @@ pub(crate) mod test_event;
 mod validate;
 
 pub(crate) use self::counted::PublishError;
-pub(crate) use self::event::{Event, OPERATIONAL_CREATOR};
+pub(crate) use self::event::Event;
 pub(crate) use self::operational::Operational;
 pub(crate) use self::publishing::{Publishing, PublishingParts};
 pub(crate) use self::validate::validate;

@@ -8,7 +8,8 @@
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
-use super::{Event, Events, OPERATIONAL_CREATOR};
+use super::event::{Event, OPERATIONAL_CREATOR};
+use super::publishing::Publishing;
 use crate::catalog;
 use crate::domain::fields::Fields;
 use crate::domain::{Invalid, StoreError};
@@ -41,59 +42,57 @@ impl From<Invalid> for TestEventError {
     }
 }
 
-impl Events {
-    /// Sends a test event of `{"action"?}` (default: the webhook's first action) to the
-    /// organisation's webhook; the delivery's id.
-    pub(crate) async fn send_test(
-        &self,
-        org_id: &str,
-        webhook_id: &str,
-        body: Map<String, Value>,
-    ) -> Result<String, TestEventError> {
-        if !ids::is_valid(Kind::Webhook, webhook_id) {
-            return Err(TestEventError::NotFound);
+/// Sends a test event of `{"action"?}` (default: the webhook's first action) to the
+/// organisation's webhook; the delivery's id.
+pub(super) async fn send(
+    publishing: &Publishing,
+    org_id: &str,
+    webhook_id: &str,
+    body: Map<String, Value>,
+) -> Result<String, TestEventError> {
+    if !ids::is_valid(Kind::Webhook, webhook_id) {
+        return Err(TestEventError::NotFound);
+    }
+    let mut fields = Fields::new(body);
+    let asked = fields.string("action");
+    fields.finish()?;
+    let store = &publishing.store;
+    let webhook = store.webhooks().get_webhook(org_id, webhook_id).await?.ok_or(TestEventError::NotFound)?;
+    let action = match asked {
+        Some(action) if !webhook.subscribed_actions.contains(&action) => {
+            return Err(Invalid::field("action", format!("the webhook does not subscribe to {action}")).into());
         }
-        let mut fields = Fields::new(body);
-        let asked = fields.string("action");
-        fields.finish()?;
-        let store = &self.publishing.store;
-        let webhook = store.webhooks().get_webhook(org_id, webhook_id).await?.ok_or(TestEventError::NotFound)?;
-        let action = match asked {
-            Some(action) if !webhook.subscribed_actions.contains(&action) => {
-                return Err(Invalid::field("action", format!("the webhook does not subscribe to {action}")).into());
-            }
-            Some(action) => action,
-            None => webhook.subscribed_actions.first().cloned().ok_or(TestEventError::Inactive)?,
-        };
-        if !webhook.active {
-            return Err(TestEventError::Inactive);
-        }
-        if let Err(full) = store.test_event_budget().count_test_event(org_id, webhook_id).await? {
-            return Err(TestEventError::TooMany { scope: full.scope, wait: full.wait });
-        }
-        let snapshot_key = catalog::snapshot_key_for(&action).unwrap_or("work_order");
-        let subject_type = catalog::subject_type(snapshot_key);
-        let snapshot = json!({"id": "test", "name": format!("Example {subject_type}"), "test": true});
-        let snapshot = RawValue::from_string(snapshot.to_string())
-            .map_err(|e| StoreError::Corrupt { key: "test event".into(), reason: e.to_string() })?;
-        let event = Event {
-            id: ids::new_test_event(),
-            fresh_id: true,
-            action,
-            created_at: crate::time::now_rfc3339(),
-            creator_id: OPERATIONAL_CREATOR.to_owned(),
-            creator_name: "Weir test event".to_owned(),
-            subject_type,
-            subject_id: "test".to_owned(),
-            deleted: false,
-            snapshot_key,
-            snapshot: std::borrow::Cow::Borrowed(&snapshot),
-            trace: None,
-            test: true,
-        };
-        match self.publishing.publish_test(org_id, webhook_id, &event).await? {
-            Some(delivery) => Ok(delivery),
-            None => Err(Invalid::field("action", "the webhook's filter does not select the example event").into()),
-        }
+        Some(action) => action,
+        None => webhook.subscribed_actions.first().cloned().ok_or(TestEventError::Inactive)?,
+    };
+    if !webhook.active {
+        return Err(TestEventError::Inactive);
+    }
+    if let Err(full) = store.test_event_budget().count_test_event(org_id, webhook_id).await? {
+        return Err(TestEventError::TooMany { scope: full.scope, wait: full.wait });
+    }
+    let snapshot_key = catalog::snapshot_key_for(&action).unwrap_or("work_order");
+    let subject_type = catalog::subject_type(snapshot_key);
+    let snapshot = json!({"id": "test", "name": format!("Example {subject_type}"), "test": true});
+    let snapshot = RawValue::from_string(snapshot.to_string())
+        .map_err(|e| StoreError::Corrupt { key: "test event".into(), reason: e.to_string() })?;
+    let event = Event {
+        id: ids::new_test_event(),
+        fresh_id: true,
+        action,
+        created_at: crate::time::now_rfc3339(),
+        creator_id: OPERATIONAL_CREATOR.to_owned(),
+        creator_name: "Weir test event".to_owned(),
+        subject_type,
+        subject_id: "test".to_owned(),
+        deleted: false,
+        snapshot_key,
+        snapshot: std::borrow::Cow::Borrowed(&snapshot),
+        trace: None,
+        test: true,
+    };
+    match publishing.publish_test(org_id, webhook_id, &event).await? {
+        Some(delivery) => Ok(delivery),
+        None => Err(Invalid::field("action", "the webhook's filter does not select the example event").into()),
     }
 }

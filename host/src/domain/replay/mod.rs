@@ -35,7 +35,7 @@ use crate::catalog;
 use crate::ids::{self, Kind};
 use crate::store::core::jobs::JobQueue;
 use crate::store::core::keys::{self, Partition};
-use crate::store::events::log::{LogEntry, Window};
+use crate::store::events::log::{LogEntry, LogSlice, Window};
 use crate::store::events::publish::delivery_id;
 use crate::store::events::replay::{JobWrite, Replay, ReplayItem, ReplayPlace, ReplayState, Replayed};
 use crate::store::events::stored::StoredEvent;
@@ -274,7 +274,12 @@ impl Replayer {
             let (entries, read_to) = self
                 .store
                 .event_log()
-                .read_log(p, &replay.org_id, (place.hour, place.offset, BATCH), reads.moved_indexes())
+                .read_log(
+                    p,
+                    &replay.org_id,
+                    LogSlice { hour: place.hour, start: place.offset, n: BATCH },
+                    reads.moved_indexes(),
+                )
                 .await?;
             if read_to == place.offset {
                 replay.place = match place.partition + 1 {

@@ -25,6 +25,14 @@ pub struct EventLog {
     base: Base,
 }
 
+/// Which entries of an hour of the log to read: up to `n` from place `start`.
+#[derive(Debug, Clone, Copy)]
+pub struct LogSlice {
+    pub hour: u32,
+    pub start: u64,
+    pub n: usize,
+}
+
 impl EventLog {
     /// This concern over `base`.
     pub(crate) fn of(base: &Base) -> EventLog {
@@ -57,9 +65,10 @@ impl EventLog {
         &self,
         p: Partition,
         org: &str,
-        (hour, start, n): (u32, u64, usize),
+        slice: LogSlice,
         moved: Option<&dyn MovedIndexes>,
     ) -> Result<(Vec<Option<LogEntry>>, u64)> {
+        let LogSlice { hour, start, n } = slice;
         let key = self.base.keys().event_log(p, org, hour);
         let (next, entries) = match moved {
             Some(moved) => IndexHeads::of(&self.base).index_forward(p, &key, start, n as u64, moved).await?,

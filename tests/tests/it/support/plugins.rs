@@ -2,7 +2,6 @@
 //! that upload, attach and dry-run them.
 
 use serde_json::{Value, json};
-use weir::config::Config;
 
 use super::weir::Api;
 
@@ -16,7 +15,7 @@ pub const PLUGIN_TIMEOUT: &str = "5s";
 /// The shipped plugin limits but for the time limit ([`PLUGIN_TIMEOUT`]), for tests that run
 /// plugins without a Weir.
 pub fn plugin_limits() -> weir::plugins::Limits {
-    let config = Config::load_with(None, |k| (k == "WEIR_PLUGIN_TIMEOUT").then(|| PLUGIN_TIMEOUT.to_owned()))
+    let config = weir::config::load_with(None, |k| (k == "WEIR_PLUGIN_TIMEOUT").then(|| PLUGIN_TIMEOUT.to_owned()))
         .expect("the default configuration with the test's time limit");
     config.plugin_limits()
 }

@@ -90,7 +90,8 @@ impl WeirBuilder {
     }
 
     pub fn config(&self) -> Config {
-        Config::load_with(self.file.as_deref(), |k| self.env.get(k).cloned()).expect("test configuration is valid")
+        weir::config::load_with(self.file.as_deref(), |k| self.env.get(k).cloned())
+            .expect("test configuration is valid")
     }
 
     /// Starts Weir in this process on a free port.

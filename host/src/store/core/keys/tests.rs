@@ -1,3 +1,4 @@
+use super::slots::SLOTS;
 use super::*;
 
 #[test]
