@@ -11,7 +11,6 @@ use super::logging::init_logging;
 use crate::auth::{CLIENT_SECRET_PREFIX, secrets};
 use crate::config::Config;
 use crate::domain::filtering::Filtering;
-use crate::domain::moved::Moved;
 use crate::domain::replay::{ReplayError, Replayer};
 use crate::store::Store;
 use crate::store::core::managed::ForCommand;
@@ -279,10 +278,10 @@ async fn replay(
     let history = crate::history::History::configured(config, store.prefix())
         .map_err(|e| AdminError::Usage(format!("history in PostgreSQL: {e}")))?;
     let retentions = (config.delivery_retention, config.event_retention);
-    let moved = Moved::new(store, history.as_ref(), retentions);
+    let moved = crate::service::doors::moved(store, history.as_ref(), retentions);
     let filtering = Filtering::new(std::sync::Arc::new(crate::filters::Evaluator::new()), None);
     // No workers here to tell: the serving processes' find the work within their poll.
-    let replayer = Replayer::new(&moved, &filtering, None, (store, &config.plans));
+    let replayer = Replayer::new(crate::service::doors::replays(store), (&moved, &filtering), None, &config.plans);
     let mut body = serde_json::Map::new();
     body.insert("since".into(), json!(since));
     if let Some(until) = until {
@@ -375,7 +374,7 @@ async fn execute(store: &Store, config: &Config, command: AdminCommand) -> Resul
         }
         AdminCommand::Org { command: OrgCommand::Usage { org_id } } => {
             known_org(store, &org_id).await?;
-            Ok(json!(crate::domain::usage::Usage::new(store, &config.plans).of(&org_id).await?))
+            Ok(json!(crate::service::doors::usage(store, &config.plans).of(&org_id).await?))
         }
         AdminCommand::Client { command: ClientCommand::List { org_id } } => {
             known_org(store, &org_id).await?;

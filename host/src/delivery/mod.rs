@@ -31,11 +31,11 @@ mod recording;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use attempt::{Attempter, AttempterParts, Claim, Worked, unsent};
+use attempt::{Attempter, AttempterDoors, AttempterParts, Claim, Worked, unsent};
 use claiming::claimed::Claimed;
-use claiming::{Claimer, ClaimerParts};
+use claiming::{Claimer, ClaimerDoors, ClaimerParts};
 pub(crate) use parts::{EngineParts, Settings};
-use recording::{Recorder, RecorderParts};
+use recording::{Recorder, RecorderDoors, RecorderParts};
 
 use crate::destinations::http::Http;
 use crate::destinations::kind::SenderParts;
@@ -113,7 +113,7 @@ impl Engine {
             secret_keys,
             webhooks,
             deliveries,
-            publishing,
+            notices,
         } = parts;
         let keys = secret_keys;
         let secret: KeySource = Arc::new(move || keys.get());
@@ -124,7 +124,14 @@ impl Engine {
         Arc::new_cyclic(|engine: &Weak<Engine>| {
             let engine = engine.clone();
             let claimer = Claimer::new(ClaimerParts {
-                store: store.clone(),
+                doors: ClaimerDoors {
+                    keys: store.keys().clone(),
+                    claims: store.claims(),
+                    rates: store.rates(),
+                    work: store.work(),
+                    trim: store.trim(),
+                    events: store.event_writes(),
+                },
                 arrivals: arrivals.clone(),
                 metrics: metrics.clone(),
                 workers: (settings.workers, settings.per_webhook),
@@ -135,25 +142,33 @@ impl Engine {
                     }
                 }),
             });
-            let attempter = Attempter::new(
-                &store,
-                AttempterParts {
-                    destinations,
-                    plugins,
-                    plugin_hashes,
-                    telemetry,
-                    metrics: metrics.clone(),
-                    retry_schedule: settings.retry_schedule.clone(),
+            let attempter = Attempter::new(AttempterParts {
+                doors: AttempterDoors {
+                    keys: store.keys().clone(),
+                    rows: store.work(),
+                    targets: store.targets(),
+                    plugins: store.plugins(),
                 },
-            );
+                destinations,
+                plugins,
+                plugin_hashes,
+                telemetry,
+                metrics: metrics.clone(),
+                retry_schedule: settings.retry_schedule.clone(),
+            });
             let recorder = Recorder::new(RecorderParts {
-                store: store.clone(),
+                doors: RecorderDoors {
+                    keys: store.keys().clone(),
+                    work: store.work(),
+                    streaks: store.streaks(),
+                    endpoints: store.endpoint_states(),
+                },
                 metrics: metrics.clone(),
                 streak: settings.streak,
                 arrivals,
                 webhooks,
                 deliveries,
-                publishing,
+                notices,
             });
             Engine { claimer, attempter, recorder, metrics, timeout: settings.timeout, plans: settings.plans }
         })

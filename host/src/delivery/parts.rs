@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::config::{Config, EgressProxy};
 use crate::domain::deliveries::Deliveries;
-use crate::domain::events::Publishing;
+use crate::domain::notices::Notices;
 use crate::domain::webhooks::Webhooks;
 use crate::metrics::Metrics;
 use crate::netguard::UrlRule;
@@ -79,5 +79,5 @@ pub(crate) struct EngineParts {
     /// A failed delivery is read to report it.
     pub deliveries: Deliveries,
     /// ... and reported (`webhook_delivery_failed`).
-    pub publishing: Publishing,
+    pub notices: Notices,
 }

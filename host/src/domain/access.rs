@@ -12,9 +12,12 @@ use crate::auth::{passwords, secrets};
 use crate::config::Config;
 use crate::metrics::Metrics;
 use crate::shared::Tokens;
-use crate::store::tenants::clients::{Client, TokenOwner};
+use crate::store::StoreError;
+use crate::store::queue::rate::Rates;
+use crate::store::tenants::clients::{Client, Clients, TokenOwner};
+use crate::store::tenants::portal_sessions::PortalSessions;
+use crate::store::tenants::users::Users;
 pub(crate) use crate::store::tenants::users::{MAX_EMAIL_BYTES, Session};
-use crate::store::{Store, StoreError};
 
 /// How long a settings session lasts.
 pub(crate) const SESSION_TTL: Duration = Duration::from_secs(12 * 3600);
@@ -66,45 +69,44 @@ pub(crate) struct SignedIn {
 /// Access, for the surfaces: tokens, callers, sign-in sessions.
 #[derive(Debug, Clone)]
 pub(crate) struct Access {
-    store: Store,
-    tokens: Arc<Tokens>,
-    passwords: Arc<Verifier>,
-    metrics: Arc<Metrics>,
-    config: Arc<Config>,
+    parts: AccessParts,
+}
+
+/// What access is made of (the wiring hands each part over).
+#[derive(Debug, Clone)]
+pub(crate) struct AccessParts {
+    pub clients: Clients,
+    pub users: Users,
+    pub portal_sessions: PortalSessions,
+    /// Each client's API request budget.
+    pub rates: Rates,
+    pub tokens: Arc<Tokens>,
+    pub passwords: Arc<Verifier>,
+    pub metrics: Arc<Metrics>,
+    pub config: Arc<Config>,
 }
 
 impl Access {
-    pub(crate) fn new(
-        store: &Store,
-        (tokens, passwords): (&Arc<Tokens>, &Arc<Verifier>),
-        metrics: &Arc<Metrics>,
-        config: &Arc<Config>,
-    ) -> Access {
-        Access {
-            store: store.clone(),
-            tokens: tokens.clone(),
-            passwords: passwords.clone(),
-            metrics: metrics.clone(),
-            config: config.clone(),
-        }
+    pub(crate) fn new(parts: AccessParts) -> Access {
+        Access { parts }
     }
 }
 
 impl Access {
     /// The caller a token's owner is, with what its plan allows.
     pub(crate) fn caller(&self, owner: TokenOwner) -> crate::auth::Caller {
-        crate::auth::Caller::new(owner, &self.config.plans)
+        crate::auth::Caller::new(owner, &self.parts.config.plans)
     }
 
     /// A new access token for the client whose secret this is.
     pub(crate) async fn issue_token(&self, client_id: &str, secret: &str) -> Result<Issued, TokenError> {
         let client = self.client(client_id, secret).await?;
         let token = crate::auth::access_token(&client.client_id);
-        let ttl = self.config.token_ttl;
-        if !self.store.clients().store_token(&client.client_id, &secrets::hash(&token), ttl).await? {
+        let ttl = self.parts.config.token_ttl;
+        if !self.parts.clients.store_token(&client.client_id, &secrets::hash(&token), ttl).await? {
             return Err(TokenError::InvalidClient);
         }
-        self.metrics.tokens_issued.inc();
+        self.parts.metrics.tokens_issued.inc();
         Ok(Issued { token, ttl })
     }
 
@@ -112,7 +114,7 @@ impl Access {
     pub(crate) async fn revoke_token(&self, client_id: &str, secret: &str, token: &str) -> Result<(), TokenError> {
         let client = self.client(client_id, secret).await?;
         if crate::auth::token_client(token) == Some(client.client_id.as_str()) {
-            self.store.clients().revoke_token(&client.client_id, &secrets::hash(token)).await?;
+            self.parts.clients.revoke_token(&client.client_id, &secrets::hash(token)).await?;
         }
         Ok(())
     }
@@ -120,7 +122,7 @@ impl Access {
     /// Verifies a client's secret. Unknown clients cost the same hash comparison.
     async fn client(&self, id: &str, secret: &str) -> Result<Client, TokenError> {
         let found = if crate::ids::is_valid(crate::ids::Kind::Client, id) {
-            self.store.clients().client_with_secret(id).await?
+            self.parts.clients.client_with_secret(id).await?
         } else {
             None
         };
@@ -141,7 +143,7 @@ impl Access {
     /// Concurrent lookups share a round trip.
     pub(crate) async fn token_owner(&self, token: &str) -> Result<Option<TokenOwner>, StoreError> {
         match crate::auth::token_client(token) {
-            Some(client) => self.tokens.owner(client, &secrets::hash(token)).await,
+            Some(client) => self.parts.tokens.owner(client, &secrets::hash(token)).await,
             None => Ok(None),
         }
     }
@@ -157,14 +159,14 @@ impl Access {
             return Ok(self.token_owner(token).await?.map(|owner| (owner, None)));
         }
         let Some(client) = crate::auth::token_client(token) else { return Ok(None) };
-        Ok(self.tokens.owner_kept(client, &secrets::hash(token)).await?.map(|(owner, v)| (owner, Some(v))))
+        Ok(self.parts.tokens.owner_kept(client, &secrets::hash(token)).await?.map(|(owner, v)| (owner, Some(v))))
     }
 
     /// Takes one request from the client's budget when `WEIR_API_RATE_LIMIT` is set: how
     /// long until one would be allowed, when it is spent.
     pub(crate) async fn take_request(&self, client_id: &str) -> Result<Option<Duration>, StoreError> {
-        match self.config.api_rate_limit {
-            Some(limit) => self.store.rates().take_request(client_id, limit).await,
+        match self.parts.config.api_rate_limit {
+            Some(limit) => self.parts.rates.take_request(client_id, limit).await,
             None => Ok(None),
         }
     }
@@ -172,25 +174,25 @@ impl Access {
     /// Signs a person in: a new session, or why not. Every attempt for an email is counted
     /// as it starts, so parallel guesses cannot pass the check together.
     pub(crate) async fn sign_in(&self, email: &str, password: String) -> Result<SignedIn, SignInError> {
-        let store = &self.store;
+        let users = &self.parts.users;
         if email.len() > MAX_EMAIL_BYTES {
             // Refused before anything is stored or looked up.
             return Err(SignInError::EmailTooLong);
         }
-        if store.users().login_attempt(email, FAILURE_WINDOW).await? > MAX_FAILURES {
+        if users.login_attempt(email, FAILURE_WINDOW).await? > MAX_FAILURES {
             return Err(SignInError::Throttled);
         }
-        let found = store.users().user_by_email(email).await?;
+        let found = users.user_by_email(email).await?;
         let hash = found.as_ref().map(|(_, h)| h.clone()).unwrap_or_else(|| passwords::decoy().to_owned());
-        let Some(ok) = self.passwords.verify(password, hash).await else {
-            let _ = store.users().login_not_attempted(email).await;
+        let Some(ok) = self.parts.passwords.verify(password, hash).await else {
+            let _ = users.login_not_attempted(email).await;
             return Err(SignInError::Busy);
         };
         let user = match (ok, found) {
             (true, Some((user, _))) => user,
             _ => return Err(SignInError::Wrong),
         };
-        let _ = store.users().login_succeeded(email).await;
+        let _ = users.login_succeeded(email).await;
         let token = secrets::generate("wss_");
         let session = Session {
             user_id: user.id,
@@ -200,13 +202,13 @@ impl Access {
             csrf: secrets::generate(""),
             portal: None,
         };
-        store.users().create_session(&secrets::hash(&token), &session, SESSION_TTL).await?;
+        users.create_session(&secrets::hash(&token), &session, SESSION_TTL).await?;
         Ok(SignedIn { token })
     }
 
     /// The session a cookie's token opens (`None`: signed out or expired).
     pub(crate) async fn session(&self, token: &str) -> Result<Option<Session>, StoreError> {
-        self.store.users().session(&secrets::hash(token)).await
+        self.parts.users.session(&secrets::hash(token)).await
     }
 
     /// The portal session a cookie's token opens (`None`: ended, idle too long, or not a
@@ -215,17 +217,17 @@ impl Access {
         if !token.starts_with("wps_") || token.len() > 100 {
             return Ok(None);
         }
-        self.store.portal_sessions().portal_session(&secrets::hash(token), crate::domain::portal::IDLE).await
+        self.parts.portal_sessions.portal_session(&secrets::hash(token), crate::domain::portal::IDLE).await
     }
 
     /// Ends a session.
     pub(crate) async fn sign_out(&self, token: &str) {
-        let _ = self.store.users().delete_session(&secrets::hash(token)).await;
+        let _ = self.parts.users.delete_session(&secrets::hash(token)).await;
     }
 
     /// Whether cookies must be `Secure` (the listener speaks TLS, or links go out as
     /// `https`).
     pub(crate) fn secure_cookies(&self) -> bool {
-        self.config.tls.is_some() || self.config.public_url().starts_with("https://")
+        self.parts.config.tls.is_some() || self.parts.config.public_url().starts_with("https://")
     }
 }

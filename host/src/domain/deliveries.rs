@@ -7,10 +7,14 @@ use super::Invalid;
 pub(crate) use super::delivery_view::{Delivery, attempt_headers};
 use super::fields::Fields;
 use crate::ids::{self, Kind};
+use crate::store::Keys;
 use crate::store::StoreError;
 use crate::store::queue::cursor::Cursor;
+use crate::store::queue::listing::Listings;
 use crate::store::queue::listing::{Index, Reach};
-use crate::store::queue::requeue::RetryRefused;
+use crate::store::queue::requeue::{Requeue, RetryRefused};
+use crate::store::queue::tally::Tallies;
+use crate::store::tenants::webhooks::WebhookRecords;
 
 /// Most deliveries one bulk retry re-queues.
 pub(crate) const MAX_BULK_RETRY: usize = 10_000;
@@ -54,22 +58,33 @@ pub(crate) use crate::store::queue::tally::Hourly;
 /// Deliveries, for the surfaces: list, read, retry.
 #[derive(Debug, Clone)]
 pub(crate) struct Deliveries {
-    store: crate::store::Store,
+    doors: DeliveryDoors,
     moved: super::moved::Moved,
     telemetry: std::sync::Arc<crate::telemetry::Telemetry>,
     arrivals: std::sync::Arc<crate::shared::Arrivals>,
     delivery_retention: std::time::Duration,
 }
 
+/// The store's concerns the deliveries' door reads and writes: listings and hourly tallies,
+/// the webhooks they belong to, manual retries.
+#[derive(Debug, Clone)]
+pub(crate) struct DeliveryDoors {
+    pub keys: Keys,
+    pub listings: Listings,
+    pub tallies: Tallies,
+    pub webhooks: WebhookRecords,
+    pub requeue: Requeue,
+}
+
 impl Deliveries {
     pub(crate) fn new(
+        doors: DeliveryDoors,
         moved: &super::moved::Moved,
-        telemetry: &std::sync::Arc<crate::telemetry::Telemetry>,
-        arrivals: &std::sync::Arc<crate::shared::Arrivals>,
-        (store, delivery_retention): (&crate::store::Store, std::time::Duration),
+        (telemetry, arrivals): (&std::sync::Arc<crate::telemetry::Telemetry>, &std::sync::Arc<crate::shared::Arrivals>),
+        delivery_retention: std::time::Duration,
     ) -> Deliveries {
         Deliveries {
-            store: store.clone(),
+            doors,
             moved: moved.clone(),
             telemetry: telemetry.clone(),
             arrivals: arrivals.clone(),
@@ -82,7 +97,7 @@ impl Deliveries {
     /// How many deliveries of each of `webhook_ids` (the organisation's) an attempt ended
     /// `succeeded` and `failed` in each of the last 24 hours (the pages' charts).
     pub(crate) async fn hourly(&self, org_id: &str, webhook_ids: &[&str]) -> Result<Vec<Hourly>, StoreError> {
-        self.store.tallies().hourly(org_id, webhook_ids, crate::time::now_millis()).await
+        self.doors.tallies.hourly(org_id, webhook_ids, crate::time::now_millis()).await
     }
 
     /// Whether `cursor` is one a listing of this data set gave out.
@@ -126,8 +141,7 @@ impl Deliveries {
 
 /// Whether `cursor` is one a listing of this data set gave out.
 fn valid_cursor(deliveries: &Deliveries, cursor: &str) -> bool {
-    Cursor::parse(cursor, deliveries.store.keys().partition_count(), crate::store::queue::listing::newest_day())
-        .is_some()
+    Cursor::parse(cursor, deliveries.doors.keys.partition_count(), crate::store::queue::listing::newest_day()).is_some()
 }
 
 /// A page of the organisation's deliveries, newest first (of one webhook when `filter`
@@ -142,16 +156,16 @@ async fn list(
     scan: usize,
 ) -> Result<(Vec<Delivery>, Option<String>), StoreError> {
     let index = match filter.webhook {
-        Some(w) if deliveries.store.webhooks().webhook_exists(org_id, w).await? => Index::Webhook(w),
+        Some(w) if deliveries.doors.webhooks.webhook_exists(org_id, w).await? => Index::Webhook(w),
         // Deleted: its own index went with it; its deliveries are found in the organisation's.
-        Some(w) if deliveries.store.webhooks().webhook_was_deleted(org_id, w).await? => Index::Org(org_id),
+        Some(w) if deliveries.doors.webhooks.webhook_was_deleted(org_id, w).await? => Index::Org(org_id),
         // Never the organisation's (another's, or none): nothing to list.
         Some(_) => return Ok((Vec::new(), None)),
         None => Index::Org(org_id),
     };
     let reads = deliveries.moved.reads();
     let reach = Reach { limit, scan, oldest_day: oldest_day(deliveries), moved: reads.moved() };
-    let (ids, next) = deliveries.store.listings().list_deliveries(index, filter, cursor, reach).await?;
+    let (ids, next) = deliveries.doors.listings.list_deliveries(index, filter, cursor, reach).await?;
     let deliveries = reads
         .rows(&ids)
         .await?
@@ -183,7 +197,7 @@ pub(crate) async fn find(deliveries: &Deliveries, org_id: &str, id: &str) -> Res
 /// of a delivery beside one that has not gone out).
 async fn retry(deliveries: &Deliveries, org_id: &str, id: &str) -> Result<(Delivery, Retried), RetryError> {
     let delivery = find(deliveries, org_id, id).await?;
-    match deliveries.store.webhooks().get_webhook(org_id, &delivery.webhook_id).await? {
+    match deliveries.doors.webhooks.get_webhook(org_id, &delivery.webhook_id).await? {
         None => return Err(RetryError::WebhookGone),
         Some(w) if !w.active => return Err(RetryError::Inactive),
         Some(_) => {}
@@ -191,8 +205,8 @@ async fn retry(deliveries: &Deliveries, org_id: &str, id: &str) -> Result<(Deliv
     // A delivery that moved to history is live in Redis again.
     deliveries.moved.reads().revive(std::slice::from_ref(&delivery.id)).await?;
     let replies = deliveries
-        .store
-        .requeue()
+        .doors
+        .requeue
         .retry_deliveries(org_id, std::slice::from_ref(&delivery.id), false, deliveries.delivery_retention)
         .await?;
     let retried = match replies.into_iter().next() {
@@ -201,7 +215,7 @@ async fn retry(deliveries: &Deliveries, org_id: &str, id: &str) -> Result<(Deliv
         Some(Err(RetryRefused::WebhookGone | RetryRefused::Inactive)) => return Err(RetryError::WebhookGone),
         Some(Err(_)) | None => return Err(RetryError::NotFound),
     };
-    if let Some(p) = deliveries.store.keys().partition_of_delivery(&delivery.id) {
+    if let Some(p) = deliveries.doors.keys.partition_of_delivery(&delivery.id) {
         deliveries.arrivals.arrived(p);
     }
     Ok((find(deliveries, org_id, id).await?, retried))
@@ -219,7 +233,7 @@ async fn retry_failed(
         return Err(RetryError::WebhookNotFound);
     }
     let webhook =
-        deliveries.store.webhooks().get_webhook(org_id, webhook_id).await?.ok_or(RetryError::WebhookNotFound)?;
+        deliveries.doors.webhooks.get_webhook(org_id, webhook_id).await?.ok_or(RetryError::WebhookNotFound)?;
     let mut fields = Fields::new(body);
     let since = fields.required_string("since");
     let since_ms = since.as_deref().and_then(crate::time::parse_rfc3339);
@@ -240,8 +254,8 @@ async fn retry_failed(
     let reach = Reach { limit: 500, scan: 5000, oldest_day: oldest, moved: reads.moved() };
     loop {
         let (page, next) = deliveries
-            .store
-            .listings()
+            .doors
+            .listings
             .list_deliveries(Index::Webhook(webhook_id), filter, cursor.as_deref(), reach)
             .await?;
         candidates.extend(page.into_iter().filter(|d| *d >= lower));
@@ -256,10 +270,10 @@ async fn retry_failed(
         reads.revive(chunk).await?;
     }
     let replies =
-        deliveries.store.requeue().retry_deliveries(org_id, &candidates, true, deliveries.delivery_retention).await?;
+        deliveries.doors.requeue.retry_deliveries(org_id, &candidates, true, deliveries.delivery_retention).await?;
     let queued = replies.iter().filter(|r| matches!(r, Ok(Retried::Queued))).count();
     if queued > 0 {
-        for p in deliveries.store.keys().partitions() {
+        for p in deliveries.doors.keys.partitions() {
             deliveries.arrivals.arrived(p);
         }
     }

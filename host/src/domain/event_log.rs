@@ -4,10 +4,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::moved::Moved;
-use crate::store::Store;
-use crate::store::StoreError;
-use crate::store::events::log::Window;
+use crate::store::events::log::{EventLog, Window};
 use crate::store::queue::cursor::Cursor;
+use crate::store::{Keys, StoreError};
 
 /// Most log entries one request looks at before answering with a cursor (a filter that
 /// keeps few events may answer a short page).
@@ -56,15 +55,15 @@ pub(crate) struct Bounds<'a> {
 }
 
 /// Whether `cursor` is one a listing of this data set gave out.
-pub(super) fn valid_cursor(store: &Store, cursor: &str) -> bool {
+pub(super) fn valid_cursor(keys: &Keys, cursor: &str) -> bool {
     let newest = crate::store::core::keys::hour_of(crate::time::now_millis() + CLOCK_SKEW_MS);
-    Cursor::parse(cursor, store.keys().partition_count(), newest).is_some()
+    Cursor::parse(cursor, keys.partition_count(), newest).is_some()
 }
 
 /// The event log as a listing reads it: Redis, what moved, and how far back it reaches.
 #[derive(Debug)]
 pub(super) struct Log<'a> {
-    pub store: &'a Store,
+    pub log: &'a EventLog,
     pub moved: &'a Moved,
     pub retention: std::time::Duration,
 }
@@ -105,11 +104,8 @@ async fn list(
         return Ok((Vec::new(), None));
     }
     let reads = log.moved.reads();
-    let (entries, next) = log
-        .store
-        .event_log()
-        .list_event_log(org_id, window, cursor, (limit, SCAN_LIMIT), reads.moved_indexes())
-        .await?;
+    let (entries, next) =
+        log.log.list_event_log(org_id, window, cursor, (limit, SCAN_LIMIT), reads.moved_indexes()).await?;
     let (events, _) = reads.logged_events(&entries).await?;
     let listed = entries
         .iter()

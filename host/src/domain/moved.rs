@@ -6,17 +6,23 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::history::{History, Known, PointerRows, Reads as HistoryReads};
+use crate::history::{Here, History, Known, PointerRows, Reads as HistoryReads};
 use crate::store::core::keys::{Partition, event_digest};
+use crate::store::events::accepted::Accepted;
+use crate::store::events::exports::ExportRecords;
 use crate::store::events::exports::snapshot_of;
+use crate::store::events::log::EventLog;
 use crate::store::events::log::LogEntry;
+use crate::store::events::publish::EventWrites;
 use crate::store::events::publish::{EventDelivery, delivery_id};
 use crate::store::events::stored::StoredEvent;
+use crate::store::queue::deliveries::Rows;
+use crate::store::queue::ended::Ended;
 use crate::store::queue::index::MovedIndexes;
 use crate::store::queue::listing::MovedRows;
 use crate::store::queue::row::DeliveryRow;
 use crate::store::queue::status::Status;
-use crate::store::{Store, StoreError};
+use crate::store::{Keys, StoreError};
 
 /// The longest a publish with an id of its own waits for history to say whether it knows
 /// the id (then it is accepted: at-least-once, as a publisher's retry is).
@@ -38,10 +44,29 @@ async fn ask(history: &Arc<History>, digest: [u8; 16], days: u32) -> bool {
     }
 }
 
-/// Where history is read, for those who hold the store and history apart (`weir admin`).
+/// What Redis holds of deliveries and events, as every read of them asks it first.
+#[derive(Debug, Clone)]
+pub(crate) struct MovedDoors {
+    pub keys: Keys,
+    pub rows: Rows,
+    pub writes: EventWrites,
+    pub log: EventLog,
+    pub accepted: Accepted,
+    pub ended: Ended,
+    pub exports: ExportRecords,
+}
+
+impl MovedDoors {
+    /// What history's fallbacks read and write back in Redis.
+    fn here(&self) -> Here<'_> {
+        Here { keys: &self.keys, writes: &self.writes, ended: &self.ended, accepted: &self.accepted }
+    }
+}
+
+/// Reads of deliveries and events: Redis first, then history.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Reads<'a> {
-    pub store: &'a Store,
+    pub doors: &'a MovedDoors,
     pub history: Option<&'a Arc<History>>,
     /// How long a revived event stays (the delivery retention).
     pub keep_events: Duration,
@@ -53,7 +78,7 @@ pub(crate) struct Reads<'a> {
 /// how long what comes back stays.
 #[derive(Debug, Clone)]
 pub(crate) struct Moved {
-    store: Store,
+    doors: MovedDoors,
     history: Option<Arc<History>>,
     delivery_retention: Duration,
     event_retention: Duration,
@@ -61,28 +86,28 @@ pub(crate) struct Moved {
 
 impl Moved {
     pub(crate) fn new(
-        store: &Store,
+        doors: MovedDoors,
         history: Option<&Arc<History>>,
         (delivery_retention, event_retention): (Duration, Duration),
     ) -> Moved {
-        Moved { store: store.clone(), history: history.cloned(), delivery_retention, event_retention }
+        Moved { doors, history: history.cloned(), delivery_retention, event_retention }
     }
 
     /// Its reads.
     pub(crate) fn reads(&self) -> Reads<'_> {
-        Reads::new(&self.store, self.history.as_ref(), self.delivery_retention, self.event_retention)
+        Reads::new(&self.doors, self.history.as_ref(), self.delivery_retention, self.event_retention)
     }
 }
 
 impl<'a> Reads<'a> {
     pub(crate) fn new(
-        store: &'a Store,
+        doors: &'a MovedDoors,
         history: Option<&'a Arc<History>>,
         delivery_retention: Duration,
         event_retention: Duration,
     ) -> Reads<'a> {
         let days = crate::history::lookback_days(delivery_retention, event_retention);
-        Reads { store, history, keep_events: delivery_retention, days }
+        Reads { doors, history, keep_events: delivery_retention, days }
     }
 
     /// What listings read of rows that left Redis (`None` without history).
@@ -97,9 +122,9 @@ impl<'a> Reads<'a> {
 
     /// Deliveries' rows by id, with their events (`None` for unknown or expired ones).
     pub(crate) async fn rows(&self, ids: &[String]) -> Result<Vec<Option<DeliveryRow>>, StoreError> {
-        let mut rows = self.store.rows().get_deliveries(ids).await?;
+        let mut rows = self.doors.rows.get_deliveries(ids).await?;
         if let Some(history) = self.history {
-            HistoryReads::of(history).fill_rows(self.store, ids, &mut rows).await?;
+            HistoryReads::of(history).fill_rows(self.doors.here(), ids, &mut rows).await?;
         }
         Ok(rows)
     }
@@ -114,14 +139,14 @@ impl<'a> Reads<'a> {
     /// replay finds them there; those not moved are left alone.
     pub(crate) async fn revive(&self, ids: &[String]) -> Result<(), StoreError> {
         if let Some(history) = self.history {
-            HistoryReads::of(history).revive(self.store, ids, self.keep_events.as_millis() as u64).await?;
+            HistoryReads::of(history).revive(self.doors.here(), ids, self.keep_events.as_millis() as u64).await?;
         }
         Ok(())
     }
 
     /// The organisation's event by id, and its partition: from Redis, else history.
     pub(crate) async fn event(&self, org_id: &str, id: &str) -> Result<Option<(Partition, StoredEvent)>, StoreError> {
-        if let Some(found) = self.store.event_writes().find_event(org_id, id).await? {
+        if let Some(found) = self.doors.writes.find_event(org_id, id).await? {
             return Ok(Some(found));
         }
         match self.history {
@@ -142,7 +167,7 @@ impl<'a> Reads<'a> {
         accepted_ms: u64,
         webhooks: &[String],
     ) -> Result<Vec<EventDelivery>, StoreError> {
-        let live = self.store.event_writes().event_deliveries(p, org_id, event_id, accepted_ms, webhooks).await?;
+        let live = self.doors.writes.event_deliveries(p, org_id, event_id, accepted_ms, webhooks).await?;
         let Some(history) = self.history else { return Ok(live) };
         let ids: Vec<String> = webhooks.iter().map(|w| delivery_id(p, accepted_ms, org_id, event_id, w)).collect();
         let missing: Vec<String> = ids.iter().filter(|id| !live.iter().any(|d| &d.id == *id)).cloned().collect();
@@ -167,7 +192,7 @@ impl<'a> Reads<'a> {
         &self,
         entries: &[(Partition, LogEntry)],
     ) -> Result<(Vec<Option<StoredEvent>>, Vec<usize>), StoreError> {
-        let mut events = self.store.event_log().logged_events(entries).await?;
+        let mut events = self.doors.log.logged_events(entries).await?;
         let moved = match self.history {
             Some(history) => HistoryReads::of(history).fill_logged(entries, &mut events).await?,
             None => Vec::new(),
@@ -185,17 +210,17 @@ impl<'a> Reads<'a> {
         event: &StoredEvent,
     ) -> Result<(), StoreError> {
         let keep = self.keep_events.as_millis() as u64;
-        self.store.accepted().restore_event(p, org_id, event_id, &event.encode(), keep).await
+        self.doors.accepted.restore_event(p, org_id, event_id, &event.encode(), keep).await
     }
 
     /// The newest snapshot of a record, as JSON text: the newer of its pointers in Redis and
     /// in history (`store::events::exports::Pointer`), read from its event in Redis, else
     /// in history; none once the newer pointer is a deletion's.
     pub(crate) async fn snapshot(&self, org_id: &str, kind: &str, id: &str) -> Result<Option<String>, StoreError> {
-        let here = self.store.exports().newest_pointer(org_id, kind, id).await?;
+        let here = self.doors.exports.newest_pointer(org_id, kind, id).await?;
         let Some(history) = self.history else {
             let Some(pointer) = here.filter(|pointer| !pointer.gone) else { return Ok(None) };
-            let event = self.store.event_writes().event(pointer.p, org_id, &pointer.event_id).await?;
+            let event = self.doors.writes.event(pointer.p, org_id, &pointer.event_id).await?;
             return Ok(event.as_ref().and_then(|e| snapshot_of(kind, e)));
         };
         let moved = match PointerRows::of(history)
@@ -215,7 +240,7 @@ impl<'a> Reads<'a> {
         let event = match (here, moved) {
             (Some(here), Some(moved)) if moved.ms > here.ms => PointerRows::of(history).pointed(&moved).await?,
             (Some(here), _) if here.gone => None,
-            (Some(here), _) => match self.store.event_writes().event(here.p, org_id, &here.event_id).await? {
+            (Some(here), _) => match self.doors.writes.event(here.p, org_id, &here.event_id).await? {
                 Some(event) => Some(event),
                 // (Its event moved, the pointer not yet.)
                 None => HistoryReads::of(history)

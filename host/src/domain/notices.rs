@@ -18,8 +18,12 @@
 
 use serde_json::{Value, json};
 
+use std::sync::Arc;
+
 use super::events::{Operational, Publishing};
 use crate::catalog;
+use crate::metrics::Metrics;
+use crate::store::queue::rate::Rates;
 use crate::store::tenants::webhooks::Webhook;
 
 /// An organisation's budget of `webhook_delivery_failed` notices: one every 6 s on average,
@@ -92,19 +96,49 @@ pub(crate) fn webhook_snapshot(w: &Webhook) -> Value {
     value
 }
 
-/// Publishes a notice to the organisation's webhooks that subscribe to it (not the one it is
-/// about). A failure is logged, not returned: the change it reports is stored already.
-pub(crate) async fn emit(publishing: &Publishing, org_id: &str, notice: Notice<'_>) {
+/// The port operational events go out by: what webhooks, the recorder and the export
+/// builders are handed instead of publishing itself.
+#[derive(Debug, Clone)]
+pub(crate) struct Notices {
+    publishing: Publishing,
+    /// Each organisation's budget of `webhook_delivery_failed` notices.
+    rates: Rates,
+    metrics: Arc<Metrics>,
+}
+
+impl Notices {
+    pub(crate) fn new(publishing: &Publishing, rates: Rates, metrics: &Arc<Metrics>) -> Notices {
+        Notices { publishing: publishing.clone(), rates, metrics: metrics.clone() }
+    }
+
+    /// Publishes a notice to the organisation's webhooks that subscribe to it (not the one
+    /// it is about). A failure is logged, not returned: the change it reports is stored already.
+    pub(crate) async fn emit(&self, org_id: &str, notice: Notice<'_>) {
+        emit(self, org_id, notice).await
+    }
+
+    /// Publishes an event Weir itself makes for the organisation (a completed export's
+    /// `report_export_completed`); unlike a notice, a failure is returned, to try again.
+    pub(crate) async fn publish(
+        &self,
+        org_id: &str,
+        event: &super::events::Event<'_>,
+    ) -> Result<(), crate::store::StoreError> {
+        self.publishing.publish(org_id, event).await.map(|_| ())
+    }
+}
+
+async fn emit(notices: &Notices, org_id: &str, notice: Notice<'_>) {
     if let Notice::DeliveryFailed(d) = &notice
         && catalog::is_operational(&d.action)
     {
         return;
     }
     if let Notice::DeliveryFailed(d) = &notice {
-        match publishing.store.rates().take_notice(org_id, FAILED_NOTICE_INTERVAL, FAILED_NOTICE_BURST).await {
+        match notices.rates.take_notice(org_id, FAILED_NOTICE_INTERVAL, FAILED_NOTICE_BURST).await {
             Ok(None) => {}
             Ok(Some(_)) => {
-                publishing.metrics.notices_suppressed.inc();
+                notices.metrics.notices_suppressed.inc();
                 tracing::info!(org_id = %org_id, delivery_id = %d.id, "webhook_delivery_failed not published: the organisation's notice budget is spent");
                 return;
             }
@@ -117,7 +151,7 @@ pub(crate) async fn emit(publishing: &Publishing, org_id: &str, notice: Notice<'
     let action = notice.action();
     let (subject_type, subject_id, snapshot, occasion) = notice.parts();
     let about = Operational { action, subject: (subject_type, &subject_id), snapshot, occasion: &occasion };
-    publishing.publish_operational(org_id, about, Some(notice.webhook_id())).await;
+    notices.publishing.publish_operational(org_id, about, Some(notice.webhook_id())).await;
 }
 
 #[cfg(test)]

@@ -4,20 +4,23 @@
 /// Operations, for the surfaces: readiness and metrics.
 #[derive(Debug, Clone)]
 pub(crate) struct Operations {
-    store: crate::store::Store,
+    health: crate::store::core::health::Health,
     gauges: std::sync::Arc<crate::shared::Gauges>,
 }
 
 impl Operations {
-    pub(crate) fn new(store: &crate::store::Store, gauges: &std::sync::Arc<crate::shared::Gauges>) -> Operations {
-        Operations { store: store.clone(), gauges: gauges.clone() }
+    pub(crate) fn new(
+        health: crate::store::core::health::Health,
+        gauges: &std::sync::Arc<crate::shared::Gauges>,
+    ) -> Operations {
+        Operations { health, gauges: gauges.clone() }
     }
 }
 
 impl Operations {
     /// Whether the store answers.
     pub(crate) async fn ready(&self) -> bool {
-        self.store.ping().await.is_ok()
+        self.health.ping().await.is_ok()
     }
 
     /// The metrics in Prometheus' text format, the gauges read from the store now.

@@ -19,8 +19,10 @@ use crate::plans::{Quota, Rules};
 use crate::plugins::Runtime;
 use crate::plugins::{BudgetError, Code, EventMeta, UploadError as CompileError, Verdict};
 use crate::shared::PluginHashes;
+use crate::store::Keys;
 use crate::store::StoreError;
-use crate::store::tenants::plugins::{Deleted, Plugin, PluginQuota, Refused};
+use crate::store::events::publish::EventWrites;
+use crate::store::tenants::plugins::{Deleted, Plugin, PluginQuota, PluginRecords, Refused};
 
 /// Why an upload was not stored.
 #[derive(Debug, thiserror::Error)]
@@ -86,10 +88,24 @@ pub(crate) struct Header {
     pub value: String,
 }
 
+/// What the plugins' door is made of (the wiring hands each part over).
+pub(crate) struct PluginParts<'a> {
+    pub records: PluginRecords,
+    pub events: EventWrites,
+    pub keys: &'a Keys,
+    pub runtime: &'a Arc<Runtime>,
+    pub plugin_hashes: &'a Arc<PluginHashes>,
+    pub moved: &'a super::moved::Moved,
+    pub metrics: &'a Arc<crate::metrics::Metrics>,
+}
+
 /// Plugins, for the surfaces: upload, list, read, delete, dry-run.
 #[derive(Debug, Clone)]
 pub(crate) struct Plugins {
-    store: crate::store::Store,
+    records: PluginRecords,
+    /// Where a real delivery's event is read for a dry run.
+    events: EventWrites,
+    keys: Keys,
     runtime: Arc<Runtime>,
     plugin_hashes: Arc<PluginHashes>,
     moved: super::moved::Moved,
@@ -97,15 +113,13 @@ pub(crate) struct Plugins {
 }
 
 impl Plugins {
-    pub(crate) fn new(
-        store: &crate::store::Store,
-        plugins: &Arc<Runtime>,
-        plugin_hashes: &Arc<PluginHashes>,
-        (moved, metrics): (&super::moved::Moved, &Arc<crate::metrics::Metrics>),
-    ) -> Plugins {
+    pub(crate) fn new(parts: PluginParts<'_>) -> Plugins {
+        let PluginParts { records, events, keys, runtime: plugins, plugin_hashes, moved, metrics } = parts;
         Plugins {
             metrics: metrics.clone(),
-            store: store.clone(),
+            records,
+            events,
+            keys: keys.clone(),
             runtime: plugins.clone(),
             plugin_hashes: plugin_hashes.clone(),
             moved: moved.clone(),
@@ -134,10 +148,9 @@ impl Plugins {
         cursor: Option<&str>,
         limit: usize,
     ) -> Result<(Vec<PluginView>, Option<String>), StoreError> {
-        let store = &self.store;
         let (plugins, next) = match name {
-            Some(name) => store.plugins().plugin_versions(org_id, name.trim(), cursor, limit).await?,
-            None => store.plugins().list_plugins(org_id, cursor, limit).await?,
+            Some(name) => self.records.plugin_versions(org_id, name.trim(), cursor, limit).await?,
+            None => self.records.list_plugins(org_id, cursor, limit).await?,
         };
         Ok((plugins.iter().map(PluginView::from).collect(), next))
     }
@@ -151,7 +164,7 @@ impl Plugins {
         if !ids::is_valid(Kind::Plugin, id) {
             return Err(PluginRequestError::NotFound);
         }
-        self.store.plugins().get_plugin(org_id, id).await?.ok_or(PluginRequestError::NotFound)
+        self.records.get_plugin(org_id, id).await?.ok_or(PluginRequestError::NotFound)
     }
 
     /// Deletes the organisation's plugin unless a webhook has it attached.
@@ -159,7 +172,7 @@ impl Plugins {
         if !ids::is_valid(Kind::Plugin, id) {
             return Err(PluginRequestError::NotFound);
         }
-        match self.store.plugins().delete_plugin(org_id, id).await? {
+        match self.records.delete_plugin(org_id, id).await? {
             Deleted::Deleted => {
                 self.plugin_hashes.deleted(id);
                 Ok(())
@@ -197,7 +210,7 @@ impl Plugins {
         let wasm = if self.runtime.is_compiled(&plugin.sha256) {
             None
         } else {
-            self.store.plugins().get_plugin_wasm(org_id, &plugin.id).await?
+            self.records.get_plugin_wasm(org_id, &plugin.id).await?
         };
         let config = Value::Object(config).to_string();
         let code = Code { sha256: plugin.sha256.clone(), wasm };
@@ -259,8 +272,8 @@ async fn envelope_of_delivery(
     }
     let delivery = plugins.moved.reads().row(org_id, delivery_id).await?.ok_or_else(not_found)?;
     let expired = || Invalid::field("delivery_id", "the event of this delivery has expired");
-    let p = plugins.store.keys().partition_of_delivery(delivery_id).ok_or_else(not_found)?;
-    let event = plugins.store.event_writes().event(p, org_id, &delivery.event_id).await?.ok_or_else(expired)?;
+    let p = plugins.keys.partition_of_delivery(delivery_id).ok_or_else(not_found)?;
+    let event = plugins.events.event(p, org_id, &delivery.event_id).await?.ok_or_else(expired)?;
     Ok(event.envelope)
 }
 
@@ -284,7 +297,7 @@ async fn upload(
         .map_err(|_| UploadRefused::Busy("the upload could not be read; retry".into()))?;
     let size = wasm.len() as u64;
     // The plan first: nothing is compiled for an upload that could not be stored.
-    let (usage, stored) = plugins.store.plugins().plugin_usage(org_id, &sha256).await?;
+    let (usage, stored) = plugins.records.plugin_usage(org_id, &sha256).await?;
     if usage.plugins >= quota.plugins {
         return Err(refused(plugins, Refused::Plugins, quota, plan));
     }
@@ -305,12 +318,8 @@ async fn upload(
         version: 0,
         org_id: org_id.to_owned(),
     };
-    let plugin = plugins
-        .store
-        .plugins()
-        .create_plugin(&plugin, &wasm, quota)
-        .await?
-        .map_err(|r| refused(plugins, r, quota, plan))?;
+    let plugin =
+        plugins.records.create_plugin(&plugin, &wasm, quota).await?.map_err(|r| refused(plugins, r, quota, plan))?;
     let runtime = plugins.runtime.clone();
     let _ = tokio::task::spawn_blocking(move || runtime.keep(staged)).await;
     Ok(plugin)

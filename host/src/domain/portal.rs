@@ -17,8 +17,8 @@ use super::fields::Fields;
 use super::{Invalid, StoreError};
 use crate::auth::secrets;
 use crate::ids::{self, Kind};
-use crate::store::Store;
-use crate::store::tenants::portal::{PortalLink, Taken};
+use crate::store::tenants::portal::{PortalLink, PortalLinks as Links, Taken};
+use crate::store::tenants::portal_sessions::PortalSessions;
 use crate::store::tenants::users::Portal;
 
 /// A portal session ends after this long without a request.
@@ -63,14 +63,15 @@ pub(crate) struct Opened {
 /// Portal links and sessions, for the surfaces.
 #[derive(Debug, Clone)]
 pub(crate) struct PortalLinks {
-    store: Store,
+    links: Links,
+    sessions: PortalSessions,
     /// Where links point (`WEIR_PUBLIC_URL`).
     public_url: String,
 }
 
 impl PortalLinks {
-    pub(crate) fn new(store: &Store, public_url: String) -> PortalLinks {
-        PortalLinks { store: store.clone(), public_url }
+    pub(crate) fn new(links: Links, sessions: PortalSessions, public_url: String) -> PortalLinks {
+        PortalLinks { links, sessions, public_url }
     }
 
     /// Makes a link for the organisation from a request body (see the contract), on behalf
@@ -84,7 +85,7 @@ impl PortalLinks {
         let asked = Asked::read(body)?;
         let now = crate::time::now_millis();
         let token = secrets::generate("wpt_");
-        let links = self.store.portal_links();
+        let links = &self.links;
         let link = PortalLink {
             org_id: org_id.to_owned(),
             client_id: client_id.to_owned(),
@@ -111,7 +112,7 @@ impl PortalLinks {
     /// Exchanges a link's token, once, for a session (`address`: the client's, for the
     /// exchange limit).
     pub(crate) async fn exchange(&self, token: &str, address: &str) -> Result<Opened, ExchangeRefused> {
-        let (links, sessions) = (self.store.portal_links(), self.store.portal_sessions());
+        let (links, sessions) = (&self.links, &self.sessions);
         if sessions.portal_exchange(address).await? > EXCHANGES_PER_MINUTE {
             return Err(ExchangeRefused::Throttled);
         }
@@ -140,7 +141,7 @@ impl PortalLinks {
     /// Ends every portal session of the organisation and voids its unused links; how many
     /// sessions there were.
     pub(crate) async fn end_sessions(&self, org_id: &str) -> Result<usize, StoreError> {
-        let ended = self.store.portal_sessions().end_portal_sessions(org_id).await?;
+        let ended = self.sessions.end_portal_sessions(org_id).await?;
         tracing::info!(org_id, ended, "portal sessions ended");
         Ok(ended)
     }

@@ -4,7 +4,11 @@
 use std::sync::Arc;
 
 use crate::plans::{Plans, Quota};
-use crate::store::{Store, StoreError};
+use crate::store::StoreError;
+use crate::store::events::daily::DailyCounts;
+use crate::store::tenants::orgs::Orgs;
+use crate::store::tenants::plugins::PluginRecords;
+use crate::store::tenants::webhooks::WebhookRecords;
 
 /// One count and its limit (`None`: no limit).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
@@ -49,30 +53,38 @@ impl UsageView {
 /// Usage, for the surfaces.
 #[derive(Debug, Clone)]
 pub(crate) struct Usage {
-    store: Store,
+    orgs: Orgs,
+    counts: DailyCounts,
+    webhooks: WebhookRecords,
+    plugins: PluginRecords,
     plans: Arc<Plans>,
 }
 
 impl Usage {
-    pub(crate) fn new(store: &Store, plans: &Arc<Plans>) -> Usage {
-        Usage { store: store.clone(), plans: plans.clone() }
+    pub(crate) fn new(
+        orgs: Orgs,
+        counts: DailyCounts,
+        webhooks: WebhookRecords,
+        plugins: PluginRecords,
+        plans: &Arc<Plans>,
+    ) -> Usage {
+        Usage { orgs, counts, webhooks, plugins, plans: plans.clone() }
     }
 
     /// The organisation's usage now (its plan read now: a change shows at once).
     pub(crate) async fn of(&self, org_id: &str) -> Result<UsageView, StoreError> {
-        let plan = self.store.orgs().org_plan_name(org_id).await?;
+        let plan = self.orgs.org_plan_name(org_id).await?;
         let limits = &self.plans.rules(&plan).limits;
         let now = crate::time::now_millis();
         let day = crate::store::core::keys::day_of(now);
         let events = async {
             match limits.events_per_day {
-                Some(_) => self.store.daily_counts().daily_used(org_id, day).await,
-                None => self.store.daily_counts().published_of_day(org_id, day).await,
+                Some(_) => self.counts.daily_used(org_id, day).await,
+                None => self.counts.published_of_day(org_id, day).await,
             }
         };
-        let (webhooks, plugins) = (self.store.webhooks(), self.store.plugins());
         let (events, webhooks, plugins) =
-            tokio::try_join!(events, webhooks.count_webhooks(org_id), plugins.plugin_usage(org_id, ""))?;
+            tokio::try_join!(events, self.webhooks.count_webhooks(org_id), self.plugins.plugin_usage(org_id, ""))?;
         let figure = |used: u64, quota: Quota| Figure { used, limit: limits.of(quota) };
         Ok(UsageView {
             plan,

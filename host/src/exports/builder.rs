@@ -13,14 +13,13 @@ use serde_json::{Value, json};
 use super::MAX_EXPORT_BYTES;
 use super::render::{self, Document};
 use crate::domain::Invalid;
-use crate::domain::events::Publishing;
 use crate::domain::exports::{Format, link};
 use crate::domain::moved::Moved;
+use crate::domain::notices::Notices;
 use crate::jobs::{Ended, Job, Stopping};
-use crate::store::Store;
 use crate::store::StoreError;
 use crate::store::core::jobs::JobQueue;
-use crate::store::events::exports::Export;
+use crate::store::events::exports::{Export, ExportRecords};
 use crate::telemetry::Telemetry;
 
 /// How long a builder holds an export before another may take it over (it renews the
@@ -43,9 +42,10 @@ pub(crate) enum BuildError {
 /// renewing each one's lease while it is built).
 #[derive(Debug)]
 pub(crate) struct Builds {
-    store: Store,
+    records: ExportRecords,
     moved: Moved,
-    publishing: Publishing,
+    /// Where `report_export_completed` goes out.
+    notices: Notices,
     telemetry: Arc<Telemetry>,
     /// How long a download link lives, and the base URL it starts with.
     link: (Duration, String),
@@ -53,15 +53,15 @@ pub(crate) struct Builds {
 
 impl Builds {
     pub(crate) fn new(
-        publishing: &Publishing,
+        (records, notices): (ExportRecords, &Notices),
         moved: &Moved,
         telemetry: &Arc<Telemetry>,
         (url_ttl, public_url): (Duration, String),
     ) -> Builds {
         Builds {
-            store: publishing.store.clone(),
+            records,
             moved: moved.clone(),
-            publishing: publishing.clone(),
+            notices: notices.clone(),
             telemetry: telemetry.clone(),
             link: (url_ttl, public_url),
         }
@@ -87,14 +87,14 @@ impl Job for Builds {
 
 /// Builds one export (or finishes publishing it). `Ok` means nothing is left to do.
 async fn build(builds: &Builds, id: &str) -> Result<(), BuildError> {
-    let Some(export) = builds.store.exports().export_any_org(id).await? else { return Ok(()) };
+    let Some(export) = builds.records.export_any_org(id).await? else { return Ok(()) };
     match export.status.as_str() {
         "failed" => return Ok(()),
         "completed" if export.published => return Ok(()),
         "completed" => return publish(builds, &export).await,
         _ => {}
     }
-    builds.store.exports().set_export_fields(id, &[("status", "building")]).await?;
+    builds.records.set_export_fields(id, &[("status", "building")]).await?;
     let kind = export.exportable.kind.clone();
     let record_id = export.exportable.id.clone();
     let reads = builds.moved.reads();
@@ -137,9 +137,9 @@ async fn build(builds: &Builds, id: &str) -> Result<(), BuildError> {
     }
     let ttl = builds.link.0;
     let expires = crate::time::now_millis() / 1000 + ttl.as_secs();
-    let key = builds.store.exports().export_link_key().await?;
+    let key = builds.records.export_link_key().await?;
     let url = link::url(&builds.link.1, &key, id, expires);
-    builds.store.exports().complete_export(id, &bytes, ttl.as_millis() as u64, &generated_at, &url).await?;
+    builds.records.complete_export(id, &bytes, ttl.as_millis() as u64, &generated_at, &url).await?;
     let completed =
         Export { status: "completed".into(), completed_at: Some(generated_at), download_url: Some(url), ..export };
     publish(builds, &completed).await
@@ -147,7 +147,7 @@ async fn build(builds: &Builds, id: &str) -> Result<(), BuildError> {
 
 async fn fail(builds: &Builds, id: &str, reason: &str) -> Result<(), BuildError> {
     tracing::info!(export = id, reason, "report export failed");
-    Ok(builds.store.exports().set_export_fields(id, &[("status", "failed"), ("error", reason)]).await?)
+    Ok(builds.records.set_export_fields(id, &[("status", "failed"), ("error", reason)]).await?)
 }
 
 /// Emits `report_export_completed` (service document §6) for a completed export. The event
@@ -173,6 +173,6 @@ async fn publish(builds: &Builds, export: &Export) -> Result<(), BuildError> {
     let fields: BTreeMap<String, &RawValue> =
         serde_json::from_str(&body).map_err(|e| BuildError::Event(Invalid::field("body", e.to_string())))?;
     let event = crate::domain::events::validate(fields).map_err(BuildError::Event)?;
-    builds.publishing.publish(&export.org_id, &event).await?;
-    Ok(builds.store.exports().set_export_fields(&export.id, &[("published", "1")]).await?)
+    builds.notices.publish(&export.org_id, &event).await?;
+    Ok(builds.records.set_export_fields(&export.id, &[("published", "1")]).await?)
 }

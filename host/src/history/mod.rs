@@ -39,7 +39,7 @@ mod sweep;
 
 pub(crate) use self::db::History;
 pub(crate) use self::known::Known;
-pub(crate) use self::mover::{Mover, MoverJob};
-pub(crate) use self::reads::Reads;
+pub(crate) use self::mover::{Mover, MoverDoors, MoverJob};
 pub(crate) use self::reads::lookback_days;
+pub(crate) use self::reads::{Here, Reads};
 pub(crate) use self::snapshots::PointerRows;

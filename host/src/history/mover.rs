@@ -27,12 +27,19 @@ use super::snapshots::PointerRow;
 use super::sweep::{Stores, Sweep};
 use crate::jobs::{Ended, Job, Stopping};
 use crate::store::core::jobs::JobQueue;
+use crate::store::core::jobs::Jobs;
 use crate::store::core::keys::{Partition, day_of, event_digest};
+use crate::store::events::accepted::Accepted;
 use crate::store::events::accepted::Forget;
+use crate::store::events::exports::ExportRecords;
 use crate::store::events::publish::delivery_id;
 use crate::store::events::stored::StoredEvent;
+use crate::store::queue::ended::Ended as EndedRows;
+use crate::store::queue::index::IndexHeads;
 use crate::store::queue::index::IndexKind;
-use crate::store::{Store, StoreError};
+use crate::store::tenants::orgs::Orgs;
+use crate::store::tenants::webhooks::WebhookRecords;
+use crate::store::{Keys, StoreError};
 
 /// Rows or events one batch moves (written to PostgreSQL in statements of 500, side by
 /// side on the pool's three connections).
@@ -46,10 +53,24 @@ const IDLE: Duration = Duration::from_secs(1);
 /// How often old days are dropped.
 const DROP_EVERY: Duration = Duration::from_secs(3600);
 
+/// What the mover reads and forgets in Redis: ended rows, accepted events, snapshot
+/// pointers and day indexes' heads, and its jobs' queue.
+#[derive(Debug, Clone)]
+pub(crate) struct MoverDoors {
+    pub keys: Keys,
+    pub orgs: Orgs,
+    pub webhooks: WebhookRecords,
+    pub ended: EndedRows,
+    pub accepted: Accepted,
+    pub exports: ExportRecords,
+    pub index_heads: IndexHeads,
+    pub jobs: Jobs,
+}
+
 /// The mover of one process.
 pub(crate) struct Mover {
     history: Arc<History>,
-    store: Store,
+    doors: MoverDoors,
     delivery_retention: Duration,
     event_retention: Duration,
     /// Each plan's retention, for the class its organisations' deliveries are written in.
@@ -71,7 +92,7 @@ impl std::fmt::Debug for Mover {
 impl Mover {
     pub(crate) fn new(
         history: Arc<History>,
-        store: Store,
+        doors: MoverDoors,
         (retention, plans): ((Duration, Duration), &Arc<crate::plans::Plans>),
         moved: (Counter, Counter),
     ) -> Mover {
@@ -79,7 +100,7 @@ impl Mover {
         let plans = plans.clone();
         let dropped_at = AtomicU64::new(0);
         let sweep = Sweep::default();
-        Mover { history, store, delivery_retention, event_retention, plans, dropped_at, moved, sweep }
+        Mover { history, doors, delivery_retention, event_retention, plans, dropped_at, moved, sweep }
     }
 
     /// The retention class of an organisation (`super::classes`), its plan read now (once
@@ -88,7 +109,7 @@ impl Mover {
         if let Some(class) = known.get(org) {
             return Ok(*class);
         }
-        let kept = self.plans.delivery_retention(&self.store.orgs().org_plan_name(org).await?);
+        let kept = self.plans.delivery_retention(&self.doors.orgs.org_plan_name(org).await?);
         let class = super::classes::class_of(kept, self.delivery_retention);
         known.insert(org.to_owned(), class);
         Ok(class)
@@ -98,17 +119,17 @@ impl Mover {
     pub(crate) async fn backlog(&self) -> Result<(u64, u64), StoreError> {
         let before = crate::time::now_millis().saturating_sub(self.history.hot().as_millis() as u64);
         let (mut deliveries, mut events) = (0, 0);
-        for p in self.store.keys().partitions() {
-            deliveries += self.store.ended().ended_backlog(p, before).await?;
-            events += self.store.accepted().accepted_backlog(p, before).await?;
+        for p in self.doors.keys.partitions() {
+            deliveries += self.doors.ended.ended_backlog(p, before).await?;
+            events += self.doors.accepted.accepted_backlog(p, before).await?;
         }
         Ok((deliveries, events))
     }
 
     /// Makes every partition a job of the history queue (those that are not yet).
     pub(crate) async fn enlist(&self) -> Result<(), StoreError> {
-        let partitions: Vec<String> = self.store.keys().partitions().map(|p| p.0.to_string()).collect();
-        self.store.jobs().ensure_jobs(JobQueue::History, &partitions).await
+        let partitions: Vec<String> = self.doors.keys.partitions().map(|p| p.0.to_string()).collect();
+        self.doors.jobs.ensure_jobs(JobQueue::History, &partitions).await
     }
 
     /// Moves what is due in partition `p` for up to [`TURN`]; whether work is left.
@@ -124,7 +145,7 @@ impl Mover {
             if rows < BATCH && events < BATCH && indexes < INDEXES {
                 // Nothing more due: a step of the sweep, while it has one.
                 let days = super::reads::lookback_days(self.delivery_retention, self.event_retention);
-                let to = Stores { store: &self.store, history: &self.history, days };
+                let to = Stores { exports: &self.doors.exports, orgs: &self.doors.orgs, history: &self.history, days };
                 return self.sweep.step(&to, p).await;
             }
         }
@@ -133,7 +154,7 @@ impl Mover {
 
     /// One batch of ended deliveries: how many were read.
     async fn move_deliveries(&self, p: Partition, before_ms: u64) -> Result<usize, StoreError> {
-        let rows = self.store.ended().ended_rows(p, before_ms, BATCH).await?;
+        let rows = self.doors.ended.ended_rows(p, before_ms, BATCH).await?;
         let mut classes = HashMap::new();
         let mut records = Vec::with_capacity(rows.len());
         for r in rows.iter().filter(|r| !r.fields.is_empty()) {
@@ -146,7 +167,7 @@ impl Mover {
             records.push(DeliveryRecord { day, id: r.id.clone(), fields: r.fields.clone() });
         }
         Records::of(&self.history).write_deliveries(&records).await?;
-        let forgotten = self.store.ended().forget_moved(p, &rows).await?;
+        let forgotten = self.doors.ended.forget_moved(p, &rows).await?;
         self.moved.0.inc_by(forgotten as u64);
         Ok(rows.len())
     }
@@ -156,7 +177,7 @@ impl Mover {
     /// forgotten by a script that checks their deliveries again (one retried meanwhile keeps
     /// its event here, written twice at most, by id).
     async fn move_events(&self, p: Partition, before_ms: u64) -> Result<usize, StoreError> {
-        let events = self.store.accepted().accepted_events(p, before_ms, BATCH).await?;
+        let events = self.doors.accepted.accepted_events(p, before_ms, BATCH).await?;
         let later = crate::time::now_millis() + self.history.hot().as_millis() as u64;
         let mut webhooks: HashMap<String, Vec<String>> = HashMap::new();
         // Each event readable: its record and its deliveries' ids (one per webhook there is).
@@ -170,12 +191,12 @@ impl Mover {
             };
             let Some(identity) = identity(stored) else {
                 tracing::warn!(key = %event.key, "an accepted event cannot be read; it stays in Redis");
-                self.store.accepted().note_accepted(p, &[event.key.as_str()], later).await?;
+                self.doors.accepted.note_accepted(p, &[event.key.as_str()], later).await?;
                 continue;
             };
             let (org, id, accepted_ms) = (identity.org.clone(), &identity.id, identity.accepted_ms);
             if !webhooks.contains_key(&org) {
-                webhooks.insert(org.clone(), self.store.webhooks().webhook_ids(&org).await?);
+                webhooks.insert(org.clone(), self.doors.webhooks.webhook_ids(&org).await?);
             }
             let ids = webhooks[&org].iter().map(|w| delivery_id(p, accepted_ms, &org, id, w)).collect();
             let class = self.class_of(&org, &mut classes).await?;
@@ -188,7 +209,7 @@ impl Mover {
             readable.push((event.key.as_str(), record, ids, identity));
         }
         let all_ids: Vec<String> = readable.iter().flat_map(|(_, _, ids, _)| ids.iter().cloned()).collect();
-        let mut here = self.store.ended().rows_here(&all_ids).await?.into_iter();
+        let mut here = self.doors.ended.rows_here(&all_ids).await?.into_iter();
         let (mut records, mut waiting, mut written) = (Vec::new(), Vec::new(), Vec::new());
         for (key, record, ids, identity) in readable {
             // This event's share of the answers (taken whole: they run in step with `all_ids`).
@@ -201,13 +222,13 @@ impl Mover {
             }
             records.push(record);
             written.push(identity);
-            let delivery_keys = ids.iter().map(|id| self.store.keys().delivery(p, id)).collect();
+            let delivery_keys = ids.iter().map(|id| self.doors.keys.delivery(p, id)).collect();
             forgets.push(Forget { event_key: key.to_owned(), delivery_keys });
         }
-        self.store.accepted().note_accepted(p, &waiting, later).await?;
+        self.doors.accepted.note_accepted(p, &waiting, later).await?;
         Records::of(&self.history).write_events(&records).await?;
         self.move_pointers(p, &written).await?;
-        let forgotten = self.store.accepted().forget_events(p, &forgets, later).await?;
+        let forgotten = self.doors.accepted.forget_events(p, &forgets, later).await?;
         self.moved.1.inc_by(forgotten as u64);
         Ok(events.len())
     }
@@ -219,7 +240,7 @@ impl Mover {
     async fn move_pointers(&self, p: Partition, written: &[Identity]) -> Result<(), StoreError> {
         let about: Vec<(&Identity, &str)> = written.iter().filter_map(|e| Some((e, e.subject.as_deref()?))).collect();
         let records: Vec<(&str, &str)> = about.iter().map(|(e, subject)| (e.org.as_str(), *subject)).collect();
-        let pointers = self.store.exports().pointers(p, &records).await?;
+        let pointers = self.doors.exports.pointers(p, &records).await?;
         let (mut rows, mut moved) = (Vec::new(), Vec::new());
         for ((event, subject), pointer) in about.into_iter().zip(pointers) {
             let Some(pointer) = pointer.filter(|pointer| pointer.event_id == event.id) else { continue };
@@ -227,7 +248,7 @@ impl Mover {
             moved.push((event.org.as_str(), subject, pointer));
         }
         PointerRows::of(&self.history).write_pointers(&rows).await?;
-        self.store.exports().forget_moved_pointers(p, &moved).await?;
+        self.doors.exports.forget_moved_pointers(p, &moved).await?;
         Ok(())
     }
 
@@ -237,10 +258,10 @@ impl Mover {
     /// so a new setting holds at once). How many indexes were looked at.
     async fn move_indexes(&self, p: Partition, before_ms: u64) -> Result<usize, StoreError> {
         let now = crate::time::now_millis();
-        let keys = self.store.index_heads().indexes_due(p, before_ms, INDEXES).await?;
+        let keys = self.doors.index_heads.indexes_due(p, before_ms, INDEXES).await?;
         let (mut runs, mut heads) = (Vec::new(), Vec::new());
         for key in &keys {
-            let (base, entries) = self.store.index_heads().index_head(p, key, BATCH).await?;
+            let (base, entries) = self.doors.index_heads.index_head(p, key, BATCH).await?;
             let kind = IndexKind::of(key);
             let made = |entry: &Vec<u8>| kind.and_then(|k| k.made_ms(entry));
             let due = match kind {
@@ -260,7 +281,7 @@ impl Mover {
         }
         IndexRuns::of(&self.history).write_index_runs(&runs).await?;
         for (key, base, due, again) in heads {
-            self.store.index_heads().forget_index_head(p, key, base, due, again).await?;
+            self.doors.index_heads.forget_index_head(p, key, base, due, again).await?;
         }
         Ok(keys.len())
     }
@@ -330,7 +351,7 @@ impl Job for MoverJob {
 
     async fn run(&self, partition: &str, stopping: &Stopping) -> Result<Ended, StoreError> {
         let Ok(p) = partition.parse::<u16>() else { return Ok(Ended::Done) };
-        if p >= self.0.store.keys().partition_count() {
+        if p >= self.0.doors.keys.partition_count() {
             return Ok(Ended::Done);
         }
         match self.0.turn(Partition(p), stopping).await {

@@ -12,12 +12,15 @@ use std::time::Duration;
 
 use super::db::History;
 use crate::store::core::keys::{Partition, day_of, event_digest};
+use crate::store::events::accepted::Accepted;
 use crate::store::events::log::LogEntry;
+use crate::store::events::publish::EventWrites;
 use crate::store::events::stored::StoredEvent;
+use crate::store::queue::ended::Ended;
 use crate::store::queue::index::{MovedIndexes, Placed};
 use crate::store::queue::listing::{Listed, MovedRows};
 use crate::store::queue::row::DeliveryRow;
-use crate::store::{Result, Store, StoreError};
+use crate::store::{Keys, Result, StoreError};
 
 /// History's part that this file holds (a view: it borrows the handle).
 #[derive(Debug, Clone, Copy)]
@@ -36,13 +39,22 @@ pub(crate) fn lookback_days(delivery_retention: Duration, event_retention: Durat
     (delivery_retention.max(event_retention).as_secs() / 86_400) as u32 + 1
 }
 
+/// What Redis holds, as the fallbacks read it and bring rows back into it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Here<'a> {
+    pub keys: &'a Keys,
+    pub writes: &'a EventWrites,
+    pub ended: &'a Ended,
+    pub accepted: &'a Accepted,
+}
+
 impl Reads<'_> {
     /// Fills in `rows[i]` (of `ids[i]`) that Redis did not have, from history, each with its
     /// event (from Redis, or history); and the events of rows Redis had whose events moved
     /// (a delivery to a webhook deleted since keeps its row here a while).
     pub(crate) async fn fill_rows(
         &self,
-        store: &Store,
+        here: Here<'_>,
         ids: &[String],
         rows: &mut [Option<DeliveryRow>],
     ) -> Result<()> {
@@ -53,22 +65,22 @@ impl Reads<'_> {
                 rows[i] = row;
             }
         }
-        self.fill_events(store, ids, rows).await
+        self.fill_events(here, ids, rows).await
     }
 
     /// The events of rows that lack theirs: all asked of Redis at once, then what Redis
     /// did not have in one statement.
-    async fn fill_events(&self, store: &Store, ids: &[String], rows: &mut [Option<DeliveryRow>]) -> Result<()> {
+    async fn fill_events(&self, here: Here<'_>, ids: &[String], rows: &mut [Option<DeliveryRow>]) -> Result<()> {
         // (row, partition, accepted at, organisation, event id) of each row lacking its event.
         let asked: Vec<(usize, Partition, u64, String, String)> = (0..ids.len())
             .filter_map(|i| {
                 let row = rows[i].as_ref().filter(|r| r.event.is_none() && !r.event_id.is_empty())?;
-                let p = store.keys().partition_of_delivery(&ids[i])?;
+                let p = here.keys.partition_of_delivery(&ids[i])?;
                 let accepted_ms = crate::ids::millis_of(crate::ids::Kind::Delivery, &ids[i]).unwrap_or(0);
                 Some((i, p, accepted_ms, row.org_id.clone(), row.event_id.clone()))
             })
             .collect();
-        let writes = store.event_writes();
+        let writes = here.writes;
         let here =
             futures_util::future::try_join_all(asked.iter().map(|(_, p, _, org, event)| writes.event(*p, org, event)))
                 .await?;
@@ -136,9 +148,10 @@ impl Reads<'_> {
     /// Writes moved deliveries back to Redis (with their events, when those moved too), so
     /// that a retry or a replay works on them as on any other; the ids history does not
     /// have are left alone. How many rows came back.
-    pub(crate) async fn revive(&self, store: &Store, ids: &[String], keep_events_ms: u64) -> Result<usize> {
-        let here = store.ended().rows_here(ids).await?;
-        let wanted: Vec<String> = ids.iter().zip(&here).filter(|(_, here)| !**here).map(|(id, _)| id.clone()).collect();
+    pub(crate) async fn revive(&self, here: Here<'_>, ids: &[String], keep_events_ms: u64) -> Result<usize> {
+        let present = here.ended.rows_here(ids).await?;
+        let wanted: Vec<String> =
+            ids.iter().zip(&present).filter(|(_, present)| !**present).map(|(id, _)| id.clone()).collect();
         if wanted.is_empty() {
             return Ok(0);
         }
@@ -146,20 +159,20 @@ impl Reads<'_> {
         let mut revived = 0;
         for (id, fields) in wanted.iter().zip(found) {
             let Some(fields) = fields else { continue };
-            let Some(p) = store.keys().partition_of_delivery(id) else { continue };
+            let Some(p) = here.keys.partition_of_delivery(id) else { continue };
             let get = |name: &str| fields.iter().find(|(n, _)| n == name).map(|(_, v)| String::from_utf8_lossy(v));
             let (Some(org), Some(event_id)) = (get("o").map(|s| s.into_owned()), get("e").map(|s| s.into_owned()))
             else {
                 continue;
             };
             let accepted_ms = crate::ids::millis_of(crate::ids::Kind::Delivery, id).unwrap_or(0);
-            if !store.accepted().event_exists(p, &org, &event_id).await? {
+            if !here.accepted.event_exists(p, &org, &event_id).await? {
                 let keys = [(day_of(accepted_ms), event_digest(&org, &event_id))];
                 if let Some(Some(stored)) = Records::of(self.0).events(&keys).await?.into_iter().next() {
-                    store.accepted().restore_event(p, &org, &event_id, &stored, keep_events_ms).await?;
+                    here.accepted.restore_event(p, &org, &event_id, &stored, keep_events_ms).await?;
                 }
             }
-            if store.ended().restore_row(p, id, &fields).await? {
+            if here.ended.restore_row(p, id, &fields).await? {
                 revived += 1;
             }
         }

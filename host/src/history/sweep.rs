@@ -17,9 +17,10 @@ use std::sync::Mutex;
 
 use super::db::History;
 use super::snapshots::PointerRow;
+use crate::store::StoreError;
 use crate::store::core::keys::Partition;
-use crate::store::events::exports::Pointer;
-use crate::store::{Store, StoreError};
+use crate::store::events::exports::{ExportRecords, Pointer};
+use crate::store::tenants::orgs::Orgs;
 
 /// Fields one step asks `HSCAN` for, and about how many it reads.
 const STEP: usize = 500;
@@ -43,7 +44,8 @@ struct Progress {
 
 /// Where a step reads and writes, and how far back events are looked for (days).
 pub(super) struct Stores<'a> {
-    pub store: &'a Store,
+    pub exports: &'a ExportRecords,
+    pub orgs: &'a Orgs,
     pub history: &'a History,
     pub days: u32,
 }
@@ -57,9 +59,9 @@ impl Sweep {
         let kept = self.progress.lock().unwrap_or_else(|e| e.into_inner()).remove(&p.0);
         let mut progress = match kept {
             Some(progress) => progress,
-            None if to.store.exports().pointers_swept(p).await? => return Ok(self.finished(p)),
+            None if to.exports.pointers_swept(p).await? => return Ok(self.finished(p)),
             None => {
-                let mut orgs = to.store.orgs().org_ids().await?;
+                let mut orgs = to.orgs.org_ids().await?;
                 orgs.reverse();
                 Progress { orgs, cursor: 0 }
             }
@@ -69,10 +71,10 @@ impl Sweep {
         let (mut read, mut visited) = (0, 0);
         while read < STEP && visited < ORGS_PER_STEP {
             let Some(org) = progress.orgs.last().cloned() else {
-                to.store.exports().mark_pointers_swept(p).await?;
+                to.exports.mark_pointers_swept(p).await?;
                 return Ok(self.finished(p));
             };
-            let (next, pointers) = to.store.exports().scan_pointers(p, &org, progress.cursor, STEP).await?;
+            let (next, pointers) = to.exports.scan_pointers(p, &org, progress.cursor, STEP).await?;
             move_left_behind(to, p, &org, &pointers).await?;
             (read, visited) = (read + pointers.len(), visited + 1);
             progress.cursor = next;
@@ -100,7 +102,7 @@ async fn move_left_behind(
 ) -> Result<(), StoreError> {
     let live: Vec<&(String, Pointer)> = read.iter().filter(|(_, pointer)| !pointer.gone).collect();
     let asked: Vec<(&str, &str)> = live.iter().map(|(_, pointer)| (org, pointer.event_id.as_str())).collect();
-    let here = to.store.exports().events_here(p, &asked).await?;
+    let here = to.exports.events_here(p, &asked).await?;
     let left: Vec<&(String, Pointer)> = live.into_iter().zip(here).filter(|(_, here)| !here).map(|(l, _)| l).collect();
     // Their events looked for side by side (on the history pool's connections).
     let reads = Reads::of(to.history);
@@ -114,7 +116,7 @@ async fn move_left_behind(
         forget.push((org, subject.as_str(), pointer.clone()));
     }
     PointerRows::of(to.history).write_pointers(&rows).await?;
-    let forgotten = to.store.exports().forget_moved_pointers(p, &forget).await?;
+    let forgotten = to.exports.forget_moved_pointers(p, &forget).await?;
     if forgotten > 0 {
         tracing::info!(
             partition = p.0,

@@ -8,13 +8,16 @@ use std::time::Duration;
 use crate::auth::passwords::Verifier;
 use crate::config::Config;
 use crate::delivery;
-use crate::domain::events::{Publishing, PublishingParts};
+use crate::domain::access::AccessParts;
+use crate::domain::events::{EventsParts, Publishing, PublishingParts};
 use crate::domain::filtering::Filtering;
 use crate::domain::handles::Handles;
 use crate::domain::moved::Moved;
+use crate::domain::notices::Notices;
+use crate::domain::plugins::PluginParts;
 use crate::domain::replay::Replayer;
 use crate::domain::webhooks::WebhookParts;
-use crate::domain::{access, deliveries, events, exports, operations, plugins, portal, replay, usage, webhooks};
+use crate::domain::{access, deliveries, events, exports, operations, plugins, portal, replay, webhooks};
 use crate::filters::Evaluator;
 use crate::history::History;
 use crate::metrics::Metrics;
@@ -34,6 +37,8 @@ pub(crate) struct App {
     pub metrics: Arc<Metrics>,
     pub telemetry: Arc<Telemetry>,
     pub publishing: Publishing,
+    /// Operational events (and Weir's own, as a completed export's) go out here.
+    pub notices: Notices,
     pub filtering: Filtering,
     pub moved: Moved,
     pub replayer: Replayer,
@@ -46,6 +51,8 @@ pub(crate) struct App {
     pub link_key: Arc<LinkKey>,
     pub gauges: Arc<Gauges>,
     pub arrivals: Arc<Arrivals>,
+    /// Where large events are read and compressed.
+    pub offload: Arc<Offload>,
     /// History in PostgreSQL, when configured (`WEIR_HISTORY_URL`).
     pub history: Option<Arc<History>>,
 }
@@ -63,13 +70,16 @@ impl App {
                 Telemetry::default()
             }
         });
-        let moved = Moved::new(&store, history.as_ref(), retentions);
+        let moved = super::doors::moved(&store, history.as_ref(), retentions);
         let offload = Arc::new(Offload::new());
         let filtering = Filtering::new(Arc::new(Evaluator::on(offload.clone())), Some(metrics.clone()));
         let arrivals = Arc::new(Arrivals::new(store.keys()));
         let tokens = Arc::new(Tokens::start(store.clients(), store.versions()));
         let publishing = Publishing::new(PublishingParts {
-            store: store.clone(),
+            orgs: store.orgs(),
+            standbys: store.standbys(),
+            counts: store.daily_counts(),
+            keys: store.keys().clone(),
             publisher: Arc::new(Publisher::start(&store)),
             filtering: filtering.clone(),
             metrics: metrics.clone(),
@@ -78,9 +88,11 @@ impl App {
             delivery_retention: retentions.0,
             plans: config.plans.clone(),
             tokens: tokens.clone(),
-            offload,
+            offload: offload.clone(),
         });
-        let replayer = Replayer::new(&moved, &filtering, Some(&arrivals), (&store, &config.plans));
+        let notices = Notices::new(&publishing, store.rates(), &metrics);
+        let replayer =
+            Replayer::new(super::doors::replays(&store), (&moved, &filtering), Some(&arrivals), &config.plans);
         let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
         App {
             tokens,
@@ -95,23 +107,32 @@ impl App {
             metrics,
             telemetry,
             publishing,
+            notices,
             filtering,
             moved,
             replayer,
             plugins,
             arrivals,
+            offload,
             history,
         }
     }
 
     /// The webhooks' door (also the workers': they stop webhooks).
     pub(crate) fn webhooks(&self) -> webhooks::Webhooks {
+        let store = &self.store;
         webhooks::Webhooks::new(WebhookParts {
+            records: store.webhooks(),
+            orgs: store.orgs(),
+            plans: &self.config.plans,
+            requeue: store.requeue(),
+            trim: store.trim(),
+            streaks: store.streaks(),
             metrics: &self.metrics,
             url_rule: &self.url_rule,
             plugin_hashes: &self.plugin_hashes,
             secret_keys: &self.secret_keys,
-            publishing: &self.publishing,
+            notices: &self.notices,
             delivery_retention: self.retentions().0,
         })
     }
@@ -119,10 +140,10 @@ impl App {
     /// The deliveries' door (also the workers': they read a failed delivery to report it).
     pub(crate) fn deliveries(&self) -> deliveries::Deliveries {
         deliveries::Deliveries::new(
+            super::doors::deliveries(&self.store),
             &self.moved,
-            &self.telemetry,
-            &self.arrivals,
-            (&self.store, self.config.delivery_retention),
+            (&self.telemetry, &self.arrivals),
+            self.config.delivery_retention,
         )
     }
 
@@ -133,27 +154,56 @@ impl App {
     /// The domain's doors, for the surfaces.
     pub(crate) fn handles(&self) -> Handles {
         let (delivery_retention, _) = self.retentions();
+        let store = &self.store;
         Handles {
-            access: Arc::new(access::Access::new(
-                &self.store,
-                (&self.tokens, &self.passwords),
-                &self.metrics,
-                &self.config,
-            )),
+            access: Arc::new(access::Access::new(AccessParts {
+                clients: store.clients(),
+                users: store.users(),
+                portal_sessions: store.portal_sessions(),
+                rates: store.rates(),
+                tokens: self.tokens.clone(),
+                passwords: self.passwords.clone(),
+                metrics: self.metrics.clone(),
+                config: self.config.clone(),
+            })),
             webhooks: Arc::new(self.webhooks()),
             deliveries: Arc::new(self.deliveries()),
-            events: Arc::new(events::Events::new(&self.publishing, (&self.moved, &self.filtering), &self.telemetry)),
+            events: Arc::new(events::Events::new(self.events_parts())),
             replays: Arc::new(replay::Replays::new(&self.replayer, &self.telemetry)),
-            plugins: Arc::new(plugins::Plugins::new(
-                &self.store,
-                &self.plugins,
-                &self.plugin_hashes,
-                (&self.moved, &self.metrics),
+            plugins: Arc::new(plugins::Plugins::new(PluginParts {
+                records: store.plugins(),
+                events: store.event_writes(),
+                keys: store.keys(),
+                runtime: &self.plugins,
+                plugin_hashes: &self.plugin_hashes,
+                moved: &self.moved,
+                metrics: &self.metrics,
+            })),
+            exports: Arc::new(exports::Exports::new(store.exports(), &self.moved, &self.link_key, delivery_retention)),
+            operations: Arc::new(operations::Operations::new(store.health(), &self.gauges)),
+            portal: Arc::new(portal::PortalLinks::new(
+                store.portal_links(),
+                store.portal_sessions(),
+                self.config.public_url(),
             )),
-            exports: Arc::new(exports::Exports::new(&self.store, &self.moved, &self.link_key, delivery_retention)),
-            operations: Arc::new(operations::Operations::new(&self.store, &self.gauges)),
-            portal: Arc::new(portal::PortalLinks::new(&self.store, self.config.public_url())),
-            usage: Arc::new(usage::Usage::new(&self.store, &self.config.plans)),
+            usage: Arc::new(super::doors::usage(store, &self.config.plans)),
+        }
+    }
+
+    /// What the events' door is made of.
+    fn events_parts(&self) -> EventsParts {
+        EventsParts {
+            publishing: self.publishing.clone(),
+            moved: self.moved.clone(),
+            filtering: self.filtering.clone(),
+            telemetry: self.telemetry.clone(),
+            orgs: self.store.orgs(),
+            plans: self.config.plans.clone(),
+            webhooks: self.store.webhooks(),
+            log: self.store.event_log(),
+            test_budget: self.store.test_event_budget(),
+            keys: self.store.keys().clone(),
+            offload: self.offload.clone(),
         }
     }
 
@@ -171,7 +221,7 @@ impl App {
             secret_keys: self.secret_keys.clone(),
             webhooks: self.webhooks(),
             deliveries: self.deliveries(),
-            publishing: self.publishing.clone(),
+            notices: self.notices.clone(),
         }
     }
 }

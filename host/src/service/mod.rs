@@ -4,6 +4,7 @@
 //! through the shutdown future (as mini-redis's `server::run`).
 
 mod app;
+pub(crate) mod doors;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -124,14 +125,20 @@ async fn background(app: &App, stopping: jobs::Stopping) -> Vec<tokio::task::Joi
     let store = &app.store;
     let mut background = Vec::new();
     let link = (config.export_url_ttl, config.public_url());
-    let builds = Arc::new(exports::builder::Builds::new(&app.publishing, &app.moved, &app.telemetry, link));
+    let builds =
+        Arc::new(exports::builder::Builds::new((store.exports(), &app.notices), &app.moved, &app.telemetry, link));
     background.push(tokio::spawn(jobs::run(builds, store.jobs(), stopping.clone())));
     let replays = Arc::new(ReplayJobs::new(&app.replayer, &app.telemetry));
     background.push(tokio::spawn(jobs::run(replays, store.jobs(), stopping.clone())));
     if let Some(history) = &app.history {
         let moved = (app.metrics.history_moved_deliveries.clone(), app.metrics.history_moved_events.clone());
         let retention = (config.delivery_retention, config.event_retention);
-        let mover = Arc::new(history::Mover::new(history.clone(), store.clone(), (retention, &config.plans), moved));
+        let mover = Arc::new(history::Mover::new(
+            history.clone(),
+            self::doors::mover(store),
+            (retention, &config.plans),
+            moved,
+        ));
         if let Err(e) = mover.enlist().await {
             tracing::warn!(error = %e, "cannot enlist the partitions for the move to history yet");
         }

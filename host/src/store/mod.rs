@@ -85,6 +85,10 @@ impl Store {
         self.base.acknowledged(key).await
     }
 
+    pub fn health(&self) -> core::health::Health {
+        core::health::Health::of(&self.base)
+    }
+
     pub fn jobs(&self) -> core::jobs::Jobs {
         core::jobs::Jobs::of(&self.base)
     }

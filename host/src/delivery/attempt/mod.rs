@@ -28,9 +28,11 @@ use crate::shared::PluginHashes;
 use crate::store::core::batch::Batcher;
 use crate::store::queue::claim::Member;
 use crate::store::queue::row::RowChanges;
+use crate::store::queue::targets::Targets;
 use crate::store::queue::targets::WebhookTarget;
 use crate::store::queue::work::{Loaded, Outcome, Report};
-use crate::store::{Partition, Store, StoreError};
+use crate::store::tenants::plugins::PluginRecords;
+use crate::store::{Keys, Partition, StoreError};
 use crate::telemetry::{Answer, AttemptSpan, PluginCall, Telemetry};
 
 /// Most loads sent to Redis in one script call.
@@ -98,9 +100,20 @@ pub(in crate::delivery) struct Attempter {
     retry_schedule: Vec<Duration>,
 }
 
-/// What an [`Attempter`] is made of (besides the engine's store).
+/// What an attempt loads from, over the engine's own connection: the claimed rows, their
+/// webhooks' targets, and the plugins' code.
+#[derive(Debug, Clone)]
+pub(in crate::delivery) struct AttempterDoors {
+    pub keys: Keys,
+    pub rows: crate::store::queue::work::Work,
+    pub targets: Targets,
+    pub plugins: PluginRecords,
+}
+
+/// What an [`Attempter`] is made of.
 #[derive(Debug)]
 pub(in crate::delivery) struct AttempterParts {
+    pub doors: AttempterDoors,
     pub destinations: Destinations,
     pub plugins: Arc<Runtime>,
     pub plugin_hashes: Arc<PluginHashes>,
@@ -110,14 +123,14 @@ pub(in crate::delivery) struct AttempterParts {
 }
 
 impl Attempter {
-    pub(in crate::delivery) fn new(store: &Store, parts: AttempterParts) -> Attempter {
-        let AttempterParts { destinations, plugins, plugin_hashes, telemetry, metrics, retry_schedule } = parts;
-        let loaders = Batcher::per_partition(store, BATCH, |store, p, claims: Vec<Claim>| async move {
-            load(&store, p, claims).await
+    pub(in crate::delivery) fn new(parts: AttempterParts) -> Attempter {
+        let AttempterParts { doors, destinations, plugins, plugin_hashes, telemetry, metrics, retry_schedule } = parts;
+        let loaders = Batcher::per_partition(doors.keys.partitions(), &doors, BATCH, |doors, p, claims| async move {
+            load(&doors, p, claims).await
         });
         Attempter {
             loaders,
-            preparer: Preparer { store: store.clone(), plugins, plugin_hashes },
+            preparer: Preparer { records: doors.plugins, plugins, plugin_hashes },
             destinations,
             telemetry,
             metrics,
@@ -345,7 +358,7 @@ fn destination_of<'a>(webhook: &'a WebhookTarget, context: &'a str, credentials_
 
 /// Loads a batch of claimed deliveries of one partition and their webhooks.
 async fn load(
-    store: &Store,
+    doors: &AttempterDoors,
     p: Partition,
     claims: Vec<Claim>,
 ) -> Result<Vec<Result<Option<Work>, StoreError>>, StoreError> {
@@ -354,8 +367,7 @@ async fn load(
     webhooks.sort_unstable();
     webhooks.dedup();
     // Sent together: on one Redis they share a round trip.
-    let (work, targets) = (store.work(), store.targets());
-    let (loaded, targets) = tokio::try_join!(work.load(p, &members), targets.webhook_targets(&webhooks))?;
+    let (loaded, targets) = tokio::try_join!(doors.rows.load(p, &members), doors.targets.webhook_targets(&webhooks))?;
     let targets: Vec<Option<Arc<WebhookTarget>>> = targets.into_iter().map(|t| t.map(Arc::new)).collect();
     Ok(loaded
         .into_iter()

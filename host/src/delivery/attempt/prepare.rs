@@ -8,12 +8,12 @@ use crate::plugins::EventMeta;
 use crate::plugins::Runtime;
 use crate::plugins::chain::{self, ChainOutcome, PluginRun, Step};
 use crate::shared::PluginHashes;
-use crate::store::Store;
 use crate::store::events::stored::StoredEvent;
 use crate::store::queue::claim::Member;
 use crate::store::queue::row::RowChanges;
 use crate::store::queue::targets::WebhookTarget;
 use crate::store::queue::work::Loaded;
+use crate::store::tenants::plugins::PluginRecords;
 use crate::store::tenants::webhooks::Attachment;
 use crate::telemetry::PluginCall;
 
@@ -37,7 +37,8 @@ pub(in crate::delivery) enum Prepared {
 /// hash, compiled once (their code read from the store when not compiled yet).
 #[derive(Debug)]
 pub(super) struct Preparer {
-    pub store: Store,
+    /// Where a plugin's code is read when it is not compiled yet.
+    pub records: PluginRecords,
     pub plugins: Arc<Runtime>,
     pub plugin_hashes: Arc<PluginHashes>,
 }
@@ -132,7 +133,7 @@ impl Preparer {
             let sha256 = self.plugin_hashes.hash(&member.org, &attachment.plugin_id).await.ok()?;
             let wasm = match &sha256 {
                 Some(sha) if !self.plugins.is_compiled(sha) => {
-                    self.store.plugins().get_plugin_wasm(&member.org, &attachment.plugin_id).await.ok()?
+                    self.records.get_plugin_wasm(&member.org, &attachment.plugin_id).await.ok()?
                 }
                 _ => None,
             };

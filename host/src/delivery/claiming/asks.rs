@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use super::lanes::{Lanes, Room, Waiting};
-use crate::store::Store;
+use crate::store::queue::rate::Rates;
 
 /// Most parked webhooks a claim leaves out of its hints by name.
 const PARKED_MAX: usize = 512;
@@ -57,14 +57,14 @@ pub(super) fn asks(lanes: &Lanes, hints: &[String], parked: &mut Vec<String>) ->
 /// shares them, `store::queue::rate`): each such ask is cut to what its budget grants, and one
 /// granted nothing is parked until its budget has room.
 pub(super) async fn take_from_budgets(
-    (store, lanes): (&Store, &Lanes),
+    (rates, lanes): (&Rates, &Lanes),
     asked: Vec<Asked>,
     parked: &mut Vec<String>,
 ) -> Vec<Asked> {
     let takes = asked.iter().map(|a| async move {
         match a.rate_limit {
             None => None,
-            Some(rate) => Some(store.rates().take_deliveries(&a.webhook, rate, a.limit).await),
+            Some(rate) => Some(rates.take_deliveries(&a.webhook, rate, a.limit).await),
         }
     });
     let grants = futures_util::future::join_all(takes).await;
@@ -99,16 +99,16 @@ pub(super) async fn take_from_budgets(
 
 /// Gives back to their budgets the deliveries rate-limited asks were granted but did
 /// not claim (their queues had fewer due).
-pub(super) fn give_back_budgets(store: &Store, asked: &[Asked], claimed: &HashMap<String, Vec<Waiting>>) {
+pub(super) fn give_back_budgets(rates: &Rates, asked: &[Asked], claimed: &HashMap<String, Vec<Waiting>>) {
     for a in asked {
         let Some(rate) = a.rate_limit else { continue };
         let unused = a.limit.saturating_sub(claimed.get(&a.webhook).map_or(0, Vec::len));
         if unused == 0 {
             continue;
         }
-        let (store, webhook) = (store.clone(), a.webhook.clone());
+        let (rates, webhook) = (rates.clone(), a.webhook.clone());
         tokio::spawn(async move {
-            if let Err(e) = store.rates().give_back_deliveries(&webhook, rate, unused).await {
+            if let Err(e) = rates.give_back_deliveries(&webhook, rate, unused).await {
                 tracing::debug!(error = %e, webhook_id = %webhook, "cannot give back a webhook's unused rate budget");
             }
         });

@@ -72,7 +72,7 @@ impl Lender for Claimer {
 
     fn put_back<'a>(&'a self, webhook: &'a str, waiting: &'a Waiting, until_ms: u64) -> Later<'a> {
         Box::pin(async move {
-            let work = self.store.work();
+            let work = &self.doors.work;
             if let Err(e) = work.put_back(waiting.partition, webhook, &waiting.member, until_ms).await {
                 let delivery = &waiting.member.delivery;
                 tracing::warn!(error = %e, delivery_id = %delivery, "cannot put a paused webhook's delivery back; its lease will run out");

@@ -30,8 +30,13 @@ use self::turns::{CLAIM_MAX, HELD_AGAIN, HINTS, IDLE_MAX, IDLE_MIN, LOOK_AROUND,
 use crate::jobs::Stopping;
 use crate::metrics::Metrics;
 use crate::shared::Arrivals;
+use crate::store::events::publish::EventWrites;
+use crate::store::queue::claim::Claims;
 use crate::store::queue::claim::{Ask, ClaimRequest, Member};
-use crate::store::{Partition, Store};
+use crate::store::queue::rate::Rates;
+use crate::store::queue::trim::Trim;
+use crate::store::queue::work::Work;
+use crate::store::{Keys, Partition};
 
 /// Starts the attempt of a claimed delivery, handed its hold: the engine's.
 pub(in crate::delivery) type Begin = Box<dyn Fn(Claimed) + Send + Sync>;
@@ -39,8 +44,9 @@ pub(in crate::delivery) type Begin = Box<dyn Fn(Claimed) + Send + Sync>;
 /// The claiming part of the engine: the claim loops, the lanes, the deliveries this
 /// process holds and their permits.
 pub(in crate::delivery) struct Claimer {
-    /// The store over the engine's own connection.
-    store: Store,
+    /// What it reads and writes, over the engine's own connection: claims and leases, rate
+    /// budgets, a paused webhook's deliveries put back, trimming and snapshots released.
+    doors: ClaimerDoors,
     lanes: Lanes,
     holds: Holds,
     /// Per partition: a lane there has room again.
@@ -62,9 +68,20 @@ impl std::fmt::Debug for Claimer {
     }
 }
 
+/// The store's concerns a [`Claimer`] works with.
+#[derive(Debug, Clone)]
+pub(in crate::delivery) struct ClaimerDoors {
+    pub keys: Keys,
+    pub claims: Claims,
+    pub rates: Rates,
+    pub work: Work,
+    pub trim: Trim,
+    pub events: EventWrites,
+}
+
 /// What a [`Claimer`] is made of.
 pub(in crate::delivery) struct ClaimerParts {
-    pub store: Store,
+    pub doors: ClaimerDoors,
     pub arrivals: Arc<Arrivals>,
     pub metrics: Arc<Metrics>,
     /// Workers, and attempts in flight to one webhook at most.
@@ -81,12 +98,12 @@ fn slow_share(workers: usize) -> usize {
 
 impl Claimer {
     pub(in crate::delivery) fn new(parts: ClaimerParts) -> Arc<Claimer> {
-        let ClaimerParts { store, arrivals, metrics, workers: (workers, per_webhook), lease, begin } = parts;
+        let ClaimerParts { doors, arrivals, metrics, workers: (workers, per_webhook), lease, begin } = parts;
         Arc::new_cyclic(|me| Claimer {
             lanes: Lanes::new(per_webhook, slow_share(workers)),
             holds: Holds::new(workers),
-            room: store.keys().partitions().map(|_| Notify::new()).collect(),
-            store,
+            room: doors.keys.partitions().map(|_| Notify::new()).collect(),
+            doors,
             arrivals,
             metrics,
             workers,
@@ -116,7 +133,7 @@ impl Claimer {
 
     /// The partitions claimed from (a claim loop each).
     pub(in crate::delivery) fn partitions(&self) -> impl Iterator<Item = Partition> + use<> {
-        self.store.keys().partitions()
+        self.doors.keys.partitions()
     }
 
     /// On shutdown: deliveries waiting in the lanes go back to the queue, due now.
@@ -189,7 +206,7 @@ impl Claimer {
             return Turn::Again;
         };
         let asked = asks(&self.lanes, &state.hints, &mut state.parked);
-        let asked = take_from_budgets((&self.store, &self.lanes), asked, &mut state.parked).await;
+        let asked = take_from_budgets((&self.doors.rates, &self.lanes), asked, &mut state.parked).await;
         if asked.is_empty() && !state.parked.is_empty() && state.last_look.elapsed() < state.look {
             // Every webhook known to have work here is parked: a claim would take nothing.
             drop(permits);
@@ -204,14 +221,14 @@ impl Claimer {
         let now = crate::time::now_millis();
         let lease = self.lease.as_millis() as u64;
         let request = ClaimRequest { asks: &asks, excluded: &state.parked, budget, hints_wanted: HINTS };
-        let claimed = match self.store.claims().claim(state.p, &request, now, now + lease).await {
+        let claimed = match self.doors.claims.claim(state.p, &request, now, now + lease).await {
             Ok(claimed) => claimed,
             Err(e) => {
                 self.holds.give_back(permits);
                 for a in &asked {
                     self.lanes.claimed(&a.webhook, a.reserved, Vec::new());
                 }
-                give_back_budgets(&self.store, &asked, &HashMap::new());
+                give_back_budgets(&self.doors.rates, &asked, &HashMap::new());
                 tracing::warn!(error = %e, partition = state.p.0, "cannot claim deliveries; retrying");
                 tokio::select! {
                     _ = tokio::time::sleep(Duration::from_secs(1)) => {}
@@ -285,12 +302,12 @@ impl Claimer {
             // The rest goes back: other partitions' claimers may be waiting for it.
             self.holds.give_back(permits);
         }
-        give_back_budgets(&self.store, asked, &by_webhook);
+        give_back_budgets(&self.doors.rates, asked, &by_webhook);
         if !again.is_empty() {
-            let (store, p) = (self.store.clone(), state.p);
+            let (claims, p) = (self.doors.claims.clone(), state.p);
             let due = crate::time::now_millis() + HELD_AGAIN.as_millis() as u64;
             tokio::spawn(async move {
-                if let Err(e) = store.claims().give_back(p, &again, due).await {
+                if let Err(e) = claims.give_back(p, &again, due).await {
                     tracing::warn!(error = %e, "cannot make held deliveries due again; their leases will run out");
                 }
             });
@@ -354,7 +371,7 @@ impl Claimer {
             by_partition.entry(w.partition).or_default().push((webhook, w.member));
         }
         for (p, items) in by_partition {
-            if let Err(e) = self.store.claims().give_back(p, &items, due_ms).await {
+            if let Err(e) = self.doors.claims.give_back(p, &items, due_ms).await {
                 tracing::warn!(error = %e, "cannot give back waiting deliveries; their leases will run out");
             }
         }

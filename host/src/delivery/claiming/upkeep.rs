@@ -44,7 +44,7 @@ pub(in crate::delivery) async fn run(claimer: Arc<Claimer>, plans: Arc<Plans>, m
         release_snapshots(this, &kept).await;
         if trimmed.is_none_or(|t| t.elapsed() >= TRIM_EVERY) {
             trimmed = Some(Instant::now());
-            if let Err(e) = this.store.trim().trim_deliveries(crate::time::now_millis(), &kept).await {
+            if let Err(e) = this.doors.trim.trim_deliveries(crate::time::now_millis(), &kept).await {
                 tracing::warn!(error = %e, "cannot remove deliveries past the retention period");
             }
         }
@@ -56,15 +56,15 @@ async fn renew_leases(claimer: &Claimer) {
     let lease = claimer.lease;
     let until = crate::time::now_millis() + lease.as_millis() as u64;
     for (p, held) in claimer.holds.older_than(lease / 3) {
-        if let Err(e) = claimer.store.claims().renew(p, &held, until).await {
+        if let Err(e) = claimer.doors.claims.renew(p, &held, until).await {
             tracing::warn!(error = %e, "cannot renew held deliveries' leases");
         }
     }
 }
 
 async fn release_snapshots(claimer: &Claimer, kept: &(dyn Fn(&str) -> Duration + Sync)) {
-    for p in claimer.store.keys().partitions() {
-        if let Err(e) = claimer.store.event_writes().release_snapshots(p, kept, 500).await {
+    for p in claimer.doors.keys.partitions() {
+        if let Err(e) = claimer.doors.events.release_snapshots(p, kept, 500).await {
             tracing::warn!(error = %e, "cannot release superseded snapshots");
             return;
         }

@@ -4,12 +4,11 @@
 
 use super::super::claiming::claimed::Claimed;
 use crate::metrics::Metrics;
-use crate::store::Store;
-use crate::store::queue::endpoint::EndpointChange;
+use crate::store::queue::endpoint::{EndpointChange, EndpointStates};
 
 /// Keeps a change of `claimed`'s webhook's endpoint in the webhook (in the background: the
 /// attempt's outcome does not wait for it).
-pub(super) fn keep(store: &Store, metrics: &Metrics, claimed: &Claimed, change: EndpointChange) {
+pub(super) fn keep(states: &EndpointStates, metrics: &Metrics, claimed: &Claimed, change: EndpointChange) {
     let (org_id, webhook) = (&claimed.member().org, claimed.webhook());
     let kind = match &change {
         EndpointChange::Healthy { .. } => "healthy",
@@ -24,9 +23,9 @@ pub(super) fn keep(store: &Store, metrics: &Metrics, claimed: &Claimed, change: 
         }
     };
     metrics.endpoint_changed(kind);
-    let (store, org_id, webhook) = (store.clone(), org_id.clone(), webhook.to_owned());
+    let (states, org_id, webhook) = (states.clone(), org_id.clone(), webhook.to_owned());
     tokio::spawn(async move {
-        if let Err(e) = store.endpoint_states().set_endpoint_state(&org_id, &webhook, &change).await {
+        if let Err(e) = states.set_endpoint_state(&org_id, &webhook, &change).await {
             tracing::warn!(error = %e, webhook_id = %webhook, "cannot keep the endpoint's state in its webhook");
         }
     });

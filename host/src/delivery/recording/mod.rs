@@ -12,17 +12,17 @@ use std::time::Duration;
 use super::claiming::claimed::Claimed;
 use super::claiming::lanes::Signal;
 use crate::domain::deliveries::Deliveries;
-use crate::domain::events::Publishing;
-use crate::domain::notices::Notice;
+use crate::domain::notices::{Notice, Notices};
 use crate::domain::webhooks::Webhooks;
 use crate::metrics::Metrics;
 use crate::shared::Arrivals;
 use crate::store::core::batch::Batcher;
 use crate::store::queue::claim::Member;
+use crate::store::queue::endpoint::EndpointStates;
 use crate::store::queue::status::Status;
-use crate::store::queue::streak::{Deactivated, Streak, StreakRules};
-use crate::store::queue::work::{Outcome, Recorded, Report};
-use crate::store::{Partition, Store, StoreError};
+use crate::store::queue::streak::{Deactivated, Streak, StreakRules, Streaks};
+use crate::store::queue::work::{Outcome, Recorded, Report, Work};
+use crate::store::{Keys, Partition, StoreError};
 
 /// Runs a write the queue depends on until Redis takes it: while Redis cannot serve
 /// ([`StoreError::is_unavailable`]: unreachable, loading, busy, out of memory) it tries
@@ -55,7 +55,7 @@ where
 /// commit), failure streaks, dead letters, what an attempt says of its endpoint.
 #[derive(Debug)]
 pub(in crate::delivery) struct Recorder {
-    store: Store,
+    doors: RecorderDoors,
     metrics: Arc<Metrics>,
     recorders: Vec<Batcher<Arc<Report>, Result<Recorded, StoreError>>>,
     streak: StreakRules,
@@ -66,20 +66,29 @@ pub(in crate::delivery) struct Recorder {
     /// A failed delivery is read to report it ...
     deliveries: Deliveries,
     /// ... and reported (`webhook_delivery_failed`).
-    publishing: Publishing,
+    notices: Notices,
+}
+
+/// What the recorder writes, over the engine's own connection: outcomes and dead letters,
+/// failure streaks, endpoints' states.
+#[derive(Debug, Clone)]
+pub(in crate::delivery) struct RecorderDoors {
+    pub keys: Keys,
+    pub work: Work,
+    pub streaks: Streaks,
+    pub endpoints: EndpointStates,
 }
 
 /// What a [`Recorder`] is made of.
 #[derive(Debug)]
 pub(in crate::delivery) struct RecorderParts {
-    /// The store over the engine's own connection.
-    pub store: Store,
+    pub doors: RecorderDoors,
     pub metrics: Arc<Metrics>,
     pub streak: StreakRules,
     pub arrivals: Arc<Arrivals>,
     pub webhooks: Webhooks,
     pub deliveries: Deliveries,
-    pub publishing: Publishing,
+    pub notices: Notices,
 }
 
 /// Most outcomes sent to Redis in one script call.
@@ -88,18 +97,19 @@ const BATCH: usize = 64;
 impl Recorder {
     /// The recorder (inside the engine's runtime: its batches start here).
     pub(in crate::delivery) fn new(parts: RecorderParts) -> Recorder {
-        let RecorderParts { store, metrics, streak, arrivals, webhooks, deliveries, publishing } = parts;
-        let recorders = Batcher::per_partition(&store, BATCH, |store, p, outcomes: Vec<Arc<Report>>| async move {
-            store.work().record(p, &outcomes).await
-        });
-        Recorder { metrics, store, recorders, streak, arrivals, webhooks, deliveries, publishing }
+        let RecorderParts { doors, metrics, streak, arrivals, webhooks, deliveries, notices } = parts;
+        let recorders =
+            Batcher::per_partition(doors.keys.partitions(), &doors.work, BATCH, |work, p, outcomes| async move {
+                work.record(p, &outcomes).await
+            });
+        Recorder { metrics, doors, recorders, streak, arrivals, webhooks, deliveries, notices }
     }
 
     /// What an attempt's end says of its webhook's endpoint: told to the lane through the
     /// attempt's hold, and a change of state kept in the webhook (`endpoint`).
     pub(in crate::delivery) fn endpoint_signal(&self, claimed: &Claimed, signal: Signal) {
         if let Some(change) = claimed.endpoint_signal(signal) {
-            endpoint::keep(&self.store, &self.metrics, claimed, change);
+            endpoint::keep(&self.doors.endpoints, &self.metrics, claimed, change);
         }
     }
 
@@ -156,7 +166,7 @@ impl Recorder {
     async fn keep_streak(&self, report: &Report, streak: Streak) {
         let rules = self.streak;
         let (org, webhook) = (&report.member.org, &report.webhook);
-        match self.store.streaks().add_to_streak(org, webhook, streak, rules).await {
+        match self.doors.streaks.add_to_streak(org, webhook, streak, rules).await {
             Ok(Some(reason)) => {
                 self.metrics.webhook_deactivated(reason.as_str());
                 let why = match reason {
@@ -188,7 +198,7 @@ impl Recorder {
     /// (`webhook_delivery_failed`).
     async fn tell_failed(&self, org: &str, delivery: &str) {
         match crate::domain::deliveries::find(&self.deliveries, org, delivery).await {
-            Ok(d) => crate::domain::notices::emit(&self.publishing, org, Notice::DeliveryFailed(&d)).await,
+            Ok(d) => self.notices.emit(org, Notice::DeliveryFailed(&d)).await,
             Err(e) => tracing::warn!(error = %e, delivery_id = %delivery, "cannot read a failed delivery to report it"),
         }
     }
@@ -199,7 +209,7 @@ impl Recorder {
     pub(in crate::delivery) async fn dead_letter(&self, p: Partition, webhook: &str, member: &Member, reason: &str) {
         let reason = format!("the delivery record cannot be read: {reason}");
         tracing::error!(delivery_id = %member.delivery, org_id = %member.org, webhook_id = %webhook, %reason, "dead-lettering a delivery");
-        let work = self.store.work();
+        let work = &self.doors.work;
         let write = || work.dead_letter(p, webhook, member, &reason);
         match until_stored("dead-letter the delivery", &member.delivery, write).await {
             (Ok(()), _) => {

@@ -121,7 +121,7 @@ async fn publish_counted_once(
         Err(e) => !matches!(e, StoreError::NotReplicated { .. }),
     };
     if unused {
-        if let Err(e) = publishing.store.daily_counts().give_back_daily(&take).await {
+        if let Err(e) = publishing.counts.give_back_daily(&take).await {
             tracing::warn!(error = %e, org_id, "cannot give back a place among the day's events; the day counts one too many");
         }
     } else if passed_80_percent(used, take.events, limit) {

@@ -12,8 +12,13 @@ use super::Invalid;
 use super::filtering::Filtering;
 use super::moved::Moved;
 use super::views::EventDeliveryView;
+use crate::offload::Offload;
+use crate::store::events::log::EventLog;
 pub(crate) use crate::store::events::publish::Published;
-use crate::store::{Store, StoreError};
+use crate::store::events::test_events::TestEventBudget;
+use crate::store::tenants::orgs::Orgs;
+use crate::store::tenants::webhooks::WebhookRecords;
+use crate::store::{Keys, StoreError};
 use crate::telemetry::Telemetry;
 
 /// An event as `GET /api/v2/events/{id}` shows it: the envelope as published and the
@@ -33,35 +38,42 @@ pub(crate) struct EventView {
 /// Events, for the surfaces: publish, look up, list the log, try a filter.
 #[derive(Debug, Clone)]
 pub(crate) struct Events {
-    publishing: Publishing,
-    moved: Moved,
-    filtering: Filtering,
-    telemetry: Arc<Telemetry>,
+    parts: EventsParts,
+}
+
+/// What the events' door is made of (the wiring hands each part over).
+#[derive(Debug, Clone)]
+pub(crate) struct EventsParts {
+    pub publishing: Publishing,
+    pub moved: Moved,
+    pub filtering: Filtering,
+    pub telemetry: Arc<Telemetry>,
+    /// Each organisation's plan: how far back its event log reaches.
+    pub orgs: Orgs,
+    pub plans: Arc<crate::plans::Plans>,
+    /// The organisation's webhooks: an event's deliveries, a test event's webhook.
+    pub webhooks: WebhookRecords,
+    pub log: EventLog,
+    pub test_budget: TestEventBudget,
+    pub keys: Keys,
+    /// Where large events are read.
+    pub offload: Arc<Offload>,
 }
 
 impl Events {
-    pub(crate) fn new(
-        publishing: &Publishing,
-        (moved, filtering): (&Moved, &Filtering),
-        telemetry: &Arc<Telemetry>,
-    ) -> Events {
-        Events {
-            publishing: publishing.clone(),
-            moved: moved.clone(),
-            filtering: filtering.clone(),
-            telemetry: telemetry.clone(),
-        }
+    pub(crate) fn new(parts: EventsParts) -> Events {
+        Events { parts }
     }
 
     /// Reads a publish request's body as an event ([`validate`]): a large one on the tenant
     /// threads, in the organisation's slot (`crate::offload`).
     pub(crate) async fn read<'b>(&self, org_id: &str, bytes: &'b bytes::Bytes) -> Result<Event<'b>, Invalid> {
-        validate::read_on(&self.publishing.offload, org_id, bytes).await
+        validate::read_on(&self.parts.offload, org_id, bytes).await
     }
 
     /// Records a publish request's span (when traces are exported).
     pub(crate) fn traced(&self, span: crate::telemetry::PublishSpan<'_>) {
-        self.telemetry.publish(span);
+        self.parts.telemetry.publish(span);
     }
 
     /// Publishes a validated event of the organisation, within its plan's events of the day;
@@ -72,12 +84,12 @@ impl Events {
         (rules, token): (&crate::plans::Rules, Option<&crate::auth::TokenProof>),
         event: &Event<'_>,
     ) -> Result<Published, PublishError> {
-        counted::publish_counted(&self.publishing, org_id, counted::By { rules, token }, event).await
+        counted::publish_counted(&self.parts.publishing, org_id, counted::By { rules, token }, event).await
     }
 
     /// The organisation's event and its deliveries (`None`: unknown, or expired).
     pub(crate) async fn lookup(&self, org_id: &str, id: &str) -> Result<Option<EventView>, StoreError> {
-        lookup(&self.publishing.store, &self.moved, org_id, id).await
+        lookup(&self.parts, org_id, id).await
     }
 
     /// A page of the organisation's event log, newest first, from `cursor`.
@@ -88,9 +100,9 @@ impl Events {
         cursor: Option<&str>,
         limit: usize,
     ) -> Result<(Vec<super::event_log::LoggedEvent>, Option<String>), StoreError> {
-        let plan = self.publishing.store.orgs().org_plan_name(org_id).await?;
-        let retention = self.publishing.plans.event_retention(&plan);
-        let log = super::event_log::Log { store: &self.publishing.store, moved: &self.moved, retention };
+        let plan = self.parts.orgs.org_plan_name(org_id).await?;
+        let retention = self.parts.plans.event_retention(&plan);
+        let log = super::event_log::Log { log: &self.parts.log, moved: &self.parts.moved, retention };
         log.list(org_id, bounds, cursor, limit).await
     }
 
@@ -100,12 +112,12 @@ impl Events {
         org_id: &str,
         body: serde_json::Map<String, serde_json::Value>,
     ) -> Result<super::filtering::FilterTest, super::filtering::TestError> {
-        self.filtering.test(&self.moved, org_id, body).await
+        self.parts.filtering.test(&self.parts.moved, org_id, body).await
     }
 
     /// Whether `cursor` is one a listing of the event log gave out.
     pub(crate) fn valid_log_cursor(&self, cursor: &str) -> bool {
-        super::event_log::valid_cursor(&self.publishing.store, cursor)
+        super::event_log::valid_cursor(&self.parts.keys, cursor)
     }
 
     /// Sends a test event of `{"action"?}` (default: the webhook's first action) to the
@@ -116,7 +128,12 @@ impl Events {
         webhook_id: &str,
         body: serde_json::Map<String, serde_json::Value>,
     ) -> Result<String, test_event::TestEventError> {
-        test_event::send(&self.publishing, org_id, webhook_id, body).await
+        let to = test_event::TestTo {
+            publishing: &self.parts.publishing,
+            webhooks: &self.parts.webhooks,
+            budget: &self.parts.test_budget,
+        };
+        test_event::send(to, org_id, webhook_id, body).await
     }
 }
 
@@ -124,14 +141,14 @@ impl Events {
 /// read from every partition at once (its id does not name one); its deliveries' ids are
 /// derived from it for each of the organisation's webhooks (`store::events::publish`), so nothing is
 /// scanned. Deliveries to webhooks deleted since are not listed.
-async fn lookup(store: &Store, moved: &Moved, org_id: &str, id: &str) -> Result<Option<EventView>, StoreError> {
+async fn lookup(parts: &EventsParts, org_id: &str, id: &str) -> Result<Option<EventView>, StoreError> {
     // A test event is not in the event log (contract §9), and is not found as an event.
     if crate::ids::is_test_event_id(id) {
         return Ok(None);
     }
-    let reads = moved.reads();
+    let reads = parts.moved.reads();
     let Some((p, stored)) = reads.event(org_id, id).await? else { return Ok(None) };
-    let webhooks = store.webhooks().webhook_ids(org_id).await?;
+    let webhooks = parts.webhooks.webhook_ids(org_id).await?;
     let deliveries = reads.event_deliveries(p, org_id, id, stored.accepted_ms, &webhooks).await?;
     let deliveries = deliveries.iter().map(EventDeliveryView::from).collect();
     let envelope = RawValue::from_string(stored.envelope)

@@ -19,12 +19,14 @@ use crate::ids;
 use crate::metrics::Metrics;
 use crate::offload::{LARGE_INPUT, Offload};
 use crate::shared::{Arrivals, TokenProof, Tokens};
+use crate::store::events::daily::DailyCounts;
 use crate::store::events::publish::{MAX_SNAPSHOT_BYTES, Publication, Published, Retention, delivery_id};
 use crate::store::events::publisher::Publisher;
-use crate::store::events::standby::{Placement, ToPlace};
+use crate::store::events::standby::{Placement, Standbys, ToPlace};
 use crate::store::events::stored::StoredEvent;
+use crate::store::tenants::orgs::Orgs;
 use crate::store::tenants::webhooks::Subscriber;
-use crate::store::{Partition, Store, StoreError};
+use crate::store::{Keys, Partition, StoreError};
 
 /// What [`Publishing::prepare`] found: the envelope, the webhooks it goes to, and the
 /// organisation's version they were read at.
@@ -49,16 +51,22 @@ pub(super) struct To<'a> {
 /// What publishing uses, shared by every handle and worker that publishes.
 #[derive(Debug, Clone)]
 pub(crate) struct Publishing {
-    pub(crate) store: Store,
+    /// Each organisation's plan (what it keeps, for how long).
+    orgs: Orgs,
+    /// Where an event is placed through a failover.
+    standbys: Standbys,
+    /// The day's events counted, given back when a publish fails.
+    pub(super) counts: DailyCounts,
+    keys: Keys,
     pub(super) publisher: Arc<Publisher>,
     filtering: Filtering,
-    pub(crate) metrics: Arc<Metrics>,
+    pub(super) metrics: Arc<Metrics>,
     moved: Moved,
     arrivals: Arc<Arrivals>,
     /// How long a standby keeps a partition's events (the delivery retention).
     kept: Duration,
     /// What each plan allows.
-    pub(crate) plans: Arc<crate::plans::Plans>,
+    pub(super) plans: Arc<crate::plans::Plans>,
     /// Token lookups, to look a publisher's token up again when its publish was stale.
     pub(super) tokens: Arc<Tokens>,
     /// Where large events are read and compressed.
@@ -68,7 +76,10 @@ pub(crate) struct Publishing {
 /// The parts [`Publishing`] is made of.
 #[derive(Debug)]
 pub(crate) struct PublishingParts {
-    pub store: Store,
+    pub orgs: Orgs,
+    pub standbys: Standbys,
+    pub counts: DailyCounts,
+    pub keys: Keys,
     pub publisher: Arc<Publisher>,
     pub filtering: Filtering,
     pub metrics: Arc<Metrics>,
@@ -83,7 +94,10 @@ pub(crate) struct PublishingParts {
 impl Publishing {
     pub(crate) fn new(parts: PublishingParts) -> Publishing {
         let PublishingParts {
-            store,
+            orgs,
+            standbys,
+            counts,
+            keys,
             publisher,
             filtering,
             metrics,
@@ -95,7 +109,21 @@ impl Publishing {
             offload,
         } = parts;
         let kept = delivery_retention;
-        Publishing { store, publisher, filtering, metrics, moved, arrivals, kept, plans, tokens, offload }
+        Publishing {
+            orgs,
+            standbys,
+            counts,
+            keys,
+            publisher,
+            filtering,
+            metrics,
+            moved,
+            arrivals,
+            kept,
+            plans,
+            tokens,
+            offload,
+        }
     }
 
     /// Publishes a validated event for an organisation. Idempotent on the event id.
@@ -128,7 +156,7 @@ impl Publishing {
 
     /// [`Publishing::retention`] of the organisation's plan, read now.
     async fn retention_of_org(&self, org_id: &str) -> Result<Retention, StoreError> {
-        Ok(self.retention(&self.store.orgs().org_plan_name(org_id).await?))
+        Ok(self.retention(&self.orgs.org_plan_name(org_id).await?))
     }
 
     /// What an event needs before it is placed: its envelope and the webhooks it goes to
@@ -223,14 +251,14 @@ impl Publishing {
         version: u64,
         (retention, counted): (Retention, bool),
     ) -> Result<(Published, Option<(Partition, u64)>), StoreError> {
-        let home = self.store.keys().partition_of_subject(org_id, &event.subject_type, &event.subject_id);
+        let home = self.keys.partition_of_subject(org_id, &event.subject_type, &event.subject_id);
         let to_place = ToPlace {
             home,
             must_stay: webhooks.iter().any(|w| w.ordered),
             chosen_id: (!event.fresh_id).then_some((org_id, event.id.as_str())),
             kept: self.kept,
         };
-        let Placement::Into(p) = self.store.standbys().place_event(to_place).await? else {
+        let Placement::Into(p) = self.standbys.place_event(to_place).await? else {
             return Ok((Published::Duplicate, None));
         };
         // Operational events are about Weir's own resources: no report exports them; a test
@@ -269,8 +297,7 @@ impl Publishing {
             // A failure leaves the older snapshot exportable: logged, as the deletion itself
             // is already acknowledged.
             if event.deleted
-                && let Err(e) =
-                    self.store.standbys().forget_older_snapshots((home, p), org_id, &subject, event_ms).await
+                && let Err(e) = self.standbys.forget_older_snapshots((home, p), org_id, &subject, event_ms).await
             {
                 tracing::warn!(error = %e, org_id, event_id = %event.id, "cannot forget a deleted record's older snapshot; an export may still find it");
             }

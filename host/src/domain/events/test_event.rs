@@ -14,7 +14,8 @@ use crate::catalog;
 use crate::domain::fields::Fields;
 use crate::domain::{Invalid, StoreError};
 use crate::ids::{self, Kind};
-use crate::store::events::test_events::{PER_ORG, PER_WEBHOOK};
+use crate::store::events::test_events::{PER_ORG, PER_WEBHOOK, TestEventBudget};
+use crate::store::tenants::webhooks::WebhookRecords;
 
 /// Why no test event was sent.
 #[derive(Debug, thiserror::Error)]
@@ -42,10 +43,18 @@ impl From<Invalid> for TestEventError {
     }
 }
 
+/// Where a test event goes through: the webhook it is for, the test events' budget, publishing.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct TestTo<'a> {
+    pub publishing: &'a Publishing,
+    pub webhooks: &'a WebhookRecords,
+    pub budget: &'a TestEventBudget,
+}
+
 /// Sends a test event of `{"action"?}` (default: the webhook's first action) to the
 /// organisation's webhook; the delivery's id.
 pub(super) async fn send(
-    publishing: &Publishing,
+    to: TestTo<'_>,
     org_id: &str,
     webhook_id: &str,
     body: Map<String, Value>,
@@ -56,8 +65,7 @@ pub(super) async fn send(
     let mut fields = Fields::new(body);
     let asked = fields.string("action");
     fields.finish()?;
-    let store = &publishing.store;
-    let webhook = store.webhooks().get_webhook(org_id, webhook_id).await?.ok_or(TestEventError::NotFound)?;
+    let webhook = to.webhooks.get_webhook(org_id, webhook_id).await?.ok_or(TestEventError::NotFound)?;
     let action = match asked {
         Some(action) if !webhook.subscribed_actions.contains(&action) => {
             return Err(Invalid::field("action", format!("the webhook does not subscribe to {action}")).into());
@@ -68,7 +76,7 @@ pub(super) async fn send(
     if !webhook.active {
         return Err(TestEventError::Inactive);
     }
-    if let Err(full) = store.test_event_budget().count_test_event(org_id, webhook_id).await? {
+    if let Err(full) = to.budget.count_test_event(org_id, webhook_id).await? {
         return Err(TestEventError::TooMany { scope: full.scope, wait: full.wait });
     }
     let snapshot_key = catalog::snapshot_key_for(&action).unwrap_or("work_order");
@@ -91,7 +99,7 @@ pub(super) async fn send(
         trace: None,
         test: true,
     };
-    match publishing.publish_test(org_id, webhook_id, &event).await? {
+    match to.publishing.publish_test(org_id, webhook_id, &event).await? {
         Some(delivery) => Ok(delivery),
         None => Err(Invalid::field("action", "the webhook's filter does not select the example event").into()),
     }

@@ -14,7 +14,7 @@ use crate::auth::Caller;
 use crate::catalog;
 use crate::ids::{self, Kind};
 use crate::store::StoreError;
-use crate::store::events::exports::{Export, Exportable};
+use crate::store::events::exports::{Export, ExportRecords, Exportable};
 
 /// Export formats (contract §2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,7 +86,7 @@ pub(crate) struct Download {
 /// Report exports, for the surfaces: request, read, download.
 #[derive(Debug, Clone)]
 pub(crate) struct Exports {
-    store: crate::store::Store,
+    records: ExportRecords,
     moved: crate::domain::moved::Moved,
     link_key: std::sync::Arc<crate::shared::LinkKey>,
     delivery_retention: std::time::Duration,
@@ -94,12 +94,12 @@ pub(crate) struct Exports {
 
 impl Exports {
     pub(crate) fn new(
-        store: &crate::store::Store,
+        records: ExportRecords,
         moved: &crate::domain::moved::Moved,
         link_key: &std::sync::Arc<crate::shared::LinkKey>,
         delivery_retention: std::time::Duration,
     ) -> Exports {
-        Exports { store: store.clone(), moved: moved.clone(), link_key: link_key.clone(), delivery_retention }
+        Exports { records, moved: moved.clone(), link_key: link_key.clone(), delivery_retention }
     }
 }
 
@@ -142,7 +142,7 @@ impl Exports {
             client_name: caller.client_name.clone(),
             published: false,
         };
-        self.store.exports().create_export(&export, self.delivery_retention.as_millis() as u64).await?;
+        self.records.create_export(&export, self.delivery_retention.as_millis() as u64).await?;
         Ok(ExportView::from(&export))
     }
 
@@ -151,7 +151,7 @@ impl Exports {
         if !ids::is_valid(Kind::ReportExport, id) {
             return Err(ExportError::NotFound);
         }
-        let export = self.store.exports().get_export(org_id, id).await?.ok_or(ExportError::NotFound)?;
+        let export = self.records.get_export(org_id, id).await?.ok_or(ExportError::NotFound)?;
         Ok(ExportView::from(&export))
     }
 
@@ -164,8 +164,8 @@ impl Exports {
             Err(LinkError::Expired) => return Err(ExportError::Gone("this download link has expired")),
             Ok(()) => {}
         }
-        let export = self.store.exports().export_any_org(id).await?;
-        let file = self.store.exports().export_file(id).await?;
+        let export = self.records.export_any_org(id).await?;
+        let file = self.records.export_file(id).await?;
         let (Some(export), Some(bytes)) = (export, file) else {
             return Err(ExportError::Gone("this export is no longer available"));
         };

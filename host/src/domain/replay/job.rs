@@ -34,7 +34,7 @@ impl Job for ReplayJobs {
     /// the process stops.
     async fn run(&self, webhook: &str, stopping: &Stopping) -> Result<Ended, StoreError> {
         let replayer = &self.replayer;
-        let Some(mut replay) = replayer.store.replays().get_replay(webhook).await? else { return Ok(Ended::Done) };
+        let Some(mut replay) = replayer.doors.replays.get_replay(webhook).await? else { return Ok(Ended::Done) };
         let start = std::time::SystemTime::now();
         let mut worked = Ok(());
         while replay.state == ReplayState::Running && !stopping.is_set() && worked.is_ok() {

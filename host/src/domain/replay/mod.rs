@@ -16,11 +16,13 @@
 //! faster), and once another webhook was seen with work due there it queues one batch per
 //! [`YIELD`] only, so live traffic keeps its pace and a replay still moves.
 
+mod error;
 mod head;
 pub(crate) mod job;
 mod view;
 mod window;
 
+pub(crate) use self::error::ReplayError;
 use self::head::Head;
 pub(crate) use self::view::{ReplayStatus, ReplayView};
 
@@ -28,18 +30,19 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
-use super::Invalid;
 use super::filtering::Filtering;
 use super::moved::Moved;
 use crate::catalog;
 use crate::ids::{self, Kind};
-use crate::store::core::jobs::JobQueue;
+use crate::store::core::jobs::{JobQueue, Jobs};
 use crate::store::core::keys::{self, Partition};
-use crate::store::events::log::{LogEntry, LogSlice, Window};
+use crate::store::events::log::{EventLog, LogEntry, LogSlice, Window};
 use crate::store::events::publish::delivery_id;
-use crate::store::events::replay::{JobWrite, Replay, ReplayItem, ReplayPlace, ReplayState, Replayed};
+use crate::store::events::replay::{JobWrite, Replay, ReplayItem, ReplayPlace, ReplayRecords, ReplayState, Replayed};
 use crate::store::events::stored::StoredEvent;
-use crate::store::{Store, StoreError};
+use crate::store::tenants::orgs::Orgs;
+use crate::store::tenants::webhooks::WebhookRecords;
+use crate::store::{Keys, StoreError};
 
 /// How long a replay request works before answering (the rest goes on in the background).
 pub(crate) const INLINE: Duration = Duration::from_millis(500);
@@ -57,27 +60,6 @@ const LEASE: Duration = Duration::from_secs(30);
 const KEEP_ENDED: Duration = Duration::from_secs(7 * 86_400);
 /// How often an idle worker looks for replays to take over.
 const POLL: Duration = Duration::from_secs(1);
-
-/// Why a replay was refused.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum ReplayError {
-    #[error("webhook not found")]
-    NotFound,
-    #[error("the request is not valid")]
-    Invalid(Invalid),
-    #[error("the webhook is inactive")]
-    Inactive,
-    #[error("a replay of this webhook is still running")]
-    Running,
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
-
-impl From<Invalid> for ReplayError {
-    fn from(invalid: Invalid) -> ReplayError {
-        ReplayError::Invalid(invalid)
-    }
-}
 
 /// Replays, for the surfaces: request one, and read how the latest went.
 #[derive(Debug, Clone)]
@@ -138,7 +120,7 @@ impl Replays {
 /// (`None` from `weir admin`: the serving processes' workers find it within their poll).
 #[derive(Debug, Clone)]
 pub(crate) struct Replayer {
-    pub(crate) store: Store,
+    doors: ReplayDoors,
     moved: Moved,
     filtering: Filtering,
     arrivals: Option<std::sync::Arc<crate::shared::Arrivals>>,
@@ -146,15 +128,27 @@ pub(crate) struct Replayer {
     plans: std::sync::Arc<crate::plans::Plans>,
 }
 
+/// The store's concerns a replay works with: the organisation's plan and webhook, the replay
+/// itself and its job's lease, and the event log it walks.
+#[derive(Debug, Clone)]
+pub(crate) struct ReplayDoors {
+    pub keys: Keys,
+    pub orgs: Orgs,
+    pub webhooks: WebhookRecords,
+    pub replays: ReplayRecords,
+    pub jobs: Jobs,
+    pub log: EventLog,
+}
+
 impl Replayer {
     pub(crate) fn new(
-        moved: &Moved,
-        filtering: &Filtering,
+        doors: ReplayDoors,
+        (moved, filtering): (&Moved, &Filtering),
         arrivals: Option<&std::sync::Arc<crate::shared::Arrivals>>,
-        (store, plans): (&Store, &std::sync::Arc<crate::plans::Plans>),
+        plans: &std::sync::Arc<crate::plans::Plans>,
     ) -> Replayer {
         Replayer {
-            store: store.clone(),
+            doors,
             moved: moved.clone(),
             filtering: filtering.clone(),
             arrivals: arrivals.cloned(),
@@ -164,7 +158,7 @@ impl Replayer {
 
     /// The organisation's plan's delivery and event retentions, its plan read now.
     async fn retentions_of(&self, org_id: &str) -> Result<(Duration, Duration), StoreError> {
-        let plan = self.store.orgs().org_plan_name(org_id).await?;
+        let plan = self.doors.orgs.org_plan_name(org_id).await?;
         Ok((self.plans.delivery_retention(&plan), self.plans.event_retention(&plan)))
     }
 
@@ -180,7 +174,7 @@ impl Replayer {
         if !ids::is_valid(Kind::Webhook, webhook_id) {
             return Err(ReplayError::NotFound);
         }
-        let webhook = self.store.webhooks().get_webhook(org_id, webhook_id).await?.ok_or(ReplayError::NotFound)?;
+        let webhook = self.doors.webhooks.get_webhook(org_id, webhook_id).await?.ok_or(ReplayError::NotFound)?;
         let now = crate::time::now_millis();
         let (_, event_retention) = self.retentions_of(org_id).await?;
         let (since_ms, until_ms) = window::of(body, now, event_retention)?;
@@ -200,7 +194,7 @@ impl Replayer {
             reason: None,
             place: ReplayPlace { hour: keys::hour_of(since_ms), partition: 0, offset: 0 },
         };
-        if self.store.replays().create_replay(&replay, LEASE).await? == JobWrite::Running {
+        if self.doors.replays.create_replay(&replay, LEASE).await? == JobWrite::Running {
             return Err(ReplayError::Running);
         }
         // Queued: from here on the replay is answered as it stands, never as a failure — a
@@ -212,7 +206,7 @@ impl Replayer {
         }
         if replay.state == ReplayState::Running {
             // Due at once: a worker (of any process) goes on with it.
-            if let Err(e) = self.store.jobs().renew_job(JobQueue::Replays, webhook_id, Duration::ZERO).await {
+            if let Err(e) = self.doors.jobs.renew_job(JobQueue::Replays, webhook_id, Duration::ZERO).await {
                 tracing::debug!(error = %e, webhook_id, "a replay goes on when its lease ends");
             }
         }
@@ -222,11 +216,11 @@ impl Replayer {
     /// The organisation's webhook's latest replay (`None`: no such webhook).
     pub(crate) async fn status(&self, org_id: &str, webhook_id: &str) -> Result<Option<ReplayView>, StoreError> {
         if !ids::is_valid(Kind::Webhook, webhook_id)
-            || self.store.webhooks().get_webhook(org_id, webhook_id).await?.is_none()
+            || self.doors.webhooks.get_webhook(org_id, webhook_id).await?.is_none()
         {
             return Ok(None);
         }
-        let replay = self.store.replays().get_replay(webhook_id).await?;
+        let replay = self.doors.replays.get_replay(webhook_id).await?;
         Ok(Some(replay.filter(|r| r.org_id == org_id).as_ref().map_or_else(ReplayView::none, ReplayView::of)))
     }
 
@@ -234,7 +228,7 @@ impl Replayer {
     /// after every step and keeping its lease; ends it (completed, or stopped when its
     /// webhook is no longer active). The caller holds the lease when it starts.
     pub(crate) async fn work(&self, replay: &mut Replay, deadline: Instant) -> Result<(), StoreError> {
-        let partitions = self.store.keys().partition_count();
+        let partitions = self.doors.keys.partition_count();
         let last_hour = keys::hour_of(replay.until_ms.saturating_sub(1));
         let window = Window { since_ms: replay.since_ms, until_ms: replay.until_ms, action: None };
         let mut renewed = Instant::now();
@@ -243,13 +237,13 @@ impl Replayer {
         while replay.state == ReplayState::Running {
             if renewed.elapsed() > LEASE / 3 {
                 // Still ours: no other process takes it over while this one works on it.
-                self.store.jobs().renew_job(JobQueue::Replays, &replay.webhook_id, LEASE).await?;
+                self.doors.jobs.renew_job(JobQueue::Replays, &replay.webhook_id, LEASE).await?;
                 renewed = Instant::now();
             }
             if replay.place.hour > last_hour || replay.until_ms <= replay.since_ms {
                 return self.end(replay, ReplayState::Completed, None).await;
             }
-            match self.store.webhooks().get_webhook(&replay.org_id, &replay.webhook_id).await? {
+            match self.doors.webhooks.get_webhook(&replay.org_id, &replay.webhook_id).await? {
                 None => return self.end(replay, ReplayState::Stopped, Some("the webhook was deleted")).await,
                 Some(w) if !w.active => {
                     return self.end(replay, ReplayState::Stopped, Some("the webhook was deactivated")).await;
@@ -261,7 +255,7 @@ impl Replayer {
             }
             let place = replay.place;
             let p = Partition(place.partition);
-            let (backlog, others_due) = self.store.replays().replay_pressure(p, &replay.webhook_id).await?;
+            let (backlog, others_due) = self.doors.replays.replay_pressure(p, &replay.webhook_id).await?;
             if others_due {
                 busy_until = Instant::now() + YIELD;
             }
@@ -272,8 +266,8 @@ impl Replayer {
             last_step = Instant::now();
             let reads = self.moved.reads();
             let (entries, read_to) = self
-                .store
-                .event_log()
+                .doors
+                .log
                 .read_log(
                     p,
                     &replay.org_id,
@@ -297,7 +291,7 @@ impl Replayer {
                 replay.queued += queued;
                 replay.place = ReplayPlace { offset: read_to, ..place };
             }
-            if self.store.replays().replay_progress(&replay.webhook_id, replay.place, replay.queued).await?
+            if self.doors.replays.replay_progress(&replay.webhook_id, replay.place, replay.queued).await?
                 == JobWrite::Missing
             {
                 // Ended elsewhere (a process that took it over meanwhile finished it).
@@ -318,7 +312,7 @@ impl Replayer {
         let (events, moved) = reads.logged_events(wanted).await?;
         // An ordered webhook's replayed deliveries queue behind their subjects' pending ones;
         // its filter, as it is now, decides which events it gets.
-        let webhook = self.store.webhooks().get_webhook(&replay.org_id, &replay.webhook_id).await?;
+        let webhook = self.doors.webhooks.get_webhook(&replay.org_id, &replay.webhook_id).await?;
         let ordered =
             webhook.as_ref().is_some_and(|w| w.ordering == crate::store::tenants::webhooks::Ordering::Subject);
         let filter = webhook.and_then(|w| w.filter);
@@ -369,7 +363,7 @@ impl Replayer {
         let ids: Vec<String> = items.iter().map(|item| item.delivery_id.clone()).collect();
         reads.revive(&ids).await?;
         let (kept, _) = self.retentions_of(&replay.org_id).await?;
-        let replayed = self.store.replays().replay_batch(p, &replay.org_id, &replay.webhook_id, &items, kept).await?;
+        let replayed = self.doors.replays.replay_batch(p, &replay.org_id, &replay.webhook_id, &items, kept).await?;
         let queued = replayed.iter().filter(|r| **r == Replayed::Queued).count() as u64;
         if queued > 0
             && let Some(arrivals) = &self.arrivals
@@ -380,7 +374,7 @@ impl Replayer {
     }
 
     async fn end(&self, replay: &mut Replay, state: ReplayState, reason: Option<&str>) -> Result<(), StoreError> {
-        self.store.replays().end_replay(&replay.webhook_id, state, reason, replay.queued, KEEP_ENDED).await?;
+        self.doors.replays.end_replay(&replay.webhook_id, state, reason, replay.queued, KEEP_ENDED).await?;
         replay.state = state;
         replay.reason = reason.map(str::to_owned);
         replay.finished_at = Some(crate::time::now_rfc3339());

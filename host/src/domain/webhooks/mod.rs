@@ -4,29 +4,36 @@
 //! takes it out of the subscription index and ends its queued deliveries.
 
 mod destination;
+mod error;
 mod input;
 
 use serde_json::Value;
 
+pub(crate) use self::error::WebhookError;
 use self::input::{attachments, default_name, filter, known_actions, ordering, rate_limit, vet_url};
 use super::Invalid;
 use super::egress;
 use super::fields::{Fields, bounded_text};
-use super::notices::{self, Notice};
+use super::notices::{Notice, Notices};
 use super::quota::QuotaExceeded;
 use super::views::WebhookView;
 use std::sync::Arc;
 
-use crate::domain::events::Publishing;
 use crate::ids::{self, Kind};
 use crate::metrics::Metrics;
 use crate::netguard::UrlRule;
-use crate::plans::Quota;
+use crate::plans::{Plans, Quota};
 use crate::shared::{PluginHashes, SecretKeys};
 use crate::store::StoreError;
 use crate::store::queue::endpoint::EndpointFields;
+use crate::store::queue::requeue::Requeue;
 use crate::store::queue::status::Status;
-use crate::store::tenants::webhooks::{Created, MAX_WEBHOOKS_PER_ORG, Off, Updated, Webhook, WebhookChange};
+use crate::store::queue::streak::Streaks;
+use crate::store::queue::trim::Trim;
+use crate::store::tenants::orgs::Orgs;
+use crate::store::tenants::webhooks::{
+    Created, MAX_WEBHOOKS_PER_ORG, Off, Updated, Webhook, WebhookChange, WebhookRecords,
+};
 
 /// Longest grace period of a secret rotation.
 pub(crate) const MAX_GRACE: std::time::Duration = std::time::Duration::from_secs(7 * 86_400);
@@ -34,25 +41,6 @@ pub(crate) const MAX_GRACE: std::time::Duration = std::time::Duration::from_secs
 pub(crate) const DEFAULT_GRACE: std::time::Duration = std::time::Duration::from_secs(86_400);
 /// Longest webhook name.
 const MAX_NAME: usize = 200;
-
-/// Why a webhook change did not happen.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum WebhookError {
-    #[error("the request is not valid")]
-    Invalid(Invalid),
-    #[error("webhook not found")]
-    NotFound,
-    #[error(transparent)]
-    Quota(QuotaExceeded),
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
-
-impl From<Invalid> for WebhookError {
-    fn from(invalid: Invalid) -> WebhookError {
-        WebhookError::Invalid(invalid)
-    }
-}
 
 /// Validates a new webhook (`name`?, `url`, `subscribed_actions`, `plugins`?, `rate_limit`?,
 /// `ordering`?, `filter`?, `headers`?, `client_certificate`?) and stores it.
@@ -115,10 +103,10 @@ async fn create(
 
 /// Stores a validated new webhook within its organisation's plan.
 async fn store_new(webhooks: &Webhooks, org_id: &str, webhook: Webhook) -> Result<Webhook, WebhookError> {
-    let plan = webhooks.store.orgs().org_plan_name(org_id).await?;
-    let rules = webhooks.publishing.plans.rules(&plan).clone();
+    let plan = webhooks.orgs.org_plan_name(org_id).await?;
+    let rules = webhooks.plans.rules(&plan).clone();
     let max = rules.limits.webhooks.map_or(MAX_WEBHOOKS_PER_ORG, |n| (n as usize).min(MAX_WEBHOOKS_PER_ORG));
-    match webhooks.store.webhooks().create_webhook(webhook, max).await? {
+    match webhooks.records.create_webhook(webhook, max).await? {
         Created::Ok(webhook) => Ok(*webhook),
         Created::PluginMissing => Err(Invalid::field("plugins", "an attached plugin was just deleted").into()),
         Created::LimitReached => {
@@ -178,10 +166,10 @@ async fn update(
         (_, None) => {}
     }
     fields.finish()?;
-    let webhook = match webhooks.store.webhooks().update_webhook(org_id, id, &change).await? {
+    let webhook = match webhooks.records.update_webhook(org_id, id, &change).await? {
         Updated::Ok(webhook) => *webhook,
         Updated::Reactivated(webhook) => {
-            notices::emit(&webhooks.publishing, org_id, Notice::Reactivated(&webhook)).await;
+            webhooks.notices.emit(org_id, Notice::Reactivated(&webhook)).await;
             *webhook
         }
         Updated::NotFound => return Err(WebhookError::NotFound),
@@ -198,14 +186,14 @@ async fn update(
 /// deliveries fail (retriable after reactivation; they emit nothing), and the organisation
 /// is told with one `webhook_deactivated`. How many deliveries ended.
 pub(crate) async fn after_deactivation(webhooks: &Webhooks, org_id: &str, id: &str) -> Result<usize, StoreError> {
-    let ended = webhooks.store.requeue().end_pending(id, Status::Failed).await?;
+    let ended = webhooks.requeue.end_pending(id, Status::Failed).await?;
     for _ in 0..ended {
         webhooks.metrics.delivery_finished(Status::Failed.as_str());
     }
-    if let Some(webhook) = webhooks.store.webhooks().get_webhook(org_id, id).await?
+    if let Some(webhook) = webhooks.records.get_webhook(org_id, id).await?
         && !webhook.active
     {
-        notices::emit(&webhooks.publishing, org_id, Notice::Deactivated(&webhook)).await;
+        webhooks.notices.emit(org_id, Notice::Deactivated(&webhook)).await;
     }
     Ok(ended)
 }
@@ -234,7 +222,7 @@ async fn rotate_secret(
     let grace = grace.unwrap_or(DEFAULT_GRACE);
     let ends = (!grace.is_zero()).then(|| crate::time::now_millis() + grace.as_millis() as u64);
     let secret = crate::sign::new_secret();
-    if !webhooks.store.webhooks().rotate_secret(org_id, id, &secret, ends).await? {
+    if !webhooks.records.rotate_secret(org_id, id, &secret, ends).await? {
         return Err(WebhookError::NotFound);
     }
     find(webhooks, org_id, id).await
@@ -253,18 +241,18 @@ async fn delete(webhooks: &Webhooks, org_id: &str, id: &str) -> Result<(), Webho
 /// inactive). Its queued deliveries end: `cancelled` when deleted, `failed` (retriable after
 /// reactivation) when deactivated.
 pub(crate) async fn stop(webhooks: &Webhooks, org_id: &str, id: &str, off: Off) -> Result<bool, StoreError> {
-    if !webhooks.store.webhooks().webhook_off(org_id, id, off, webhooks.delivery_retention).await? {
+    if !webhooks.records.webhook_off(org_id, id, off, webhooks.delivery_retention).await? {
         return Ok(false);
     }
     if let Off::Deactivate(_) = off {
         after_deactivation(webhooks, org_id, id).await?;
         return Ok(true);
     }
-    let ended = webhooks.store.requeue().end_pending(id, Status::Cancelled).await?;
+    let ended = webhooks.requeue.end_pending(id, Status::Cancelled).await?;
     for _ in 0..ended {
         webhooks.metrics.delivery_finished(Status::Cancelled.as_str());
     }
-    webhooks.store.trim().drop_webhook_index(id, webhooks.delivery_retention).await?;
+    webhooks.trim.drop_webhook_index(id, webhooks.delivery_retention).await?;
     Ok(true)
 }
 
@@ -273,43 +261,61 @@ async fn find(webhooks: &Webhooks, org_id: &str, id: &str) -> Result<Webhook, We
     if !ids::is_valid(Kind::Webhook, id) {
         return Err(WebhookError::NotFound);
     }
-    webhooks.store.webhooks().get_webhook(org_id, id).await?.ok_or(WebhookError::NotFound)
+    webhooks.records.get_webhook(org_id, id).await?.ok_or(WebhookError::NotFound)
 }
 
 /// Webhooks, for the surfaces (and for the workers, which stop them): each answer is the
 /// webhook as shown.
 #[derive(Debug, Clone)]
 pub(crate) struct Webhooks {
-    store: crate::store::Store,
+    records: WebhookRecords,
+    /// Each organisation's plan: how many webhooks it may have.
+    orgs: Orgs,
+    plans: Arc<Plans>,
+    /// A stopped webhook's deliveries ended, its index dropped, its failure streak read.
+    requeue: Requeue,
+    trim: Trim,
+    streaks: Streaks,
     metrics: Arc<Metrics>,
     url_rule: UrlRule,
     plugin_hashes: Arc<PluginHashes>,
     secret_keys: Arc<SecretKeys>,
-    /// Operational events about webhooks are published.
-    publishing: Publishing,
+    /// Operational events about webhooks go out here.
+    notices: Notices,
     delivery_retention: std::time::Duration,
 }
 
 /// What [`Webhooks`] is made of.
 #[derive(Debug)]
 pub(crate) struct WebhookParts<'a> {
+    pub records: WebhookRecords,
+    pub orgs: Orgs,
+    pub plans: &'a Arc<Plans>,
+    pub requeue: Requeue,
+    pub trim: Trim,
+    pub streaks: Streaks,
     pub metrics: &'a Arc<Metrics>,
     pub url_rule: &'a UrlRule,
     pub plugin_hashes: &'a Arc<PluginHashes>,
     pub secret_keys: &'a Arc<SecretKeys>,
-    pub publishing: &'a Publishing,
+    pub notices: &'a Notices,
     pub delivery_retention: std::time::Duration,
 }
 
 impl Webhooks {
     pub(crate) fn new(parts: WebhookParts<'_>) -> Webhooks {
         Webhooks {
-            store: parts.publishing.store.clone(),
+            records: parts.records,
+            orgs: parts.orgs,
+            plans: parts.plans.clone(),
+            requeue: parts.requeue,
+            trim: parts.trim,
+            streaks: parts.streaks,
             metrics: parts.metrics.clone(),
             url_rule: parts.url_rule.clone(),
             plugin_hashes: parts.plugin_hashes.clone(),
             secret_keys: parts.secret_keys.clone(),
-            publishing: parts.publishing.clone(),
+            notices: parts.notices.clone(),
             delivery_retention: parts.delivery_retention,
         }
     }
@@ -362,17 +368,17 @@ impl Webhooks {
         cursor: Option<&str>,
         limit: usize,
     ) -> Result<(Vec<WebhookView>, Option<String>), StoreError> {
-        let (webhooks, next) = self.store.webhooks().list_webhooks(org_id, cursor, limit).await?;
+        let (webhooks, next) = self.records.list_webhooks(org_id, cursor, limit).await?;
         Ok((webhooks.iter().map(WebhookView::of).collect(), next))
     }
 
     /// Every webhook of the organisation (the settings page).
     pub(crate) async fn all(&self, org_id: &str) -> Result<Vec<WebhookView>, StoreError> {
-        Ok(self.store.webhooks().all_webhooks(org_id).await?.iter().map(WebhookView::of).collect())
+        Ok(self.records.all_webhooks(org_id).await?.iter().map(WebhookView::of).collect())
     }
 
     /// How many failed attempts in a row the webhook has had.
     pub(crate) async fn failure_streak(&self, org_id: &str, id: &str) -> Result<u32, StoreError> {
-        self.store.streaks().failure_streak(org_id, id).await
+        self.streaks.failure_streak(org_id, id).await
     }
 }

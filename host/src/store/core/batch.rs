@@ -11,7 +11,6 @@ use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::store::Store;
 use crate::store::core::keys::Partition;
 use crate::store::error::Result;
 use crate::store::error::StoreError;
@@ -33,18 +32,22 @@ pub struct Batcher<Req, Resp> {
 }
 
 impl<Req: Send + 'static, Resp: Send + 'static> Batcher<Req, Resp> {
-    /// One batcher per partition of `store`, each running `run(store, partition, batch)`.
-    pub fn per_partition<F, Fut>(store: &Store, max: usize, run: F) -> Vec<Batcher<Req, Resp>>
+    /// One batcher per partition, each running `run(concern, partition, batch)`.
+    pub fn per_partition<C, F, Fut>(
+        partitions: impl Iterator<Item = Partition>,
+        concern: &C,
+        max: usize,
+        run: F,
+    ) -> Vec<Batcher<Req, Resp>>
     where
-        F: Fn(Store, Partition, Vec<Req>) -> Fut + Clone + Send + 'static,
+        C: Clone + Send + 'static,
+        F: Fn(C, Partition, Vec<Req>) -> Fut + Clone + Send + 'static,
         Fut: Future<Output = Result<Vec<Resp>>> + Send,
     {
-        store
-            .keys()
-            .partitions()
+        partitions
             .map(|p| {
-                let (store, run) = (store.clone(), run.clone());
-                Batcher::spawn(max, move |batch: Vec<Req>| run(store.clone(), p, batch))
+                let (concern, run) = (concern.clone(), run.clone());
+                Batcher::spawn(max, move |batch: Vec<Req>| run(concern.clone(), p, batch))
             })
             .collect()
     }

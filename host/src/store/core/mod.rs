@@ -4,6 +4,7 @@
 pub mod base;
 pub mod batch;
 pub mod conn;
+pub mod health;
 pub mod jobs;
 pub mod keys;
 pub mod managed;

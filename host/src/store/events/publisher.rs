@@ -37,9 +37,11 @@ pub struct Publisher {
 impl Publisher {
     /// Starts the batchers (inside a Tokio runtime).
     pub fn start(store: &Store) -> Publisher {
-        let partitions = Batcher::per_partition(store, BATCH, move |store, p, batch: Vec<Publication>| async move {
-            store.event_writes().publish(p, &batch).await
-        });
+        let writes = store.event_writes();
+        let partitions =
+            Batcher::per_partition(store.keys().partitions(), &writes, BATCH, |writes, p, batch| async move {
+                writes.publish(p, &batch).await
+            });
         let lookups = store.clone();
         let subscribers = Batcher::spawn_distinct(BATCH, move |pairs: Vec<(String, String)>| {
             let store = lookups.clone();
