@@ -48,7 +48,7 @@ pub(super) async fn show(
 <p><a href="/settings/webhooks/{wh}">Back to the webhook</a></p>
 <dl><dt>Event</dt><dd>{action} (<a href="/settings/search?q={event}">{event}</a>)</dd><dt>Created</dt><dd>{created}</dd><dt>Updated</dt><dd>{updated}</dd></dl>"#,
         id = esc(&d.id),
-        badge = badge(&status),
+        badge = super::status::delivery_status(&d),
         wh = esc(&d.webhook_id),
         action = esc(&d.action),
         event = esc(&d.event_id),

@@ -22,6 +22,7 @@ mod portal;
 mod replay;
 mod search;
 mod session;
+mod status;
 mod test_event;
 mod try_filter;
 mod usage;

@@ -73,15 +73,58 @@ pub(super) async fn exchange(State(portal): State<Arc<PortalLinks>>, request: Re
     }
 }
 
+/// The accent's custom properties: the colour, the text drawn on it (white, or dark where
+/// white would read below 4.5:1 on it), and the colour for text on the white page (the
+/// accent, darkened until it reads at 4.5:1 or better).
+fn accent_css(hex: &str) -> String {
+    let rgb: Vec<f64> = (0..3).map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).map_or(0.0, f64::from)).collect();
+    let on_white = |rgb: &[f64]| 1.05 / (luminance(rgb) + 0.05);
+    let ink = if on_white(&rgb) >= 4.5 { "#fff" } else { "#1b1f24" };
+    let mut text = rgb.clone();
+    while on_white(&text) < 4.5 {
+        text.iter_mut().for_each(|c| *c *= 0.9);
+    }
+    let text: String = text.iter().map(|c| format!("{:02x}", c.round() as u8)).collect();
+    format!(":root {{ --accent: #{hex}; --accent-ink: {ink}; --accent-text: #{text}; }}\n")
+}
+
+/// WCAG's relative luminance of an sRGB colour (0–255 a channel).
+fn luminance(rgb: &[f64]) -> f64 {
+    let linear = |c: f64| {
+        let c = c / 255.0;
+        if c <= 0.039_28 { c / 12.92 } else { ((c + 0.055) / 1.055).powf(2.4) }
+    };
+    0.2126 * linear(rgb[0]) + 0.7152 * linear(rgb[1]) + 0.0722 * linear(rgb[2])
+}
+
 /// `GET /settings/accent.css?c=RRGGBB`: the pages' accent colour (a stylesheet, so the
 /// pages' policy allows no inline style).
 pub(super) async fn accent(query: crate::web::Query) -> Response {
     let colour =
         query.get("c").filter(|c| c.len() == 6 && c.bytes().all(|b| b.is_ascii_hexdigit())).unwrap_or("0550ae");
-    let css = format!(":root {{ --accent: #{colour}; }}\n");
+    let css = accent_css(colour);
     let mut response = axum::response::IntoResponse::into_response(css);
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/css; charset=utf-8"));
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=86400"));
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_accent_white_would_not_read_on_gets_dark_text_and_a_darker_link_colour() {
+        // #ffcc00: white on it is about 1.6:1.
+        let yellow = accent_css("ffcc00");
+        assert!(yellow.contains("--accent: #ffcc00; --accent-ink: #1b1f24;"), "{yellow}");
+        let text = yellow.split("--accent-text: #").nth(1).unwrap();
+        let rgb: Vec<f64> =
+            (0..3).map(|i| f64::from(u8::from_str_radix(&text[2 * i..2 * i + 2], 16).unwrap())).collect();
+        assert!(1.05 / (luminance(&rgb) + 0.05) >= 4.5, "links in {text} read at 4.5:1 on white");
+        // A dark accent keeps white text and is its own link colour.
+        assert_eq!(accent_css("0550ae"), ":root { --accent: #0550ae; --accent-ink: #fff; --accent-text: #0550ae; }\n");
+        assert!((1.05 / (luminance(&[255.0, 255.0, 255.0]) + 0.05) - 1.0).abs() < 1e-9);
+    }
 }

@@ -9,7 +9,7 @@ use axum::response::Response;
 use serde_json::{Map, json};
 
 use super::health::attempt_words;
-use super::html::{self, Notice, badge, csrf_field, esc, plain, store_down};
+use super::html::{self, Notice, csrf_field, esc, plain, store_down};
 use super::pages::Pages;
 use super::session::{Change, Id, Signed};
 use super::when::when;
@@ -102,7 +102,7 @@ pub(super) async fn section(doors: &Pages, signed: &Signed, w: &Webhook, query: 
             id = esc(&d.id),
             created = when(&d.created_at),
             action = esc(&d.action),
-            status = badge(d.status.as_str()),
+            status = super::status::delivery_status(d),
             n = d.attempts.len(),
             last = esc(&last),
         ));

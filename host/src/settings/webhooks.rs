@@ -60,7 +60,11 @@ pub(super) async fn list(State(doors): State<Pages>, signed: Signed, query: Quer
     };
     let new =
         if signed.0.admin { r#"<p><a class="button" href="/settings/webhooks/new">New webhook</a></p>"# } else { "" };
-    let usage = usage.map(|u| super::usage::section(&u)).unwrap_or_default();
+    // The plan and its quotas are the operator's business, not their customer's.
+    let usage = match signed.0.portal {
+        Some(_) => String::new(),
+        None => usage.map(|u| super::usage::section(&u)).unwrap_or_default(),
+    };
     let body = format!("<h1>Webhooks</h1>{}{}{new}{table}{usage}", Notice::from_query(&query), super::search::form(""));
     html::page(StatusCode::OK, "Webhooks", Some(&signed.viewer()), &body)
 }

@@ -55,6 +55,7 @@ mod plugin_sandbox;
 mod plugins;
 mod portal;
 mod portal_browser;
+mod portal_layout;
 mod redis_not_ready;
 mod replay;
 mod resilience;

@@ -94,8 +94,8 @@ async fn a_link_opens_once_a_session_of_its_organisation_framed_where_it_says() 
     assert!(html.contains("/settings/accent.css?c=aa3300"), "the accent colour is applied");
     assert!(!html.contains("/settings/logout"), "a portal session has no sign-out");
     assert!(
-        html.contains("Plan: pro") && html.contains(r#"data-quota="webhooks""#),
-        "the plan's usage, as on Settings"
+        !html.contains("Plan: pro") && !html.contains(r#"data-quota="webhooks""#),
+        "the plan and its quotas are the operator's, never shown to their customer"
     );
     let css = http.get("/settings/accent.css?c=aa3300").send().await.expect(200).text();
     assert!(css.contains("--accent: #aa3300"), "{css}");

@@ -18,19 +18,30 @@
 -- the webhook is switched off by the caller).
 -- Returns per outcome: the delivery's status after it ('pending' while a retry is due),
 -- 'missing' (expired), or {'error', why}.
+-- Each attempt made (a request sent) counts in its webhook's hour too, succeeded or failed
+-- (`a` and `e`), beside the deliveries it ended (`s` and `f`).
 -- Recording the same attempt twice (a retried call) changes nothing the second time.
 -- A final outcome of an ordered delivery (its row has `z`) releases its subject's next.
 local now, plain, history = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1'
 local ready, ended = KEYS[1], KEYS[2]
--- Deliveries an attempt ended here, per webhook, added to its counts of the hour at the end.
+-- Deliveries an attempt ended here and attempts made, per webhook, added to its counts of
+-- the hour at the end.
 local tallies, counted = tonumber(ARGV[4]), {}
 local tally_key = {}
 for i = 1, tallies do tally_key[ARGV[5 + i]] = KEYS[2 + i] end
+local function counts(wh)
+  local c = counted[wh]
+  if not c then c = {succeeded = 0, failed = 0, tried_ok = 0, tried_bad = 0}; counted[wh] = c end
+  return c
+end
 local function count(wh, status)
   if status ~= 'succeeded' and status ~= 'failed' then return end
-  local c = counted[wh]
-  if not c then c = {succeeded = 0, failed = 0}; counted[wh] = c end
+  local c = counts(wh)
   c[status] = c[status] + 1
+end
+local function count_attempt(wh, outcome)
+  local c = counts(wh)
+  if outcome == 'succeeded' then c.tried_ok = c.tried_ok + 1 else c.tried_bad = c.tried_bad + 1 end
 end
 -- What a plain row reads as: there, pending, never recorded (and not ordered).
 local PLAIN = {true, false, false, false, false}
@@ -58,6 +69,7 @@ local function record(dkey, queue, order, member, wh, outcome, attempt_no, attem
   if attempt ~= '' and last == attempt_no then
     return status or 'pending'
   end
+  if attempt ~= '' then count_attempt(wh, outcome) end
   -- `u` (last change) only without an attempt: otherwise the attempt says when.
   local sets = {}
   if attempt == '' then sets = {'u', now} end
@@ -121,6 +133,8 @@ for wh, c in pairs(counted) do
   if key then
     if c.succeeded > 0 then redis.call('HINCRBY', key, hour .. 's', c.succeeded) end
     if c.failed > 0 then redis.call('HINCRBY', key, hour .. 'f', c.failed) end
+    if c.tried_ok > 0 then redis.call('HINCRBY', key, hour .. 'a', c.tried_ok) end
+    if c.tried_bad > 0 then redis.call('HINCRBY', key, hour .. 'e', c.tried_bad) end
     redis.call('EXPIRE', key, ARGV[5])
   end
 end

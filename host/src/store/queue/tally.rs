@@ -1,8 +1,10 @@
-//! A webhook's deliveries per hour: how many ended `succeeded` and how many `failed` in each
-//! hour, counted by `lua/record.lua` as an attempt ends them (`P:{q}:wc:{org}:{wh}:{day}`,
-//! `store::core::keys`: fields `<hour of the day>s` and `<hour of the day>f`, kept two days).
-//! Deliveries failed without an attempt (a webhook deactivated or deleted, a row that could
-//! not be read) are not counted.
+//! A webhook's deliveries and attempts per hour: how many deliveries ended `succeeded` and how
+//! many `failed` in each hour, and how many attempts succeeded and failed, counted by
+//! `lua/record.lua` as each attempt is recorded (`P:{q}:wc:{org}:{wh}:{day}`,
+//! `store::core::keys`: fields `<hour of the day>s`, `…f`, `…a` (attempts succeeded) and `…e`
+//! (attempts failed), kept two days). An endpoint failing now shows its failed attempts at
+//! once, long before its deliveries end. Deliveries failed without an attempt (a webhook
+//! deactivated or deleted, a row that could not be read) are not counted.
 
 use std::collections::HashMap;
 
@@ -31,13 +33,18 @@ pub const TALLY_TTL_SECS: u64 = 2 * 24 * 3600 + 3600;
 pub struct Hourly {
     /// The first hour (hours since the epoch).
     pub first_hour: u64,
+    /// Deliveries that ended so.
     pub succeeded: [u64; 24],
     pub failed: [u64; 24],
+    /// Attempts made: those that succeeded and those that failed.
+    pub attempts_ok: [u64; 24],
+    pub attempts_failed: [u64; 24],
 }
 
 impl Hourly {
-    fn empty(first_hour: u64) -> Hourly {
-        Hourly { first_hour, succeeded: [0; 24], failed: [0; 24] }
+    /// No counts yet, from `first_hour`.
+    pub fn empty(first_hour: u64) -> Hourly {
+        Hourly { first_hour, succeeded: [0; 24], failed: [0; 24], attempts_ok: [0; 24], attempts_failed: [0; 24] }
     }
 
     /// No deliveries in the 24 hours up to `now_ms` (what is shown when counts cannot be read).
@@ -54,6 +61,8 @@ impl Hourly {
             match kind {
                 "s" => self.succeeded[i as usize] += n,
                 "f" => self.failed[i as usize] += n,
+                "a" => self.attempts_ok[i as usize] += n,
+                "e" => self.attempts_failed[i as usize] += n,
                 _ => {}
             }
         }
@@ -96,12 +105,15 @@ mod tests {
         // Hours 100..=123: day 4 holds hours 96..=119, day 5 holds 120..=143.
         let mut h = Hourly::empty(100);
         let day4: HashMap<String, u64> =
-            [("3s", 9), ("4s", 2), ("4f", 1), ("23f", 5), ("x", 1), ("4q", 7)].map(|(k, v)| (k.to_owned(), v)).into();
+            [("3s", 9), ("4s", 2), ("4f", 1), ("23f", 5), ("x", 1), ("4q", 7), ("4a", 2), ("4e", 6)]
+                .map(|(k, v)| (k.to_owned(), v))
+                .into();
         h.add(4, &day4);
         let day5: HashMap<String, u64> = [("0s", 3), ("3f", 4), ("4s", 8)].map(|(k, v)| (k.to_owned(), v)).into();
         h.add(5, &day5);
         assert_eq!(h.succeeded[0], 2, "hour 100 is day 4's hour 4");
         assert_eq!(h.failed[0], 1);
+        assert_eq!((h.attempts_ok[0], h.attempts_failed[0]), (2, 6), "hour 100's attempts");
         assert_eq!(h.failed[19], 5, "hour 119");
         assert_eq!(h.succeeded[20], 3, "hour 120");
         assert_eq!(h.failed[23], 4, "hour 123");

@@ -25,6 +25,17 @@ pub struct Browser {
 impl Browser {
     /// Starts chromedriver and a headless Chromium window of `width` × `height`.
     pub async fn start(width: u32, height: u32) -> Browser {
+        Browser::open(width, height, None).await
+    }
+
+    /// A phone: a viewport `width` CSS px wide (a desktop window is never under ~500 px), as
+    /// Chromium's device emulation draws it.
+    pub async fn phone(width: u32, height: u32) -> Browser {
+        let metrics = json!({"deviceMetrics": {"width": width, "height": height, "pixelRatio": 2.0}});
+        Browser::open(width.max(500), height, Some(metrics)).await
+    }
+
+    async fn open(width: u32, height: u32, emulation: Option<Value>) -> Browser {
         let port = free_port();
         let driver = Command::new("chromedriver")
             .arg(format!("--port={port}"))
@@ -54,6 +65,10 @@ impl Browser {
                 ],
             },
         }}});
+        let mut caps = caps;
+        if let Some(emulation) = emulation {
+            caps["capabilities"]["alwaysMatch"]["goog:chromeOptions"]["mobileEmulation"] = emulation;
+        }
         let resp = http.post("/session").json(&caps).send().await;
         assert_eq!(resp.status, 200, "cannot start Chromium: {}", resp.text());
         let session = resp.json()["value"]["sessionId"].as_str().expect("session id").to_owned();

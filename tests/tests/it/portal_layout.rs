@@ -1,0 +1,132 @@
+//! The portal's pages at every width a customer opens them at (320, 375, 768 and 1,280 px) in
+//! a real Chromium: nothing sticks out of the page or out of any element (`scrollWidth >
+//! clientWidth` on anything but a box that scrolls on purpose), with long names and URLs, a
+//! broker webhook and failed deliveries on the pages; a webhook failing now shows its failed
+//! attempts on its chart, and a delivery waiting for its next attempt reads "retrying", with
+//! when. Screenshots at each width go to
+//! `target/browser-screenshots/layout-*.png`.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use weir::store::tenants::orgs::Plan;
+
+use crate::portal::link;
+use crate::support::browser::Browser;
+use crate::support::eventually;
+use crate::support::weir::{WeirBuilder, work_order_event};
+
+/// The widths tried, in CSS px.
+const WIDTHS: [u32; 4] = [320, 375, 768, 1280];
+
+/// What sticks out at this width: the page itself, or an element whose content is wider
+/// than it (boxes that scroll on purpose, `overflow-x: auto | scroll`, excepted, and what is
+/// inside them).
+const OVERFLOWS: &str = r#"
+const out = [];
+const doc = document.documentElement;
+if (doc.scrollWidth > doc.clientWidth + 1) out.push(`the page: ${doc.scrollWidth} > ${doc.clientWidth}`);
+for (const el of document.querySelectorAll('body *')) {
+  if (!(el instanceof HTMLElement) || el.closest('svg')) continue;
+  let scroller = false;
+  for (let p = el; p; p = p.parentElement) {
+    const x = getComputedStyle(p).overflowX;
+    if (p !== el && (x === 'auto' || x === 'scroll')) { scroller = true; break; }
+  }
+  if (scroller) continue;
+  const style = getComputedStyle(el);
+  if (style.display === 'inline' || el.clientWidth === 0) continue;
+  // A field scrolls its own text; a box taken out of the flow (the hidden default button) is not laid out.
+  if (['INPUT', 'TEXTAREA', 'SELECT'].includes(el.tagName) || style.position === 'absolute') continue;
+  if (style.overflowX === 'auto' || style.overflowX === 'scroll') continue;
+  if (el.scrollWidth > el.clientWidth + 1) {
+    const name = el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + (el.className ? '.' + String(el.className).split(' ').join('.') : '');
+    out.push(`${name}: ${el.scrollWidth} > ${el.clientWidth}: ${(el.innerText || '').slice(0, 60)}`);
+  }
+  const r = el.getBoundingClientRect();
+  if (r.right > doc.clientWidth + 1 && style.position !== 'absolute' && style.position !== 'fixed') {
+    const name = el.tagName.toLowerCase() + (el.className ? '.' + String(el.className).split(' ').join('.') : '');
+    out.push(`${name} ends at ${Math.round(r.right)} px, past ${doc.clientWidth}`);
+  }
+}
+return out.slice(0, 20);
+"#;
+
+/// The pages a customer meets: the list, a webhook (HTTP and broker), a failed delivery,
+/// the forms.
+fn pages(http: &Value, broker: &Value, delivery: &str) -> Vec<(String, String)> {
+    let (h, b) = (http["id"].as_str().unwrap(), broker["id"].as_str().unwrap());
+    vec![
+        ("list".into(), "/settings/webhooks".into()),
+        ("webhook".into(), format!("/settings/webhooks/{h}")),
+        ("broker".into(), format!("/settings/webhooks/{b}")),
+        ("delivery".into(), format!("/settings/deliveries/{delivery}")),
+        ("new".into(), "/settings/webhooks/new".into()),
+        ("delete".into(), format!("/settings/webhooks/{h}/delete")),
+    ]
+}
+
+#[tokio::test]
+async fn no_portal_page_sticks_out_at_320_375_768_or_1280_px() {
+    let weir = WeirBuilder::shared().env("WEIR_RETRY_SCHEDULE", "1h").start().await;
+    let t = weir.tenant(Plan::pro()).await;
+    // A refused connection (nothing listens on port 9): failed attempts to show.
+    let long =
+        "http://127.0.0.1:9/a/rather/long/path/of/the/customers/endpoint/that/goes/on/and/on?with=a-query-string-too";
+    let http = t.admin.create_webhook(long, &["work_order_created", "form_completed"]).await;
+    let broker = t
+        .admin
+        .post(
+            "/api/v2/webhooks",
+            &json!({"name": "Orders to the warehouse's event stream (billing and shipping)",
+                    "destination": {"type": "nats", "url": "nats://127.0.0.1:9", "subject": "billing.orders.created.v1"},
+                    "subscribed_actions": ["work_order_created"]}),
+        )
+        .await
+        .expect(201)
+        .json();
+    t.publisher.publish(&work_order_event("wo_layout")).await;
+    let listed = eventually("a delivery with a failed attempt", Duration::from_secs(20), async || {
+        let page = t.admin.get(&format!("/api/v2/webhook_deliveries?webhook_id={}", http["id"].as_str()?)).await.json();
+        let d = page["data"].as_array()?.first()?.clone();
+        (!d["attempts"].as_array()?.is_empty()).then_some(d)
+    })
+    .await;
+    let delivery = listed["id"].as_str().unwrap().to_owned();
+    let mut faults = Vec::new();
+    for width in WIDTHS {
+        let made = link(&t, json!({})).await;
+        let browser = if width < 600 { Browser::phone(width, 900).await } else { Browser::start(width, 900).await };
+        browser.goto(made["url"].as_str().unwrap()).await;
+        eventually("the portal opens", Duration::from_secs(15), async || {
+            browser.url().await.ends_with("/settings/webhooks").then_some(())
+        })
+        .await;
+        for (name, path) in pages(&http, &broker, &delivery) {
+            browser.goto(&format!("{}{path}", weir.base)).await;
+            browser.find("main").await;
+            let found = browser.run(OVERFLOWS).await;
+            for fault in found.as_array().into_iter().flatten() {
+                faults.push(format!("{width} px, {name} ({path}): {}", fault.as_str().unwrap_or_default()));
+            }
+            browser.screenshot(&format!("layout-{width}-{name}")).await;
+            let text = browser.page_text().await;
+            match name.as_str() {
+                // Failing now, nothing ended yet: the failures show, in red.
+                "list" => {
+                    assert!(text.contains("no deliveries ended · 1 failed attempt"), "{text}");
+                    assert!(
+                        !text.contains("Plan:") && !text.contains("Usage on"),
+                        "no plan nor quotas in the portal: {text}"
+                    );
+                    let red = browser.run("return document.querySelectorAll('svg.chart rect.bad').length;").await;
+                    assert!(red.as_u64().unwrap_or(0) >= 2, "a red bar for each failing webhook: {red}");
+                }
+                // Waiting for its next attempt: retrying, and when.
+                "delivery" => assert!(text.contains("retrying") && text.contains("next in"), "{text}"),
+                _ => {}
+            }
+        }
+    }
+    assert!(faults.is_empty(), "{} things stick out:\n{}", faults.len(), faults.join("\n"));
+}
