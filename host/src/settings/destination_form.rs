@@ -78,8 +78,9 @@ impl DestinationValues {
                     ("text", esc(self.values.get(key).map_or("", String::as_str)))
                 };
                 let label = format!("{} ({}): {}", field.label, kinds.join(", "), field.help);
+                let classes: String = kinds.iter().map(|k| format!(" kind-{k}")).collect();
                 format!(
-                    r#"<label for="destination_{key}">{label}</label><input id="destination_{key}" name="destination_{key}" type="{kind}" value="{value}" autocomplete="off" spellcheck="false">"#,
+                    r#"<div class="dest-field{classes}"><label for="destination_{key}">{label}</label><input id="destination_{key}" name="destination_{key}" type="{kind}" value="{value}" autocomplete="off" spellcheck="false"></div>"#,
                     label = esc(&label),
                 )
             })
@@ -87,12 +88,29 @@ impl DestinationValues {
         format!(
             r#"<label for="destination_type">Deliver to</label>
 <select id="destination_type" name="destination_type" aria-describedby="destination-help">{options}</select>
-<fieldset><legend>Broker</legend>
+<fieldset class="broker"><legend>Broker</legend>
 <p id="destination-help" class="muted">Each delivery is published with the same headers and signature an HTTP endpoint receives; it succeeds when the broker acknowledges it. Fill in the fields of the kind chosen. Passwords and keys are stored encrypted and never shown again: leave the server as shown, and the keys empty, to keep them.</p>
 {inputs}
 </fieldset>"#
         )
     }
+}
+
+/// `/settings/kinds.css`: with a kind chosen, only its fields show (from the kinds' tables;
+/// a browser without `:has()` shows every field, as before). The HTTP kind's field is the URL
+/// above the broker's fieldset.
+pub(super) fn kinds_css() -> String {
+    let mut css = String::new();
+    for (kind, _) in crate::destinations::tables() {
+        let chosen = format!(r#"form:has(#destination_type option[value="{kind}"]:checked)"#);
+        if kind == "http" {
+            css.push_str(&format!("{chosen} fieldset.broker {{ display: none; }}\n"));
+        } else {
+            css.push_str(&format!("{chosen} .http-url {{ display: none; }}\n"));
+            css.push_str(&format!("{chosen} .dest-field:not(.kind-{kind}) {{ display: none; }}\n"));
+        }
+    }
+    css
 }
 
 /// The API's `destination` for what was sent: `null` for HTTP, else the kind's fields (a

@@ -56,7 +56,7 @@ pub(crate) fn page(status: StatusCode, title: &str, viewer: Option<&Viewer<'_>>,
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{title} · Weir</title>
-<link rel="stylesheet" href="/settings/app.css">{accent}
+<link rel="stylesheet" href="/settings/app.css"><link rel="stylesheet" href="/settings/kinds.css">{accent}
 <script src="/settings/app.js" defer></script>
 </head>
 <body>

@@ -71,6 +71,7 @@ pub(crate) fn router(access: Arc<Access>) -> Router<Handles> {
         .route("/portal/session", post(portal::exchange))
         .route("/settings/accent.css", get(portal::accent))
         .route("/settings/app.css", get(|| async { asset("text/css; charset=utf-8", include_str!("assets/app.css")) }))
+        .route("/settings/kinds.css", get(|| async { asset("text/css; charset=utf-8", destination_form::kinds_css()) }))
         .route(
             "/settings/app.js",
             get(|| async { asset("text/javascript; charset=utf-8", include_str!("assets/app.js")) }),
@@ -81,7 +82,7 @@ pub(crate) fn router(access: Arc<Access>) -> Router<Handles> {
         )
 }
 
-fn asset(content_type: &'static str, body: &'static str) -> Response {
+fn asset(content_type: &'static str, body: impl IntoResponse) -> Response {
     let mut response = body.into_response();
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=3600"));

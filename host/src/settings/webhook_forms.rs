@@ -97,14 +97,14 @@ impl FormValues {
 /// Name, URL, events, rate limit, order, filter, headers and client certificate.
 pub(super) fn webhook_form(action: &str, csrf: &str, values: &FormValues, submit: &str) -> String {
     format!(
-        r#"<form method="post" action="{action}">{csrf}
+        r#"<form method="post" action="{action}" novalidate>{csrf}
 <button type="submit" class="default-submit" tabindex="-1" aria-hidden="true">{submit}</button>
 <label for="name">Name</label>
 <input id="name" name="name" type="text" maxlength="200" value="{name}" aria-describedby="name-help">
 <p id="name-help" class="muted">Optional; defaults to the URL's host.</p>
-<label for="url">URL</label>
-<input id="url" name="url" type="url" value="{url}" aria-describedby="url-help">
-<p id="url-help" class="muted">http or https, and the host must resolve to a public address.</p>
+<div class="http-url"><label for="url">URL</label>
+<input id="url" name="url" type="url" inputmode="url" placeholder="https://example.com/webhooks" value="{url}" aria-describedby="url-help">
+<p id="url-help" class="muted">Where each delivery is sent over HTTP: http or https, and the host must resolve to a public address.</p></div>
 {destination}
 {actions}
 <label for="rate_limit">Rate limit</label>

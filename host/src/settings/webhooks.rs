@@ -76,12 +76,7 @@ pub(super) async fn new_form(signed: Signed) -> Response {
     }
     let body = format!(
         "<h1>New webhook</h1>{}",
-        webhook_form(
-            "/settings/webhooks",
-            &signed.0.csrf,
-            &FormValues { url: "https://".into(), ..FormValues::default() },
-            "Create webhook"
-        )
+        webhook_form("/settings/webhooks", &signed.0.csrf, &FormValues::default(), "Create webhook")
     );
     html::page(StatusCode::OK, "New webhook", Some(&signed.viewer()), &body)
 }

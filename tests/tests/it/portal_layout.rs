@@ -130,3 +130,44 @@ async fn no_portal_page_sticks_out_at_320_375_768_or_1280_px() {
     }
     assert!(faults.is_empty(), "{} things stick out:\n{}", faults.len(), faults.join("\n"));
 }
+
+/// Whether the element `css` is shown (neither it nor a parent is `display: none`).
+async fn shown(browser: &Browser, css: &str) -> bool {
+    let script = format!("const e = document.querySelector({css:?}); return !!e && e.getClientRects().length > 0;");
+    browser.run(&script).await.as_bool().unwrap_or(false)
+}
+
+#[tokio::test]
+async fn a_broker_webhook_is_made_from_a_form_showing_only_its_kinds_fields() {
+    let weir = WeirBuilder::shared().start().await;
+    let t = weir.tenant(Plan::pro()).await;
+    let made = link(&t, json!({})).await;
+    let browser = Browser::phone(375, 900).await;
+    browser.goto(made["url"].as_str().unwrap()).await;
+    eventually("the portal opens", Duration::from_secs(15), async || {
+        browser.url().await.ends_with("/settings/webhooks").then_some(())
+    })
+    .await;
+    browser.goto(&format!("{}/settings/webhooks/new", weir.base)).await;
+    // Over HTTP (the default): the URL, empty, and no broker field.
+    assert!(shown(&browser, "#url").await && !shown(&browser, "#destination_subject").await);
+    assert_eq!(browser.run("return document.querySelector('#url').value;").await, "", "no https:// typed in for you");
+    browser.run("const s = document.querySelector('#destination_type'); s.value = 'nats'; s.dispatchEvent(new Event('change'));").await;
+    assert!(!shown(&browser, "#url").await, "a broker takes no HTTP URL");
+    assert!(shown(&browser, "#destination_url").await && shown(&browser, "#destination_subject").await);
+    assert!(!shown(&browser, "#destination_queue_url").await, "another kind's field is hidden");
+    browser.fill("#name", "Orders to the stream").await;
+    browser.fill("#destination_url", "nats://127.0.0.1:4222").await;
+    browser.fill("#destination_subject", "orders.created").await;
+    browser.click("input[value=work_order_created]").await;
+    browser.click("main form button.save").await;
+    eventually("the webhook is made", Duration::from_secs(15), async || {
+        browser.page_text().await.contains("Webhook created.").then_some(())
+    })
+    .await;
+    let listed = t.admin.get("/api/v2/webhooks").await.json();
+    let hook = &listed["data"][0];
+    assert_eq!(hook["destination"]["type"], "nats", "{listed}");
+    assert_eq!(hook["destination"]["subject"], "orders.created");
+    browser.screenshot("layout-375-broker-form").await;
+}
