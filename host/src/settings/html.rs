@@ -29,6 +29,9 @@ pub(crate) struct Viewer<'a> {
     pub portal: bool,
     /// The portal link's accent colour (`#RRGGBB`).
     pub accent: Option<&'a str>,
+    /// The origins that may frame a portal session's pages (its link's `frame_ancestors`):
+    /// the page tells the one framing it its height (`assets/frame.js`).
+    pub frame_origins: &'a [String],
 }
 
 /// A full page: the layout around `body`.
@@ -51,13 +54,13 @@ pub(crate) fn page(status: StatusCode, title: &str, viewer: Option<&Viewer<'_>>,
     };
     let html = format!(
         r##"<!doctype html>
-<html lang="en">
+<html lang="en"{origins}>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{title} · Weir</title>
 <link rel="stylesheet" href="/settings/app.css"><link rel="stylesheet" href="/settings/kinds.css">{accent}
-<script src="/settings/app.js" defer></script>
+<script src="/settings/app.js" defer></script>{frame}
 </head>
 <body>
 <a class="skip" href="#main">Skip to content</a>
@@ -68,6 +71,14 @@ pub(crate) fn page(status: StatusCode, title: &str, viewer: Option<&Viewer<'_>>,
 </body>
 </html>"##,
         title = esc(title),
+        origins = match viewer.map(|v| v.frame_origins).unwrap_or_default() {
+            [] => String::new(),
+            origins => format!(r#" data-frame-origins="{}""#, esc(&origins.join(" "))),
+        },
+        frame = match viewer.map(|v| v.frame_origins).unwrap_or_default() {
+            [] => "",
+            _ => r#"<script src="/settings/frame.js" defer></script>"#,
+        },
         accent = viewer.and_then(|v| v.accent).map(super::framing::accent_link).unwrap_or_default(),
         brand = if viewer.is_some_and(|v| v.portal) { "Webhooks" } else { "Weir · Settings" },
     );

@@ -77,6 +77,10 @@ pub(crate) fn router(access: Arc<Access>) -> Router<Handles> {
             get(|| async { asset("text/javascript; charset=utf-8", include_str!("assets/app.js")) }),
         )
         .route(
+            "/settings/frame.js",
+            get(|| async { asset("text/javascript; charset=utf-8", include_str!("assets/frame.js")) }),
+        )
+        .route(
             "/settings/portal.js",
             get(|| async { asset("text/javascript; charset=utf-8", include_str!("assets/portal.js")) }),
         )

@@ -128,6 +128,7 @@ impl Signed {
             csrf: &self.0.csrf,
             portal: self.0.portal.is_some(),
             accent: self.0.portal.as_ref().and_then(|p| p.accent.as_deref()),
+            frame_origins: self.0.portal.as_ref().map_or(&[], |p| p.frame_ancestors.as_slice()),
         }
     }
 

@@ -22,7 +22,7 @@ async fn host_page(ip: &str, port: u16, url: &str, width: u32) -> String {
     let listener = tokio::net::TcpListener::bind((ip, port)).await.unwrap();
     let origin = format!("http://{}", listener.local_addr().unwrap());
     let html = format!(
-        r#"<!doctype html><html><head><meta charset="utf-8"><title>Acme · Settings</title></head><body style="margin:0;font-family:sans-serif"><h1 style="font-size:16px;margin:8px">Acme — Settings › Webhooks</h1><iframe src="{url}" style="border:1px solid #ccc;width:{width}px;height:820px"></iframe></body></html>"#
+        r#"<!doctype html><html><head><meta charset="utf-8"><title>Acme · Settings</title></head><body style="margin:0;font-family:sans-serif"><h1 style="font-size:16px;margin:8px">Acme — Settings › Webhooks</h1><iframe src="{url}" style="border:1px solid #ccc;width:{width}px;height:820px"></iframe><script>window.heights = []; addEventListener("message", (e) => {{ if (e.data && e.data.type === "weir:portal:resize") {{ window.heights.push(e.data.height); document.querySelector("iframe").style.height = e.data.height + "px"; }} }});</script></body></html>"#
     );
     tokio::spawn(async move {
         // At most a few requests per test (the page and a favicon); bounded by the test's life.
@@ -50,6 +50,21 @@ async fn framed_shows(browser: &Browser, text: &str) -> String {
     .await
 }
 
+/// The framed page says how tall it is, and the host page's two lines size the frame to it
+/// (`host_page`'s listener); back in the frame after.
+async fn the_frame_fits_its_page(browser: &Browser) {
+    browser.top().await;
+    let told = eventually("the portal page tells its height", Duration::from_secs(10), async || {
+        let heights = browser.run("return window.heights;").await;
+        heights.as_array().and_then(|h| h.last().cloned()).and_then(|h| h.as_u64())
+    })
+    .await;
+    let frame = browser.run("return document.querySelector('iframe').getBoundingClientRect().height;").await;
+    assert!(told > 100 && told < 820, "its height, not the frame's: {told}");
+    assert!((frame.as_f64().unwrap_or(0.0) - told as f64).abs() <= 3.0, "the frame fits it: {frame} for {told}");
+    browser.frame(0).await;
+}
+
 #[tokio::test]
 async fn a_customer_works_their_webhooks_inside_the_operators_page() {
     let weir = Weir::start_default().await;
@@ -71,6 +86,7 @@ async fn a_customer_works_their_webhooks_inside_the_operators_page() {
     browser.find("iframe").await;
     browser.frame(0).await;
     framed_shows(&browser, "No webhooks yet.").await;
+    the_frame_fits_its_page(&browser).await;
     let accent = browser.run("return getComputedStyle(document.querySelector('a.button')).backgroundColor;").await;
     assert_eq!(accent, "rgb(170, 51, 0)", "the link's accent colour");
     assert!(!framed_shows(&browser, "Webhooks").await.contains("org-b-secret-hook"));
