@@ -28,6 +28,32 @@ fn shown_url(url: &str, admin: bool) -> String {
     if admin { url.to_owned() } else { crate::web::masked_url(url) }
 }
 
+/// A webhook's summary: where it delivers, what, through which plugins.
+fn summary(w: &Webhook, admin: bool, plugins: &str) -> String {
+    format!(
+        r#"<dl><dt>URL</dt><dd>{}</dd>{}<dt>Events</dt><dd>{}</dd><dt>Plugins</dt><dd>{plugins}</dd></dl>"#,
+        esc(&shown_url(&w.url, admin)),
+        broker_lines(w.destination.as_ref()),
+        esc(&w.subscribed_actions.join(", ")),
+    )
+}
+
+/// A broker destination's kind and fields beside its server (a NATS webhook's subject, an
+/// AMQP exchange and routing key, …), labelled as its kind's table labels them; the spec shown
+/// on read holds no credential.
+fn broker_lines(spec: Option<&serde_json::Value>) -> String {
+    let Some(spec) = spec else { return String::new() };
+    let kind = spec.get("type").and_then(serde_json::Value::as_str).unwrap_or_default();
+    let Some((_, table)) = crate::destinations::tables().find(|(k, _)| *k == kind) else { return String::new() };
+    let mut out = format!("<dt>Delivers to</dt><dd>{}</dd>", esc(table.label));
+    for field in table.fields.iter().filter(|f| f.name != "url") {
+        if let Some(value) = spec.get(field.name).and_then(serde_json::Value::as_str) {
+            out.push_str(&format!("<dt>{}</dt><dd>{}</dd>", esc(field.label), esc(value)));
+        }
+    }
+    out
+}
+
 /// `GET /settings/webhooks`: every webhook with its health at a glance.
 pub(super) async fn list(State(doors): State<Pages>, signed: Signed, query: Query) -> Response {
     let org_id = &signed.0.org_id;
@@ -175,12 +201,11 @@ pub(super) async fn render_show(
     );
     let health = health.unwrap_or_default();
     body.push_str(&health::line(w, &health));
+    let plugins = plugins_line(doors, signed, w).await;
+    body.push_str(&summary(w, signed.0.admin, &plugins));
     body.push_str(&format!(
-        r#"<dl><dt>URL</dt><dd>{}</dd><dt>Events</dt><dd>{}</dd><dt>Plugins</dt><dd>{}</dd></dl><h2>Last 24 hours</h2>{}"#,
-        esc(&shown_url(&w.url, signed.0.admin)),
-        esc(&w.subscribed_actions.join(", ")),
-        plugins_line(doors, signed, w).await,
-        hourly.first().map(|h| health::day_html(h, false)).unwrap_or_default(),
+        "<h2>Last 24 hours</h2>{}",
+        hourly.first().map(|h| health::day_html(h, false)).unwrap_or_default()
     ));
     body.push_str(&super::test_event::form(signed, w));
     // The deliveries come first: the settings forms below are long.

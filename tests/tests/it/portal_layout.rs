@@ -169,5 +169,10 @@ async fn a_broker_webhook_is_made_from_a_form_showing_only_its_kinds_fields() {
     let hook = &listed["data"][0];
     assert_eq!(hook["destination"]["type"], "nats", "{listed}");
     assert_eq!(hook["destination"]["subject"], "orders.created");
+    let page = browser.page_text().await;
+    assert!(
+        page.contains("NATS") && page.contains("orders.created"),
+        "its kind and subject, not only its server: {page}"
+    );
     browser.screenshot("layout-375-broker-form").await;
 }
