@@ -125,9 +125,10 @@ pub(in crate::delivery) struct AttempterParts {
 impl Attempter {
     pub(in crate::delivery) fn new(parts: AttempterParts) -> Attempter {
         let AttempterParts { doors, destinations, plugins, plugin_hashes, telemetry, metrics, retry_schedule } = parts;
-        let loaders = Batcher::per_partition(doors.keys.partitions(), &doors, BATCH, |doors, p, claims| async move {
-            load(&doors, p, claims).await
-        });
+        let loaders =
+            Batcher::per_partition(doors.keys.partitions(), doors.clone(), BATCH, |doors, p, claims| async move {
+                load(&doors, p, claims).await
+            });
         Attempter {
             loaders,
             preparer: Preparer { records: doors.plugins, plugins, plugin_hashes },

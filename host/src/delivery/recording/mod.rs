@@ -98,10 +98,12 @@ impl Recorder {
     /// The recorder (inside the engine's runtime: its batches start here).
     pub(in crate::delivery) fn new(parts: RecorderParts) -> Recorder {
         let RecorderParts { doors, metrics, streak, arrivals, webhooks, deliveries, notices } = parts;
-        let recorders =
-            Batcher::per_partition(doors.keys.partitions(), &doors.work, BATCH, |work, p, outcomes| async move {
-                work.record(p, &outcomes).await
-            });
+        let recorders = Batcher::per_partition(
+            doors.keys.partitions(),
+            doors.work.clone(),
+            BATCH,
+            |work, p, outcomes| async move { work.record(p, &outcomes).await },
+        );
         Recorder { metrics, doors, recorders, streak, arrivals, webhooks, deliveries, notices }
     }
 

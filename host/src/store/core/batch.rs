@@ -32,18 +32,20 @@ pub struct Batcher<Req, Resp> {
 }
 
 impl<Req: Send + 'static, Resp: Send + 'static> Batcher<Req, Resp> {
-    /// One batcher per partition, each running `run(concern, partition, batch)`.
+    /// One batcher per partition, each running `run(concern, partition, batch)`. The concern
+    /// is shared, not copied: a batch costs one reference count whatever it holds.
     pub fn per_partition<C, F, Fut>(
         partitions: impl Iterator<Item = Partition>,
-        concern: &C,
+        concern: C,
         max: usize,
         run: F,
     ) -> Vec<Batcher<Req, Resp>>
     where
-        C: Clone + Send + 'static,
-        F: Fn(C, Partition, Vec<Req>) -> Fut + Clone + Send + 'static,
+        C: Send + Sync + 'static,
+        F: Fn(std::sync::Arc<C>, Partition, Vec<Req>) -> Fut + Clone + Send + 'static,
         Fut: Future<Output = Result<Vec<Resp>>> + Send,
     {
+        let concern = std::sync::Arc::new(concern);
         partitions
             .map(|p| {
                 let (concern, run) = (concern.clone(), run.clone());

@@ -39,7 +39,7 @@ impl Publisher {
     pub fn start(store: &Store) -> Publisher {
         let writes = store.event_writes();
         let partitions =
-            Batcher::per_partition(store.keys().partitions(), &writes, BATCH, |writes, p, batch| async move {
+            Batcher::per_partition(store.keys().partitions(), writes, BATCH, |writes, p, batch| async move {
                 writes.publish(p, &batch).await
             });
         let lookups = store.clone();
