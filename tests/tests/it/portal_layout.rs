@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use weir::store::tenants::orgs::Plan;
 
 use crate::portal::link;
+use crate::support::api::Tenant;
 use crate::support::browser::Browser;
 use crate::support::eventually;
 use crate::support::weir::{WeirBuilder, work_order_event};
@@ -66,6 +67,18 @@ fn pages(http: &Value, broker: &Value, delivery: &str) -> Vec<(String, String)> 
     ]
 }
 
+/// A browser `width` px wide (a phone's below 600) that opened a new portal link of `t`'s.
+async fn in_the_portal(t: &Tenant, width: u32) -> Browser {
+    let made = link(t, json!({})).await;
+    let browser = if width < 600 { Browser::phone(width, 900).await } else { Browser::start(width, 900).await };
+    browser.goto(made["url"].as_str().unwrap()).await;
+    eventually("the portal opens", Duration::from_secs(15), async || {
+        browser.url().await.ends_with("/settings/webhooks").then_some(())
+    })
+    .await;
+    browser
+}
+
 #[tokio::test]
 async fn no_portal_page_sticks_out_at_320_375_768_or_1280_px() {
     let weir = WeirBuilder::shared().env("WEIR_RETRY_SCHEDULE", "1h").start().await;
@@ -95,13 +108,7 @@ async fn no_portal_page_sticks_out_at_320_375_768_or_1280_px() {
     let delivery = listed["id"].as_str().unwrap().to_owned();
     let mut faults = Vec::new();
     for width in WIDTHS {
-        let made = link(&t, json!({})).await;
-        let browser = if width < 600 { Browser::phone(width, 900).await } else { Browser::start(width, 900).await };
-        browser.goto(made["url"].as_str().unwrap()).await;
-        eventually("the portal opens", Duration::from_secs(15), async || {
-            browser.url().await.ends_with("/settings/webhooks").then_some(())
-        })
-        .await;
+        let browser = in_the_portal(&t, width).await;
         for (name, path) in pages(&http, &broker, &delivery) {
             browser.goto(&format!("{}{path}", weir.base)).await;
             browser.find("main").await;
@@ -141,13 +148,7 @@ async fn shown(browser: &Browser, css: &str) -> bool {
 async fn a_broker_webhook_is_made_from_a_form_showing_only_its_kinds_fields() {
     let weir = WeirBuilder::shared().start().await;
     let t = weir.tenant(Plan::pro()).await;
-    let made = link(&t, json!({})).await;
-    let browser = Browser::phone(375, 900).await;
-    browser.goto(made["url"].as_str().unwrap()).await;
-    eventually("the portal opens", Duration::from_secs(15), async || {
-        browser.url().await.ends_with("/settings/webhooks").then_some(())
-    })
-    .await;
+    let browser = in_the_portal(&t, 375).await;
     browser.goto(&format!("{}/settings/webhooks/new", weir.base)).await;
     // Over HTTP (the default): the URL, empty, and no broker field.
     assert!(shown(&browser, "#url").await && !shown(&browser, "#destination_subject").await);
