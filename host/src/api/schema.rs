@@ -258,6 +258,30 @@ pub(crate) struct PortalLinkRequest {
     /// The pages' accent colour.
     #[schema(pattern = "^#[0-9A-Fa-f]{6}$")]
     pub accent_color: Option<String>,
+    /// Shown instead of Weir's name (and logo).
+    pub brand: Option<PortalBrand>,
+    /// A "back" link in the portal to your product: `https`, or `http` on loopback.
+    #[schema(max_length = 2048)]
+    pub return_url: Option<String>,
+    /// Where a page of this link sends its frame once the link has expired or was used: your
+    /// backend makes a new link there and redirects to it. `https`, or `http` on loopback.
+    #[schema(max_length = 2048)]
+    pub refresh_url: Option<String>,
+    /// `light` or `dark`; left out, the pages follow the browser's (and so the framing
+    /// page's) preference.
+    #[schema(pattern = "^(light|dark)$")]
+    pub theme: Option<String>,
+}
+
+/// The operator's name and logo, shown in the portal's header and on its pages.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PortalBrand {
+    #[schema(min_length = 1, max_length = 60)]
+    pub name: String,
+    /// An image (`https`, or `http` on loopback), shown 24 px high.
+    #[schema(max_length = 2048)]
+    pub logo_url: Option<String>,
 }
 
 /// How many were ended.

@@ -22,6 +22,7 @@ pub(crate) mod notices;
 pub(crate) mod operations;
 pub(crate) mod plugins;
 pub(crate) mod portal;
+pub(crate) mod portal_look;
 pub(crate) mod quota;
 pub(crate) mod replay;
 pub(crate) mod rules;

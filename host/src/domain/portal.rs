@@ -19,7 +19,7 @@ use crate::auth::secrets;
 use crate::ids::{self, Kind};
 use crate::store::tenants::portal::{PortalLink, PortalLinks as Links, Taken};
 use crate::store::tenants::portal_sessions::PortalSessions;
-use crate::store::tenants::users::Portal;
+pub(crate) use crate::store::tenants::users::{Portal, PortalLook};
 
 /// A portal session ends after this long without a request.
 pub(crate) const IDLE: Duration = Duration::from_secs(60 * 60);
@@ -95,6 +95,7 @@ impl PortalLinks {
                 link_id: ids::new(Kind::PortalLink),
                 frame_ancestors: asked.ancestors,
                 accent: asked.accent,
+                look: asked.look,
             },
             expires_ms: now + asked.ttl.as_millis() as u64,
         };
@@ -174,6 +175,7 @@ struct Asked {
     ttl: Duration,
     ancestors: Vec<String>,
     accent: Option<String>,
+    look: PortalLook,
 }
 
 impl Asked {
@@ -216,8 +218,10 @@ impl Asked {
         if accent.as_deref().is_some_and(|a| !is_colour(a)) {
             fields.error("accent_color", "must be a colour #RRGGBB");
         }
+        let look = super::portal_look::read(&mut fields);
         fields.finish()?;
-        Ok(Asked { manage, ttl: Duration::from_secs(ttl), ancestors, accent: accent.map(|a| a.to_ascii_lowercase()) })
+        let accent = accent.map(|a| a.to_ascii_lowercase());
+        Ok(Asked { manage, ttl: Duration::from_secs(ttl), ancestors, accent, look })
     }
 }
 

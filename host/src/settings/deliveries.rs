@@ -43,9 +43,15 @@ pub(super) async fn show(
     };
     let status = d.status.as_str().to_owned();
     let notice = Notice::from_query(&query);
+    let why = d
+        .attempts
+        .last()
+        .filter(|_| status != "succeeded")
+        .and_then(super::failures::explain)
+        .map(|why| super::failures::explained_html(&why))
+        .unwrap_or_default();
     let mut body = format!(
-        r#"<h1>Delivery {id} {badge}</h1>{notice}
-<p><a href="/settings/webhooks/{wh}">Back to the webhook</a></p>
+        r#"<p class="crumbs"><a href="/settings/webhooks/{wh}#deliveries">Back to the webhook</a></p><h1>Delivery {badge}</h1><p class="id"><code>{id}</code></p>{notice}{why}
 <dl><dt>Event</dt><dd>{action} (<a href="/settings/search?q={event}">{event}</a>)</dd><dt>Created</dt><dd>{created}</dd><dt>Updated</dt><dd>{updated}</dd></dl>"#,
         id = esc(&d.id),
         badge = super::status::delivery_status(&d),
@@ -89,20 +95,27 @@ pub(super) async fn show(
     html::page(StatusCode::OK, "Delivery", Some(&signed.viewer()), &body)
 }
 
-/// The attempt timeline: made, each attempt with its answer (the response body folded), and
-/// the next attempt or how it ended.
+/// The attempt timeline: made, each attempt with its answer (a failure's in words; the
+/// response body shown for the latest, folded for the others), and the next attempt or how
+/// it ended.
 fn timeline(d: &Delivery) -> String {
     let mut items = format!(r#"<li class="made"><strong>Made</strong> {}</li>"#, when(&d.created_at));
     for (i, a) in d.attempts.iter().enumerate() {
         let ok = a["status_code"].as_u64().is_some_and(|c| (200..300).contains(&c));
         let response = a["response_body"].as_str().unwrap_or("");
+        let open = if i + 1 == d.attempts.len() { " open" } else { "" };
         let folded = if response.is_empty() {
             String::new()
         } else {
-            format!("<details><summary>Response body (first 1 KiB)</summary><pre>{}</pre></details>", esc(response))
+            format!(
+                "<details{open}><summary>Response body (first 1 KiB)</summary><pre>{}</pre></details>",
+                esc(response)
+            )
         };
+        let why = super::failures::explain(a).map(|e| format!(r#"<br><span class="muted">{}</span>"#, esc(&e.what)));
         items.push_str(&format!(
-            r#"<li class="{class}"><strong>Attempt {n}</strong> {at} · {answer} · {ms} ms{folded}</li>"#,
+            r#"<li class="{class}"><strong>Attempt {n}</strong> {at} · {answer} · {ms} ms{why}{folded}</li>"#,
+            why = why.unwrap_or_default(),
             class = if ok { "ok" } else { "bad" },
             n = i + 1,
             at = when(a["at"].as_str().unwrap_or("")),

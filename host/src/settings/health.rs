@@ -30,6 +30,8 @@ pub(super) struct Last {
     pub(super) at: String,
     /// Its latest attempt in words (`HTTP 500`, `connection failed: …`), if one was made.
     pub(super) attempt: Option<String>,
+    /// That attempt's failure explained, if it failed.
+    pub(super) explained: Option<super::failures::Explained>,
 }
 
 /// An attempt (`deliveries::attempt_json`, as the API shows it) in words.
@@ -50,6 +52,7 @@ pub(super) async fn of(doors: &Pages, org_id: &str, webhook_id: &str) -> Result<
         status: d.status,
         at: d.updated_at.clone(),
         attempt: d.attempts.last().map(attempt_words),
+        explained: d.attempts.last().and_then(super::failures::explain),
     });
     Ok(Health { last, streak })
 }
@@ -78,6 +81,16 @@ pub(super) fn day_html(hourly: &Hourly, small: bool) -> String {
 pub(super) fn line(w: &Webhook, health: &Health) -> String {
     let (class, word, text) = words(w, health);
     format!(r#"<p class="health {class}"><strong>{word}</strong> — {text}</p>"#)
+}
+
+/// How the list's health filter names a webhook's health: `healthy`, `waiting` (no delivery
+/// yet), or `failing` (failing, paused, switched off, or its last delivery failed).
+pub(super) fn kind(w: &Webhook, health: &Health) -> &'static str {
+    match words(w, health).1 {
+        "Healthy" => "healthy",
+        "Waiting" => "waiting",
+        _ => "failing",
+    }
 }
 
 fn words(w: &Webhook, health: &Health) -> (&'static str, &'static str, String) {

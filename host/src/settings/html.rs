@@ -3,98 +3,8 @@
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-/// Escapes text for HTML element content and quoted attribute values.
-pub(crate) fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// Who is looking at a page (for the header).
-#[derive(Debug, Clone)]
-pub(crate) struct Viewer<'a> {
-    pub email: &'a str,
-    pub admin: bool,
-    pub csrf: &'a str,
-    /// A portal session: no person to name, no sign-out.
-    pub portal: bool,
-    /// The portal link's accent colour (`#RRGGBB`).
-    pub accent: Option<&'a str>,
-    /// The origins that may frame a portal session's pages (its link's `frame_ancestors`):
-    /// the page tells the one framing it its height (`assets/frame.js`).
-    pub frame_origins: &'a [String],
-}
-
-/// A full page: the layout around `body`.
-pub(crate) fn page(status: StatusCode, title: &str, viewer: Option<&Viewer<'_>>, body: &str) -> Response {
-    let nav = match viewer {
-        Some(v) if v.portal => {
-            format!(
-                r#"<nav aria-label="Account"><span class="who">{}</span></nav>"#,
-                if v.admin { "" } else { "View only" }
-            )
-        }
-        Some(v) => format!(
-            r#"<nav aria-label="Account"><span class="who">{email}{role}</span>
-<form method="post" action="/settings/logout" class="inline">{csrf}<button type="submit" class="link">Sign out</button></form></nav>"#,
-            email = esc(v.email),
-            role = if v.admin { " (admin)" } else { " (read only)" },
-            csrf = csrf_field(v.csrf),
-        ),
-        None => String::new(),
-    };
-    let html = format!(
-        r##"<!doctype html>
-<html lang="en"{origins}>
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title} · Weir</title>
-<link rel="stylesheet" href="/settings/app.css"><link rel="stylesheet" href="/settings/kinds.css">{accent}
-<script src="/settings/app.js" defer></script>{frame}
-</head>
-<body>
-<a class="skip" href="#main">Skip to content</a>
-<header><a class="brand" href="/settings/webhooks">{brand}</a>{nav}</header>
-<main id="main" tabindex="-1">
-{body}
-</main>
-</body>
-</html>"##,
-        title = esc(title),
-        origins = match viewer.map(|v| v.frame_origins).unwrap_or_default() {
-            [] => String::new(),
-            origins => format!(r#" data-frame-origins="{}""#, esc(&origins.join(" "))),
-        },
-        frame = match viewer.map(|v| v.frame_origins).unwrap_or_default() {
-            [] => "",
-            _ => r#"<script src="/settings/frame.js" defer></script>"#,
-        },
-        accent = viewer.and_then(|v| v.accent).map(super::framing::accent_link).unwrap_or_default(),
-        brand = if viewer.is_some_and(|v| v.portal) { "Webhooks" } else { "Weir · Settings" },
-    );
-    let mut response = (status, html).into_response();
-    let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static("default-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'"),
-    );
-    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
-    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    response
-}
+pub(crate) use super::escape::{csrf_field, esc};
+pub(crate) use super::layout::{Viewer, page};
 
 /// A short page with one message.
 pub(crate) fn plain(status: StatusCode, message: &str) -> Response {
@@ -109,11 +19,6 @@ pub(crate) fn plain(status: StatusCode, message: &str) -> Response {
 /// 503 while Redis cannot be reached.
 pub(crate) fn store_down() -> Response {
     plain(StatusCode::SERVICE_UNAVAILABLE, "Storage is unavailable; try again shortly.")
-}
-
-/// The hidden CSRF field every form carries.
-pub(crate) fn csrf_field(token: &str) -> String {
-    format!(r#"<input type="hidden" name="_csrf" value="{}">"#, esc(token))
 }
 
 /// The notices a page shows after a redirect (`?notice=<code>`). Only these fixed texts are

@@ -14,9 +14,14 @@ mod chart;
 mod cookies;
 mod deliveries;
 mod destination_form;
+mod escape;
+mod events;
+mod failures;
 mod framing;
 mod health;
 pub(crate) mod html;
+mod layout;
+mod log;
 mod pages;
 mod portal;
 mod replay;
@@ -29,6 +34,7 @@ mod usage;
 mod viewing;
 mod webhook_deliveries;
 mod webhook_forms;
+mod webhook_page;
 mod webhooks;
 mod when;
 
@@ -61,7 +67,9 @@ pub(crate) fn router(access: Arc<Access>) -> Router<Handles> {
         .route("/settings/webhooks/{id}/replay", post(replay::replay))
         .route("/settings/webhooks/{id}/test", post(test_event::send))
         .route("/settings/webhooks/{id}/delete", get(webhooks::delete_confirm).post(webhooks::delete))
+        .route("/settings/events", get(events::catalogue))
         .route("/settings/search", get(search::search))
+        .route("/settings/deliveries", get(log::log))
         .route("/settings/deliveries/{id}", get(deliveries::show))
         .route("/settings/deliveries/{id}/retry", post(deliveries::retry))
         .route_layer(axum::middleware::from_fn_with_state(access, viewing::layer));

@@ -108,8 +108,16 @@ where
         };
         match looked {
             Looked::Session(session) => Ok(Signed(*session)),
+            // In a frame, a sign-in page could not be shown (nor be of use to a customer): a
+            // portal page whose cookie did not come (the browser blocks it) says so.
+            Looked::Nobody if in_frame(parts) => Err(super::framing::framed_anywhere(super::layout::link_page(
+                StatusCode::UNAUTHORIZED,
+                "Not signed in",
+                None,
+                "<h1>Webhooks could not open here</h1><p>Open Webhooks again from the product you came from. If this page comes back, the browser did not keep this page's cookie: allow cookies for this site in its settings, or open the page in a tab of its own.</p>",
+            ))),
             Looked::Nobody => Err(html::see_other("/settings/login")),
-            Looked::PortalEnded => Err(super::framing::framed_anywhere(html::page(
+            Looked::PortalEnded => Err(super::framing::framed_anywhere(super::layout::link_page(
                 StatusCode::UNAUTHORIZED,
                 "Session ended",
                 None,
@@ -120,16 +128,14 @@ where
     }
 }
 
+/// Whether a request is for a frame's page (`Sec-Fetch-Dest: iframe`, as browsers send it).
+fn in_frame(parts: &Parts) -> bool {
+    parts.headers.get("sec-fetch-dest").is_some_and(|d| d.as_bytes() == b"iframe")
+}
+
 impl Signed {
     pub(super) fn viewer(&self) -> html::Viewer<'_> {
-        html::Viewer {
-            email: &self.0.email,
-            admin: self.0.admin,
-            csrf: &self.0.csrf,
-            portal: self.0.portal.is_some(),
-            accent: self.0.portal.as_ref().and_then(|p| p.accent.as_deref()),
-            frame_origins: self.0.portal.as_ref().map_or(&[], |p| p.frame_ancestors.as_slice()),
-        }
+        html::Viewer { email: &self.0.email, admin: self.0.admin, csrf: &self.0.csrf, portal: self.0.portal.as_ref() }
     }
 
     /// The refusal of a change without this session's CSRF token, or by someone who may

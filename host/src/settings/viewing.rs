@@ -45,7 +45,7 @@ pub(super) async fn layer(State(access): State<Arc<Access>>, mut request: Reques
     if !reading {
         tracing::info!(portal_link = %portal.link_id, org_id = %session.org_id, %method, path, status = response.status().as_u16(), "portal action");
     }
-    frame_for(response, &portal.frame_ancestors)
+    frame_for(response, portal)
 }
 
 async fn look(access: &Access, headers: &HeaderMap) -> Looked {

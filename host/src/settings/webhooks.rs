@@ -10,54 +10,43 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{Map, Value, json};
 
-use super::html::{self, Notice, badge, csrf_field, esc, plain, store_down};
+use super::html::{self, Notice, csrf_field, esc, plain, store_down};
 use super::pages::Pages;
-use super::session::{Change, Form, Id, Signed};
-use super::webhook_forms::{FormValues, plugin_names, plugins_form, problems, webhook_fields, webhook_form};
-use super::when::when;
-use super::{health, replay, webhook_deliveries};
+use super::session::{Change, Id, Signed};
+use super::webhook_forms::{FormValues, problems, webhook_fields, webhook_form};
+pub(super) use super::webhook_page::{Shown, render_show, shown_url};
+use super::{health, webhook_deliveries};
 use crate::domain::rules;
 use crate::domain::views::WebhookView as Webhook;
 use crate::domain::webhooks::WebhookError;
 use crate::domain::webhooks::Webhooks;
 use crate::web::Query;
 
-/// A webhook's URL as the viewer may see it: whole for an admin, its query's values and
-/// password hidden from a member (they may carry credentials).
-fn shown_url(url: &str, admin: bool) -> String {
-    if admin { url.to_owned() } else { crate::web::masked_url(url) }
-}
+/// The list's health filter: parameter and words.
+const HEALTH: [(&str, &str); 3] =
+    [("failing", "needs attention"), ("healthy", "healthy"), ("waiting", "waiting for a first delivery")];
 
-/// A webhook's summary: where it delivers, what, through which plugins.
-fn summary(w: &Webhook, admin: bool, plugins: &str) -> String {
-    format!(
-        r#"<dl><dt>URL</dt><dd>{}</dd>{}<dt>Events</dt><dd>{}</dd><dt>Plugins</dt><dd>{plugins}</dd></dl>"#,
-        esc(&shown_url(&w.url, admin)),
-        broker_lines(w.destination.as_ref()),
-        esc(&w.subscribed_actions.join(", ")),
-    )
-}
-
-/// A broker destination's kind and fields beside its server (a NATS webhook's subject, an
-/// AMQP exchange and routing key, …), labelled as its kind's table labels them; the spec shown
-/// on read holds no credential.
-fn broker_lines(spec: Option<&serde_json::Value>) -> String {
-    let Some(spec) = spec else { return String::new() };
-    let kind = spec.get("type").and_then(serde_json::Value::as_str).unwrap_or_default();
-    let Some((_, table)) = crate::destinations::tables().find(|(k, _)| *k == kind) else { return String::new() };
-    let mut out = format!("<dt>Delivers to</dt><dd>{}</dd>", esc(table.label));
-    for field in table.fields.iter().filter(|f| f.name != "url") {
-        if let Some(value) = spec.get(field.name).and_then(serde_json::Value::as_str) {
-            out.push_str(&format!("<dt>{}</dt><dd>{}</dd>", esc(field.label), esc(value)));
-        }
-    }
-    out
-}
-
-/// `GET /settings/webhooks`: every webhook with its health at a glance.
+/// `GET /settings/webhooks`: every webhook with its health at a glance, narrowed by a search
+/// of names and URLs (`q`; a delivery's id goes to its page) and by health.
 pub(super) async fn list(State(doors): State<Pages>, signed: Signed, query: Query) -> Response {
     let org_id = &signed.0.org_id;
-    let Ok(webhooks) = doors.webhooks.all(org_id).await else { return store_down() };
+    let q = query.get("q").unwrap_or("").trim().to_lowercase();
+    if q.starts_with("dlv_") {
+        let q = serde_urlencoded::to_string([("q", query.get("q").unwrap_or("").trim())]).unwrap_or_default();
+        return html::see_other(&format!("/settings/search?{q}"));
+    }
+    let wanted = query.get("health").and_then(|h| HEALTH.iter().find(|(v, _)| *v == h)).map(|(v, _)| *v);
+    let Ok(all) = doors.webhooks.all(org_id).await else { return store_down() };
+    let webhooks: Vec<_> = all
+        .iter()
+        .filter(|w| q.is_empty() || w.name.to_lowercase().contains(&q) || w.url.to_lowercase().contains(&q))
+        .cloned()
+        .collect();
+    // Text no name or URL holds may be an event's id: the search says.
+    if !q.is_empty() && webhooks.is_empty() {
+        let q = serde_urlencoded::to_string([("q", query.get("q").unwrap_or("").trim())]).unwrap_or_default();
+        return html::see_other(&format!("/settings/search?{q}"));
+    }
     let (healths, hourly, usage) = futures_util::join!(
         futures_util::future::join_all(webhooks.iter().map(|w| health::of(&doors, org_id, &w.id))),
         health::hourly(&doors, org_id, &webhooks),
@@ -66,6 +55,9 @@ pub(super) async fn list(State(doors): State<Pages>, signed: Signed, query: Quer
     let mut rows = String::new();
     for ((w, health), hours) in webhooks.iter().zip(healths).zip(&hourly) {
         let health = health.unwrap_or_default();
+        if wanted.is_some_and(|k| k != health::kind(w, &health)) {
+            continue;
+        }
         rows.push_str(&format!(
             r#"<tr><td><a href="/settings/webhooks/{id}">{name}</a><br><span class="url muted">{url}</span></td><td>{line}</td><td>{day}</td></tr>"#,
             id = esc(&w.id),
@@ -75,24 +67,59 @@ pub(super) async fn list(State(doors): State<Pages>, signed: Signed, query: Quer
             day = health::day_html(hours, true),
         ));
     }
-    let table = if webhooks.is_empty() {
-        "<p>No webhooks yet.</p>".to_owned()
-    } else {
-        format!(
+    let table = match (all.is_empty(), rows.is_empty()) {
+        (true, _) => empty_state(signed.0.admin),
+        (false, true) => {
+            r#"<p class="empty">No webhook matches. <a href="/settings/webhooks">Show them all</a>.</p>"#.to_owned()
+        }
+        (false, false) => format!(
             r#"<div class="table-wrap"><table class="cards"><caption class="muted">Webhooks made here or through the API</caption>
 <thead><tr><th scope="col">Webhook</th><th scope="col">Health</th><th scope="col">Last 24 hours</th></tr></thead>
 <tbody>{rows}</tbody></table></div>"#
-        )
+        ),
     };
-    let new =
-        if signed.0.admin { r#"<p><a class="button" href="/settings/webhooks/new">New webhook</a></p>"# } else { "" };
+    let new = if signed.0.admin { r#"<a class="button" href="/settings/webhooks/new">New webhook</a>"# } else { "" };
     // The plan and its quotas are the operator's business, not their customer's.
     let usage = match signed.0.portal {
         Some(_) => String::new(),
         None => usage.map(|u| super::usage::section(&u)).unwrap_or_default(),
     };
-    let body = format!("<h1>Webhooks</h1>{}{}{new}{table}{usage}", Notice::from_query(&query), super::search::form(""));
+    let filters = if all.is_empty() { String::new() } else { list_filters(query.get("q").unwrap_or(""), wanted) };
+    let body = format!(
+        r#"{}<div class="title"><h1>Webhooks</h1>{new}</div>{}{filters}{table}{usage}"#,
+        super::layout::section_nav("webhooks"),
+        Notice::from_query(&query),
+    );
     html::page(StatusCode::OK, "Webhooks", Some(&signed.viewer()), &body)
+}
+
+/// The list's search and health filter.
+fn list_filters(q: &str, wanted: Option<&str>) -> String {
+    let options: String = HEALTH
+        .iter()
+        .map(|(v, words)| {
+            format!(r#"<option value="{v}"{}>{words}</option>"#, if wanted == Some(*v) { " selected" } else { "" })
+        })
+        .collect();
+    format!(
+        r#"<form method="get" action="/settings/webhooks" class="filters" role="search">
+<div class="grow"><label for="search-q">Search</label><input id="search-q" name="q" type="search" value="{q}" placeholder="Name or URL, or a dlv_… id" spellcheck="false" autocomplete="off"></div>
+<div><label for="filter-health">Health</label><select id="filter-health" name="health"><option value="">any</option>{options}</select></div>
+<div><button type="submit" class="secondary">Show</button></div></form>"#,
+        q = esc(q),
+    )
+}
+
+/// What an organisation without webhooks sees first: what a webhook is and the first step.
+fn empty_state(admin: bool) -> String {
+    let first = if admin {
+        r#"<p><a class="button" href="/settings/webhooks/new">Create your first webhook</a></p><p class="muted">Then send it a test event from its page to see a delivery arrive.</p>"#
+    } else {
+        r#"<p class="muted">An admin of your organisation can create one.</p>"#
+    };
+    format!(
+        r#"<div class="empty"><h2>No webhooks yet</h2><p>A webhook sends your events as they happen to a URL you own — or to a queue or stream — each one signed so your server can trust it, and retried until it is received.</p>{first}</div>"#
+    )
 }
 
 /// `GET /settings/webhooks/new`
@@ -144,114 +171,6 @@ pub(super) async fn show(State(doors): State<Pages>, signed: Signed, Id(id): Id,
     }
 }
 
-/// What a webhook's page shows beside the webhook: a notice, the errors of a form just
-/// sent, and that form (to show what was typed).
-#[derive(Default)]
-pub(super) struct Shown<'a> {
-    pub(super) notice: &'a str,
-    pub(super) errors: &'a [(String, String)],
-    pub(super) edited: Option<&'a Form>,
-    /// A filter tried on recent events (`try_filter`), shown under the filter.
-    pub(super) tried: &'a str,
-}
-
-impl<'a> Shown<'a> {
-    fn errors(errors: &'a [(String, String)]) -> Shown<'a> {
-        Shown { errors, ..Shown::default() }
-    }
-}
-
-/// The webhook's plugins by name, in the order they run.
-async fn plugins_line(doors: &Pages, signed: &Signed, w: &Webhook) -> String {
-    if w.plugins.is_empty() {
-        return r#"<span class="muted">none</span>"#.to_owned();
-    }
-    let names = plugin_names(&doors.plugins, &signed.0.org_id).await;
-    let shown: Vec<String> =
-        w.plugins.iter().map(|a| names.get(&a.plugin_id).cloned().unwrap_or_else(|| a.plugin_id.clone())).collect();
-    esc(&shown.join(" → "))
-}
-
-pub(super) async fn render_show(
-    doors: &Pages,
-    signed: &Signed,
-    w: &Webhook,
-    shown: Shown<'_>,
-    query: &Query,
-) -> Response {
-    let Shown { notice, errors, edited, tried } = shown;
-    let admin = signed.0.admin;
-    let csrf = &signed.0.csrf;
-    let id = esc(&w.id);
-    let mut body = format!(
-        "<h1>{} {}</h1>{notice}{}",
-        esc(&w.name),
-        badge(if w.active { "active" } else { "inactive" }),
-        html::errors(errors)
-    );
-    if !w.active && admin {
-        body.push_str(&format!(
-            r#"<form method="post" action="/settings/webhooks/{id}/active">{}<input type="hidden" name="active" value="true"><button type="submit">Reactivate</button></form>"#,
-            csrf_field(csrf)
-        ));
-    }
-    let (health, hourly) = futures_util::join!(
-        health::of(doors, &signed.0.org_id, &w.id),
-        health::hourly(doors, &signed.0.org_id, std::slice::from_ref(w))
-    );
-    let health = health.unwrap_or_default();
-    body.push_str(&health::line(w, &health));
-    let plugins = plugins_line(doors, signed, w).await;
-    body.push_str(&summary(w, signed.0.admin, &plugins));
-    body.push_str(&format!(
-        "<h2>Last 24 hours</h2>{}",
-        hourly.first().map(|h| health::day_html(h, false)).unwrap_or_default()
-    ));
-    body.push_str(&super::test_event::form(signed, w));
-    // The deliveries come first: the settings forms below are long.
-    body.push_str(&webhook_deliveries::section(doors, signed, w, query).await);
-    body.push_str(&replay::section(doors, signed, w).await);
-    if admin {
-        let previous = match &w.previous_secret_expires_at {
-            Some(until) => {
-                format!(r#"<p id="previous-secret">The previous secret also signs until {}.</p>"#, when(until))
-            }
-            None => String::new(),
-        };
-        body.push_str(&format!(
-            r#"<details><summary>Reveal signing secret</summary><p><code id="secret">{secret}</code>
-<button type="button" class="secondary" data-copy="secret">Copy</button></p>{previous}
-<p class="muted">Receivers verify the Standard Webhooks headers (<code>webhook-signature</code>) or <code>X-Webhook-Signature</code> (HMAC-SHA256 of the raw body) with it.</p>
-<form method="post" action="/settings/webhooks/{id}/rotate_secret" class="inline">{csrf}
-<label for="grace_period">Keep signing with the current secret for</label>
-<select id="grace_period" name="grace_period"><option value="0s">no time (stop at once)</option><option value="1h">1 hour</option><option value="24h" selected>24 hours</option><option value="7d">7 days</option></select>
-<button type="submit" class="secondary">Rotate secret</button></form></details>"#,
-            secret = esc(&w.signing_secret),
-            csrf = csrf_field(csrf),
-        ));
-        let values =
-            FormValues { tried: tried.to_owned(), ..edited.map_or_else(|| FormValues::of(w), FormValues::sent) };
-        body.push_str("<h2>Edit</h2>");
-        body.push_str(&webhook_form(&format!("/settings/webhooks/{}", w.id), csrf, &values, "Save changes"));
-        body.push_str(&plugins_form(&doors.plugins, signed, w).await);
-        body.push_str("<h2>Status and removal</h2>");
-        if w.active {
-            body.push_str(&format!(
-                r#"<form method="post" action="/settings/webhooks/{id}/active" class="inline">{}<input type="hidden" name="active" value="false"><button type="submit" class="secondary">Deactivate</button></form> "#,
-                csrf_field(csrf)
-            ));
-        }
-        body.push_str(&format!(r#"<a class="button danger" href="/settings/webhooks/{id}/delete">Delete…</a>"#));
-    }
-    body.push_str(&format!(
-        r#"<p class="muted">Created {}, updated {}.</p>"#,
-        when(&w.created_at),
-        when(&w.updated_at)
-    ));
-    let status = if errors.is_empty() { StatusCode::OK } else { StatusCode::UNPROCESSABLE_ENTITY };
-    html::page(status, &w.name, Some(&signed.viewer()), &body)
-}
-
 /// `POST /settings/webhooks/{id}`: name, URL, events.
 pub(super) async fn update(State(doors): State<Pages>, Id(id): Id, Change(signed, form): Change) -> Response {
     let w = match webhook(&doors.webhooks, &signed, &id).await {
@@ -264,7 +183,7 @@ pub(super) async fn update(State(doors): State<Pages>, Id(id): Id, Change(signed
     }
     // (The destination as shown sent back unchanged keeps its credentials: the domain's rule.)
     match doors.webhooks.update(&signed.0.org_id, &id, body).await {
-        Ok(_) => html::see_other(&format!("/settings/webhooks/{id}?notice={}", Notice::Saved.code())),
+        Ok(_) => html::see_other(&format!("/settings/webhooks/{id}?notice={}#settings", Notice::Saved.code())),
         Err(WebhookError::Store(_)) => store_down(),
         Err(e) => {
             render_show(
@@ -310,7 +229,7 @@ pub(super) async fn update_plugins(State(doors): State<Pages>, Id(id): Id, Chang
     let mut body = Map::new();
     body.insert("plugins".into(), Value::Array(plugins));
     match doors.webhooks.update(&signed.0.org_id, &id, body).await {
-        Ok(_) => html::see_other(&format!("/settings/webhooks/{id}?notice={}", Notice::Saved.code())),
+        Ok(_) => html::see_other(&format!("/settings/webhooks/{id}?notice={}#settings", Notice::Saved.code())),
         Err(WebhookError::Store(_)) => store_down(),
         Err(e) => render_show(&doors, &signed, &w, Shown::errors(&problems(&e)), &Query::default()).await,
     }
@@ -346,7 +265,7 @@ pub(super) async fn rotate_secret(State(doors): State<Pages>, Id(id): Id, Change
         body.insert("grace_period".into(), json!(grace));
     }
     match doors.webhooks.rotate_secret(&signed.0.org_id, &id, body).await {
-        Ok(_) => html::see_other(&format!("/settings/webhooks/{id}?notice={}", Notice::Rotated.code())),
+        Ok(_) => html::see_other(&format!("/settings/webhooks/{id}?notice={}#settings", Notice::Rotated.code())),
         Err(WebhookError::NotFound) => plain(StatusCode::NOT_FOUND, "No such webhook."),
         Err(WebhookError::Store(_)) => store_down(),
         Err(e) => match webhook(&doors.webhooks, &signed, &id).await {

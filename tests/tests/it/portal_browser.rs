@@ -85,7 +85,7 @@ async fn a_customer_works_their_webhooks_inside_the_operators_page() {
     browser.goto(&format!("{origin}/")).await;
     browser.find("iframe").await;
     browser.frame(0).await;
-    framed_shows(&browser, "No webhooks yet.").await;
+    framed_shows(&browser, "No webhooks yet").await;
     the_frame_fits_its_page(&browser).await;
     let accent = browser.run("return getComputedStyle(document.querySelector('a.button')).backgroundColor;").await;
     assert_eq!(accent, "rgb(170, 51, 0)", "the link's accent colour");
@@ -98,9 +98,12 @@ async fn a_customer_works_their_webhooks_inside_the_operators_page() {
     browser.click("input[value=work_order_created]").await;
     browser.click("main form button.save").await;
     framed_shows(&browser, "Webhook created.").await;
+    // Its page opens on its overview; the form is under Settings.
+    browser.click(".tabs a[href='#settings']").await;
     browser.fill("#name", "Orders to the ERP").await;
     browser.click("main form button.save").await;
     framed_shows(&browser, "Changes saved.").await;
+    browser.click(".tabs a[href='#overview']").await;
     a.publisher.publish(&work_order_event("wo_1")).await;
     receiver.wait_for(1, Duration::from_secs(10)).await;
     browser.click("form[action$='/test'] button").await;
@@ -126,6 +129,7 @@ async fn a_customer_works_their_webhooks_inside_the_operators_page() {
     // document without its delete link for 10 s).
     browser.run(&format!("location.href = '{ours}';")).await;
     framed_shows(&browser, "Orders to the ERP").await;
+    browser.click(".tabs a[href='#settings']").await;
     browser.click("a[href$='/delete']").await;
     browser.click("form[action$='/delete'] button").await;
     framed_shows(&browser, "Webhook deleted").await;

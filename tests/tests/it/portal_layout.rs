@@ -60,7 +60,11 @@ fn pages(http: &Value, broker: &Value, delivery: &str) -> Vec<(String, String)> 
     vec![
         ("list".into(), "/settings/webhooks".into()),
         ("webhook".into(), format!("/settings/webhooks/{h}")),
+        ("webhook-deliveries".into(), format!("/settings/webhooks/{h}#deliveries")),
+        ("webhook-settings".into(), format!("/settings/webhooks/{h}#settings")),
         ("broker".into(), format!("/settings/webhooks/{b}")),
+        ("log".into(), "/settings/deliveries".into()),
+        ("events".into(), "/settings/events".into()),
         ("delivery".into(), format!("/settings/deliveries/{delivery}")),
         ("new".into(), "/settings/webhooks/new".into()),
         ("delete".into(), format!("/settings/webhooks/{h}/delete")),
@@ -130,7 +134,12 @@ async fn no_portal_page_sticks_out_at_320_375_768_or_1280_px() {
                     assert!(red.as_u64().unwrap_or(0) >= 2, "a red bar for each failing webhook: {red}");
                 }
                 // Waiting for its next attempt: retrying, and when.
-                "delivery" => assert!(text.contains("retrying") && text.contains("next in"), "{text}"),
+                // … and what went wrong, and what to try.
+                "delivery" => {
+                    assert!(text.contains("retrying") && text.contains("next in"), "{text}");
+                    assert!(text.contains("Nothing accepted the connection") && text.contains("no firewall"), "{text}");
+                }
+                "webhook" => assert!(text.contains("Nothing accepted the connection"), "{text}"),
                 _ => {}
             }
         }

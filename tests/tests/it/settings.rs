@@ -72,7 +72,7 @@ async fn an_admin_manages_webhooks_from_the_page() {
     browser.goto(&format!("{}/settings/login", weir.base)).await;
     browser.screenshot("01-sign-in").await;
     sign_in(&browser, &weir, "ada@example.com").await;
-    assert!(browser.page_text().await.contains("No webhooks yet."));
+    assert!(browser.page_text().await.contains("No webhooks yet"));
 
     // Create a webhook on the page.
     browser.click("a[href='/settings/webhooks/new']").await;
@@ -102,7 +102,7 @@ async fn an_admin_manages_webhooks_from_the_page() {
     browser.screenshot("03-webhooks").await;
 
     // Reveal the signing secret.
-    browser.goto(&format!("{}/settings/webhooks/{}", weir.base, from_page["id"].as_str().unwrap())).await;
+    browser.goto(&format!("{}/settings/webhooks/{}#settings", weir.base, from_page["id"].as_str().unwrap())).await;
     browser.click("details summary").await;
     assert_eq!(browser.text("#secret").await, from_page["signing_secret"].as_str().unwrap());
 
@@ -160,6 +160,7 @@ async fn a_failing_webhook_from_the_page(
 
     // Retry the failed delivery from its page once the endpoint works again.
     failing.set(Reply::Status(200));
+    browser.click(".tabs a[href='#deliveries']").await;
     browser.click("a[href^='/settings/deliveries/']").await;
     let delivery_page = browser.page_text().await;
     assert!(delivery_page.contains("failed") && delivery_page.contains("Attempt 1"), "{delivery_page}");
@@ -176,7 +177,7 @@ async fn a_failing_webhook_from_the_page(
     .await;
 
     // Delete, after confirming.
-    browser.goto(&format!("{}/settings/webhooks/{api_id}", weir.base)).await;
+    browser.goto(&format!("{}/settings/webhooks/{api_id}#settings", weir.base)).await;
     browser.click(&format!("a[href='/settings/webhooks/{api_id}/delete']")).await;
     assert!(browser.page_text().await.contains("cannot be undone"));
     submit(browser, "form[action$='/delete'] button", "Webhook deleted").await;

@@ -51,7 +51,7 @@ async fn the_person_on_call_sees_health_and_works_the_deliveries() {
 
     // Retry everything that failed since yesterday, once the endpoint works again.
     broken.set(Reply::Status(200));
-    browser.goto(&format!("{}/settings/webhooks/{failing_id}", weir.base)).await;
+    browser.goto(&format!("{}/settings/webhooks/{failing_id}#deliveries", weir.base)).await;
     browser.screenshot("09-webhook-deliveries").await;
     submit(&browser, "form[action$='/retry_failed'] button", "22 failed deliveries queued for a new attempt.").await;
     eventually("retried deliveries succeeded", Duration::from_secs(30), async || {
@@ -64,7 +64,7 @@ async fn the_person_on_call_sees_health_and_works_the_deliveries() {
     })
     .await;
     // One delivery, by its own button.
-    browser.goto(&format!("{}/settings/webhooks/{unreachable_id}", weir.base)).await;
+    browser.goto(&format!("{}/settings/webhooks/{unreachable_id}#deliveries", weir.base)).await;
     submit(&browser, "#deliveries form[action$='/retry'] button", "Retry queued.").await;
 }
 
@@ -87,25 +87,32 @@ async fn health_at_a_glance(browser: &Browser) {
     browser.screenshot("08-webhook-health").await;
 }
 
-/// A webhook's deliveries come before its long settings forms, each failure in words.
+/// A webhook's page opens on its overview — what went wrong and what to try — with its
+/// deliveries and its long settings forms each under a tab of their own.
 async fn deliveries_before_the_forms(browser: &Browser, weir: &Weir, unreachable_id: &str, ok_id: &str) {
     browser.goto(&format!("{}/settings/webhooks/{unreachable_id}", weir.base)).await;
-    let top = browser.run("return document.querySelector('#deliveries').getBoundingClientRect().top;").await;
-    let edit = browser.run("return [...document.querySelectorAll('h2')].find(h => h.textContent == 'Edit').getBoundingClientRect().top;").await;
-    assert!(top.as_f64().unwrap() < 700.0 && top.as_f64() < edit.as_f64(), "deliveries at {top}, the form at {edit}");
+    let shown = "return [...document.querySelectorAll('.tab')].filter(t => t.offsetParent !== null).map(t => t.id);";
+    assert_eq!(browser.run(shown).await, json!(["overview"]), "one tab at a time, the overview first");
+    let why = browser.text(".why").await;
+    assert!(why.contains("Nothing accepted the connection") && why.contains("listening on that port"), "{why}");
+    browser.click(".tabs a[href='#deliveries']").await;
+    assert_eq!(browser.run(shown).await, json!(["deliveries"]));
     let page = browser.text("#deliveries").await;
     assert!(page.contains("connection failed"), "the failure in words: {page}");
     assert!(!page.contains("null"), "{page}");
     assert!(page.contains("just now") || page.contains(" min ago"), "relative times: {page}");
     let exact = browser.run("return document.querySelector('#deliveries time').title;").await;
     assert!(exact.as_str().unwrap().ends_with(" UTC"), "the exact time on hover: {exact}");
+    browser.click(".tabs a[href='#settings']").await;
+    assert_eq!(browser.run(shown).await, json!(["settings"]));
+    assert!(browser.text("#settings").await.contains("Edit"), "the form under Settings");
     browser.goto(&format!("{}/settings/webhooks/{ok_id}", weir.base)).await;
     assert!(browser.page_text().await.contains("trim-creator v1"), "the plugins by name");
 }
 
 /// Pages of 20, newest first, with the filters kept.
 async fn pages_of_twenty_with_the_filters_kept(browser: &Browser, weir: &Weir, ok_id: &str) {
-    browser.goto(&format!("{}/settings/webhooks/{ok_id}", weir.base)).await;
+    browser.goto(&format!("{}/settings/webhooks/{ok_id}#deliveries", weir.base)).await;
     browser.run("document.querySelector('#filter-status').value = 'succeeded'").await;
     browser.click("form.filters button").await;
     eventually("filtered", Duration::from_secs(10), async || {

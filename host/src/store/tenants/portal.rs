@@ -2,7 +2,8 @@
 //!
 //! A link is a hash under the hash of its token: `link_id`, `org_id`, `client_id` (the API
 //! client that made it), `generation` (its organisation's portal generation when made),
-//! `manage`, `frame_ancestors` (JSON), `accent`, `expires_ms`, `used`; it is kept a day past
+//! `manage`, `frame_ancestors` (JSON), `accent`, the look (`brand_name`, `logo_url`, `return_url`,
+//! `refresh_url`, `theme`), `expires_ms`, `used`; it is kept a day past
 //! its expiry, so a late use is told the link expired inside the frames it was made for. It
 //! is taken once, atomically (`portal_take.lua`). An organisation's unused links are listed
 //! by expiry in `portal-links` (`client token-hash`), at most [`MAX_UNUSED_LINKS`] at once,
@@ -21,7 +22,7 @@ use crate::store::core::reply::flag_str;
 use crate::store::core::room::{self, Bounded, Entry, Full};
 use crate::store::core::scripts::{PORTAL_TAKE, SET_IF_EXISTS};
 use crate::store::error::Result;
-use crate::store::tenants::users::Portal;
+use crate::store::tenants::users::{Portal, PortalLook};
 
 /// The concern's handle: what it reads and writes, over the store's connection and key layout.
 #[derive(Debug, Clone)]
@@ -69,12 +70,25 @@ pub enum Taken {
 }
 
 /// The fields of a link (and of the sessions it opens) besides its expiry and use.
-pub(super) const LINK_FIELDS: [&str; 7] =
-    ["link_id", "org_id", "client_id", "generation", "manage", "frame_ancestors", "accent"];
+pub(super) const LINK_FIELDS: [&str; 12] = [
+    "link_id",
+    "org_id",
+    "client_id",
+    "generation",
+    "manage",
+    "frame_ancestors",
+    "accent",
+    "brand_name",
+    "logo_url",
+    "return_url",
+    "refresh_url",
+    "theme",
+];
 
 impl PortalLink {
     pub(super) fn of_fields(f: &HashMap<String, String>) -> PortalLink {
         let text = |n: &str| f.get(n).cloned().unwrap_or_default();
+        let set = |n: &str| f.get(n).filter(|v| !v.is_empty()).cloned();
         PortalLink {
             org_id: text("org_id"),
             client_id: text("client_id"),
@@ -83,13 +97,21 @@ impl PortalLink {
             portal: Portal {
                 link_id: text("link_id"),
                 frame_ancestors: serde_json::from_str(&text("frame_ancestors")).unwrap_or_default(),
-                accent: f.get("accent").filter(|a| !a.is_empty()).cloned(),
+                accent: set("accent"),
+                look: PortalLook {
+                    brand_name: set("brand_name"),
+                    logo_url: set("logo_url"),
+                    return_url: set("return_url"),
+                    refresh_url: set("refresh_url"),
+                    theme: set("theme"),
+                },
             },
             expires_ms: text("expires_ms").parse().unwrap_or(0),
         }
     }
 
     pub(super) fn fields(&self) -> Vec<(&'static str, String)> {
+        let look = &self.portal.look;
         vec![
             ("link_id", self.portal.link_id.clone()),
             ("org_id", self.org_id.clone()),
@@ -98,6 +120,11 @@ impl PortalLink {
             ("manage", flag_str(self.manage).to_owned()),
             ("frame_ancestors", serde_json::to_string(&self.portal.frame_ancestors).unwrap_or_else(|_| "[]".into())),
             ("accent", self.portal.accent.clone().unwrap_or_default()),
+            ("brand_name", look.brand_name.clone().unwrap_or_default()),
+            ("logo_url", look.logo_url.clone().unwrap_or_default()),
+            ("return_url", look.return_url.clone().unwrap_or_default()),
+            ("refresh_url", look.refresh_url.clone().unwrap_or_default()),
+            ("theme", look.theme.clone().unwrap_or_default()),
         ]
     }
 

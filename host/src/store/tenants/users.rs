@@ -217,4 +217,22 @@ pub struct Portal {
     pub frame_ancestors: Vec<String>,
     /// `#RRGGBB`, when the operator chose one.
     pub accent: Option<String>,
+    /// The operator's name, logo and pages around it.
+    pub look: PortalLook,
+}
+
+/// What a portal session shows of the operator that framed it (each an `https` URL, or
+/// `http` on loopback, when set).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PortalLook {
+    /// Shown instead of Weir's name.
+    pub brand_name: Option<String>,
+    /// The operator's logo, beside its name.
+    pub logo_url: Option<String>,
+    /// A "back" link to the operator's product.
+    pub return_url: Option<String>,
+    /// Where a link that has expired or was used sends its frame, for a new one.
+    pub refresh_url: Option<String>,
+    /// `light` or `dark`; none: as the browser (and the framing page) prefers.
+    pub theme: Option<String>,
 }

@@ -89,6 +89,17 @@ impl Browser {
         resp.json()["value"].clone()
     }
 
+    /// A Chrome DevTools command (through chromedriver's `goog/cdp/execute`).
+    pub async fn cdp(&self, command: &str, params: Value) -> Value {
+        self.call(hyper::Method::POST, "/goog/cdp/execute", Some(json!({"cmd": command, "params": params}))).await
+    }
+
+    /// Makes the pages see `prefers-color-scheme: dark` (or `light`).
+    pub async fn prefer_scheme(&self, scheme: &str) {
+        let features = json!([{"name": "prefers-color-scheme", "value": scheme}]);
+        self.cdp("Emulation.setEmulatedMedia", json!({"features": features})).await;
+    }
+
     pub async fn goto(&self, url: &str) {
         self.call(hyper::Method::POST, "/url", Some(json!({"url": url}))).await;
     }
