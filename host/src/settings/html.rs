@@ -103,7 +103,7 @@ impl Notice {
     /// The notice box: `ok` for done, `error` for refused.
     pub(crate) fn render(self) -> String {
         let (kind, text) = match self {
-            Notice::Created => ("ok", "Webhook created."),
+            Notice::Created => ("ok", "Webhook created. Send it a test event below to check the connection."),
             Notice::Saved => ("ok", "Changes saved."),
             Notice::Deleted => ("ok", "Webhook deleted; its queued deliveries were cancelled."),
             Notice::Reactivated => ("ok", "Webhook reactivated."),

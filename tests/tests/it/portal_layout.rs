@@ -167,7 +167,8 @@ async fn a_broker_webhook_is_made_from_a_form_showing_only_its_kinds_fields() {
     assert!(shown(&browser, "#destination_url").await && shown(&browser, "#destination_subject").await);
     assert!(!shown(&browser, "#destination_queue_url").await, "another kind's field is hidden");
     browser.fill("#name", "Orders to the stream").await;
-    browser.fill("#destination_url", "nats://127.0.0.1:4222").await;
+    // Nothing listens on port 9: the connection test says so, and what to try.
+    browser.fill("#destination_url", "nats://127.0.0.1:9").await;
     browser.fill("#destination_subject", "orders.created").await;
     browser.click("input[value=work_order_created]").await;
     browser.click("main form button.save").await;
@@ -185,4 +186,14 @@ async fn a_broker_webhook_is_made_from_a_form_showing_only_its_kinds_fields() {
         "its kind and subject, not only its server: {page}"
     );
     browser.screenshot("layout-375-broker-form").await;
+    browser.click("form[action$='/test'] button").await;
+    let tested = eventually("the connection tested", Duration::from_secs(15), async || {
+        let page = browser.page_text().await;
+        page.contains("Attempt 1").then_some(page)
+    })
+    .await;
+    assert!(
+        tested.contains("Nothing accepted the connection") && tested.contains("listening on that port"),
+        "{tested}"
+    );
 }
