@@ -201,6 +201,6 @@ mod tests {
     #[test]
     fn the_document_is_the_one_pinned() {
         let hash = hex::encode(sha2::Sha256::digest(DOCUMENT.as_bytes()));
-        assert_eq!(hash, "954a74f84972e96900f91f36fbba43649c71705fb8055be8b487558ca6998046");
+        assert_eq!(hash, "cf912a26ee0f46bfd3017d461c30c96ddd6b3fd57a6073b6057759dc3db5f1e1");
     }
 }
