@@ -11,7 +11,7 @@ use crate::ids::{self, Kind};
 use crate::netguard::UrlRule;
 use crate::shared::PluginHashes;
 use crate::store::StoreError;
-use crate::store::tenants::webhooks::{Attachment, OnError, Ordering};
+use crate::store::tenants::webhooks::{Attachment, OnError, Ordering, StoredDestination};
 
 /// Most plugins attached to one webhook.
 pub(crate) const MAX_ATTACHMENTS: usize = 8;
@@ -90,8 +90,23 @@ pub(super) async fn vet_url(rule: &UrlRule, url: &str, fields: &mut Fields) -> O
     }
 }
 
-pub(super) fn default_name(url: &str) -> String {
-    url::Url::parse(url).ok().and_then(|u| u.host_str().map(str::to_owned)).unwrap_or_else(|| url.to_owned())
+/// A webhook's name when none is given: a broker destination's kind and its first field
+/// (`NATS JetStream subject orders.created`, not the broker's host), else the URL's host.
+pub(super) fn default_name(url: &str, destination: Option<&StoredDestination>) -> String {
+    let broker = destination.and_then(|d| {
+        let kind = d.spec.get("type")?.as_str()?;
+        let (_, table) = crate::destinations::tables().find(|(k, _)| *k == kind)?;
+        let what = table.label.trim_start_matches("an ").trim_start_matches("a ");
+        let first = table.fields.iter().filter(|f| f.name != "url").find_map(|f| d.spec.get(f.name)?.as_str());
+        Some(match first {
+            Some(value) => format!("{what} {value}"),
+            None => what.to_owned(),
+        })
+    });
+    let name = broker.unwrap_or_else(|| {
+        url::Url::parse(url).ok().and_then(|u| u.host_str().map(str::to_owned)).unwrap_or_else(|| url.to_owned())
+    });
+    name.chars().take(super::MAX_NAME).collect()
 }
 
 /// Validates a `plugins` attachment list: objects `{plugin_id, config?, on_error?}`, each
@@ -160,4 +175,20 @@ pub(super) async fn attachments(
         fields.error(e.field, e.message);
     }
     Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_webhook_without_a_name_is_named_after_where_it_delivers() {
+        assert_eq!(default_name("https://hooks.example.com/in?x=1", None), "hooks.example.com");
+        let nats = StoredDestination {
+            spec: json!({"type": "nats", "url": "nats://10.0.0.5:4222", "subject": "orders.created"}),
+            sealed_credentials: String::new(),
+        };
+        let name = default_name("nats://10.0.0.5:4222", Some(&nats));
+        assert!(name.ends_with(" orders.created") && name.contains("NATS") && !name.contains("10.0.0.5"), "{name}");
+    }
 }
