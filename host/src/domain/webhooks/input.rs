@@ -103,10 +103,9 @@ pub(super) fn default_name(url: &str, destination: Option<&StoredDestination>) -
             None => what.to_owned(),
         })
     });
-    let name = broker.unwrap_or_else(|| {
+    broker.unwrap_or_else(|| {
         url::Url::parse(url).ok().and_then(|u| u.host_str().map(str::to_owned)).unwrap_or_else(|| url.to_owned())
-    });
-    name.chars().take(super::MAX_NAME).collect()
+    })
 }
 
 /// Validates a `plugins` attachment list: objects `{plugin_id, config?, on_error?}`, each

@@ -77,7 +77,7 @@ async fn create(
     let webhook = Webhook {
         id,
         org_id: org_id.to_owned(),
-        name: name.unwrap_or_else(|| default_name(&url, destination.as_ref())),
+        name: name.unwrap_or_else(|| default_name(&url, destination.as_ref()).chars().take(MAX_NAME).collect()),
         url,
         active: true,
         subscribed_actions: actions,
