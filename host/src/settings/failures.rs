@@ -66,102 +66,94 @@ fn http_answer(code: u64) -> Explained {
     }
 }
 
-/// An attempt that got no HTTP answer, by its error's words.
+/// What an error's words mean, tried in order: the first rule one of whose words the error
+/// holds explains it — the network first (DNS, a private address, a refused connection, TLS,
+/// a timeout), then a broker's refusals, then what is not the destination's doing.
+const RULES: &[(&[&str], &str, &str)] = &[
+    (
+        &["does not resolve"],
+        "The endpoint's host name does not resolve (DNS).",
+        "Check the host name in the URL for typos, and that its DNS record exists.",
+    ),
+    (
+        &["not a public address", "blocked by the URL rule"],
+        "The endpoint's address is private or reserved, so Weir does not send to it.",
+        "Use the endpoint's public address (a host name that resolves to a public IP).",
+    ),
+    (
+        &["Connection refused", "connection refused"],
+        "Nothing accepted the connection at the endpoint's address.",
+        "Check that the server is running and listening on that port, and that no firewall blocks it.",
+    ),
+    (
+        &["TLS handshake failed", "certificate", "tls"],
+        "The secure connection (TLS) to the endpoint failed.",
+        "Check that the endpoint's certificate is valid, not expired, issued by a trusted authority and names the host in the URL.",
+    ),
+    (
+        &["timed out", "did not acknowledge in time", "did not confirm"],
+        "The destination did not answer in time.",
+        "Answer webhooks quickly: acknowledge with a 2xx first and do the work after. Weir tries again on its schedule.",
+    ),
+    (
+        &["no stream holds subject"],
+        "No JetStream stream holds the webhook's subject, so NATS had nowhere to keep the message.",
+        "Create a stream whose subjects include it (nats stream add --subjects …), then retry the delivery.",
+    ),
+    (
+        &["unroutable"],
+        "The exchange has no queue bound to the webhook's routing key, so RabbitMQ dropped the message.",
+        "Bind a queue to the exchange with this routing key, then retry the delivery.",
+    ),
+    (
+        &[
+            "ACCESS_REFUSED",
+            "uthorization",
+            "uthentication",
+            "credentials",
+            "InvalidClientTokenId",
+            "AccessDenied",
+            "SignatureDoesNotMatch",
+        ],
+        "The destination refused the credentials saved with this webhook.",
+        "Check the user, password or keys on the webhook's settings, and that they may send to this destination.",
+    ),
+    (
+        &["NonExistentQueue", "NotFound", "does not exist", "NOT_FOUND"],
+        "The queue, topic or exchange the webhook names does not exist.",
+        "Create it (or correct its name in the webhook's settings), then retry the delivery.",
+    ),
+    (
+        &["nack", "refused the message", "refused the entry", "AWS answered"],
+        "The destination took the connection but refused the message.",
+        "Read its words below: check the destination's limits and permissions for this webhook.",
+    ),
+    (
+        &["internal error"],
+        "The attempt failed inside the webhook service, not at the destination.",
+        "Nothing to change on your side: it is tried again on its schedule. Tell the service you use if it keeps happening.",
+    ),
+    (
+        &["proxy", "CONNECT"],
+        "The service's outgoing proxy failed, not the destination.",
+        "Nothing to change on your side: it is tried again on its schedule. Tell the service you use if it keeps happening.",
+    ),
+    (
+        &["connection lost", "reset", "closed", "broken pipe"],
+        "The connection broke before the destination answered.",
+        "Check the endpoint's server logs for a crash or restart. Weir tries again on its schedule.",
+    ),
+];
+
+/// An attempt that got no HTTP answer, by its error's words ([`RULES`]).
 fn error_words(error: &str) -> Explained {
-    let has = |words: &[&str]| words.iter().any(|w| error.contains(w));
-    if has(&["does not resolve"]) {
-        Explained::new(
-            "The endpoint's host name does not resolve (DNS).",
-            "Check the host name in the URL for typos, and that its DNS record exists.",
-        )
-    } else if has(&["not a public address", "blocked by the URL rule"]) {
-        Explained::new(
-            "The endpoint's address is private or reserved, so Weir does not send to it.",
-            "Use the endpoint's public address (a host name that resolves to a public IP).",
-        )
-    } else if has(&["Connection refused", "connection refused"]) {
-        Explained::new(
-            "Nothing accepted the connection at the endpoint's address.",
-            "Check that the server is running and listening on that port, and that no firewall blocks it.",
-        )
-    } else if has(&["TLS handshake failed", "certificate", "tls"]) {
-        Explained::new(
-            "The secure connection (TLS) to the endpoint failed.",
-            "Check that the endpoint's certificate is valid, not expired, issued by a trusted authority and names the host in the URL.",
-        )
-    } else if has(&["timed out", "did not acknowledge in time", "did not confirm"]) {
-        Explained::new(
-            "The destination did not answer in time.",
-            "Answer webhooks quickly: acknowledge with a 2xx first and do the work after. Weir tries again on its schedule.",
-        )
-    } else {
-        broker_words(error).unwrap_or_else(|| other_words(error))
-    }
-}
-
-/// A broker's refusal, by its words.
-fn broker_words(error: &str) -> Option<Explained> {
-    let has = |words: &[&str]| words.iter().any(|w| error.contains(w));
-    Some(if has(&["no stream holds subject"]) {
-        Explained::new(
-            "No JetStream stream holds the webhook's subject, so NATS had nowhere to keep the message.",
-            "Create a stream whose subjects include it (nats stream add --subjects …), then retry the delivery.",
-        )
-    } else if has(&["unroutable"]) {
-        Explained::new(
-            "The exchange has no queue bound to the webhook's routing key, so RabbitMQ dropped the message.",
-            "Bind a queue to the exchange with this routing key, then retry the delivery.",
-        )
-    } else if has(&[
-        "ACCESS_REFUSED",
-        "uthorization",
-        "uthentication",
-        "credentials",
-        "InvalidClientTokenId",
-        "AccessDenied",
-        "SignatureDoesNotMatch",
-    ]) {
-        Explained::new(
-            "The destination refused the credentials saved with this webhook.",
-            "Check the user, password or keys on the webhook's settings, and that they may send to this destination.",
-        )
-    } else if has(&["NonExistentQueue", "NotFound", "does not exist", "NOT_FOUND"]) {
-        Explained::new(
-            "The queue, topic or exchange the webhook names does not exist.",
-            "Create it (or correct its name in the webhook's settings), then retry the delivery.",
-        )
-    } else if has(&["nack", "refused the message", "refused the entry", "AWS answered"]) {
-        Explained::new(
-            "The destination took the connection but refused the message.",
-            "Read its words below: check the destination's limits and permissions for this webhook.",
-        )
-    } else {
-        return None;
-    })
-}
-
-fn other_words(error: &str) -> Explained {
-    let has = |words: &[&str]| words.iter().any(|w| error.contains(w));
-    if has(&["internal error"]) {
-        Explained::new(
-            "The attempt failed inside the webhook service, not at the destination.",
-            "Nothing to change on your side: it is tried again on its schedule. Tell the service you use if it keeps happening.",
-        )
-    } else if has(&["proxy", "CONNECT"]) {
-        Explained::new(
-            "The service's outgoing proxy failed, not the destination.",
-            "Nothing to change on your side: it is tried again on its schedule. Tell the service you use if it keeps happening.",
-        )
-    } else if has(&["connection lost", "reset", "closed", "broken pipe"]) {
-        Explained::new(
-            "The connection broke before the destination answered.",
-            "Check the endpoint's server logs for a crash or restart. Weir tries again on its schedule.",
-        )
-    } else {
-        Explained::new(
+    let rule = RULES.iter().find(|(words, _, _)| words.iter().any(|w| error.contains(w)));
+    match rule {
+        Some((_, what, next)) => Explained::new(*what, next),
+        None => Explained::new(
             "The attempt failed before the destination answered.",
             "Read its words below. Weir tries again on its schedule.",
-        )
+        ),
     }
 }
 

@@ -10,6 +10,7 @@ use axum::response::Response;
 use super::health::attempt_words;
 use super::html::{self, esc, store_down};
 use super::pages::Pages;
+use super::search::{names, redirect};
 use super::session::Signed;
 use super::when::when;
 use crate::catalog;
@@ -73,22 +74,15 @@ impl<'a> Wanted<'a> {
     }
 }
 
-/// Whether `w` is one a search for `q` names (its name or URL holds it, in any case).
-fn matches(w: &Webhook, q: &str) -> bool {
-    let q = q.to_lowercase();
-    q.is_empty() || w.name.to_lowercase().contains(&q) || w.url.to_lowercase().contains(&q)
-}
-
 /// `GET /settings/deliveries`
 pub(super) async fn log(State(doors): State<Pages>, signed: Signed, query: Query) -> Response {
     let org_id = &signed.0.org_id;
     let wanted = Wanted::of(&query, &doors);
     let Ok(webhooks) = doors.webhooks.all(org_id).await else { return store_down() };
-    let searched: Vec<&Webhook> = webhooks.iter().filter(|w| matches(w, wanted.q)).collect();
+    let searched: Vec<&Webhook> = webhooks.iter().filter(|w| names(w, wanted.q)).collect();
     // An id, or text no webhook's name or URL holds: the search finds the delivery or event.
     if wanted.q.starts_with("dlv_") || (!wanted.q.is_empty() && searched.is_empty()) {
-        let q = serde_urlencoded::to_string([("q", wanted.q)]).unwrap_or_default();
-        return html::see_other(&format!("/settings/search?{q}"));
+        return redirect(wanted.q);
     }
     let one = match (wanted.webhook, searched.as_slice()) {
         (Some(id), _) => Some(id),

@@ -13,7 +13,21 @@ use super::session::Signed;
 use super::when::when;
 use crate::domain::deliveries::RetryError;
 use crate::domain::events::Events;
+use crate::domain::views::WebhookView as Webhook;
 use crate::web::Query;
+
+/// Whether a search for `q` names `w`: its name or URL holds it, in any case (an empty `q`
+/// names every webhook).
+pub(super) fn names(w: &Webhook, q: &str) -> bool {
+    let q = q.to_lowercase();
+    q.is_empty() || w.name.to_lowercase().contains(&q) || w.url.to_lowercase().contains(&q)
+}
+
+/// To the search's answer for `q` (an id, or text no webhook's name or URL holds).
+pub(super) fn redirect(q: &str) -> Response {
+    let q = serde_urlencoded::to_string([("q", q)]).unwrap_or_default();
+    html::see_other(&format!("/settings/search?{q}"))
+}
 
 /// The search box (`q`: what was searched for).
 pub(super) fn form(q: &str) -> String {

@@ -30,22 +30,13 @@ const HEALTH: [(&str, &str); 3] =
 /// of names and URLs (`q`; a delivery's id goes to its page) and by health.
 pub(super) async fn list(State(doors): State<Pages>, signed: Signed, query: Query) -> Response {
     let org_id = &signed.0.org_id;
-    let q = query.get("q").unwrap_or("").trim().to_lowercase();
-    if q.starts_with("dlv_") {
-        let q = serde_urlencoded::to_string([("q", query.get("q").unwrap_or("").trim())]).unwrap_or_default();
-        return html::see_other(&format!("/settings/search?{q}"));
-    }
+    let q = query.get("q").unwrap_or("").trim();
     let wanted = query.get("health").and_then(|h| HEALTH.iter().find(|(v, _)| *v == h)).map(|(v, _)| *v);
     let Ok(all) = doors.webhooks.all(org_id).await else { return store_down() };
-    let webhooks: Vec<_> = all
-        .iter()
-        .filter(|w| q.is_empty() || w.name.to_lowercase().contains(&q) || w.url.to_lowercase().contains(&q))
-        .cloned()
-        .collect();
-    // Text no name or URL holds may be an event's id: the search says.
-    if !q.is_empty() && webhooks.is_empty() {
-        let q = serde_urlencoded::to_string([("q", query.get("q").unwrap_or("").trim())]).unwrap_or_default();
-        return html::see_other(&format!("/settings/search?{q}"));
+    let webhooks: Vec<_> = all.iter().filter(|w| super::search::names(w, q)).cloned().collect();
+    // A delivery's id, or text no name or URL holds (an event's id, maybe): the search says.
+    if q.starts_with("dlv_") || (!q.is_empty() && webhooks.is_empty()) {
+        return super::search::redirect(q);
     }
     let (healths, hourly, usage) = futures_util::join!(
         futures_util::future::join_all(webhooks.iter().map(|w| health::of(&doors, org_id, &w.id))),

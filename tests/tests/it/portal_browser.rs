@@ -41,7 +41,7 @@ async fn host_page(ip: &str, port: u16, url: &str, width: u32) -> String {
 }
 
 /// Waits for the framed page to show `text`.
-async fn framed_shows(browser: &Browser, text: &str) -> String {
+pub(crate) async fn framed_shows(browser: &Browser, text: &str) -> String {
     eventually(&format!("the frame shows {text:?}"), Duration::from_secs(15), async || {
         let page = browser.run("return document.body ? document.body.innerText : '';").await;
         let page = page.as_str().unwrap_or_default().to_owned();

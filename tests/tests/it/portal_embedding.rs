@@ -11,6 +11,7 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use weir::store::tenants::orgs::Plan;
 
 use crate::portal::{link, open, portal_cookie, token_of};
+use crate::portal_browser::framed_shows;
 use crate::support::browser::Browser;
 use crate::support::eventually;
 use crate::support::weir::Weir;
@@ -107,16 +108,6 @@ async fn a_link_carries_the_operators_brand_back_link_refresh_url_and_theme() {
         .await
         .expect(422);
     assert_eq!(refused.error_fields(), ["return_url", "refresh_url", "theme", "brand.name", "brand.logo_url"]);
-}
-
-/// Waits for the framed page's text to hold `text`.
-async fn framed_shows(browser: &Browser, text: &str) -> String {
-    eventually(&format!("the frame shows {text:?}"), Duration::from_secs(15), async || {
-        let page = browser.run("return document.body ? document.body.innerText : '';").await;
-        let page = page.as_str().unwrap_or_default().to_owned();
-        page.contains(text).then_some(page)
-    })
-    .await
 }
 
 #[tokio::test]
