@@ -135,6 +135,10 @@ pub(crate) fn is_operational(action: &str) -> bool {
     CATEGORIES.iter().any(|c| c.key == OPERATIONAL && c.events.contains(&action)) || EXTENSIONS.events.contains(&action)
 }
 
+/// The name the event log keeps every source's event under (their actions are the
+/// providers', not the catalogue's): `GET /api/v2/events?action=source_event` lists them.
+pub(crate) const SOURCE_EVENTS: &str = "source_event";
+
 /// The catalogue's name of `action`, if it is one.
 pub(crate) fn named(action: &str) -> Option<&'static str> {
     actions().find(|a| *a == action)

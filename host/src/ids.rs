@@ -22,6 +22,8 @@ pub enum Kind {
     ReportExport,
     User,
     PortalLink,
+    Source,
+    SourceRequest,
 }
 
 impl Kind {
@@ -36,6 +38,8 @@ impl Kind {
             Kind::ReportExport => "rex_",
             Kind::User => "usr_",
             Kind::PortalLink => "ptl_",
+            Kind::Source => "src_",
+            Kind::SourceRequest => "req_",
         }
     }
 }

@@ -69,6 +69,7 @@ mod settings;
 mod shared;
 pub mod sign;
 mod slots;
+mod sources;
 pub mod store;
 mod telemetry;
 pub mod time;

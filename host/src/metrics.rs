@@ -52,6 +52,7 @@ pub(crate) struct Metrics {
     pub notices_suppressed: Counter,
     /// Requests refused by a plan's limit, by plan (operators name a few) and limit.
     quota_refusals: Family<Counter>,
+    source_requests: Family<Counter>,
     /// History in PostgreSQL: rows and events this process moved, what waits, and whether
     /// PostgreSQL answers.
     pub history_moved_deliveries: Counter,
@@ -88,6 +89,7 @@ impl Metrics {
             attempts_slow: Gauge::default(),
             notices_suppressed: Counter::default(),
             quota_refusals: Family::default(),
+            source_requests: Family::default(),
             otel: crate::telemetry::Counts::default(),
             history_moved_deliveries: Counter::default(),
             history_moved_events: Counter::default(),
@@ -105,6 +107,12 @@ impl Metrics {
     /// Counts a request refused by `plan`'s limit on `quota`.
     pub(crate) fn quota_refused(&self, plan: &str, quota: crate::plans::Quota) {
         self.quota_refusals.get_or_create(&[("plan", plan), ("quota", quota.key())]).inc();
+    }
+
+    /// Counts a request to a source's ingest URL by its outcome (`accepted`, `duplicate`,
+    /// `rejected`) and reason (`""` when accepted).
+    pub(crate) fn source_request(&self, outcome: &'static str, reason: &'static str) {
+        self.source_requests.get_or_create(&[("outcome", outcome), ("reason", reason)]).inc();
     }
 
     /// The series about events, deliveries and their queue.
@@ -125,6 +133,11 @@ impl Metrics {
             "quota_refusals",
             "Requests refused by a plan's limit (403 or 429 quota_exceeded), by plan and quota (events_per_day, webhooks, plugins, plugin_bytes)",
             metrics.quota_refusals.clone(),
+        );
+        r.register(
+            "source_requests",
+            "Requests to sources' ingest URLs, by outcome (accepted, duplicate, rejected) and reason",
+            metrics.source_requests.clone(),
         );
         r.register(
             "dead_letters",

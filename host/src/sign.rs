@@ -161,6 +161,18 @@ pub fn request_headers(
     headers
 }
 
+/// Sets each of `names` found in `given` to its value there, in place of Weir's (a source's
+/// forwarded request keeps the provider's `Content-Type` and `User-Agent`).
+pub fn take_over(headers: &mut [(String, String)], given: &[(String, String)], names: &[&str]) {
+    for (name, value) in headers.iter_mut() {
+        if names.contains(&name.as_str())
+            && let Some((_, theirs)) = given.iter().find(|(n, _)| n.eq_ignore_ascii_case(name))
+        {
+            value.clone_from(theirs);
+        }
+    }
+}
+
 /// `User-Agent` of every delivery.
 pub const USER_AGENT: &str = concat!("Weir/", env!("CARGO_PKG_VERSION"));
 

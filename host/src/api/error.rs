@@ -19,6 +19,10 @@ pub(crate) use crate::domain::FieldError;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Code {
     InvalidToken,
+    /// A source's request: its signature (contract §10).
+    InvalidSignature,
+    MissingSignature,
+    TimestampOutOfTolerance,
     PlanRequired,
     Forbidden,
     NotFound,
@@ -42,6 +46,9 @@ impl Code {
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             Code::InvalidToken => "invalid_token",
+            Code::InvalidSignature => "invalid_signature",
+            Code::MissingSignature => "missing_signature",
+            Code::TimestampOutOfTolerance => "timestamp_out_of_tolerance",
             Code::PlanRequired => "plan_required",
             Code::Forbidden => "forbidden",
             Code::NotFound => "not_found",
@@ -61,7 +68,9 @@ impl Code {
 
     pub(crate) fn status(self) -> StatusCode {
         match self {
-            Code::InvalidToken => StatusCode::UNAUTHORIZED,
+            Code::InvalidToken | Code::InvalidSignature | Code::MissingSignature | Code::TimestampOutOfTolerance => {
+                StatusCode::UNAUTHORIZED
+            }
             Code::PlanRequired => StatusCode::PAYMENT_REQUIRED,
             Code::Forbidden => StatusCode::FORBIDDEN,
             Code::NotFound => StatusCode::NOT_FOUND,

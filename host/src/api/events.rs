@@ -85,7 +85,7 @@ pub(crate) async fn get(State(events): State<Arc<Events>>, Admin(caller): Admin,
 /// (admin and plan rules apply).
 #[utoipa::path(get, path = "/api/v2/events", tag = "events",
     params(
-        ("action" = Option<String>, Query), ("since" = Option<String>, Query, description = "accepted at or after (RFC 3339)"),
+        ("action" = Option<String>, Query, description = "an action of the catalogue, or source_event for sources' events"), ("since" = Option<String>, Query, description = "accepted at or after (RFC 3339)"),
         ("until" = Option<String>, Query, description = "accepted before (RFC 3339)"),
         ("limit" = Option<u32>, Query, minimum = 1, maximum = 100), ("cursor" = Option<String>, Query),
     ),
@@ -97,8 +97,9 @@ pub(crate) async fn list(State(events): State<Arc<Events>>, Admin(caller): Admin
     let action = query.get("action").filter(|s| !s.is_empty());
     if let Some(a) = action
         && !catalog::is_known(a)
+        && a != catalog::SOURCE_EVENTS
     {
-        errors.push(FieldError::new("action", "is not an event in the catalogue"));
+        errors.push(FieldError::new("action", "is not an event in the catalogue (or source_event)"));
     }
     let mut time = |name: &str| {
         let text = query.get(name).filter(|s| !s.is_empty())?;

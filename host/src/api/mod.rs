@@ -23,6 +23,8 @@ pub(crate) mod plugins;
 pub(crate) mod portal;
 pub(crate) mod replay;
 pub(crate) mod schema;
+pub(crate) mod source_schema;
+pub(crate) mod sources;
 mod state;
 pub(crate) mod usage;
 pub(crate) mod webhooks;
@@ -171,7 +173,11 @@ pub(crate) fn routes() -> Router<Handles> {
         .route("/report_exports/{id}", get(exports::get))
         .route("/portal_links", post(portal::create))
         .route("/portal_sessions", delete(portal::end))
-        .route("/usage", get(usage::get));
+        .route("/usage", get(usage::get))
+        .route("/sources", get(sources::list).post(sources::create))
+        .route("/sources/{id}", get(sources::get).patch(sources::update).delete(sources::delete))
+        .route("/sources/{id}/rotate", post(sources::rotate))
+        .route("/sources/{id}/requests", get(sources::requests));
     Router::new()
         .route("/oauth/token", post(oauth::token))
         .route("/oauth/revoke", post(oauth::revoke))
@@ -179,6 +185,7 @@ pub(crate) fn routes() -> Router<Handles> {
         .route("/readyz", get(ops::readyz))
         .route("/metrics", get(ops::metrics))
         .route("/exports/{id}/download", get(exports::download))
+        .route("/in/{token}", post(sources::ingest))
         .nest("/api/v2", api)
 }
 

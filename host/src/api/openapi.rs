@@ -17,7 +17,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement
 use utoipa::openapi::{Content, Ref, RefOr, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
 
-use super::{deliveries, events, exports, filters, oauth, ops, plugins, portal, replay, usage, webhooks};
+use super::{deliveries, events, exports, filters, oauth, ops, plugins, portal, replay, sources, usage, webhooks};
 
 /// Adds the security schemes, and each operation's security and the error responses every
 /// operation of its kind can give.
@@ -167,6 +167,14 @@ fn add_errors(path: &str, method: &str, operation: &mut Operation) {
         portal::create,
         portal::end,
         usage::get,
+        sources::create,
+        sources::list,
+        sources::get,
+        sources::update,
+        sources::delete,
+        sources::rotate,
+        sources::requests,
+        sources::ingest,
     ),
     components(schemas(super::error::ErrorBody, super::oauth::OAuthErrorBody)),
     modifiers(&CommonErrors)
@@ -201,6 +209,6 @@ mod tests {
     #[test]
     fn the_document_is_the_one_pinned() {
         let hash = hex::encode(sha2::Sha256::digest(DOCUMENT.as_bytes()));
-        assert_eq!(hash, "cf912a26ee0f46bfd3017d461c30c96ddd6b3fd57a6073b6057759dc3db5f1e1");
+        assert_eq!(hash, "ae6baaf9d429948ebc088c0c041bb99e6ea9d8423a12153ec0076e2032f82d02");
     }
 }

@@ -24,7 +24,11 @@ pub(crate) struct WebhookCreateRequest {
     /// `destination` other than `http` is given (then it is not sent).
     pub url: Option<String>,
     /// Actions of the catalogue (`GET /api/v2/webhooks/events`); unknown ones are dropped.
-    pub subscribed_actions: Vec<String>,
+    /// Required unless `subscribed_sources` is given.
+    pub subscribed_actions: Option<Vec<String>>,
+    /// Sources of the organisation (`src_…`) whose requests it receives, forwarded as the
+    /// provider sent them (at most 20).
+    pub subscribed_sources: Option<Vec<String>>,
     pub plugins: Option<Vec<AttachmentRequest>>,
     /// Deliveries per second to this webhook, every Weir process together (1 to 10,000);
     /// `null` or absent: no limit. Deliveries over it wait in the queue.
@@ -56,6 +60,7 @@ pub(crate) struct WebhookUpdateRequest {
     pub name: Option<String>,
     pub url: Option<String>,
     pub subscribed_actions: Option<Vec<String>>,
+    pub subscribed_sources: Option<Vec<String>>,
     pub plugins: Option<Vec<AttachmentRequest>>,
     /// `true` reactivates a deactivated webhook and clears its failure streak.
     pub active: Option<bool>,

@@ -14,6 +14,7 @@ use crate::domain::operations::Operations;
 use crate::domain::plugins::Plugins;
 use crate::domain::portal::PortalLinks;
 use crate::domain::replay::Replays;
+use crate::domain::sources::Sources;
 use crate::domain::usage::Usage;
 use crate::domain::webhooks::Webhooks;
 
@@ -37,3 +38,4 @@ door!(Exports, exports);
 door!(Operations, operations);
 door!(PortalLinks, portal);
 door!(Usage, usage);
+door!(Sources, sources);

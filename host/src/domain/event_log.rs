@@ -25,6 +25,9 @@ pub(crate) struct LoggedEvent {
     /// When Weir accepted it: replay windows (`POST /webhooks/{id}/replay`) are in this time.
     pub accepted_at: String,
     pub subject: Subject,
+    /// The source whose request it is (contract §10); absent for a published event.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 /// What an event is about.
@@ -44,6 +47,8 @@ struct Head {
     action: String,
     created_at: String,
     subject: Subject,
+    #[serde(default)]
+    source: Option<String>,
 }
 
 /// A listing's bounds: acceptance times (ms), each `None` for the default.
@@ -119,6 +124,7 @@ async fn list(
                 created_at: head.created_at,
                 accepted_at: crate::time::format_millis(entry.accepted_ms),
                 subject: head.subject,
+                source: head.source,
             })
         })
         .collect();

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::{access, deliveries, events, exports, operations, plugins, portal, replay, usage, webhooks};
+use super::{access, deliveries, events, exports, operations, plugins, portal, replay, sources, usage, webhooks};
 
 /// Every door of the domain, made once for the surfaces (`crate::service` builds it). Each
 /// is shared: the surfaces clone the handles for every request.
@@ -20,4 +20,5 @@ pub(crate) struct Handles {
     pub operations: Arc<operations::Operations>,
     pub portal: Arc<portal::PortalLinks>,
     pub usage: Arc<usage::Usage>,
+    pub sources: Arc<sources::Sources>,
 }

@@ -26,6 +26,7 @@ pub(crate) mod portal_look;
 pub(crate) mod quota;
 pub(crate) mod replay;
 pub(crate) mod rules;
+pub(crate) mod sources;
 pub(crate) mod usage;
 pub(crate) mod views;
 pub(crate) mod webhooks;

@@ -168,6 +168,7 @@ mod tests {
             url: "https://127.0.0.1/x".into(),
             active: false,
             subscribed_actions: vec!["work_order_created".into()],
+            subscribed_sources: Vec::new(),
             plugins: Vec::new(),
             signing_secret: "whsec_SECRET".into(),
             previous_secret: None,

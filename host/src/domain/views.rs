@@ -159,6 +159,8 @@ pub(crate) struct WebhookView {
     pub url: String,
     pub active: bool,
     pub subscribed_actions: Vec<String>,
+    /// The sources whose requests it receives (contract §10).
+    pub subscribed_sources: Vec<String>,
     pub plugins: Vec<AttachmentView>,
     pub signing_secret: String,
     /// When the previous secret stops signing (`null` when there is none).
@@ -198,6 +200,7 @@ impl WebhookView {
             url: w.url.clone(),
             active: w.active,
             subscribed_actions: w.subscribed_actions.clone(),
+            subscribed_sources: w.subscribed_sources.clone(),
             plugins: w.plugins.iter().map(AttachmentView::from).collect(),
             signing_secret: w.signing_secret.clone(),
             previous_secret_expires_at: w.previous_secret_expires_at.clone(),

@@ -16,8 +16,9 @@ use crate::domain::moved::Moved;
 use crate::domain::notices::Notices;
 use crate::domain::plugins::PluginParts;
 use crate::domain::replay::Replayer;
+use crate::domain::sources::SourceParts;
 use crate::domain::webhooks::WebhookParts;
-use crate::domain::{access, deliveries, events, exports, operations, plugins, portal, replay, webhooks};
+use crate::domain::{access, deliveries, events, exports, operations, plugins, portal, replay, sources, webhooks};
 use crate::filters::Evaluator;
 use crate::history::History;
 use crate::metrics::Metrics;
@@ -123,6 +124,7 @@ impl App {
         let store = &self.store;
         webhooks::Webhooks::new(WebhookParts {
             records: store.webhooks(),
+            sources: store.sources(),
             orgs: store.orgs(),
             plans: &self.config.plans,
             requeue: store.requeue(),
@@ -187,7 +189,21 @@ impl App {
                 self.config.public_url(),
             )),
             usage: Arc::new(super::doors::usage(store, &self.config.plans)),
+            sources: Arc::new(self.sources()),
         }
+    }
+
+    /// The sources' door (and their ingest).
+    fn sources(&self) -> sources::Sources {
+        sources::Sources::new(SourceParts {
+            records: self.store.sources(),
+            secret_keys: self.secret_keys.clone(),
+            public_url: self.config.public_url(),
+            publishing: self.publishing.clone(),
+            orgs: self.store.orgs(),
+            plans: self.config.plans.clone(),
+            metrics: self.metrics.clone(),
+        })
     }
 
     /// What the events' door is made of.

@@ -125,6 +125,10 @@ impl Store {
         tenants::plugins::PluginRecords::of(&self.base)
     }
 
+    pub fn sources(&self) -> tenants::sources::SourceRecords {
+        tenants::sources::SourceRecords::of(&self.base)
+    }
+
     pub fn webhooks(&self) -> tenants::webhooks::WebhookRecords {
         tenants::webhooks::WebhookRecords::of(&self.base)
     }

@@ -28,7 +28,7 @@ const FLOORS: &[&[&str]] = &[
     &["exports", "delivery", "server"],
     &["domain"],
     &["shared"],
-    &["history", "destinations"],
+    &["history", "destinations", "sources"],
     &["vault", "jobs"],
     &["config", "metrics", "auth"],
     &["plugins"],

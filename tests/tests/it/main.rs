@@ -68,6 +68,7 @@ mod settings_log;
 mod settings_sessions;
 mod signatures;
 mod small_leaks;
+mod sources;
 mod telemetry;
 mod test_events;
 mod tour;

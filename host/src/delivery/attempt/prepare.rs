@@ -1,5 +1,6 @@
 //! Preparing a delivery's body: its webhook's plugins run on the first attempt, once,
-//! before anything is signed; later attempts send what they produced then.
+//! before anything is signed; later attempts send what they produced then. A source's event
+//! is sent as the provider sent it (its plugins get that body as the event).
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -59,6 +60,7 @@ impl Preparer {
             return Self::produced_before(loaded, event);
         }
         let Some(envelope) = event.map(|e| e.envelope.clone()) else { return Prepared::EventMissing };
+        let (envelope, source_headers) = outgoing(envelope);
         let attachments: Vec<Attachment> = match webhook.plugins.as_deref() {
             None | Some("") => Vec::new(),
             Some(text) => match serde_json::from_str(text) {
@@ -78,7 +80,7 @@ impl Preparer {
         if attachments.is_empty() {
             return Prepared::Send {
                 body: envelope,
-                extra_headers: Vec::new(),
+                extra_headers: source_headers,
                 changes: RowChanges { plugins: Some("[]".into()), ..RowChanges::default() },
                 calls: Vec::new(),
             };
@@ -96,6 +98,7 @@ impl Preparer {
                 if !headers.is_empty() {
                     changes.headers = Some(serde_json::to_string(&headers).unwrap_or_else(|_| "[]".into()));
                 }
+                let headers = with_source_headers(source_headers, headers);
                 let body = match body {
                     Some(body) => {
                         changes.body = Some(body.clone());
@@ -119,9 +122,11 @@ impl Preparer {
                 }
             },
         };
-        let Some(body) = loaded.body.take().or_else(|| event.map(|e| e.envelope.clone())) else {
+        let Some((envelope, source_headers)) = event.map(|e| outgoing(e.envelope.clone())) else {
             return Prepared::EventMissing;
         };
+        let extra_headers = with_source_headers(source_headers, extra_headers);
+        let body = loaded.body.take().unwrap_or(envelope);
         Prepared::Send { body, extra_headers, changes: RowChanges::default(), calls: Vec::new() }
     }
 
@@ -147,6 +152,31 @@ impl Preparer {
         }
         Some(steps)
     }
+}
+
+/// What a delivery of the event `envelope` sends before its plugins run: the envelope, or a
+/// source's request as the provider sent it — its body byte for byte and its headers, with
+/// `X-Weir-Source` (contract §10).
+fn outgoing(envelope: String) -> (String, Vec<(String, String)>) {
+    match crate::sources::forward::forwarded(&envelope) {
+        Some(forwarded) => {
+            let mut headers = forwarded.headers;
+            headers.push(("x-weir-source".to_owned(), forwarded.source));
+            (forwarded.body, headers)
+        }
+        None => (envelope, Vec::new()),
+    }
+}
+
+/// A source's headers, then the plugins' (which replace any of the same name).
+fn with_source_headers(source: Vec<(String, String)>, plugins: Vec<(String, String)>) -> Vec<(String, String)> {
+    if source.is_empty() {
+        return plugins;
+    }
+    let mut out: Vec<(String, String)> =
+        source.into_iter().filter(|(name, _)| !plugins.iter().any(|(set, _)| set.eq_ignore_ascii_case(name))).collect();
+    out.extend(plugins);
+    out
 }
 
 /// The plugin calls of a chain that began at `started`, one after the other as they ran.

@@ -87,7 +87,11 @@ impl Request {
                 }
             },
         };
-        let headers = attempt_headers(this, &signatures, &own_headers, extra_headers, &trace.context);
+        let mut headers = attempt_headers(this, &signatures, &own_headers, extra_headers, &trace.context);
+        if event.is_some_and(|e| crate::sources::forward::is_source_event(&e.envelope)) {
+            // A provider's request keeps its own media type and agent.
+            sign::take_over(&mut headers, extra_headers, &["content-type", "user-agent"]);
+        }
         Request {
             headers,
             signature: signatures.encode(),

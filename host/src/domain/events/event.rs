@@ -27,6 +27,9 @@ pub(crate) struct Event<'a> {
     pub trace: Option<crate::trace::TraceContext>,
     /// A test event (contract §9): its envelope says `"test": true`.
     pub test: bool,
+    /// A source's request (contract §10): its envelope, made by `crate::sources::forward`
+    /// (the snapshot is not part of it).
+    pub source_envelope: Option<String>,
 }
 
 impl Event<'_> {
@@ -46,11 +49,21 @@ impl Event<'_> {
             snapshot: Cow::Owned(self.snapshot.into_owned()),
             trace: self.trace,
             test: self.test,
+            source_envelope: self.source_envelope,
         }
+    }
+
+    /// What its subscribers are found by: a source's event goes to the webhooks naming the
+    /// source, any other to those subscribed to its action.
+    pub(crate) fn subscription(&self) -> &str {
+        if self.source_envelope.is_some() { &self.subject_id } else { &self.action }
     }
 
     /// The envelope (service document §2), with the snapshot's bytes as published.
     pub(crate) fn envelope(&self, org_id: &str) -> String {
+        if let Some(envelope) = &self.source_envelope {
+            return envelope.clone();
+        }
         let mut out = Vec::with_capacity(200 + self.snapshot.get().len());
         let mut push = |text: &str, value: &str| {
             out.extend_from_slice(text.as_bytes());

@@ -168,7 +168,7 @@ mod publishing;
 pub(crate) mod test_event;
 mod validate;
 
-pub(crate) use self::counted::PublishError;
+pub(crate) use self::counted::{By, PublishError, publish_counted};
 pub(crate) use self::event::Event;
 pub(crate) use self::operational::Operational;
 pub(crate) use self::publishing::{Publishing, PublishingParts};

@@ -175,7 +175,7 @@ impl Publishing {
             return Ok(None);
         }
         let envelope = event.envelope(org_id);
-        let subscribers = self.publisher.subscribers(org_id, &event.action, fresh).await?;
+        let subscribers = self.publisher.subscribers(org_id, event.subscription(), fresh).await?;
         let mut webhooks = subscribers.list.clone();
         webhooks.retain(|w| Some(w.webhook.as_str()) != except);
         self.filtering.keep_selected(org_id, &envelope, &mut webhooks).await;
@@ -263,7 +263,10 @@ impl Publishing {
         };
         // Operational events are about Weir's own resources: no report exports them; a test
         // event is about no record.
-        let snapshot = envelope.len() <= MAX_SNAPSHOT_BYTES && !catalog::is_operational(&event.action) && !event.test;
+        let snapshot = envelope.len() <= MAX_SNAPSHOT_BYTES
+            && !catalog::is_operational(&event.action)
+            && !event.test
+            && event.source_envelope.is_none();
         let accepted_ms = crate::time::now_millis();
         let as_stored = Arc::new(StoredEvent {
             created_at: event.created_at.clone(),
@@ -280,7 +283,11 @@ impl Publishing {
             subject: subject.clone(),
             deleted: event.deleted,
             event_ms,
-            logged_action: if event.test { None } else { catalog::named(&event.action) },
+            logged_action: match (event.test, &event.source_envelope) {
+                (true, _) => None,
+                (false, Some(_)) => Some(catalog::SOURCE_EVENTS),
+                (false, None) => catalog::named(&event.action),
+            },
             stored: Arc::new(encode_on(&self.offload, org_id, &as_stored).await),
             event: as_stored,
             snapshot,
@@ -336,6 +343,7 @@ impl Publishing {
             snapshot: std::borrow::Cow::Borrowed(&snapshot),
             trace: None,
             test: false,
+            source_envelope: None,
         };
         match self.publish_except(org_id, &event, except).await {
             Ok(_) => tracing::info!(org_id = %org_id, event_id = %event.id, action, "operational event published"),

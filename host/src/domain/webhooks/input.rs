@@ -11,6 +11,7 @@ use crate::ids::{self, Kind};
 use crate::netguard::UrlRule;
 use crate::shared::PluginHashes;
 use crate::store::StoreError;
+use crate::store::tenants::sources::SourceRecords;
 use crate::store::tenants::webhooks::{Attachment, OnError, Ordering, StoredDestination};
 
 /// Most plugins attached to one webhook.
@@ -28,6 +29,32 @@ pub(super) fn known_actions(actions: Vec<String>) -> Vec<String> {
         }
     }
     kept
+}
+
+/// Most sources one webhook names.
+pub(crate) const MAX_SUBSCRIBED_SOURCES: usize = 20;
+
+/// `subscribed_sources`: the organisation's sources, without repeats (another's, or one that
+/// is not there, is refused naming the field).
+pub(super) async fn subscribed_sources(
+    records: &SourceRecords,
+    org_id: &str,
+    fields: &mut Fields,
+) -> Result<Option<Vec<String>>, StoreError> {
+    let Some(given) = fields.string_array("subscribed_sources", false) else { return Ok(None) };
+    let mut kept: Vec<String> = Vec::new();
+    for (i, id) in given.into_iter().enumerate() {
+        let known = ids::is_valid(Kind::Source, &id) && records.get(org_id, &id).await?.is_some();
+        if !known {
+            fields.error(format!("subscribed_sources[{i}]"), "is not a source of this organisation");
+        } else if !kept.contains(&id) {
+            kept.push(id);
+        }
+    }
+    if kept.len() > MAX_SUBSCRIBED_SOURCES {
+        fields.error("subscribed_sources", format!("names more than {MAX_SUBSCRIBED_SOURCES} sources"));
+    }
+    Ok(Some(kept))
 }
 
 /// `rate_limit`: absent (`None`), `null` (`Some(None)`: no limit) or deliveries per second

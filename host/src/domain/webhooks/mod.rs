@@ -10,7 +10,9 @@ mod input;
 use serde_json::Value;
 
 pub(crate) use self::error::WebhookError;
-use self::input::{attachments, default_name, filter, known_actions, ordering, rate_limit, vet_url};
+use self::input::{
+    attachments, default_name, filter, known_actions, ordering, rate_limit, subscribed_sources, vet_url,
+};
 use super::Invalid;
 use super::egress;
 use super::fields::{Fields, bounded_text};
@@ -31,6 +33,7 @@ use crate::store::queue::status::Status;
 use crate::store::queue::streak::Streaks;
 use crate::store::queue::trim::Trim;
 use crate::store::tenants::orgs::Orgs;
+use crate::store::tenants::sources::SourceRecords;
 use crate::store::tenants::webhooks::{
     Created, MAX_WEBHOOKS_PER_ORG, Off, Updated, Webhook, WebhookChange, WebhookRecords,
 };
@@ -49,10 +52,15 @@ async fn create(
     org_id: &str,
     body: serde_json::Map<String, Value>,
 ) -> Result<Webhook, WebhookError> {
+    let named = ["subscribed_actions", "subscribed_sources"].iter().any(|k| body.contains_key(*k));
     let mut fields = Fields::new(body);
     let name = fields.string("name");
     let url = fields.string("url");
-    let actions = fields.string_array("subscribed_actions", true);
+    let actions = fields.string_array("subscribed_actions", false);
+    let sources = subscribed_sources(&webhooks.sources, org_id, &mut fields).await?;
+    if !named {
+        fields.error("subscribed_actions", "is required (or subscribed_sources)");
+    }
     let plugins = fields.value("plugins");
     let limit = rate_limit(&mut fields);
     let id = ids::new(Kind::Webhook);
@@ -70,7 +78,7 @@ async fn create(
     };
     let url = destination::new_url(&webhooks.url_rule, url, destination.as_ref(), &mut fields).await;
     fields.finish()?;
-    let (Some(url), Some(actions), Some(plugins)) = (url, actions, plugins) else {
+    let (Some(url), Some(plugins)) = (url, plugins) else {
         return Err(Invalid::field("webhook", "is not valid").into());
     };
     let now = crate::time::now_rfc3339();
@@ -80,7 +88,8 @@ async fn create(
         name: name.unwrap_or_else(|| default_name(&url, destination.as_ref()).chars().take(MAX_NAME).collect()),
         url,
         active: true,
-        subscribed_actions: actions,
+        subscribed_actions: actions.unwrap_or_default(),
+        subscribed_sources: sources.unwrap_or_default(),
         plugins,
         signing_secret: crate::sign::new_secret(),
         previous_secret: None,
@@ -145,6 +154,7 @@ async fn update(
         client_certificate: egress::client_certificate(&webhooks.secret_keys, org_id, id, &mut fields),
         ..WebhookChange::default()
     };
+    change.subscribed_sources = subscribed_sources(&webhooks.sources, org_id, &mut fields).await?;
     change.name = change.name.and_then(|n| bounded_text(&mut fields, "name", n, MAX_NAME));
     if let Some(value) = fields.value("plugins") {
         change.plugins = attachments(&webhooks.plugin_hashes, org_id, value, &mut fields).await?;
@@ -269,6 +279,8 @@ async fn find(webhooks: &Webhooks, org_id: &str, id: &str) -> Result<Webhook, We
 #[derive(Debug, Clone)]
 pub(crate) struct Webhooks {
     records: WebhookRecords,
+    /// The sources a webhook may name.
+    sources: SourceRecords,
     /// Each organisation's plan: how many webhooks it may have.
     orgs: Orgs,
     plans: Arc<Plans>,
@@ -289,6 +301,7 @@ pub(crate) struct Webhooks {
 #[derive(Debug)]
 pub(crate) struct WebhookParts<'a> {
     pub records: WebhookRecords,
+    pub sources: SourceRecords,
     pub orgs: Orgs,
     pub plans: &'a Arc<Plans>,
     pub requeue: Requeue,
@@ -306,6 +319,7 @@ impl Webhooks {
     pub(crate) fn new(parts: WebhookParts<'_>) -> Webhooks {
         Webhooks {
             records: parts.records,
+            sources: parts.sources,
             orgs: parts.orgs,
             plans: parts.plans.clone(),
             requeue: parts.requeue,

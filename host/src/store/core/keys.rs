@@ -219,6 +219,28 @@ impl Keys {
         self.tagged(org, &["portal-generation"])
     }
 
+    /// An organisation's sources (`store::tenants::sources`), a source, its recent requests,
+    /// a request seen (by its duplicate id), and the index from an ingest token's hash.
+    pub fn sources(&self, org: &str) -> String {
+        self.tagged(org, &["sources"])
+    }
+
+    pub fn source(&self, org: &str, source: &str) -> String {
+        self.tagged(org, &["src", source])
+    }
+
+    pub fn source_requests(&self, org: &str, source: &str) -> String {
+        self.tagged(org, &["src-requests", source])
+    }
+
+    pub fn source_seen(&self, org: &str, source: &str, digest: &str) -> String {
+        self.tagged(org, &["src-seen", source, digest])
+    }
+
+    pub fn source_token(&self, token_hash: &str) -> String {
+        self.k(&["src-token", token_hash])
+    }
+
     pub fn test_events(&self, org: &str) -> String {
         self.tagged(org, &["test-events"])
     }

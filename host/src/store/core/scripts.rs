@@ -77,6 +77,8 @@ lua!(HISTORY_FORGET_EVENTS, "history_forget_events.lua");
 lua!(RESTORE_ROW, "restore_row.lua");
 lua!(INDEX_READ, "index_read.lua");
 lua!(INDEX_FORGET, "index_forget.lua");
+lua!(SOURCE_CREATE, "source_create.lua");
+lua!(SOURCE_DELETE, "source_delete.lua");
 
 impl Lua {
     /// A call of this script, to which keys and arguments are added.

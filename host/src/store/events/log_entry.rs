@@ -29,7 +29,7 @@ pub fn action_code(action: &str) -> [u8; 2] {
 /// The action of a code, if it is one of the catalogue's.
 fn action_of(code: [u8; 2]) -> Option<&'static str> {
     static ACTIONS: LazyLock<HashMap<[u8; 2], &'static str>> =
-        LazyLock::new(|| catalog::actions().map(|a| (action_code(a), a)).collect());
+        LazyLock::new(|| catalog::actions().chain([catalog::SOURCE_EVENTS]).map(|a| (action_code(a), a)).collect());
     ACTIONS.get(&code).copied()
 }
 

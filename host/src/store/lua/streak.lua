@@ -1,6 +1,7 @@
 -- Keeps a webhook's failure streak after recorded attempts, and switches it off when the
 -- streak has lasted long enough (or an attempt got 410 Gone).
--- KEYS: 1 the webhook, then per action of the catalogue: its subscribers set
+-- KEYS: 1 the webhook, then per action of the catalogue and per source of the organisation:
+--       its subscribers set, then the organisation's filters
 -- ARGV: 1 now (ms), 2 now (RFC 3339), 3 failures before deactivation, 4 shortest failing
 --       span (ms), 5 '1' if a success came first (it ends the streak), 6 failed attempts
 --       after it, 7 '1' if one of them got 410 Gone, 8 the webhook's id
@@ -30,5 +31,6 @@ elseif count >= max_failures and now - since >= span then
 end
 if reason == '' or f[1] ~= '1' then return '' end
 redis.call('HSET', key, 'active', '0', 'deactivated_at', ts, 'deactivation_reason', reason, 'updated_at', ts)
-for i = 2, #KEYS do redis.call('SREM', KEYS[i], ARGV[8]) end
+for i = 2, #KEYS - 1 do redis.call('SREM', KEYS[i], ARGV[8], ARGV[8] .. ' subject') end
+redis.call('HDEL', KEYS[#KEYS], ARGV[8])
 return reason

@@ -3,8 +3,8 @@
 -- A deleted webhook is remembered in the organisation's deleted set (by the time, in ms) for
 -- the delivery retention, so its deliveries stay listable by its id.
 -- KEYS: 1 the webhook, 2 the organisation's webhooks, 3 the organisation's deleted webhooks,
---       then per action of the catalogue: its subscribers set, then the organisation's
---       filters
+--       then per action of the catalogue and per source of the organisation: its
+--       subscribers set, then the organisation's filters
 -- ARGV: 1 organisation, 2 webhook id, 3 now (RFC 3339), 4 'delete' | 'deactivate', 5 the
 --       deactivation reason, 6 now (ms), 7 the delivery retention (ms)
 -- Returns 0 when the webhook is not the organisation's (or, to deactivate, already

@@ -1,9 +1,9 @@
 -- Creates or changes a webhook, and its place in the subscription index, in one step.
 -- KEYS: 1 the webhook, 2 the organisation's webhooks, then per attached plugin: its hash,
---       then per action of the catalogue: its subscribers set, then the organisation's
---       filters (hash: webhook → its filter, while it is active and has one)
+--       then per action of the catalogue and per source of the organisation: its
+--       subscribers set, then the organisation's filters (hash: webhook → its filter, while it is active and has one)
 -- ARGV: 1 'create' | 'update', 2 organisation, 3 webhook id, 4 most webhooks per
---       organisation, 5 number of attached plugins, 6 number of actions, then the actions'
+--       organisation, 5 number of attached plugins, 6 number of actions and sources, then their
 --       names (in the order of their sets), then field, value pairs to set
 -- Returns 'saved', 'reactivated' (update: saved, and it set 'active' on a webhook that was
 -- inactive), 'limit' (create: the organisation has the most webhooks allowed),

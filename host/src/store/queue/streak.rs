@@ -78,7 +78,9 @@ impl Streaks {
         let now = crate::time::now_millis();
         let mut call = STREAK.call();
         call.key(&self.base.keys().webhook(org_id, id));
-        WebhookRecords::of(&self.base).with_subscription_sets(&mut call, org_id);
+        let records = WebhookRecords::of(&self.base);
+        let sources = records.source_ids(org_id).await?;
+        records.with_subscription_sets(&mut call, org_id, &sources);
         call.arg(now)
             .arg(crate::time::format_millis(now))
             .arg(rules.failures)

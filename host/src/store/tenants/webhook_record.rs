@@ -71,6 +71,8 @@ pub struct Webhook {
     pub url: String,
     pub active: bool,
     pub subscribed_actions: Vec<String>,
+    /// The sources whose requests it receives (contract §10).
+    pub subscribed_sources: Vec<String>,
     pub plugins: Vec<Attachment>,
     pub signing_secret: String,
     /// The secret before the latest rotation, while its grace period lasts.
@@ -150,6 +152,7 @@ pub(in crate::store) fn to_fields(w: &Webhook) -> Vec<(&'static str, String)> {
         ("url", w.url.clone()),
         ("active", flag_str(w.active).into()),
         ("subscribed_actions", json(&w.subscribed_actions)),
+        ("subscribed_sources", json(&w.subscribed_sources)),
         ("plugins", json(&w.plugins)),
         ("signing_secret", w.signing_secret.clone()),
         ("previous_secret", String::new()),
@@ -182,6 +185,8 @@ pub(in crate::store) fn from_fields(key: &str, f: &HashMap<String, String>) -> R
     let corrupt = |reason: String| StoreError::Corrupt { key: key.to_owned(), reason };
     let subscribed_actions = serde_json::from_str(f.get("subscribed_actions").map_or("[]", |s| s))
         .map_err(|e| corrupt(format!("subscribed_actions: {e}")))?;
+    let subscribed_sources = serde_json::from_str(f.get("subscribed_sources").map_or("[]", |s| s))
+        .map_err(|e| corrupt(format!("subscribed_sources: {e}")))?;
     let plugins =
         serde_json::from_str(f.get("plugins").map_or("[]", |s| s)).map_err(|e| corrupt(format!("plugins: {e}")))?;
     let previous = previous_secret(
@@ -196,6 +201,7 @@ pub(in crate::store) fn from_fields(key: &str, f: &HashMap<String, String>) -> R
         url: text("url"),
         active: flag(f.get("active")),
         subscribed_actions,
+        subscribed_sources,
         plugins,
         signing_secret: text("signing_secret"),
         previous_secret: previous.as_ref().map(|(s, _)| s.clone()),

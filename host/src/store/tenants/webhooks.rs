@@ -3,8 +3,8 @@
 //! per action, the set of active webhooks subscribed to it — which every change keeps in
 //! step in the same script, so publishing reads one set and never every webhook.
 //!
-//! Hash fields: `id`, `org_id`, `name`, `url`, `active` (`0`/`1`), `subscribed_actions` and
-//! `plugins` (JSON arrays), `signing_secret`, `previous_secret` and
+//! Hash fields: `id`, `org_id`, `name`, `url`, `active` (`0`/`1`), `subscribed_actions`,
+//! `subscribed_sources` and `plugins` (JSON arrays), `signing_secret`, `previous_secret` and
 //! `previous_secret_expires` (ms) during a rotation's grace period (empty otherwise; read as
 //! absent once expired), `created_at`, `updated_at`, `deactivated_at` and
 //! `deactivation_reason` (empty while healthy), `rate_limit`, `ordering` (`none` or
@@ -54,6 +54,7 @@ pub struct WebhookChange {
     pub name: Option<String>,
     pub url: Option<String>,
     pub subscribed_actions: Option<Vec<String>>,
+    pub subscribed_sources: Option<Vec<String>>,
     pub plugins: Option<Vec<Attachment>>,
     pub active: Option<bool>,
     /// `Some(None)` removes the limit.
@@ -126,11 +127,21 @@ pub enum Off {
 impl WebhookRecords {
     /// A call of a script that changes a webhook's subscriptions, with the webhook's keys
     /// and the subscription sets of every action declared, then the organisation's filters.
-    pub(in crate::store) fn with_subscription_sets(&self, call: &mut Call<'_>, org_id: &str) {
+    /// `sources`: the organisation's sources ([`WebhookRecords::source_ids`]), whose sets
+    /// follow the actions'.
+    pub(in crate::store) fn with_subscription_sets(&self, call: &mut Call<'_>, org_id: &str, sources: &[String]) {
         for action in catalog::actions() {
             call.key(&self.base.keys().subscribers(org_id, action));
         }
+        for source in sources {
+            call.key(&self.base.keys().subscribers(org_id, source));
+        }
         call.key(&self.base.keys().filters(org_id));
+    }
+
+    /// The organisation's sources: each has a subscription set (the webhooks naming it).
+    pub(in crate::store) async fn source_ids(&self, org_id: &str) -> Result<Vec<String>> {
+        Ok(self.base.conn().zrange(self.base.keys().sources(org_id), 0, -1).await?)
     }
 
     /// Stores a new webhook unless the organisation has `max` already.
@@ -161,10 +172,15 @@ impl WebhookRecords {
         for attachment in plugins {
             call.key(&self.base.keys().plugin(org_id, &attachment.plugin_id));
         }
-        self.with_subscription_sets(&mut call, org_id);
-        call.arg(mode).arg(org_id).arg(id).arg(max).arg(plugins.len()).arg(catalog::actions().count());
+        let sources = self.source_ids(org_id).await?;
+        self.with_subscription_sets(&mut call, org_id, &sources);
+        let names = catalog::actions().count() + sources.len();
+        call.arg(mode).arg(org_id).arg(id).arg(max).arg(plugins.len()).arg(names);
         for action in catalog::actions() {
             call.arg(action);
+        }
+        for source in &sources {
+            call.arg(source);
         }
         for (name, value) in fields {
             call.arg(*name).arg(value);
@@ -299,6 +315,9 @@ impl WebhookRecords {
         if let Some(actions) = &change.subscribed_actions {
             fields.push(("subscribed_actions", json(actions)));
         }
+        if let Some(sources) = &change.subscribed_sources {
+            fields.push(("subscribed_sources", json(sources)));
+        }
         if let Some(plugins) = &change.plugins {
             fields.push(("plugins", json(plugins)));
         }
@@ -335,7 +354,8 @@ impl WebhookRecords {
         let key = self.base.keys().webhook(org_id, id);
         let mut call = WEBHOOK_OFF.call();
         call.key(&key).key(&self.base.keys().webhooks(org_id)).key(&self.base.keys().deleted_webhooks(org_id));
-        self.with_subscription_sets(&mut call, org_id);
+        let sources = self.source_ids(org_id).await?;
+        self.with_subscription_sets(&mut call, org_id, &sources);
         let (mode, reason) = match off {
             Off::Delete => ("delete", ""),
             Off::Deactivate(reason) => ("deactivate", reason),

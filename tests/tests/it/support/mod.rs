@@ -14,6 +14,7 @@ pub mod plugins;
 pub mod ports;
 pub mod postgres;
 pub mod process;
+pub mod providers;
 pub mod proxy;
 pub mod python;
 pub mod rabbitmq;
