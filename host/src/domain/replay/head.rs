@@ -31,6 +31,11 @@ impl Head {
         self.subject.as_ref().map(|s| format!("{}:{}", s.kind, s.id))
     }
 
+    /// The source whose request this event is, if it is one's.
+    pub(super) fn source(&self) -> Option<&str> {
+        self.subject.as_ref().filter(|s| s.kind == crate::sources::forward::SUBJECT_TYPE).map(|s| s.id.as_str())
+    }
+
     /// Whether this operational event is about `webhook` (it never goes to it).
     pub(super) fn is_about(&self, webhook: &str) -> bool {
         self.subject.as_ref().is_some_and(|s| s.id == webhook)

@@ -186,7 +186,8 @@ impl Replayer {
             webhook_id: webhook_id.to_owned(),
             since_ms,
             until_ms,
-            actions: webhook.subscribed_actions.clone(),
+            // Its sources too: their events are logged as `source_event` (`step` keeps its own).
+            actions: webhook.subscribed_actions.iter().chain(&webhook.subscribed_sources).cloned().collect(),
             started_at: crate::time::format_millis(now),
             finished_at: None,
             queued: 0,
@@ -284,7 +285,7 @@ impl Replayer {
                 let wanted: Vec<(Partition, LogEntry)> = entries
                     .into_iter()
                     .flatten()
-                    .filter(|e| window.keeps(e) && replay.actions.iter().any(|a| a == e.action))
+                    .filter(|e| window.keeps(e) && replay.wants(e.action))
                     .map(|e| (p, e))
                     .collect();
                 let queued = self.step(replay, p, &wanted).await?;
@@ -324,7 +325,8 @@ impl Replayer {
                 let event = event?;
                 let head: Head = serde_json::from_str(&event.envelope).ok()?;
                 let about_it = catalog::is_operational(entry.action) && head.is_about(&replay.webhook_id);
-                (!about_it).then_some((i, entry, event, head))
+                let other_source = head.source().is_some_and(|s| !replay.actions.iter().any(|a| a == s));
+                (!about_it && !other_source).then_some((i, entry, event, head))
             })
             .collect();
         let selected = match filter {

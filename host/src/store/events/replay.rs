@@ -81,7 +81,8 @@ pub struct Replay {
     /// The window of acceptance times replayed, `[since_ms, until_ms)`.
     pub since_ms: u64,
     pub until_ms: u64,
-    /// The actions the webhook subscribed to when the replay was asked for.
+    /// The actions the webhook subscribed to when the replay was asked for, and the sources
+    /// it named (`src_…`).
     pub actions: Vec<String>,
     pub started_at: String,
     pub finished_at: Option<String>,
@@ -94,6 +95,12 @@ pub struct Replay {
 }
 
 impl Replay {
+    /// Whether log entries of `action` are replayed (a source's events are logged as
+    /// [`crate::catalog::SOURCE_EVENTS`]: replayed when the webhook names a source).
+    pub fn wants(&self, action: &str) -> bool {
+        self.actions.iter().any(|a| a == action || (action == crate::catalog::SOURCE_EVENTS && a.starts_with("src_")))
+    }
+
     fn fields(&self) -> Vec<(&'static str, String)> {
         vec![
             ("org", self.org_id.clone()),
