@@ -3,15 +3,17 @@
 //! naming the source (where the provider's code verifies it again), deduplicated, listed;
 //! forged, re-timed, re-signed and oversized requests are refused and become nothing.
 
+use std::collections::HashSet;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use weir::store::tenants::orgs::Plan;
 
 use crate::support::api::Api;
+use crate::support::eventually;
 use crate::support::providers::{deliver, path_of, sign, verifies};
-use crate::support::receiver::Receiver;
-use crate::support::weir::Weir;
+use crate::support::receiver::{Receiver, Reply};
+use crate::support::weir::{Weir, WeirBuilder};
 
 const STRIPE_BODY: &str =
     r#"{"id":"evt_1QxA","object":"event","type":"invoice.paid","data":{"object":{"id":"in_1","amount_paid":2000}}}"#;
@@ -286,4 +288,38 @@ async fn a_sources_events_go_through_filters_and_are_replayed() {
     let mut sent = [paid.as_bytes(), created.as_bytes()];
     sent.sort();
     assert_eq!(bodies, sent, "replayed as the provider sent them");
+}
+
+#[tokio::test]
+async fn requests_acknowledged_before_a_kill_9_are_all_forwarded_and_each_is_one_event() {
+    let builder = WeirBuilder::shared().env("WEIR_TAKEOVER_AFTER", "2s");
+    let api = builder.clone().env("WEIR_WORKERS", "false").start().await;
+    let t = api.tenant(Plan::pro()).await;
+    let made = t.admin.post("/api/v2/sources", &json!({"type": "none"})).await.expect(201).json();
+    let (id, path) = (made["id"].as_str().unwrap().to_owned(), path_of(made["ingest_url"].as_str().unwrap()));
+    let receiver = Receiver::replying(Reply::Delay(Duration::from_millis(20), 200)).await;
+    t.admin.post("/api/v2/webhooks", &json!({"url": receiver.url, "subscribed_sources": [id]})).await.expect(201);
+    let mut doomed = builder.spawn();
+    doomed.wait_ready().await;
+    let http = doomed.http();
+    for i in 0..100 {
+        let body = format!(r#"{{"n":{i}}}"#);
+        deliver(&http, &path, &[], &body).await.expect(200);
+    }
+    doomed.signal("KILL");
+    let heir = builder.spawn();
+    heir.wait_ready().await;
+    let bodies = eventually("every acknowledged request forwarded", Duration::from_secs(60), async || {
+        let got: HashSet<Vec<u8>> = receiver.received().iter().map(|r| r.body.to_vec()).collect();
+        (got.len() == 100).then_some(got)
+    })
+    .await;
+    assert_eq!(bodies.len(), 100);
+    let listed = t.admin.get("/api/v2/events?action=source_event&limit=100").await.expect(200).json();
+    let ids: HashSet<&str> = listed["data"].as_array().unwrap().iter().map(|e| e["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), 100, "each request is one event in the log");
+    if let Some(cursor) = listed["next_cursor"].as_str() {
+        let rest = t.admin.get(&format!("/api/v2/events?action=source_event&cursor={cursor}")).await.expect(200).json();
+        assert_eq!(rest["data"], json!([]), "and no more");
+    }
 }
