@@ -7,6 +7,7 @@ use serde_json::json;
 
 use clap::Subcommand;
 
+use super::filter_test::filter_test;
 use super::logging::init_logging;
 use crate::auth::{CLIENT_SECRET_PREFIX, secrets};
 use crate::config::Config;
@@ -55,6 +56,11 @@ pub(super) enum AdminCommand {
     Webhook {
         #[command(subcommand)]
         command: WebhookCommand,
+    },
+    /// Sources: where providers deliver an organisation's incoming webhooks.
+    Source {
+        #[command(subcommand)]
+        command: super::sources::SourceCommand,
     },
     /// Webhooks' filters (CEL expressions).
     Filter {
@@ -166,7 +172,7 @@ pub(super) enum ClientCommand {
 pub(super) async fn run(config: Config, command: AdminCommand) -> ExitCode {
     init_logging("warn", config.log_format);
     if let AdminCommand::Filter { command: FilterCommand::Test { filter, event } } = &command {
-        return print(filter_test(filter, event.as_deref()));
+        return print(filter_test(filter, event.as_deref()).map_err(AdminError::Usage));
     }
     crate::service::install_crypto_provider();
     let mut config = config;
@@ -218,36 +224,6 @@ fn print(result: Result<serde_json::Value, AdminError>) -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// `weir admin filter test`: the filter checked, and tried on the event when one is given.
-fn filter_test(source: &str, event: Option<&std::path::Path>) -> Result<serde_json::Value, AdminError> {
-    use std::io::Read;
-    let filter = crate::filters::Filter::compile(source).map_err(|e| AdminError::Usage(format!("the filter {e}")))?;
-    let bound_us = filter.cost_bound().div_ceil(1000);
-    let mut out = json!({"filter": source, "valid": true, "cost_bound_us": bound_us});
-    let Some(path) = event else { return Ok(out) };
-    let limit = crate::filters::EVENT_BOUND + 1;
-    let mut text = String::new();
-    let read = if path.as_os_str() == "-" {
-        std::io::stdin().take(limit).read_to_string(&mut text)
-    } else {
-        std::fs::File::open(path).and_then(|f| f.take(limit).read_to_string(&mut text))
-    };
-    read.map_err(|e| AdminError::Usage(format!("cannot read the event from {}: {e}", path.display())))?;
-    let values = if text.len() as u64 >= limit {
-        Err(format!("the event is larger than {} bytes", limit - 1))
-    } else {
-        crate::filters::Envelope::parse(&text)
-    };
-    let verdict = match values {
-        Ok(values) => filter.evaluate(&values),
-        Err(e) => crate::filters::Selection::Error(e),
-    };
-    let tried = crate::domain::filtering::tried(verdict);
-    out["match"] = json!(tried.matched);
-    out["error"] = json!(tried.error);
-    Ok(out)
 }
 
 fn non_empty(what: &str, value: &str) -> Result<String, AdminError> {
@@ -330,7 +306,7 @@ async fn execute(store: &Store, config: &Config, command: AdminCommand) -> Resul
     match command {
         // (Answered before Redis is reached, by `run`; the same here.)
         AdminCommand::Filter { command: FilterCommand::Test { filter, event } } => {
-            filter_test(&filter, event.as_deref())
+            filter_test(&filter, event.as_deref()).map_err(AdminError::Usage)
         }
         AdminCommand::Webhook { command: WebhookCommand::Replay { webhook_id, org_id, since, until } } => {
             replay(store, config, (&org_id, &webhook_id), (since, until)).await
@@ -363,6 +339,10 @@ async fn execute(store: &Store, config: &Config, command: AdminCommand) -> Resul
         }
         AdminCommand::User { command: UserCommand::Create { org_id, email, admin } } => {
             create_user(store, &org_id, email, admin).await
+        }
+        AdminCommand::Source { command } => {
+            known_org(store, command.org_id()).await?;
+            Ok(super::sources::execute(store, command).await?)
         }
         AdminCommand::Org { command: OrgCommand::List } => {
             let orgs = store.orgs().list_orgs().await?;

@@ -3,9 +3,11 @@
 //! non-zero with a message on stderr when they fail.
 
 mod admin;
+mod filter_test;
 mod logging;
 mod plans;
 mod serve;
+mod sources;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -236,6 +236,17 @@ async fn sources_are_their_organisations_and_keep_their_secrets() {
     assert_eq!((renamed["name"].as_str(), renamed["dedup_window"].as_str()), (Some("GitHub org"), Some("1h")));
     let listed = t.admin.get("/api/v2/sources").await.expect(200).json();
     assert_eq!(listed["data"][0]["id"], id.as_str());
+    // An operator lists them, with how their latest requests went (never a secret or URL).
+    let mut command = crate::support::weir::weir_command();
+    command.args(["admin", "source", "list", "--org", &t.org_id]).envs(weir.builder.vars());
+    let out = command.output().expect("weir admin runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let shown: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let latest = &shown[0]["latest_requests"];
+    assert_eq!(shown[0]["id"].as_str(), Some(id.as_str()));
+    // The same GitHub delivery sent twice (each time with another secret): one event.
+    assert_eq!((latest["accepted"].as_u64(), latest["duplicate"].as_u64()), (Some(1), Some(1)), "{shown}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(token), "no ingest URL: {shown}");
     t.admin.delete(&format!("/api/v2/sources/{id}")).await.expect(204);
     let gone = deliver(&weir.http(), &path_of(&url), &sign("github", "second-secret", (&url, now()), body), body).await;
     assert_eq!(gone.status, 404, "a deleted source's URL answers nothing");
