@@ -39,5 +39,5 @@ step "compile budget"
 # (`--workspace --test it`, not `-p weir-tests`: the same features as above, so the same
 # test binary, not a second build of Weir.)
 WEIR_TEST_REDIS=cluster cargo test --locked --workspace --test it -- --test-threads "${WEIR_TEST_THREADS:-6}" \
-  delivery:: delivery_faults:: filters:: noisy_tenants:: telemetry:: history:: history_faults:: history_snapshots:: isolation:: replay:: notices:: ordering::a_failed ordering::three_ ordering::order_is ordering::ordering_is ordering::a_delivery_its events_api:: signatures:: webhooks_api:: exports:: exports_snapshots:: plugins:: plugin_delivery:: oauth:: errors:: retries:: portal:: test_events:: settings_glance:: destinations:: destinations_amqp:: destinations_aws:: plans:: plans_history:: destinations_history:: kept::
+  delivery:: delivery_faults:: filters:: noisy_tenants:: telemetry:: history:: history_faults:: history_snapshots:: isolation:: replay:: notices:: ordering::a_failed ordering::three_ ordering::order_is ordering::ordering_is ordering::a_delivery_its events_api:: signatures:: webhooks_api:: exports:: exports_snapshots:: plugins:: plugin_delivery:: oauth:: errors:: retries:: portal:: test_events:: settings_glance:: destinations:: destinations_amqp:: destinations_aws:: plans:: plans_history:: destinations_history:: kept:: sources::
 step "again on a Redis Cluster"
