@@ -144,15 +144,17 @@ fn render(status: StatusCode, title: &str, chrome: &Chrome, body: &str) -> Respo
     response
 }
 
-/// The organisation's sections (webhooks, the log of their deliveries, the event catalogue),
+/// The organisation's sections (webhooks, the log of their deliveries, the event catalogue,
+/// the sources providers send to),
 /// `current` marked as the page shown.
 pub(crate) fn section_nav(current: &str) -> String {
-    let links: String = [("webhooks", "Webhooks"), ("deliveries", "Deliveries"), ("events", "Events")]
-        .iter()
-        .map(|(path, name)| {
-            let here = if *path == current { r#" aria-current="page""# } else { "" };
-            format!(r#"<a href="/settings/{path}"{here}>{name}</a>"#)
-        })
-        .collect();
+    let links: String =
+        [("webhooks", "Webhooks"), ("deliveries", "Deliveries"), ("events", "Events"), ("sources", "Sources")]
+            .iter()
+            .map(|(path, name)| {
+                let here = if *path == current { r#" aria-current="page""# } else { "" };
+                format!(r#"<a href="/settings/{path}"{here}>{name}</a>"#)
+            })
+            .collect();
     format!(r#"<nav class="tabs sections" aria-label="Sections">{links}</nav>"#)
 }

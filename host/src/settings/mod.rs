@@ -27,6 +27,7 @@ mod portal;
 mod replay;
 mod search;
 mod session;
+mod sources;
 mod status;
 mod test_event;
 mod try_filter;
@@ -68,6 +69,9 @@ pub(crate) fn router(access: Arc<Access>) -> Router<Handles> {
         .route("/settings/webhooks/{id}/test", post(test_event::send))
         .route("/settings/webhooks/{id}/delete", get(webhooks::delete_confirm).post(webhooks::delete))
         .route("/settings/events", get(events::catalogue))
+        .route("/settings/sources", get(sources::list).post(sources::create))
+        .route("/settings/sources/{id}", get(sources::show))
+        .route("/settings/sources/{id}/delete", post(sources::delete))
         .route("/settings/search", get(search::search))
         .route("/settings/deliveries", get(log::log))
         .route("/settings/deliveries/{id}", get(deliveries::show))

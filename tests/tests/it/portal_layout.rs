@@ -15,7 +15,7 @@ use crate::portal::link;
 use crate::support::api::Tenant;
 use crate::support::browser::Browser;
 use crate::support::eventually;
-use crate::support::weir::{WeirBuilder, work_order_event};
+use crate::support::weir::{Weir, WeirBuilder, work_order_event};
 
 /// The widths tried, in CSS px.
 const WIDTHS: [u32; 4] = [320, 375, 768, 1280];
@@ -110,10 +110,12 @@ async fn no_portal_page_sticks_out_at_320_375_768_or_1280_px() {
     })
     .await;
     let delivery = listed["id"].as_str().unwrap().to_owned();
+    let (source_pages, ingest) = a_source_with_a_refused_request(&weir, &t).await;
+    let ingest = ingest.as_str();
     let mut faults = Vec::new();
     for width in WIDTHS {
         let browser = in_the_portal(&t, width).await;
-        for (name, path) in pages(&http, &broker, &delivery) {
+        for (name, path) in pages(&http, &broker, &delivery).into_iter().chain(source_pages.clone()) {
             browser.goto(&format!("{}{path}", weir.base)).await;
             browser.find("main").await;
             let found = browser.run(OVERFLOWS).await;
@@ -140,11 +142,30 @@ async fn no_portal_page_sticks_out_at_320_375_768_or_1280_px() {
                     assert!(text.contains("Nothing accepted the connection") && text.contains("no firewall"), "{text}");
                 }
                 "webhook" => assert!(text.contains("Nothing accepted the connection"), "{text}"),
+                "source" => {
+                    assert!(text.contains("missing_signature: the request has no stripe-signature header"), "{text}");
+                    let url = browser.run("return document.querySelector('input.copy').value;").await;
+                    assert_eq!(url.as_str(), Some(ingest), "the URL to copy");
+                }
                 _ => {}
             }
         }
     }
     assert!(faults.is_empty(), "{} things stick out:\n{}", faults.len(), faults.join("\n"));
+}
+
+/// A source with a refused request (no signature) to show: its pages, and its ingest URL.
+async fn a_source_with_a_refused_request(weir: &Weir, t: &Tenant) -> (Vec<(String, String)>, String) {
+    let body = json!({"name": "Stripe payments (live mode)", "type": "stripe", "secret": "whsec_layout"});
+    let source = t.admin.post("/api/v2/sources", &body).await.expect(201).json();
+    let ingest = source["ingest_url"].as_str().unwrap().to_owned();
+    let path = &ingest[ingest.find("/in/").unwrap()..];
+    weir.http().post(path).raw("application/json", r#"{"id":"evt_1"}"#).send().await.expect(401);
+    let pages = vec![
+        ("sources".to_owned(), "/settings/sources".to_owned()),
+        ("source".to_owned(), format!("/settings/sources/{}", source["id"].as_str().unwrap())),
+    ];
+    (pages, ingest)
 }
 
 /// Whether the element `css` is shown (neither it nor a parent is `display: none`).
