@@ -69,6 +69,7 @@ mod settings_sessions;
 mod signatures;
 mod small_leaks;
 mod sources;
+mod sources_history;
 mod telemetry;
 mod test_events;
 mod tour;
