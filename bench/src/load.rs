@@ -33,6 +33,20 @@ impl Http {
         self.try_send(method, path, token, content_type, body).await.expect("response")
     }
 
+    /// A `POST` of `body` to `path` with `headers` (no token): a provider's request.
+    pub async fn post_with(&mut self, path: &str, headers: &[(&str, String)], body: Vec<u8>) -> u16 {
+        let mut request = hyper::Request::builder().method("POST").uri(path).header("host", &self.host);
+        for (name, value) in headers {
+            request = request.header(*name, value);
+        }
+        let request = request.body(Full::new(Bytes::from(body))).expect("a request");
+        self.sender.ready().await.expect("the connection");
+        let response = self.sender.send_request(request).await.expect("an answer");
+        let status = response.status().as_u16();
+        let _ = response.into_body().collect().await;
+        status
+    }
+
     /// [`Http::send`], or why the exchange failed (the connection closed, refused…).
     pub async fn try_send(
         &mut self,
@@ -216,6 +230,11 @@ fn export_event(rex: &str, form: &str, creator: &str) -> Vec<u8> {
 }
 
 /// A `work_order_created` event whose envelope is about 1 KB.
+/// A `work_order_created` event of about 1 KB, as a publisher sends it.
+pub fn work_order_event(id: &str, i: usize) -> Vec<u8> {
+    event(id, i)
+}
+
 fn event(id: &str, i: usize) -> Vec<u8> {
     let description =
         "Replace the worn mechanical seal on the feed pump and check the impeller for cavitation damage. ".repeat(7);

@@ -44,6 +44,7 @@
 //! `WEIR_BENCH_SCALE` (a fraction of the load), `WEIR_BENCH_SCENARIO` (one scenario by name),
 //! `WEIR_BENCH_PLAN=metered` (the organisation on a plan with a daily limit it never reaches:
 //! each publish takes its place in the organisation's counter, issue 57),
+//! `WEIR_BENCH_ONLY=sources` (providers' requests to sources against publishing, `sources.rs`),
 //! `WEIR_BENCH_ONLY=brokers` (the "1 webhook" load to NATS JetStream and RabbitMQ against HTTP, `brokers.rs`),
 //! `WEIR_BENCH_ONLY=plugin` (only the plugin call), `WEIR_BENCH_ONLY=noisy` (a quiet tenant's
 //! reads beside each load of round 5's probe, `noisy.rs`), `WEIR_BENCH_ONLY=filter_bounds`
@@ -76,6 +77,7 @@ mod race_load;
 mod receiver;
 mod recovery;
 mod scenario;
+mod sources;
 mod stages;
 mod weir_proc;
 
@@ -184,6 +186,7 @@ async fn one_part(part: &str, n: &impl Fn(usize) -> usize) -> bool {
         }
         "compression" => compression::print(n(20_000)),
         "brokers" => brokers::print().await,
+        "sources" => sources::print(n(20_000)).await,
         "noisy" => noisy::print().await,
         "filter_bounds" => filters::print(n(2_000)),
         "filters" => {

@@ -1,0 +1,129 @@
+//! `WEIR_BENCH_ONLY=sources`: providers' requests taken in by a source (`POST /in/<token>`,
+//! verified, its duplicate mark set, published) against `POST /api/v2/events` with the same
+//! ~1 KB body, each over 32 keep-alive connections as fast as Weir answers (closed loop), no
+//! webhook subscribed (the intake alone), rounds interleaved: requests per second, and Weir's
+//! and Redis's CPU per request. Signed as each provider signs (`weir::sign`: HMAC-SHA256).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use crate::load::{Http, work_order_event};
+use crate::procs::{RedisProc, cpu_seconds};
+use crate::weir_proc::WeirProc;
+
+const CONNECTIONS: usize = 32;
+
+/// What a load sends: the events API, or a source of a kind.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Target {
+    Events,
+    Source(&'static str),
+}
+
+const SECRET: &str = "whsec_bench_secret";
+
+/// Request `i`: its path's headers and body.
+fn request(target: Target, token: &str, i: usize) -> Vec<(&'static str, String)> {
+    let body = work_order_event(&format!("evt_src_{i}"), i);
+    let mut headers = vec![("content-type", "application/json".to_owned())];
+    match target {
+        Target::Events => headers.push(("authorization", format!("Bearer {token}"))),
+        Target::Source("github") => {
+            headers.push(("x-hub-signature-256", format!("sha256={}", weir::sign::signature(SECRET, &body))));
+            headers.push(("x-github-event", "issues".to_owned()));
+            headers.push(("x-github-delivery", format!("d-{i}")));
+        }
+        Target::Source("stripe") => {
+            let t = weir::time::now_millis() / 1000;
+            let signed = [format!("{t}.").into_bytes(), body].concat();
+            headers.push(("stripe-signature", format!("t={t},v1={}", weir::sign::signature(SECRET, &signed))));
+        }
+        Target::Source(_) => {}
+    }
+    headers
+}
+
+/// One load of `n` requests: requests/s, Weir's and Redis's CPU per request (µs).
+async fn load(
+    weir: &WeirProc,
+    redis: &RedisProc,
+    (target, path, token): (Target, &str, &str),
+    n: usize,
+) -> (f64, f64, f64) {
+    let next = Arc::new(AtomicUsize::new(0));
+    let (weir_before, redis_before) = (cpu_seconds(weir.pid()), redis.cpu_by_node().await.iter().sum::<f64>());
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..CONNECTIONS {
+        let (next, base, path, token) = (next.clone(), weir.base.clone(), path.to_owned(), token.to_owned());
+        tasks.push(tokio::spawn(async move {
+            let mut http = Http::connect(&base).await;
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n {
+                    return;
+                }
+                let body = work_order_event(&format!("evt_src_{i}"), i);
+                let status = http.post_with(&path, &request(target, &token, i), body).await;
+                assert!(status == 200 || status == 202, "request {i} answered {status}");
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.expect("a connection's load");
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    let per = |before: f64, after: f64| (after - before) * 1e6 / n as f64;
+    (
+        n as f64 / elapsed,
+        per(weir_before, cpu_seconds(weir.pid())),
+        per(redis_before, redis.cpu_by_node().await.iter().sum::<f64>()),
+    )
+}
+
+/// A source of `kind` for the tenant: its ingest path.
+async fn source(weir: &WeirProc, admin: &str, kind: &str) -> String {
+    let mut body = serde_json::json!({"type": kind});
+    if kind != "none" {
+        body["secret"] = serde_json::json!(SECRET);
+    }
+    let (status, answer) = Http::connect(&weir.base)
+        .await
+        .send("POST", "/api/v2/sources", admin, "application/json", body.to_string().into_bytes())
+        .await;
+    assert_eq!(status, 201, "a source: {answer}");
+    let answer: serde_json::Value = serde_json::from_str(&answer).expect("json");
+    let url = answer["ingest_url"].as_str().expect("an ingest URL");
+    url[url.find("/in/").expect("a path")..].to_owned()
+}
+
+pub async fn print(n: usize) {
+    let rounds = std::env::var("WEIR_BENCH_ROUNDS").ok().and_then(|s| s.parse().ok()).unwrap_or(2);
+    let redis = RedisProc::start();
+    let mut lines = Vec::new();
+    for round in 0..rounds {
+        let weir = WeirProc::start(&redis, &format!("sources{round}"), &[]);
+        let tenant = weir.tenant().await;
+        for target in [Target::Events, Target::Source("none"), Target::Source("github"), Target::Source("stripe")] {
+            let (path, name) = match target {
+                Target::Events => ("/api/v2/events".to_owned(), "POST /api/v2/events (publisher token)".to_owned()),
+                Target::Source(kind) => {
+                    (source(&weir, &tenant.admin_token, kind).await, format!("POST /in/… source `{kind}`"))
+                }
+            };
+            let (rate, weir_us, redis_us) = load(&weir, &redis, (target, &path, &tenant.publisher_token), n).await;
+            lines.push(format!("| {name}, round {} | {rate:.0} | {weir_us:.0} µs | {redis_us:.0} µs |", round + 1));
+        }
+        weir.stop();
+        redis.flush().await;
+    }
+    println!();
+    println!("{n} requests of ~1 KB per row, {CONNECTIONS} connections, no webhook subscribed, shipped defaults:");
+    println!();
+    println!("| request | accepted/s | Weir CPU per request | Redis CPU per request |");
+    println!("|---|---|---|---|");
+    for line in lines {
+        println!("{line}");
+    }
+}
