@@ -44,13 +44,16 @@ fn request(target: Target, token: &str, i: usize) -> Vec<(&'static str, String)>
     headers
 }
 
+/// Where a load goes: the target, its path, the publisher's token (for the events API).
+struct To<'a> {
+    target: Target,
+    path: &'a str,
+    token: &'a str,
+}
+
 /// One load of `n` requests: requests/s, Weir's and Redis's CPU per request (µs).
-async fn load(
-    weir: &WeirProc,
-    redis: &RedisProc,
-    (target, path, token): (Target, &str, &str),
-    n: usize,
-) -> (f64, f64, f64) {
+async fn load(weir: &WeirProc, redis: &RedisProc, to: To<'_>, n: usize) -> (f64, f64, f64) {
+    let To { target, path, token } = to;
     let next = Arc::new(AtomicUsize::new(0));
     let (weir_before, redis_before) = (cpu_seconds(weir.pid()), redis.cpu_by_node().await.iter().sum::<f64>());
     let started = Instant::now();
@@ -112,7 +115,8 @@ pub async fn print(n: usize) {
                     (source(&weir, &tenant.admin_token, kind).await, format!("POST /in/… source `{kind}`"))
                 }
             };
-            let (rate, weir_us, redis_us) = load(&weir, &redis, (target, &path, &tenant.publisher_token), n).await;
+            let (rate, weir_us, redis_us) =
+                load(&weir, &redis, To { target, path: &path, token: &tenant.publisher_token }, n).await;
             lines.push(format!("| {name}, round {} | {rate:.0} | {weir_us:.0} µs | {redis_us:.0} µs |", round + 1));
         }
         weir.stop();
