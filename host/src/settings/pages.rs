@@ -8,6 +8,7 @@ use crate::domain::deliveries::Deliveries;
 use crate::domain::handles::Handles;
 use crate::domain::plugins::Plugins;
 use crate::domain::replay::Replays;
+use crate::domain::sources::Sources;
 use crate::domain::usage::Usage;
 use crate::domain::webhooks::Webhooks;
 
@@ -21,6 +22,8 @@ pub(in crate::settings) struct Pages {
     pub plugins: Arc<Plugins>,
     pub replays: Arc<Replays>,
     pub usage: Arc<Usage>,
+    /// The sources a webhook's form offers.
+    pub sources: Arc<Sources>,
 }
 
 impl FromRef<Handles> for Pages {
@@ -31,6 +34,7 @@ impl FromRef<Handles> for Pages {
             plugins: handles.plugins.clone(),
             replays: handles.replays.clone(),
             usage: handles.usage.clone(),
+            sources: handles.sources.clone(),
         }
     }
 }

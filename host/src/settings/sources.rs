@@ -214,6 +214,15 @@ fn requests_totals(h: &Hourly) -> String {
     format!("{ok} accepted, {bad} rejected in the last 24 hours")
 }
 
+/// The organisation's sources a webhook's form offers: id and name (none when they cannot
+/// be read: the form then leaves a webhook's sources as they are).
+pub(super) async fn choices(sources: &Sources, org_id: &str) -> Vec<(String, String)> {
+    match sources.list(org_id, None, 100).await {
+        Ok((listed, _)) => listed.into_iter().map(|s| (s.id, s.name)).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
 /// `POST /settings/sources/{id}/delete`
 pub(super) async fn delete(State(sources): State<Arc<Sources>>, Id(id): Id, Change(signed, _): Change) -> Response {
     match sources.delete(&signed.0.org_id, &id).await {

@@ -49,8 +49,16 @@ pub(super) async fn on_webhook(
 }
 
 /// `POST /settings/webhooks/try_filter`: the new webhook's form as sent.
-pub(super) async fn on_new(State(events): State<Arc<Events>>, Change(signed, form): Change) -> Response {
-    let values = FormValues { tried: tried(&events, &signed.0.org_id, &form).await, ..FormValues::sent(&form) };
+pub(super) async fn on_new(
+    State(events): State<Arc<Events>>,
+    State(sources): State<Arc<crate::domain::sources::Sources>>,
+    Change(signed, form): Change,
+) -> Response {
+    let values = FormValues {
+        tried: tried(&events, &signed.0.org_id, &form).await,
+        sources: super::sources::choices(&sources, &signed.0.org_id).await,
+        ..FormValues::sent(&form)
+    };
     let body = format!(
         "<h1>New webhook</h1>{}",
         webhook_form("/settings/webhooks", &signed.0.csrf, &values, "Create webhook")

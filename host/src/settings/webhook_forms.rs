@@ -57,6 +57,9 @@ pub(super) struct FormValues {
     pub(super) tried: String,
     /// Where deliveries go: HTTP or a broker, and its fields.
     pub(super) destination: DestinationValues,
+    /// The organisation's sources it may name (id, name), and those it names.
+    pub(super) sources: Vec<(String, String)>,
+    pub(super) checked_sources: Vec<String>,
 }
 
 impl FormValues {
@@ -75,6 +78,8 @@ impl FormValues {
                 .map(|c| format!("{} (SHA-256 {}), expires {}", c.subject, c.fingerprint_sha256, c.not_after)),
             tried: String::new(),
             destination: DestinationValues::of(w.destination.as_ref()),
+            sources: Vec::new(),
+            checked_sources: w.subscribed_sources.clone(),
         }
     }
 
@@ -90,8 +95,28 @@ impl FormValues {
             certificate: None,
             tried: String::new(),
             destination: DestinationValues::sent(form),
+            sources: Vec::new(),
+            checked_sources: form.all("subscribed_sources").into_iter().map(str::to_owned).collect(),
         }
     }
+}
+
+/// The organisation's sources as checkboxes (none when it has none).
+fn sources_fieldset(values: &FormValues) -> String {
+    if values.sources.is_empty() {
+        return String::new();
+    }
+    let boxes: String = values
+        .sources
+        .iter()
+        .map(|(id, name)| {
+            let on = if values.checked_sources.contains(id) { " checked" } else { "" };
+            format!(r#"<label class="check"><input type="checkbox" name="subscribed_sources" value="{id}"{on}> {name}</label>"#, id = esc(id), name = esc(name))
+        })
+        .collect();
+    format!(
+        r#"<fieldset><legend>Sources</legend><input type="hidden" name="_sources" value="1"><p class="muted">Requests providers send to these sources, forwarded as they sent them.</p>{boxes}</fieldset>"#
+    )
 }
 
 /// Name, URL, events, rate limit, order, filter, headers and client certificate.
@@ -106,7 +131,7 @@ pub(super) fn webhook_form(action: &str, csrf: &str, values: &FormValues, submit
 <input id="url" name="url" type="url" inputmode="url" placeholder="https://example.com/webhooks" value="{url}" aria-describedby="url-help">
 <p id="url-help" class="muted">Where each delivery is sent over HTTP: http or https, and the host must resolve to a public address.</p></div>
 {destination}
-{actions}
+{actions}{sources}
 <label for="rate_limit">Rate limit</label>
 <input id="rate_limit" name="rate_limit" type="number" min="1" max="10000" step="1" value="{rate}" aria-describedby="rate-help">
 <p id="rate-help" class="muted">Deliveries per second, all of Weir together; empty for no limit. Deliveries over it wait in the queue.</p>
@@ -135,6 +160,7 @@ pub(super) fn webhook_form(action: &str, csrf: &str, values: &FormValues, submit
         name = esc(&values.name),
         url = esc(&values.url),
         actions = actions_fieldset(&values.checked),
+        sources = sources_fieldset(values),
         rate = esc(&values.rate_limit),
         unordered = if values.ordering == "subject" { "" } else { " selected" },
         by_subject = if values.ordering == "subject" { " selected" } else { "" },
@@ -163,6 +189,10 @@ pub(super) fn webhook_fields(form: &Form) -> Map<String, Value> {
     }
     body.insert("destination".into(), destination);
     body.insert("subscribed_actions".into(), json!(form.all("subscribed_actions")));
+    // Only a form that offered the organisation's sources changes which it names.
+    if form.get("_sources") == Some("1") {
+        body.insert("subscribed_sources".into(), json!(form.all("subscribed_sources")));
+    }
     let rate = form.get("rate_limit").unwrap_or("");
     // Empty: no limit; a number written as JSON writes it (digits, no sign, no leading zero,
     // no blanks) as a number; anything else as it is, refused by the API's rule.

@@ -132,6 +132,7 @@ async fn settings(doors: &Pages, signed: &Signed, w: &Webhook, shown: &Shown<'_>
         out.push_str(&secret(w, csrf));
         let values = FormValues {
             tried: shown.tried.to_owned(),
+            sources: super::sources::choices(&doors.sources, &signed.0.org_id).await,
             ..shown.edited.map_or_else(|| FormValues::of(w), FormValues::sent)
         };
         out.push_str("<h2>Edit</h2>");

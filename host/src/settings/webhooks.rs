@@ -114,31 +114,45 @@ fn empty_state(admin: bool) -> String {
 }
 
 /// `GET /settings/webhooks/new`
-pub(super) async fn new_form(signed: Signed) -> Response {
+pub(super) async fn new_form(State(doors): State<Pages>, signed: Signed) -> Response {
     if !signed.0.admin {
         return plain(StatusCode::FORBIDDEN, "Only organisation admins can change webhooks.");
     }
+    let values = FormValues {
+        sources: super::sources::choices(&doors.sources, &signed.0.org_id).await,
+        ..FormValues::default()
+    };
     let body = format!(
         "<h1>New webhook</h1>{}",
-        webhook_form("/settings/webhooks", &signed.0.csrf, &FormValues::default(), "Create webhook")
+        webhook_form("/settings/webhooks", &signed.0.csrf, &values, "Create webhook")
     );
     html::page(StatusCode::OK, "New webhook", Some(&signed.viewer()), &body)
 }
 
 /// `POST /settings/webhooks`
-pub(super) async fn create(State(webhooks): State<Arc<Webhooks>>, Change(signed, form): Change) -> Response {
-    match webhooks.create(&signed.0.org_id, webhook_fields(&form)).await {
+pub(super) async fn create(State(doors): State<Pages>, Change(signed, form): Change) -> Response {
+    match doors.webhooks.create(&signed.0.org_id, webhook_fields(&form)).await {
         Ok(webhook) => html::see_other(&format!("/settings/webhooks/{}?notice={}", webhook.id, Notice::Created.code())),
         Err(WebhookError::Store(_)) => store_down(),
         Err(e) => {
             let body = format!(
                 "<h1>New webhook</h1>{}{}",
                 html::errors(&problems(&e)),
-                webhook_form("/settings/webhooks", &signed.0.csrf, &FormValues::sent(&form), "Create webhook")
+                webhook_form(
+                    "/settings/webhooks",
+                    &signed.0.csrf,
+                    &sent_with_sources(&doors, &signed, &form).await,
+                    "Create webhook"
+                )
             );
             html::page(StatusCode::UNPROCESSABLE_ENTITY, "New webhook", Some(&signed.viewer()), &body)
         }
     }
+}
+
+/// A new webhook's form as sent, offering the organisation's sources again.
+async fn sent_with_sources(doors: &Pages, signed: &Signed, form: &super::session::Form) -> FormValues {
+    FormValues { sources: super::sources::choices(&doors.sources, &signed.0.org_id).await, ..FormValues::sent(form) }
 }
 
 /// The organisation's webhook, or a 404 page.

@@ -334,3 +334,40 @@ async fn requests_acknowledged_before_a_kill_9_are_all_forwarded_and_each_is_one
         assert_eq!(rest["data"], json!([]), "and no more");
     }
 }
+
+#[tokio::test]
+async fn a_source_is_made_and_a_webhook_named_after_it_from_the_pages() {
+    use crate::settings::{PASSWORD, http_sign_in, user};
+    let weir = Weir::start_default().await;
+    let t = weir.tenant(Plan::pro()).await;
+    user(&weir, &t.org_id, "sources@example.com", true).await;
+    let http = weir.http();
+    let (_, session) = http_sign_in(&http, "sources@example.com", PASSWORD).await;
+    let (cookie, csrf) = session.expect("signed in");
+    let made = http
+        .post("/settings/sources")
+        .header("cookie", &cookie)
+        .form(&[("_csrf", csrf.as_str()), ("type", "github"), ("name", "GitHub org"), ("secret", "s3cret")])
+        .send()
+        .await;
+    assert_eq!(made.status, 303, "{}", made.text());
+    let listed = t.admin.get("/api/v2/sources").await.expect(200).json();
+    let id = listed["data"][0]["id"].as_str().unwrap().to_owned();
+    let new = http.get("/settings/webhooks/new").header("cookie", &cookie).send().await.expect(200).text();
+    assert!(new.contains(&format!(r#"name="subscribed_sources" value="{id}""#)) && new.contains("GitHub org"), "{new}");
+    let receiver = Receiver::start().await;
+    let form = [
+        ("_csrf", csrf.as_str()),
+        ("url", receiver.url.as_str()),
+        ("_sources", "1"),
+        ("subscribed_sources", id.as_str()),
+    ];
+    let created = http.post("/settings/webhooks").header("cookie", &cookie).form(&form).send().await;
+    assert_eq!(created.status, 303, "{}", created.text());
+    let hooks = t.admin.get("/api/v2/webhooks").await.expect(200).json();
+    assert_eq!(hooks["data"][0]["subscribed_sources"], json!([id]), "{hooks}");
+    let url = listed["data"][0]["ingest_url"].as_str().unwrap().to_owned();
+    let body = r#"{"action":"opened"}"#;
+    deliver(&weir.http(), &path_of(&url), &sign("github", "s3cret", (&url, now()), body), body).await.expect(200);
+    assert_eq!(receiver.wait_for(1, Duration::from_secs(10)).await[0].body.as_ref(), body.as_bytes());
+}
