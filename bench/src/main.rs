@@ -186,7 +186,10 @@ async fn one_part(part: &str, n: &impl Fn(usize) -> usize) -> bool {
         }
         "compression" => compression::print(n(20_000)),
         "brokers" => brokers::print().await,
-        "sources" => sources::print(n(20_000)).await,
+        "sources" => {
+            sources::print(n(20_000)).await;
+            sources::print_flood().await;
+        }
         "noisy" => noisy::print().await,
         "filter_bounds" => filters::print(n(2_000)),
         "filters" => {

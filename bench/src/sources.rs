@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use crate::load::{Http, work_order_event};
+use crate::load::{Http, Kind, Publisher, percentile, work_order_event};
 use crate::procs::{RedisProc, cpu_seconds};
 use crate::weir_proc::WeirProc;
 
@@ -99,6 +99,87 @@ async fn source(weir: &WeirProc, admin: &str, kind: &str) -> String {
     let answer: serde_json::Value = serde_json::from_str(&answer).expect("json");
     let url = answer["ingest_url"].as_str().expect("an ingest URL");
     url[url.find("/in/").expect("a path")..].to_owned()
+}
+
+/// Bad requests per second the flood sends, and over how many connections.
+const FLOOD_RATE: u64 = 1_000;
+const FLOOD_CONNECTIONS: u64 = 8;
+
+/// Sends badly signed requests to `path` at [`FLOOD_RATE`] until `stop`: how many were
+/// answered `401` and how many `429`.
+async fn flood(base: &str, path: &str, stop: Arc<std::sync::atomic::AtomicBool>) -> (usize, usize) {
+    let mut tasks = Vec::new();
+    for c in 0..FLOOD_CONNECTIONS {
+        let (base, path, stop) = (base.to_owned(), path.to_owned(), stop.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut http = Http::connect(&base).await;
+            let every = std::time::Duration::from_micros(1_000_000 * FLOOD_CONNECTIONS / FLOOD_RATE);
+            let (mut refused, mut throttled) = (0, 0);
+            let mut i = c as usize;
+            while !stop.load(Ordering::Relaxed) {
+                let headers =
+                    [("stripe-signature", format!("t={},v1={}", weir::time::now_millis() / 1000, "00".repeat(32)))];
+                match http.post_with(&path, &headers, work_order_event("evt_flood", i)).await {
+                    401 => refused += 1,
+                    429 => throttled += 1,
+                    other => panic!("a forged request answered {other}"),
+                }
+                i += FLOOD_CONNECTIONS as usize;
+                tokio::time::sleep(every).await;
+            }
+            (refused, throttled)
+        }));
+    }
+    let mut out = (0, 0);
+    for task in tasks {
+        let (r, t) = task.await.expect("a flood connection");
+        out = (out.0 + r, out.1 + t);
+    }
+    out
+}
+
+/// Another organisation's publishes (200/s for 10 s) alone, then beside a flood of forged
+/// requests to one source: p50 and p99 of its publish latency each time, and the flood's answers.
+pub async fn print_flood() {
+    let redis = RedisProc::start();
+    let weir = WeirProc::start(&redis, "flood", &[]);
+    let (quiet, loud) = (weir.tenant().await, weir.tenant().await);
+    let path = source(&weir, &loud.admin_token, "stripe").await;
+    let publisher = Publisher::new(&weir.base, &quiet.publisher_token);
+    let mut lines = Vec::new();
+    for beside in [false, true] {
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flooding = beside.then(|| {
+            let (base, path, stop) = (weir.base.clone(), path.clone(), stop.clone());
+            tokio::spawn(async move { flood(&base, &path, stop).await })
+        });
+        let published = publisher.run_paced(2_000, 200.0, Kind::WorkOrder).await;
+        stop.store(true, Ordering::Relaxed);
+        let answers = match flooding {
+            Some(task) => task.await.expect("the flood"),
+            None => (0, 0),
+        };
+        let mut latencies: Vec<std::time::Duration> = published.iter().map(|p| p.latency).collect();
+        let (p50, p99) = (percentile(&mut latencies, 50.0), percentile(&mut latencies, 99.0));
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+        let case = if beside { "beside 1,000 forged requests/s to another organisation's source" } else { "alone" };
+        lines.push(format!(
+            "| {case} | {:.1} ms | {:.1} ms | {} answered 401, {} answered 429 |",
+            ms(p50),
+            ms(p99),
+            answers.0,
+            answers.1
+        ));
+    }
+    weir.stop();
+    println!();
+    println!("An organisation publishing 200 events/s for 10 s (open loop), shipped defaults:");
+    println!();
+    println!("| its publishes | p50 | p99 | the flood |");
+    println!("|---|---|---|---|");
+    for line in lines {
+        println!("{line}");
+    }
 }
 
 pub async fn print(n: usize) {
