@@ -23,20 +23,19 @@ enum Target {
 
 const SECRET: &str = "whsec_bench_secret";
 
-/// Request `i`: its path's headers and body.
-fn request(target: Target, token: &str, i: usize) -> Vec<(&'static str, String)> {
-    let body = work_order_event(&format!("evt_src_{i}"), i);
+/// The headers of a request with `body` (request `i`).
+fn headers(target: Target, token: &str, (i, body): (usize, &[u8])) -> Vec<(&'static str, String)> {
     let mut headers = vec![("content-type", "application/json".to_owned())];
     match target {
         Target::Events => headers.push(("authorization", format!("Bearer {token}"))),
         Target::Source("github") => {
-            headers.push(("x-hub-signature-256", format!("sha256={}", weir::sign::signature(SECRET, &body))));
+            headers.push(("x-hub-signature-256", format!("sha256={}", weir::sign::signature(SECRET, body))));
             headers.push(("x-github-event", "issues".to_owned()));
             headers.push(("x-github-delivery", format!("d-{i}")));
         }
         Target::Source("stripe") => {
             let t = weir::time::now_millis() / 1000;
-            let signed = [format!("{t}.").into_bytes(), body].concat();
+            let signed = [format!("{t}.").as_bytes(), body].concat();
             headers.push(("stripe-signature", format!("t={t},v1={}", weir::sign::signature(SECRET, &signed))));
         }
         Target::Source(_) => {}
@@ -68,7 +67,8 @@ async fn load(weir: &WeirProc, redis: &RedisProc, to: To<'_>, n: usize) -> (f64,
                     return;
                 }
                 let body = work_order_event(&format!("evt_src_{i}"), i);
-                let status = http.post_with(&path, &request(target, &token, i), body).await;
+                let headers = headers(target, &token, (i, &body));
+                let status = http.post_with(&path, &headers, body).await;
                 assert!(status == 200 || status == 202, "request {i} answered {status}");
             }
         }));

@@ -14,6 +14,7 @@ use super::extract::{Admin, Id, JsonObject, QueryRules};
 use super::schema::Page;
 use crate::domain::sources::{IngestError, RequestView, SourceError, SourceView, Sources};
 use crate::ids::{self, Kind};
+use crate::sources::Refusal;
 use crate::web::Query;
 
 impl From<SourceError> for ApiError {
@@ -36,10 +37,10 @@ impl From<IngestError> for ApiError {
         match e {
             IngestError::UnknownToken => ApiError::not_found("source"),
             IngestError::Refused(ref refusal) => {
-                let code = match refusal.code() {
-                    "missing_signature" => Code::MissingSignature,
-                    "timestamp_out_of_tolerance" => Code::TimestampOutOfTolerance,
-                    _ => Code::InvalidSignature,
+                let code = match refusal {
+                    Refusal::Missing(_) => Code::MissingSignature,
+                    Refusal::Stale => Code::TimestampOutOfTolerance,
+                    Refusal::Invalid(_) => Code::InvalidSignature,
                 };
                 ApiError::new(code, e.to_string())
             }

@@ -217,10 +217,7 @@ fn requests_totals(h: &Hourly) -> String {
 /// The organisation's sources a webhook's form offers: id and name (none when they cannot
 /// be read: the form then leaves a webhook's sources as they are).
 pub(super) async fn choices(sources: &Sources, org_id: &str) -> Vec<(String, String)> {
-    match sources.list(org_id, None, 100).await {
-        Ok((listed, _)) => listed.into_iter().map(|s| (s.id, s.name)).collect(),
-        Err(_) => Vec::new(),
-    }
+    sources.names(org_id).await.unwrap_or_default()
 }
 
 /// `POST /settings/sources/{id}/delete`

@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256, Sha512};
 pub(crate) const TOLERANCE_SECS: u64 = 300;
 
 /// A request to a source's ingest URL, as it arrived.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug)]
 pub(crate) struct Inbound<'a> {
     pub headers: &'a http::HeaderMap,
     pub body: &'a [u8],
@@ -18,9 +18,16 @@ pub(crate) struct Inbound<'a> {
     pub url: &'a str,
     /// Now, in Unix seconds.
     pub now_secs: u64,
+    /// The body read as JSON, once, when a rule first asks (`None`: not JSON).
+    json: std::cell::OnceCell<Option<serde_json::Value>>,
 }
 
-impl Inbound<'_> {
+impl<'a> Inbound<'a> {
+    /// The request to `url` with `headers` and `body`, checked at `now_secs`.
+    pub(crate) fn new(headers: &'a http::HeaderMap, body: &'a [u8], url: &'a str, now_secs: u64) -> Inbound<'a> {
+        Inbound { headers, body, url, now_secs, json: std::cell::OnceCell::new() }
+    }
+
     /// A header's value as text (`None`: absent, or not visible ASCII).
     pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim).filter(|v| !v.is_empty())
@@ -33,8 +40,8 @@ impl Inbound<'_> {
 
     /// A string at `path` in the body read as JSON (`None`: not JSON, or no string there).
     pub(crate) fn json_text(&self, path: &[&str]) -> Option<String> {
-        let value: serde_json::Value = serde_json::from_slice(self.body).ok()?;
-        let mut at = &value;
+        let value = self.json.get_or_init(|| serde_json::from_slice(self.body).ok()).as_ref()?;
+        let mut at = value;
         for key in path {
             at = at.get(key)?;
         }

@@ -23,7 +23,7 @@ fn check(
     (url, now): (&str, u64),
 ) -> Result<super::Named, Refusal> {
     let (headers, body) = request;
-    let inbound = Inbound { headers, body, url, now_secs: now };
+    let inbound = Inbound::new(headers, body, url, now);
     let secrets = [secret.to_owned()];
     let key = Key { secrets: &secrets, scheme: &Scheme::Provider };
     kind(kind_name).unwrap().accept(&inbound, &key)
@@ -152,7 +152,7 @@ fn generic_kinds_check_their_settings_in_constant_time() {
     };
     let run = |h: &HeaderMap, scheme: &Scheme, secret: &str, name: &str| {
         let secrets = [secret.to_owned()];
-        let inbound = Inbound { headers: h, body, url: "", now_secs: 0 };
+        let inbound = Inbound::new(h, body, "", 0);
         kind(name).unwrap().accept(&inbound, &Key { secrets: &secrets, scheme })
     };
     let h = headers(&[("x-sig", &format!("sha512={mac}"))]);

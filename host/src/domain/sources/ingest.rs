@@ -101,7 +101,7 @@ impl Ingest {
             self.metrics.source_request("rejected", "throttled");
             return Err(IngestError::Throttled(wait));
         }
-        let Some(source) = self.source_of(request.token, &token_hash).await? else {
+        let Some(source) = self.source_of(&token_hash).await? else {
             self.budgets.count(&address_key);
             self.metrics.source_request("rejected", "unknown_source");
             return Err(IngestError::UnknownToken);
@@ -139,11 +139,11 @@ impl Ingest {
         outcome
     }
 
-    /// The source of a token (its hash compared in constant time with the one kept).
-    async fn source_of(&self, token: &str, token_hash: &str) -> Result<Option<SourceRecord>, IngestError> {
+    /// The source of a token's hash (compared in constant time with the one kept).
+    async fn source_of(&self, token_hash: &str) -> Result<Option<SourceRecord>, IngestError> {
         let Some((org_id, id)) = self.records.owner_of_token(token_hash).await? else { return Ok(None) };
         let record = self.records.get(&org_id, &id).await?;
-        Ok(record.filter(|r| crate::auth::secrets::verify(token, &r.token_hash)))
+        Ok(record.filter(|r| crate::auth::secrets::equal(token_hash.as_bytes(), r.token_hash.as_bytes())))
     }
 
     /// The source's secrets, opened: the current one, then one rotated out and still accepted.
@@ -170,12 +170,7 @@ impl Ingest {
         let scheme: Scheme = serde_json::from_str(&source.scheme).unwrap_or_default();
         let secrets = self.secrets_of(source)?;
         let url = format!("{}{}", self.public_url, request.path_and_query);
-        let inbound = Inbound {
-            headers: request.headers,
-            body: request.body,
-            url: &url,
-            now_secs: crate::time::now_millis() / 1000,
-        };
+        let inbound = Inbound::new(request.headers, request.body, &url, crate::time::now_millis() / 1000);
         let named = kind.accept(&inbound, &Key { secrets: &secrets, scheme: &scheme }).map_err(IngestError::Refused)?;
         let body = std::str::from_utf8(request.body).map_err(|_| IngestError::NotText)?;
         let fresh = ids::new(Kind::Event);

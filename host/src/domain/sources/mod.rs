@@ -22,6 +22,7 @@ use super::Invalid;
 use super::fields::{Fields, bounded_text};
 use crate::ids::{self, Kind};
 use crate::shared::SecretKeys;
+use crate::sources::SourceKind;
 use crate::store::StoreError;
 use crate::store::tenants::sources::{SourceChange, SourceRecord, SourceRecords};
 
@@ -93,6 +94,13 @@ impl Sources {
         self.records.get(org_id, id).await?.ok_or(SourceError::NotFound)
     }
 
+    /// The organisation's source and its kind.
+    async fn with_kind(&self, org_id: &str, id: &str) -> Result<(SourceRecord, &'static SourceKind), SourceError> {
+        let record = self.record(org_id, id).await?;
+        let kind = crate::sources::kind(&record.kind).ok_or(SourceError::NotFound)?;
+        Ok((record, kind))
+    }
+
     /// Validates a new source (`name`?, `type`, `secret` or the kind's settings,
     /// `dedup_window`?) and stores it.
     pub(crate) async fn create(
@@ -159,6 +167,13 @@ impl Sources {
         Ok((views, next))
     }
 
+    /// The organisation's sources by id and name, newest first (nothing opened: what a
+    /// webhook's form offers).
+    pub(crate) async fn names(&self, org_id: &str) -> Result<Vec<(String, String)>, SourceError> {
+        let (records, _) = self.records.list(org_id, None, 100).await?;
+        Ok(records.into_iter().map(|r| (r.id, r.name)).collect())
+    }
+
     /// Changes a source's `name`, `dedup_window` or settings (a generic kind's; for `basic`
     /// and `api_key` a new password or key takes over at once). `type` cannot change, and the
     /// secret changes by rotation.
@@ -168,8 +183,7 @@ impl Sources {
         id: &str,
         body: serde_json::Map<String, Value>,
     ) -> Result<SourceView, SourceError> {
-        let current = self.record(org_id, id).await?;
-        let kind = crate::sources::kind(&current.kind).ok_or(SourceError::NotFound)?;
+        let (current, kind) = self.with_kind(org_id, id).await?;
         let mut fields = Fields::new(body);
         if fields.string("type").is_some_and(|t| t != current.kind) {
             fields.error("type", "cannot be changed: make another source");
@@ -205,8 +219,7 @@ impl Sources {
         id: &str,
         body: serde_json::Map<String, Value>,
     ) -> Result<SourceView, SourceError> {
-        let current = self.record(org_id, id).await?;
-        let kind = crate::sources::kind(&current.kind).ok_or(SourceError::NotFound)?;
+        let (current, kind) = self.with_kind(org_id, id).await?;
         let mut fields = Fields::new(body);
         let secret = match kind.secret {
             crate::sources::SecretFrom::Nothing => {

@@ -123,9 +123,20 @@ impl SourceRecords {
         limit: usize,
     ) -> Result<(Vec<SourceRecord>, Option<String>)> {
         let (ids, next) = self.base.page_ids(&self.base.keys().sources(org_id), cursor, limit).await?;
-        let mut out = Vec::with_capacity(ids.len());
-        for id in ids {
-            out.extend(self.get(org_id, &id).await?);
+        if ids.is_empty() {
+            return Ok((Vec::new(), next));
+        }
+        // One round trip for the page, as webhooks are listed.
+        let mut pipe = redis::pipe();
+        for id in &ids {
+            pipe.hgetall(self.base.keys().source(org_id, id));
+        }
+        let rows: Vec<HashMap<String, String>> = self.base.conn().query_reads(&pipe).await?;
+        let mut out = Vec::with_capacity(rows.len());
+        for (id, fields) in ids.iter().zip(rows) {
+            if !fields.is_empty() {
+                out.push(record_of(&self.base.keys().source(org_id, id), &fields)?);
+            }
         }
         Ok((out, next))
     }

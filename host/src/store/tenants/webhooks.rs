@@ -24,6 +24,7 @@ use crate::store::core::base::Base;
 use crate::store::core::scripts::{Call, ROTATE_SECRET, WEBHOOK_OFF, WEBHOOK_SAVE};
 use crate::store::error::Result;
 use crate::store::queue::endpoint::reset_fields;
+use crate::store::tenants::sources::SourceRecords;
 pub use crate::store::tenants::subscribers::{Subscriber, Subscribers};
 pub use crate::store::tenants::webhook_record::{
     Attachment, OnError, Ordering, StoredCertificate, StoredDestination, Webhook,
@@ -141,7 +142,7 @@ impl WebhookRecords {
 
     /// The organisation's sources: each has a subscription set (the webhooks naming it).
     pub(in crate::store) async fn source_ids(&self, org_id: &str) -> Result<Vec<String>> {
-        Ok(self.base.conn().zrange(self.base.keys().sources(org_id), 0, -1).await?)
+        SourceRecords::of(&self.base).ids(org_id).await
     }
 
     /// Stores a new webhook unless the organisation has `max` already.
