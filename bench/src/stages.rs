@@ -139,6 +139,7 @@ fn publications(hooks: &[String], events: usize) -> Vec<Publication> {
             retention,
             counted: true,
             version: u64::MAX,
+            intake: None,
         })
         .collect()
 }

@@ -41,6 +41,7 @@ pub(crate) async fn publish(
         Err(e) => e.code.status().as_u16(),
     };
     events.traced(PublishSpan {
+        route: crate::telemetry::EVENTS_ROUTE,
         parent: trace.as_ref().zip(parent_id),
         event_id: answer.as_ref().ok().map(String::as_str),
         org_id: Some(&caller.org_id),

@@ -12,9 +12,11 @@ use serde_json::json;
 use super::error::{ApiError, ApiResult, Code};
 use super::extract::{Admin, Id, JsonObject, QueryRules};
 use super::schema::Page;
-use crate::domain::sources::{IngestError, RequestView, SourceError, SourceView, Sources};
+use crate::domain::sources::{IngestError, Ingested, RequestView, SourceError, SourceView, Sources};
 use crate::ids::{self, Kind};
 use crate::sources::Refusal;
+use crate::telemetry::PublishSpan;
+use crate::trace::TraceContext;
 use crate::web::Query;
 
 impl From<SourceError> for ApiError {
@@ -48,6 +50,9 @@ impl From<IngestError> for ApiError {
             IngestError::Throttled(secs) => ApiError::too_many(std::time::Duration::from_secs(secs), e.to_string()),
             IngestError::Quota(quota) => quota.into(),
             IngestError::Sealed => ApiError::internal(),
+            IngestError::Changed => {
+                ApiError { retry_after: Some(1), ..ApiError::new(Code::Unavailable, e.to_string()) }
+            }
             IngestError::Store(e) => e.into(),
         }
     }
@@ -69,19 +74,47 @@ pub(crate) async fn ingest(
     Path(token): Path<String>,
     request: Request,
 ) -> ApiResult<Response> {
+    let start = std::time::SystemTime::now();
     let (parts, body) = request.into_parts();
+    let header = |name| parts.headers.get(name).and_then(|v: &HeaderValue| v.to_str().ok());
+    let trace = header("traceparent").and_then(|parent| TraceContext::parse(parent, header("tracestate")));
+    let parent_id = header("traceparent").and_then(TraceContext::parent_id);
+    let answer = receive(&sources, &token, parts.clone(), body).await;
+    let status = match &answer {
+        Ok(_) => StatusCode::OK.as_u16(),
+        Err(e) => e.code.status().as_u16(),
+    };
+    let ingested = answer.as_ref().ok();
+    sources.traced(PublishSpan {
+        route: crate::telemetry::INGEST_ROUTE,
+        parent: trace.as_ref().zip(parent_id),
+        event_id: ingested.map(|i| i.event_id.as_str()),
+        org_id: ingested.map(|i| i.org_id.as_str()),
+        status,
+        start,
+        end: std::time::SystemTime::now(),
+    });
+    Ok(axum::Json(json!({ "id": answer?.event_id })).into_response())
+}
+
+/// Reads a provider's request and takes it in.
+async fn receive(
+    sources: &Sources,
+    token: &str,
+    parts: axum::http::request::Parts,
+    body: axum::body::Body,
+) -> ApiResult<Ingested> {
     let address = parts.extensions.get::<crate::forwarded::ClientAddr>().map(|a| a.0.to_string()).unwrap_or_default();
     let bytes = crate::web::read_body(body, super::extract::MAX_JSON_BODY).await?;
     let path_and_query = parts.uri.path_and_query().map_or("", |p| p.as_str());
     let request = crate::domain::sources::IngestRequest {
-        token: &token,
+        token,
         headers: &parts.headers,
         body: &bytes,
         path_and_query,
         address: &address,
     };
-    let ingested = sources.ingest().receive(request).await?;
-    Ok(axum::Json(json!({ "id": ingested.event_id })).into_response())
+    Ok(sources.ingest().receive(request).await?)
 }
 
 /// `POST /api/v2/sources`

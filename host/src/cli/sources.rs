@@ -27,10 +27,11 @@ impl SourceCommand {
 pub(super) async fn execute(store: &Store, command: SourceCommand) -> Result<serde_json::Value, StoreError> {
     let SourceCommand::List { org_id } = command;
     let records = store.sources();
+    let listings = store.source_requests();
     let (sources, _) = records.list(&org_id, None, 100).await?;
     let mut out = Vec::with_capacity(sources.len());
     for source in sources {
-        let requests = records.requests(&org_id, &source.id).await?;
+        let requests = listings.latest(&org_id, &source.id).await?;
         let count = |outcome: &str| requests.iter().filter(|r| r.outcome == outcome).count();
         out.push(json!({
             "id": source.id,

@@ -197,12 +197,15 @@ impl App {
     fn sources(&self) -> sources::Sources {
         sources::Sources::new(SourceParts {
             records: self.store.sources(),
+            requests: self.store.source_requests(),
+            versions: self.store.versions(),
             secret_keys: self.secret_keys.clone(),
             public_url: self.config.public_url(),
             publishing: self.publishing.clone(),
             orgs: self.store.orgs(),
             plans: self.config.plans.clone(),
             metrics: self.metrics.clone(),
+            telemetry: self.telemetry.clone(),
         })
     }
 

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 /// The subject type of a source's events (their subject id is the source's).
-pub(crate) const SUBJECT_TYPE: &str = "source";
+pub(crate) const SUBJECT_TYPE: &str = crate::store::tenants::source_requests::SUBJECT_TYPE;
 /// How every source event's envelope begins.
 const MARK: &str = "{\"source\":";
 

@@ -129,6 +129,10 @@ impl Store {
         tenants::sources::SourceRecords::of(&self.base)
     }
 
+    pub fn source_requests(&self) -> tenants::source_requests::SourceRequests {
+        tenants::source_requests::SourceRequests::of(&self.base)
+    }
+
     pub fn webhooks(&self) -> tenants::webhooks::WebhookRecords {
         tenants::webhooks::WebhookRecords::of(&self.base)
     }

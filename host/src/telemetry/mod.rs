@@ -36,7 +36,7 @@ pub(crate) use self::batch::Counts;
 pub(crate) use self::metrics::Read;
 pub use self::settings::Otel;
 use self::settings::{MetricsSettings, Off, Settings};
-pub(crate) use self::spans::{Answer, AttemptSpan, PluginCall, PublishSpan};
+pub(crate) use self::spans::{Answer, AttemptSpan, EVENTS_ROUTE, INGEST_ROUTE, PluginCall, PublishSpan};
 use self::spans::{On, remote};
 use crate::trace::TraceContext;
 

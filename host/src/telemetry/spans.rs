@@ -56,9 +56,13 @@ pub(crate) struct AttemptSpan<'a> {
     pub(crate) plugins: &'a [PluginCall],
 }
 
-/// A publish request, as its span tells it.
+/// A publish request (`POST /api/v2/events`, or a provider's to a source's ingest URL), as
+/// its span tells it.
 #[derive(Debug)]
 pub(crate) struct PublishSpan<'a> {
+    /// Its route: [`EVENTS_ROUTE`] or [`INGEST_ROUTE`] (an ingest URL's token is never
+    /// recorded: it is the source's credential).
+    pub(crate) route: &'static str,
     /// The publisher's `traceparent` (its trace and parent span), if it sent a valid one.
     pub(crate) parent: Option<(&'a TraceContext, [u8; 8])>,
     /// The event accepted (none when the request was refused).
@@ -77,6 +81,11 @@ pub(super) struct On {
     pub(super) scope: InstrumentationScope,
 }
 
+/// The route of a publish request.
+pub(crate) const EVENTS_ROUTE: &str = "/api/v2/events";
+/// The route of a provider's request to a source.
+pub(crate) const INGEST_ROUTE: &str = "/in/{token}";
+
 /// Records a publish request's span.
 pub(super) fn publish(on: &On, span: PublishSpan<'_>) {
     let (trace_id, parent) = match span.parent {
@@ -86,8 +95,8 @@ pub(super) fn publish(on: &On, span: PublishSpan<'_>) {
             None => (rand::random(), None),
         },
     };
-    let name = "POST /api/v2/events";
-    if !on.decide(parent.as_ref(), trace_id, name, &SpanKind::Server) {
+    let name = format!("POST {}", span.route);
+    if !on.decide(parent.as_ref(), trace_id, &name, &SpanKind::Server) {
         return;
     }
     let span_id = match span.event_id {
@@ -96,8 +105,8 @@ pub(super) fn publish(on: &On, span: PublishSpan<'_>) {
     };
     let mut attributes = vec![
         KeyValue::new("http.request.method", "POST"),
-        KeyValue::new("http.route", "/api/v2/events"),
-        KeyValue::new("url.path", "/api/v2/events"),
+        KeyValue::new("http.route", span.route),
+        KeyValue::new("url.path", span.route),
         KeyValue::new("http.response.status_code", i64::from(span.status)),
     ];
     if let Some(id) = span.event_id {
@@ -119,7 +128,7 @@ pub(super) fn publish(on: &On, span: PublishSpan<'_>) {
         parent.as_ref(),
         Finished {
             kind: SpanKind::Server,
-            name: Cow::Borrowed(name),
+            name: Cow::Owned(name),
             times: (span.start, span.end),
             attributes,
             status,

@@ -120,6 +120,7 @@ async fn capped_snapshots(
             },
             counted: false,
             version: u64::MAX,
+            intake: None,
         })
         .collect();
     for chunk in batch.chunks(10) {
@@ -164,6 +165,7 @@ async fn a_deletion_published_in_another_partition_forgets_the_records_older_sna
             retention,
             counted: false,
             version: u64::MAX,
+            intake: None,
         };
         store.event_writes().publish(weir::store::Partition(p), &[publication]).await.unwrap();
     };

@@ -115,6 +115,7 @@ async fn an_export_whose_snapshot_cannot_be_read_fails_with_the_reason() {
         },
         counted: false,
         version: u64::MAX,
+        intake: None,
     };
     weir.store.event_writes().publish(p, &[publication]).await.unwrap();
     let body = json!({"exportable": {"type": "WorkOrder", "id": "wo_deep"}, "format": "csv"});

@@ -70,6 +70,7 @@ mod signatures;
 mod small_leaks;
 mod sources;
 mod sources_history;
+mod sources_kept;
 mod telemetry;
 mod test_events;
 mod tour;

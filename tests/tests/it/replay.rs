@@ -308,6 +308,7 @@ async fn published_directly(weir: &crate::support::weir::Weir, org: &str, n: usi
             retention,
             counted: false,
             version: u64::MAX,
+            intake: None,
         });
     }
     let mut new = 0;

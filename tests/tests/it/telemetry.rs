@@ -305,3 +305,39 @@ async fn metrics_go_over_otlp_too_as_the_same_series_as_the_metrics_endpoint() {
     assert!(other.metrics().is_empty(), "{:?}", other.metrics());
     weir.stop().await;
 }
+
+#[tokio::test]
+async fn a_providers_request_to_a_source_is_a_server_span_its_delivery_continues() {
+    let collector = Collector::start();
+    let weir = exporting(&collector.endpoint()).start().await;
+    let t = weir.tenant(Plan::pro()).await;
+    let made = t.admin.post("/api/v2/sources", &json!({"type": "none"})).await.expect(201).json();
+    let url = made["ingest_url"].as_str().unwrap();
+    let receiver = Receiver::start().await;
+    let hook = json!({"url": receiver.url, "subscribed_sources": [made["id"]]});
+    t.admin.post("/api/v2/webhooks", &hook).await.expect(201);
+    let path = crate::support::providers::path_of(url);
+    let parent = (String::from("traceparent"), format!("00-{PUBLISHER_TRACE}-{PUBLISHER_SPAN}-01"));
+    let answer = crate::support::providers::deliver(&weir.http(), &path, &[parent], r#"{"n":1}"#).await.expect(200);
+    let event_id = answer.json()["id"].as_str().unwrap().to_owned();
+    let got = receiver.wait_for(1, Duration::from_secs(20)).await;
+
+    let ingest = collector.span("the ingest span", |s| s["kind"] == SERVER).await;
+    assert_eq!(ingest["name"], "POST /in/{token}");
+    assert_eq!((&ingest["trace_id"], &ingest["parent_span_id"]), (&json!(PUBLISHER_TRACE), &json!(PUBLISHER_SPAN)));
+    let token = path.rsplit('/').next().unwrap();
+    assert!(!ingest.to_string().contains(token), "the token is the source's credential: {ingest}");
+    assert_eq!(attr(&ingest, "http.response.status_code"), 200);
+    assert_eq!(attr(&ingest, "weir.event.id"), event_id.as_str());
+    assert_eq!(attr(&ingest, "weir.organisation.id"), t.org_id.as_str());
+    let attempt = collector.span("the attempt span", |s| s["kind"] == CLIENT).await;
+    assert_eq!(attempt["parent_span_id"], ingest["span_id"], "the ingest span is its parent");
+    let sent = format!("00-{PUBLISHER_TRACE}-{}-01", attempt["span_id"].as_str().unwrap());
+    let parents: Vec<_> = got[0].headers.get_all("traceparent").iter().collect();
+    assert_eq!(
+        parents,
+        [sent.as_str()],
+        "the subscriber's parent is the attempt's span (the provider's is not sent on)"
+    );
+    weir.stop().await;
+}

@@ -36,12 +36,34 @@ fn passed_80_percent(used_after: u64, taken: u64, limit: u64) -> bool {
     limit > 0 && before * 5 < limit * 4 && used_after * 5 >= limit * 4
 }
 
-/// Who publishes: under which plan's rules, and with what token when it was kept (its
-/// publish is then held to its version).
+/// Who publishes: under which plan's rules, and what it was kept with, if it was (its
+/// publish is then held to that version).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct By<'a> {
     pub rules: &'a Rules,
-    pub token: Option<&'a TokenProof>,
+    pub kept: Kept<'a>,
+}
+
+/// What a publisher was kept with by this process (`store::versions`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Kept<'a> {
+    /// Read for this publish.
+    Not,
+    /// A publisher's token: looked up again when what it was kept with changed.
+    Token(&'a TokenProof),
+    /// A source, and its organisation's plan, read at this version: when they changed, the
+    /// publish answers [`Published::Stale`] and the caller reads them again.
+    Source { version: u64 },
+}
+
+impl Kept<'_> {
+    fn version(self) -> Option<u64> {
+        match self {
+            Kept::Not => None,
+            Kept::Token(token) => Some(token.version),
+            Kept::Source { version } => Some(version),
+        }
+    }
 }
 
 /// Publishes a publisher's event within its plan's events of the day.
@@ -54,11 +76,10 @@ pub(crate) async fn publish_counted(
     by: By<'_>,
     event: &Event<'_>,
 ) -> Result<Published, PublishError> {
-    let By { rules, token } = by;
-    let first = publish_counted_once(publishing, org_id, By { rules, token }, event, false).await;
+    let first = publish_counted_once(publishing, org_id, by, event, false).await;
     // Stale, or refused under the plan its kept token names: is that token (and plan)
     // still what it was?
-    let Some(token) = token else { return first };
+    let Kept::Token(token) = by.kept else { return first };
     let stale = match &first {
         Ok(Published::Stale) => true,
         Err(PublishError::Quota(_)) => false,
@@ -66,14 +87,14 @@ pub(crate) async fn publish_counted(
     };
     let owner = publishing.tokens.owner_now(token).await?;
     let Some(owner) = owner.filter(|o| o.client.publisher) else { return Err(PublishError::Unauthorized) };
-    if !stale && owner.plan.as_str() == rules.name.as_str() {
+    if !stale && owner.plan.as_str() == by.rules.name.as_str() {
         return first;
     }
     // Kept with what it was: kept no longer.
     publishing.tokens.forget(token);
     let rules = publishing.plans.rules(owner.plan.as_str()).clone();
     // What was kept is behind a change: the subscribers are read anew too.
-    match publish_counted_once(publishing, org_id, By { rules: &rules, token: None }, event, true).await? {
+    match publish_counted_once(publishing, org_id, By { rules: &rules, kept: Kept::Not }, event, true).await? {
         Published::Stale => Err(PublishError::Unauthorized),
         published => Ok(published),
     }
@@ -88,8 +109,8 @@ async fn publish_counted_once(
     event: &Event<'_>,
     fresh: bool,
 ) -> Result<Published, PublishError> {
-    let By { rules, token } = by;
-    let to = To { except: None, token, retention: publishing.retention(&rules.name), counted: true };
+    let By { rules, kept } = by;
+    let to = To { except: None, kept_at: kept.version(), retention: publishing.retention(&rules.name), counted: true };
     // Publishes what `prepare` found (`None`: a duplicate), counted.
     let publish = async |prepared: Option<_>| match prepared {
         None => Ok(Published::Duplicate),
@@ -116,7 +137,7 @@ async fn publish_counted_once(
         Err(e) => Err(e),
     };
     let unused = match &outcome {
-        Ok(published) => matches!(published, Published::Duplicate | Published::Stale),
+        Ok(published) => matches!(published, Published::Duplicate | Published::Stale | Published::Seen),
         // Written, only not yet on its replicas: it counts.
         Err(e) => !matches!(e, StoreError::NotReplicated { .. }),
     };

@@ -27,9 +27,16 @@ pub(crate) struct Event<'a> {
     pub trace: Option<crate::trace::TraceContext>,
     /// A test event (contract §9): its envelope says `"test": true`.
     pub test: bool,
-    /// A source's request (contract §10): its envelope, made by `crate::sources::forward`
-    /// (the snapshot is not part of it).
-    pub source_envelope: Option<String>,
+    /// A source's request (contract §10).
+    pub source: Option<FromSource>,
+}
+
+/// A source's request an event is: its envelope, made by `crate::sources::forward` (the
+/// snapshot is not part of it), and what its publish writes beside it.
+#[derive(Debug)]
+pub(crate) struct FromSource {
+    pub envelope: String,
+    pub intake: crate::store::events::publish::Intake,
 }
 
 impl Event<'_> {
@@ -49,20 +56,20 @@ impl Event<'_> {
             snapshot: Cow::Owned(self.snapshot.into_owned()),
             trace: self.trace,
             test: self.test,
-            source_envelope: self.source_envelope,
+            source: self.source,
         }
     }
 
     /// What its subscribers are found by: a source's event goes to the webhooks naming the
     /// source, any other to those subscribed to its action.
     pub(crate) fn subscription(&self) -> &str {
-        if self.source_envelope.is_some() { &self.subject_id } else { &self.action }
+        if self.source.is_some() { &self.subject_id } else { &self.action }
     }
 
     /// The envelope (service document §2), with the snapshot's bytes as published.
     pub(crate) fn envelope(&self, org_id: &str) -> String {
-        if let Some(envelope) = &self.source_envelope {
-            return envelope.clone();
+        if let Some(source) = &self.source {
+            return source.envelope.clone();
         }
         let mut out = Vec::with_capacity(200 + self.snapshot.get().len());
         let mut push = |text: &str, value: &str| {

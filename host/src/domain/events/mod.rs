@@ -84,7 +84,8 @@ impl Events {
         (rules, token): (&crate::plans::Rules, Option<&crate::auth::TokenProof>),
         event: &Event<'_>,
     ) -> Result<Published, PublishError> {
-        counted::publish_counted(&self.parts.publishing, org_id, counted::By { rules, token }, event).await
+        let kept = token.map_or(Kept::Not, Kept::Token);
+        counted::publish_counted(&self.parts.publishing, org_id, counted::By { rules, kept }, event).await
     }
 
     /// The organisation's event and its deliveries (`None`: unknown, or expired).
@@ -168,8 +169,8 @@ mod publishing;
 pub(crate) mod test_event;
 mod validate;
 
-pub(crate) use self::counted::{By, PublishError, publish_counted};
-pub(crate) use self::event::Event;
+pub(crate) use self::counted::{By, Kept, PublishError, publish_counted};
+pub(crate) use self::event::{Event, FromSource};
 pub(crate) use self::operational::Operational;
 pub(crate) use self::publishing::{Publishing, PublishingParts};
 pub(crate) use self::validate::validate;

@@ -18,7 +18,7 @@ use crate::domain::moved::Moved;
 use crate::ids;
 use crate::metrics::Metrics;
 use crate::offload::{LARGE_INPUT, Offload};
-use crate::shared::{Arrivals, TokenProof, Tokens};
+use crate::shared::{Arrivals, Tokens};
 use crate::store::events::daily::DailyCounts;
 use crate::store::events::publish::{MAX_SNAPSHOT_BYTES, Publication, Published, Retention, delivery_id};
 use crate::store::events::publisher::Publisher;
@@ -37,13 +37,13 @@ pub(super) struct Prepared {
     version: u64,
 }
 
-/// Where a prepared event goes and how: the webhook it must not go to, the token of the
-/// publisher that sent it (held to its version too), its retention, whether it counts among
-/// the day's events.
+/// Where a prepared event goes and how: the webhook it must not go to, the organisation's
+/// version what its publisher was kept with was read at (a token, a source: held to it
+/// too), its retention, whether it counts among the day's events.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct To<'a> {
     pub except: Option<&'a str>,
-    pub token: Option<&'a TokenProof>,
+    pub kept_at: Option<u64>,
     pub retention: Retention,
     pub counted: bool,
 }
@@ -143,7 +143,7 @@ impl Publishing {
             None => Ok(Published::Duplicate),
             Some(prepared) => {
                 let kept = self.retention_of_org(org_id).await?;
-                let to = To { except, token: None, retention: kept, counted: false };
+                let to = To { except, kept_at: None, retention: kept, counted: false };
                 Ok(self.publish_prepared(org_id, event, prepared, to).await?.0)
             }
         }
@@ -185,8 +185,9 @@ impl Publishing {
     /// Publishes what [`Publishing::prepare`] found. When what it was read from changed
     /// since (the publish script answers [`Published::Stale`]: a change that returned after
     /// the cache was read), the subscribers are read again and the event published from
-    /// those — which nothing older can make stale; with a publisher's kept token,
-    /// [`Published::Stale`] is returned instead (`publish_counted` looks the token up).
+    /// those — which nothing older can make stale; with a publisher kept (a token, a
+    /// source), [`Published::Stale`] is returned instead (`publish_counted` looks the token
+    /// up; a source's ingest reads its source again).
     pub(super) async fn publish_prepared(
         &self,
         org_id: &str,
@@ -194,14 +195,14 @@ impl Publishing {
         prepared: Prepared,
         to: To<'_>,
     ) -> Result<(Published, Option<(Partition, u64)>), StoreError> {
-        let version = prepared.version.min(to.token.map_or(u64::MAX, |t| t.version));
+        let version = prepared.version.min(to.kept_at.unwrap_or(u64::MAX));
         let done = self.place_and_publish(org_id, event, prepared, version, (to.retention, to.counted)).await?;
         if done.0 != Published::Stale {
             return Ok(done);
         }
         self.metrics.stale_publishes.inc();
-        if to.token.is_some() {
-            // The publisher's token is looked up again by the caller, and its plan read.
+        if to.kept_at.is_some() {
+            // What the publisher was kept with is read again by the caller, and its plan.
             return Ok(done);
         }
         match self.prepare(org_id, event, to.except, true).await? {
@@ -233,7 +234,7 @@ impl Publishing {
         }
         let kept = self.retention_of_org(org_id).await?;
         let prepared = Prepared { envelope, webhooks, version: subscribers.version };
-        let to = To { except: None, token: None, retention: kept, counted: false };
+        let to = To { except: None, kept_at: None, retention: kept, counted: false };
         let (published, placed) = self.publish_prepared(org_id, event, prepared, to).await?;
         let (Published::New { deliveries: 1 }, Some((p, accepted_ms))) = (published, placed) else { return Ok(None) };
         tracing::info!(org_id, webhook_id, event_id = %event.id, "test event published");
@@ -266,7 +267,7 @@ impl Publishing {
         let snapshot = envelope.len() <= MAX_SNAPSHOT_BYTES
             && !catalog::is_operational(&event.action)
             && !event.test
-            && event.source_envelope.is_none();
+            && event.source.is_none();
         let accepted_ms = crate::time::now_millis();
         let as_stored = Arc::new(StoredEvent {
             created_at: event.created_at.clone(),
@@ -283,7 +284,7 @@ impl Publishing {
             subject: subject.clone(),
             deleted: event.deleted,
             event_ms,
-            logged_action: match (event.test, &event.source_envelope) {
+            logged_action: match (event.test, &event.source) {
                 (true, _) => None,
                 (false, Some(_)) => Some(catalog::SOURCE_EVENTS),
                 (false, None) => catalog::named(&event.action),
@@ -295,6 +296,7 @@ impl Publishing {
             retention,
             counted,
             version,
+            intake: event.source.as_ref().map(|s| s.intake.clone()),
         };
         let published = self.publisher.publish(p, publication).await?;
         if published == Published::Stale {
@@ -343,7 +345,7 @@ impl Publishing {
             snapshot: std::borrow::Cow::Borrowed(&snapshot),
             trace: None,
             test: false,
-            source_envelope: None,
+            source: None,
         };
         match self.publish_except(org_id, &event, except).await {
             Ok(_) => tracing::info!(org_id = %org_id, event_id = %event.id, action, "operational event published"),

@@ -98,7 +98,7 @@ pub(super) async fn send(
         snapshot: std::borrow::Cow::Borrowed(&snapshot),
         trace: None,
         test: true,
-        source_envelope: None,
+        source: None,
     };
     match to.publishing.publish_test(org_id, webhook_id, &event).await? {
         Some(delivery) => Ok(delivery),

@@ -19,7 +19,7 @@ fn the_envelope_is_the_documents_shape_with_every_string_escaped() {
         snapshot: std::borrow::Cow::Borrowed(&snapshot),
         trace: None,
         test: false,
-        source_envelope: None,
+        source: None,
     };
     let envelope = event.envelope("org_1");
     assert_eq!(

@@ -93,7 +93,7 @@ pub(crate) fn validate(mut fields: BTreeMap<String, &RawValue>) -> Result<Event<
         snapshot: std::borrow::Cow::Borrowed(snapshot),
         trace: None,
         test: false,
-        source_envelope: None,
+        source: None,
     })
 }
 

@@ -6,6 +6,7 @@
 mod budget;
 mod ingest;
 mod input;
+mod kept;
 mod parts;
 mod view;
 
@@ -14,7 +15,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-pub(crate) use self::ingest::{Ingest, IngestError, Request as IngestRequest};
+pub(crate) use self::ingest::{Ingest, IngestError, Ingested, Request as IngestRequest};
 pub(crate) use self::parts::SourceParts;
 use self::parts::context;
 pub(crate) use self::view::{RequestView, SourceView};
@@ -24,6 +25,7 @@ use crate::ids::{self, Kind};
 use crate::shared::SecretKeys;
 use crate::sources::SourceKind;
 use crate::store::StoreError;
+use crate::store::tenants::source_requests::SourceRequests;
 use crate::store::tenants::sources::{SourceChange, SourceRecord, SourceRecords};
 
 /// How long a rotated-out secret is still accepted (contract §10).
@@ -56,21 +58,35 @@ impl From<Invalid> for SourceError {
 #[derive(Debug)]
 pub(crate) struct Sources {
     records: SourceRecords,
+    requests: SourceRequests,
     secret_keys: Arc<SecretKeys>,
     /// `WEIR_PUBLIC_URL`: ingest URLs are under it.
     public_url: String,
+    telemetry: Arc<crate::telemetry::Telemetry>,
     ingest: Ingest,
 }
 
 impl Sources {
     pub(crate) fn new(parts: SourceParts) -> Sources {
         let ingest = Ingest::new(&parts);
-        Sources { records: parts.records, secret_keys: parts.secret_keys, public_url: parts.public_url, ingest }
+        Sources {
+            records: parts.records,
+            requests: parts.requests,
+            secret_keys: parts.secret_keys,
+            public_url: parts.public_url,
+            telemetry: parts.telemetry,
+            ingest,
+        }
     }
 
     /// The ingest of providers' requests.
     pub(crate) fn ingest(&self) -> &Ingest {
         &self.ingest
+    }
+
+    /// Records a provider's request's span (when spans are exported).
+    pub(crate) fn traced(&self, span: crate::telemetry::PublishSpan<'_>) {
+        self.telemetry.publish(span);
     }
 
     fn seal(&self, org_id: &str, id: &str, plain: &str) -> Result<String, SourceError> {
@@ -258,7 +274,7 @@ impl Sources {
         limit: usize,
     ) -> Result<(Vec<RequestView>, Option<String>), SourceError> {
         self.record(org_id, id).await?;
-        let kept = self.records.requests(org_id, id).await?;
+        let kept = self.requests.latest(org_id, id).await?;
         let mut page: Vec<RequestView> = kept
             .into_iter()
             .filter(|r| outcome.is_none_or(|o| r.outcome == o))

@@ -6,7 +6,8 @@ use serde_json::{Value, json};
 use utoipa::ToSchema;
 
 use crate::sources::{Encoding, Scheme};
-use crate::store::tenants::sources::{RequestEntry, SourceRecord};
+use crate::store::tenants::source_requests::RequestEntry;
+use crate::store::tenants::sources::SourceRecord;
 
 /// A source (contract §10).
 #[derive(Debug, Clone, Serialize, ToSchema)]

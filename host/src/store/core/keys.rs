@@ -219,22 +219,14 @@ impl Keys {
         self.tagged(org, &["portal-generation"])
     }
 
-    /// An organisation's sources (`store::tenants::sources`), a source, its recent requests,
-    /// a request seen (by its duplicate id), and the index from an ingest token's hash.
+    /// An organisation's sources (`store::tenants::sources`), a source, and the index from
+    /// an ingest token's hash (its requests and duplicate marks are in the partitions).
     pub fn sources(&self, org: &str) -> String {
         self.tagged(org, &["sources"])
     }
 
     pub fn source(&self, org: &str, source: &str) -> String {
         self.tagged(org, &["src", source])
-    }
-
-    pub fn source_requests(&self, org: &str, source: &str) -> String {
-        self.tagged(org, &["src-requests", source])
-    }
-
-    pub fn source_seen(&self, org: &str, source: &str, digest: &str) -> String {
-        self.tagged(org, &["src-seen", source, digest])
     }
 
     pub fn source_token(&self, token_hash: &str) -> String {
@@ -289,6 +281,16 @@ impl Keys {
 
     pub fn event_log(&self, p: Partition, org: &str, hour: u32) -> String {
         self.part(p, &["el", org, &hour.to_string()])
+    }
+
+    /// A source's latest requests taken in here, and a request seen here (by its duplicate
+    /// id): written by the publish of the event it became (`lua/publish.lua`).
+    pub fn source_requests(&self, p: Partition, org: &str, source: &str) -> String {
+        self.part(p, &["src-requests", org, source])
+    }
+
+    pub fn source_seen(&self, p: Partition, org: &str, source: &str, digest: &str) -> String {
+        self.part(p, &["src-seen", org, source, digest])
     }
 
     pub fn snapshots(&self, p: Partition, org: &str) -> String {

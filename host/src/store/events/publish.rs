@@ -95,6 +95,23 @@ pub struct Publication {
     /// older than its partition's copy, the event is refused as [`Published::Stale`]
     /// (`store::versions`).
     pub version: u64,
+    /// A source's request it is: the mark its duplicate id leaves, its entry in the
+    /// source's listing.
+    pub intake: Option<Intake>,
+}
+
+/// What publishing a source's request writes beside its event, in the same call: its
+/// duplicate id's mark (unless one is there: then nothing is written, [`Published::Seen`])
+/// and its entry in the source's listing.
+#[derive(Debug, Clone)]
+pub struct Intake {
+    pub source_id: String,
+    /// The duplicate id's digest (`SourceRecords::digest_of`).
+    pub digest: String,
+    /// How long the mark stays (ms).
+    pub window_ms: u64,
+    /// Its listing entry, encoded (`SourceRecords::entry`).
+    pub entry: String,
 }
 
 /// The id of the delivery of an event to a webhook (see the module's documentation).
@@ -120,6 +137,9 @@ pub enum Published {
     /// Not accepted: what it was read from changed since (its [`Publication::version`] is
     /// older than the organisation's); nothing was written.
     Stale,
+    /// Not accepted: its source's request was seen within the source's window (its
+    /// [`Intake`]); nothing was written, and the mark names the event it became.
+    Seen,
 }
 
 /// How often, and after how long, a publish refused before it ran (the cluster between two
@@ -180,6 +200,7 @@ impl EventWrites {
                     "new" => Some(Published::New { deliveries: event.webhooks.len() }),
                     "dup" => Some(Published::Duplicate),
                     "stale" => Some(Published::Stale),
+                    "seen" => Some(Published::Seen),
                     _ => None,
                 })
             })
@@ -239,6 +260,14 @@ impl EventWrites {
             }
         };
         call.arg(retention.deliveries.as_millis() as u64).arg(if event.counted { "1" } else { "0" }).arg(event.version);
+        match &event.intake {
+            None => call.arg("").arg(""),
+            Some(intake) => {
+                call.key(&keys.source_seen(p, &event.org_id, &intake.source_id, &intake.digest))
+                    .key(&keys.source_requests(p, &event.org_id, &intake.source_id));
+                call.arg(intake.window_ms.max(1)).arg(&intake.entry)
+            }
+        };
         // Its deliveries' ids are derived from the time it was accepted.
         let day = crate::store::core::keys::day_of(accepted_ms);
         // In id order, so the indexes list one event's deliveries (which share a time)

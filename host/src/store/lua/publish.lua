@@ -6,7 +6,8 @@
 --       publishers' events of the day per organisation (hash, `store::events::daily`), 6 the
 --       organisations' versions as this partition knows them (hash, `store::versions`), then per
 --       event: 1 its key, 2 its organisation's snapshots (hash), 3 its organisation's event
---       log of the hour, then per delivery: 1 the delivery, 2 the organisation's index of
+--       log of the hour, and for a source's request 4 its duplicate id's mark, 5 the source's
+--       listing here (`store::tenants::sources`), then per delivery: 1 the delivery, 2 the organisation's index of
 --       the day, 3 the webhook's index of the day, 4 the webhook's list of new deliveries,
 --       and for a webhook with ordered deliveries 5 its heads, 6 its held deliveries
 --       (`order.lua`)
@@ -22,12 +23,15 @@
 --       9 number of deliveries, 10 its event log entry ('' when there is no log), 11 when
 --       the log's hour expires (ms), 12 its retention (ms: its organisation's plan's), 13 '1'
 --       when a publisher sent it (it counts among its organisation's events of the day),
---       14 the organisation's version its webhooks were read at, then per delivery: 1 delivery id, 2 webhook id, 3 's'
+--       14 the organisation's version its webhooks were read at, 15 for a source's request
+--       how long its mark stays (ms; else ''), 16 its listing entry, then per delivery: 1 delivery id, 2 webhook id, 3 's'
 --       when the webhook's deliveries keep their subject's order, else ''
 -- An ordered delivery's row also has `z`, its subject; it is queued only when it is its
 -- subject's head, else held (`order.lua`).
--- Returns per event: 'new', 'dup', or 'stale' (its version is older than the partition's
--- copy: read before a change that has since returned; nothing of it is written).
+-- Returns per event: 'new', 'dup', 'stale' (its version is older than the partition's
+-- copy: read before a change that has since returned; nothing of it is written), or 'seen'
+-- (a source's request whose duplicate id has a mark: nothing is written; the mark names
+-- the event it became).
 -- A delivery row (`store::row`) holds only what cannot be derived: `o` organisation, `w` webhook, `e`
 -- event, `a` action (created_at is in its id, pending is the absence of `s`).
 -- Numbers that only go back to Redis stay strings: Lua would format them again.
@@ -102,11 +106,15 @@ while ai <= #ARGV do
   local evt, org, value, action, subject = ARGV[ai], ARGV[ai + 1], ARGV[ai + 2], ARGV[ai + 3], ARGV[ai + 4]
   local ms, deleted, snapshot, n = ARGV[ai + 5], ARGV[ai + 6] == '1', ARGV[ai + 7], tonumber(ARGV[ai + 8])
   local entry, log_expires, retention, counts = ARGV[ai + 9], ARGV[ai + 10], ARGV[ai + 11], ARGV[ai + 12] == '1'
-  local version = tonumber(ARGV[ai + 13])
+  local version, window, listed = tonumber(ARGV[ai + 13]), ARGV[ai + 14], ARGV[ai + 15]
   local ekey, skey, lkey = KEYS[ki], KEYS[ki + 1], KEYS[ki + 2]
-  ai, ki = ai + 14, ki + 3
+  local mark, listing
+  if window ~= '' then mark, listing, ki = KEYS[ki + 3], KEYS[ki + 4], ki + 5 else ki = ki + 3 end
+  ai = ai + 16
   if tonumber(redis.call('HGET', versions, org) or '0') > version then
     replies[#replies + 1] = 'stale'
+  elseif mark and redis.call('SET', mark, evt, 'NX', 'GET', 'PX', window) then
+    replies[#replies + 1] = 'seen'
   -- Stored without a TTL, as the newest snapshot of its record (the usual case), else
   -- given one right after: one call either way for most events.
   elseif not redis.call('SET', ekey, value, 'NX') then
@@ -150,6 +158,12 @@ while ai <= #ARGV do
         ready_lt[wh] = true
       end
       base = base + (ordered and 6 or 4)
+    end
+    if listing then
+      -- Its latest 1,000 (`KEPT_REQUESTS`), for 30 days after the last (`LISTING_KEPT_MS`).
+      redis.call('LPUSH', listing, listed)
+      redis.call('LTRIM', listing, 0, 999)
+      redis.call('PEXPIRE', listing, 2592000000)
     end
     if counts then counted[org] = (counted[org] or 0) + 1 end
     replies[#replies + 1] = 'new'

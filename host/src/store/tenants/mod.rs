@@ -7,6 +7,7 @@ pub mod plan_change;
 pub mod plugins;
 pub mod portal;
 pub mod portal_sessions;
+pub mod source_requests;
 pub mod sources;
 pub mod subscribers;
 pub mod users;

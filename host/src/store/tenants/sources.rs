@@ -1,7 +1,8 @@
 //! Sources (contract §10; keys: `store::core::keys`): a hash per source in its organisation's
 //! group, the organisation's index of them (ids sort by creation time), the index from an
 //! ingest token's hash to its source (the token itself is kept sealed, to be shown again),
-//! the source's latest requests, and the duplicates seen within its window.
+//! and (`store::tenants::source_requests`) the source's latest requests and the duplicates
+//! seen within its window.
 //!
 //! Hash fields: `id`, `org_id`, `name`, `type`, `scheme` (JSON: how a generic kind's secret
 //! is used), `secret` and `previous_secret` (sealed by `crate::vault`; the previous one until
@@ -15,11 +16,11 @@ use redis::AsyncCommands;
 use crate::store::core::base::Base;
 use crate::store::core::scripts::{SET_IF_EXISTS, SOURCE_CREATE, SOURCE_DELETE};
 use crate::store::error::{Result, StoreError};
+use crate::store::tenants::source_requests::SourceRequests;
+use crate::store::versions::Versions;
 
 /// Most sources one organisation may have.
 pub const MAX_SOURCES_PER_ORG: u64 = 100;
-/// How many of a source's requests are kept for its listing.
-pub const KEPT_REQUESTS: isize = 1000;
 
 /// The concern's handle: what it reads and writes, over the store's connection and key layout.
 #[derive(Debug, Clone)]
@@ -53,17 +54,6 @@ pub struct SourceChange {
     pub dedup_window_ms: Option<u64>,
     /// A new sealed secret, and the old one kept until the time given (ms).
     pub secret: Option<(String, Option<(String, u64)>)>,
-}
-
-/// One request as a source's listing shows it (never its body).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct RequestEntry {
-    pub id: String,
-    pub received_at: String,
-    pub outcome: String,
-    pub reason: Option<String>,
-    pub event_id: Option<String>,
-    pub size: usize,
 }
 
 impl SourceRecords {
@@ -173,6 +163,8 @@ impl SourceRecords {
         let done: i64 = call.run(&mut self.base.conn()).await?;
         if done == 1 {
             self.base.acknowledged(&key).await?;
+            // A process's kept copy is held to the version (`domain::sources::ingest`).
+            Versions::of(&self.base).raise(org_id).await?;
         }
         Ok(done == 1)
     }
@@ -181,51 +173,14 @@ impl SourceRecords {
     pub async fn delete(&self, org_id: &str, id: &str) -> Result<bool> {
         let keys = self.base.keys();
         let mut call = SOURCE_DELETE.call();
-        call.key(&keys.source(org_id, id)).key(&keys.sources(org_id)).key(&keys.source_requests(org_id, id)).arg(id);
+        call.key(&keys.source(org_id, id)).key(&keys.sources(org_id)).arg(id);
         let token: Option<String> = call.run(&mut self.base.conn()).await?;
         let Some(token) = token else { return Ok(false) };
         let _: () = self.base.conn().del(keys.source_token(&token)).await?;
+        // A process's kept copy is held to the version: its URL ends with this.
+        Versions::of(&self.base).raise(org_id).await?;
+        SourceRequests::of(&self.base).forget(org_id, id).await?;
         Ok(true)
-    }
-
-    /// Marks `dedup_id` seen for `window_ms`, as the event `event_id`; the event it became
-    /// first when it was seen already.
-    pub async fn seen(
-        &self,
-        (org_id, id): (&str, &str),
-        dedup_id: &str,
-        event_id: &str,
-        window_ms: u64,
-    ) -> Result<Option<String>> {
-        let digest = crate::store::core::keys::name_of_digest(&crate::ids::digest_128(&[dedup_id]));
-        let key = self.base.keys().source_seen(org_id, id, &digest);
-        let before: Option<String> = redis::cmd("SET")
-            .arg(&key)
-            .arg(event_id)
-            .arg("NX")
-            .arg("GET")
-            .arg("PX")
-            .arg(window_ms.max(1))
-            .query_async(&mut self.base.conn())
-            .await?;
-        Ok(before)
-    }
-
-    /// Adds a request to the source's latest.
-    pub async fn record_request(&self, (org_id, id): (&str, &str), entry: &RequestEntry) -> Result<()> {
-        let key = self.base.keys().source_requests(org_id, id);
-        let json = serde_json::to_string(entry).unwrap_or_default();
-        let mut pipe = redis::pipe();
-        pipe.lpush(&key, json).ignore().ltrim(&key, 0, KEPT_REQUESTS - 1).ignore();
-        let _: () = pipe.query_async(&mut self.base.conn()).await?;
-        Ok(())
-    }
-
-    /// The source's latest requests, newest first.
-    pub async fn requests(&self, org_id: &str, id: &str) -> Result<Vec<RequestEntry>> {
-        let rows: Vec<String> =
-            self.base.conn().lrange(self.base.keys().source_requests(org_id, id), 0, KEPT_REQUESTS - 1).await?;
-        Ok(rows.iter().filter_map(|r| serde_json::from_str(r).ok()).collect())
     }
 }
 
