@@ -84,6 +84,11 @@ if [ "${1:-}" = "--tests" ]; then
   # Brokers the destination tests deliver to (each test starts its own, on loopback).
   command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || missing="$missing nats-server"
   [ -x /usr/lib/rabbitmq/bin/rabbitmq-server ] || missing="$missing rabbitmq-server"
+  # The image tests: Debian's Docker engine and compose, and debootstrap for base images
+  # where no registry can be reached (scripts/image.sh).
+  [ -x /usr/sbin/dockerd ] && [ -x /usr/bin/docker ] || missing="$missing docker.io"
+  command -v docker-compose >/dev/null 2>&1 || missing="$missing docker-compose"
+  command -v debootstrap >/dev/null 2>&1 || missing="$missing debootstrap"
   if [ -n "$missing" ]; then
     echo "setup: installing$missing" >&2
     as_root apt-get update -qq

@@ -23,8 +23,13 @@ step build
 # (Readable by all, as /tmp is: PostgreSQL runs as `postgres` when the tests run as root.)
 export TMPDIR; TMPDIR="$(mktemp -d /tmp/weir-tests.XXXXXX)"; chmod 1777 "$TMPDIR"
 [ "${WEIR_KEEP_TEST_TMP:-0}" = 1 ] || trap 'rm -rf "$TMPDIR"' EXIT
-cargo test --locked --workspace -- --test-threads "${WEIR_TEST_THREADS:-6}" --skip plugin_languages:: --skip hardening_compile::
+cargo test --locked --workspace -- --test-threads "${WEIR_TEST_THREADS:-6}" --skip plugin_languages:: --skip hardening_compile:: --skip image::
 step "unit and integration tests"
+# The container image and the compose installation, alone: making the base images from
+# Debian's packages (the first time on a machine) and starting containers would slow the
+# timing tests above. The Docker daemon is started by the test when none is running.
+cargo test --locked --workspace --test it -- image::
+step "image and compose"
 # The JavaScript and Python plugin tests on their own: compiling an interpreter takes both
 # cores for tens of seconds in a debug build (once per run, then it is cached in target/),
 # which would starve the timing tests above.

@@ -1,9 +1,10 @@
-//! The `weir` command line: `weir serve` and the operator commands `weir admin …`
-//! (contract §1). Admin commands talk to Redis directly, print JSON on stdout, and exit
+//! The `weir` command line: `weir serve`, the operator commands `weir admin …` (contract
+//! §1), and `weir health` (a container's probe). Admin commands talk to Redis directly, print JSON on stdout, and exit
 //! non-zero with a message on stderr when they fail.
 
 mod admin;
 mod filter_test;
+mod health;
 mod logging;
 mod plans;
 mod serve;
@@ -35,6 +36,8 @@ enum Command {
         #[command(subcommand)]
         command: AdminCommand,
     },
+    /// Ask this installation's `/readyz` (at WEIR_LISTEN); exit 0 when it is ready.
+    Health,
 }
 
 /// The entry point of the `weir` binary.
@@ -47,6 +50,9 @@ pub fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Command::Health = cli.command {
+        return health::run(config.listen);
+    }
     let mut builder = match config.runtime_threads {
         1 => tokio::runtime::Builder::new_current_thread(),
         n => {
@@ -65,5 +71,6 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::Serve => runtime.block_on(serve::serve(config)),
         Command::Admin { command } => runtime.block_on(admin::run(config, command)),
+        Command::Health => health::run(config.listen),
     }
 }

@@ -34,6 +34,7 @@ mod history;
 mod history_failures;
 mod history_faults;
 mod history_snapshots;
+mod image;
 mod inputs;
 mod isolation;
 mod kept;

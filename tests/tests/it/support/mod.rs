@@ -5,6 +5,7 @@
 pub mod api;
 pub mod browser;
 pub mod cluster;
+pub mod docker;
 pub mod http;
 pub mod moto;
 pub mod mtls;

@@ -91,8 +91,17 @@ impl Receiver {
         Receiver::start_with(Some(tokio_rustls::TlsAcceptor::from(config)), Reply::Status(200)).await
     }
 
+    /// A receiver answering 200 on `ip` (a container network's gateway: this machine's own).
+    pub async fn start_on(ip: std::net::IpAddr) -> Receiver {
+        Receiver::start_bound(std::net::SocketAddr::new(ip, 0), None, Reply::Status(200)).await
+    }
+
     async fn start_with(tls: Option<tokio_rustls::TlsAcceptor>, reply: Reply) -> Receiver {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind receiver");
+        Receiver::start_bound(std::net::SocketAddr::from(([127, 0, 0, 1], 0)), tls, reply).await
+    }
+
+    async fn start_bound(at: std::net::SocketAddr, tls: Option<tokio_rustls::TlsAcceptor>, reply: Reply) -> Receiver {
+        let listener = TcpListener::bind(at).await.expect("bind receiver");
         let addr = listener.local_addr().expect("addr");
         let state = Arc::new(State {
             received: Mutex::new(Vec::new()),
