@@ -32,6 +32,7 @@ fi
 COMPONENTIZE_JS=0.23.0
 COMPONENTIZE_PY=0.25.1
 OCTOKIT_METHODS=6.0.0
+OCTOKIT_EXAMPLES=7.6.1
 if [ "${1:-}" = "--plugin-toolchains" ]; then
   if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
     echo "setup: installing nodejs and npm" >&2
@@ -103,18 +104,19 @@ if [ "${1:-}" = "--tests" ]; then
     "$venv/bin/pip" install -q --disable-pip-version-check -r tests/python/requirements.txt
     echo "$want" > "$venv/.requirements"
   fi
-  # GitHub's own signing code (the sources tests sign with it), from npm.
+  # GitHub's own signing code and recorded payloads (the sources tests sign them), from npm.
   node_tools=target/node-tools
-  if [ "$(cat "$node_tools/.version" 2>/dev/null)" != "$OCTOKIT_METHODS" ]; then
+  if [ "$(cat "$node_tools/.version" 2>/dev/null)" != "$OCTOKIT_METHODS $OCTOKIT_EXAMPLES" ]; then
     if ! command -v npm >/dev/null 2>&1; then
       as_root apt-get update -qq
       as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
     fi
-    echo "setup: installing @octokit/webhooks-methods $OCTOKIT_METHODS into $node_tools" >&2
+    echo "setup: installing @octokit/webhooks-methods $OCTOKIT_METHODS and -examples $OCTOKIT_EXAMPLES into $node_tools" >&2
     rm -rf "$node_tools" && mkdir -p "$node_tools"
     echo '{"name":"weir-test-node-tools","private":true}' > "$node_tools/package.json"
-    (cd "$node_tools" && npm install --no-audit --no-fund --silent --save-exact "@octokit/webhooks-methods@$OCTOKIT_METHODS")
-    echo "$OCTOKIT_METHODS" > "$node_tools/.version"
+    (cd "$node_tools" && npm install --no-audit --no-fund --silent --save-exact \
+      "@octokit/webhooks-methods@$OCTOKIT_METHODS" "@octokit/webhooks-examples@$OCTOKIT_EXAMPLES")
+    echo "$OCTOKIT_METHODS $OCTOKIT_EXAMPLES" > "$node_tools/.version"
   fi
 fi
 

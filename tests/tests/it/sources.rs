@@ -11,7 +11,7 @@ use weir::store::tenants::orgs::Plan;
 
 use crate::support::api::Api;
 use crate::support::eventually;
-use crate::support::providers::{deliver, path_of, sign, verifies};
+use crate::support::providers::{deliver, github_example, path_of, sign, verifies};
 use crate::support::receiver::{Receiver, Reply};
 use crate::support::weir::{Weir, WeirBuilder};
 
@@ -22,7 +22,8 @@ const STRIPE_BODY: &str =
 fn example(provider: &str) -> (&'static str, String) {
     match provider {
         "stripe" => ("whsec_test_Rk9vQmFy", STRIPE_BODY.to_owned()),
-        "github" => ("gh-webhook-secret", r#"{"action":"opened","issue":{"number":7,"title":"Weir"}}"#.to_owned()),
+        // A payload GitHub sent, as recorded by Octokit.
+        "github" => ("gh-webhook-secret", github_example("issues", "opened")),
         "shopify" => ("shpss_app_secret", r#"{"id":820982911946154500,"email":"jon@example.com"}"#.to_owned()),
         "slack" => {
             ("8f742231b10e8888abcd99yyyzzz85a5", "token=x&team_id=T1&command=%2Fweir&text=hello+world".to_owned())

@@ -44,6 +44,11 @@ pub fn verifies(provider: &str, secret: &str, url: &str, (headers, body): (&Valu
 }
 
 /// `node tests/node/github.mjs args…` with `stdin`: its output when it succeeds.
+/// GitHub's recorded payload of `event` with `action` (`@octokit/webhooks-examples`).
+pub fn github_example(event: &str, action: &str) -> String {
+    node(&["example", event, action], "").expect("a recorded GitHub payload")
+}
+
 fn node(args: &[&str], stdin: &str) -> Option<String> {
     let mut child = Command::new("node")
         .arg(python::repo().join("tests/node/github.mjs"))
