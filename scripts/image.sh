@@ -75,6 +75,9 @@ make_rust() {
   sysroot="$(rustc --print sysroot)"
   mkdir -p "$dir/usr/local/rust" "$dir/usr/local/cargo"
   cp -a "$sysroot"/. "$dir/usr/local/rust/"
+  # This machine's trust (a proxy's certificate authority, say), so that cargo reaches
+  # crates.io from the builder as it does from here.
+  cp /etc/ssl/certs/ca-certificates.crt "$dir/etc/ssl/certs/ca-certificates.crt"
   tar -C "$dir" -c . | "$DOCKER" import \
     --change 'ENV PATH=/usr/local/rust/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
     --change 'ENV CARGO_HOME=/usr/local/cargo' - "$RUST_IMAGE" >/dev/null

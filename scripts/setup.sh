@@ -7,7 +7,8 @@
 #     HTTP proxy the egress tests deliver through), Debian's
 #     chromium and chromium-driver (the settings pages are tested in a real browser), and a
 #     Python virtual environment in target/pyenv with tests/python/requirements.txt from PyPI
-#     (Standard Webhooks verifiers, schemathesis, openapi-spec-validator, a client generator)
+#     (Standard Webhooks verifiers, schemathesis, openapi-spec-validator, a client generator),
+#     and the TypeScript client's packages from npm into target/clients-node
 #   - with --tests or --postgres: PostgreSQL (Debian's postgresql package; the history tests
 #     and the bench start servers of their own, so the packaged service is switched off)
 #   - with --plugin-toolchains (scripts/build-plugins.sh asks for it): ComponentizeJS from npm
@@ -118,6 +119,18 @@ if [ "${1:-}" = "--tests" ]; then
       "@octokit/webhooks-methods@$OCTOKIT_METHODS" "@octokit/webhooks-examples@$OCTOKIT_EXAMPLES")
     echo "$OCTOKIT_METHODS $OCTOKIT_EXAMPLES" > "$node_tools/.version"
   fi
+  # The TypeScript client's packages (its generator, compiler and openapi-fetch, pinned in
+  # clients/typescript/package.json), under target/ with a link from the client's folder.
+  client_node=target/clients-node
+  want=$(sha256sum clients/typescript/package.json | cut -d' ' -f1)
+  if [ "$(cat "$client_node/.package" 2>/dev/null)" != "$want" ]; then
+    echo "setup: installing the TypeScript client's packages into $client_node" >&2
+    rm -rf "$client_node" && mkdir -p "$client_node"
+    cp clients/typescript/package.json "$client_node/"
+    (cd "$client_node" && npm install --no-audit --no-fund --silent)
+    echo "$want" > "$client_node/.package"
+  fi
+  ln -sfn ../../target/clients-node/node_modules clients/typescript/node_modules
 fi
 
 if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-wasip2; then

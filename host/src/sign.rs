@@ -210,6 +210,29 @@ pub fn is_hop_by_hop(lower_name: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// The vectors both clients' `verify` pass (`clients/signature-vectors.json`, made with the
+    /// Standard Webhooks library): Weir's signer makes exactly those headers.
+    #[test]
+    fn the_signer_makes_the_shared_vectors_headers() {
+        let file: serde_json::Value =
+            serde_json::from_str(include_str!("../../clients/signature-vectors.json")).expect("the vectors");
+        let vectors = file["vectors"].as_array().expect("vectors");
+        let mut signed = 0;
+        for vector in vectors.iter().filter(|v| v["signing"].is_object()) {
+            let headers = &vector["headers"];
+            let text = |v: &serde_json::Value| v.as_str().expect("a string").to_owned();
+            let previous = vector["signing"]["previous"].as_str();
+            let secrets = Secrets { current: vector["signing"]["current"].as_str().expect("current"), previous };
+            let timestamp: u64 = text(&headers["webhook-timestamp"]).parse().expect("a timestamp");
+            let body = text(&vector["body"]);
+            let made = Signatures::sign(secrets, &text(&headers["webhook-id"]), timestamp, body.as_bytes());
+            assert_eq!(made.webhook_signature(), Some(text(&headers["webhook-signature"])), "{}", vector["name"]);
+            assert_eq!(made.x_webhook_signature(), text(&headers["x-webhook-signature"]), "{}", vector["name"]);
+            signed += 1;
+        }
+        assert!(signed >= 7, "{signed} vectors signed");
+    }
+
     #[test]
     fn matches_a_known_hmac_sha256_vector() {
         // RFC 4231 test case 2.

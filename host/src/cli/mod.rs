@@ -38,6 +38,8 @@ enum Command {
     },
     /// Ask this installation's `/readyz` (at WEIR_LISTEN); exit 0 when it is ready.
     Health,
+    /// Print the OpenAPI document of this version's API (as `GET /api/v2/openapi.json`).
+    Openapi,
 }
 
 /// The entry point of the `weir` binary.
@@ -50,8 +52,15 @@ pub fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if let Command::Health = cli.command {
-        return health::run(config.listen);
+    match cli.command {
+        Command::Health => return health::run(config.listen),
+        Command::Openapi => {
+            // (A closed pipe — `weir openapi | head` — is no panic.)
+            let written =
+                std::io::Write::write_all(&mut std::io::stdout(), crate::api::openapi::document_pretty().as_bytes());
+            return if written.is_ok() { ExitCode::SUCCESS } else { ExitCode::FAILURE };
+        }
+        Command::Serve | Command::Admin { .. } => {}
     }
     let mut builder = match config.runtime_threads {
         1 => tokio::runtime::Builder::new_current_thread(),
@@ -72,5 +81,6 @@ pub fn main() -> ExitCode {
         Command::Serve => runtime.block_on(serve::serve(config)),
         Command::Admin { command } => runtime.block_on(admin::run(config, command)),
         Command::Health => health::run(config.listen),
+        Command::Openapi => ExitCode::SUCCESS,
     }
 }

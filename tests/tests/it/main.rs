@@ -5,6 +5,7 @@
 mod support;
 
 mod cli;
+mod clients;
 mod cluster;
 mod cluster_failover;
 mod cluster_slots;

@@ -1,32 +1,13 @@
 //! Docker for the image tests: Debian's engine (`/usr/bin/docker`, `docker-compose`), its
 //! daemon started here when none answers — and then stopped, by its PID, when the test ends.
 
-use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+pub use super::process::{repo_root, run};
+
 /// The Debian client (another `docker` on the PATH may lack what the tests use).
 pub const DOCKER: &str = "/usr/bin/docker";
-
-/// The repository's root (where `scripts/image.sh` and `compose.yaml` are).
-pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the repository").to_path_buf()
-}
-
-/// Runs a command to its end: its standard output, or a panic with what it said.
-pub async fn run(program: &str, args: &[&str], envs: &[(&str, &str)]) -> String {
-    let out = tokio::process::Command::new(program)
-        .args(args)
-        .envs(envs.iter().copied())
-        .current_dir(repo_root())
-        .stdin(Stdio::null())
-        .output()
-        .await
-        .unwrap_or_else(|e| panic!("{program} cannot start: {e}"));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{program} {args:?} failed ({}):\n{stderr}", out.status);
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
 
 /// `docker …`, to its end.
 pub async fn docker(args: &[&str]) -> String {

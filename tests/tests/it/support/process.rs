@@ -1,8 +1,8 @@
 //! The real `weir` binary: where it is, a command that runs it without the harness's own
 //! variables, and `weir serve` as a child process (for signals, crashes and restarts).
 
-use std::path::PathBuf;
-use std::process::{Child, Command};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use super::eventually;
@@ -114,4 +114,24 @@ impl Drop for WeirProcess {
             let _ = child.wait();
         }
     }
+}
+
+/// The repository's root (where `scripts/image.sh` and `compose.yaml` are).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the repository").to_path_buf()
+}
+
+/// Runs a command to its end: its standard output, or a panic with what it said.
+pub async fn run(program: &str, args: &[&str], envs: &[(&str, &str)]) -> String {
+    let out = tokio::process::Command::new(program)
+        .args(args)
+        .envs(envs.iter().copied())
+        .current_dir(repo_root())
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap_or_else(|e| panic!("{program} cannot start: {e}"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{program} {args:?} failed ({}):\n{stderr}", out.status);
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }

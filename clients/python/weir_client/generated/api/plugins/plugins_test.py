@@ -1,0 +1,289 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.dry_run import DryRun
+from ...models.dry_run_request import DryRunRequest
+from ...models.error_body import ErrorBody
+from typing import cast
+
+
+
+def _get_kwargs(
+    id: str,
+    *,
+    body: DryRunRequest,
+
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+
+    
+
+    
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/api/v2/plugins/{id}/test".format(id=quote(str(id), safe=""),),
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> DryRun | ErrorBody | None:
+    if response.status_code == 200:
+        response_200 = DryRun.from_dict(response.json())
+
+
+
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 402:
+        response_402 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_402
+
+    if response.status_code == 403:
+        response_403 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_404
+
+    if response.status_code == 408:
+        response_408 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_408
+
+    if response.status_code == 413:
+        response_413 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_413
+
+    if response.status_code == 415:
+        response_415 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_415
+
+    if response.status_code == 422:
+        response_422 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_422
+
+    if response.status_code == 429:
+        response_429 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_429
+
+    if response.status_code == 500:
+        response_500 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[DryRun | ErrorBody]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    id: str,
+    *,
+    client: AuthenticatedClient,
+    body: DryRunRequest,
+
+) -> Response[DryRun | ErrorBody]:
+    """ `POST /api/v2/plugins/{id}/test`: runs the plugin once and reports everything. The
+    event is given as `event` — in the shape `POST /api/v2/events` takes, or the envelope
+    exactly as a subscriber received it (with `organisation`) — or as `delivery_id`, to rerun
+    the plugin on the event of a real delivery. `config` is the attachment's config.
+
+    Args:
+        id (str):
+        body (DryRunRequest): `POST /api/v2/plugins/{id}/test`: either `event` (as published, or
+            the envelope as a
+            subscriber received it) or `delivery_id` (rerun on a real delivery's event).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[DryRun | ErrorBody]
+     """
+
+
+    kwargs = _get_kwargs(
+        id=id,
+body=body,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    id: str,
+    *,
+    client: AuthenticatedClient,
+    body: DryRunRequest,
+
+) -> DryRun | ErrorBody | None:
+    """ `POST /api/v2/plugins/{id}/test`: runs the plugin once and reports everything. The
+    event is given as `event` — in the shape `POST /api/v2/events` takes, or the envelope
+    exactly as a subscriber received it (with `organisation`) — or as `delivery_id`, to rerun
+    the plugin on the event of a real delivery. `config` is the attachment's config.
+
+    Args:
+        id (str):
+        body (DryRunRequest): `POST /api/v2/plugins/{id}/test`: either `event` (as published, or
+            the envelope as a
+            subscriber received it) or `delivery_id` (rerun on a real delivery's event).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        DryRun | ErrorBody
+     """
+
+
+    return sync_detailed(
+        id=id,
+client=client,
+body=body,
+
+    ).parsed
+
+async def asyncio_detailed(
+    id: str,
+    *,
+    client: AuthenticatedClient,
+    body: DryRunRequest,
+
+) -> Response[DryRun | ErrorBody]:
+    """ `POST /api/v2/plugins/{id}/test`: runs the plugin once and reports everything. The
+    event is given as `event` — in the shape `POST /api/v2/events` takes, or the envelope
+    exactly as a subscriber received it (with `organisation`) — or as `delivery_id`, to rerun
+    the plugin on the event of a real delivery. `config` is the attachment's config.
+
+    Args:
+        id (str):
+        body (DryRunRequest): `POST /api/v2/plugins/{id}/test`: either `event` (as published, or
+            the envelope as a
+            subscriber received it) or `delivery_id` (rerun on a real delivery's event).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[DryRun | ErrorBody]
+     """
+
+
+    kwargs = _get_kwargs(
+        id=id,
+body=body,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    id: str,
+    *,
+    client: AuthenticatedClient,
+    body: DryRunRequest,
+
+) -> DryRun | ErrorBody | None:
+    """ `POST /api/v2/plugins/{id}/test`: runs the plugin once and reports everything. The
+    event is given as `event` — in the shape `POST /api/v2/events` takes, or the envelope
+    exactly as a subscriber received it (with `organisation`) — or as `delivery_id`, to rerun
+    the plugin on the event of a real delivery. `config` is the attachment's config.
+
+    Args:
+        id (str):
+        body (DryRunRequest): `POST /api/v2/plugins/{id}/test`: either `event` (as published, or
+            the envelope as a
+            subscriber received it) or `delivery_id` (rerun on a real delivery's event).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        DryRun | ErrorBody
+     """
+
+
+    return (await asyncio_detailed(
+        id=id,
+client=client,
+body=body,
+
+    )).parsed
