@@ -14,7 +14,7 @@ use crate::support::api::{Api, Credentials};
 use crate::support::docker::{DOCKER, Dockerd, docker, repo_root, run, wait_healthy};
 use crate::support::http::Http;
 use crate::support::process::weir_binary;
-use crate::support::receiver::Receiver;
+use crate::support::receiver::{Receiver, Reply};
 use crate::support::weir::{WeirBuilder, work_order_event};
 use crate::support::{eventually, free_port, python, unique};
 
@@ -60,8 +60,8 @@ fn made(command: &[&str]) -> Made {
 }
 
 /// Publishes an event to a new webhook at `receiver_url` and checks that the delivery arrives
-/// and verifies with the Standard Webhooks library under the webhook's secret.
-async fn delivers(api: &Api, receiver: &Receiver, receiver_url: &str) {
+/// and verifies with the Standard Webhooks library under the webhook's secret: the webhook.
+async fn delivers(api: &Api, receiver: &Receiver, receiver_url: &str) -> Value {
     let hook = api.create_webhook(receiver_url, &["work_order_created"]).await;
     api.publish(&work_order_event("wo_1")).await;
     let got = receiver.wait_for(1, Duration::from_secs(30)).await;
@@ -74,6 +74,7 @@ async fn delivers(api: &Api, receiver: &Receiver, receiver_url: &str) {
     let secret = hook["signing_secret"].as_str().expect("the webhook's secret");
     let verdict: Value = serde_json::from_str(&python::run("verify.py", &[secret], input.as_bytes())).unwrap();
     assert_eq!(verdict["standardwebhooks"], "ok", "{verdict}");
+    hook
 }
 
 /// The image alone, on the host's network beside the tests' Redis.
@@ -86,7 +87,8 @@ async fn the_image(tag: &str) {
         .collect();
     // The tests' settings (their Redis, loopback receivers allowed), but the data directory:
     // the image's own volume.
-    for (key, value) in WeirBuilder::shared().vars() {
+    let builder = WeirBuilder::shared();
+    for (key, value) in builder.vars() {
         if key != "WEIR_DATA_DIR" {
             args.extend(["-e".to_owned(), format!("{key}={value}")]);
         }
@@ -100,11 +102,23 @@ async fn the_image(tag: &str) {
     let http = Http::new(&format!("http://127.0.0.1:{port}"));
     let api = tenant_through(&name, &http).await;
     let receiver = Receiver::start().await;
-    delivers(&api, &receiver, &receiver.url).await;
-    // SIGTERM (docker stop): it ends on its own, with status 0.
+    let hook = delivers(&api, &receiver, &receiver.url).await;
+    // SIGTERM (docker stop) while an attempt is in flight (its endpoint answers after 1.5 s):
+    // the attempt finishes (within the tests' 3 s delivery timeout), then Weir ends on its own,
+    // with status 0.
+    receiver.set(Reply::Delay(Duration::from_millis(1500), 200));
+    api.publish(&work_order_event("wo_2")).await;
+    receiver.wait_for(2, Duration::from_secs(20)).await;
     docker(&["stop", "-t", "30", &name]).await;
     let status = docker(&["inspect", "-f", "{{.State.ExitCode}} {{.State.OOMKilled}}", &name]).await;
     assert_eq!(status, "0 false", "stopped by SIGTERM with status 0");
+    // Read back by a Weir of the test's own on the same Redis and keys: both succeeded.
+    let reader = builder.start().await;
+    let api = Api { http: reader.http(), ..api };
+    let settled = api.settled(hook["id"].as_str().expect("its id"), 2).await;
+    assert!(settled.iter().all(|d| d["status"] == "succeeded"), "the attempt in flight was recorded: {settled:?}");
+    // (An attempt abandoned at SIGTERM would have been made again, by the reader.)
+    assert_eq!(receiver.count(), 2, "each delivery was sent once");
 }
 
 /// `compose.yaml` as shipped, with this run's image and the Redis and PostgreSQL images
