@@ -832,6 +832,37 @@ export interface components {
              * @enum {string}
              */
             type: "eventbridge";
+        } | {
+            /** @description Sealed at rest and never shown again; requests are signed with Signature Version 4. */
+            access_key_id: string;
+            /**
+             * Format: uri
+             * @description A compatible service or an emulator instead of the region's endpoint: http(s)://host[:port]; empty: the region's.
+             * @example https://sqs.eu-west-1.amazonaws.com
+             */
+            endpoint_url?: string;
+            /**
+             * @description subject (the default: a record's events stay on one shard, in order) or event (the event's id).
+             * @example subject
+             */
+            partition_key?: string;
+            /**
+             * @description The AWS region, e.g. us-east-1.
+             * @example us-east-1
+             */
+            region: string;
+            /** @description Sealed at rest and never shown again. */
+            secret_access_key: string;
+            /**
+             * @description The data stream's name: letters, digits, '_', '-' and '.'.
+             * @example orders
+             */
+            stream_name: string;
+            /**
+             * @description `kinesis`: an Amazon Kinesis data stream
+             * @enum {string}
+             */
+            type: "kinesis";
         };
         /** @description The report of a dry run. */
         DryRun: {

@@ -10,7 +10,7 @@
 //!   each attempt's dispatch ([`Senders`]). **A new kind** is a module implementing
 //!   [`Kind`](kind::Kind) and its two lines here: `mod` and its registry line.
 //! - `http` (the webhook's `url`; also the sender of every kind that speaks HTTP), `nats`
-//!   (JetStream), `amqp` (RabbitMQ), `aws` (`sqs`, `sns`, `eventbridge`, signed with
+//!   (JetStream), `amqp` (RabbitMQ), `aws` (`sqs`, `sns`, `eventbridge`, `kinesis`, signed with
 //!   Signature Version 4).
 //! - `send`: [`Destinations`](send::Destinations) — every kind's sender in one process, one
 //!   timeout and one slow mark for all — and what came back; `message`: what a kind is
@@ -42,6 +42,7 @@ registry::registry! {
     Sqs = "sqs" => aws::Sqs,
     Sns = "sns" => aws::Sns,
     EventBridge = "eventbridge" => aws::EventBridge,
+    Kinesis = "kinesis" => aws::Kinesis,
 }
 
 use serde_json::Value;
@@ -111,7 +112,7 @@ mod tests {
         assert_eq!(field(json!({"type": "carrier-pigeon"})), "destination.type");
         assert_eq!(field(json!({"type": "http", "url": "https://x"})), "destination");
         let why = parse(&json!({"type": "pigeon"})).unwrap_err().why;
-        assert_eq!(why, "must be http, nats, amqp, sqs, sns, eventbridge");
+        assert_eq!(why, "must be http, nats, amqp, sqs, sns, eventbridge, kinesis");
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::support::eventually;
 use crate::support::moto::Moto;
 use crate::support::weir::{Tenant, Weir, work_order_event};
 
-async fn aws_webhook(t: &Tenant, moto: &Moto, mut destination: Value) -> Value {
+pub(crate) async fn aws_webhook(t: &Tenant, moto: &Moto, mut destination: Value) -> Value {
     for (k, v) in [("region", "us-east-1"), ("access_key_id", "AKIDWEIRTEST"), ("secret_access_key", "weir-secret-key")]
     {
         destination[k] = json!(v);

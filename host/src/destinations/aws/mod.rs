@@ -1,4 +1,4 @@
-//! What Amazon's destinations share (`sqs`, `sns`, `eventbridge`, one module each): a region
+//! What Amazon's destinations share (`sqs`, `sns`, `eventbridge`, `kinesis`, one module each): a region
 //! and an access key (sealed with the other credentials), an optional `endpoint_url` (a
 //! compatible service or an emulator; else the region's AWS endpoint), and one HTTPS request
 //! per delivery signed with Signature Version 4 (`sigv4`) and sent through Weir's own HTTP
@@ -8,11 +8,13 @@
 
 mod common;
 mod eventbridge;
+mod kinesis;
 mod sigv4;
 mod sns;
 mod sqs;
 
 pub(crate) use self::eventbridge::EventBridge;
+pub(crate) use self::kinesis::Kinesis;
 pub(crate) use self::sns::Sns;
 pub(crate) use self::sqs::Sqs;
 

@@ -45,6 +45,8 @@ from .health import Health
 from .http import Http
 from .http_type import HttpType
 from .ingested import Ingested
+from .kinesis import Kinesis
+from .kinesis_type import KinesisType
 from .logged_event import LoggedEvent
 from .nats import Nats
 from .nats_type import NatsType
@@ -157,6 +159,8 @@ __all__ = (
     "Http",
     "HttpType",
     "Ingested",
+    "Kinesis",
+    "KinesisType",
     "LoggedEvent",
     "Nats",
     "NatsType",

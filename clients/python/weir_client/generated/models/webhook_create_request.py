@@ -18,6 +18,7 @@ if TYPE_CHECKING:
   from ..models.client_certificate_request import ClientCertificateRequest
   from ..models.eventbridge import Eventbridge
   from ..models.http import Http
+  from ..models.kinesis import Kinesis
   from ..models.nats import Nats
   from ..models.sns import Sns
   from ..models.sqs import Sqs
@@ -37,7 +38,7 @@ class WebhookCreateRequest:
 
         Attributes:
             client_certificate (ClientCertificateRequest | None | Unset):
-            destination (Amqp | Eventbridge | Http | Nats | None | Sns | Sqs | Unset):
+            destination (Amqp | Eventbridge | Http | Kinesis | Nats | None | Sns | Sqs | Unset):
             filter_ (None | str | Unset): A CEL expression over the event's envelope (each top-level key a variable, `event`
                 the whole), at most 4,096 bytes: only events for which it is `true` are delivered, e.g.
                 `report_export.exportable.type == "Form" && creator.id in ["usr_1"]`; `null`: none.
@@ -61,7 +62,7 @@ class WebhookCreateRequest:
      """
 
     client_certificate: ClientCertificateRequest | None | Unset = UNSET
-    destination: Amqp | Eventbridge | Http | Nats | None | Sns | Sqs | Unset = UNSET
+    destination: Amqp | Eventbridge | Http | Kinesis | Nats | None | Sns | Sqs | Unset = UNSET
     filter_: None | str | Unset = UNSET
     headers: None | Unset | WebhookCreateRequestHeadersType0 = UNSET
     name: None | str | Unset = UNSET
@@ -82,6 +83,7 @@ class WebhookCreateRequest:
         from ..models.client_certificate_request import ClientCertificateRequest # noqa: PLC0415
         from ..models.eventbridge import Eventbridge # noqa: PLC0415
         from ..models.http import Http # noqa: PLC0415
+        from ..models.kinesis import Kinesis # noqa: PLC0415
         from ..models.nats import Nats # noqa: PLC0415
         from ..models.sns import Sns # noqa: PLC0415
         from ..models.sqs import Sqs # noqa: PLC0415
@@ -108,6 +110,8 @@ class WebhookCreateRequest:
         elif isinstance(self.destination, Sns):
             destination = self.destination.to_dict()
         elif isinstance(self.destination, Eventbridge):
+            destination = self.destination.to_dict()
+        elif isinstance(self.destination, Kinesis):
             destination = self.destination.to_dict()
         else:
             destination = self.destination
@@ -224,6 +228,7 @@ class WebhookCreateRequest:
         from ..models.client_certificate_request import ClientCertificateRequest # noqa: PLC0415
         from ..models.eventbridge import Eventbridge # noqa: PLC0415
         from ..models.http import Http # noqa: PLC0415
+        from ..models.kinesis import Kinesis # noqa: PLC0415
         from ..models.nats import Nats # noqa: PLC0415
         from ..models.sns import Sns # noqa: PLC0415
         from ..models.sqs import Sqs # noqa: PLC0415
@@ -249,7 +254,7 @@ class WebhookCreateRequest:
         client_certificate = _parse_client_certificate(d.pop("client_certificate", UNSET))
 
 
-        def _parse_destination(data: object) -> Amqp | Eventbridge | Http | Nats | None | Sns | Sqs | Unset:
+        def _parse_destination(data: object) -> Amqp | Eventbridge | Http | Kinesis | Nats | None | Sns | Sqs | Unset:
             if data is None:
                 return data
             if isinstance(data, Unset):
@@ -314,7 +319,17 @@ class WebhookCreateRequest:
                 return componentsschemas_destination_request_eventbridge
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
-            return cast(Amqp | Eventbridge | Http | Nats | None | Sns | Sqs | Unset, data)
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                componentsschemas_destination_request_kinesis = Kinesis.from_dict(data)
+
+
+
+                return componentsschemas_destination_request_kinesis
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(Amqp | Eventbridge | Http | Kinesis | Nats | None | Sns | Sqs | Unset, data)
 
         destination = _parse_destination(d.pop("destination", UNSET))
 
