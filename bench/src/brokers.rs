@@ -1,9 +1,10 @@
-//! Broker destinations (issue 56): the "1 webhook" load (work order events from 32
-//! publishers, shipped defaults) to a NATS JetStream subject on a local `nats-server -js` and
-//! to a durable queue on a private RabbitMQ node, against the same load to the bench's HTTP
-//! receiver, interleaved over rounds: deliveries/s and CPU per delivery of Weir, Redis and the
-//! destination's process. A delivery to a broker is counted when the broker holds it (its
-//! acknowledgement is what ends the attempt).
+//! Broker destinations: the "1 webhook" load (work order events from 32 publishers, shipped
+//! defaults) to a NATS JetStream subject on a local `nats-server -js`, to a durable queue on a
+//! private RabbitMQ node and to a Kinesis stream on the moto emulator, against the same load to
+//! the bench's HTTP receiver, interleaved over rounds: deliveries/s and CPU per delivery of
+//! Weir, Redis and the destination's process. A delivery to a broker is counted when the
+//! broker holds it (its acknowledgement is what ends the attempt; for Kinesis, Weir's count of
+//! acknowledged attempts: moto counts no records).
 //! `WEIR_BENCH_ONLY=brokers` (`WEIR_BENCH_EVENTS` scales the load, `WEIR_BENCH_ROUNDS` the rounds).
 
 use std::process::{Child, Command, Stdio};
@@ -135,6 +136,37 @@ impl Drop for RabbitProc {
     }
 }
 
+/// The moto emulator's server (Kinesis), on loopback (the tests' Python environment).
+struct MotoProc {
+    child: Child,
+    endpoint: String,
+}
+
+impl MotoProc {
+    fn start() -> MotoProc {
+        let port = free_port();
+        let child = Command::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../target/pyenv/bin/moto_server"))
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("moto_server (scripts/setup.sh --tests)");
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(started.elapsed() < Duration::from_secs(30), "moto_server did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        MotoProc { child, endpoint: format!("http://127.0.0.1:{port}") }
+    }
+}
+
+impl Drop for MotoProc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// Creates a webhook delivering to `destination`.
 async fn webhook_to(weir: &WeirProc, token: &str, destination: serde_json::Value) {
     let body = serde_json::json!({"subscribed_actions": ["work_order_created"], "destination": destination});
@@ -153,7 +185,7 @@ async fn measured(
     (prefix, destination): (&str, serde_json::Value),
     events: usize,
     broker_cpu: impl Fn() -> f64,
-    mut held: impl AsyncFnMut() -> usize,
+    mut held: impl AsyncFnMut(&str) -> usize,
 ) -> (f64, f64, f64, f64) {
     let weir = WeirProc::start(redis, prefix, &[]);
     let tenant = weir.tenant().await;
@@ -164,7 +196,7 @@ async fn measured(
     let started = Instant::now();
     publisher.run(events, connections(), Kind::WorkOrder).await;
     let deadline = Instant::now() + Duration::from_secs(600);
-    while held().await < events {
+    while held(&weir.base).await < events {
         assert!(Instant::now() < deadline, "not every delivery reached the broker");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
@@ -191,7 +223,7 @@ async fn to_rabbitmq(redis: &RedisProc, rabbit: &RabbitProc, round: usize, event
     channel.queue_declare(queue.as_str().into(), durable, lapin::types::FieldTable::default()).await.expect("declare");
     let destination = serde_json::json!({"type": "amqp", "url": uri, "exchange": "", "routing_key": queue});
     let passive = QueueDeclareOptions { passive: true, durable: true, ..Default::default() };
-    let held = async || {
+    let held = async |_: &str| {
         let declared = channel
             .queue_declare(queue.as_str().into(), passive, lapin::types::FieldTable::default())
             .await
@@ -214,11 +246,28 @@ async fn to_nats(redis: &RedisProc, nats: &NatsProc, round: usize, events: usize
     js.create_stream(config).await.expect("a stream");
     let destination = serde_json::json!({"type": "nats", "url": format!("nats://127.0.0.1:{}", nats.port),
         "subject": format!("bench{round}.orders")});
-    let held = async || {
+    let held = async |_: &str| {
         let mut stream = js.get_stream(&name).await.expect("the stream");
         stream.info().await.map(|i| i.state.messages as usize).unwrap_or(0)
     };
     measured(redis, (&format!("nats{round}"), destination), events, || cpu_seconds(nats.child.id()), held).await
+}
+
+/// One round to Kinesis (moto): a stream of two shards, the events keyed by subject.
+async fn to_kinesis(redis: &RedisProc, moto: &MotoProc, round: usize, events: usize) -> (f64, f64, f64, f64) {
+    let stream = format!("bench{round}");
+    let made = Command::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../target/pyenv/bin/python"))
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/python/aws.py"))
+        .args([moto.endpoint.as_str(), "create-stream", &stream, "2"])
+        .stdout(Stdio::null())
+        .status()
+        .expect("python runs");
+    assert!(made.success(), "a Kinesis stream on moto");
+    let destination = serde_json::json!({"type": "kinesis", "stream_name": stream, "region": "us-east-1",
+        "access_key_id": "AKIDBENCH", "secret_access_key": "bench", "endpoint_url": moto.endpoint});
+    let series = "weir_attempts_total{result=\"success\",class=\"ack\",destination=\"kinesis\"}";
+    let held = async |base: &str| crate::history::metric(base, series).await.unwrap_or(0.0) as usize;
+    measured(redis, (&format!("kinesis{round}"), destination), events, || cpu_seconds(moto.child.id()), held).await
 }
 
 pub async fn print() {
@@ -227,6 +276,7 @@ pub async fn print() {
     let redis = RedisProc::start();
     let nats = NatsProc::start();
     let rabbit = RabbitProc::start();
+    let moto = MotoProc::start();
     let mut lines = Vec::new();
     for round in 0..rounds {
         let weir = WeirProc::start(&redis, &format!("http{round}"), &[]);
@@ -248,6 +298,11 @@ pub async fn print() {
         let (rate, weir_us, redis_us, node_us) = to_rabbitmq(&redis, &rabbit, round, events).await;
         lines.push(format!(
             "| RabbitMQ (3.10, a durable queue, persistent messages, publisher confirms), round {} | {rate:.0} | {weir_us:.0} µs | {redis_us:.0} µs | {node_us:.0} µs (the node) |",
+            round + 1
+        ));
+        let (rate, weir_us, redis_us, moto_us) = to_kinesis(&redis, &moto, round, events).await;
+        lines.push(format!(
+            "| Kinesis (the moto 5.2 emulator, two shards, keyed by subject), round {} | {rate:.0} | {weir_us:.0} µs | {redis_us:.0} µs | {moto_us:.0} µs (moto) |",
             round + 1
         ));
     }

@@ -156,7 +156,7 @@ impl Metrics {
         );
         r.register(
             "attempts",
-            "Delivery attempts, by result (success, failure), class (2xx, 3xx, 4xx, 5xx, timeout, connect, tls, blocked, request, proxy; a broker's ack or refused) and destination kind (http, nats, amqp, sqs, sns, eventbridge)",
+            "Delivery attempts, by result (success, failure), class (2xx, 3xx, 4xx, 5xx, timeout, connect, tls, blocked, request, proxy; a broker's ack or refused) and destination kind (http, nats, amqp, sqs, sns, eventbridge, kinesis)",
             metrics.attempts.clone(),
         );
         r.register(
