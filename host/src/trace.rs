@@ -81,6 +81,15 @@ impl TraceContext {
         span_id(&[b"weir plugin\0".as_slice(), &trace_id[..], delivery_id.as_bytes(), &index.to_be_bytes()])
     }
 
+    /// What a request's `traceparent` and `tracestate` headers carry: its trace context and
+    /// the sender's span (the parent of the request's own); `None` for what is absent or not
+    /// valid.
+    pub fn of_request(headers: &http::HeaderMap) -> (Option<TraceContext>, Option<[u8; 8]>) {
+        let header = |name| headers.get(name).and_then(|v| v.to_str().ok());
+        let Some(parent) = header("traceparent") else { return (None, None) };
+        (TraceContext::parse(parent, header("tracestate")), TraceContext::parent_id(parent))
+    }
+
     /// The parent id of a valid `traceparent` (the publisher's span).
     pub fn parent_id(traceparent: &str) -> Option<[u8; 8]> {
         let parent = traceparent.trim().split('-').nth(2)?;

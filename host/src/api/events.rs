@@ -30,11 +30,7 @@ pub(crate) async fn publish(
     request: Request,
 ) -> ApiResult<Response> {
     let start = std::time::SystemTime::now();
-    let (trace, parent_id) = {
-        let header = |name| request.headers().get(name).and_then(|v| v.to_str().ok());
-        let trace = header("traceparent").and_then(|parent| TraceContext::parse(parent, header("tracestate")));
-        (trace, header("traceparent").and_then(TraceContext::parent_id))
-    };
+    let (trace, parent_id) = TraceContext::of_request(request.headers());
     let answer = accept(&events, &caller, trace.clone(), request).await;
     let status = match &answer {
         Ok(_) => StatusCode::ACCEPTED.as_u16(),

@@ -76,10 +76,8 @@ pub(crate) async fn ingest(
 ) -> ApiResult<Response> {
     let start = std::time::SystemTime::now();
     let (parts, body) = request.into_parts();
-    let header = |name| parts.headers.get(name).and_then(|v: &HeaderValue| v.to_str().ok());
-    let trace = header("traceparent").and_then(|parent| TraceContext::parse(parent, header("tracestate")));
-    let parent_id = header("traceparent").and_then(TraceContext::parent_id);
-    let answer = receive(&sources, &token, parts.clone(), body).await;
+    let (trace, parent_id) = TraceContext::of_request(&parts.headers);
+    let answer = receive(&sources, (&token, trace.as_ref()), &parts, body).await;
     let status = match &answer {
         Ok(_) => StatusCode::OK.as_u16(),
         Err(e) => e.code.status().as_u16(),
@@ -97,11 +95,11 @@ pub(crate) async fn ingest(
     Ok(axum::Json(json!({ "id": answer?.event_id })).into_response())
 }
 
-/// Reads a provider's request and takes it in.
+/// Reads a provider's request (to `token`, in `trace` when it sent one) and takes it in.
 async fn receive(
     sources: &Sources,
-    token: &str,
-    parts: axum::http::request::Parts,
+    (token, trace): (&str, Option<&TraceContext>),
+    parts: &axum::http::request::Parts,
     body: axum::body::Body,
 ) -> ApiResult<Ingested> {
     let address = parts.extensions.get::<crate::forwarded::ClientAddr>().map(|a| a.0.to_string()).unwrap_or_default();
@@ -113,6 +111,7 @@ async fn receive(
         body: &bytes,
         path_and_query,
         address: &address,
+        trace,
     };
     Ok(sources.ingest().receive(request).await?)
 }

@@ -21,10 +21,14 @@ pub(super) fn probe_address(listen: SocketAddr) -> SocketAddr {
     SocketAddr::new(ip, listen.port())
 }
 
+/// An HTTP answer's first line.
+fn status_line(answer: &[u8]) -> &[u8] {
+    answer.split(|b| *b == b'\n').next().unwrap_or_default()
+}
+
 /// Whether an HTTP answer's status line is `200`.
 fn is_ok(answer: &[u8]) -> bool {
-    let line = answer.split(|b| *b == b'\n').next().unwrap_or_default();
-    let mut words = line.split(|b| *b == b' ');
+    let mut words = status_line(answer).split(|b| *b == b' ');
     words.next().is_some_and(|v| v.starts_with(b"HTTP/1.")) && words.next() == Some(b"200".as_slice())
 }
 
@@ -44,7 +48,7 @@ fn ask(address: SocketAddr) -> Result<(), String> {
     if is_ok(&answer) {
         return Ok(());
     }
-    let line = String::from_utf8_lossy(answer.split(|b| *b == b'\n').next().unwrap_or_default()).trim().to_owned();
+    let line = String::from_utf8_lossy(status_line(&answer)).trim().to_owned();
     Err(format!("{address} answered {line:?}"))
 }
 

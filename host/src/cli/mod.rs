@@ -1,6 +1,7 @@
 //! The `weir` command line: `weir serve`, the operator commands `weir admin …` (contract
-//! §1), and `weir health` (a container's probe). Admin commands talk to Redis directly, print JSON on stdout, and exit
-//! non-zero with a message on stderr when they fail.
+//! §1), `weir health` (a container's probe) and `weir openapi` (the API's document). Admin
+//! commands talk to Redis directly, print JSON on stdout, and exit non-zero with a message
+//! on stderr when they fail.
 
 mod admin;
 mod filter_test;
@@ -53,16 +54,28 @@ pub fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Health => return health::run(config.listen),
+        Command::Serve => match runtime(config.runtime_threads) {
+            Ok(runtime) => runtime.block_on(serve::serve(config)),
+            Err(code) => code,
+        },
+        Command::Admin { command } => match runtime(config.runtime_threads) {
+            Ok(runtime) => runtime.block_on(admin::run(config, command)),
+            Err(code) => code,
+        },
+        Command::Health => health::run(config.listen),
         Command::Openapi => {
             // (A closed pipe — `weir openapi | head` — is no panic.)
             let written =
                 std::io::Write::write_all(&mut std::io::stdout(), crate::api::openapi::document_pretty().as_bytes());
-            return if written.is_ok() { ExitCode::SUCCESS } else { ExitCode::FAILURE };
+            if written.is_ok() { ExitCode::SUCCESS } else { ExitCode::FAILURE }
         }
-        Command::Serve | Command::Admin { .. } => {}
     }
-    let mut builder = match config.runtime_threads {
+}
+
+/// The async runtime of `threads` workers (1: on the main thread), or the exit code of a
+/// runtime that cannot start.
+fn runtime(threads: usize) -> Result<tokio::runtime::Runtime, ExitCode> {
+    let mut builder = match threads {
         1 => tokio::runtime::Builder::new_current_thread(),
         n => {
             let mut b = tokio::runtime::Builder::new_multi_thread();
@@ -70,17 +83,8 @@ pub fn main() -> ExitCode {
             b
         }
     };
-    let runtime = match builder.enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("weir: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match cli.command {
-        Command::Serve => runtime.block_on(serve::serve(config)),
-        Command::Admin { command } => runtime.block_on(admin::run(config, command)),
-        Command::Health => health::run(config.listen),
-        Command::Openapi => ExitCode::SUCCESS,
-    }
+    builder.enable_all().build().map_err(|e| {
+        eprintln!("weir: cannot start the async runtime: {e}");
+        ExitCode::FAILURE
+    })
 }

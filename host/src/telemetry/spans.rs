@@ -62,7 +62,7 @@ pub(crate) struct AttemptSpan<'a> {
 pub(crate) struct PublishSpan<'a> {
     /// Its route: [`EVENTS_ROUTE`] or [`INGEST_ROUTE`] (an ingest URL's token is never
     /// recorded: it is the source's credential).
-    pub(crate) route: &'static str,
+    pub(crate) route: Route,
     /// The publisher's `traceparent` (its trace and parent span), if it sent a valid one.
     pub(crate) parent: Option<(&'a TraceContext, [u8; 8])>,
     /// The event accepted (none when the request was refused).
@@ -81,10 +81,17 @@ pub(super) struct On {
     pub(super) scope: InstrumentationScope,
 }
 
+/// A publish request's route, and its span's name.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Route {
+    pub(crate) path: &'static str,
+    pub(crate) name: &'static str,
+}
+
 /// The route of a publish request.
-pub(crate) const EVENTS_ROUTE: &str = "/api/v2/events";
+pub(crate) const EVENTS_ROUTE: Route = Route { path: "/api/v2/events", name: "POST /api/v2/events" };
 /// The route of a provider's request to a source.
-pub(crate) const INGEST_ROUTE: &str = "/in/{token}";
+pub(crate) const INGEST_ROUTE: Route = Route { path: "/in/{token}", name: "POST /in/{token}" };
 
 /// Records a publish request's span.
 pub(super) fn publish(on: &On, span: PublishSpan<'_>) {
@@ -95,8 +102,8 @@ pub(super) fn publish(on: &On, span: PublishSpan<'_>) {
             None => (rand::random(), None),
         },
     };
-    let name = format!("POST {}", span.route);
-    if !on.decide(parent.as_ref(), trace_id, &name, &SpanKind::Server) {
+    let name = span.route.name;
+    if !on.decide(parent.as_ref(), trace_id, name, &SpanKind::Server) {
         return;
     }
     let span_id = match span.event_id {
@@ -105,8 +112,8 @@ pub(super) fn publish(on: &On, span: PublishSpan<'_>) {
     };
     let mut attributes = vec![
         KeyValue::new("http.request.method", "POST"),
-        KeyValue::new("http.route", span.route),
-        KeyValue::new("url.path", span.route),
+        KeyValue::new("http.route", span.route.path),
+        KeyValue::new("url.path", span.route.path),
         KeyValue::new("http.response.status_code", i64::from(span.status)),
     ];
     if let Some(id) = span.event_id {
@@ -128,7 +135,7 @@ pub(super) fn publish(on: &On, span: PublishSpan<'_>) {
         parent.as_ref(),
         Finished {
             kind: SpanKind::Server,
-            name: Cow::Owned(name),
+            name: Cow::Borrowed(name),
             times: (span.start, span.end),
             attributes,
             status,

@@ -181,8 +181,12 @@ pub(super) fn attributes<'m>(message: &'m Message<'_>) -> Vec<(&'m str, &'m str)
 pub(super) fn fifo_ids(message: &Message<'_>) -> (String, String) {
     let body: Value = serde_json::from_slice(&message.body).unwrap_or_default();
     let group = body["subject"]["id"].as_str().unwrap_or("weir").to_owned();
-    let id = message.headers.iter().find(|(n, _)| n == "webhook-id").map(|(_, v)| v.clone()).unwrap_or_default();
-    (group, id)
+    (group, delivery_id(message).unwrap_or_default().to_owned())
+}
+
+/// The delivery's id, as its `webhook-id` header carries it.
+pub(super) fn delivery_id<'m>(message: &'m Message<'_>) -> Option<&'m str> {
+    message.headers.iter().find(|(n, _)| n == "webhook-id").map(|(_, v)| v.as_str())
 }
 
 /// The AWS requests of a process (every AWS kind's sender).

@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::common::{
-    ACCESS_KEY_ID, Answered, Call, Common, ENDPOINT_URL, REGION, SECRET_ACCESS_KEY, Sender, endpoint_of, host_of,
-    named, text,
+    ACCESS_KEY_ID, Answered, Call, Common, ENDPOINT_URL, REGION, SECRET_ACCESS_KEY, Sender, delivery_id, endpoint_of,
+    host_of, named, text,
 };
 use crate::destinations::kind::{Host, Kind, Parsed, SenderParts, To};
 use crate::destinations::message::{Answer, Message, SendError};
@@ -124,8 +124,7 @@ fn partition_key(key: PartitionKey, message: &Message<'_>) -> String {
         PartitionKey::Subject => body["subject"]["id"].as_str(),
         PartitionKey::Event => body["id"].as_str(),
     };
-    let delivery = || message.headers.iter().find(|(n, _)| n == "webhook-id").map(|(_, v)| v.as_str());
-    let chosen = named.filter(|k| !k.is_empty()).or_else(delivery).unwrap_or("weir");
+    let chosen = named.filter(|k| !k.is_empty()).or_else(|| delivery_id(message)).unwrap_or("weir");
     chosen.chars().take(MAX_PARTITION_KEY).collect()
 }
 

@@ -38,6 +38,8 @@ pub(crate) struct Request<'a> {
     pub path_and_query: &'a str,
     /// The client's address (behind trusted proxies, the one they name).
     pub address: &'a str,
+    /// The W3C trace context it carried, if valid.
+    pub trace: Option<&'a crate::trace::TraceContext>,
 }
 
 /// A request stored: the event it is, whether it was one seen before, the organisation.
@@ -249,7 +251,7 @@ impl Ingest {
             headers: request.headers,
             body,
         };
-        let event = source_event(&arrived, request.headers, intake);
+        let event = source_event(&arrived, request.trace.cloned(), intake);
         let rules = self.plans.rules(&found.plan).clone();
         let kept = found.kept_at.map_or(Kept::Not, |version| Kept::Source { version });
         match publish_counted(&self.publishing, &source.org_id, By { rules: &rules, kept }, &event).await {
@@ -272,9 +274,7 @@ impl Ingest {
 }
 
 /// The event a verified request is.
-fn source_event(arrived: &Arrived<'_>, headers: &http::HeaderMap, intake: Intake) -> Event<'static> {
-    let traceparent = headers.get("traceparent").and_then(|v| v.to_str().ok());
-    let tracestate = headers.get("tracestate").and_then(|v| v.to_str().ok());
+fn source_event(arrived: &Arrived<'_>, trace: Option<crate::trace::TraceContext>, intake: Intake) -> Event<'static> {
     let null = RawValue::from_string("null".to_owned()).unwrap_or_default();
     Event {
         id: arrived.event_id.to_owned(),
@@ -288,7 +288,7 @@ fn source_event(arrived: &Arrived<'_>, headers: &http::HeaderMap, intake: Intake
         deleted: false,
         snapshot_key: "body",
         snapshot: Cow::Owned(null),
-        trace: traceparent.and_then(|t| crate::trace::TraceContext::parse(t, tracestate)),
+        trace,
         test: false,
         source: Some(FromSource { envelope: forward::envelope(arrived), intake }),
     }

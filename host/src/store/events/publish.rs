@@ -26,6 +26,7 @@ use crate::store::events::standby::Standbys;
 use crate::store::events::stored::StoredEvent;
 use crate::store::queue::status::Status;
 use crate::store::tenants::orgs::Orgs;
+use crate::store::tenants::source_requests;
 use crate::store::tenants::webhooks::Subscriber;
 
 /// The concern's handle: what it reads and writes, over the store's connection and key layout.
@@ -185,6 +186,7 @@ impl EventWrites {
         let cap = self.base.snapshots_per_org.div_ceil(usize::from(keys.partition_count()));
         call.arg(now).arg(cap);
         call.arg(self.base.history_flag()).arg(crate::store::events::daily::expiry(day));
+        call.arg(source_requests::KEPT_REQUESTS).arg(source_requests::LISTING_KEPT_MS);
         for event in batch {
             self.add_event(&mut call, p, event);
         }

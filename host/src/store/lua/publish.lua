@@ -14,8 +14,8 @@
 -- ARGV: 1 now (ms), 2 most snapshots per organisation, 3 '1' when history is kept in
 --       PostgreSQL (each new event is noted in KEYS[3], each day index and event log hour
 --       written to in KEYS[4] unless it is there, a deletion leaves a tombstone pointer),
---       4 when KEYS[5] expires (ms), then per
---       event:
+--       4 when KEYS[5] expires (ms), 5 how many of a source's requests its listing keeps, 6 how
+--       long a listing stays after its last request (ms), then per event:
 --       1 event id, 2 organisation, 3 stored value, 4 action, 5 subject (`Type:id`), 6 event
 --       time (ms), 7 '1' if the subject was deleted, 8 snapshot: 'n' not kept (too large), 'y'
 --       kept, 'c' kept and the organisation's cap enforced (the caller asks this of one
@@ -24,8 +24,9 @@
 --       the log's hour expires (ms), 12 its retention (ms: its organisation's plan's), 13 '1'
 --       when a publisher sent it (it counts among its organisation's events of the day),
 --       14 the organisation's version its webhooks were read at, 15 for a source's request
---       how long its mark stays (ms; else ''), 16 its listing entry, then per delivery: 1 delivery id, 2 webhook id, 3 's'
---       when the webhook's deliveries keep their subject's order, else ''
+--       how long its mark stays (ms; else ''), 16 its listing entry, then per delivery:
+--       1 delivery id, 2 webhook id, 3 's' when the webhook's deliveries keep their subject's
+--       order, else ''
 -- An ordered delivery's row also has `z`, its subject; it is queued only when it is its
 -- subject's head, else held (`order.lua`).
 -- Returns per event: 'new', 'dup', 'stale' (its version is older than the partition's
@@ -38,7 +39,8 @@
 local now, cap, history, published_expires = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', ARGV[4]
 local ready, released, accepted, indexes, published = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local versions = KEYS[6]
-local ki, ai = 7, 5
+local listing_kept, listing_ms = tonumber(ARGV[5]), ARGV[6]
+local ki, ai = 7, 7
 -- Each organisation's publishers' events, counted once per organisation at the end.
 local counted = {}
 local indexes_now = {}
@@ -160,10 +162,9 @@ while ai <= #ARGV do
       base = base + (ordered and 6 or 4)
     end
     if listing then
-      -- Its latest 1,000 (`KEPT_REQUESTS`), for 30 days after the last (`LISTING_KEPT_MS`).
       redis.call('LPUSH', listing, listed)
-      redis.call('LTRIM', listing, 0, 999)
-      redis.call('PEXPIRE', listing, 2592000000)
+      redis.call('LTRIM', listing, 0, listing_kept - 1)
+      redis.call('PEXPIRE', listing, listing_ms)
     end
     if counts then counted[org] = (counted[org] or 0) + 1 end
     replies[#replies + 1] = 'new'

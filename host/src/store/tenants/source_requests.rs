@@ -12,10 +12,10 @@ use crate::store::core::base::Base;
 use crate::store::core::keys::Partition;
 use crate::store::error::Result;
 
-/// How many of a source's requests are kept for its listing (per partition: `publish.lua`
-/// keeps as many).
+/// How many of a source's requests are kept for its listing (per partition; `publish.lua`
+/// is given it).
 pub const KEPT_REQUESTS: isize = 1000;
-/// How long a listing stays after its last request (ms; `publish.lua` sets the same).
+/// How long a listing stays after its last request (ms; `publish.lua` is given it).
 pub const LISTING_KEPT_MS: u64 = 30 * 24 * 3600 * 1000;
 /// The subject type of a source's events (its id is the source's): their partition is the
 /// source's.
