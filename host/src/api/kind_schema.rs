@@ -47,15 +47,20 @@ fn object(name: &str, table: &Table) -> Schema {
         .schema_type(SchemaType::Type(Type::String))
         .enum_values(Some([name]))
         .description(Some(format!("`{name}`: {}", table.label)));
-    let mut object =
+    let object =
         ObjectBuilder::new().title(Some(name)).description(Some(table.help)).property("type", kind).required("type");
-    for field in table.fields {
+    Schema::Object(with_fields(object, table.fields).build())
+}
+
+/// `object` with a property per field (each required one required).
+fn with_fields(mut object: ObjectBuilder, fields: &[Field]) -> ObjectBuilder {
+    for field in fields {
         object = object.property(field.name, property(field));
         if field.required {
             object = object.required(field.name);
         }
     }
-    Schema::Object(object.build())
+    object
 }
 
 /// A field's schema, from its rule.
@@ -70,6 +75,11 @@ fn property(field: &Field) -> Schema {
             .schema_type(SchemaType::Type(Type::String))
             .format(Some(SchemaFormat::Custom("uri".to_owned())))
             .max_length(Some(max)),
+        Rule::Choice { values } => {
+            builder.schema_type(SchemaType::Type(Type::String)).enum_values(Some(values.iter().copied()))
+        }
+        Rule::Flag => builder.schema_type(SchemaType::Type(Type::Boolean)),
+        Rule::Object { fields } => with_fields(builder.schema_type(SchemaType::Type(Type::Object)), fields),
     };
     let builder = match field.example {
         "" => builder,

@@ -35,6 +35,10 @@ pub(crate) trait Kind: 'static {
     fn target(spec: &Self::Spec) -> &str;
     /// The host it connects to, checked by the public-address rule when saved.
     fn host(spec: &Self::Spec) -> Host;
+    /// Every host it names (a cluster's servers), each checked when saved.
+    fn hosts(spec: &Self::Spec) -> Vec<Host> {
+        vec![Self::host(spec)]
+    }
     /// Its sender, made once per process.
     fn sender(parts: &SenderParts) -> Self::Sender;
     /// Sends `message` to `to`; the caller bounds it in time.

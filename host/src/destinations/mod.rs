@@ -11,7 +11,7 @@
 //!   [`Kind`](kind::Kind) and its two lines here: `mod` and its registry line.
 //! - `http` (the webhook's `url`; also the sender of every kind that speaks HTTP), `nats`
 //!   (JetStream), `amqp` (RabbitMQ), `aws` (`sqs`, `sns`, `eventbridge`, `kinesis`, signed with
-//!   Signature Version 4).
+//!   Signature Version 4), `kafka` (Weir's own idempotent producer).
 //! - `send`: [`Destinations`](send::Destinations) — every kind's sender in one process, one
 //!   timeout and one slow mark for all — and what came back; `message`: what a kind is
 //!   handed, its [`Answer`](message::Answer), [`SendError`](message::SendError); `pool`:
@@ -34,6 +34,7 @@ pub(crate) mod send;
 // The kinds: one module each, and one line each in the registry below.
 mod amqp;
 mod aws;
+mod kafka;
 mod nats;
 
 registry::registry! {
@@ -43,6 +44,7 @@ registry::registry! {
     Sns = "sns" => aws::Sns,
     EventBridge = "eventbridge" => aws::EventBridge,
     Kinesis = "kinesis" => aws::Kinesis,
+    Kafka = "kafka" => kafka::Kafka,
 }
 
 use serde_json::Value;
@@ -112,7 +114,7 @@ mod tests {
         assert_eq!(field(json!({"type": "carrier-pigeon"})), "destination.type");
         assert_eq!(field(json!({"type": "http", "url": "https://x"})), "destination");
         let why = parse(&json!({"type": "pigeon"})).unwrap_err().why;
-        assert_eq!(why, "must be http, nats, amqp, sqs, sns, eventbridge, kinesis");
+        assert_eq!(why, "must be http, nats, amqp, sqs, sns, eventbridge, kinesis, kafka");
     }
 
     #[test]

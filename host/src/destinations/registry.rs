@@ -38,9 +38,16 @@ macro_rules! registry {
                 match self { $( Spec::$variant(s) => <$kind as $crate::destinations::kind::Kind>::target(s), )+ }
             }
 
-            /// The host it connects to, and the field that names it.
+            /// The host it connects to, and the field that names it (the tests read it;
+            /// saving checks [`Spec::hosts`]).
+            #[cfg(test)]
             pub(crate) fn host(&self) -> $crate::destinations::kind::Host {
                 match self { $( Spec::$variant(s) => <$kind as $crate::destinations::kind::Kind>::host(s), )+ }
+            }
+
+            /// Every host it names, each checked when saved.
+            pub(crate) fn hosts(&self) -> Vec<$crate::destinations::kind::Host> {
+                match self { $( Spec::$variant(s) => <$kind as $crate::destinations::kind::Kind>::hosts(s), )+ }
             }
 
             /// `messaging.system` (spans).

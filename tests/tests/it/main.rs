@@ -16,6 +16,7 @@ mod destinations;
 mod destinations_amqp;
 mod destinations_aws;
 mod destinations_history;
+mod destinations_kafka;
 mod destinations_kinesis;
 mod egress;
 mod errors;

@@ -29,10 +29,11 @@ pub(super) async fn destination(
             return None;
         }
     };
-    let host = spec.host();
-    if let Err(e) = rule.vet_host(&host.name, host.port).await {
-        fields.error(host.field, e.to_string());
-        return None;
+    for host in spec.hosts() {
+        if let Err(e) = rule.vet_host(&host.name, host.port).await {
+            fields.error(host.field, e.to_string());
+            return None;
+        }
     }
     let sealed_credentials = match credentials {
         None => String::new(),

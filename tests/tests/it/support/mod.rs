@@ -21,6 +21,7 @@ pub mod python;
 pub mod rabbitmq;
 pub mod receiver;
 pub mod redis;
+pub mod tansu;
 pub mod tls;
 pub mod weir;
 

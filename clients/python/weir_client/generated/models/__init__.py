@@ -45,6 +45,10 @@ from .health import Health
 from .http import Http
 from .http_type import HttpType
 from .ingested import Ingested
+from .kafka_key import KafkaKey
+from .kafka_sasl import KafkaSasl
+from .kafka_sasl_mechanism import KafkaSaslMechanism
+from .kafka_type import KafkaType
 from .kinesis import Kinesis
 from .kinesis_type import KinesisType
 from .logged_event import LoggedEvent
@@ -159,6 +163,10 @@ __all__ = (
     "Http",
     "HttpType",
     "Ingested",
+    "KafkaKey",
+    "KafkaSasl",
+    "KafkaSaslMechanism",
+    "KafkaType",
     "Kinesis",
     "KinesisType",
     "LoggedEvent",

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
   from ..models.client_certificate_request import ClientCertificateRequest
   from ..models.eventbridge import Eventbridge
   from ..models.http import Http
+  from ..models.kafka import Kafka
   from ..models.kinesis import Kinesis
   from ..models.nats import Nats
   from ..models.sns import Sns
@@ -38,7 +39,7 @@ class WebhookCreateRequest:
 
         Attributes:
             client_certificate (ClientCertificateRequest | None | Unset):
-            destination (Amqp | Eventbridge | Http | Kinesis | Nats | None | Sns | Sqs | Unset):
+            destination (Amqp | Eventbridge | Http | Kafka | Kinesis | Nats | None | Sns | Sqs | Unset):
             filter_ (None | str | Unset): A CEL expression over the event's envelope (each top-level key a variable, `event`
                 the whole), at most 4,096 bytes: only events for which it is `true` are delivered, e.g.
                 `report_export.exportable.type == "Form" && creator.id in ["usr_1"]`; `null`: none.
@@ -62,7 +63,7 @@ class WebhookCreateRequest:
      """
 
     client_certificate: ClientCertificateRequest | None | Unset = UNSET
-    destination: Amqp | Eventbridge | Http | Kinesis | Nats | None | Sns | Sqs | Unset = UNSET
+    destination: Amqp | Eventbridge | Http | Kafka | Kinesis | Nats | None | Sns | Sqs | Unset = UNSET
     filter_: None | str | Unset = UNSET
     headers: None | Unset | WebhookCreateRequestHeadersType0 = UNSET
     name: None | str | Unset = UNSET
@@ -83,6 +84,7 @@ class WebhookCreateRequest:
         from ..models.client_certificate_request import ClientCertificateRequest # noqa: PLC0415
         from ..models.eventbridge import Eventbridge # noqa: PLC0415
         from ..models.http import Http # noqa: PLC0415
+        from ..models.kafka import Kafka # noqa: PLC0415
         from ..models.kinesis import Kinesis # noqa: PLC0415
         from ..models.nats import Nats # noqa: PLC0415
         from ..models.sns import Sns # noqa: PLC0415
@@ -112,6 +114,8 @@ class WebhookCreateRequest:
         elif isinstance(self.destination, Eventbridge):
             destination = self.destination.to_dict()
         elif isinstance(self.destination, Kinesis):
+            destination = self.destination.to_dict()
+        elif isinstance(self.destination, Kafka):
             destination = self.destination.to_dict()
         else:
             destination = self.destination
@@ -228,6 +232,7 @@ class WebhookCreateRequest:
         from ..models.client_certificate_request import ClientCertificateRequest # noqa: PLC0415
         from ..models.eventbridge import Eventbridge # noqa: PLC0415
         from ..models.http import Http # noqa: PLC0415
+        from ..models.kafka import Kafka # noqa: PLC0415
         from ..models.kinesis import Kinesis # noqa: PLC0415
         from ..models.nats import Nats # noqa: PLC0415
         from ..models.sns import Sns # noqa: PLC0415
@@ -254,7 +259,7 @@ class WebhookCreateRequest:
         client_certificate = _parse_client_certificate(d.pop("client_certificate", UNSET))
 
 
-        def _parse_destination(data: object) -> Amqp | Eventbridge | Http | Kinesis | Nats | None | Sns | Sqs | Unset:
+        def _parse_destination(data: object) -> Amqp | Eventbridge | Http | Kafka | Kinesis | Nats | None | Sns | Sqs | Unset:
             if data is None:
                 return data
             if isinstance(data, Unset):
@@ -329,7 +334,17 @@ class WebhookCreateRequest:
                 return componentsschemas_destination_request_kinesis
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
-            return cast(Amqp | Eventbridge | Http | Kinesis | Nats | None | Sns | Sqs | Unset, data)
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                componentsschemas_destination_request_kafka = Kafka.from_dict(data)
+
+
+
+                return componentsschemas_destination_request_kafka
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(Amqp | Eventbridge | Http | Kafka | Kinesis | Nats | None | Sns | Sqs | Unset, data)
 
         destination = _parse_destination(d.pop("destination", UNSET))
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
   from ..models.client_certificate_request import ClientCertificateRequest
   from ..models.eventbridge import Eventbridge
   from ..models.http import Http
+  from ..models.kafka import Kafka
   from ..models.kinesis import Kinesis
   from ..models.nats import Nats
   from ..models.sns import Sns
@@ -39,7 +40,7 @@ class WebhookUpdateRequest:
         Attributes:
             active (bool | None | Unset): `true` reactivates a deactivated webhook and clears its failure streak.
             client_certificate (ClientCertificateRequest | None | Unset):
-            destination (Amqp | Eventbridge | Http | Kinesis | Nats | None | Sns | Sqs | Unset):
+            destination (Amqp | Eventbridge | Http | Kafka | Kinesis | Nats | None | Sns | Sqs | Unset):
             filter_ (None | str | Unset): A CEL expression over the event's envelope (each top-level key a variable, `event`
                 the whole), at most 4,096 bytes: only events for which it is `true` are delivered, e.g.
                 `report_export.exportable.type == "Form" && creator.id in ["usr_1"]`; `null`: none.
@@ -57,7 +58,7 @@ class WebhookUpdateRequest:
 
     active: bool | None | Unset = UNSET
     client_certificate: ClientCertificateRequest | None | Unset = UNSET
-    destination: Amqp | Eventbridge | Http | Kinesis | Nats | None | Sns | Sqs | Unset = UNSET
+    destination: Amqp | Eventbridge | Http | Kafka | Kinesis | Nats | None | Sns | Sqs | Unset = UNSET
     filter_: None | str | Unset = UNSET
     headers: None | Unset | WebhookUpdateRequestHeadersType0 = UNSET
     name: None | str | Unset = UNSET
@@ -78,6 +79,7 @@ class WebhookUpdateRequest:
         from ..models.client_certificate_request import ClientCertificateRequest # noqa: PLC0415
         from ..models.eventbridge import Eventbridge # noqa: PLC0415
         from ..models.http import Http # noqa: PLC0415
+        from ..models.kafka import Kafka # noqa: PLC0415
         from ..models.kinesis import Kinesis # noqa: PLC0415
         from ..models.nats import Nats # noqa: PLC0415
         from ..models.sns import Sns # noqa: PLC0415
@@ -113,6 +115,8 @@ class WebhookUpdateRequest:
         elif isinstance(self.destination, Eventbridge):
             destination = self.destination.to_dict()
         elif isinstance(self.destination, Kinesis):
+            destination = self.destination.to_dict()
+        elif isinstance(self.destination, Kafka):
             destination = self.destination.to_dict()
         else:
             destination = self.destination
@@ -231,6 +235,7 @@ class WebhookUpdateRequest:
         from ..models.client_certificate_request import ClientCertificateRequest # noqa: PLC0415
         from ..models.eventbridge import Eventbridge # noqa: PLC0415
         from ..models.http import Http # noqa: PLC0415
+        from ..models.kafka import Kafka # noqa: PLC0415
         from ..models.kinesis import Kinesis # noqa: PLC0415
         from ..models.nats import Nats # noqa: PLC0415
         from ..models.sns import Sns # noqa: PLC0415
@@ -267,7 +272,7 @@ class WebhookUpdateRequest:
         client_certificate = _parse_client_certificate(d.pop("client_certificate", UNSET))
 
 
-        def _parse_destination(data: object) -> Amqp | Eventbridge | Http | Kinesis | Nats | None | Sns | Sqs | Unset:
+        def _parse_destination(data: object) -> Amqp | Eventbridge | Http | Kafka | Kinesis | Nats | None | Sns | Sqs | Unset:
             if data is None:
                 return data
             if isinstance(data, Unset):
@@ -342,7 +347,17 @@ class WebhookUpdateRequest:
                 return componentsschemas_destination_request_kinesis
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
-            return cast(Amqp | Eventbridge | Http | Kinesis | Nats | None | Sns | Sqs | Unset, data)
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                componentsschemas_destination_request_kafka = Kafka.from_dict(data)
+
+
+
+                return componentsschemas_destination_request_kafka
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(Amqp | Eventbridge | Http | Kafka | Kinesis | Nats | None | Sns | Sqs | Unset, data)
 
         destination = _parse_destination(d.pop("destination", UNSET))
 
