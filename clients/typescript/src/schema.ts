@@ -875,19 +875,6 @@ export interface components {
              * @enum {string}
              */
             key?: "subject" | "event" | "none";
-            /** @description Sign in with SASL: mechanism, username and password (sealed, never shown again). */
-            sasl?: {
-                /**
-                 * @description plain, scram-sha-256 or scram-sha-512.
-                 * @example scram-sha-512
-                 * @enum {string}
-                 */
-                mechanism: "plain" | "scram-sha-256" | "scram-sha-512";
-                /** @description Sealed, never shown again. */
-                password: string;
-                /** @example weir */
-                username: string;
-            };
             /** @description Connect over TLS (the system's roots and the server's extra CA). */
             tls?: boolean;
             /**

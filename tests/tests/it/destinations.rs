@@ -158,7 +158,7 @@ async fn bad_destinations_are_refused_and_wrong_credentials_fail_attempts() {
         (json!({"type": "nats", "url": nats.url(None), "subject": "orders.*"}), "destination.subject"),
         (json!({"type": "nats", "url": "http://127.0.0.1:1", "subject": "a"}), "destination.url"),
         (json!({"type": "nats", "subject": "a"}), "destination.url"),
-        (json!({"type": "kafka"}), "destination.type"),
+        (json!({"type": "pigeon"}), "destination.type"),
         (json!("nats://127.0.0.1"), "destination"),
     ] {
         let body = json!({"subscribed_actions": ["work_order_created"], "destination": destination});

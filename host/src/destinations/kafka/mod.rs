@@ -96,7 +96,7 @@ impl Kind for Kafka {
 
     const TABLE: Table = Table {
         label: "an Apache Kafka topic",
-        help: "Each delivery is one record with the headers an HTTP endpoint gets, keyed by the event's subject; it succeeds when every in-sync replica has it (acks=all, an idempotent producer).",
+        help: "Each delivery is one record with the headers an HTTP endpoint gets, keyed by the event's subject; it succeeds when every in-sync replica has it (acks=all, an idempotent producer). Optional `sasl`: {\"mechanism\": \"plain\" | \"scram-sha-256\" | \"scram-sha-512\", \"username\", \"password\"} (the password sealed).",
         fields: &[
             Field::new("bootstrap_servers", "Bootstrap servers", Rule::Text { max: 2048, empty: false })
                 .required()
@@ -110,7 +110,7 @@ impl Kind for Kafka {
                 .example("subject")
                 .help("subject (the default: a record's events stay on one partition, in order), event (the event's id) or none."),
             Field::new("sasl", "SASL", Rule::Object { fields: SASL })
-                .help("Sign in with SASL: mechanism, username and password (sealed, never shown again)."),
+                .help("Sign in with SASL: {\"mechanism\": \"plain\" | \"scram-sha-256\" | \"scram-sha-512\", \"username\", \"password\"} (the password sealed, never shown again)."),
             Field::new("tls", "TLS", Rule::Flag).help("Connect over TLS (the system's roots and the server's extra CA)."),
         ],
     };

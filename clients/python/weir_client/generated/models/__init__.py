@@ -45,9 +45,8 @@ from .health import Health
 from .http import Http
 from .http_type import HttpType
 from .ingested import Ingested
+from .kafka import Kafka
 from .kafka_key import KafkaKey
-from .kafka_sasl import KafkaSasl
-from .kafka_sasl_mechanism import KafkaSaslMechanism
 from .kafka_type import KafkaType
 from .kinesis import Kinesis
 from .kinesis_type import KinesisType
@@ -163,9 +162,8 @@ __all__ = (
     "Http",
     "HttpType",
     "Ingested",
+    "Kafka",
     "KafkaKey",
-    "KafkaSasl",
-    "KafkaSaslMechanism",
     "KafkaType",
     "Kinesis",
     "KinesisType",
