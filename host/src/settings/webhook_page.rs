@@ -203,8 +203,8 @@ fn broker_lines(spec: Option<&serde_json::Value>) -> String {
     let Some((_, table)) = crate::destinations::tables().find(|(k, _)| *k == kind) else { return String::new() };
     let mut out = format!("<dt>Delivers to</dt><dd>{}</dd>", esc(table.label));
     for field in table.fields.iter().filter(|f| f.name != "url") {
-        if let Some(value) = spec.get(field.name).and_then(serde_json::Value::as_str) {
-            out.push_str(&format!("<dt>{}</dt><dd>{}</dd>", esc(field.label), esc(value)));
+        if let Some(value) = spec.get(field.name).and_then(|v| super::destination_form::shown_text(field, v)) {
+            out.push_str(&format!("<dt>{}</dt><dd>{}</dd>", esc(field.label), esc(&value)));
         }
     }
     out

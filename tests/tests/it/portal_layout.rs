@@ -218,3 +218,60 @@ async fn a_broker_webhook_is_made_from_a_form_showing_only_its_kinds_fields() {
         "{tested}"
     );
 }
+
+/// Sets the select `css` to `value` as a person choosing it would (the change event fires).
+async fn choose(browser: &Browser, css: &str, value: &str) {
+    let script = format!(
+        "const s = document.querySelector({css:?}); s.value = {value:?}; s.dispatchEvent(new Event('change'));"
+    );
+    browser.run(&script).await;
+}
+
+#[tokio::test]
+async fn a_kafka_webhook_is_made_with_selects_a_check_box_and_a_sasl_fieldset_and_saved_as_shown() {
+    let weir = WeirBuilder::shared().start().await;
+    let t = weir.tenant(Plan::pro()).await;
+    let browser = in_the_portal(&t, 375).await;
+    browser.goto(&format!("{}/settings/webhooks/new", weir.base)).await;
+    choose(&browser, "#destination_type", "kafka").await;
+    for css in ["#destination_bootstrap_servers", "#destination_key", "#destination_tls", "#destination_sasl_username"]
+    {
+        assert!(shown(&browser, css).await, "{css} is one of Kafka's inputs");
+    }
+    assert!(!shown(&browser, "#destination_subject").await && !shown(&browser, "#url").await);
+    let overflows = browser.run(OVERFLOWS).await;
+    assert_eq!(overflows, json!([]), "nothing sticks out of the Kafka form at 375 px");
+    browser.fill("#name", "Orders to Kafka").await;
+    browser.fill("#destination_bootstrap_servers", "127.0.0.1:9").await;
+    browser.fill("#destination_topic", "orders").await;
+    choose(&browser, "#destination_key", "event").await;
+    browser.click("#destination_tls").await;
+    choose(&browser, "#destination_sasl_mechanism", "scram-sha-256").await;
+    browser.fill("#destination_sasl_username", "weir").await;
+    browser.fill("#destination_sasl_password", "pw-typed-in-the-form").await;
+    browser.screenshot("layout-375-kafka-form").await;
+    browser.click("input[value=work_order_created]").await;
+    browser.click("main form button.save").await;
+    eventually("the webhook is made", Duration::from_secs(15), async || {
+        browser.page_text().await.contains("Webhook created.").then_some(())
+    })
+    .await;
+    let hook = t.admin.get("/api/v2/webhooks").await.json()["data"][0].clone();
+    let stored = json!({"type": "kafka", "bootstrap_servers": "127.0.0.1:9", "topic": "orders", "key": "event",
+                        "sasl": {"mechanism": "scram-sha-256", "username": "weir"}, "tls": true});
+    assert_eq!(hook["destination"], stored, "{hook}");
+    let page = browser.page_text().await;
+    assert!(page.contains("SASL mechanism: scram-sha-256, SASL user name: weir") && page.contains("TLS"), "{page}");
+    assert!(!page.contains("pw-typed-in-the-form"), "the password is never shown");
+    // Saved again as shown (the password left empty): it keeps its destination, credentials and all.
+    let id = hook["id"].as_str().unwrap();
+    browser.goto(&format!("{}/settings/webhooks/{id}#settings", weir.base)).await;
+    browser.screenshot("layout-375-kafka-settings").await;
+    browser.click(&format!("main form[action$='/webhooks/{id}'] button.save")).await;
+    eventually("the change is saved", Duration::from_secs(15), async || {
+        browser.page_text().await.contains("Changes saved.").then_some(())
+    })
+    .await;
+    let hook = t.admin.get(&format!("/api/v2/webhooks/{id}")).await.json();
+    assert_eq!(hook["destination"], stored, "{hook}");
+}

@@ -79,8 +79,7 @@ pub(crate) struct KafkaSpec {
 const SASL: &[Field] = &[
     Field::new("mechanism", "SASL mechanism", Rule::Choice { values: &["plain", "scram-sha-256", "scram-sha-512"] })
         .required()
-        .example("scram-sha-512")
-        .help("plain, scram-sha-256 or scram-sha-512."),
+        .example("scram-sha-512"),
     Field::new("username", "SASL user name", Rule::Text { max: MAX_CREDENTIAL, empty: false })
         .required()
         .example("weir"),
@@ -110,7 +109,7 @@ impl Kind for Kafka {
                 .example("subject")
                 .help("subject (the default: a record's events stay on one partition, in order), event (the event's id) or none."),
             Field::new("sasl", "SASL", Rule::Object { fields: SASL })
-                .help("Sign in with SASL: {\"mechanism\": \"plain\" | \"scram-sha-256\" | \"scram-sha-512\", \"username\", \"password\"} (the password sealed, never shown again)."),
+                .help("Sign in with SASL: a mechanism, a user name and a password (sealed, never shown again). None: no sign-in."),
             Field::new("tls", "TLS", Rule::Flag).help("Connect over TLS (the system's roots and the server's extra CA)."),
         ],
     };
