@@ -6,7 +6,8 @@
 //! credentials are failed attempts in the broker's words; a broker cut off and back loses
 //! nothing and writes nothing twice; the address rule
 //! holds for the bootstrap servers and for every broker the metadata names; a replay goes
-//! into the topic.
+//! into the topic; a process killed while producing loses nothing (its heir produces the
+//! rest); a frozen broker holds no HTTP webhook beside it and gets its records once it thaws.
 
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
@@ -16,6 +17,7 @@ use weir::store::tenants::orgs::Plan;
 
 use crate::support::eventually;
 use crate::support::python;
+use crate::support::receiver::Receiver;
 use crate::support::tansu::{Options, Relay, Tansu};
 use crate::support::weir::{Tenant, Weir, WeirBuilder, work_order_event};
 
@@ -223,4 +225,79 @@ async fn events_published_before_the_webhook_are_replayed_into_the_topic() {
     ids.sort();
     published.sort();
     assert_eq!(ids, published, "both events");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_killed_while_producing_loses_nothing_and_a_new_one_finishes_the_work() {
+    let tansu = Tansu::start();
+    tansu.create_topic("crash", 2);
+    let builder = WeirBuilder::shared().env("WEIR_TAKEOVER_AFTER", "2s");
+    // Publishing goes through an API-only node, so only the child process produces.
+    let api = builder.clone().env("WEIR_WORKERS", "false").start().await;
+    let t = api.tenant(Plan::pro()).await;
+    kafka_webhook(&t, json!({"type": "kafka", "bootstrap_servers": tansu.address(), "topic": "crash"})).await;
+    let mut published = HashSet::new();
+    for i in 0..300 {
+        published.insert(t.publisher.publish(&work_order_event(&format!("wo_{i}"))).await);
+    }
+    let mut doomed = builder.spawn();
+    doomed.wait_ready().await;
+    eventually("some records produced", Duration::from_secs(60), async || (tansu.held("crash") >= 20).then_some(()))
+        .await;
+    doomed.signal("KILL");
+    let before = tansu.held("crash");
+    assert!(before < 300, "killed mid-run ({before} produced)");
+    let heir = builder.spawn();
+    heir.wait_ready().await;
+    // Each event at least once: a record the killed process had sent but not yet recorded is
+    // produced again by its heir (under a new producer id, so the broker keeps both).
+    let missing = eventually("every event produced", Duration::from_secs(60), async || {
+        let held = tansu.held("crash");
+        let events: HashSet<String> = (held >= 300)
+            .then(|| tansu.read("crash", held))?
+            .iter()
+            .map(|r| serde_json::from_str::<Value>(r["value"].as_str()?).ok()?["id"].as_str().map(str::to_owned))
+            .collect::<Option<_>>()?;
+        (events.len() >= published.len()).then(|| published.difference(&events).count())
+    })
+    .await;
+    assert_eq!(missing, 0, "every event at least once");
+    drop(heir);
+}
+
+#[tokio::test]
+async fn a_frozen_broker_holds_no_http_webhook_beside_it_and_gets_its_records_once_it_thaws() {
+    let tansu = Tansu::start();
+    tansu.create_topic("frozen", 1);
+    let weir = WeirBuilder::shared()
+        .env("WEIR_DELIVERY_TIMEOUT", "2s")
+        .env("WEIR_RETRY_SCHEDULE", "1s,1s,1s,1s,1s,1s,1s,1s,1s,1s")
+        .start()
+        .await;
+    let t = weir.tenant(Plan::pro()).await;
+    let stuck =
+        kafka_webhook(&t, json!({"type": "kafka", "bootstrap_servers": tansu.address(), "topic": "frozen"})).await;
+    let http = Receiver::start().await;
+    t.admin.create_webhook(&http.url, &["work_order_created"]).await;
+    // Frozen: it accepts connections (the kernel does) and answers nothing.
+    tansu.freeze(true);
+    let started = std::time::Instant::now();
+    for wo in ["wo_1", "wo_2", "wo_3"] {
+        t.publisher.publish(&work_order_event(wo)).await;
+    }
+    http.wait_for(3, Duration::from_secs(10)).await;
+    assert!(started.elapsed() < Duration::from_secs(2), "the HTTP webhook was not held by the frozen broker");
+    let id = stuck["id"].as_str().unwrap().to_owned();
+    let failed = eventually("a timed-out attempt", Duration::from_secs(20), async || {
+        let all = t.admin.deliveries_of(&id).await;
+        all.iter().find_map(|d| d["attempts"].as_array()?.iter().find(|a| a["error"].is_string()).cloned())
+    })
+    .await;
+    assert!(failed["error"].as_str().unwrap().contains("timed out"), "{failed}");
+    tansu.freeze(false);
+    let recorded = t.admin.settled(&id, 3).await;
+    assert!(recorded.iter().all(|d| d["status"] == "succeeded"), "{recorded:?}");
+    let records = tansu.read("frozen", 3);
+    let ids: HashSet<&str> = records.iter().map(|r| r["headers"]["webhook-id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), 3, "every delivery: {records:?}");
 }
